@@ -1,0 +1,97 @@
+/* trace.h: operator traces (format v1, schema in traces/README.md).
+ *
+ * trace_load() reads a JSON trace, validates every op (known kind and
+ * dtype, required fields present, sizes positive, no unknown keys, deps
+ * that exist, no dependency cycles, devices that exist) and returns a
+ * struct trace with ops in file order plus a topological order.  Errors
+ * are reported as "file:line: ops[i].field: message".
+ *
+ * Ownership: trace_load allocates; the caller frees with trace_free().
+ * trace_write() writes a trace atomically (temp file + rename), so a failed
+ * write never leaves a half-written file behind.
+ */
+#ifndef STRATA_TRACE_H
+#define STRATA_TRACE_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "dtype.h"
+
+#define TRACE_ID_MAX 64
+#define TRACE_NAME_MAX 96
+#define TRACE_DEVICE_MAX 32
+
+#define OP_KIND_MAP(X)              \
+    X(GEMM, "gemm")                 \
+    X(ATTENTION, "attention")       \
+    X(ELEMENTWISE, "elementwise")   \
+    X(SOFTMAX, "softmax")           \
+    X(NORM, "norm")                 \
+    X(REDUCTION, "reduction")       \
+    X(EMBEDDING, "embedding")       \
+    X(MEMCPY, "memcpy")             \
+    X(GENERIC, "generic")
+
+enum op_kind {
+#define OP_KIND_ENUM_(e, name) OP_##e,
+    OP_KIND_MAP(OP_KIND_ENUM_)
+#undef OP_KIND_ENUM_
+    OP_KIND_COUNT
+};
+
+enum attn_impl { ATTN_FLASH, ATTN_NAIVE };
+enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D };
+
+struct op {
+    char id[TRACE_ID_MAX];        /* unique id (numbers are kept as their decimal text) */
+    char name[TRACE_NAME_MAX];    /* display name; defaults to the id */
+    enum op_kind kind;
+    enum dtype dtype;             /* element type of the op's tensors */
+    uint32_t device;              /* index into trace.devices */
+    uint32_t stream;              /* stream number on that device (default 0) */
+    uint32_t deps_off;            /* first dependency in trace.deps */
+    uint32_t ndeps;               /* number of dependencies */
+    int line;                     /* line of the op in the trace file */
+    double measured_s;            /* measured time if the trace carries one, else -1 */
+    union {
+        struct { uint64_t m, n, k, batch; } gemm;            /* C[b] = A[b](m x k) * B[b](k x n) */
+        struct {
+            uint64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
+            int causal;
+            enum attn_impl impl;
+        } attn;
+        struct {
+            uint64_t elements;          /* elements per tensor */
+            uint32_t inputs, outputs;   /* tensors read / written */
+            double flops_per_element;
+        } ew;
+        struct { uint64_t rows, cols; } rc;                  /* softmax, norm, reduction */
+        struct { uint64_t tokens, dim; } emb;
+        struct { uint64_t bytes; enum memcpy_dir dir; } copy;
+        struct { double flops, bytes; } gen;
+    } u;
+};
+
+struct trace {
+    char path[512];
+    uint32_t nops;
+    struct op *ops;               /* in file order */
+    uint32_t ndeps;
+    uint32_t *deps;               /* op indices; op i waits for deps[ops[i].deps_off .. +ndeps) */
+    uint32_t *topo;               /* a topological order of op indices (nops entries) */
+    uint32_t ndevices;
+    char (*devices)[TRACE_DEVICE_MAX]; /* device names; default one device "gpu0" */
+};
+
+const char *op_kind_name(enum op_kind k);
+int op_kind_from_name(const char *name, enum op_kind *out);
+
+/* Load and validate.  Returns 0, or -1 with *d filled; *out untouched on error. */
+int trace_load(const char *path, struct trace *out, struct diag *d);
+void trace_free(struct trace *t);
+
+/* Write t as trace format v1 to path atomically.  Returns 0 or -1 with *d. */
+int trace_write(const struct trace *t, const char *path, struct diag *d);
+
+#endif
