@@ -82,6 +82,8 @@ struct trace {
     uint32_t *topo;               /* a topological order of op indices (nops entries) */
     uint32_t ndevices;
     char (*devices)[TRACE_DEVICE_MAX]; /* device names; default one device "gpu0" */
+    char name[TRACE_NAME_MAX];    /* the trace's optional "name", "" if none */
+    double tokens;                /* meta.tokens: tokens one replay produces (0 = not given) */
 };
 
 const char *op_kind_name(enum op_kind k);

@@ -1,0 +1,1080 @@
+/* gpu.c: NVIDIA-style GPU model (SMs, tensor and vector pipes, shared
+ * memory, L2, DRAM, PCIe).
+ *
+ * What it models.  Every op is lowered to one or more kernels the way a GPU
+ * library would run it: a grid of thread blocks (CTAs), each owning an
+ * output tile and looping over a reduction dimension in k-steps.  Tile
+ * shape, pipeline depth and split-K are picked per shape by a library-style
+ * heuristic bounded by shared-memory and register capacity (gpu_pick_gemm).
+ * CTAs are resident `ctas_per_unit` at a time per SM, so the grid runs in
+ * waves; the last wave may be partial (wave quantisation, tail effect).
+ *
+ * A wave is simulated on one representative SM (all SMs of a wave run the
+ * same tiles in lockstep, so they are symmetric), with the wave's real
+ * totals put on the shared servers.  Its k-loop is cut into at most
+ * GPU_MAX_CHUNKS chunks; chunk 0 is the pipeline prologue (stages-1
+ * k-steps, as CUTLASS issues it).  Each chunk is
+ *     load    DRAM -> L2 -> SM: a flow on the DRAM server (the bytes that
+ *             miss in L2) and a flow on the L2 server (all bytes), issued
+ *             back to back; data is usable one memory latency after its
+ *             flows drain;
+ *     compute a flow on the matrix and/or vector pipe server and a flow on
+ *             the shared-memory server (operand reads);
+ *     store   write-back flows to L2 and DRAM, fire and forget.
+ * Loads run ahead of compute by GPU_PIPE_DEPTH chunks (multi-stage
+ * buffering), so memory and compute overlap and only what does not overlap
+ * shows up as stall.  All servers are shared by every op running on the
+ * device, so concurrent streams contend for DRAM, L2 and the pipes.
+ *
+ * Per-flow caps carry the per-SM limits: a wave on n SMs can pull at most
+ * n * L2-port bandwidth from L2 and, by Little's law, at most
+ * n * bytes-in-flight / loaded latency from DRAM.  That is where small
+ * grids (a decode GEMV, a one-row norm) lose bandwidth.
+ *
+ * L2 reuse.  Within a wave, CTAs that share an operand panel (same row
+ * block of A or column block of B) fetch it from DRAM once.  Across waves,
+ * a panel is still in L2 if the bytes touched since its last use fit in
+ * the usable L2 (an LRU stack-distance test).  Streaming kernels have no
+ * reuse; a second pass over data that fits in L2 hits.
+ *
+ * Where time goes.  The representative SM is at any moment computing
+ * (busy), waiting for a chunk's data (stall at the level whose flow
+ * drained last, or whose latency it is waiting out), waiting for
+ * shared-memory operand reads beyond the pipe time (smem stall), or
+ * draining stores at the end of a wave.  Kernel launch overhead is its own
+ * category.  The categories add up to the op's time exactly.
+ *
+ * Deliberately ignored: instruction issue limits, warp scheduling, bank
+ * conflicts, L1 (loads are counted at L2), cross-op L2 reuse (each op
+ * starts with a cold L2), DVFS and power limits (a config can model a
+ * power-limited part with its own clock and efficiencies), SM partitioning
+ * between concurrent kernels (they share the pipe servers instead).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "flow.h"
+#include "model.h"
+
+#define GPU_MAX_CHUNKS 8        /* k-loop chunks simulated per wave (fidelity knob) */
+#define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
+#define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
+#define GPU_MAX_RUNNING 64      /* ops running at once on one device */
+#define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
+#define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
+
+enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2, GPU_EV_DMA_DONE = 3 };
+
+/* What a flow is for; packed with the chunk number into the flow arg. */
+enum flow_role { FR_LOAD, FR_PIPE, FR_SMEM, FR_STORE };
+
+/* One kernel as the library would launch it. */
+struct kplan {
+    char what[16];              /* "gemm", "flash", "stream", "dma", ... */
+    int dma;                    /* copy engine transfer, no SMs */
+    enum level dma_level;       /* PCIe for h2d/d2h, DRAM for d2d */
+    double dma_bytes;
+    uint64_t gm, gn, gb;        /* CTA grid: row blocks x column blocks x batch */
+    uint32_t swizzle;           /* row blocks per raster group */
+    uint32_t ctas_per_unit;     /* resident CTAs per SM */
+    uint32_t ksteps;            /* main-loop steps per CTA */
+    uint32_t stages;            /* smem pipeline stages */
+    double a_step, b_step;      /* load bytes per CTA per step: A panel (shared along n), B panel (shared along m) */
+    double pro_bytes;           /* bytes per CTA loaded once before the loop, not shared */
+    double reread_step;         /* bytes per CTA per step read a second time (multi-pass kernels) */
+    double store_step;          /* bytes per CTA per step written back (streaming outputs) */
+    double store_end;           /* bytes per CTA written after the loop (output tile) */
+    double l2_only_end;         /* bytes per CTA exchanged through L2 only (split-K partials) */
+    double mflops_step;         /* matrix-pipe FLOPs per CTA per step (padded tile) */
+    double vflops_step;         /* vector-pipe FLOPs per CTA per step */
+    double smem_step;           /* shared-memory operand bytes per CTA per step */
+    double inflight_cta;        /* load bytes one CTA keeps in flight */
+    int async_copy;             /* loads go to smem asynchronously (cp.async/TMA) */
+    enum dtype mdt;             /* matrix pipe type */
+    enum dtype vdt;             /* vector pipe type */
+    double dram_cost;           /* DRAM capacity used per byte (read/write turnaround) */
+    char tile[48];
+};
+
+struct lowered {
+    uint32_t nk;
+    struct kplan k[GPU_MAX_KERNELS];
+    double flops;               /* useful FLOPs of the op */
+};
+
+struct gpu;
+
+/* One op in flight. */
+struct runner {
+    struct gpu *g;
+    int in_use;
+    uint32_t op;
+    struct op_result *res;
+    model_done_fn done;
+    void *ctx;
+    const struct lowered *low;
+    uint32_t kern;
+    const struct kplan *p;
+    uint64_t wave, nwaves;
+    uint64_t t_mark;            /* time up to which res->time_ps is accounted */
+    /* current wave */
+    uint32_t units;             /* SMs busy in this wave */
+    uint32_t nchunks;
+    double frac[GPU_MAX_CHUNKS];
+    double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
+    double w_pro_dram, w_pro_l2;/* prologue loads */
+    double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
+    double cap_dram, cap_l2, cap_m, cap_v, cap_smem;
+    /* pipeline state */
+    uint32_t load_next, comp_next;
+    int load_busy, comp_busy;
+    uint32_t load_pending, comp_pending, pipe_pending, store_pending;
+    uint64_t comp_start, pipe_done;
+    uint8_t ready[GPU_MAX_CHUNKS];
+    uint8_t load_level[GPU_MAX_CHUNKS];
+    uint8_t store_level;
+};
+
+struct gpu {
+    const struct hw_config *cfg;
+    const struct trace *t;
+    uint32_t device;
+    uint32_t comp;
+    struct engine *e;
+    struct flowsrv dram, l2, smem, mpipe, vpipe, h2d, d2h;
+    uint64_t frontend_free_ps;  /* launches are issued one at a time */
+    struct lowered *low;        /* per op of the trace (only this device's are filled) */
+    /* L2 reuse scratch, sized for the largest plan */
+    int64_t *panel_last;        /* last wave a panel was used, -1 = never */
+    double *wave_cum;           /* bytes touched up to and including wave w */
+    size_t panel_cap, wave_cap;
+    struct runner run[GPU_MAX_RUNNING];
+    /* ops handed over while GPU_MAX_RUNNING were running */
+    uint32_t waitq[GPU_MAX_RUNNING * 4];
+    struct op_result *waitq_res[GPU_MAX_RUNNING * 4];
+    uint32_t waitq_n;
+    model_done_fn done;
+    void *ctx;
+};
+
+static double dmax(double a, double b) { return a > b ? a : b; }
+static double dmin(double a, double b) { return a < b ? a : b; }
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* ---------------------------------------------------------------- rates */
+
+static double unit_matrix_rate(const struct hw_config *c, enum dtype t)
+{
+    return c->matrix_flops_per_cycle[t] * c->clock_hz * c->eff_matrix_pipe;
+}
+
+static double unit_vector_rate(const struct hw_config *c, enum dtype t)
+{
+    return c->vector_flops_per_cycle[t] * c->clock_hz * c->eff_vector_pipe;
+}
+
+/* Vector math runs in fp32 for 32-bit-and-narrower types (as PyTorch does). */
+static enum dtype vector_type(const struct hw_config *c, enum dtype t)
+{
+    if (t == DT_FP64 && c->vector_flops_per_cycle[DT_FP64] > 0)
+        return DT_FP64;
+    return DT_FP32;
+}
+
+/* Matrix pipe type: fall back to the closest supported one. */
+static enum dtype matrix_type(const struct hw_config *c, enum dtype t)
+{
+    static const enum dtype fallback[] = {DT_BF16, DT_FP16, DT_TF32, DT_FP32};
+    if (c->matrix_flops_per_cycle[t] > 0)
+        return t;
+    for (size_t i = 0; i < sizeof fallback / sizeof fallback[0]; i++)
+        if (c->matrix_flops_per_cycle[fallback[i]] > 0)
+            return fallback[i];
+    return t;
+}
+
+/* DRAM capacity used per byte when a kernel mixes reads and writes. */
+static double dram_cost(const struct hw_config *c, double rd, double wr)
+{
+    double tot = rd + wr;
+    if (tot <= 0)
+        return 1.0;
+    double mix = 2.0 * dmin(rd, wr) / tot;
+    return 1.0 / (1.0 - c->eff_dram_rw_penalty * mix);
+}
+
+/* ---------------------------------------------------------------- lowering */
+
+static void plan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t threads,
+                           double smem_cta, double regs_cta)
+{
+    uint64_t cpu = c->max_ctas_per_unit;
+    cpu = umin(cpu, c->max_threads_per_unit / threads);
+    if (smem_cta > 0)
+        cpu = umin(cpu, (uint64_t)((double)c->smem_bytes_per_unit / smem_cta));
+    if (regs_cta > 0)
+        cpu = umin(cpu, (uint64_t)((double)c->regfile_bytes_per_unit / regs_cta));
+    p->ctas_per_unit = cpu > 0 ? (uint32_t)cpu : 1;
+}
+
+/* A streaming kernel over `items` work items of `item_bytes` loaded bytes:
+ * a grid-stride loop on a persistent grid (at most one full wave), as
+ * PyTorch's and CUTLASS's elementwise kernels effectively behave.
+ * min_ctas forces at least that many CTAs (one per row for row kernels). */
+static void plan_stream(const struct hw_config *c, struct kplan *p, const char *what,
+                        double load_bytes, double store_bytes, double vflops,
+                        enum dtype vdt, uint64_t rows, uint32_t inputs)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->what, sizeof p->what, "%s", what);
+    uint32_t threads = 256;
+    plan_occupancy(c, p, threads, 0, 0);
+    double per_step = threads * GPU_VEC_BYTES * (inputs > 0 ? inputs : 1);
+    double traffic = dmax(load_bytes, store_bytes);
+    uint64_t items = (uint64_t)ceil(dmax(traffic, 1.0) / per_step);
+    uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
+    uint64_t ctas = rows > 0 ? rows : items;
+    if (ctas > slots * 64)      /* group rows so a grid is at most 64 waves */
+        ctas = slots * 64;
+    if (rows == 0 && ctas > slots)
+        ctas = slots;
+    if (ctas > items && rows == 0)
+        ctas = items;
+    if (ctas == 0)
+        ctas = 1;
+    uint64_t steps = ceil_div(items, ctas);
+    if (steps == 0)
+        steps = 1;
+    p->gm = ctas;
+    p->gn = 1;
+    p->gb = 1;
+    p->swizzle = 1;
+    p->ksteps = (uint32_t)umin(steps, UINT32_MAX);
+    p->stages = 2;
+    double per_cta_step = 1.0 / ((double)ctas * (double)p->ksteps);
+    p->a_step = load_bytes * per_cta_step;
+    p->store_step = store_bytes * per_cta_step;
+    p->vflops_step = vflops * per_cta_step;
+    p->smem_step = 0;
+    p->inflight_cta = dmin(per_step, dmax(p->a_step, 1.0)) ;
+    if (p->inflight_cta < threads * 8.0 && p->a_step > 0)
+        p->inflight_cta = dmin(threads * 8.0, p->a_step * p->ksteps);
+    p->async_copy = 0;
+    p->vdt = vdt;
+    p->mdt = vdt;
+    p->dram_cost = dram_cost(c, load_bytes, store_bytes);
+    snprintf(p->tile, sizeof p->tile, "%llu ctas x %u steps",
+             (unsigned long long)ctas, p->ksteps);
+}
+
+/* GEMM C[b](M x N) = A[b](M x K) B[b](K x N).  Candidate tiles are scored
+ * with a quick per-wave estimate (as library heuristics do); the winner is
+ * then simulated in full.  Split-K CTAs exchange fp32 partials through L2. */
+struct gemm_shape {
+    uint64_t m, n, k, b;
+    enum dtype dt;
+    double out_bytes;           /* bytes per output element */
+    double a_rows_cap;          /* rows of A actually read per tile (M < tm wastes MMA rows, not bytes) */
+};
+
+static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
+                            uint32_t tm, uint32_t tn, uint32_t tk, uint32_t split,
+                            uint32_t cpu, struct kplan *p)
+{
+    double eb = dtype_bytes(s->dt, 1.0);
+    enum dtype mdt = matrix_type(c, s->dt);
+    uint64_t gm = ceil_div(s->m, tm), gn = ceil_div(s->n, tn);
+    uint64_t ctas = gm * gn * s->b * split;
+    uint64_t kper = ceil_div(s->k, split);
+    uint32_t steps = (uint32_t)ceil_div(kper, tk);
+    uint64_t slots = (uint64_t)c->units * cpu;
+    uint64_t waves = ceil_div(ctas, slots);
+    double rows_a = dmin((double)tm, (double)s->m);
+    double cols_b = dmin((double)tn, (double)s->n);
+    double a_step = rows_a * tk * eb, b_step = cols_b * tk * eb;
+
+    /* quick estimate, only to choose */
+    double cta_flops = 2.0 * tm * tn * (double)tk * steps;
+    double per_unit = unit_matrix_rate(c, mdt);
+    double active = (double)umin(ctas, slots);
+    double units_busy = dmin((double)c->units, ceil(active / cpu));
+    double cpu_eff = active / units_busy;
+    double t_comp = waves * cpu_eff * cta_flops / per_unit;
+    double dram_bytes = (double)s->b * ((double)s->m * s->k + (double)s->k * s->n) * eb;
+    /* A is re-read once per wave-column of B that does not fit in L2 */
+    double b_bytes = (double)s->k * s->n * eb * s->b;
+    if (b_bytes > c->l2_bytes * GPU_L2_USABLE && waves > 1)
+        dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
+    dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
+    double dram_bw = c->dram_bw_bytes_per_s * c->eff_dram_bw;
+    double little = units_busy * dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
+                                      (double)c->smem_bytes_per_unit) /
+                    ((double)c->eff_dram_loaded_latency_ps * 1e-12);
+    double t_dram = dram_bytes / dmin(dram_bw, little);
+    double l2_bytes = (double)ctas * steps * (a_step + b_step);
+    double l2_bw = dmin(c->l2_bw_bytes_per_s,
+                        units_busy * c->l2_port_bytes_per_cycle_per_unit * c->clock_hz);
+    double t_l2 = l2_bytes / l2_bw;
+    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / c->l2_bw_bytes_per_s : 0;
+    double t_fill = (double)c->dram_latency_ps * 1e-12 * (double)waves;
+    double t = dmax(t_comp, dmax(t_dram, t_l2)) + t_split + t_fill;
+
+    p->gm = gm;
+    p->gn = gn;
+    p->gb = s->b * split;
+    p->ksteps = steps;
+    p->a_step = a_step;
+    p->b_step = b_step;
+    p->mflops_step = 2.0 * tm * tn * (double)tk;
+    return t;
+}
+
+static void plan_gemm(const struct hw_config *c, struct kplan *best, const struct gemm_shape *s)
+{
+    static const uint32_t tms[] = {16, 32, 64, 128, 256};
+    static const uint32_t tns[] = {32, 64, 128, 256};
+    static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    double eb = dtype_bytes(s->dt, 1.0);
+    uint32_t tk = (uint32_t)dmax(16.0, 128.0 / eb);
+    double best_t = INFINITY;
+    for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
+        uint32_t tm = tms[i];
+        if (tm > 16 && (double)s->m <= tm / 2.0)
+            continue;           /* no tile much taller than M */
+        for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
+            uint32_t tn = tns[j];
+            if (tn > 32 && (double)s->n <= tn / 2.0)
+                continue;
+            if ((uint64_t)tm * tn < 16 * 64 || (uint64_t)tm * tn > 128 * 256)
+                continue;
+            uint32_t threads = (uint64_t)tm * tn >= 128 * 128 ? 256 : 128;
+            uint32_t stages = 0;
+            double smem = 0;
+            for (uint32_t st = 4; st >= 2; st--) {
+                smem = st * (double)(tm + tn) * tk * eb;
+                if (smem <= (double)c->smem_bytes_per_unit) {
+                    stages = st;
+                    break;
+                }
+            }
+            if (stages == 0)
+                continue;
+            double regs = tm * (double)tn * 4.0 * 1.5 + threads * 64.0 * 4.0;
+            struct kplan cand;
+            memset(&cand, 0, sizeof cand);
+            plan_occupancy(c, &cand, threads, smem, regs);
+            if (regs > (double)c->regfile_bytes_per_unit)
+                continue;
+            cand.stages = stages;
+            for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
+                uint32_t sp = splits[k];
+                if (sp > 1 && s->k / sp < 4ull * tk)
+                    break;
+                double t = gemm_estimate(c, s, tm, tn, tk, sp, cand.ctas_per_unit, &cand);
+                /* prefer the larger tile / smaller split on near-ties (< 1%) */
+                if (t < best_t * 0.99) {
+                    best_t = t;
+                    *best = cand;
+                    snprintf(best->what, sizeof best->what, "gemm");
+                    best->swizzle = 8;
+                    best->pro_bytes = 0;
+                    double wm = dmin(64.0, tm), wn = dmin(128.0, tn);
+                    best->smem_step = tk * eb * (tm * (double)tn / wn + tm * (double)tn / wm);
+                    best->store_end = sp > 1 ? 0 : dmin(tm, (double)s->m) * dmin(tn, (double)s->n) * s->out_bytes;
+                    best->l2_only_end = sp > 1 ? tm * (double)tn * 4.0 * 2.0 : 0;
+                    if (sp > 1)
+                        best->store_end = dmin(tm, (double)s->m) * dmin(tn, (double)s->n) *
+                                          s->out_bytes / sp;
+                    best->inflight_cta = (stages - 1) * (best->a_step + best->b_step);
+                    best->async_copy = 1;
+                    best->mdt = matrix_type(c, s->dt);
+                    best->vdt = DT_FP32;
+                    best->dram_cost = 1.0;
+                    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u",
+                             tm, tn, tk, stages, sp);
+                }
+            }
+        }
+    }
+    SIM_CHECK(isfinite(best_t));
+}
+
+static double out_bytes_for(enum dtype t)
+{
+    switch (t) {
+    case DT_FP64: return 8;
+    case DT_FP32: case DT_TF32: return 4;
+    default: return 2;          /* fp16/bf16 out; fp8/int8/int4 dequantise to 16-bit */
+    }
+}
+
+/* FlashAttention-2 style: a CTA owns Br query rows of one KV head (GQA
+ * query heads of a group are packed into the rows) and streams K and V in
+ * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
+ * the vector pipe.  Short queries split the KV range over CTAs
+ * (flash-decoding) so the grid fills the SMs. */
+static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->what, sizeof p->what, "flash");
+    double eb = dtype_bytes(o->dtype, 1.0);
+    uint64_t d = o->u.attn.head_dim;
+    uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
+    uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
+    uint32_t br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
+    uint32_t bc = d > 128 ? 32 : 64;
+    uint64_t qt = ceil_div(rows, br);
+    uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
+    /* average KV length a query tile attends to */
+    double kv = (double)o->u.attn.kv_len;
+    if (o->u.attn.causal) {
+        double q = (double)o->u.attn.q_len;
+        double prefix = kv - q;             /* cached tokens all queries see */
+        kv = dmax(1.0, prefix + (q + br / (double)group) / 2.0);
+        if (kv > (double)o->u.attn.kv_len)
+            kv = (double)o->u.attn.kv_len;
+    }
+    uint64_t kblocks = (uint64_t)ceil(kv / bc);
+    uint64_t split = 1;
+    if (base < c->units && kblocks >= 8) {
+        split = ceil_div(c->units, base);
+        split = umin(split, kblocks / 4 > 0 ? kblocks / 4 : 1);
+    }
+    uint64_t steps = ceil_div(kblocks, split);
+    uint32_t threads = br >= 128 ? 256 : 128;
+    double smem = (br * (double)d + 2.0 * 2.0 * bc * d) * eb;  /* Q + double-buffered K,V */
+    double regs = br * (double)bc * 4.0 + br * (double)d * 4.0 + threads * 64.0 * 4.0;
+    plan_occupancy(c, p, threads, smem, regs);
+    p->gm = qt;
+    p->gn = 1;
+    p->gb = o->u.attn.batch * o->u.attn.kv_heads * split;
+    p->swizzle = (uint32_t)umin(qt, 64);
+    p->ksteps = (uint32_t)steps;
+    p->stages = 2;
+    double q_rows = dmin((double)br, (double)rows);
+    p->pro_bytes = q_rows * d * eb;
+    p->a_step = 0;
+    p->b_step = 2.0 * bc * d * eb;              /* K and V block, shared by the KV head's CTAs */
+    p->mflops_step = 4.0 * br * (double)bc * d;
+    p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
+    p->smem_step = (2.0 * br * bc + 2.0 * bc * d) * eb;
+    p->store_end = q_rows * d * eb + (split > 1 ? q_rows * (d + 2.0) * 4.0 : 0);
+    p->inflight_cta = p->b_step;
+    p->async_copy = 1;
+    p->mdt = matrix_type(c, o->dtype);
+    p->vdt = DT_FP32;
+    p->dram_cost = 1.0;
+    snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
+}
+
+static void lower_op(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    memset(L, 0, sizeof *L);
+    double eb = dtype_bytes(o->dtype, 1.0);
+    enum dtype vdt = vector_type(c, o->dtype);
+    switch (o->kind) {
+    case OP_GEMM: {
+        struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
+                               o->dtype, out_bytes_for(o->dtype), 0};
+        plan_gemm(c, &L->k[0], &s);
+        L->nk = 1;
+        L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
+        break;
+    }
+    case OP_ATTENTION: {
+        const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
+        const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim;
+        double pairs = (double)q * kv;
+        if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
+            pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
+        L->flops = 4.0 * b * h * pairs * d;
+        if (o->u.attn.impl == ATTN_FLASH) {
+            plan_flash(c, &L->k[0], o);
+            L->nk = 1;
+        } else {
+            /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
+            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, 0};
+            plan_gemm(c, &L->k[0], &s1);
+            snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
+            double el = (double)b * h * q * kv;
+            plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1);
+            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, 0};
+            plan_gemm(c, &L->k[2], &s2);
+            snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
+            L->nk = 3;
+        }
+        break;
+    }
+    case OP_ELEMENTWISE: {
+        double el = (double)o->u.ew.elements;
+        plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
+                    el * eb * o->u.ew.outputs, el * o->u.ew.flops_per_element, vdt, 0,
+                    o->u.ew.inputs);
+        L->nk = 1;
+        L->flops = el * o->u.ew.flops_per_element;
+        break;
+    }
+    case OP_SOFTMAX: case OP_NORM: case OP_REDUCTION: {
+        double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols;
+        double el = rows * cols;
+        double fpe = o->kind == OP_SOFTMAX ? 5.0 : (o->kind == OP_NORM ? 5.0 : 1.0);
+        double out = o->kind == OP_REDUCTION ? rows * eb : el * eb;
+        const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
+        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, o->u.rc.rows, 1);
+        /* A row that does not fit in the CTA's registers is read twice
+         * (statistics pass, then the normalising pass). */
+        double row_bytes = cols * 4.0;
+        if (o->kind != OP_REDUCTION && row_bytes > 256.0 * 64.0) {
+            struct kplan *p = &L->k[0];
+            p->reread_step = p->a_step;
+        }
+        L->nk = 1;
+        L->flops = el * fpe;
+        break;
+    }
+    case OP_EMBEDDING: {
+        double el = (double)o->u.emb.tokens * o->u.emb.dim;
+        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1);
+        L->nk = 1;
+        break;
+    }
+    case OP_MEMCPY: {
+        struct kplan *p = &L->k[0];
+        memset(p, 0, sizeof *p);
+        p->dma = 1;
+        p->dma_bytes = (double)o->u.copy.bytes;
+        p->dma_level = o->u.copy.dir == MEMCPY_D2D ? LVL_DRAM : LVL_PCIE;
+        p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
+        snprintf(p->what, sizeof p->what, "dma");
+        snprintf(p->tile, sizeof p->tile, "copy engine");
+        L->nk = 1;
+        break;
+    }
+    case OP_GENERIC: {
+        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1);
+        L->nk = 1;
+        L->flops = o->u.gen.flops;
+        break;
+    }
+    default:
+        SIM_CHECK(0);
+    }
+}
+
+/* ---------------------------------------------------------------- L2 reuse */
+
+/* CTA index -> (batch, row block, column block), grouped raster order:
+ * `swizzle` row blocks are walked column by column, which keeps the B
+ * panels of a wave few (CUTLASS threadblock swizzle / Triton GROUP_M). */
+static void cta_coords(const struct kplan *p, uint64_t idx, uint64_t *b, uint64_t *i, uint64_t *j)
+{
+    uint64_t per_b = p->gm * p->gn;
+    *b = idx / per_b;
+    uint64_t t = idx % per_b;
+    uint64_t sw = p->swizzle ? p->swizzle : 1;
+    uint64_t group = t / (sw * p->gn);
+    uint64_t first = group * sw;
+    uint64_t rows = umin(sw, p->gm - first);
+    uint64_t local = t % (sw * p->gn);
+    *i = first + local % rows;
+    *j = local / rows;
+}
+
+/* Fills the wave's DRAM and L2 load bytes.  Panels: A (b, i) and B (b, j). */
+static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
+                       uint64_t c1, double *dram, double *l2)
+{
+    double steps = p->ksteps;
+    double a_panel = p->a_step * steps, b_panel = p->b_step * steps;
+    uint64_t na = p->gb * p->gm;
+    double l2_cap = (double)g->cfg->l2_bytes * GPU_L2_USABLE;
+    double touched = 0, miss = 0;
+    double prev_cum = wave > 0 ? g->wave_cum[wave - 1] : 0;
+    for (uint64_t c = c0; c < c1; c++) {
+        uint64_t b, i, j;
+        cta_coords(p, c, &b, &i, &j);
+        uint64_t ids[2] = {b * p->gm + i, na + b * p->gn + j};
+        double sz[2] = {a_panel, b_panel};
+        int shared[2] = {p->gn > 1, p->gm > 1};
+        for (int k = 0; k < 2; k++) {
+            if (sz[k] <= 0)
+                continue;
+            if (!shared[k]) {       /* nobody else reads it: streams from DRAM */
+                miss += sz[k];
+                touched += sz[k];
+                continue;
+            }
+            int64_t last = g->panel_last[ids[k]];
+            if (last == (int64_t)wave)
+                continue;           /* another CTA of this wave already fetched it */
+            touched += sz[k];
+            int hit = 0;
+            if (last >= 0) {
+                double since = prev_cum - (last > 0 ? g->wave_cum[last - 1] : 0);
+                hit = since + sz[k] <= l2_cap;
+            }
+            if (!hit)
+                miss += sz[k];
+            g->panel_last[ids[k]] = (int64_t)wave;
+        }
+    }
+    g->wave_cum[wave] = prev_cum + touched;
+    double ctas = (double)(c1 - c0);
+    *l2 = ctas * (a_panel + b_panel);
+    *dram = miss;
+}
+
+/* ---------------------------------------------------------------- runner */
+
+static void runner_next_kernel(struct runner *r);
+static void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+                         model_done_fn done, void *ctx);
+static void runner_try_load(struct runner *r);
+static void runner_try_compute(struct runner *r);
+static void runner_check_wave_end(struct runner *r);
+
+static void account(struct runner *r, enum time_cat cat)
+{
+    uint64_t now = r->g->e->now_ps;
+    SIM_CHECK_LE_U64(r->t_mark, now);
+    r->res->time_ps[cat] += now - r->t_mark;
+    r->t_mark = now;
+}
+
+static uint64_t pack_arg(enum flow_role role, uint32_t chunk, enum level lvl)
+{
+    return ((uint64_t)role << 16) | ((uint64_t)lvl << 8) | chunk;
+}
+
+static void runner_flow_done(struct engine *e, void *owner, uint64_t arg);
+
+static void start_flow(struct runner *r, struct flowsrv *s, double amount, double cap,
+                       enum flow_role role, uint32_t chunk, enum level lvl, uint32_t *counter)
+{
+    if (amount <= 0)
+        return;
+    (*counter)++;
+    flowsrv_start(s, r->g->e, amount, cap, runner_flow_done, r, pack_arg(role, chunk, lvl));
+}
+
+static void wave_begin(struct runner *r)
+{
+    struct gpu *g = r->g;
+    const struct hw_config *c = g->cfg;
+    const struct kplan *p = r->p;
+    uint64_t ctas = p->gm * p->gn * p->gb;
+    uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
+    uint64_t c0 = r->wave * slots, c1 = umin(ctas, c0 + slots);
+    uint64_t wctas = c1 - c0;
+    r->units = (uint32_t)umin(c->units, ceil_div(wctas, p->ctas_per_unit));
+    uint32_t cpu = (uint32_t)ceil_div(wctas, r->units);
+
+    double dram_loop = 0, l2_loop = 0;
+    wave_reuse(g, p, r->wave, c0, c1, &dram_loop, &l2_loop);
+    double n = (double)wctas, steps = p->ksteps;
+    /* second passes hit in L2 when the wave's rows fit there */
+    double reread = p->reread_step * steps * n;
+    double reread_dram = reread * n > 0 && p->a_step * steps * n > (double)c->l2_bytes * GPU_L2_USABLE
+                             ? reread : 0;
+    r->w_dram_r = dram_loop + reread_dram;
+    r->w_l2_r = l2_loop + reread;
+    r->w_pro_l2 = p->pro_bytes * n;
+    r->w_pro_dram = p->pro_bytes * n;
+    r->w_mflops = p->mflops_step * steps * n;
+    r->w_vflops = p->vflops_step * steps * n;
+    r->w_smem = p->smem_step * steps * n;
+    r->w_store_loop = p->store_step * steps * n;
+    r->w_store_end = p->store_end * n;
+    r->w_l2_end = p->l2_only_end * n;
+
+    struct op_result *res = r->res;
+    double wst = r->w_store_loop + r->w_store_end;
+    res->bytes[LVL_DRAM] += r->w_dram_r + r->w_pro_dram + wst;
+    res->bytes[LVL_L2] += r->w_l2_r + r->w_pro_l2 + wst + r->w_l2_end;
+    res->bytes[LVL_SMEM] += r->w_smem + (r->w_l2_r + r->w_pro_l2) * (p->async_copy ? 1.0 : 0.0);
+
+    /* per-wave rate caps from the SMs that carry the wave */
+    double u = r->units;
+    double inflight = cpu * p->inflight_cta;
+    if (!p->async_copy)
+        inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
+    else
+        inflight = dmin(inflight, (double)c->smem_bytes_per_unit);
+    r->cap_dram = u * inflight / ((double)c->eff_dram_loaded_latency_ps * 1e-12) / p->dram_cost;
+    r->cap_l2 = u * c->l2_port_bytes_per_cycle_per_unit * c->clock_hz;
+    r->cap_m = u * unit_matrix_rate(c, p->mdt);
+    r->cap_v = u * unit_vector_rate(c, p->vdt);
+    r->cap_smem = u * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
+
+    /* chunks: prologue of stages-1 steps, the rest split evenly */
+    uint32_t ks = p->ksteps;
+    uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
+    if (pro > ks)
+        pro = ks;
+    uint32_t rest = ks - pro;
+    uint32_t nrest = rest == 0 ? 0 : (rest < GPU_MAX_CHUNKS - 1 ? rest : GPU_MAX_CHUNKS - 1);
+    r->nchunks = 1 + nrest;
+    r->frac[0] = (double)pro / ks;
+    for (uint32_t i = 0; i < nrest; i++) {
+        uint32_t lo = (uint32_t)((uint64_t)rest * i / nrest);
+        uint32_t hi = (uint32_t)((uint64_t)rest * (i + 1) / nrest);
+        r->frac[1 + i] = (double)(hi - lo) / ks;
+    }
+    r->load_next = r->comp_next = 0;
+    r->load_busy = r->comp_busy = 0;
+    r->load_pending = r->comp_pending = r->pipe_pending = r->store_pending = 0;
+    memset(r->ready, 0, sizeof r->ready);
+    r->store_level = LVL_L2;
+    runner_try_load(r);
+}
+
+static void chunk_ready_at(struct runner *r, uint32_t chunk, uint64_t latency)
+{
+    engine_after(r->g->e, latency, r->g->comp, GPU_EV_READY, chunk, r);
+}
+
+static void runner_try_load(struct runner *r)
+{
+    if (r->load_busy || r->load_next >= r->nchunks ||
+        r->load_next >= r->comp_next + GPU_PIPE_DEPTH)
+        return;
+    struct gpu *g = r->g;
+    uint32_t ch = r->load_next++;
+    double f = r->frac[ch];
+    double dram = r->w_dram_r * f + (ch == 0 ? r->w_pro_dram : 0);
+    double l2 = r->w_l2_r * f + (ch == 0 ? r->w_pro_l2 : 0);
+    r->load_level[ch] = dram > 0 ? LVL_DRAM : LVL_L2;
+    r->load_busy = 1;
+    r->load_pending = 0;
+    start_flow(r, &g->dram, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
+               LVL_DRAM, &r->load_pending);
+    start_flow(r, &g->l2, l2, r->cap_l2, FR_LOAD, ch, LVL_L2, &r->load_pending);
+    if (r->load_pending == 0) {
+        r->load_busy = 0;
+        chunk_ready_at(r, ch, 0);
+        runner_try_load(r);
+    }
+}
+
+static void runner_compute_done(struct runner *r)
+{
+    struct gpu *g = r->g;
+    uint64_t now = g->e->now_ps;
+    /* busy while the pipes ran; operand reads beyond that are smem stall */
+    uint64_t pd = r->pipe_done ? r->pipe_done : r->comp_start;
+    r->res->time_ps[CAT_BUSY] += pd - r->t_mark;
+    r->res->time_ps[CAT_STALL + LVL_SMEM] += now - pd;
+    r->t_mark = now;
+    r->comp_busy = 0;
+    uint32_t ch = r->comp_next++;
+    double f = r->frac[ch];
+    double store = r->w_store_loop * f, l2_end = 0;
+    if (r->comp_next == r->nchunks) {
+        store += r->w_store_end;
+        l2_end = r->w_l2_end;
+    }
+    if (store > 0) {
+        r->store_level = LVL_DRAM;
+        start_flow(r, &g->dram, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch, LVL_DRAM,
+                   &r->store_pending);
+        start_flow(r, &g->l2, store, r->cap_l2, FR_STORE, ch, LVL_L2, &r->store_pending);
+    }
+    if (l2_end > 0)
+        start_flow(r, &g->l2, l2_end, r->cap_l2, FR_STORE, ch, LVL_L2, &r->store_pending);
+    runner_try_load(r);
+    runner_try_compute(r);
+    runner_check_wave_end(r);
+}
+
+static void runner_try_compute(struct runner *r)
+{
+    if (r->comp_busy || r->comp_next >= r->nchunks || !r->ready[r->comp_next])
+        return;
+    struct gpu *g = r->g;
+    uint32_t ch = r->comp_next;
+    account(r, (enum time_cat)(CAT_STALL + r->load_level[ch]));
+    r->comp_busy = 1;
+    r->comp_start = g->e->now_ps;
+    r->pipe_done = 0;
+    r->comp_pending = r->pipe_pending = 0;
+    double f = r->frac[ch];
+    start_flow(r, &g->mpipe, r->w_mflops * f, r->cap_m, FR_PIPE, ch, LVL_SMEM, &r->pipe_pending);
+    start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, LVL_SMEM, &r->pipe_pending);
+    r->comp_pending = r->pipe_pending;
+    start_flow(r, &g->smem, r->w_smem * f, r->cap_smem, FR_SMEM, ch, LVL_SMEM, &r->comp_pending);
+    if (r->pipe_pending == 0)
+        r->pipe_done = r->comp_start;
+    if (r->comp_pending == 0)
+        runner_compute_done(r);
+}
+
+static void runner_check_wave_end(struct runner *r)
+{
+    if (r->comp_busy || r->comp_next < r->nchunks || r->store_pending > 0)
+        return;
+    account(r, (enum time_cat)(CAT_STALL + r->store_level));
+    r->res->waves++;
+    r->wave++;
+    if (r->wave < r->nwaves)
+        wave_begin(r);
+    else
+        runner_next_kernel(r);
+}
+
+static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
+{
+    struct runner *r = owner;
+    enum flow_role role = (enum flow_role)(arg >> 16);
+    enum level lvl = (enum level)((arg >> 8) & 0xff);
+    uint32_t ch = (uint32_t)(arg & 0xff);
+    switch (role) {
+    case FR_LOAD:
+        r->load_level[ch] = (uint8_t)lvl;   /* the level that drained last */
+        if (--r->load_pending == 0) {
+            uint64_t lat = r->load_level[ch] == LVL_DRAM || r->w_dram_r + r->w_pro_dram > 0
+                               ? r->g->cfg->dram_latency_ps
+                               : r->g->cfg->l2_latency_ps;
+            if (r->p->dma)
+                lat = r->p->dma_level == LVL_PCIE ? r->g->cfg->pcie_latency_ps
+                                                  : r->g->cfg->dram_latency_ps;
+            r->load_busy = 0;
+            chunk_ready_at(r, ch, lat);
+            runner_try_load(r);
+        }
+        break;
+    case FR_PIPE:
+        if (--r->pipe_pending == 0)
+            r->pipe_done = e->now_ps;
+        if (--r->comp_pending == 0)
+            runner_compute_done(r);
+        break;
+    case FR_SMEM:
+        if (--r->comp_pending == 0)
+            runner_compute_done(r);
+        break;
+    case FR_STORE:
+        r->store_level = (uint8_t)lvl;
+        if (--r->store_pending == 0)
+            runner_check_wave_end(r);
+        break;
+    }
+}
+
+/* A copy-engine transfer: the bytes cross PCIe (or DRAM for d2d) with
+ * the link's latency; no SMs involved. */
+static void runner_dma(struct runner *r)
+{
+    struct gpu *g = r->g;
+    const struct kplan *p = r->p;
+    const struct op *o = &g->t->ops[r->op];
+    r->nchunks = 1;
+    r->frac[0] = 1.0;
+    r->comp_next = 0;
+    r->load_next = 1;
+    r->load_busy = 1;
+    r->load_pending = 0;
+    memset(r->ready, 0, sizeof r->ready);
+    r->w_mflops = r->w_vflops = r->w_smem = r->w_store_loop = r->w_store_end = r->w_l2_end = 0;
+    r->w_dram_r = r->w_pro_dram = 0;
+    r->store_pending = 0;
+    r->load_level[0] = (uint8_t)p->dma_level;
+    if (p->dma_level == LVL_PCIE) {
+        struct flowsrv *link = o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
+        r->res->bytes[LVL_PCIE] += p->dma_bytes;
+        r->res->bytes[LVL_DRAM] += p->dma_bytes;
+        start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, LVL_PCIE, &r->load_pending);
+        start_flow(r, &g->dram, p->dma_bytes, 0, FR_LOAD, 0, LVL_DRAM, &r->load_pending);
+    } else {
+        r->res->bytes[LVL_DRAM] += 2.0 * p->dma_bytes;
+        start_flow(r, &g->dram, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, LVL_DRAM,
+                   &r->load_pending);
+    }
+}
+
+static void runner_finish(struct runner *r)
+{
+    struct gpu *g = r->g;
+    r->res->end_ps = g->e->now_ps;
+    r->res->flops = r->low->flops;
+    r->in_use = 0;
+    uint32_t op = r->op;
+    model_done_fn done = r->done;
+    void *ctx = r->ctx;
+    /* start a waiting op in the freed runner before reporting */
+    if (g->waitq_n > 0) {
+        uint32_t next = g->waitq[0];
+        struct op_result *nres = g->waitq_res[0];
+        memmove(g->waitq, g->waitq + 1, (g->waitq_n - 1) * sizeof g->waitq[0]);
+        memmove(g->waitq_res, g->waitq_res + 1, (g->waitq_n - 1) * sizeof g->waitq_res[0]);
+        g->waitq_n--;
+        gpu_start_op(g, next, nres, g->done, g->ctx);
+    }
+    done(g->e, ctx, op);
+}
+
+static void runner_next_kernel(struct runner *r)
+{
+    struct gpu *g = r->g;
+    if (r->p != NULL)
+        r->kern++;
+    if (r->kern >= r->low->nk) {
+        runner_finish(r);
+        return;
+    }
+    r->p = &r->low->k[r->kern];
+    r->res->kernels++;
+    /* the front end issues one launch at a time */
+    uint64_t now = g->e->now_ps;
+    uint64_t begin = now > g->frontend_free_ps ? now : g->frontend_free_ps;
+    begin += g->cfg->launch_overhead_ps;
+    g->frontend_free_ps = begin;
+    engine_at(g->e, begin, g->comp, GPU_EV_BEGIN, 0, r);
+}
+
+static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
+{
+    (void)self;
+    struct runner *r = ev->ptr;
+    (void)e;
+    switch (ev->type) {
+    case GPU_EV_BEGIN: {
+        account(r, CAT_LAUNCH);
+        const struct kplan *p = r->p;
+        if (p->dma) {
+            runner_dma(r);
+            break;
+        }
+        uint64_t ctas = p->gm * p->gn * p->gb;
+        uint64_t slots = (uint64_t)r->g->cfg->units * p->ctas_per_unit;
+        r->nwaves = ceil_div(ctas, slots);
+        r->wave = 0;
+        r->res->ctas += ctas;
+        uint64_t npanels = p->gb * (p->gm + p->gn);
+        for (uint64_t i = 0; i < npanels; i++)
+            r->g->panel_last[i] = -1;
+        wave_begin(r);
+        break;
+    }
+    case GPU_EV_READY:
+        r->ready[ev->arg] = 1;
+        if (r->p->dma) {
+            account(r, (enum time_cat)(CAT_STALL + r->load_level[0]));
+            r->res->waves++;
+            runner_next_kernel(r);
+            break;
+        }
+        runner_try_compute(r);
+        break;
+    default:
+        SIM_CHECK(0);
+    }
+}
+
+static const struct comp_ops gpu_comp_ops = {"gpu", gpu_handle};
+
+/* ---------------------------------------------------------------- model ops */
+
+static void gpu_destroy(void *dev)
+{
+    struct gpu *g = dev;
+    if (g == NULL)
+        return;
+    free(g->low);
+    free(g->panel_last);
+    free(g->wave_cum);
+    free(g);
+}
+
+static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
+                        uint32_t device, struct diag *d)
+{
+    (void)d;
+    struct gpu *g = sim_xcalloc(1, sizeof *g);
+    g->cfg = cfg;
+    g->t = t;
+    g->device = device;
+    g->e = e;
+    g->comp = engine_register(e, &gpu_comp_ops, g);
+    flowsrv_init(&g->dram, e, "dram", cfg->dram_bw_bytes_per_s * cfg->eff_dram_bw);
+    flowsrv_init(&g->l2, e, "l2", cfg->l2_bw_bytes_per_s);
+    flowsrv_init(&g->smem, e, "smem", cfg_smem_bw(cfg));
+    double mpeak = 0, vpeak = 0;
+    for (unsigned i = 0; i < DT_COUNT; i++) {
+        mpeak = dmax(mpeak, cfg->matrix_flops_per_cycle[i]);
+        vpeak = dmax(vpeak, cfg->vector_flops_per_cycle[i]);
+    }
+    /* pipe servers: capacity generous enough for any dtype; the per-flow
+     * cap (set per wave from the op's dtype) is what binds */
+    flowsrv_init(&g->mpipe, e, "matrix", mpeak * cfg->clock_hz * cfg->units);
+    flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
+    flowsrv_init(&g->h2d, e, "pcie_h2d", cfg->pcie_bw_bytes_per_s);
+    flowsrv_init(&g->d2h, e, "pcie_d2h", cfg->pcie_bw_bytes_per_s);
+    /* Lower every op of this device up front: the run never allocates. */
+    g->low = sim_xcalloc(t->nops, sizeof *g->low);
+    size_t panels = 1, waves = 1;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        if (t->ops[i].device != device)
+            continue;
+        lower_op(cfg, &t->ops[i], &g->low[i]);
+        for (uint32_t k = 0; k < g->low[i].nk; k++) {
+            const struct kplan *p = &g->low[i].k[k];
+            if (p->dma)
+                continue;
+            size_t np = (size_t)(p->gb * (p->gm + p->gn));
+            uint64_t slots = (uint64_t)cfg->units * p->ctas_per_unit;
+            size_t nw = (size_t)ceil_div(p->gm * p->gn * p->gb, slots);
+            if (np > panels)
+                panels = np;
+            if (nw > waves)
+                waves = nw;
+        }
+    }
+    g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
+    g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
+    g->panel_cap = panels;
+    g->wave_cap = waves;
+    return g;
+}
+
+static void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+                         model_done_fn done, void *ctx)
+{
+    struct gpu *g = dev;
+    g->done = done;
+    g->ctx = ctx;
+    struct runner *r = NULL;
+    for (uint32_t i = 0; i < GPU_MAX_RUNNING; i++) {
+        if (!g->run[i].in_use) {
+            r = &g->run[i];
+            break;
+        }
+    }
+    if (r == NULL) {
+        SIM_CHECK(g->waitq_n < sizeof g->waitq / sizeof g->waitq[0]);
+        g->waitq[g->waitq_n] = op_index;
+        g->waitq_res[g->waitq_n] = res;
+        g->waitq_n++;
+        return;
+    }
+    memset(r, 0, sizeof *r);
+    r->in_use = 1;
+    r->g = g;
+    r->op = op_index;
+    r->res = res;
+    r->done = done;
+    r->ctx = ctx;
+    r->low = &g->low[op_index];
+    r->kern = 0;
+    r->p = NULL;
+    res->start_ps = g->e->now_ps;
+    r->t_mark = g->e->now_ps;
+    const struct lowered *L = r->low;
+    snprintf(res->tile, sizeof res->tile, "%s", L->nk > 0 ? L->k[0].tile : "");
+    runner_next_kernel(r);
+}
+
+const struct model_ops gpu_model_ops = {"gpu", gpu_create, gpu_start_op, gpu_destroy};

@@ -1,0 +1,76 @@
+/* model.h: the interface between the engine side (sim/) and hardware models.
+ *
+ * A hardware family (GPU, systolic array, ...) implements one struct
+ * model_ops; models/registry.c maps the config's `family` to it.  The run
+ * driver (sim/run.c) creates one model instance per device, hands it ops
+ * whose dependencies are satisfied, and is called back when each finishes.
+ * The model fills the op's struct op_result: time, work, bytes per memory
+ * level, and where the time went.
+ */
+#ifndef STRATA_MODEL_H
+#define STRATA_MODEL_H
+
+#include <stdint.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "engine.h"
+#include "trace.h"
+
+/* Memory levels, innermost first.  "smem" is registers + shared memory. */
+#define LEVEL_MAP(X)        \
+    X(SMEM, "smem")         \
+    X(L2, "l2")             \
+    X(DRAM, "dram")         \
+    X(PCIE, "pcie")         \
+    X(NVLINK, "nvlink")
+
+enum level {
+#define LEVEL_ENUM_(e, n) LVL_##e,
+    LEVEL_MAP(LEVEL_ENUM_)
+#undef LEVEL_ENUM_
+    LVL_COUNT
+};
+
+/* Where an op's time went: computing, waiting at a level, or launching.
+ * The categories of one op add up to its duration. */
+enum time_cat {
+    CAT_BUSY = 0,               /* the compute pipes were working */
+    CAT_LAUNCH = 1,             /* kernel launch overhead */
+    CAT_STALL = 2,              /* CAT_STALL + level: waiting on that level */
+    CAT_COUNT = CAT_STALL + LVL_COUNT
+};
+
+const char *level_name(enum level l);
+
+struct op_result {
+    uint64_t ready_ps;          /* dependencies done, handed to the device */
+    uint64_t start_ps;          /* began (launch started) */
+    uint64_t end_ps;            /* finished */
+    double flops;               /* useful FLOPs (not padding) */
+    double bytes[LVL_COUNT];    /* bytes moved at each level */
+    uint64_t time_ps[CAT_COUNT];/* breakdown of end - start */
+    uint32_t kernels;           /* kernels the op was lowered to */
+    uint64_t ctas;              /* thread blocks over all its kernels */
+    uint32_t waves;             /* waves over all its kernels */
+    char tile[48];              /* lowering summary, e.g. "128x128x64 s3 split1" */
+};
+
+typedef void (*model_done_fn)(struct engine *e, void *ctx, uint32_t op_index);
+
+struct model_ops {
+    const char *family;
+    /* Create a device instance for trace device index `device`.  Everything
+     * the run needs is allocated here; start_op never allocates. */
+    void *(*create)(struct engine *e, const struct hw_config *cfg,
+                    const struct trace *t, uint32_t device, struct diag *d);
+    /* Begin op t->ops[op_index] now; call done(e, ctx, op_index) when it ends. */
+    void (*start_op)(void *dev, uint32_t op_index, struct op_result *res,
+                     model_done_fn done, void *ctx);
+    void (*destroy)(void *dev);
+};
+
+/* NULL if no model implements the family. */
+const struct model_ops *model_lookup(const char *family);
+
+#endif

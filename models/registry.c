@@ -1,0 +1,30 @@
+/* registry.c: config `family` -> model.  Adding an accelerator family is a
+ * folder of model code plus one line here. */
+#include <string.h>
+
+#include "model.h"
+
+extern const struct model_ops gpu_model_ops;
+
+static const struct model_ops *const model_table[] = {
+    &gpu_model_ops,
+};
+
+const struct model_ops *model_lookup(const char *family)
+{
+    for (size_t i = 0; i < sizeof model_table / sizeof model_table[0]; i++)
+        if (strcmp(model_table[i]->family, family) == 0)
+            return model_table[i];
+    return NULL;
+}
+
+static const char *const level_names[LVL_COUNT] = {
+#define LEVEL_NAME_(e, n) n,
+    LEVEL_MAP(LEVEL_NAME_)
+#undef LEVEL_NAME_
+};
+
+const char *level_name(enum level l)
+{
+    return (unsigned)l < LVL_COUNT ? level_names[l] : "?";
+}

@@ -1,0 +1,810 @@
+/* cfg.c: YAML hardware config -> struct hw_config (schema: configs/README.md).
+ *
+ * Two passes.  Pass 1 reads the file (at most CFG_MAX_FILE_BYTES) and turns
+ * libyaml's event stream into a small tree of scalars, mappings and
+ * sequences, each node remembering its 1-based line.  Only plain data is
+ * accepted: anchors, aliases, explicit tags and more than one document are
+ * refused, and nesting is capped at CFG_MAX_DEPTH, so no input can make the
+ * tree large or cyclic.  Pass 2 walks the tree against the schema, section
+ * by section: unknown and duplicate keys first (in file order), then each
+ * required key, its type and its range.  The first problem found is reported
+ * through diag_set() and cfg_load() returns -1; *out is written only on
+ * success.
+ *
+ * This is the only file that includes yaml.h.  Nothing here is global; all
+ * memory is owned by one struct cfg_parse and released by cfg_parse_free()
+ * on every path.
+ */
+#include "cfg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#define CFG_MAX_FILE_BYTES (1u << 20) /* 1 MiB: configs are a few KiB */
+#define CFG_MAX_DEPTH 8               /* schema needs 3 (top, section, dtype map) */
+#define CFG_MAX_NODES 100000          /* far above any sane config */
+#define CFG_MAX_U64 1e18              /* cap for values converted to uint64_t */
+
+enum node_kind { NODE_SCALAR, NODE_MAPPING, NODE_SEQUENCE };
+
+/* One YAML node.  Mapping children alternate key, value, key, value. */
+struct node {
+    enum node_kind kind;
+    int line;          /* 1-based line where the node starts */
+    int key_line;      /* value in a mapping: line of its key (else 0) */
+    int n_children;
+    int plain;         /* scalar written without quotes (only plain scalars can be numbers) */
+    size_t text;       /* scalar: offset of its NUL-terminated text in cfg_parse.text */
+    size_t len;        /* scalar: length in bytes (may include an escaped NUL) */
+    int first, last;   /* first/last child, -1 if none */
+    int next;          /* next sibling, -1 if none */
+};
+
+struct cfg_parse {
+    const char *path;
+    struct diag *d;
+    struct node *nodes;
+    size_t n_nodes, cap_nodes;
+    char *text;
+    size_t n_text, cap_text;
+};
+
+/* Out of memory is not a user error: abort with the size (STYLE.md). */
+static void *cfg_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    if (q == NULL) {
+        fprintf(stderr, "strata: cfg: out of memory allocating %zu bytes\n", n);
+        abort();
+    }
+    return q;
+}
+
+static void cfg_parse_free(struct cfg_parse *c)
+{
+    free(c->nodes);
+    free(c->text);
+    c->nodes = NULL;
+    c->text = NULL;
+}
+
+static int mark_line(yaml_mark_t m)
+{
+    return m.line >= (size_t)1000000000 ? 0 : (int)m.line + 1;
+}
+
+/* ---------------------------------------------------------------- pass 1 */
+
+static int read_file(struct cfg_parse *c, unsigned char **buf_out, size_t *len_out)
+{
+    FILE *f = fopen(c->path, "rb");
+    if (f == NULL)
+        return diag_set(c->d, DIAG_E_IO, c->path, 0, "", "cannot open: %s", strerror(errno));
+    size_t cap = 4096, len = 0;
+    unsigned char *buf = cfg_xrealloc(NULL, cap);
+    for (;;) { /* reads at most CFG_MAX_FILE_BYTES + 1 bytes, then stops */
+        if (len == cap) {
+            cap *= 2;
+            buf = cfg_xrealloc(buf, cap);
+        }
+        size_t want = cap - len;
+        if (want > CFG_MAX_FILE_BYTES + 1 - len)
+            want = CFG_MAX_FILE_BYTES + 1 - len;
+        size_t got = fread(buf + len, 1, want, f);
+        len += got;
+        if (got == 0 || len > CFG_MAX_FILE_BYTES)
+            break;
+    }
+    int err = ferror(f);
+    int saved = errno;
+    fclose(f);
+    if (err) {
+        free(buf);
+        return diag_set(c->d, DIAG_E_IO, c->path, 0, "", "cannot read: %s", strerror(saved));
+    }
+    if (len > CFG_MAX_FILE_BYTES) {
+        free(buf);
+        return diag_set(c->d, DIAG_E_RANGE, c->path, 0, "",
+                        "file is larger than %u bytes; not a config", CFG_MAX_FILE_BYTES);
+    }
+    *buf_out = buf;
+    *len_out = len;
+    return 0;
+}
+
+static int new_node(struct cfg_parse *c, enum node_kind kind, int line, int parent)
+{
+    if (c->n_nodes >= CFG_MAX_NODES)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, line, "",
+                        "more than %d YAML nodes; not a config", CFG_MAX_NODES);
+    if (c->n_nodes == c->cap_nodes) {
+        c->cap_nodes = c->cap_nodes ? c->cap_nodes * 2 : 64;
+        c->nodes = cfg_xrealloc(c->nodes, c->cap_nodes * sizeof *c->nodes);
+    }
+    int i = (int)c->n_nodes++;
+    c->nodes[i] = (struct node){.kind = kind, .line = line, .first = -1, .last = -1, .next = -1};
+    if (parent >= 0) {
+        struct node *p = &c->nodes[parent];
+        if (p->kind == NODE_MAPPING && p->n_children % 2 == 1)
+            c->nodes[i].key_line = c->nodes[p->last].line;
+        p->n_children++;
+        if (p->last >= 0)
+            c->nodes[p->last].next = i;
+        else
+            p->first = i;
+        p->last = i;
+    }
+    return i;
+}
+
+static void set_text(struct cfg_parse *c, int n, const unsigned char *s, size_t len)
+{
+    while (c->n_text + len + 1 > c->cap_text) {
+        c->cap_text = c->cap_text ? c->cap_text * 2 : 1024;
+        c->text = cfg_xrealloc(c->text, c->cap_text);
+    }
+    if (len > 0)
+        memcpy(c->text + c->n_text, s, len);
+    c->text[c->n_text + len] = '\0';
+    c->nodes[n].text = c->n_text;
+    c->nodes[n].len = len;
+    c->n_text += len + 1;
+}
+
+/* Line of a reader error (bad UTF-8, control characters), which libyaml
+ * reports as a byte offset rather than a mark. */
+static int offset_line(const unsigned char *buf, size_t len, size_t off)
+{
+    int line = 1;
+    for (size_t i = 0; i < off && i < len; i++)
+        if (buf[i] == '\n')
+            line++;
+    return line;
+}
+
+static int parse_error(struct cfg_parse *c, const yaml_parser_t *p,
+                       const unsigned char *buf, size_t len)
+{
+    int line;
+    if (p->error == YAML_READER_ERROR)
+        line = offset_line(buf, len, p->problem_offset);
+    else
+        line = mark_line(p->problem_mark);
+    const char *problem = p->problem ? p->problem : "malformed YAML";
+    if (p->context)
+        return diag_set(c->d, DIAG_E_PARSE, c->path, line, "", "%s (%s)", problem, p->context);
+    return diag_set(c->d, DIAG_E_PARSE, c->path, line, "", "%s", problem);
+}
+
+/* Refuse YAML features a config never needs and that would make the tree
+ * something other than plain data. */
+static int check_plain_data(struct cfg_parse *c, const yaml_char_t *anchor,
+                            const yaml_char_t *tag, int line)
+{
+    if (anchor != NULL)
+        return diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
+                        "anchors (&%.40s) are not supported in configs; write the value out",
+                        (const char *)anchor);
+    if (tag != NULL)
+        return diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
+                        "explicit tags (%.40s) are not supported in configs",
+                        (const char *)tag);
+    return 0;
+}
+
+/* Build the node tree.  Returns the root node index, -1 on error. */
+static int build_tree(struct cfg_parse *c, const unsigned char *buf, size_t len)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p)) {
+        fprintf(stderr, "strata: cfg: out of memory initializing libyaml\n");
+        abort();
+    }
+    yaml_parser_set_input_string(&p, buf, len);
+
+    int stack[CFG_MAX_DEPTH];
+    int depth = 0, root = -1, docs = 0, rc = 0, done = 0;
+    while (!done && rc == 0) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&p, &ev)) {
+            rc = parse_error(c, &p, buf, len);
+            break;
+        }
+        int line = mark_line(ev.start_mark);
+        int parent = depth > 0 ? stack[depth - 1] : -1;
+        int n;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++docs > 1)
+                rc = diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
+                              "more than one YAML document; a config is one mapping");
+            break;
+        case YAML_ALIAS_EVENT:
+            rc = diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
+                          "aliases (*%.40s) are not supported in configs; write the value out",
+                          (const char *)ev.data.alias.anchor);
+            break;
+        case YAML_SCALAR_EVENT:
+            rc = check_plain_data(c, ev.data.scalar.anchor, ev.data.scalar.tag, line);
+            if (rc != 0)
+                break;
+            n = new_node(c, NODE_SCALAR, line, parent);
+            if (n < 0) {
+                rc = -1;
+                break;
+            }
+            c->nodes[n].plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+            set_text(c, n, ev.data.scalar.value, ev.data.scalar.length);
+            if (root < 0)
+                root = n;
+            break;
+        case YAML_MAPPING_START_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+            if (ev.type == YAML_MAPPING_START_EVENT)
+                rc = check_plain_data(c, ev.data.mapping_start.anchor,
+                                      ev.data.mapping_start.tag, line);
+            else
+                rc = check_plain_data(c, ev.data.sequence_start.anchor,
+                                      ev.data.sequence_start.tag, line);
+            if (rc != 0)
+                break;
+            if (depth >= CFG_MAX_DEPTH) {
+                rc = diag_set(c->d, DIAG_E_RANGE, c->path, line, "",
+                              "nesting deeper than %d levels; not a config", CFG_MAX_DEPTH);
+                break;
+            }
+            n = new_node(c, ev.type == YAML_MAPPING_START_EVENT ? NODE_MAPPING : NODE_SEQUENCE,
+                         line, parent);
+            if (n < 0) {
+                rc = -1;
+                break;
+            }
+            stack[depth++] = n;
+            if (root < 0)
+                root = n;
+            break;
+        case YAML_MAPPING_END_EVENT:
+        case YAML_SEQUENCE_END_EVENT:
+            if (depth > 0)
+                depth--;
+            break;
+        default: /* stream start, document end, none */
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&p);
+    if (rc != 0)
+        return -1;
+    if (root < 0)
+        return diag_set(c->d, DIAG_E_PARSE, c->path, 0, "",
+                        "file is empty; expected a mapping of config keys (see configs/README.md)");
+    return root;
+}
+
+/* ---------------------------------------------------------------- pass 2 */
+
+static const char *node_text(const struct cfg_parse *c, int n)
+{
+    return c->text + c->nodes[n].text;
+}
+
+static const char *kind_name(const struct cfg_parse *c, int n)
+{
+    switch (c->nodes[n].kind) {
+    case NODE_MAPPING:
+        return "a mapping";
+    case NODE_SEQUENCE:
+        return "a sequence";
+    default:
+        return c->nodes[n].plain ? "a scalar" : "a quoted string";
+    }
+}
+
+/* Line that "missing key" errors in mapping map point at: the line of the
+ * key that opened the section, or the mapping's own first line. */
+static int map_line(const struct cfg_parse *c, int map)
+{
+    return c->nodes[map].key_line > 0 ? c->nodes[map].key_line : c->nodes[map].line;
+}
+
+/* Next key after key k in a mapping (children alternate key, value). */
+static int next_key(const struct cfg_parse *c, int k)
+{
+    int v = c->nodes[k].next;
+    return v >= 0 ? c->nodes[v].next : -1;
+}
+
+static void field_name(char *buf, size_t size, const char *section, const char *key)
+{
+    if (section[0] == '\0')
+        snprintf(buf, size, "%s", key);
+    else
+        snprintf(buf, size, "%s.%s", section, key);
+}
+
+static int key_eq(const struct cfg_parse *c, int k, const char *s)
+{
+    size_t n = strlen(s);
+    return c->nodes[k].len == n && memcmp(node_text(c, k), s, n) == 0;
+}
+
+/* Check the keys of mapping map: each a scalar, each in allowed (NULL-ended),
+ * none twice.  Reports in file order. */
+static int check_keys(struct cfg_parse *c, int map, const char *section,
+                      const char *const *allowed)
+{
+    char field[128];
+    for (int k = c->nodes[map].first; k >= 0; k = next_key(c, k)) {
+        const struct node *kn = &c->nodes[k];
+        if (kn->kind != NODE_SCALAR)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, kn->line, section,
+                            "keys must be plain words, got %s", kind_name(c, k));
+        int known = 0;
+        for (const char *const *a = allowed; *a != NULL; a++)
+            if (key_eq(c, k, *a))
+                known = 1;
+        field_name(field, sizeof field, section, node_text(c, k));
+        if (!known) {
+            char list[512] = "";
+            size_t used = 0;
+            for (const char *const *a = allowed; *a != NULL && used < sizeof list; a++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                         a == allowed ? "" : ", ", *a);
+            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, kn->line, field,
+                            "unknown key; expected one of: %s", list);
+        }
+        for (int e = c->nodes[map].first; e != k; e = next_key(c, e))
+            if (key_eq(c, e, node_text(c, k)))
+                return diag_set(c->d, DIAG_E_DUPLICATE, c->path, kn->line, field,
+                                "duplicate key (first given on line %d)", c->nodes[e].line);
+    }
+    return 0;
+}
+
+/* Value node of key in mapping map, or -1.  Keys are unique after check_keys. */
+static int lookup(const struct cfg_parse *c, int map, const char *key)
+{
+    for (int k = c->nodes[map].first; k >= 0; k = next_key(c, k))
+        if (c->nodes[k].kind == NODE_SCALAR && key_eq(c, k, key))
+            return c->nodes[k].next;
+    return -1;
+}
+
+/* A section is a mapping under a top-level key.  Returns its node, -1 on
+ * error, -2 if absent and optional. */
+static int get_section(struct cfg_parse *c, int root, const char *name, int required)
+{
+    int v = lookup(c, root, name);
+    if (v < 0) {
+        if (!required)
+            return -2;
+        return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, name,
+                        "required section is missing");
+    }
+    if (c->nodes[v].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, name,
+                        "expected a mapping of keys, got %s", kind_name(c, v));
+    return v;
+}
+
+/* Strict decimal number: [+-]digits[.digits][(e|E)[+-]digits], at least one
+ * digit before or after the point.  No hex, inf, nan, underscores. */
+static int is_decimal(const char *s)
+{
+    const char *p = s;
+    int digits = 0;
+    if (*p == '+' || *p == '-')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+enum range {
+    RANGE_POS,     /* > 0 */
+    RANGE_NONNEG,  /* >= 0 */
+    RANGE_FRAC,    /* (0, 1] */
+    RANGE_FRAC0,   /* [0, 1) */
+    RANGE_COUNT    /* whole number, 1 .. UINT32_MAX */
+};
+
+/* Parse scalar node v as a number and check its range. */
+static int number_value(struct cfg_parse *c, int v, const char *field, enum range r, double *out)
+{
+    const struct node *n = &c->nodes[v];
+    const char *s = node_text(c, v);
+    if (n->kind != NODE_SCALAR)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "expected a number, got %s", kind_name(c, v));
+    if (!n->plain)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "expected a number, got a quoted string \"%.40s\"", s);
+    if (n->len == 0)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "expected a number, got nothing");
+    if (!is_decimal(s))
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "expected a number, got '%.40s'", s);
+    double x = strtod(s, NULL);
+    if (!isfinite(x))
+        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field, "too large, got %.40s", s);
+    switch (r) {
+    case RANGE_POS:
+        if (!(x > 0))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                            "must be > 0, got %.40s", s);
+        break;
+    case RANGE_NONNEG:
+        if (!(x >= 0))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                            "must be >= 0, got %.40s", s);
+        break;
+    case RANGE_FRAC:
+        if (!(x > 0 && x <= 1))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                            "must be in (0, 1], got %.40s", s);
+        break;
+    case RANGE_FRAC0:
+        if (!(x >= 0 && x < 1))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                            "must be in [0, 1), got %.40s", s);
+        break;
+    case RANGE_COUNT:
+        if (x != floor(x))
+            return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                            "must be a whole number, got %.40s", s);
+        if (!(x >= 1 && x <= 4294967295.0))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                            "must be between 1 and 4294967295, got %.40s", s);
+        break;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Required (or optional, returning 1 when absent) number map.key. */
+static int get_number(struct cfg_parse *c, int map, const char *section, const char *key,
+                      enum range r, int required, double *out)
+{
+    char field[128];
+    field_name(field, sizeof field, section, key);
+    int v = lookup(c, map, key);
+    if (v < 0) {
+        if (!required)
+            return 1;
+        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+                        "required key is missing");
+    }
+    return number_value(c, v, field, r, out);
+}
+
+static int get_u32(struct cfg_parse *c, int map, const char *section, const char *key,
+                   uint32_t *out)
+{
+    double x;
+    if (get_number(c, map, section, key, RANGE_COUNT, 1, &x) != 0)
+        return -1;
+    *out = (uint32_t)x;
+    return 0;
+}
+
+/* Positive quantity times scale, rounded to a uint64_t (bytes, ps). */
+static int get_scaled_u64(struct cfg_parse *c, int map, const char *section, const char *key,
+                          enum range r, double scale, uint64_t *out)
+{
+    double x;
+    if (get_number(c, map, section, key, r, 1, &x) != 0)
+        return -1;
+    double y = round(x * scale);
+    if (y > CFG_MAX_U64) {
+        char field[128];
+        field_name(field, sizeof field, section, key);
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, key)].line, field,
+                        "too large, got %g", x);
+    }
+    *out = (uint64_t)y;
+    return 0;
+}
+
+/* Required string map.key into buf[size]; must be non-empty and fit. */
+static int get_string(struct cfg_parse *c, int map, const char *section, const char *key,
+                      int required, char *buf, size_t size)
+{
+    char field[128];
+    field_name(field, sizeof field, section, key);
+    int v = lookup(c, map, key);
+    if (v < 0) {
+        if (!required)
+            return 0;
+        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+                        "required key is missing");
+    }
+    const struct node *n = &c->nodes[v];
+    if (n->kind != NODE_SCALAR)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "expected a string, got %s", kind_name(c, v));
+    if (n->len == 0)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field, "must not be empty");
+    if (strlen(node_text(c, v)) != n->len)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
+                        "must not contain a NUL character");
+    if (n->len >= size)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                        "longer than %zu characters", size - 1);
+    memcpy(buf, node_text(c, v), n->len + 1);
+    return 0;
+}
+
+/* Mapping dtype-name -> FLOP/cycle/unit.  Missing dtypes stay 0. */
+static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, const char *key,
+                           double rates[DT_COUNT])
+{
+    char field[128], sub[176];
+    field_name(field, sizeof field, section, key);
+    int v = lookup(c, map, key);
+    if (v < 0)
+        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+                        "required key is missing");
+    if (c->nodes[v].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, field,
+                        "expected a mapping of dtype: FLOP/cycle/unit, got %s", kind_name(c, v));
+    int seen_line[DT_COUNT] = {0};
+    int any = 0;
+    for (int k = c->nodes[v].first; k >= 0; k = next_key(c, k)) {
+        const struct node *kn = &c->nodes[k];
+        if (kn->kind != NODE_SCALAR)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, kn->line, field,
+                            "keys must be dtype names, got %s", kind_name(c, k));
+        snprintf(sub, sizeof sub, "%s.%.40s", field, node_text(c, k));
+        enum dtype t;
+        if (strlen(node_text(c, k)) != kn->len || dtype_from_name(node_text(c, k), &t) != 0) {
+            char list[256] = "";
+            size_t used = 0;
+            for (int i = 0; i < DT_COUNT && used < sizeof list; i++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                         i ? ", " : "", dtype_name((enum dtype)i));
+            return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, kn->line, sub,
+                            "unknown dtype; known: %s", list);
+        }
+        if (seen_line[t])
+            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, kn->line, sub,
+                            "duplicate key (first given on line %d)", seen_line[t]);
+        seen_line[t] = kn->line;
+        if (kn->next < 0 || number_value(c, kn->next, sub, RANGE_NONNEG, &rates[t]) != 0)
+            return -1;
+        if (rates[t] > 0)
+            any = 1;
+    }
+    if (!any)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[v].line, field,
+                        "at least one dtype must have a rate > 0");
+    return 0;
+}
+
+static const char *const top_keys[] = {
+    "name", "family", "clock_MHz", "compute", "registers", "shared_memory", "l2", "dram",
+    "pcie", "nvlink", "launch", "efficiency", NULL};
+static const char *const compute_keys[] = {
+    "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
+    "max_threads_per_unit", "max_ctas_per_unit", NULL};
+static const char *const registers_keys[] = {"capacity_KiB_per_unit", NULL};
+static const char *const smem_keys[] = {
+    "capacity_KiB_per_unit", "bandwidth_bytes_per_cycle_per_unit", NULL};
+static const char *const l2_keys[] = {
+    "capacity_MiB", "bandwidth_GBps", "latency_ns", "port_bytes_per_cycle_per_unit", NULL};
+static const char *const dram_keys[] = {
+    "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps", "latency_ns", "channels", NULL};
+static const char *const pcie_keys[] = {"bandwidth_GBps_per_direction", "latency_ns", NULL};
+static const char *const nvlink_keys[] = {
+    "links", "bandwidth_GBps_per_link_per_direction", "latency_ns", NULL};
+static const char *const launch_keys[] = {"kernel_overhead_ns", NULL};
+static const char *const efficiency_keys[] = {
+    "matrix_pipe_fraction", "vector_pipe_fraction", "dram_bandwidth_fraction",
+    "dram_rw_turnaround_penalty", "dram_loaded_latency_ns", "inflight_bytes_per_unit", NULL};
+
+/* Look up section name, check its keys.  Returns node, -1 error, -2 absent. */
+static int open_section(struct cfg_parse *c, int root, const char *name,
+                        const char *const *keys, int required)
+{
+    int s = get_section(c, root, name, required);
+    if (s >= 0 && check_keys(c, s, name, keys) != 0)
+        return -1;
+    return s;
+}
+
+static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
+{
+    const double GB = 1e9, KiB = 1024.0, MiB = 1048576.0, GiB = 1073741824.0;
+    double x;
+    int s;
+
+    if (c->nodes[root].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[root].line, "",
+                        "top level must be a mapping of config keys, got %s",
+                        kind_name(c, root));
+    if (check_keys(c, root, "", top_keys) != 0)
+        return -1;
+
+    if (get_string(c, root, "", "name", 1, h->name, sizeof h->name) != 0 ||
+        get_string(c, root, "", "family", 1, h->family, sizeof h->family) != 0)
+        return -1;
+    if (strcmp(h->family, "gpu") != 0)
+        return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
+                        c->nodes[lookup(c, root, "family")].line, "family",
+                        "unknown family '%s'; known: gpu", h->family);
+    if (get_number(c, root, "", "clock_MHz", RANGE_POS, 1, &x) != 0)
+        return -1;
+    h->clock_hz = x * 1e6;
+
+    if ((s = open_section(c, root, "compute", compute_keys, 1)) < 0 ||
+        get_u32(c, s, "compute", "units", &h->units) != 0 ||
+        get_dtype_rates(c, s, "compute", "matrix_flops_per_cycle_per_unit",
+                        h->matrix_flops_per_cycle) != 0 ||
+        get_dtype_rates(c, s, "compute", "vector_flops_per_cycle_per_unit",
+                        h->vector_flops_per_cycle) != 0 ||
+        get_u32(c, s, "compute", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
+        get_u32(c, s, "compute", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
+        return -1;
+
+    if ((s = open_section(c, root, "registers", registers_keys, 1)) < 0 ||
+        get_scaled_u64(c, s, "registers", "capacity_KiB_per_unit", RANGE_POS, KiB,
+                       &h->regfile_bytes_per_unit) != 0)
+        return -1;
+
+    if ((s = open_section(c, root, "shared_memory", smem_keys, 1)) < 0 ||
+        get_scaled_u64(c, s, "shared_memory", "capacity_KiB_per_unit", RANGE_POS, KiB,
+                       &h->smem_bytes_per_unit) != 0 ||
+        get_number(c, s, "shared_memory", "bandwidth_bytes_per_cycle_per_unit", RANGE_POS, 1,
+                   &h->smem_bytes_per_cycle_per_unit) != 0)
+        return -1;
+
+    if ((s = open_section(c, root, "l2", l2_keys, 1)) < 0 ||
+        get_scaled_u64(c, s, "l2", "capacity_MiB", RANGE_POS, MiB, &h->l2_bytes) != 0 ||
+        get_number(c, s, "l2", "bandwidth_GBps", RANGE_POS, 1, &x) != 0 ||
+        get_scaled_u64(c, s, "l2", "latency_ns", RANGE_POS, 1000.0, &h->l2_latency_ps) != 0 ||
+        get_number(c, s, "l2", "port_bytes_per_cycle_per_unit", RANGE_POS, 1,
+                   &h->l2_port_bytes_per_cycle_per_unit) != 0)
+        return -1;
+    h->l2_bw_bytes_per_s = x * GB;
+
+    if ((s = open_section(c, root, "dram", dram_keys, 1)) < 0 ||
+        get_string(c, s, "dram", "type", 0, h->dram_type, sizeof h->dram_type) != 0)
+        return -1;
+    {
+        int gb = lookup(c, s, "capacity_GB"), gib = lookup(c, s, "capacity_GiB");
+        if (gb >= 0 && gib >= 0)
+            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[gib].line,
+                            "dram.capacity_GiB",
+                            "give capacity_GB or capacity_GiB, not both (capacity_GB is on line %d)",
+                            c->nodes[gb].line);
+        if (gb < 0 && gib < 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, s), "dram.capacity_GB",
+                            "required key is missing (or give capacity_GiB)");
+        if (get_scaled_u64(c, s, "dram", gb >= 0 ? "capacity_GB" : "capacity_GiB", RANGE_POS,
+                           gb >= 0 ? GB : GiB, &h->dram_bytes) != 0)
+            return -1;
+    }
+    if (get_number(c, s, "dram", "bandwidth_GBps", RANGE_POS, 1, &x) != 0 ||
+        get_scaled_u64(c, s, "dram", "latency_ns", RANGE_POS, 1000.0, &h->dram_latency_ps) != 0 ||
+        get_u32(c, s, "dram", "channels", &h->dram_channels) != 0)
+        return -1;
+    h->dram_bw_bytes_per_s = x * GB;
+
+    if ((s = open_section(c, root, "pcie", pcie_keys, 1)) < 0 ||
+        get_number(c, s, "pcie", "bandwidth_GBps_per_direction", RANGE_POS, 1, &x) != 0 ||
+        get_scaled_u64(c, s, "pcie", "latency_ns", RANGE_POS, 1000.0, &h->pcie_latency_ps) != 0)
+        return -1;
+    h->pcie_bw_bytes_per_s = x * GB;
+
+    s = open_section(c, root, "nvlink", nvlink_keys, 0);
+    if (s == -1)
+        return -1;
+    if (s >= 0) {
+        if (get_u32(c, s, "nvlink", "links", &h->nvlink_links) != 0 ||
+            get_number(c, s, "nvlink", "bandwidth_GBps_per_link_per_direction", RANGE_POS, 1,
+                       &x) != 0 ||
+            get_scaled_u64(c, s, "nvlink", "latency_ns", RANGE_POS, 1000.0,
+                           &h->nvlink_latency_ps) != 0)
+            return -1;
+        h->nvlink_bw_bytes_per_s_per_link = x * GB;
+    }
+
+    if ((s = open_section(c, root, "launch", launch_keys, 1)) < 0 ||
+        get_scaled_u64(c, s, "launch", "kernel_overhead_ns", RANGE_NONNEG, 1000.0,
+                       &h->launch_overhead_ps) != 0)
+        return -1;
+
+    if ((s = open_section(c, root, "efficiency", efficiency_keys, 1)) < 0 ||
+        get_number(c, s, "efficiency", "matrix_pipe_fraction", RANGE_FRAC, 1,
+                   &h->eff_matrix_pipe) != 0 ||
+        get_number(c, s, "efficiency", "vector_pipe_fraction", RANGE_FRAC, 1,
+                   &h->eff_vector_pipe) != 0 ||
+        get_number(c, s, "efficiency", "dram_bandwidth_fraction", RANGE_FRAC, 1,
+                   &h->eff_dram_bw) != 0 ||
+        get_number(c, s, "efficiency", "dram_rw_turnaround_penalty", RANGE_FRAC0, 1,
+                   &h->eff_dram_rw_penalty) != 0 ||
+        get_scaled_u64(c, s, "efficiency", "dram_loaded_latency_ns", RANGE_POS, 1000.0,
+                       &h->eff_dram_loaded_latency_ps) != 0 ||
+        get_number(c, s, "efficiency", "inflight_bytes_per_unit", RANGE_POS, 1,
+                   &h->eff_inflight_bytes_per_unit) != 0)
+        return -1;
+    /* Cross-check: a loaded latency below the unloaded one is a typo. */
+    if (h->eff_dram_loaded_latency_ps < h->dram_latency_ps)
+        return diag_set(c->d, DIAG_E_RANGE, c->path,
+                        c->nodes[lookup(c, s, "dram_loaded_latency_ns")].line,
+                        "efficiency.dram_loaded_latency_ns",
+                        "must be >= dram.latency_ns (%g), got %g",
+                        (double)h->dram_latency_ps / 1000.0,
+                        (double)h->eff_dram_loaded_latency_ps / 1000.0);
+    return 0;
+}
+
+int cfg_load(const char *path, struct hw_config *out, struct diag *d)
+{
+    if (path == NULL || out == NULL)
+        return diag_set(d, DIAG_E_USAGE, "", 0, "", "cfg_load: path and out are required");
+    struct hw_config h;
+    memset(&h, 0, sizeof h);
+    if (strlen(path) >= sizeof h.path)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
+                        sizeof h.path - 1);
+    memcpy(h.path, path, strlen(path) + 1);
+
+    struct cfg_parse c = {.path = path, .d = d};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (read_file(&c, &buf, &len) != 0)
+        return -1;
+    int root = build_tree(&c, buf, len);
+    int rc = root < 0 ? -1 : fill_config(&c, root, &h);
+    free(buf);
+    cfg_parse_free(&c);
+    if (rc != 0)
+        return -1;
+    *out = h;
+    return 0;
+}
+
+double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t)
+{
+    if ((unsigned)t >= DT_COUNT)
+        return 0;
+    return (double)c->units * c->matrix_flops_per_cycle[t] * c->clock_hz;
+}
+
+double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t)
+{
+    if ((unsigned)t >= DT_COUNT)
+        return 0;
+    return (double)c->units * c->vector_flops_per_cycle[t] * c->clock_hz;
+}
+
+double cfg_smem_bw(const struct hw_config *c)
+{
+    return (double)c->units * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
+}

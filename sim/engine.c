@@ -1,0 +1,56 @@
+/* engine.c: see engine.h. */
+#include "engine.h"
+
+#include <string.h>
+
+#include "check.h"
+
+int engine_init(struct engine *e, uint32_t capacity)
+{
+    memset(e, 0, sizeof *e);
+    return eq_init(&e->q, capacity);
+}
+
+void engine_destroy(struct engine *e)
+{
+    eq_destroy(&e->q);
+}
+
+uint32_t engine_register(struct engine *e, const struct comp_ops *ops, void *self)
+{
+    SIM_CHECK(e->ncomps < ENGINE_MAX_COMPS);
+    e->comps[e->ncomps].ops = ops;
+    e->comps[e->ncomps].self = self;
+    return e->ncomps++;
+}
+
+uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t type,
+                   uint64_t arg, void *ptr)
+{
+    SIM_CHECK_LE_U64(e->now_ps, at_ps); /* never schedule into the past */
+    SIM_CHECK(comp < e->ncomps);
+    uint64_t h = eq_push(&e->q, at_ps, comp, type, arg, ptr);
+    SIM_CHECK(h != 0);
+    return h;
+}
+
+uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
+                      uint32_t type, uint64_t arg, void *ptr)
+{
+    return engine_at(e, e->now_ps + delay_ps, comp, type, arg, ptr);
+}
+
+void engine_cancel(struct engine *e, uint64_t handle)
+{
+    eq_cancel(&e->q, handle);
+}
+
+void engine_run(struct engine *e)
+{
+    struct eq_event ev;
+    while (eq_pop(&e->q, &ev)) {
+        e->now_ps = ev.time_ps;
+        e->events++;
+        e->comps[ev.comp].ops->handle(e, e->comps[ev.comp].self, &ev);
+    }
+}

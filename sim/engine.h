@@ -1,0 +1,54 @@
+/* engine.h: the discrete-event engine.
+ *
+ * One struct engine per simulation; it owns the event queue and a table of
+ * components.  A component is a (function table, state) pair registered
+ * with engine_register(); events carry the component index and are
+ * dispatched to its handle() function.  The engine knows nothing about
+ * hardware.  No globals: any number of engines may live in one process
+ * (and on different threads).
+ *
+ * Simulated time is uint64_t picoseconds.
+ */
+#ifndef STRATA_ENGINE_H
+#define STRATA_ENGINE_H
+
+#include <stdint.h>
+
+#include "eq.h"
+
+#define ENGINE_MAX_COMPS 64
+
+struct engine;
+
+struct comp_ops {
+    const char *name;
+    void (*handle)(struct engine *e, void *self, const struct eq_event *ev);
+};
+
+struct engine {
+    struct eq q;
+    uint64_t now_ps;                    /* current simulated time */
+    uint64_t events;                    /* events dispatched so far */
+    uint32_t ncomps;
+    struct {
+        const struct comp_ops *ops;
+        void *self;
+    } comps[ENGINE_MAX_COMPS];
+};
+
+/* capacity: events expected to be pending at once (the queue grows if needed). */
+int engine_init(struct engine *e, uint32_t capacity);
+void engine_destroy(struct engine *e);
+/* Returns the component index. */
+uint32_t engine_register(struct engine *e, const struct comp_ops *ops, void *self);
+/* Schedule at now + delay_ps; returns a handle for engine_cancel. */
+uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
+                      uint32_t type, uint64_t arg, void *ptr);
+/* Schedule at absolute time at_ps >= now. */
+uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t type,
+                   uint64_t arg, void *ptr);
+void engine_cancel(struct engine *e, uint64_t handle);
+/* Run until no events are left. */
+void engine_run(struct engine *e);
+
+#endif

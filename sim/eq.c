@@ -1,0 +1,157 @@
+/* eq.c: binary heap of slot indices ordered by (time_ps, seq).  See eq.h. */
+#include "eq.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static int eq_less(const struct eq *q, uint32_t a, uint32_t b)
+{
+    const struct eq_event *x = &q->slots[a].ev, *y = &q->slots[b].ev;
+    if (x->time_ps != y->time_ps)
+        return x->time_ps < y->time_ps;
+    return x->seq < y->seq;
+}
+
+static int eq_reserve(struct eq *q, uint32_t cap)
+{
+    struct eq_slot *s = realloc(q->slots, (size_t)cap * sizeof *s);
+    if (s == NULL)
+        return -1;
+    q->slots = s;
+    uint32_t *h = realloc(q->heap, (size_t)cap * sizeof *h);
+    if (h == NULL)
+        return -1;
+    q->heap = h;
+    for (uint32_t i = q->cap; i < cap; i++) {
+        q->slots[i].gen = 1;
+        q->slots[i].dead = 0;
+        q->slots[i].next_free = (i + 1 < cap) ? i + 1 : q->free_head;
+    }
+    if (cap > q->cap)
+        q->free_head = q->cap;
+    q->cap = cap;
+    return 0;
+}
+
+int eq_init(struct eq *q, uint32_t capacity)
+{
+    memset(q, 0, sizeof *q);
+    q->free_head = UINT32_MAX;
+    if (capacity < 16)
+        capacity = 16;
+    return eq_reserve(q, capacity);
+}
+
+void eq_destroy(struct eq *q)
+{
+    free(q->slots);
+    free(q->heap);
+    memset(q, 0, sizeof *q);
+}
+
+static void eq_sift_up(struct eq *q, uint32_t i)
+{
+    uint32_t x = q->heap[i];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!eq_less(q, x, q->heap[p]))
+            break;
+        q->heap[i] = q->heap[p];
+        i = p;
+    }
+    q->heap[i] = x;
+}
+
+static void eq_sift_down(struct eq *q, uint32_t i)
+{
+    uint32_t x = q->heap[i];
+    for (;;) {
+        uint32_t l = 2 * i + 1;
+        if (l >= q->size)
+            break;
+        uint32_t c = l;
+        if (l + 1 < q->size && eq_less(q, q->heap[l + 1], q->heap[l]))
+            c = l + 1;
+        if (!eq_less(q, q->heap[c], x))
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    q->heap[i] = x;
+}
+
+uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
+                 uint64_t arg, void *ptr)
+{
+    if (time_ps < q->now_ps)
+        return 0;
+    if (q->free_head == UINT32_MAX) {
+        /* Only when more events are pending than eq_init was told. */
+        SIM_CHECK(q->cap < UINT32_MAX / 2);
+        if (eq_reserve(q, q->cap * 2) != 0)
+            sim_oom((size_t)q->cap * 2 * sizeof(struct eq_slot));
+        q->grows++;
+    }
+    uint32_t s = q->free_head;
+    struct eq_slot *sl = &q->slots[s];
+    q->free_head = sl->next_free;
+    sl->dead = 0;
+    sl->ev.time_ps = time_ps;
+    sl->ev.seq = q->next_seq++;
+    sl->ev.comp = comp;
+    sl->ev.type = type;
+    sl->ev.arg = arg;
+    sl->ev.ptr = ptr;
+    q->heap[q->size] = s;
+    eq_sift_up(q, q->size);
+    q->size++;
+    return ((uint64_t)sl->gen << 32) | (uint64_t)(s + 1);
+}
+
+static void eq_free_slot(struct eq *q, uint32_t s)
+{
+    q->slots[s].gen++;
+    q->slots[s].next_free = q->free_head;
+    q->free_head = s;
+}
+
+static void eq_remove_top(struct eq *q)
+{
+    uint32_t s = q->heap[0];
+    q->size--;
+    if (q->size > 0) {
+        q->heap[0] = q->heap[q->size];
+        eq_sift_down(q, 0);
+    }
+    eq_free_slot(q, s);
+}
+
+const struct eq_event *eq_peek(struct eq *q)
+{
+    while (q->size > 0 && q->slots[q->heap[0]].dead)
+        eq_remove_top(q);
+    return q->size > 0 ? &q->slots[q->heap[0]].ev : NULL;
+}
+
+int eq_pop(struct eq *q, struct eq_event *out)
+{
+    if (eq_peek(q) == NULL)
+        return 0;
+    *out = q->slots[q->heap[0]].ev;
+    eq_remove_top(q);
+    q->now_ps = out->time_ps;
+    return 1;
+}
+
+void eq_cancel(struct eq *q, uint64_t handle)
+{
+    uint32_t s = (uint32_t)(handle & 0xffffffffu);
+    uint32_t gen = (uint32_t)(handle >> 32);
+    if (s == 0 || s > q->cap)
+        return;
+    s--;
+    if (q->slots[s].gen == gen)
+        q->slots[s].dead = 1;
+}

@@ -1,0 +1,60 @@
+/* eq.h: the event queue.
+ *
+ * A binary min-heap of events keyed by (time_ps, seq).  seq is a counter
+ * taken at push, so events with equal time fire in the order they were
+ * pushed (FIFO).  This tie rule is what makes runs byte-for-byte
+ * reproducible; do not change it.
+ *
+ * Storage is preallocated by eq_init(); the queue only grows (doubling) if
+ * more events are pending at once than the capacity asked for, and counts
+ * how often that happened (eq.grows) so the hot path can be checked to be
+ * malloc-free.  Pushing an event into the past is refused (returns 0).
+ * Cancellation marks a slot dead; dead events are dropped when they reach
+ * the top.
+ */
+#ifndef STRATA_EQ_H
+#define STRATA_EQ_H
+
+#include <stdint.h>
+
+struct eq_event {
+    uint64_t time_ps;   /* when it fires, simulated picoseconds */
+    uint64_t seq;       /* push order, breaks ties */
+    uint32_t comp;      /* component that handles it */
+    uint32_t type;      /* component-defined event type */
+    uint64_t arg;       /* component-defined */
+    void *ptr;          /* component-defined */
+};
+
+struct eq_slot {
+    struct eq_event ev;
+    uint32_t gen;       /* bumped when the slot is reused, so stale handles miss */
+    uint32_t dead;      /* cancelled */
+    uint32_t next_free; /* free-list link */
+};
+
+struct eq {
+    struct eq_slot *slots;
+    uint32_t *heap;     /* slot indices */
+    uint32_t size;      /* events in the heap (live and dead) */
+    uint32_t cap;
+    uint32_t free_head; /* UINT32_MAX = none */
+    uint64_t next_seq;
+    uint64_t now_ps;    /* time of the last popped event */
+    uint64_t grows;     /* how many times storage had to grow */
+};
+
+/* Returns 0, or -1 if out of memory. */
+int eq_init(struct eq *q, uint32_t capacity);
+void eq_destroy(struct eq *q);
+/* Push; returns a handle (never 0) for eq_cancel, or 0 if time_ps < now. */
+uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
+                 uint64_t arg, void *ptr);
+/* Pop the earliest live event into *out; returns 0 if the queue is empty. */
+int eq_pop(struct eq *q, struct eq_event *out);
+/* Earliest live event, or NULL. */
+const struct eq_event *eq_peek(struct eq *q);
+/* Cancel a pending event; a stale or fired handle is ignored. */
+void eq_cancel(struct eq *q, uint64_t handle);
+
+#endif

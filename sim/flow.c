@@ -1,0 +1,136 @@
+/* flow.c: max-min fair fluid bandwidth server.  See flow.h.
+ *
+ * Between two changes every flow drains at a constant rate, so the next
+ * completion time is exact; it is rounded up to a whole picosecond and one
+ * event is kept scheduled for it (cancelled and replaced on every change).
+ * A flow counts as finished when less than FLOW_EPS of it is left, which
+ * absorbs the rounding.
+ */
+#include "flow.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+
+#define FLOW_EPS 1e-6
+
+enum { FLOWSRV_EV_DONE = 1 };
+
+static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *ev);
+
+static const struct comp_ops flowsrv_ops = {"flowsrv", flowsrv_handle};
+
+void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
+                  double capacity_per_s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->capacity = capacity_per_s * 1e-12;
+    s->comp = engine_register(e, &flowsrv_ops, s);
+}
+
+/* Bring remaining[] up to now. */
+static void flowsrv_advance(struct flowsrv *s, uint64_t now)
+{
+    if (now > s->last_ps) {
+        double dt = (double)(now - s->last_ps);
+        if (s->nflows > 0)
+            s->busy_ps += now - s->last_ps;
+        for (uint32_t i = 0; i < s->nflows; i++) {
+            double d = s->flows[i].rate * dt;
+            if (d > s->flows[i].remaining)
+                d = s->flows[i].remaining;
+            s->flows[i].remaining -= d;
+            s->served += d;
+        }
+    }
+    s->last_ps = now;
+}
+
+/* Max-min fair rates by water filling: visit flows in increasing cap. */
+static void flowsrv_share(struct flowsrv *s)
+{
+    uint32_t order[FLOWSRV_MAX_FLOWS];
+    uint32_t n = s->nflows;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = i;
+        while (j > 0 && s->flows[order[j - 1]].cap > s->flows[i].cap) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    double left = s->capacity;
+    for (uint32_t k = 0; k < n; k++) {
+        struct flow *f = &s->flows[order[k]];
+        double fair = left / (double)(n - k);
+        f->rate = f->cap < fair ? f->cap : fair;
+        left -= f->rate;
+    }
+}
+
+static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
+{
+    if (s->pending) {
+        engine_cancel(e, s->pending);
+        s->pending = 0;
+    }
+    if (s->nflows == 0)
+        return;
+    flowsrv_share(s);
+    double best = INFINITY;
+    for (uint32_t i = 0; i < s->nflows; i++) {
+        double t = s->flows[i].remaining / s->flows[i].rate;
+        if (t < best)
+            best = t;
+    }
+    SIM_CHECK(isfinite(best));
+    uint64_t dt = (uint64_t)ceil(best);
+    s->pending = engine_after(e, dt, s->comp, FLOWSRV_EV_DONE, 0, NULL);
+}
+
+void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
+                   double cap_per_s, flow_done_fn done, void *owner, uint64_t arg)
+{
+    SIM_CHECK(amount > 0);
+    SIM_CHECK(s->nflows < FLOWSRV_MAX_FLOWS);
+    flowsrv_advance(s, e->now_ps);
+    struct flow *f = &s->flows[s->nflows++];
+    f->remaining = amount;
+    double cap = cap_per_s > 0 ? cap_per_s * 1e-12 : s->capacity;
+    f->cap = cap < s->capacity ? cap : s->capacity;
+    f->rate = 0;
+    f->done = done;
+    f->owner = owner;
+    f->arg = arg;
+    if (s->nflows > s->peak_flows)
+        s->peak_flows = s->nflows;
+    flowsrv_reschedule(s, e);
+}
+
+static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *ev)
+{
+    struct flowsrv *s = self;
+    (void)ev;
+    s->pending = 0;
+    flowsrv_advance(s, e->now_ps);
+    /* Collect finished flows first, then call back: a callback may start
+     * new flows on this same server. */
+    struct flow fin[FLOWSRV_MAX_FLOWS];
+    uint32_t nfin = 0, keep = 0;
+    for (uint32_t i = 0; i < s->nflows; i++) {
+        struct flow *f = &s->flows[i];
+        double tol = FLOW_EPS * (f->remaining + f->rate + 1.0);
+        if (f->remaining <= tol || f->remaining <= f->rate * 0.5) {
+            s->served += f->remaining;
+            fin[nfin++] = *f;
+        } else {
+            s->flows[keep++] = *f;
+        }
+    }
+    s->nflows = keep;
+    flowsrv_reschedule(s, e);
+    for (uint32_t i = 0; i < nfin; i++)
+        fin[i].done(e, fin[i].owner, fin[i].arg);
+}

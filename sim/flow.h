@@ -1,0 +1,59 @@
+/* flow.h: a shared bandwidth server (fluid, processor-sharing).
+ *
+ * Models anything with a throughput that concurrent users share: an HBM
+ * interface, the L2, a PCIe direction, a link, or a pipe's FLOP rate.
+ * Work arrives as flows (an amount of bytes or FLOPs, and a cap on the rate
+ * that one flow can reach, e.g. what the SMs issuing it can sustain).
+ * Active flows share the capacity max-min fairly: no flow gets more than
+ * its cap, and what capped flows leave is split evenly among the others.
+ * Rates are recomputed only when a flow starts or ends, so the cost is an
+ * event per flow, never an event per byte.  When a flow finishes the
+ * server calls its done() callback.
+ *
+ * Amounts are doubles (bytes or FLOPs); rates are per picosecond.  The
+ * server keeps at most FLOWSRV_MAX_FLOWS flows; the storage is inside the
+ * struct, so starting a flow never allocates.
+ */
+#ifndef STRATA_FLOW_H
+#define STRATA_FLOW_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+#define FLOWSRV_MAX_FLOWS 64
+
+typedef void (*flow_done_fn)(struct engine *e, void *owner, uint64_t arg);
+
+struct flow {
+    double remaining;       /* amount left */
+    double cap;             /* max rate of this flow, per ps */
+    double rate;            /* current rate, per ps */
+    flow_done_fn done;
+    void *owner;
+    uint64_t arg;
+};
+
+struct flowsrv {
+    char name[24];
+    double capacity;        /* total rate, per ps */
+    uint32_t comp;          /* engine component index */
+    uint32_t nflows;
+    struct flow flows[FLOWSRV_MAX_FLOWS];
+    uint64_t last_ps;       /* time remaining[] was last brought up to date */
+    uint64_t pending;       /* handle of the scheduled completion event, 0 = none */
+    /* statistics */
+    double served;          /* total amount served */
+    uint64_t busy_ps;       /* time with at least one active flow */
+    uint32_t peak_flows;    /* most concurrent flows seen */
+};
+
+/* capacity_per_s: amount per second.  Registers the server with e. */
+void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
+                  double capacity_per_s);
+/* Start a flow of amount (> 0) with rate cap cap_per_s (<= 0: no cap).
+ * done(e, owner, arg) is called from the engine when it completes. */
+void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
+                   double cap_per_s, flow_done_fn done, void *owner, uint64_t arg);
+
+#endif

@@ -1,0 +1,56 @@
+/* info.c: see info.h. */
+#include "info.h"
+
+#include <string.h>
+
+#include "report.h"
+
+void info_derive(const struct hw_config *c, struct info_out *o)
+{
+    memset(o, 0, sizeof *o);
+    for (unsigned t = 0; t < DT_COUNT; t++) {
+        o->matrix_flops[t] = cfg_matrix_peak_flops(c, (enum dtype)t);
+        o->vector_flops[t] = cfg_vector_peak_flops(c, (enum dtype)t);
+    }
+    o->bw[LVL_SMEM] = cfg_smem_bw(c);
+    o->bw[LVL_L2] = c->l2_bw_bytes_per_s;
+    o->bw[LVL_DRAM] = c->dram_bw_bytes_per_s;
+    o->bw[LVL_PCIE] = c->pcie_bw_bytes_per_s;
+    o->bw[LVL_NVLINK] = c->nvlink_links * c->nvlink_bw_bytes_per_s_per_link;
+    memcpy(o->bw_achievable, o->bw, sizeof o->bw);
+    o->bw_achievable[LVL_DRAM] = c->dram_bw_bytes_per_s * c->eff_dram_bw;
+    for (unsigned t = 0; t < DT_COUNT; t++)
+        for (unsigned l = 0; l < LVL_COUNT; l++)
+            o->ridge[t][l] = o->bw[l] > 0 ? o->matrix_flops[t] / o->bw[l] : 0;
+}
+
+void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
+{
+    char b1[32], b2[32];
+    fprintf(f, "%s (family %s, %s)\n", c->name, c->family, c->path);
+    fprintf(f, "  %u compute units at %.0f MHz\n", c->units, c->clock_hz / 1e6);
+    fprintf(f, "\n  peak FLOP/s      matrix      vector\n");
+    for (unsigned t = 0; t < DT_COUNT; t++) {
+        if (o->matrix_flops[t] <= 0 && o->vector_flops[t] <= 0)
+            continue;
+        report_fmt_si(b1, sizeof b1, o->matrix_flops[t], "FLOP/s");
+        report_fmt_si(b2, sizeof b2, o->vector_flops[t], "FLOP/s");
+        fprintf(f, "  %-10s %14s %14s\n", dtype_name((enum dtype)t),
+                o->matrix_flops[t] > 0 ? b1 : "-", o->vector_flops[t] > 0 ? b2 : "-");
+    }
+    /* the ridge is shown for the widest-used training/inference type */
+    enum dtype head = o->matrix_flops[DT_BF16] > 0 ? DT_BF16 : DT_FP16;
+    fprintf(f, "\n  level     bandwidth     achievable    ridge (%s FLOP/byte)\n", dtype_name(head));
+    for (unsigned l = 0; l < LVL_COUNT; l++) {
+        if (o->bw[l] <= 0)
+            continue;
+        report_fmt_si(b1, sizeof b1, o->bw[l], "B/s");
+        report_fmt_si(b2, sizeof b2, o->bw_achievable[l], "B/s");
+        fprintf(f, "  %-8s %12s  %12s  %10.1f\n", level_name((enum level)l), b1, b2,
+                o->ridge[head][l]);
+    }
+    report_fmt_si(b1, sizeof b1, (double)c->l2_bytes, "B");
+    report_fmt_si(b2, sizeof b2, (double)c->dram_bytes, "B");
+    fprintf(f, "\n  capacity: L2 %s, %s %s; launch overhead %.2f us\n", b1,
+            c->dram_type[0] ? c->dram_type : "DRAM", b2, (double)c->launch_overhead_ps * 1e-6);
+}

@@ -1,0 +1,288 @@
+/* llm.c: see llm.h.  `strata gen llm` is here too. */
+#include "llm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "cli.h"
+#include "jsondoc.h"
+
+#define LLM_MAX_DIM (1ull << 24)
+
+static int get_dim(const struct jsondoc *doc, const char *key, int required, uint64_t def,
+                   uint64_t *out, struct diag *d)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, key);
+    if (it == NULL) {
+        if (required)
+            return diag_set(d, DIAG_E_MISSING, doc->name, 1, key, "required field is missing");
+        *out = def;
+        return 0;
+    }
+    return jsondoc_get_uint(doc, it, "", key, 1, LLM_MAX_DIM, out, d);
+}
+
+int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
+{
+    memset(c, 0, sizeof *c);
+    struct jsondoc doc;
+    if (jsondoc_load(path, &doc, d) != 0)
+        return -1;
+    int rc = -1;
+    if (!cJSON_IsObject(doc.root)) {
+        diag_set(d, DIAG_E_TYPE, path, 1, "", "a model config must be a JSON object");
+        goto out;
+    }
+    snprintf(c->path, sizeof c->path, "%s", path);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(doc.root, "model_type");
+    snprintf(c->name, sizeof c->name, "%s", cJSON_IsString(mt) ? mt->valuestring : "llm");
+    if (get_dim(&doc, "hidden_size", 1, 0, &c->hidden, d) ||
+        get_dim(&doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
+        get_dim(&doc, "num_hidden_layers", 1, 0, &c->layers, d) ||
+        get_dim(&doc, "num_attention_heads", 1, 0, &c->heads, d) ||
+        get_dim(&doc, "vocab_size", 1, 0, &c->vocab, d) ||
+        get_dim(&doc, "max_position_embeddings", 1, 0, &c->max_pos, d) ||
+        get_dim(&doc, "num_key_value_heads", 0, c->heads, &c->kv_heads, d))
+        goto out;
+    const cJSON *hd = cJSON_GetObjectItemCaseSensitive(doc.root, "head_dim");
+    if (hd != NULL && !cJSON_IsNull(hd)) {
+        if (jsondoc_get_uint(&doc, hd, "", "head_dim", 1, LLM_MAX_DIM, &c->head_dim, d))
+            goto out;
+    } else {
+        if (c->hidden % c->heads != 0) {
+            diag_set(d, DIAG_E_RANGE, path,
+                     jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(doc.root, "num_attention_heads")),
+                     "num_attention_heads",
+                     "hidden_size %llu is not divisible by num_attention_heads %llu",
+                     (unsigned long long)c->hidden, (unsigned long long)c->heads);
+            goto out;
+        }
+        c->head_dim = c->hidden / c->heads;
+    }
+    if (c->heads % c->kv_heads != 0) {
+        diag_set(d, DIAG_E_RANGE, path,
+                 jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(doc.root, "num_key_value_heads")),
+                 "num_key_value_heads", "%llu does not divide num_attention_heads %llu",
+                 (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
+        goto out;
+    }
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc.root, "tie_word_embeddings");
+    if (tie != NULL && jsondoc_get_bool(&doc, tie, "", "tie_word_embeddings", &c->tied, d))
+        goto out;
+    rc = 0;
+out:
+    jsondoc_free(&doc);
+    return rc;
+}
+
+uint64_t llm_param_count(const struct llm_config *c)
+{
+    uint64_t h = c->hidden, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
+    uint64_t layer = h * q + 2 * h * kv + q * h      /* q, k, v, o */
+                     + 3 * h * c->intermediate       /* gate, up, down */
+                     + 2 * h;                        /* two RMSNorm weights */
+    uint64_t n = c->vocab * h + c->layers * layer + h;
+    if (!c->tied)
+        n += c->vocab * h;
+    return n;
+}
+
+struct builder {
+    struct trace *t;
+    uint32_t cap;
+};
+
+static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
+{
+    struct trace *t = b->t;
+    SIM_CHECK(t->nops < b->cap);
+    uint32_t i = t->nops++;
+    struct op *o = &t->ops[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "%s", id);
+    snprintf(o->name, sizeof o->name, "%s", id);
+    o->kind = kind;
+    o->dtype = dt;
+    o->measured_s = -1;
+    o->line = 0;
+    /* every op waits for the one before: a single dependent chain */
+    o->deps_off = t->ndeps;
+    if (i > 0) {
+        t->deps[t->ndeps++] = i - 1;
+        o->ndeps = 1;
+    }
+    t->topo[i] = i;
+    return o;
+}
+
+static void add_gemm(struct builder *b, const char *id, enum dtype dt, uint64_t m, uint64_t n,
+                     uint64_t k)
+{
+    struct op *o = add_op(b, id, OP_GEMM, dt);
+    o->u.gemm.m = m;
+    o->u.gemm.n = n;
+    o->u.gemm.k = k;
+    o->u.gemm.batch = 1;
+}
+
+static void add_ew(struct builder *b, const char *id, enum dtype dt, uint64_t el, uint32_t in,
+                   uint32_t out, double fpe)
+{
+    struct op *o = add_op(b, id, OP_ELEMENTWISE, dt);
+    o->u.ew.elements = el;
+    o->u.ew.inputs = in;
+    o->u.ew.outputs = out;
+    o->u.ew.flops_per_element = fpe;
+}
+
+static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype dt,
+                   uint64_t rows, uint64_t cols)
+{
+    struct op *o = add_op(b, id, k, dt);
+    o->u.rc.rows = rows;
+    o->u.rc.cols = cols;
+}
+
+int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
+              struct diag *d)
+{
+    memset(t, 0, sizeof *t);
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t kv_len = s->context + T;
+    if (s->batch == 0 || T == 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
+    if (kv_len > c->max_pos)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
+                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
+                        (unsigned long long)s->context, (unsigned long long)T,
+                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
+    uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
+    uint32_t per_layer = 13, cap = (uint32_t)(c->layers * per_layer + 4);
+    t->ops = sim_xcalloc(cap, sizeof *t->ops);
+    t->deps = sim_xcalloc(cap, sizeof *t->deps);
+    t->topo = sim_xcalloc(cap, sizeof *t->topo);
+    t->devices = sim_xcalloc(1, sizeof *t->devices);
+    snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
+    t->ndevices = 1;
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt);
+    snprintf(t->path, sizeof t->path, "%s", c->path);
+    struct builder b = {t, cap};
+    enum dtype dt = s->dtype;
+    char id[64];
+
+    struct op *e = add_op(&b, "embed", OP_EMBEDDING, dt);
+    e->u.emb.tokens = rows;
+    e->u.emb.dim = h;
+    for (uint64_t l = 0; l < c->layers; l++) {
+#define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
+        add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
+        add_gemm(&b, ID("qkv_proj"), dt, rows, (c->heads + 2 * c->kv_heads) * hd, h);
+        add_ew(&b, ID("rope"), dt, rows * (c->heads + c->kv_heads) * hd, 1, 1, 4.0);
+        add_ew(&b, ID("kv_write"), dt, rows * 2 * c->kv_heads * hd, 1, 1, 0.0);
+        struct op *a = add_op(&b, ID("attention"), OP_ATTENTION, dt);
+        a->u.attn.batch = s->batch;
+        a->u.attn.heads = c->heads;
+        a->u.attn.kv_heads = c->kv_heads;
+        a->u.attn.q_len = T;
+        a->u.attn.kv_len = kv_len;
+        a->u.attn.head_dim = hd;
+        a->u.attn.causal = 1;
+        a->u.attn.impl = s->attn;
+        add_gemm(&b, ID("o_proj"), dt, rows, h, c->heads * hd);
+        add_ew(&b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+        add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h);
+        add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h);
+        add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
+        add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate);
+        add_ew(&b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
+#undef ID
+    }
+    add_rc(&b, "final_norm", OP_NORM, dt, s->batch, h);
+    add_gemm(&b, "lm_head", dt, s->batch, c->vocab, h);
+    add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
+    return 0;
+}
+
+/* ------------------------------------------------------------ strata gen llm */
+
+static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (v[0] == '\0' || v[0] == '-' || *end != '\0' || x < min || x > (1ull << 40)) {
+        fprintf(stderr, "strata gen llm: %s: expected an integer >= %llu, got '%s'\n", opt,
+                (unsigned long long)min, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_gen(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "llm") != 0) {
+        fprintf(stderr, "strata gen: expected 'strata gen llm ...'\n");
+        return 2;
+    }
+    struct cli_opts o;
+    cli_opts_init(&o, argc - 1, argv + 1);
+    const char *model = cli_get(&o, "--model"), *phase = cli_get(&o, "--phase");
+    const char *batch = cli_get(&o, "--batch"), *prompt = cli_get(&o, "--prompt");
+    const char *context = cli_get(&o, "--context"), *dtype = cli_get(&o, "--dtype");
+    const char *attn = cli_get(&o, "--attn"), *outp = cli_get(&o, "-o");
+    if (outp == NULL)
+        outp = cli_get(&o, "--output");
+    int rc = cli_check(&o, "gen llm");
+    if (rc)
+        return rc;
+    if (model == NULL || phase == NULL || outp == NULL) {
+        fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
+        return 2;
+    }
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH};
+    if (strcmp(phase, "prefill") == 0)
+        s.phase = LLM_PREFILL;
+    else if (strcmp(phase, "decode") != 0) {
+        fprintf(stderr, "strata gen llm: --phase: expected prefill or decode, got '%s'\n", phase);
+        return 2;
+    }
+    if (s.phase == LLM_PREFILL)
+        s.prompt = 512;
+    if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
+        (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
+        (context && parse_u64("--context", context, 0, &s.context)))
+        return 2;
+    if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
+        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
+        return 2;
+    }
+    if (attn) {
+        if (strcmp(attn, "naive") == 0)
+            s.attn = ATTN_NAIVE;
+        else if (strcmp(attn, "flash") != 0) {
+            fprintf(stderr, "strata gen llm: --attn: expected flash or naive, got '%s'\n", attn);
+            return 2;
+        }
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c;
+    struct trace t;
+    if (llm_config_load(model, &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    rc = trace_write(&t, outp, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    else
+        printf("wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
+               outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : "prefill",
+               (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
+               (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
+    trace_free(&t);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+/* llm.h: operator traces for dense decoder-only transformers (Llama,
+ * Mistral, Phi-3, SmolLM families) built from a Hugging Face config.json.
+ *
+ * llm_config_load() reads the fields strata needs and checks them
+ * (positive sizes, hidden size divisible by heads, kv heads dividing heads);
+ * llm_build() lowers one prefill or decode step into a struct trace that
+ * trace_write() can save.  The layer structure follows gpt-fast/HF:
+ * RMSNorm, fused QKV projection, RoPE, KV-cache write, attention, output
+ * projection, residual add, RMSNorm, gate and up projections, SiLU*mul,
+ * down projection, residual add; then the final norm, the LM head (last
+ * token of each sequence) and sampling.
+ */
+#ifndef STRATA_LLM_H
+#define STRATA_LLM_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "dtype.h"
+#include "trace.h"
+
+struct llm_config {
+    char path[512];
+    char name[96];                  /* model_type or file stem */
+    uint64_t hidden;                /* hidden_size */
+    uint64_t intermediate;          /* intermediate_size */
+    uint64_t layers;                /* num_hidden_layers */
+    uint64_t heads;                 /* num_attention_heads */
+    uint64_t kv_heads;              /* num_key_value_heads (default heads) */
+    uint64_t head_dim;              /* head_dim (default hidden / heads) */
+    uint64_t vocab;                 /* vocab_size */
+    uint64_t max_pos;               /* max_position_embeddings */
+    int tied;                       /* tie_word_embeddings */
+};
+
+enum llm_phase { LLM_PREFILL, LLM_DECODE };
+
+struct llm_step {
+    enum llm_phase phase;
+    uint64_t batch;                 /* sequences */
+    uint64_t prompt;                /* prefill: new tokens per sequence */
+    uint64_t context;               /* tokens already in the KV cache */
+    enum dtype dtype;               /* weights, activations and KV cache */
+    enum attn_impl attn;
+};
+
+int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
+/* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
+uint64_t llm_param_count(const struct llm_config *c);
+/* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
+int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
+              struct diag *d);
+
+#endif

@@ -1,0 +1,67 @@
+/* main.c: the strata command line.
+ *
+ *   strata run      --hw CFG --trace TRACE [--json F] [--csv F] [--top N] [--quiet]
+ *   strata info     --hw CFG [--json F]
+ *   strata gen llm  --model HF_CONFIG --phase prefill|decode [options] -o TRACE
+ *   strata validate --data CSV [--json F] [--configs DIR]
+ *
+ * Every user error is printed as "file:line: field: message" and exits 1;
+ * usage errors exit 2.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cfg.h"
+#include "cli.h"
+#include "diag.h"
+#include "report.h"
+#include "run.h"
+#include "trace.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "strata %s: a cycle-approximate accelerator simulator\n"
+            "\n"
+            "usage:\n"
+            "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
+            "                  [--top N] [--quiet]\n"
+            "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
+            "  strata gen llm  --model CONFIG.json --phase prefill|decode [--batch B] [--prompt P]\n"
+            "                  [--context C] [--dtype bf16] [--attn flash|naive] -o TRACE.json\n"
+            "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
+            "  strata version\n"
+            "\n"
+            "See README.md and docs/ for the formats.\n",
+            STRATA_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *verb = argv[1];
+    if (strcmp(verb, "run") == 0)
+        return cli_run(argc - 1, argv + 1);
+    if (strcmp(verb, "info") == 0)
+        return cli_info(argc - 1, argv + 1);
+    if (strcmp(verb, "gen") == 0)
+        return cli_gen(argc - 1, argv + 1);
+    if (strcmp(verb, "validate") == 0)
+        return cli_validate(argc - 1, argv + 1);
+    if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {
+        printf("strata %s\n", STRATA_VERSION);
+        return 0;
+    }
+    if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "strata: unknown command '%s'\n\n", verb);
+    usage(stderr);
+    return 2;
+}

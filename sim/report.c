@@ -1,0 +1,361 @@
+/* report.c: terminal, JSON and CSV reports of a run.  See report.h.
+ * cJSON is used here (writing) and in the JSON loaders (reading) only. */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "check.h"
+#include "info.h"
+#include "validate.h"
+
+#define PS 1e-12
+
+void report_fmt_time(char *buf, size_t n, double s)
+{
+    double a = fabs(s);
+    if (a >= 1.0)
+        snprintf(buf, n, "%.3f s", s);
+    else if (a >= 1e-3)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (a >= 1e-6)
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    else
+        snprintf(buf, n, "%.1f ns", s * 1e9);
+}
+
+void report_fmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (fabs(v) >= 1000.0 && i < 6) {
+        v /= 1000.0;
+        i++;
+    }
+    snprintf(buf, n, "%.3g %s%s", v, pre[i], unit);
+}
+
+static double op_time_s(const struct op_result *o)
+{
+    return (double)(o->end_ps - o->start_ps) * PS;
+}
+
+static int cmp_desc_time(const void *a, const void *b, void *ctx);
+
+/* qsort_r is not C17; sort an index array with a small insertion-merge. */
+static void sort_ops_by_time(const struct run_result *r, uint32_t *idx, uint32_t n)
+{
+    /* bottom-up merge sort, stable, deterministic */
+    uint32_t *tmp = sim_xcalloc(n ? n : 1, sizeof *tmp);
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = cmp_desc_time(&idx[j], &idx[i], (void *)(uintptr_t)r) < 0 ? idx[j++] : idx[i++];
+            while (i < mid)
+                tmp[k++] = idx[i++];
+            while (j < hi)
+                tmp[k++] = idx[j++];
+        }
+        memcpy(idx, tmp, n * sizeof *idx);
+    }
+    free(tmp);
+}
+
+static int cmp_desc_time(const void *a, const void *b, void *ctx)
+{
+    const struct run_result *r = (const struct run_result *)(uintptr_t)ctx;
+    const struct op_result *x = &r->ops[*(const uint32_t *)a], *y = &r->ops[*(const uint32_t *)b];
+    uint64_t tx = x->end_ps - x->start_ps, ty = y->end_ps - y->start_ps;
+    if (tx != ty)
+        return tx > ty ? -1 : 1;
+    return 0;
+}
+
+void report_text(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    double total = (double)r->total_ps * PS;
+    char b1[32], b2[32], b3[32];
+    report_fmt_time(b1, sizeof b1, total);
+    fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, c->cfg->name);
+    fprintf(out, "  total time     %s", b1);
+    if (c->tokens > 0 && total > 0)
+        fprintf(out, "   (%.1f tokens/s)", c->tokens / total);
+    fprintf(out, "\n");
+    uint32_t kernels = 0;
+    for (uint32_t i = 0; i < r->nops; i++)
+        kernels += r->ops[i].kernels;
+    fprintf(out, "  ops            %u (%u kernels, %llu engine events)\n", r->nops, kernels,
+            (unsigned long long)r->events);
+    report_fmt_si(b1, sizeof b1, r->flops, "FLOP");
+    report_fmt_si(b2, sizeof b2, total > 0 ? r->flops / total : 0, "FLOP/s");
+    fprintf(out, "  work           %s (%s achieved)\n", b1, b2);
+    fprintf(out, "  bytes moved   ");
+    for (unsigned l = 0; l < LVL_COUNT; l++) {
+        if (r->bytes[l] <= 0)
+            continue;
+        report_fmt_si(b1, sizeof b1, r->bytes[l], "B");
+        report_fmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
+        fprintf(out, " %s %s (%s)", level_name((enum level)l), b1, b2);
+    }
+    fprintf(out, "\n  where the time went:");
+    for (unsigned k = 0; k <= RUN_IDLE; k++) {
+        double f = total > 0 ? r->time_ps[k] * PS / total : 0;
+        if (f < 0.0005)
+            continue;
+        fprintf(out, " %s %.1f%%", k >= CAT_STALL && k < CAT_COUNT ? "" : run_cat_name(k), 100 * f);
+        if (k >= CAT_STALL && k < CAT_COUNT)
+            fprintf(out, " waiting on %s", run_cat_name(k));
+        fprintf(out, ";");
+    }
+    fprintf(out, "\n");
+
+    uint32_t n = r->nops;
+    uint32_t *idx = sim_xcalloc(n ? n : 1, sizeof *idx);
+    for (uint32_t i = 0; i < n; i++)
+        idx[i] = i;
+    sort_ops_by_time(r, idx, n);
+    unsigned top = c->top ? c->top : 15;
+    if (top > n)
+        top = n;
+    fprintf(out, "\n  %-28s %-11s %10s %6s %10s %10s %-8s %s\n", "op (slowest first)", "kind",
+            "time", "share", "FLOP", "DRAM B", "bound", "stalls (busy/launch/smem/l2/dram/pcie)");
+    for (unsigned k = 0; k < top; k++) {
+        const struct op_result *o = &r->ops[idx[k]];
+        const struct op *op = &t->ops[idx[k]];
+        double ts = op_time_s(o);
+        report_fmt_time(b1, sizeof b1, ts);
+        report_fmt_si(b2, sizeof b2, o->flops, "");
+        report_fmt_si(b3, sizeof b3, o->bytes[LVL_DRAM], "");
+        fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", op->name, op_kind_name(op->kind),
+                b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(o));
+        uint64_t dur = o->end_ps - o->start_ps;
+        for (unsigned cat = 0; cat < CAT_COUNT - 1; cat++)
+            fprintf(out, "%s%.0f", cat ? "/" : " ", dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
+        fprintf(out, "%%\n");
+    }
+    if (n > top)
+        fprintf(out, "  ... %u more ops (--top N, --csv, --json)\n", n - top);
+    free(idx);
+}
+
+static cJSON *levels_obj(const double *v, double scale)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (unsigned l = 0; l < LVL_COUNT; l++)
+        cJSON_AddNumberToObject(o, level_name((enum level)l), v[l] * scale);
+    return o;
+}
+
+static cJSON *stall_obj_u64(const uint64_t *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (unsigned l = 0; l < LVL_COUNT; l++)
+        cJSON_AddNumberToObject(o, level_name((enum level)l), (double)t[CAT_STALL + l] * PS);
+    return o;
+}
+
+static int write_json_tree(cJSON *root, const char *path, struct diag *d)
+{
+    char *text = cJSON_Print(root);
+    if (text == NULL)
+        sim_oom(0);
+    struct afile a;
+    int rc = afile_open(&a, path, d);
+    if (rc == 0) {
+        fputs(text, a.f);
+        fputc('\n', a.f);
+        rc = afile_commit(&a, d);
+    }
+    free(text);
+    return rc;
+}
+
+int report_json(const struct report_ctx *c, const char *path, struct diag *d)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    double total = (double)r->total_ps * PS;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "strata_report", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "version", STRATA_VERSION);
+    cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
+    cJSON_AddStringToObject(hw, "name", c->cfg->name);
+    cJSON_AddStringToObject(hw, "family", c->cfg->family);
+    cJSON_AddStringToObject(hw, "config", c->cfg->path);
+    cJSON *tr = cJSON_AddObjectToObject(root, "trace");
+    cJSON_AddStringToObject(tr, "path", t->path);
+    cJSON_AddNumberToObject(tr, "ops", t->nops);
+    cJSON_AddNumberToObject(root, "total_time_s", total);
+    if (c->tokens > 0) {
+        cJSON_AddNumberToObject(root, "tokens", c->tokens);
+        cJSON_AddNumberToObject(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
+    }
+    cJSON_AddNumberToObject(root, "flops", r->flops);
+    cJSON_AddItemToObject(root, "bytes", levels_obj(r->bytes, 1.0));
+    cJSON *st = cJSON_CreateObject();
+    for (unsigned l = 0; l < LVL_COUNT; l++)
+        cJSON_AddNumberToObject(st, level_name((enum level)l), r->time_ps[CAT_STALL + l] * PS);
+    cJSON_AddItemToObject(root, "stall_s", st);
+    cJSON_AddNumberToObject(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
+    cJSON_AddNumberToObject(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
+    cJSON_AddNumberToObject(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
+    cJSON_AddNumberToObject(root, "engine_events", (double)r->events);
+    cJSON *ops = cJSON_AddArrayToObject(root, "ops");
+    for (uint32_t i = 0; i < r->nops; i++) {
+        const struct op_result *o = &r->ops[i];
+        const struct op *op = &t->ops[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", op->id);
+        cJSON_AddStringToObject(j, "name", op->name);
+        cJSON_AddStringToObject(j, "kind", op_kind_name(op->kind));
+        cJSON_AddStringToObject(j, "device", t->devices[op->device]);
+        cJSON_AddNumberToObject(j, "stream", op->stream);
+        cJSON_AddStringToObject(j, "dtype", dtype_name(op->dtype));
+        cJSON_AddNumberToObject(j, "start_s", (double)o->start_ps * PS);
+        cJSON_AddNumberToObject(j, "time_s", op_time_s(o));
+        cJSON_AddNumberToObject(j, "flops", o->flops);
+        cJSON_AddItemToObject(j, "bytes", levels_obj(o->bytes, 1.0));
+        cJSON_AddStringToObject(j, "bound", run_bound_name(o));
+        cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(o->time_ps));
+        cJSON_AddNumberToObject(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
+        cJSON_AddNumberToObject(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
+        cJSON_AddNumberToObject(j, "kernels", o->kernels);
+        cJSON_AddNumberToObject(j, "ctas", (double)o->ctas);
+        cJSON_AddNumberToObject(j, "waves", o->waves);
+        cJSON_AddStringToObject(j, "tile", o->tile);
+        if (op->measured_s >= 0)
+            cJSON_AddNumberToObject(j, "measured_s", op->measured_s);
+        cJSON_AddItemToArray(ops, j);
+    }
+    int rc = write_json_tree(root, path, d);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static void csv_str(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    FILE *f = a.f;
+    fprintf(f, "id,name,kind,device,stream,dtype,start_s,time_s,flops");
+    for (unsigned l = 0; l < LVL_COUNT; l++)
+        fprintf(f, ",bytes_%s", level_name((enum level)l));
+    fprintf(f, ",busy_s,launch_s");
+    for (unsigned l = 0; l < LVL_COUNT; l++)
+        fprintf(f, ",stall_%s_s", level_name((enum level)l));
+    fprintf(f, ",bound,kernels,ctas,waves,tile\n");
+    for (uint32_t i = 0; i < r->nops; i++) {
+        const struct op_result *o = &r->ops[i];
+        const struct op *op = &t->ops[i];
+        csv_str(f, op->id);
+        fputc(',', f);
+        csv_str(f, op->name);
+        fprintf(f, ",%s,", op_kind_name(op->kind));
+        csv_str(f, t->devices[op->device]);
+        fprintf(f, ",%u,%s,%.9g,%.9g,%.9g", op->stream, dtype_name(op->dtype),
+                (double)o->start_ps * PS, op_time_s(o), o->flops);
+        for (unsigned l = 0; l < LVL_COUNT; l++)
+            fprintf(f, ",%.9g", o->bytes[l]);
+        for (unsigned k = 0; k < CAT_COUNT; k++)
+            fprintf(f, ",%.9g", (double)o->time_ps[k] * PS);
+        fprintf(f, ",%s,%u,%llu,%u,", run_bound_name(o), o->kernels, (unsigned long long)o->ctas,
+                o->waves);
+        csv_str(f, o->tile);
+        fputc('\n', f);
+    }
+    return afile_commit(&a, d);
+}
+
+int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "strata_info", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "name", c->name);
+    cJSON_AddStringToObject(root, "family", c->family);
+    cJSON_AddStringToObject(root, "config", c->path);
+    cJSON_AddNumberToObject(root, "units", c->units);
+    cJSON_AddNumberToObject(root, "clock_hz", c->clock_hz);
+    cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
+    cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
+    cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
+    for (unsigned t = 0; t < DT_COUNT; t++) {
+        const char *n = dtype_name((enum dtype)t);
+        if (o->matrix_flops[t] > 0) {
+            cJSON_AddNumberToObject(mp, n, o->matrix_flops[t]);
+            cJSON *r = cJSON_AddObjectToObject(rp, n);
+            for (unsigned l = 0; l < LVL_COUNT; l++)
+                if (o->bw[l] > 0)
+                    cJSON_AddNumberToObject(r, level_name((enum level)l), o->ridge[t][l]);
+        }
+        if (o->vector_flops[t] > 0)
+            cJSON_AddNumberToObject(vp, n, o->vector_flops[t]);
+    }
+    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", levels_obj(o->bw, 1.0));
+    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", levels_obj(o->bw_achievable, 1.0));
+    cJSON_AddNumberToObject(root, "l2_bytes", (double)c->l2_bytes);
+    cJSON_AddNumberToObject(root, "dram_bytes", (double)c->dram_bytes);
+    cJSON_AddNumberToObject(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    int rc = write_json_tree(root, path, d);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int validate_json(const struct validate_result *r, const char *path, struct diag *d)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "strata_validate", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "version", STRATA_VERSION);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (uint32_t i = 0; i < r->nrows; i++) {
+        const struct val_row *w = &r->rows[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", w->id);
+        cJSON_AddStringToObject(j, "group", w->group);
+        cJSON_AddStringToObject(j, "config", w->config);
+        cJSON_AddStringToObject(j, "spec", w->spec);
+        cJSON_AddStringToObject(j, "metric", w->metric);
+        cJSON_AddStringToObject(j, "unit", w->unit);
+        cJSON_AddNumberToObject(j, "predicted", w->predicted);
+        cJSON_AddNumberToObject(j, "measured", w->measured);
+        cJSON_AddNumberToObject(j, "error", w->err);
+        cJSON_AddItemToArray(rows, j);
+    }
+    struct validate_group g[32];
+    int ng = validate_groups(r, g, 32);
+    cJSON *groups = cJSON_AddObjectToObject(root, "groups");
+    for (int k = 0; k < ng; k++) {
+        cJSON *j = cJSON_AddObjectToObject(groups, g[k].name);
+        cJSON_AddNumberToObject(j, "rows", g[k].count);
+        cJSON_AddNumberToObject(j, "median_abs_error", g[k].median_abs_err);
+        cJSON_AddNumberToObject(j, "worst_abs_error", g[k].worst_abs_err);
+    }
+    cJSON_AddNumberToObject(root, "skipped", r->skipped);
+    int rc = write_json_tree(root, path, d);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* report.h: what a run tells its user.
+ *
+ * report_text() prints the terminal summary; report_json() and report_csv()
+ * write machine-readable reports atomically.  The JSON fields listed in
+ * docs/report.md are a stable contract (add freely, rename nothing).
+ */
+#ifndef STRATA_REPORT_H
+#define STRATA_REPORT_H
+
+#include <stdio.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "run.h"
+#include "trace.h"
+
+#define STRATA_VERSION "0.1.0"
+#define REPORT_FORMAT 1
+
+struct report_ctx {
+    const struct hw_config *cfg;
+    const struct trace *t;
+    const struct run_result *r;
+    double tokens;              /* tokens produced per trace replay, 0 = not a token workload */
+    unsigned top;               /* ops to list in the terminal table */
+};
+
+void report_text(const struct report_ctx *c, FILE *out);
+int report_json(const struct report_ctx *c, const char *path, struct diag *d);
+int report_csv(const struct report_ctx *c, const char *path, struct diag *d);
+
+/* Human-readable quantities: "9.532 ms", "13.2 GB", "1.39 TB/s". */
+void report_fmt_time(char *buf, size_t n, double seconds);
+void report_fmt_si(char *buf, size_t n, double v, const char *unit);
+
+#endif

@@ -1,0 +1,303 @@
+/* run.c: the run driver.  See run.h.
+ *
+ * An op waits for its listed deps and, CUDA-style, for the op before it on
+ * the same (device, stream).  Both kinds of edge are checked for cycles
+ * before the run (a stream order that contradicts the deps would deadlock).
+ */
+#include "run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "engine.h"
+
+struct sched {
+    const struct trace *t;
+    struct run_result *out;
+    void **dev;                     /* model instance per device */
+    const struct model_ops *mops;
+    uint32_t *waiting;              /* unmet predecessors per op */
+    uint32_t *succ_off, *succ;      /* successors, CSR */
+    int32_t *stream_prev;           /* previous op on the same stream, -1 none */
+};
+
+static void sched_done(struct engine *e, void *ctx, uint32_t op);
+
+static void sched_release(struct engine *e, struct sched *s, uint32_t i)
+{
+    s->out->ops[i].ready_ps = e->now_ps;
+    s->mops->start_op(s->dev[s->t->ops[i].device], i, &s->out->ops[i], sched_done, s);
+}
+
+static void sched_done(struct engine *e, void *ctx, uint32_t op)
+{
+    struct sched *s = ctx;
+    for (uint32_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
+        uint32_t j = s->succ[k];
+        SIM_CHECK(s->waiting[j] > 0);
+        if (--s->waiting[j] == 0)
+            sched_release(e, s, j);
+    }
+}
+
+/* Successor lists from deps plus stream-order edges; also checks for cycles. */
+static int sched_build(struct sched *s, struct diag *d)
+{
+    const struct trace *t = s->t;
+    uint32_t n = t->nops;
+    s->stream_prev = sim_xcalloc(n, sizeof *s->stream_prev);
+    /* last op per (device, stream): small linear table */
+    uint32_t cap = 16, used = 0;
+    struct { uint32_t dev, stream; int32_t last; } *tab = sim_xcalloc(cap, sizeof *tab);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct op *o = &t->ops[i];
+        uint32_t k;
+        for (k = 0; k < used; k++)
+            if (tab[k].dev == o->device && tab[k].stream == o->stream)
+                break;
+        if (k == used) {
+            if (used == cap) {
+                cap *= 2;
+                void *p = realloc(tab, cap * sizeof *tab);
+                if (p == NULL)
+                    sim_oom(cap * sizeof *tab);
+                tab = p;
+            }
+            tab[used].dev = o->device;
+            tab[used].stream = o->stream;
+            tab[used].last = -1;
+            used++;
+        }
+        s->stream_prev[i] = tab[k].last;
+        tab[k].last = (int32_t)i;
+    }
+    free(tab);
+    s->waiting = sim_xcalloc(n, sizeof *s->waiting);
+    s->succ_off = sim_xcalloc((size_t)n + 1, sizeof *s->succ_off);
+    uint32_t *cnt = sim_xcalloc((size_t)n + 1, sizeof *cnt);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct op *o = &t->ops[i];
+        for (uint32_t k = 0; k < o->ndeps; k++)
+            cnt[t->deps[o->deps_off + k]]++;
+        if (s->stream_prev[i] >= 0)
+            cnt[s->stream_prev[i]]++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        s->succ_off[i + 1] = s->succ_off[i] + cnt[i];
+    s->succ = sim_xcalloc((size_t)s->succ_off[n] + 1, sizeof *s->succ);
+    memset(cnt, 0, ((size_t)n + 1) * sizeof *cnt);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct op *o = &t->ops[i];
+        for (uint32_t k = 0; k < o->ndeps; k++) {
+            uint32_t p = t->deps[o->deps_off + k];
+            s->succ[s->succ_off[p] + cnt[p]++] = i;
+            s->waiting[i]++;
+        }
+        if (s->stream_prev[i] >= 0) {
+            uint32_t p = (uint32_t)s->stream_prev[i];
+            s->succ[s->succ_off[p] + cnt[p]++] = i;
+            s->waiting[i]++;
+        }
+    }
+    /* Kahn's algorithm over both edge kinds */
+    uint32_t *w = sim_xcalloc(n, sizeof *w), *queue = cnt;
+    memcpy(w, s->waiting, n * sizeof *w);
+    uint32_t head = 0, tail = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (w[i] == 0)
+            queue[tail++] = i;
+    while (head < tail) {
+        uint32_t i = queue[head++];
+        for (uint32_t k = s->succ_off[i]; k < s->succ_off[i + 1]; k++)
+            if (--w[s->succ[k]] == 0)
+                queue[tail++] = s->succ[k];
+    }
+    int rc = 0;
+    if (tail < n) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (w[i] > 0) {
+                rc = diag_set(d, DIAG_E_CYCLE, t->path, t->ops[i].line, "deps",
+                              "op '%s' can never start: its deps contradict the order of "
+                              "ops on stream %u of device '%s'",
+                              t->ops[i].id, t->ops[i].stream, t->devices[t->ops[i].device]);
+                break;
+            }
+        }
+    }
+    free(w);
+    free(cnt);
+    return rc;
+}
+
+struct run_pt {
+    uint64_t t;
+    int32_t op; /* +i+1 start, -(i+1) end */
+};
+
+static int run_pt_cmp(const void *a, const void *b)
+{
+    const struct run_pt *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if ((x->op < 0) != (y->op < 0))
+        return x->op < 0 ? -1 : 1;
+    return x->op < y->op ? -1 : (x->op > y->op);
+}
+
+/* Share each instant of the run among the ops running then. */
+static void run_attribute(struct run_result *r)
+{
+    uint32_t n = r->nops;
+    struct run_pt *pts = sim_xcalloc(2 * (size_t)n, sizeof *pts);
+    for (uint32_t i = 0; i < n; i++) {
+        pts[2 * i].t = r->ops[i].start_ps;
+        pts[2 * i].op = (int32_t)i + 1;
+        pts[2 * i + 1].t = r->ops[i].end_ps;
+        pts[2 * i + 1].op = -(int32_t)i - 1;
+    }
+    /* sort by time, ends before starts at equal time, then by op (stable, deterministic) */
+    qsort(pts, 2 * (size_t)n, sizeof *pts, run_pt_cmp);
+    double *share = sim_xcalloc(n, sizeof *share);
+    uint32_t *active = sim_xcalloc(n, sizeof *active);
+    uint32_t *pos = sim_xcalloc(n, sizeof *pos);
+    uint32_t nact = 0;
+    uint64_t prev = 0;
+    double idle = 0;
+    for (size_t k = 0; k < 2 * (size_t)n; k++) {
+        uint64_t dt = pts[k].t - prev;
+        if (dt > 0) {
+            if (nact == 0)
+                idle += (double)dt;
+            for (uint32_t a = 0; a < nact; a++)
+                share[active[a]] += (double)dt / nact;
+        }
+        prev = pts[k].t;
+        if (pts[k].op > 0) {
+            uint32_t i = (uint32_t)pts[k].op - 1;
+            pos[i] = nact;
+            active[nact++] = i;
+        } else {
+            uint32_t i = (uint32_t)(-pts[k].op) - 1;
+            uint32_t p = pos[i];
+            active[p] = active[--nact];
+            pos[active[p]] = p;
+        }
+    }
+    memset(r->time_ps, 0, sizeof r->time_ps);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct op_result *o = &r->ops[i];
+        uint64_t dur = o->end_ps - o->start_ps;
+        if (dur == 0)
+            continue;
+        double f = share[i] / (double)dur;
+        for (unsigned c = 0; c < CAT_COUNT; c++)
+            r->time_ps[c] += (double)o->time_ps[c] * f;
+    }
+    r->time_ps[RUN_IDLE] = idle;
+    free(pts);
+    free(share);
+    free(active);
+    free(pos);
+}
+
+int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
+              struct diag *d)
+{
+    memset(out, 0, sizeof *out);
+    const struct model_ops *mops = model_lookup(cfg->family);
+    if (mops == NULL)
+        return diag_set(d, DIAG_E_UNKNOWN_NAME, cfg->path, 0, "family",
+                        "no model for family '%s'", cfg->family);
+    struct sched s;
+    memset(&s, 0, sizeof s);
+    s.t = t;
+    s.out = out;
+    s.mops = mops;
+    int rc = sched_build(&s, d);
+    struct engine e;
+    int eng_ok = 0;
+    if (rc == 0) {
+        if (engine_init(&e, 1024) != 0)
+            sim_oom(1024);
+        eng_ok = 1;
+        s.dev = sim_xcalloc(t->ndevices, sizeof *s.dev);
+        for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
+            s.dev[i] = mops->create(&e, cfg, t, i, d);
+            if (s.dev[i] == NULL)
+                rc = -1;
+        }
+    }
+    if (rc == 0) {
+        out->nops = t->nops;
+        out->ops = sim_xcalloc(t->nops, sizeof *out->ops);
+        /* hand the model our callback through start_op's done argument */
+        for (uint32_t i = 0; i < t->nops; i++)
+            if (s.waiting[i] == 0) {
+                out->ops[i].ready_ps = 0;
+                mops->start_op(s.dev[t->ops[i].device], i, &out->ops[i], sched_done, &s);
+            }
+        uint64_t grows0 = e.q.grows;
+        engine_run(&e);
+        out->events = e.events;
+        out->queue_grows = e.q.grows - grows0;
+        for (uint32_t i = 0; i < t->nops; i++) {
+            const struct op_result *o = &out->ops[i];
+            SIM_CHECK(o->end_ps >= o->start_ps);
+            uint64_t sum = 0;
+            for (unsigned c = 0; c < CAT_COUNT; c++)
+                sum += o->time_ps[c];
+            SIM_CHECK(sum == o->end_ps - o->start_ps);
+            if (o->end_ps > out->total_ps)
+                out->total_ps = o->end_ps;
+            out->flops += o->flops;
+            for (unsigned l = 0; l < LVL_COUNT; l++)
+                out->bytes[l] += o->bytes[l];
+        }
+        run_attribute(out);
+    }
+    if (s.dev) {
+        for (uint32_t i = 0; i < t->ndevices; i++)
+            mops->destroy(s.dev[i]);
+        free(s.dev);
+    }
+    if (eng_ok)
+        engine_destroy(&e);
+    free(s.waiting);
+    free(s.succ_off);
+    free(s.succ);
+    free(s.stream_prev);
+    if (rc != 0) {
+        free(out->ops);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+void run_result_free(struct run_result *r)
+{
+    free(r->ops);
+    memset(r, 0, sizeof *r);
+}
+
+const char *run_cat_name(unsigned cat)
+{
+    if (cat == CAT_BUSY)
+        return "busy";
+    if (cat == CAT_LAUNCH)
+        return "launch";
+    if (cat >= CAT_STALL && cat < CAT_COUNT)
+        return level_name((enum level)(cat - CAT_STALL));
+    if (cat == RUN_IDLE)
+        return "idle";
+    return "?";
+}
+
+const char *run_bound_name(const struct op_result *r)
+{
+    unsigned best = CAT_BUSY;
+    for (unsigned c = 0; c < CAT_COUNT; c++)
+        if (r->time_ps[c] > r->time_ps[best])
+            best = c;
+    return best == CAT_BUSY ? "compute" : run_cat_name(best);
+}

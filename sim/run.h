@@ -1,0 +1,46 @@
+/* run.h: replay a trace on a hardware config.
+ *
+ * run_trace() builds one engine, one model instance per trace device (all
+ * from the same config for now), releases each op when its dependencies
+ * and the previous op on its (device, stream) have finished, and collects
+ * per-op results.  Everything lives in the struct run_result; no globals,
+ * so any number of runs may happen in one process or on several threads.
+ *
+ * Ownership: run_trace allocates out->ops; free with run_result_free().
+ */
+#ifndef STRATA_RUN_H
+#define STRATA_RUN_H
+
+#include <stdint.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "model.h"
+#include "trace.h"
+
+struct run_result {
+    uint32_t nops;
+    struct op_result *ops;          /* per op, trace order */
+    uint64_t total_ps;              /* end of the last op */
+    uint64_t events;                /* engine events dispatched */
+    uint64_t queue_grows;           /* event-queue reallocations during the run (should be 0) */
+    double flops;                   /* useful FLOPs of all ops */
+    double bytes[LVL_COUNT];        /* bytes moved per level, all ops */
+    /* Where the run's wall time went: each instant is shared among the ops
+     * running then; CAT_COUNT extra slot = nothing running (idle on
+     * dependencies or the host).  Adds up to total_ps. */
+    double time_ps[CAT_COUNT + 1];
+};
+
+#define RUN_IDLE CAT_COUNT
+
+int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
+              struct diag *d);
+void run_result_free(struct run_result *r);
+
+/* The category that took most of an op's time: "compute", "launch" or a level name. */
+const char *run_bound_name(const struct op_result *r);
+/* Name of a time category ("busy", "launch", "smem", ..., "idle"). */
+const char *run_cat_name(unsigned cat);
+
+#endif

@@ -1,0 +1,1143 @@
+/* trace.c: load, validate and write operator traces (format v1).
+ *
+ * The schema lives in traces/README.md; the kind-specific fields live in one
+ * table (op_fields) that drives parsing, the unknown-key check and writing,
+ * so the three cannot drift apart.  Loading is two passes over the ops:
+ * the first checks every field and collects ids (deps may name later ops),
+ * the second resolves deps to op indices.  Kahn's algorithm then orders the
+ * ops, taking the ready op with the lowest file index first so the order
+ * is the same on every run.
+ *
+ * Limits: TRACE_OPS_CAP ops, sizes <= 2^50, numeric ids <= 2^53 (exact in a
+ * double), streams and tensor counts <= 65535.  The top-level "meta" object
+ * is free-form and ignored except for meta.tokens; trace_write writes meta
+ * back as {"tokens": N} only (when tokens > 0).
+ */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jsondoc.h"
+
+#define TRACE_OPS_CAP 50000000u
+#define TRACE_SIZE_CAP ((uint64_t)1 << 50)      /* every size field */
+#define TRACE_NUMERIC_ID_CAP ((uint64_t)1 << 53) /* exact in a double */
+#define TRACE_STREAM_CAP 65535u
+#define TRACE_TENSORS_CAP 65535u              /* elementwise inputs / outputs */
+#define TRACE_DEVICES_CAP 65536u
+
+static void *tr_alloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (p == NULL) {
+        fprintf(stderr, "strata: out of memory allocating %zu x %zu bytes\n", n, size);
+        abort();
+    }
+    return p;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const kind_names[OP_KIND_COUNT] = {
+#define OP_KIND_NAME_(e, name) name,
+    OP_KIND_MAP(OP_KIND_NAME_)
+#undef OP_KIND_NAME_
+};
+
+const char *op_kind_name(enum op_kind k)
+{
+    return (unsigned)k < OP_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int op_kind_from_name(const char *name, enum op_kind *out)
+{
+    if (name == NULL)
+        return -1;
+    for (unsigned i = 0; i < OP_KIND_COUNT; i++) {
+        if (strcmp(name, kind_names[i]) == 0) {
+            *out = (enum op_kind)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static const char *const impl_names[] = {"flash", "naive"};       /* enum attn_impl */
+static const char *const dir_names[] = {"h2d", "d2h", "d2d"};      /* enum memcpy_dir */
+
+/* ---- the kind-specific fields ----------------------------------------- */
+
+enum ftype {
+    F_SIZE,  /* uint64_t, integer 1 .. 2^50 */
+    F_COUNT, /* uint32_t, integer 0 .. TRACE_TENSORS_CAP */
+    F_NUM,   /* double, finite >= 0 */
+    F_BOOL,  /* int, true / false */
+    F_IMPL,  /* enum attn_impl, by name */
+    F_DIR    /* enum memcpy_dir, by name */
+};
+
+struct op_field {
+    enum op_kind kind;
+    const char *key;
+    enum ftype type;
+    int required;
+    size_t off;   /* offset of the member in struct op */
+    double def;   /* default when optional and absent */
+};
+
+#define U_(member) offsetof(struct op, u.member)
+/* In the order they are written; kv_heads' default 0 means "= heads". */
+static const struct op_field op_fields[] = {
+    {OP_GEMM, "m", F_SIZE, 1, U_(gemm.m), 0},
+    {OP_GEMM, "n", F_SIZE, 1, U_(gemm.n), 0},
+    {OP_GEMM, "k", F_SIZE, 1, U_(gemm.k), 0},
+    {OP_GEMM, "batch", F_SIZE, 0, U_(gemm.batch), 1},
+    {OP_ATTENTION, "batch", F_SIZE, 1, U_(attn.batch), 0},
+    {OP_ATTENTION, "heads", F_SIZE, 1, U_(attn.heads), 0},
+    {OP_ATTENTION, "q_len", F_SIZE, 1, U_(attn.q_len), 0},
+    {OP_ATTENTION, "kv_len", F_SIZE, 1, U_(attn.kv_len), 0},
+    {OP_ATTENTION, "head_dim", F_SIZE, 1, U_(attn.head_dim), 0},
+    {OP_ATTENTION, "kv_heads", F_SIZE, 0, U_(attn.kv_heads), 0},
+    {OP_ATTENTION, "causal", F_BOOL, 0, U_(attn.causal), 0},
+    {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
+    {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
+    {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
+    {OP_ELEMENTWISE, "outputs", F_COUNT, 0, U_(ew.outputs), 1},
+    {OP_ELEMENTWISE, "flops_per_element", F_NUM, 0, U_(ew.flops_per_element), 1},
+    {OP_SOFTMAX, "rows", F_SIZE, 1, U_(rc.rows), 0},
+    {OP_SOFTMAX, "cols", F_SIZE, 1, U_(rc.cols), 0},
+    {OP_NORM, "rows", F_SIZE, 1, U_(rc.rows), 0},
+    {OP_NORM, "cols", F_SIZE, 1, U_(rc.cols), 0},
+    {OP_REDUCTION, "rows", F_SIZE, 1, U_(rc.rows), 0},
+    {OP_REDUCTION, "cols", F_SIZE, 1, U_(rc.cols), 0},
+    {OP_EMBEDDING, "tokens", F_SIZE, 1, U_(emb.tokens), 0},
+    {OP_EMBEDDING, "dim", F_SIZE, 1, U_(emb.dim), 0},
+    {OP_MEMCPY, "bytes", F_SIZE, 1, U_(copy.bytes), 0},
+    {OP_MEMCPY, "direction", F_DIR, 1, U_(copy.dir), 0},
+    {OP_GENERIC, "flops", F_NUM, 1, U_(gen.flops), 0},
+    {OP_GENERIC, "bytes", F_NUM, 1, U_(gen.bytes), 0},
+};
+#undef U_
+#define N_OP_FIELDS (sizeof op_fields / sizeof op_fields[0])
+
+/* Keys every op may have, in the order they are written. */
+enum { K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, N_COMMON };
+static const char *const common_keys[N_COMMON] = {
+    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s"};
+#define MAX_KIND_FIELDS 8
+#define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
+
+enum { T_VERSION, T_NAME, T_META, T_DEVICES, T_OPS, N_TOP_KEYS };
+static const char *const top_keys[N_TOP_KEYS] = {"strata_trace", "name", "meta", "devices",
+                                                 "ops"};
+
+/* The table rows of one kind, in table order; returns how many. */
+static unsigned kind_fields(enum op_kind kind, const struct op_field **rows)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < N_OP_FIELDS && n < MAX_KIND_FIELDS; i++)
+        if (op_fields[i].kind == kind)
+            rows[n++] = &op_fields[i];
+    return n;
+}
+
+/* ---- a hash index of names stored in an array ------------------------- */
+
+/* Names live at base + i * stride; slots hold i + 1 (0 = empty). */
+struct name_index {
+    uint32_t *slot;
+    size_t mask;
+    const char *base;
+    size_t stride;
+};
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= UINT64_C(1099511628211);
+    }
+    return h ^ (h >> 31);
+}
+
+static void ni_init(struct name_index *x, size_t n, const char *base, size_t stride)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    x->slot = tr_alloc(cap, sizeof *x->slot);
+    x->mask = cap - 1;
+    x->base = base;
+    x->stride = stride;
+}
+
+static void ni_free(struct name_index *x)
+{
+    free(x->slot);
+    x->slot = NULL;
+}
+
+/* Index of name, or -1. */
+static int64_t ni_find(const struct name_index *x, const char *name)
+{
+    size_t i = (size_t)name_hash(name) & x->mask;
+    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t k = x->slot[i] - 1;
+        if (strcmp(x->base + (size_t)k * x->stride, name) == 0)
+            return k;
+    }
+    return -1;
+}
+
+/* Add entry k; returns -1, or the index of an entry with the same name. */
+static int64_t ni_add(struct name_index *x, uint32_t k)
+{
+    const char *name = x->base + (size_t)k * x->stride;
+    size_t i = (size_t)name_hash(name) & x->mask;
+    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t j = x->slot[i] - 1;
+        if (strcmp(x->base + (size_t)j * x->stride, name) == 0)
+            return j;
+    }
+    x->slot[i] = k + 1;
+    return -1;
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+struct loader {
+    const struct jsondoc *doc;
+    const char *file;         /* doc->name, for diagnostics */
+    struct diag *d;
+    struct trace *t;
+    struct name_index ids;    /* over t->ops[].id */
+    struct name_index devs;   /* over t->devices */
+    char prefix[32];          /* "ops[12]" while checking op 12 */
+};
+
+/* Report code at item `at` (or at fallback_line when at is NULL) for the
+ * field prefix.key. */
+static int lerr(struct loader *L, enum diag_code code, const cJSON *at, int fallback_line,
+                const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int lerr(struct loader *L, enum diag_code code, const cJSON *at, int fallback_line,
+                const char *key, const char *fmt, ...)
+{
+    char field[128], msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int line = at ? jsondoc_line(L->doc, at) : fallback_line;
+    return diag_set(L->d, code, L->file, line, jsondoc_field(field, sizeof field, L->prefix, key),
+                    "%s", msg);
+}
+
+static const char *article(const char *word)
+{
+    return strchr("aeiou", word[0]) != NULL && word[0] != '\0' ? "an" : "a";
+}
+
+/* "a, b, c" of a list of names, into buf. */
+static const char *join(char *buf, size_t size, const char *const *names, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+static const char *kind_list(char *buf, size_t size)
+{
+    return join(buf, size, kind_names, OP_KIND_COUNT);
+}
+
+static const char *dtype_list(char *buf, size_t size)
+{
+    const char *names[DT_COUNT];
+    for (unsigned i = 0; i < DT_COUNT; i++)
+        names[i] = dtype_name((enum dtype)i);
+    return join(buf, size, names, DT_COUNT);
+}
+
+static const char *device_list(const struct trace *t, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < t->ndevices && used + 40 < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->devices[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used + 40 >= size && size > 4)
+        snprintf(buf + size - 5, 5, "...");
+    return buf;
+}
+
+/* Id text of an id value (string or whole number).  Returns 0 or -1. */
+static int id_text(struct loader *L, const cJSON *it, const char *key, char out[TRACE_ID_MAX])
+{
+    if (cJSON_IsNumber(it)) {
+        uint64_t v;
+        if (jsondoc_get_uint(L->doc, it, L->prefix, key, 0, TRACE_NUMERIC_ID_CAP, &v, L->d))
+            return -1;
+        snprintf(out, TRACE_ID_MAX, "%" PRIu64, v);
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return lerr(L, DIAG_E_TYPE, it, 0, key,
+                    "must be an op id (a string or a non-negative integer), got %s",
+                    jsondoc_type_name(it));
+    const char *s;
+    if (jsondoc_get_string(L->doc, it, L->prefix, key, TRACE_ID_MAX - 1, &s, L->d))
+        return -1;
+    if (s[0] == '\0')
+        return lerr(L, DIAG_E_RANGE, it, 0, key, "must not be empty");
+    memcpy(out, s, strlen(s) + 1);
+    return 0;
+}
+
+static int parse_devices(struct loader *L, const cJSON *devs)
+{
+    struct trace *t = L->t;
+    L->prefix[0] = '\0';
+    if (devs == NULL) {
+        t->ndevices = 1;
+        t->devices = tr_alloc(1, sizeof *t->devices);
+        snprintf(t->devices[0], TRACE_DEVICE_MAX, "gpu0");
+        ni_init(&L->devs, 1, t->devices[0], sizeof *t->devices);
+        ni_add(&L->devs, 0);
+        return 0;
+    }
+    if (!cJSON_IsArray(devs))
+        return lerr(L, DIAG_E_TYPE, devs, 0, "devices",
+                    "must be a list of device names like [\"gpu0\"], got %s",
+                    jsondoc_type_name(devs));
+    size_t n = 0;
+    for (const cJSON *c = devs->child; c != NULL && n <= TRACE_DEVICES_CAP; c = c->next)
+        n++;
+    if (n == 0)
+        return lerr(L, DIAG_E_RANGE, devs, 0, "devices", "must name at least one device");
+    if (n > TRACE_DEVICES_CAP)
+        return lerr(L, DIAG_E_RANGE, devs, 0, "devices", "lists more than 65536 devices");
+    t->devices = tr_alloc(n, sizeof *t->devices);
+    t->ndevices = (uint32_t)n;
+    ni_init(&L->devs, n, t->devices[0], sizeof *t->devices);
+    uint32_t i = 0;
+    for (const cJSON *c = devs->child; c != NULL; c = c->next, i++) {
+        char key[32];
+        snprintf(key, sizeof key, "devices[%u]", i);
+        const char *s;
+        if (jsondoc_get_string(L->doc, c, "", key, TRACE_DEVICE_MAX - 1, &s, L->d))
+            return -1;
+        if (s[0] == '\0')
+            return lerr(L, DIAG_E_RANGE, c, 0, key, "device name must not be empty");
+        memcpy(t->devices[i], s, strlen(s) + 1);
+        int64_t prev = ni_add(&L->devs, i);
+        if (prev >= 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "device \"%s\" is listed twice (also devices[%" PRId64 "])",
+                     s, prev);
+            return lerr(L, DIAG_E_DUPLICATE, c, 0, key, "%s", msg);
+        }
+    }
+    return 0;
+}
+
+/* Checks one kind-specific field and stores it (or its default) in op. */
+static int parse_field(struct loader *L, const struct op_field *f, const cJSON *it, int op_line,
+                       struct op *op)
+{
+    char *dst = (char *)op + f->off;
+    if (it == NULL) {
+        if (f->required) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s %s op needs \"%s\"", article(kind_names[f->kind]),
+                     kind_names[f->kind], f->key);
+            return lerr(L, DIAG_E_MISSING, NULL, op_line, f->key, "%s", msg);
+        }
+        switch (f->type) {
+        case F_SIZE: *(uint64_t *)(void *)dst = (uint64_t)f->def; break;
+        case F_COUNT: *(uint32_t *)(void *)dst = (uint32_t)f->def; break;
+        case F_NUM: *(double *)(void *)dst = f->def; break;
+        case F_BOOL: *(int *)(void *)dst = (int)f->def; break;
+        case F_IMPL: *(enum attn_impl *)(void *)dst = (enum attn_impl)f->def; break;
+        case F_DIR: *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)f->def; break;
+        }
+        return 0;
+    }
+    const struct jsondoc *doc = L->doc;
+    switch (f->type) {
+    case F_SIZE: {
+        uint64_t v;
+        if (jsondoc_get_uint(doc, it, L->prefix, f->key, 1, TRACE_SIZE_CAP, &v, L->d))
+            return -1;
+        *(uint64_t *)(void *)dst = v;
+        return 0;
+    }
+    case F_COUNT: {
+        uint64_t v;
+        if (jsondoc_get_uint(doc, it, L->prefix, f->key, 0, TRACE_TENSORS_CAP, &v, L->d))
+            return -1;
+        *(uint32_t *)(void *)dst = (uint32_t)v;
+        return 0;
+    }
+    case F_NUM: {
+        double v;
+        if (jsondoc_get_number(doc, it, L->prefix, f->key, 0.0, HUGE_VAL, &v, L->d))
+            return -1;
+        *(double *)(void *)dst = v;
+        return 0;
+    }
+    case F_BOOL: {
+        int v;
+        if (jsondoc_get_bool(doc, it, L->prefix, f->key, &v, L->d))
+            return -1;
+        *(int *)(void *)dst = v;
+        return 0;
+    }
+    case F_IMPL:
+    case F_DIR: {
+        const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
+        size_t n = f->type == F_IMPL ? 2 : 3;
+        const char *s;
+        if (jsondoc_get_string(doc, it, L->prefix, f->key, SIZE_MAX, &s, L->d))
+            return -1;
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(s, names[i]) == 0) {
+                if (f->type == F_IMPL)
+                    *(enum attn_impl *)(void *)dst = (enum attn_impl)i;
+                else
+                    *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)i;
+                return 0;
+            }
+        }
+        char known[64], msg[200];
+        snprintf(msg, sizeof msg, "unknown %s \"%.60s\" (known: %s)", f->key, s,
+                 join(known, sizeof known, names, n));
+        return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, f->key, "%s", msg);
+    }
+    }
+    return 0;
+}
+
+/* Pass 1 for ops[i]: every field except resolving deps. */
+static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *total_deps)
+{
+    struct trace *t = L->t;
+    struct op *op = &t->ops[i];
+    const struct jsondoc *doc = L->doc;
+    snprintf(L->prefix, sizeof L->prefix, "ops[%u]", i);
+    int line = jsondoc_line(doc, o);
+    op->line = line;
+    if (!cJSON_IsObject(o))
+        return lerr(L, DIAG_E_TYPE, o, 0, "", "each op must be an object {...}, got %s",
+                    jsondoc_type_name(o));
+
+    /* id and kind first: the kind decides which keys are allowed. */
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "id");
+    if (it == NULL)
+        return lerr(L, DIAG_E_MISSING, NULL, line, "id", "every op needs an \"id\"");
+    if (id_text(L, it, "id", op->id))
+        return -1;
+    int64_t prev = ni_add(&L->ids, i);
+    if (prev >= 0)
+        return lerr(L, DIAG_E_DUPLICATE, it, 0, "id",
+                    "id \"%s\" is already used by ops[%" PRId64 "] (line %d)", op->id, prev,
+                    t->ops[prev].line);
+    it = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    char known[256], msg[400];
+    if (it == NULL) {
+        snprintf(msg, sizeof msg, "every op needs a \"kind\" (one of %s)",
+                 kind_list(known, sizeof known));
+        return lerr(L, DIAG_E_MISSING, NULL, line, "kind", "%s", msg);
+    }
+    const char *s;
+    if (jsondoc_get_string(doc, it, L->prefix, "kind", SIZE_MAX, &s, L->d))
+        return -1;
+    if (op_kind_from_name(s, &op->kind)) {
+        snprintf(msg, sizeof msg, "unknown kind \"%.60s\" (known: %s)", s,
+                 kind_list(known, sizeof known));
+        return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "kind", "%s", msg);
+    }
+
+    /* Every key must be a common key or one of this kind's, given once. */
+    const struct op_field *rows[MAX_KIND_FIELDS];
+    unsigned nrows = kind_fields(op->kind, rows);
+    const cJSON *items[MAX_OP_KEYS] = {0};
+    for (const cJSON *c = o->child; c != NULL; c = c->next) {
+        const char *key = c->string ? c->string : "";
+        unsigned k = 0;
+        while (k < N_COMMON && strcmp(key, common_keys[k]) != 0)
+            k++;
+        if (k == N_COMMON) {
+            unsigned r = 0;
+            while (r < nrows && strcmp(key, rows[r]->key) != 0)
+                r++;
+            if (r == nrows) {
+                const char *allowed[MAX_OP_KEYS];
+                for (unsigned a = 0; a < N_COMMON; a++)
+                    allowed[a] = common_keys[a];
+                for (unsigned a = 0; a < nrows; a++)
+                    allowed[N_COMMON + a] = rows[a]->key;
+                char keys[256];
+                snprintf(msg, sizeof msg, "unknown key \"%.40s\" for %s %s op (allowed: %s)", key,
+                         article(kind_names[op->kind]), kind_names[op->kind],
+                         join(keys, sizeof keys, allowed, N_COMMON + nrows));
+                char field[128];
+                return diag_set(L->d, DIAG_E_UNKNOWN_KEY, L->file, jsondoc_line(doc, c),
+                                jsondoc_field(field, sizeof field, L->prefix, key), "%s", msg);
+            }
+            k = N_COMMON + r;
+        }
+        if (items[k] != NULL) {
+            snprintf(msg, sizeof msg, "key \"%s\" is given twice (first on line %d)", key,
+                     jsondoc_line(doc, items[k]));
+            return lerr(L, DIAG_E_DUPLICATE, c, 0, key, "%s", msg);
+        }
+        items[k] = c;
+    }
+
+    if ((it = items[K_NAME]) != NULL) {
+        if (jsondoc_get_string(doc, it, L->prefix, "name", TRACE_NAME_MAX - 1, &s, L->d))
+            return -1;
+        memcpy(op->name, s, strlen(s) + 1);
+    } else {
+        memcpy(op->name, op->id, strlen(op->id) + 1);
+    }
+
+    op->device = 0;
+    if ((it = items[K_DEVICE]) != NULL) {
+        if (jsondoc_get_string(doc, it, L->prefix, "device", SIZE_MAX, &s, L->d))
+            return -1;
+        int64_t dev = ni_find(&L->devs, s);
+        if (dev < 0) {
+            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
+                     device_list(t, known, sizeof known));
+            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "device", "%s", msg);
+        }
+        op->device = (uint32_t)dev;
+    }
+
+    uint64_t v = 0;
+    if ((it = items[K_STREAM]) != NULL &&
+        jsondoc_get_uint(doc, it, L->prefix, "stream", 0, TRACE_STREAM_CAP, &v, L->d))
+        return -1;
+    op->stream = (uint32_t)v;
+
+    if ((it = items[K_DTYPE]) != NULL) {
+        if (jsondoc_get_string(doc, it, L->prefix, "dtype", SIZE_MAX, &s, L->d))
+            return -1;
+        if (dtype_from_name(s, &op->dtype)) {
+            snprintf(msg, sizeof msg, "unknown dtype \"%.40s\" (known: %s)", s,
+                     dtype_list(known, sizeof known));
+            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "dtype", "%s", msg);
+        }
+    } else if (op->kind == OP_MEMCPY || op->kind == OP_GENERIC) {
+        op->dtype = DT_INT8;
+    } else {
+        snprintf(msg, sizeof msg, "%s %s op needs a \"dtype\" (one of %s)",
+                 article(kind_names[op->kind]), kind_names[op->kind],
+                 dtype_list(known, sizeof known));
+        return lerr(L, DIAG_E_MISSING, NULL, line, "dtype", "%s", msg);
+    }
+
+    op->measured_s = -1.0;
+    if ((it = items[K_MEASURED]) != NULL &&
+        jsondoc_get_number(doc, it, L->prefix, "measured_s", 0.0, HUGE_VAL, &op->measured_s,
+                           L->d))
+        return -1;
+
+    /* deps: only counted here; resolved once every id is known. */
+    op->ndeps = 0;
+    if ((it = items[K_DEPS]) != NULL) {
+        if (!cJSON_IsArray(it))
+            return lerr(L, DIAG_E_TYPE, it, 0, "deps",
+                        "must be a list of op ids like [\"a\", \"b\"], got %s",
+                        jsondoc_type_name(it));
+        uint64_t n = 0;
+        for (const cJSON *c = it->child; c != NULL; c = c->next)
+            n++;
+        *total_deps += n;
+        if (*total_deps >= UINT32_MAX)
+            return lerr(L, DIAG_E_RANGE, it, 0, "deps",
+                        "the trace has more than 2^32 dependencies in all");
+        op->ndeps = (uint32_t)n;
+    }
+
+    for (unsigned r = 0; r < nrows; r++)
+        if (parse_field(L, rows[r], items[N_COMMON + r], line, op))
+            return -1;
+
+    /* Checks across fields. */
+    if (op->kind == OP_ATTENTION) {
+        if (op->u.attn.kv_heads == 0) {
+            op->u.attn.kv_heads = op->u.attn.heads;
+        } else if (op->u.attn.heads % op->u.attn.kv_heads != 0) {
+            const cJSON *kv = NULL;
+            for (unsigned r = 0; r < nrows; r++)
+                if (strcmp(rows[r]->key, "kv_heads") == 0)
+                    kv = items[N_COMMON + r];
+            snprintf(msg, sizeof msg, "kv_heads (%" PRIu64 ") must divide heads (%" PRIu64 ")",
+                     op->u.attn.kv_heads, op->u.attn.heads);
+            return lerr(L, DIAG_E_RANGE, kv, line, "kv_heads", "%s", msg);
+        }
+    } else if (op->kind == OP_ELEMENTWISE) {
+        if (op->u.ew.inputs + op->u.ew.outputs == 0)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "inputs",
+                        "an elementwise op must read or write at least one tensor "
+                        "(inputs + outputs >= 1)");
+    } else if (op->kind == OP_GENERIC) {
+        if (op->u.gen.flops == 0.0 && op->u.gen.bytes == 0.0)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "flops",
+                        "a generic op needs flops > 0 or bytes > 0 (both are 0)");
+    }
+
+    return 0;
+}
+
+/* Pass 2 for ops[i]: deps to indices.  mark[j] == i + 1 once j is seen. */
+static int resolve_deps(struct loader *L, const cJSON *o, uint32_t i, uint32_t *next,
+                        uint32_t *mark)
+{
+    struct trace *t = L->t;
+    struct op *op = &t->ops[i];
+    op->deps_off = *next;
+    if (op->ndeps == 0)
+        return 0;
+    snprintf(L->prefix, sizeof L->prefix, "ops[%u]", i);
+    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    uint32_t j = 0;
+    for (const cJSON *c = deps->child; c != NULL; c = c->next, j++) {
+        char key[32], id[TRACE_ID_MAX], msg[256];
+        snprintf(key, sizeof key, "deps[%u]", j);
+        int64_t k = -1;
+        if (cJSON_IsString(c) && c->valuestring != NULL &&
+            strlen(c->valuestring) >= TRACE_ID_MAX) {
+            snprintf(msg, sizeof msg, "no op has the id \"%.60s...\"", c->valuestring);
+            return lerr(L, DIAG_E_UNKNOWN_NAME, c, 0, key, "%s", msg);
+        }
+        if (id_text(L, c, key, id))
+            return -1;
+        k = ni_find(&L->ids, id);
+        if (k < 0) {
+            snprintf(msg, sizeof msg, "no op has the id \"%s\"", id);
+            return lerr(L, DIAG_E_UNKNOWN_NAME, c, 0, key, "%s", msg);
+        }
+        if ((uint32_t)k == i) {
+            snprintf(msg, sizeof msg, "op \"%s\" depends on itself", id);
+            return lerr(L, DIAG_E_CYCLE, c, 0, key, "%s", msg);
+        }
+        if (mark[k] == i + 1) {
+            snprintf(msg, sizeof msg, "\"%s\" is listed twice", id);
+            return lerr(L, DIAG_E_DUPLICATE, c, 0, key, "%s", msg);
+        }
+        mark[k] = i + 1;
+        t->deps[(*next)++] = (uint32_t)k;
+    }
+    return 0;
+}
+
+/* Min-heap of op indices, so the ready op earliest in the file goes first. */
+static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
+{
+    uint32_t i = (*n)++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (h[p] <= v)
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n)
+{
+    uint32_t top = h[0], v = h[--(*n)], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (v <= h[c])
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = v;
+    return top;
+}
+
+/* Names one cycle among the ops Kahn's algorithm could not order
+ * (indeg[i] > 0).  Every such op waits for another such op, so walking
+ * "first unfinished dep" from any of them must come back on itself. */
+static int report_cycle(struct loader *L, const cJSON *ops, const uint32_t *indeg)
+{
+    struct trace *t = L->t;
+    uint32_t n = t->nops;
+    uint32_t *pos = tr_alloc(n, sizeof *pos); /* step + 1 at which an op was visited */
+    uint32_t *path = tr_alloc(n, sizeof *path);
+    uint32_t start = 0;
+    while (indeg[start] == 0)
+        start++;
+    uint32_t len = 0, cur = start;
+    while (pos[cur] == 0) {
+        pos[cur] = len + 1;
+        path[len++] = cur;
+        const struct op *op = &t->ops[cur];
+        uint32_t next = cur;
+        for (uint32_t j = 0; j < op->ndeps; j++) {
+            if (indeg[t->deps[op->deps_off + j]] > 0) {
+                next = t->deps[op->deps_off + j];
+                break;
+            }
+        }
+        cur = next;
+    }
+    /* The cycle is path[pos[cur] - 1 .. len); start it at its earliest op. */
+    uint32_t first = pos[cur] - 1, best = first;
+    for (uint32_t k = first; k < len; k++)
+        if (path[k] < path[best])
+            best = k;
+    uint32_t clen = len - first, victim = path[best];
+    char msg[480];
+    size_t used = (size_t)snprintf(msg, sizeof msg, "dependency cycle: ");
+    for (uint32_t s = 0; s <= clen && used < sizeof msg; s++) {
+        uint32_t k = first + (best - first + s) % clen;
+        int w = snprintf(msg + used, sizeof msg - used, "%s\"%s\"", s ? " -> " : "",
+                         t->ops[path[k]].id);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+    if (used < sizeof msg)
+        snprintf(msg + used, sizeof msg - used, " (each op waits for the next)");
+    else
+        snprintf(msg + sizeof msg - 4, 4, "...");
+    free(pos);
+    free(path);
+
+    const cJSON *o = ops->child;
+    for (uint32_t k = 0; k < victim; k++)
+        o = o->next;
+    snprintf(L->prefix, sizeof L->prefix, "ops[%u]", victim);
+    return lerr(L, DIAG_E_CYCLE, cJSON_GetObjectItemCaseSensitive(o, "deps"),
+                t->ops[victim].line, "deps", "%s", msg);
+}
+
+static int order_ops(struct loader *L, const cJSON *ops)
+{
+    struct trace *t = L->t;
+    uint32_t n = t->nops;
+    uint32_t *indeg = tr_alloc(n, sizeof *indeg);
+    uint32_t *off = tr_alloc((size_t)n + 1, sizeof *off);       /* dependents, CSR */
+    uint32_t *users = tr_alloc(t->ndeps, sizeof *users);
+    uint32_t *heap = tr_alloc(n, sizeof *heap);
+    for (uint32_t i = 0; i < n; i++) {
+        indeg[i] = t->ops[i].ndeps;
+        for (uint32_t j = 0; j < t->ops[i].ndeps; j++)
+            off[t->deps[t->ops[i].deps_off + j] + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        off[i + 1] += off[i];
+    uint32_t *fill = tr_alloc(n, sizeof *fill);
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t j = 0; j < t->ops[i].ndeps; j++) {
+            uint32_t dep = t->deps[t->ops[i].deps_off + j];
+            users[off[dep] + fill[dep]++] = i;
+        }
+    }
+    free(fill);
+
+    uint32_t nheap = 0, done = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (indeg[i] == 0)
+            heap_push(heap, &nheap, i);
+    while (nheap > 0) {
+        uint32_t i = heap_pop(heap, &nheap);
+        t->topo[done++] = i;
+        for (uint32_t u = off[i]; u < off[i + 1]; u++)
+            if (--indeg[users[u]] == 0)
+                heap_push(heap, &nheap, users[u]);
+    }
+    int rc = done == n ? 0 : report_cycle(L, ops, indeg);
+    free(indeg);
+    free(off);
+    free(users);
+    free(heap);
+    return rc;
+}
+
+static int build(struct loader *L)
+{
+    const struct jsondoc *doc = L->doc;
+    const cJSON *root = doc->root;
+    struct trace *t = L->t;
+    int root_line = jsondoc_line(doc, root);
+    L->prefix[0] = '\0';
+    if (!cJSON_IsObject(root))
+        return lerr(L, DIAG_E_TYPE, root, 0, "",
+                    "a trace must be a JSON object {\"strata_trace\": 1, ...}, got %s",
+                    jsondoc_type_name(root));
+
+    /* The version first, so a newer trace is not reported as unknown keys. */
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "strata_trace");
+    if (it == NULL)
+        return lerr(L, DIAG_E_MISSING, NULL, root_line, "strata_trace",
+                    "missing \"strata_trace\": 1 (is this a strata trace? see "
+                    "traces/README.md)");
+    if (!cJSON_IsNumber(it))
+        return lerr(L, DIAG_E_TYPE, it, 0, "strata_trace",
+                    "must be the format version number 1, got %s", jsondoc_type_name(it));
+    if (it->valuedouble != 1.0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "trace format version %.15g is not supported (this strata "
+                 "reads version 1)", it->valuedouble);
+        return lerr(L, DIAG_E_UNSUPPORTED, it, 0, "strata_trace", "%s", msg);
+    }
+
+    const cJSON *items[N_TOP_KEYS] = {0};
+    for (const cJSON *c = root->child; c != NULL; c = c->next) {
+        const char *key = c->string ? c->string : "";
+        size_t k = 0;
+        while (k < N_TOP_KEYS && strcmp(key, top_keys[k]) != 0)
+            k++;
+        char msg[256], keys[128];
+        if (k == N_TOP_KEYS) {
+            snprintf(msg, sizeof msg, "unknown key \"%.40s\" (allowed: %s)", key,
+                     join(keys, sizeof keys, top_keys, N_TOP_KEYS));
+            char field[128];
+            return diag_set(L->d, DIAG_E_UNKNOWN_KEY, L->file, jsondoc_line(doc, c),
+                            jsondoc_field(field, sizeof field, "", key), "%s", msg);
+        }
+        if (items[k] != NULL) {
+            snprintf(msg, sizeof msg, "key \"%s\" is given twice (first on line %d)", key,
+                     jsondoc_line(doc, items[k]));
+            return lerr(L, DIAG_E_DUPLICATE, c, 0, key, "%s", msg);
+        }
+        items[k] = c;
+    }
+
+    if ((it = items[T_NAME]) != NULL) {
+        const char *s;
+        if (jsondoc_get_string(doc, it, "", "name", TRACE_NAME_MAX - 1, &s, L->d))
+            return -1;
+        memcpy(t->name, s, strlen(s) + 1);
+    }
+    /* meta is free-form provenance, except for the number meta.tokens. */
+    if ((it = items[T_META]) != NULL && cJSON_IsObject(it)) {
+        const cJSON *tok = cJSON_GetObjectItemCaseSensitive(it, "tokens");
+        if (tok != NULL &&
+            jsondoc_get_number(doc, tok, "meta", "tokens", 0.0, HUGE_VAL, &t->tokens, L->d))
+            return -1;
+    }
+    if (parse_devices(L, items[T_DEVICES]))
+        return -1;
+
+    const cJSON *ops = items[T_OPS];
+    L->prefix[0] = '\0';
+    if (ops == NULL)
+        return lerr(L, DIAG_E_MISSING, NULL, root_line, "ops",
+                    "missing \"ops\": [...], the list of operators");
+    if (!cJSON_IsArray(ops))
+        return lerr(L, DIAG_E_TYPE, ops, 0, "ops", "must be a list of ops [{...}, ...], got %s",
+                    jsondoc_type_name(ops));
+    size_t n = 0;
+    for (const cJSON *c = ops->child; c != NULL && n <= TRACE_OPS_CAP; c = c->next)
+        n++;
+    if (n == 0)
+        return lerr(L, DIAG_E_RANGE, ops, 0, "ops", "must list at least one op");
+    if (n > TRACE_OPS_CAP)
+        return lerr(L, DIAG_E_RANGE, ops, 0, "ops", "lists more than 50000000 ops");
+
+    t->nops = (uint32_t)n;
+    t->ops = tr_alloc(n, sizeof *t->ops);
+    ni_init(&L->ids, n, t->ops[0].id, sizeof *t->ops);
+    uint64_t total = 0;
+    uint32_t i = 0;
+    for (const cJSON *o = ops->child; o != NULL; o = o->next, i++)
+        if (parse_op(L, o, i, &total))
+            return -1;
+
+    t->ndeps = (uint32_t)total;
+    t->deps = tr_alloc(total, sizeof *t->deps);
+    uint32_t *mark = tr_alloc(n, sizeof *mark);
+    uint32_t next = 0;
+    i = 0;
+    for (const cJSON *o = ops->child; o != NULL; o = o->next, i++) {
+        if (resolve_deps(L, o, i, &next, mark)) {
+            free(mark);
+            return -1;
+        }
+    }
+    free(mark);
+
+    t->topo = tr_alloc(n, sizeof *t->topo);
+    return order_ops(L, ops);
+}
+
+int trace_load(const char *path, struct trace *out, struct diag *d)
+{
+    struct jsondoc doc;
+    if (jsondoc_load(path, &doc, d))
+        return -1;
+    struct trace t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.path, sizeof t.path, "%s", path);
+    struct loader L;
+    memset(&L, 0, sizeof L);
+    L.doc = &doc;
+    L.file = doc.name;
+    L.d = d;
+    L.t = &t;
+    int rc = build(&L);
+    ni_free(&L.ids);
+    ni_free(&L.devs);
+    jsondoc_free(&doc);
+    if (rc != 0) {
+        trace_free(&t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void trace_free(struct trace *t)
+{
+    if (t == NULL)
+        return;
+    free(t->ops);
+    free(t->deps);
+    free(t->topo);
+    free(t->devices);
+    t->ops = NULL;
+    t->deps = NULL;
+    t->topo = NULL;
+    t->devices = NULL;
+    t->nops = t->ndeps = t->ndevices = 0;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* A JSON string of at most max bytes of s (s need not be terminated). */
+static void put_string(FILE *f, const char *s, size_t max)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < max && s[i] != '\0'; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Shortest %g text that reads back as exactly v. */
+static void put_double(FILE *f, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    fputs(buf, f);
+}
+
+static void put_op(FILE *f, const struct trace *t, const struct op *op)
+{
+    fputs("  {\"id\": ", f);
+    put_string(f, op->id, TRACE_ID_MAX);
+    fputs(", \"name\": ", f);
+    put_string(f, op->name, TRACE_NAME_MAX);
+    fprintf(f, ", \"kind\": \"%s\", \"device\": ", kind_names[op->kind]);
+    put_string(f, t->devices[op->device], TRACE_DEVICE_MAX);
+    fprintf(f, ", \"stream\": %" PRIu32 ", \"dtype\": \"%s\", \"deps\": [", op->stream,
+            dtype_name(op->dtype));
+    for (uint32_t j = 0; j < op->ndeps; j++) {
+        if (j)
+            fputs(", ", f);
+        put_string(f, t->ops[t->deps[op->deps_off + j]].id, TRACE_ID_MAX);
+    }
+    fputc(']', f);
+    const struct op_field *rows[MAX_KIND_FIELDS];
+    unsigned nrows = kind_fields(op->kind, rows);
+    for (unsigned r = 0; r < nrows; r++) {
+        const char *src = (const char *)op + rows[r]->off;
+        fprintf(f, ", \"%s\": ", rows[r]->key);
+        switch (rows[r]->type) {
+        case F_SIZE: fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)src); break;
+        case F_COUNT: fprintf(f, "%" PRIu32, *(const uint32_t *)(const void *)src); break;
+        case F_NUM: put_double(f, *(const double *)(const void *)src); break;
+        case F_BOOL: fputs(*(const int *)(const void *)src ? "true" : "false", f); break;
+        case F_IMPL:
+            fprintf(f, "\"%s\"", impl_names[*(const enum attn_impl *)(const void *)src]);
+            break;
+        case F_DIR:
+            fprintf(f, "\"%s\"", dir_names[*(const enum memcpy_dir *)(const void *)src]);
+            break;
+        }
+    }
+    if (op->measured_s >= 0.0) {
+        fputs(", \"measured_s\": ", f);
+        put_double(f, op->measured_s);
+    }
+    fputc('}', f);
+}
+
+/* Cheap checks that the writer will emit something the loader accepts
+ * (a trace built in code may be wrong; one from trace_load never is). */
+static int check_writable(const struct trace *t, const char *path, struct diag *d)
+{
+    if (t->nops == 0 || t->ops == NULL)
+        return diag_set(d, DIAG_E_RANGE, path, 0, "ops", "a trace needs at least one op");
+    if (!isfinite(t->tokens) || t->tokens < 0.0)
+        return diag_set(d, DIAG_E_RANGE, path, 0, "meta.tokens", "must be a finite number >= 0");
+    if (t->ndevices == 0 || t->devices == NULL)
+        return diag_set(d, DIAG_E_RANGE, path, 0, "devices", "a trace needs at least one device");
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *op = &t->ops[i];
+        char field[48];
+        snprintf(field, sizeof field, "ops[%u]", i);
+        if ((unsigned)op->kind >= OP_KIND_COUNT || (unsigned)op->dtype >= DT_COUNT ||
+            op->device >= t->ndevices || op->id[0] == '\0' ||
+            (uint64_t)op->deps_off + op->ndeps > t->ndeps)
+            return diag_set(d, DIAG_E_RANGE, path, 0, field,
+                            "kind, dtype, device, id or deps out of range");
+        for (uint32_t j = 0; j < op->ndeps; j++)
+            if (t->deps[op->deps_off + j] >= t->nops)
+                return diag_set(d, DIAG_E_RANGE, path, 0, field, "dep index out of range");
+        if (op->kind == OP_ATTENTION && (unsigned)op->u.attn.impl > ATTN_NAIVE)
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad attention impl");
+        if (op->kind == OP_MEMCPY && (unsigned)op->u.copy.dir > MEMCPY_D2D)
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad memcpy direction");
+        const struct op_field *rows[MAX_KIND_FIELDS];
+        unsigned nrows = kind_fields(op->kind, rows);
+        for (unsigned r = 0; r < nrows; r++) {
+            const char *src = (const char *)op + rows[r]->off;
+            int ok = 1;
+            if (rows[r]->type == F_SIZE) {
+                uint64_t v = *(const uint64_t *)(const void *)src;
+                ok = v >= 1 && v <= TRACE_SIZE_CAP;
+            } else if (rows[r]->type == F_COUNT) {
+                ok = *(const uint32_t *)(const void *)src <= TRACE_TENSORS_CAP;
+            } else if (rows[r]->type == F_NUM) {
+                double v = *(const double *)(const void *)src;
+                ok = isfinite(v) && v >= 0.0;
+            }
+            if (!ok)
+                return diag_set(d, DIAG_E_RANGE, path, 0, field, "%s is out of range",
+                                rows[r]->key);
+        }
+        if (op->stream > TRACE_STREAM_CAP)
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "stream is out of range");
+        if (isnan(op->measured_s) || isinf(op->measured_s))
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "measured_s is not finite");
+    }
+    return 0;
+}
+
+static void put_trace(FILE *f, const struct trace *t)
+{
+    fputs("{\"strata_trace\": 1,\n", f);
+    if (t->name[0] != '\0') {
+        fputs(" \"name\": ", f);
+        put_string(f, t->name, TRACE_NAME_MAX);
+        fputs(",\n", f);
+    }
+    if (t->tokens > 0.0) {
+        fputs(" \"meta\": {\"tokens\": ", f);
+        put_double(f, t->tokens);
+        fputs("},\n", f);
+    }
+    fputs(" \"devices\": [", f);
+    for (uint32_t i = 0; i < t->ndevices; i++) {
+        if (i)
+            fputs(", ", f);
+        put_string(f, t->devices[i], TRACE_DEVICE_MAX);
+    }
+    fputs("],\n \"ops\": [\n", f);
+    for (uint32_t i = 0; i < t->nops; i++) {
+        put_op(f, t, &t->ops[i]);
+        fputs(i + 1 < t->nops ? ",\n" : "\n", f);
+    }
+    fputs(" ]}\n", f);
+}
+
+int trace_write(const struct trace *t, const char *path, struct diag *d)
+{
+    if (check_writable(t, path, d))
+        return -1;
+    size_t len = strlen(path);
+    char *tmp = tr_alloc(len + 16, 1);
+    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot create a temporary file next to it: %s",
+                        strerror(e));
+    }
+    const char *what = "cannot write";
+    int e = 0;
+    FILE *f = NULL;
+    if (fchmod(fd, 0644) != 0) {
+        e = errno;
+        what = "cannot set permissions";
+        close(fd);
+        goto fail;
+    }
+    f = fdopen(fd, "w");
+    if (f == NULL) {
+        e = errno;
+        close(fd);
+        goto fail;
+    }
+    put_trace(f, t);
+    if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        e = errno ? errno : EIO;
+        fclose(f);
+        goto fail;
+    }
+    if (fclose(f) != 0) {
+        e = errno;
+        goto fail;
+    }
+    if (rename(tmp, path) != 0) {
+        e = errno;
+        what = "cannot rename the temporary file into place";
+        goto fail;
+    }
+    free(tmp);
+    return 0;
+fail:
+    unlink(tmp);
+    free(tmp);
+    return diag_set(d, DIAG_E_IO, path, 0, "", "%s: %s", what, strerror(e));
+}

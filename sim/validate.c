@@ -1,0 +1,574 @@
+/* validate.c: `strata validate`: predictions against public measurements.
+ *
+ * Reads a measurements CSV with the columns of
+ * ../shared/data/measurements-calibration.csv plus three of our own:
+ *   config            config file stem under --configs (e.g. nvidia-a100-sxm-80gb)
+ *   spec              the workload, machine-readable: "KIND key=value ..." (docs/validation.md)
+ *   host_overhead_us  per-call host time the measuring harness includes
+ *                     (Python dispatch + synchronize); 0 for device-timed rows
+ * Each row's workload is built as a trace, run on its config, converted to
+ * the row's metric and compared.  Rows without config/spec are counted as
+ * skipped.  Prints per row and, per group (id prefix before '-'), the
+ * median and worst absolute error.  GSL does the statistics.
+ */
+#include "validate.h"
+
+#include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "check.h"
+#include "cli.h"
+#include "llm.h"
+#include "run.h"
+#include "trace.h"
+
+#define VAL_MAX_COLS 32
+#define VAL_MAX_LINE 8192
+#define VAL_MAX_CONFIGS 16
+
+/* Split one CSV line (RFC 4180 quotes) in place.  Returns field count or -1. */
+static int csv_split(char *line, char **cols, int max)
+{
+    int n = 0;
+    char *p = line, *w;
+    for (;;) {
+        if (n == max)
+            return -1;
+        if (*p == '"') {
+            p++;
+            cols[n++] = w = p;
+            for (;;) {
+                if (*p == '\0')
+                    return -1;          /* unterminated quote */
+                if (*p == '"') {
+                    if (p[1] == '"') {
+                        *w++ = '"';
+                        p += 2;
+                        continue;
+                    }
+                    p++;
+                    break;
+                }
+                *w++ = *p++;
+            }
+            *w = '\0';
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p == '\0' || *p == '\r' || *p == '\n')
+                return n;
+            return -1;
+        }
+        cols[n++] = p;
+        while (*p && *p != ',' && *p != '\r' && *p != '\n')
+            p++;
+        if (*p == ',') {
+            *p++ = '\0';
+            continue;
+        }
+        *p = '\0';
+        return n;
+    }
+}
+
+struct spec_kv {
+    char key[32];
+    char val[256];
+};
+
+/* "KIND k=v k=v" -> kind + pairs.  Returns pair count or -1. */
+static int spec_parse(const char *spec, char *kind, size_t kn, struct spec_kv *kv, int max)
+{
+    const char *p = spec;
+    while (*p == ' ')
+        p++;
+    size_t i = 0;
+    while (*p && *p != ' ' && i + 1 < kn)
+        kind[i++] = *p++;
+    kind[i] = '\0';
+    if (i == 0)
+        return -1;
+    int n = 0;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        if (n == max)
+            return -1;
+        const char *eq = strchr(p, '=');
+        const char *end = strchr(p, ' ');
+        if (end == NULL)
+            end = p + strlen(p);
+        if (eq == NULL || eq > end || eq == p || (size_t)(eq - p) >= sizeof kv[n].key ||
+            (size_t)(end - eq - 1) >= sizeof kv[n].val)
+            return -1;
+        memcpy(kv[n].key, p, (size_t)(eq - p));
+        kv[n].key[eq - p] = '\0';
+        memcpy(kv[n].val, eq + 1, (size_t)(end - eq - 1));
+        kv[n].val[end - eq - 1] = '\0';
+        n++;
+        p = end;
+    }
+    return n;
+}
+
+struct spec_ctx {
+    const char *file;
+    int line;
+    struct spec_kv kv[16];
+    int n;
+    int used[16];
+    struct diag *d;
+};
+
+static const char *spec_get(struct spec_ctx *s, const char *key)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->kv[i].key, key) == 0) {
+            s->used[i] = 1;
+            return s->kv[i].val;
+        }
+    return NULL;
+}
+
+static int spec_u64(struct spec_ctx *s, const char *key, int required, uint64_t def, uint64_t min,
+                    uint64_t *out)
+{
+    const char *v = spec_get(s, key);
+    if (v == NULL) {
+        if (required)
+            return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec",
+                            "'%s=' is required", key);
+        *out = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*v == '\0' || *v == '-' || *end != '\0' || errno || x < min || x > (1ull << 50))
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "%s: expected an integer >= %llu, got '%s'", key,
+                        (unsigned long long)min, v);
+    *out = x;
+    return 0;
+}
+
+static int spec_num(struct spec_ctx *s, const char *key, double def, double *out)
+{
+    const char *v = spec_get(s, key);
+    if (v == NULL) {
+        *out = def;
+        return 0;
+    }
+    char *end;
+    double x = strtod(v, &end);
+    if (*v == '\0' || *end != '\0' || !isfinite(x) || x < 0)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "%s: expected a number >= 0, got '%s'", key, v);
+    *out = x;
+    return 0;
+}
+
+static int spec_dtype(struct spec_ctx *s, enum dtype *out)
+{
+    const char *v = spec_get(s, "dtype");
+    if (v == NULL)
+        return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec", "'dtype=' is required");
+    if (dtype_from_name(v, out) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "unknown dtype '%s'", v);
+    return 0;
+}
+
+static int spec_done(struct spec_ctx *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!s->used[i])
+            return diag_set(s->d, DIAG_E_UNKNOWN_KEY, s->file, s->line, "spec",
+                            "unknown key '%s'", s->kv[i].key);
+    return 0;
+}
+
+/* A trace holding one op. */
+static void trace_one(struct trace *t, const struct op *o, const char *name)
+{
+    memset(t, 0, sizeof *t);
+    t->ops = sim_xcalloc(1, sizeof *t->ops);
+    t->deps = sim_xcalloc(1, sizeof *t->deps);
+    t->topo = sim_xcalloc(1, sizeof *t->topo);
+    t->devices = sim_xcalloc(1, sizeof *t->devices);
+    snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
+    t->ndevices = 1;
+    t->nops = 1;
+    t->ops[0] = *o;
+    snprintf(t->ops[0].id, sizeof t->ops[0].id, "%s", name);
+    snprintf(t->ops[0].name, sizeof t->ops[0].name, "%s", name);
+    t->ops[0].measured_s = -1;
+    snprintf(t->path, sizeof t->path, "%s", name);
+}
+
+/* Build the workload of a row.  *elements gets the element count the
+ * element_throughput metric divides by. */
+static int build_workload(const char *spec, const char *root, const char *file, int line,
+                          struct trace *t, double *elements, struct diag *d)
+{
+    struct spec_ctx s;
+    memset(&s, 0, sizeof s);
+    s.file = file;
+    s.line = line;
+    s.d = d;
+    char kind[32];
+    s.n = spec_parse(spec, kind, sizeof kind, s.kv, 16);
+    if (s.n < 0)
+        return diag_set(d, DIAG_E_PARSE, file, line, "spec",
+                        "expected 'KIND key=value ...', got '%s'", spec);
+    struct op o;
+    memset(&o, 0, sizeof o);
+    *elements = 0;
+    if (strcmp(kind, "llm") == 0) {
+        const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
+        const char *attn = spec_get(&s, "attn");
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH};
+        if (model == NULL || phase == NULL)
+            return diag_set(d, DIAG_E_MISSING, file, line, "spec", "llm needs model= and phase=");
+        st.phase = strcmp(phase, "prefill") == 0 ? LLM_PREFILL : LLM_DECODE;
+        if (spec_u64(&s, "batch", 0, 1, 1, &st.batch) || spec_u64(&s, "prompt", 0, 1, 1, &st.prompt) ||
+            spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
+            return -1;
+        if (attn != NULL)
+            st.attn = strcmp(attn, "naive") == 0 ? ATTN_NAIVE : ATTN_FLASH;
+        if (spec_done(&s))
+            return -1;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", root, model);
+        struct llm_config c;
+        if (llm_config_load(path, &c, d) != 0 || llm_build(&c, &st, t, d) != 0)
+            return -1;
+        return 0;
+    }
+    if (spec_dtype(&s, &o.dtype))
+        return -1;
+    if (strcmp(kind, "gemm") == 0) {
+        o.kind = OP_GEMM;
+        if (spec_u64(&s, "m", 1, 0, 1, &o.u.gemm.m) || spec_u64(&s, "n", 1, 0, 1, &o.u.gemm.n) ||
+            spec_u64(&s, "k", 1, 0, 1, &o.u.gemm.k) || spec_u64(&s, "batch", 0, 1, 1, &o.u.gemm.batch))
+            return -1;
+    } else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "norm") == 0 ||
+               strcmp(kind, "reduction") == 0) {
+        op_kind_from_name(kind, &o.kind);
+        if (spec_u64(&s, "rows", 1, 0, 1, &o.u.rc.rows) || spec_u64(&s, "cols", 1, 0, 1, &o.u.rc.cols))
+            return -1;
+        *elements = (double)o.u.rc.rows * (double)o.u.rc.cols;
+    } else if (strcmp(kind, "elementwise") == 0) {
+        o.kind = OP_ELEMENTWISE;
+        uint64_t in, out;
+        if (spec_u64(&s, "elements", 1, 0, 1, &o.u.ew.elements) ||
+            spec_u64(&s, "inputs", 0, 1, 0, &in) || spec_u64(&s, "outputs", 0, 1, 0, &out) ||
+            spec_num(&s, "flops", 1.0, &o.u.ew.flops_per_element))
+            return -1;
+        if (in + out == 0 || in > 64 || out > 64)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "inputs+outputs must be 1..128");
+        o.u.ew.inputs = (uint32_t)in;
+        o.u.ew.outputs = (uint32_t)out;
+        *elements = (double)o.u.ew.elements;
+    } else {
+        return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                        "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, elementwise)",
+                        kind);
+    }
+    if (spec_done(&s))
+        return -1;
+    trace_one(t, &o, kind);
+    return 0;
+}
+
+
+static int convert(const char *metric, const char *unit, const struct run_result *r,
+                   double time_s, double elements, double tokens, double *out)
+{
+    if (strcmp(metric, "latency") == 0) {
+        if (strcmp(unit, "ms") == 0)
+            *out = time_s * 1e3;
+        else if (strcmp(unit, "us") == 0)
+            *out = time_s * 1e6;
+        else if (strcmp(unit, "s") == 0)
+            *out = time_s;
+        else
+            return -1;
+        return 0;
+    }
+    if (strcmp(metric, "achieved_TFLOPs") == 0 && strcmp(unit, "TFLOP/s") == 0) {
+        *out = r->flops / time_s / 1e12;
+        return 0;
+    }
+    if (strcmp(metric, "element_throughput") == 0 && strcmp(unit, "Gelem/s") == 0 && elements > 0) {
+        *out = elements / time_s / 1e9;
+        return 0;
+    }
+    if (strcmp(metric, "decode_throughput") == 0 && strcmp(unit, "tokens/s") == 0 && tokens > 0) {
+        *out = tokens / time_s;
+        return 0;
+    }
+    if (strcmp(metric, "achieved_dram_bandwidth") == 0 && strcmp(unit, "GB/s") == 0) {
+        *out = r->bytes[LVL_DRAM] / time_s / 1e9;
+        return 0;
+    }
+    return -1;
+}
+
+static int col_index(char **hdr, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(hdr[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int validate_run(const struct validate_opts *vo, struct validate_result *res, struct diag *d)
+{
+    memset(res, 0, sizeof *res);
+    FILE *f = fopen(vo->data, "r");
+    if (f == NULL)
+        return diag_set(d, DIAG_E_IO, vo->data, 0, "", "cannot read: %s", strerror(errno));
+    char *line = sim_xcalloc(VAL_MAX_LINE, 1);
+    char *hline = sim_xcalloc(VAL_MAX_LINE, 1);
+    char *hdr[VAL_MAX_COLS], *col[VAL_MAX_COLS];
+    int rc = 0, lineno = 1;
+    struct { char name[64]; struct hw_config cfg; } *cfgs = sim_xcalloc(VAL_MAX_CONFIGS, sizeof *cfgs);
+    int ncfg = 0;
+    if (fgets(hline, VAL_MAX_LINE, f) == NULL) {
+        rc = diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "empty file");
+        goto out;
+    }
+    int nh = csv_split(hline, hdr, VAL_MAX_COLS);
+    int c_id = col_index(hdr, nh, "id"), c_metric = col_index(hdr, nh, "metric");
+    int c_value = col_index(hdr, nh, "value"), c_unit = col_index(hdr, nh, "unit");
+    int c_cfg = col_index(hdr, nh, "config"), c_spec = col_index(hdr, nh, "spec");
+    int c_host = col_index(hdr, nh, "host_overhead_us");
+    if (nh < 0 || c_id < 0 || c_metric < 0 || c_value < 0 || c_unit < 0) {
+        rc = diag_set(d, DIAG_E_MISSING, vo->data, 1, "header",
+                      "needs the columns id, metric, value, unit (and config, spec to be run)");
+        goto out;
+    }
+    size_t cap = 64;
+    res->rows = sim_xcalloc(cap, sizeof *res->rows);
+    while (fgets(line, VAL_MAX_LINE, f) != NULL) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == VAL_MAX_LINE - 1 && line[len - 1] != '\n') {
+            rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "", "line longer than %d bytes",
+                          VAL_MAX_LINE - 2);
+            goto out;
+        }
+        if (strspn(line, " \t\r\n") == len)
+            continue;
+        int n = csv_split(line, col, VAL_MAX_COLS);
+        if (n < 0) {
+            rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "", "malformed CSV (quotes or too many columns)");
+            goto out;
+        }
+        if (n != nh) {
+            rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "",
+                          "%d columns, the header has %d", n, nh);
+            goto out;
+        }
+        if (c_cfg < 0 || c_spec < 0 || col[c_cfg][0] == '\0' || col[c_spec][0] == '\0') {
+            res->skipped++;
+            continue;
+        }
+        struct val_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.id, sizeof row.id, "%s", col[c_id]);
+        snprintf(row.group, sizeof row.group, "%.*s", (int)strcspn(col[c_id], "-"), col[c_id]);
+        snprintf(row.metric, sizeof row.metric, "%s", col[c_metric]);
+        snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
+        snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);
+        snprintf(row.spec, sizeof row.spec, "%s", col[c_spec]);
+        char *end;
+        row.measured = strtod(col[c_value], &end);
+        if (*end != '\0' || !(row.measured > 0) || !isfinite(row.measured)) {
+            rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "value",
+                          "expected a positive number, got '%s'", col[c_value]);
+            goto out;
+        }
+        double host_s = 0;
+        if (c_host >= 0 && col[c_host][0] != '\0') {
+            host_s = strtod(col[c_host], &end) * 1e-6;
+            if (*end != '\0' || !(host_s >= 0) || !isfinite(host_s)) {
+                rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "host_overhead_us",
+                              "expected a number >= 0, got '%s'", col[c_host]);
+                goto out;
+            }
+        }
+        /* config, loaded once */
+        int ci;
+        for (ci = 0; ci < ncfg; ci++)
+            if (strcmp(cfgs[ci].name, row.config) == 0)
+                break;
+        if (ci == ncfg) {
+            if (ncfg == VAL_MAX_CONFIGS) {
+                rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "config", "more than %d configs",
+                              VAL_MAX_CONFIGS);
+                goto out;
+            }
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, row.config);
+            if (cfg_load(path, &cfgs[ci].cfg, d) != 0) {
+                if (d->line == 0 && d->code == DIAG_E_IO) {
+                    diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
+                             "no config '%s' (looked for %s)", row.config, path);
+                }
+                rc = -1;
+                goto out;
+            }
+            snprintf(cfgs[ci].name, sizeof cfgs[ci].name, "%s", row.config);
+            ncfg++;
+        }
+        struct trace t;
+        double elements = 0;
+        if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &elements, d) != 0) {
+            rc = -1;
+            goto out;
+        }
+        struct run_result r;
+        if (run_trace(&cfgs[ci].cfg, &t, &r, d) != 0) {
+            trace_free(&t);
+            rc = -1;
+            goto out;
+        }
+        double time_s = (double)r.total_ps * 1e-12 + host_s;
+        if (convert(row.metric, row.unit, &r, time_s, elements, t.tokens, &row.predicted) != 0) {
+            run_result_free(&r);
+            trace_free(&t);
+            rc = diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "metric",
+                          "cannot predict metric '%s' in '%s' for this workload", row.metric, row.unit);
+            goto out;
+        }
+        res->events += r.events;
+        run_result_free(&r);
+        trace_free(&t);
+        row.err = row.predicted / row.measured - 1.0;
+        if (res->nrows == cap) {
+            cap *= 2;
+            void *p = realloc(res->rows, cap * sizeof *res->rows);
+            if (p == NULL)
+                sim_oom(cap * sizeof *res->rows);
+            res->rows = p;
+        }
+        res->rows[res->nrows++] = row;
+    }
+    if (ferror(f))
+        rc = diag_set(d, DIAG_E_IO, vo->data, lineno, "", "read error");
+out:
+    fclose(f);
+    free(line);
+    free(hline);
+    free(cfgs);
+    if (rc != 0)
+        validate_free(res);
+    return rc;
+}
+
+void validate_free(struct validate_result *r)
+{
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}
+
+int validate_groups(const struct validate_result *r, struct validate_group *g, int max)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < r->nrows; i++) {
+        int k;
+        for (k = 0; k < n; k++)
+            if (strcmp(g[k].name, r->rows[i].group) == 0)
+                break;
+        if (k == n) {
+            if (n == max)
+                continue;
+            memset(&g[n], 0, sizeof g[n]);
+            snprintf(g[n].name, sizeof g[n].name, "%s", r->rows[i].group);
+            n++;
+        }
+        g[k].count++;
+    }
+    for (int k = 0; k < n; k++) {
+        double *e = sim_xcalloc(g[k].count, sizeof *e);
+        size_t m = 0;
+        for (uint32_t i = 0; i < r->nrows; i++)
+            if (strcmp(g[k].name, r->rows[i].group) == 0)
+                e[m++] = fabs(r->rows[i].err);
+        gsl_sort(e, 1, m);
+        g[k].median_abs_err = gsl_stats_median_from_sorted_data(e, 1, m);
+        g[k].worst_abs_err = e[m - 1];
+        free(e);
+    }
+    return n;
+}
+
+int cli_validate(int argc, char **argv)
+{
+    struct cli_opts o;
+    cli_opts_init(&o, argc, argv);
+    struct validate_opts vo;
+    memset(&vo, 0, sizeof vo);
+    vo.data = cli_get(&o, "--data");
+    const char *configs = cli_get(&o, "--configs");
+    const char *js = cli_get(&o, "--json");
+    int quiet = cli_flag(&o, "--quiet");
+    int rc = cli_check(&o, "validate");
+    if (rc)
+        return rc;
+    if (vo.data == NULL) {
+        fprintf(stderr, "strata validate: --data is required\n");
+        return 2;
+    }
+    vo.configs = configs ? configs : "configs";
+    /* model paths in specs are relative to the directory holding configs/ */
+    char root[1024];
+    snprintf(root, sizeof root, "%s", vo.configs);
+    char *slash = strrchr(root, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(root, sizeof root, ".");
+    vo.root = root;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct validate_result res;
+    if (validate_run(&vo, &res, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    if (!quiet) {
+        printf("%-14s %-22s %-24s %12s %12s %8s\n", "id", "config", "metric", "predicted",
+               "measured", "error");
+        for (uint32_t i = 0; i < res.nrows; i++) {
+            const struct val_row *w = &res.rows[i];
+            printf("%-14s %-22.22s %-24.24s %12.4g %12.4g %+7.1f%%\n", w->id, w->config, w->metric,
+                   w->predicted, w->measured, 100 * w->err);
+        }
+    }
+    struct validate_group g[32];
+    int ng = validate_groups(&res, g, 32);
+    printf("\n%-10s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
+    for (int k = 0; k < ng; k++)
+        printf("%-10s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
+               100 * g[k].worst_abs_err);
+    if (res.skipped)
+        printf("(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
+    if (js != NULL && validate_json(&res, js, &d) != 0) {
+        diag_print(&d, stderr);
+        rc = 1;
+    }
+    validate_free(&res);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* validate.h: compare predictions with measurements (`strata validate`).
+ * See validate.c and docs/validation.md. */
+#ifndef STRATA_VALIDATE_H
+#define STRATA_VALIDATE_H
+
+#include <stdint.h>
+
+#include "diag.h"
+
+struct validate_opts {
+    const char *data;       /* measurements CSV */
+    const char *configs;    /* directory of <config>.yaml */
+    const char *root;       /* directory model paths in specs are relative to */
+};
+
+/* One compared row; err = predicted / measured - 1. */
+struct val_row {
+    char id[48];
+    char group[24];
+    char metric[48];
+    char unit[24];
+    double measured, predicted, err;    /* err = predicted / measured - 1 */
+    char config[64];
+    char spec[160];
+};
+
+struct validate_result {
+    struct val_row *rows;
+    uint32_t nrows;
+    uint32_t skipped;       /* rows without config/spec */
+    uint64_t events;        /* engine events over all rows */
+};
+
+struct validate_group {
+    char name[24];
+    uint32_t count;
+    double median_abs_err;  /* |predicted/measured - 1| */
+    double worst_abs_err;
+};
+
+int validate_run(const struct validate_opts *o, struct validate_result *r, struct diag *d);
+void validate_free(struct validate_result *r);
+/* Per group (id prefix) statistics; returns the number of groups filled. */
+int validate_groups(const struct validate_result *r, struct validate_group *g, int max);
+/* JSON report of rows and groups (written by report.c). */
+int validate_json(const struct validate_result *r, const char *path, struct diag *d);
+
+#endif

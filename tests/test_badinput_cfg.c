@@ -1,0 +1,461 @@
+/* test_badinput_cfg.c: cfg_load() on broken configs.  Each case writes a
+ * small YAML file into a fresh mkdtemp() directory and checks the error
+ * kind, line and field of the diagnostic; then every prefix of a shipped
+ * config and a set of single-byte corruptions are loaded to check that no
+ * input crashes the loader (run it under -DSTRATA_SANITIZE=ON). */
+#include <stdint.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "test.h"
+
+/* A minimal valid config; the line numbers in the cases below refer to it. */
+static const char base[] =
+    "name: test-chip\n"                                            /*  1 */
+    "family: gpu\n"                                                /*  2 */
+    "clock_MHz: 1000\n"                                            /*  3 */
+    "compute:\n"                                                   /*  4 */
+    "  units: 4\n"                                                 /*  5 */
+    "  matrix_flops_per_cycle_per_unit: {bf16: 1024, fp16: 1024}\n" /*  6 */
+    "  vector_flops_per_cycle_per_unit: {fp32: 256}\n"             /*  7 */
+    "  max_threads_per_unit: 2048\n"                               /*  8 */
+    "  max_ctas_per_unit: 32\n"                                    /*  9 */
+    "registers:\n"                                                 /* 10 */
+    "  capacity_KiB_per_unit: 256\n"                               /* 11 */
+    "shared_memory:\n"                                             /* 12 */
+    "  capacity_KiB_per_unit: 228\n"                               /* 13 */
+    "  bandwidth_bytes_per_cycle_per_unit: 128\n"                  /* 14 */
+    "l2:\n"                                                        /* 15 */
+    "  capacity_MiB: 50\n"                                         /* 16 */
+    "  bandwidth_GBps: 10000\n"                                    /* 17 */
+    "  latency_ns: 150\n"                                          /* 18 */
+    "  port_bytes_per_cycle_per_unit: 64\n"                        /* 19 */
+    "dram:\n"                                                      /* 20 */
+    "  type: HBM3\n"                                               /* 21 */
+    "  capacity_GB: 80\n"                                          /* 22 */
+    "  bandwidth_GBps: 3350\n"                                     /* 23 */
+    "  latency_ns: 400\n"                                          /* 24 */
+    "  channels: 10\n"                                             /* 25 */
+    "pcie:\n"                                                      /* 26 */
+    "  bandwidth_GBps_per_direction: 63\n"                         /* 27 */
+    "  latency_ns: 1000\n"                                         /* 28 */
+    "launch:\n"                                                    /* 29 */
+    "  kernel_overhead_ns: 2500\n"                                 /* 30 */
+    "efficiency:\n"                                                /* 31 */
+    "  matrix_pipe_fraction: 0.93\n"                               /* 32 */
+    "  vector_pipe_fraction: 0.9\n"                                /* 33 */
+    "  dram_bandwidth_fraction: 0.92\n"                            /* 34 */
+    "  dram_rw_turnaround_penalty: 0.08\n"                         /* 35 */
+    "  dram_loaded_latency_ns: 900\n"                              /* 36 */
+    "  inflight_bytes_per_unit: 32768\n";                          /* 37 */
+
+static char tmpdir[64];
+static char tmpfile_[128];
+
+static void write_bytes(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        perror(path);
+        exit(2);
+    }
+    if (len > 0 && fwrite(text, 1, len, f) != len) {
+        perror(path);
+        exit(2);
+    }
+    fclose(f);
+}
+
+/* Load text (len bytes) from the temp file; returns cfg_load's result. */
+static int load_bytes(const char *text, size_t len, struct hw_config *h, struct diag *d)
+{
+    write_bytes(tmpfile_, text, len);
+    memset(d, 0, sizeof *d);
+    return cfg_load(tmpfile_, h, d);
+}
+
+/* base with the first occurrence of from replaced by to (malloc'd). */
+static char *variant(const char *from, const char *to)
+{
+    const char *at = strstr(base, from);
+    if (at == NULL) {
+        fprintf(stderr, "test bug: '%s' not in base\n", from);
+        exit(2);
+    }
+    size_t pre = (size_t)(at - base), flen = strlen(from), tlen = strlen(to);
+    char *s = malloc(sizeof base + tlen);
+    if (s == NULL)
+        abort();
+    memcpy(s, base, pre);
+    memcpy(s + pre, to, tlen);
+    strcpy(s + pre + tlen, at + flen);
+    return s;
+}
+
+/* Expect cfg_load(text) to fail with code at line in field, msg containing
+ * msg_part, and to leave *out untouched. */
+static void expect_text(const char *what, const char *text, enum diag_code code, int line,
+                        const char *field, const char *msg_part)
+{
+    struct hw_config h;
+    struct diag d;
+    memset(&h, 0x5a, sizeof h);
+    int rc = load_bytes(text, strlen(text), &h, &d);
+    int ok = rc == -1 && d.code == code && d.line == line && strcmp(d.field, field) == 0 &&
+             strstr(d.msg, msg_part) != NULL && strcmp(d.file, tmpfile_) == 0 &&
+             (unsigned char)h.name[0] == 0x5a;
+    if (ok) {
+        test_passed_++;
+    } else {
+        test_failed_++;
+        fprintf(stderr, "case '%s': want rc -1 %s line %d field '%s' msg ~'%s'; got rc %d: ",
+                what, diag_code_name(code), line, field, msg_part, rc);
+        fprintf(stderr, "[%s] line %d field '%s': ", diag_code_name(d.code), d.line, d.field);
+        diag_print(&d, stderr);
+    }
+}
+
+static void expect_variant(const char *what, const char *from, const char *to,
+                           enum diag_code code, int line, const char *field, const char *msg_part)
+{
+    char *s = variant(from, to);
+    expect_text(what, s, code, line, field, msg_part);
+    free(s);
+}
+
+static void test_base_is_valid(void)
+{
+    struct hw_config h;
+    struct diag d;
+    int rc = load_bytes(base, strlen(base), &h, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(h.units, 4);
+    CHECK_EQ_INT(h.nvlink_links, 0);
+    CHECK_EQ_INT(h.l2_latency_ps, 150000);
+    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
+    CHECK(cfg_matrix_peak_flops(&h, DT_BF16) == 4 * 1024 * 1e9);
+    CHECK(cfg_matrix_peak_flops(&h, DT_INT8) == 0);
+    CHECK(cfg_vector_peak_flops(&h, DT_FP32) == 4 * 256 * 1e9);
+    CHECK(cfg_smem_bw(&h) == 4 * 128 * 1e9);
+}
+
+static void test_valid_variants(void)
+{
+    struct hw_config h;
+    struct diag d;
+    /* Comments everywhere, a document marker, block-style dtype maps,
+     * decimals and exponents, quoted strings, capacity_GiB and nvlink. */
+    static const char commented[] =
+        "# leading comment\n"
+        "---\n"
+        "name: \"commented-chip\"   # quoted string\n"
+        "family: 'gpu'\n"
+        "clock_MHz: 1.5e3 # exponent\n"
+        "compute:   # section comment\n"
+        "  # comment inside a section\n"
+        "  units: 2\n"
+        "  matrix_flops_per_cycle_per_unit:\n"
+        "    bf16: 512.5   # decimal rate\n"
+        "    int4: 0\n"
+        "  vector_flops_per_cycle_per_unit: {fp32: 128, fp64: 0}\n"
+        "  max_threads_per_unit: 1024\n"
+        "  max_ctas_per_unit: 16\n"
+        "registers: {capacity_KiB_per_unit: 64}\n"
+        "shared_memory:\n"
+        "  capacity_KiB_per_unit: 0.5\n"
+        "  bandwidth_bytes_per_cycle_per_unit: 64\n"
+        "l2: {capacity_MiB: 1, bandwidth_GBps: 100, latency_ns: 0.0015, port_bytes_per_cycle_per_unit: 32}\n"
+        "dram:\n"
+        "  capacity_GiB: 2\n"
+        "  bandwidth_GBps: 50\n"
+        "  latency_ns: 300.25\n"
+        "  channels: 2\n"
+        "pcie:\n"
+        "  bandwidth_GBps_per_direction: 8\n"
+        "  latency_ns: 500\n"
+        "nvlink:\n"
+        "  links: 4\n"
+        "  bandwidth_GBps_per_link_per_direction: 12.5\n"
+        "  latency_ns: 700\n"
+        "launch:\n"
+        "  kernel_overhead_ns: 0\n"
+        "efficiency:\n"
+        "  matrix_pipe_fraction: 1\n"
+        "  vector_pipe_fraction: 1.0\n"
+        "  dram_bandwidth_fraction: 0.5\n"
+        "  dram_rw_turnaround_penalty: 0\n"
+        "  dram_loaded_latency_ns: 300.25\n"
+        "  inflight_bytes_per_unit: 1e4\n"
+        "...\n"
+        "# trailing comment\n";
+    int rc = load_bytes(commented, strlen(commented), &h, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    CHECK_EQ_INT(rc, 0);
+    CHECK(strcmp(h.name, "commented-chip") == 0);
+    CHECK(h.clock_hz == 1.5e9);
+    CHECK(h.matrix_flops_per_cycle[DT_BF16] == 512.5);
+    CHECK(h.matrix_flops_per_cycle[DT_FP16] == 0);
+    CHECK_EQ_INT(h.smem_bytes_per_unit, 512);
+    CHECK_EQ_INT(h.l2_latency_ps, 2); /* 1.5 ps rounds to 2 */
+    CHECK_EQ_INT(h.dram_bytes, 2ULL << 30);
+    CHECK_EQ_INT(h.dram_latency_ps, 300250);
+    CHECK_EQ_INT(h.nvlink_links, 4);
+    CHECK(h.nvlink_bw_bytes_per_s_per_link == 12.5e9);
+    CHECK_EQ_INT(h.launch_overhead_ps, 0);
+    CHECK(strcmp(h.dram_type, "") == 0);
+    CHECK(h.eff_inflight_bytes_per_unit == 1e4);
+}
+
+static void test_bad_cases(void)
+{
+    /* The cases the loader must reject, one per error kind and place. */
+    expect_variant("malformed YAML", "clock_MHz: 1000\n", "clock_MHz: 1000: 5\n",
+                   DIAG_E_PARSE, 3, "", "mapping values are not allowed");
+    expect_variant("unclosed flow mapping", "{fp32: 256}", "{fp32: 256",
+                   DIAG_E_PARSE, 8, "", "");
+    expect_variant("tab indentation", "  units: 4\n", "\tunits: 4\n", DIAG_E_PARSE, 5, "", "");
+    expect_variant("unknown top-level key", "  inflight_bytes_per_unit: 32768\n",
+                   "  inflight_bytes_per_unit: 32768\nturbo: 1\n",
+                   DIAG_E_UNKNOWN_KEY, 38, "turbo", "expected one of: name, family");
+    expect_variant("unknown nested key", "  latency_ns: 150\n",
+                   "  latency_ns: 150\n  latncy_ns: 5\n",
+                   DIAG_E_UNKNOWN_KEY, 19, "l2.latncy_ns", "unknown key");
+    expect_variant("missing required key", "  channels: 10\n", "",
+                   DIAG_E_MISSING, 20, "dram.channels", "missing");
+    expect_variant("missing top-level key", "clock_MHz: 1000\n", "",
+                   DIAG_E_MISSING, 1, "clock_MHz", "missing");
+    expect_variant("missing section", "launch:\n  kernel_overhead_ns: 2500\n", "",
+                   DIAG_E_MISSING, 1, "launch", "missing");
+    expect_variant("missing dram capacity", "  capacity_GB: 80\n", "",
+                   DIAG_E_MISSING, 20, "dram.capacity_GB", "capacity_GiB");
+    expect_variant("missing nvlink key", "launch:\n",
+                   "nvlink:\n  links: 4\n  latency_ns: 10\nlaunch:\n",
+                   DIAG_E_MISSING, 29, "nvlink.bandwidth_GBps_per_link_per_direction",
+                   "missing");
+    expect_variant("negative number", "  bandwidth_GBps: 3350\n", "  bandwidth_GBps: -5\n",
+                   DIAG_E_RANGE, 23, "dram.bandwidth_GBps", "must be > 0, got -5");
+    expect_variant("zero units", "units: 4", "units: 0",
+                   DIAG_E_RANGE, 5, "compute.units", "got 0");
+    expect_variant("fractional units", "units: 4", "units: 4.5",
+                   DIAG_E_TYPE, 5, "compute.units", "whole number");
+    expect_variant("huge count", "channels: 10", "channels: 1e10",
+                   DIAG_E_RANGE, 25, "dram.channels", "between 1 and");
+    expect_variant("overflowing number", "capacity_MiB: 50", "capacity_MiB: 1e400",
+                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "too large");
+    expect_variant("too many bytes", "capacity_MiB: 50", "capacity_MiB: 1e300",
+                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "too large");
+    expect_variant("string where number expected", "clock_MHz: 1000", "clock_MHz: fast",
+                   DIAG_E_TYPE, 3, "clock_MHz", "expected a number, got 'fast'");
+    expect_variant("quoted number", "clock_MHz: 1000", "clock_MHz: \"1000\"",
+                   DIAG_E_TYPE, 3, "clock_MHz", "quoted string");
+    expect_variant("hex number", "clock_MHz: 1000", "clock_MHz: 0x3e8",
+                   DIAG_E_TYPE, 3, "clock_MHz", "expected a number");
+    expect_variant("inf", "clock_MHz: 1000", "clock_MHz: .inf",
+                   DIAG_E_TYPE, 3, "clock_MHz", "expected a number");
+    expect_variant("empty value", "clock_MHz: 1000", "clock_MHz:",
+                   DIAG_E_TYPE, 3, "clock_MHz", "got nothing");
+    expect_variant("mapping where number expected", "clock_MHz: 1000", "clock_MHz: {a: 1}",
+                   DIAG_E_TYPE, 3, "clock_MHz", "got a mapping");
+    expect_variant("sequence where number expected", "clock_MHz: 1000", "clock_MHz: [1000]",
+                   DIAG_E_TYPE, 3, "clock_MHz", "got a sequence");
+    expect_variant("mapping where string expected", "name: test-chip", "name: {a: b}",
+                   DIAG_E_TYPE, 1, "name", "expected a string");
+    expect_variant("scalar where section expected", "l2:\n  capacity_MiB: 50\n"
+                   "  bandwidth_GBps: 10000\n  latency_ns: 150\n"
+                   "  port_bytes_per_cycle_per_unit: 64\n", "l2: 5\n",
+                   DIAG_E_TYPE, 15, "l2", "expected a mapping");
+    expect_variant("empty name", "name: test-chip", "name: ''",
+                   DIAG_E_RANGE, 1, "name", "empty");
+    expect_variant("name too long", "name: test-chip",
+                   "name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                   DIAG_E_RANGE, 1, "name", "longer than 63");
+    expect_variant("NUL in name", "name: test-chip", "name: \"a\\0b\"",
+                   DIAG_E_TYPE, 1, "name", "NUL");
+    expect_variant("unknown dtype key", "{bf16: 1024, fp16: 1024}", "{bf16: 1024, bf17: 1024}",
+                   DIAG_E_UNKNOWN_NAME, 6, "compute.matrix_flops_per_cycle_per_unit.bf17",
+                   "unknown dtype");
+    expect_variant("duplicate dtype key", "{bf16: 1024, fp16: 1024}", "{bf16: 1024, bf16: 2}",
+                   DIAG_E_DUPLICATE, 6, "compute.matrix_flops_per_cycle_per_unit.bf16",
+                   "duplicate");
+    expect_variant("negative dtype rate", "{fp32: 256}", "{fp32: -1}",
+                   DIAG_E_RANGE, 7, "compute.vector_flops_per_cycle_per_unit.fp32", ">= 0");
+    expect_variant("all dtype rates zero", "{bf16: 1024, fp16: 1024}", "{bf16: 0}",
+                   DIAG_E_RANGE, 6, "compute.matrix_flops_per_cycle_per_unit", "at least one");
+    expect_variant("empty dtype map", "{fp32: 256}", "{}",
+                   DIAG_E_RANGE, 7, "compute.vector_flops_per_cycle_per_unit", "at least one");
+    expect_variant("dtype map is a scalar", "{fp32: 256}", "256",
+                   DIAG_E_TYPE, 7, "compute.vector_flops_per_cycle_per_unit",
+                   "expected a mapping");
+    expect_variant("unknown family", "family: gpu", "family: tpu",
+                   DIAG_E_UNKNOWN_NAME, 2, "family", "unknown family 'tpu'");
+    expect_variant("duplicate key", "  latency_ns: 150\n",
+                   "  latency_ns: 150\n  latency_ns: 160\n",
+                   DIAG_E_DUPLICATE, 19, "l2.latency_ns", "first given on line 18");
+    expect_variant("duplicate section", "launch:\n", "launch: {kernel_overhead_ns: 1}\nlaunch:\n",
+                   DIAG_E_DUPLICATE, 30, "launch", "first given on line 29");
+    expect_variant("both capacity units", "  capacity_GB: 80\n",
+                   "  capacity_GB: 80\n  capacity_GiB: 75\n",
+                   DIAG_E_DUPLICATE, 23, "dram.capacity_GiB", "not both");
+    expect_variant("fraction > 1", "matrix_pipe_fraction: 0.93", "matrix_pipe_fraction: 1.5",
+                   DIAG_E_RANGE, 32, "efficiency.matrix_pipe_fraction", "(0, 1]");
+    expect_variant("fraction = 0", "dram_bandwidth_fraction: 0.92",
+                   "dram_bandwidth_fraction: 0", DIAG_E_RANGE, 34,
+                   "efficiency.dram_bandwidth_fraction", "(0, 1]");
+    expect_variant("penalty = 1", "dram_rw_turnaround_penalty: 0.08",
+                   "dram_rw_turnaround_penalty: 1", DIAG_E_RANGE, 35,
+                   "efficiency.dram_rw_turnaround_penalty", "[0, 1)");
+    expect_variant("loaded latency below unloaded", "dram_loaded_latency_ns: 900",
+                   "dram_loaded_latency_ns: 300", DIAG_E_RANGE, 36,
+                   "efficiency.dram_loaded_latency_ns", "dram.latency_ns");
+    expect_variant("negative overhead", "kernel_overhead_ns: 2500", "kernel_overhead_ns: -1",
+                   DIAG_E_RANGE, 30, "launch.kernel_overhead_ns", ">= 0");
+    expect_variant("non-scalar key", "registers:\n", "? [a]\n: 1\nregisters:\n",
+                   DIAG_E_TYPE, 10, "", "keys must be");
+    expect_variant("anchor", "clock_MHz: 1000", "clock_MHz: &c 1000",
+                   DIAG_E_UNSUPPORTED, 3, "", "anchors");
+    expect_variant("alias", "  latency_ns: 400\n", "  latency_ns: *c\n",
+                   DIAG_E_UNSUPPORTED, 24, "", "aliases");
+    expect_variant("anchor and alias", "clock_MHz: 1000\n",
+                   "clock_MHz: 1000\nx: &a 1\ny: *a\n", DIAG_E_UNSUPPORTED, 4, "", "anchors");
+    expect_variant("merge key", "registers:\n", "<<: *r\nregisters:\n",
+                   DIAG_E_UNSUPPORTED, 10, "", "aliases");
+    expect_variant("explicit tag", "clock_MHz: 1000", "clock_MHz: !!float 1000",
+                   DIAG_E_UNSUPPORTED, 3, "", "tags");
+    expect_variant("deep nesting", "clock_MHz: 1000",
+                   "clock_MHz: [[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]", DIAG_E_RANGE, 3, "",
+                   "nesting");
+    expect_variant("two documents", "name: test-chip\n", "name: test-chip\n---\nname: x\n",
+                   DIAG_E_UNSUPPORTED, 2, "", "more than one YAML document");
+    expect_text("empty file", "", DIAG_E_PARSE, 0, "", "empty");
+    expect_text("only comments", "# nothing here\n\n# at all\n", DIAG_E_PARSE, 0, "", "empty");
+    expect_text("non-mapping top level", "- a\n- b\n", DIAG_E_TYPE, 1, "", "top level");
+    expect_text("scalar top level", "\n\nhello\n", DIAG_E_TYPE, 3, "", "top level");
+    expect_text("null document", "---\n", DIAG_E_TYPE, 2, "", "top level");
+    expect_text("invalid UTF-8", "name: a\nfamily: \xff\xfe\x80\n", DIAG_E_PARSE, 2, "", "");
+    expect_text("control character", "name: a\nfamily: gpu\nclock_MHz: \x01\n",
+                DIAG_E_PARSE, 3, "", "");
+}
+
+static void test_files(void)
+{
+    struct hw_config h;
+    struct diag d;
+    char path[160];
+
+    /* Nonexistent file. */
+    snprintf(path, sizeof path, "%s/does-not-exist.yaml", tmpdir);
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_load(path, &h, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_IO);
+    CHECK_EQ_INT(d.line, 0);
+    CHECK(strcmp(d.file, path) == 0);
+    CHECK_STR_CONTAINS(d.msg, "cannot open");
+
+    /* A directory. */
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_load(tmpdir, &h, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_IO);
+
+    /* Over the 1 MiB cap: base followed by comment padding. */
+    size_t big = (1u << 20) + 100;
+    char *s = malloc(big);
+    if (s == NULL)
+        abort();
+    memset(s, '#', big);
+    memcpy(s, base, strlen(base));
+    s[big - 1] = '\n';
+    CHECK_EQ_INT(load_bytes(s, big, &h, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    CHECK_STR_CONTAINS(d.msg, "larger than");
+    free(s);
+
+    /* NULL arguments. */
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_load(NULL, &h, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_USAGE);
+    CHECK_EQ_INT(cfg_load(tmpfile_, NULL, &d), -1);
+    CHECK_EQ_INT(cfg_load(path, &h, NULL), -1); /* d may be NULL */
+
+    /* The printed form is "file:line: field: message". */
+    char *v = variant("  bandwidth_GBps: 3350\n", "  bandwidth_GBps: -5\n");
+    CHECK_EQ_INT(load_bytes(v, strlen(v), &h, &d), -1);
+    free(v);
+    char *out = NULL;
+    size_t out_len = 0;
+    FILE *mem = open_memstream(&out, &out_len);
+    if (mem == NULL)
+        abort();
+    diag_print(&d, mem);
+    fclose(mem);
+    char want[256];
+    snprintf(want, sizeof want, "%s:23: dram.bandwidth_GBps: must be > 0, got -5\n", tmpfile_);
+    CHECK_STR_CONTAINS(out, want);
+    free(out);
+}
+
+/* No input may crash the loader: every prefix of a shipped config, and
+ * every position overwritten with a few YAML-significant bytes. */
+static void test_fuzz(void)
+{
+    FILE *f = fopen("configs/nvidia-h100-sxm.yaml", "rb");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    static char text[65536];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    CHECK(len > 1000 && len < sizeof text - 1);
+
+    struct hw_config h;
+    struct diag d;
+    int bad = 0, full_ok = 0;
+    for (size_t n = 0; n <= len; n++) {
+        int rc = load_bytes(text, n, &h, &d);
+        if (rc != 0 && rc != -1)
+            bad++;
+        if (rc == -1 && (d.code == DIAG_E_OK || d.msg[0] == '\0'))
+            bad++;
+        if (n == len && rc == 0)
+            full_ok = 1;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(full_ok);
+
+    static const char flips[] = {':', '[', '{', '-', '&', '*', '!', '"', '\t', '\0', '\n', '#'};
+    static char copy[65536];
+    for (size_t i = 0; i < len; i++) {
+        for (size_t j = 0; j < sizeof flips; j++) {
+            memcpy(copy, text, len);
+            copy[i] = flips[j];
+            int rc = load_bytes(copy, len, &h, &d);
+            if (rc != 0 && rc != -1)
+                bad++;
+            if (rc == -1 && d.code == DIAG_E_OK)
+                bad++;
+        }
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-cfg-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 2;
+    }
+    snprintf(tmpfile_, sizeof tmpfile_, "%s/case.yaml", tmpdir);
+
+    test_base_is_valid();
+    test_valid_variants();
+    test_bad_cases();
+    test_files();
+    test_fuzz();
+
+    remove(tmpfile_);
+    rmdir(tmpdir);
+    TEST_MAIN_END();
+}

@@ -1,0 +1,156 @@
+/* test_unit_cfg.c: load every shipped config and check the figures derived
+ * from it against the peaks the configs cite (see the configs/ YAML files).  Runs with
+ * cwd = repository root. */
+#include "cfg.h"
+#include "test.h"
+
+static int load(const char *path, struct hw_config *h)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = cfg_load(path, h, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    return rc;
+}
+
+/* Invariants every valid config satisfies. */
+static void check_common(const struct hw_config *h, const char *path, const char *name)
+{
+    CHECK(strcmp(h->path, path) == 0);
+    CHECK(strcmp(h->name, name) == 0);
+    CHECK(strcmp(h->family, "gpu") == 0);
+    CHECK(h->clock_hz > 1e8);
+    CHECK(h->units >= 1);
+    CHECK(h->eff_matrix_pipe > 0 && h->eff_matrix_pipe <= 1);
+    CHECK(h->eff_vector_pipe > 0 && h->eff_vector_pipe <= 1);
+    CHECK(h->eff_dram_bw > 0 && h->eff_dram_bw <= 1);
+    CHECK(h->eff_dram_rw_penalty >= 0 && h->eff_dram_rw_penalty < 1);
+    CHECK(h->eff_dram_loaded_latency_ps >= h->dram_latency_ps);
+    CHECK(h->eff_inflight_bytes_per_unit > 0);
+    CHECK(h->l2_latency_ps < h->dram_latency_ps);
+    CHECK(h->l2_bw_bytes_per_s > h->dram_bw_bytes_per_s);
+    CHECK_EQ_INT(h->launch_overhead_ps, 2500000);
+    CHECK_EQ_INT(h->pcie_latency_ps, 1000000);
+    CHECK_EQ_INT(h->regfile_bytes_per_unit, 256 * 1024);
+    CHECK(h->smem_bytes_per_cycle_per_unit == 128);
+    CHECK(cfg_matrix_peak_flops(h, DT_COUNT) == 0);
+    CHECK(cfg_vector_peak_flops(h, DT_COUNT) == 0);
+    CHECK(cfg_matrix_peak_flops(h, DT_BF16) > cfg_vector_peak_flops(h, DT_FP32));
+}
+
+static void test_h100(void)
+{
+    const char *path = "configs/nvidia-h100-sxm.yaml";
+    struct hw_config h;
+    CHECK_EQ_INT(load(path, &h), 0);
+    check_common(&h, path, "nvidia-h100-sxm");
+    CHECK(h.clock_hz == 1.83e9);
+    CHECK_EQ_INT(h.units, 132);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_BF16), 989.4e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP16), 989.4e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_TF32), 494.5e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP8_E4M3), 1979e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_INT8), 1979e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP64), 66.9e12, 1e-3);
+    CHECK(cfg_matrix_peak_flops(&h, DT_INT4) == 0);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 67.0e12, 1e-3);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP64), 33.5e12, 1e-3);
+    CHECK(h.dram_bw_bytes_per_s == 3.35e12);
+    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
+    CHECK_EQ_INT(h.dram_channels, 10);
+    CHECK(strcmp(h.dram_type, "HBM3") == 0);
+    CHECK_EQ_INT(h.l2_bytes, 50ULL * 1048576);
+    CHECK_EQ_INT(h.l2_latency_ps, 151200);
+    CHECK_EQ_INT(h.dram_latency_ps, 375200);
+    CHECK_EQ_INT(h.smem_bytes_per_unit, 228 * 1024);
+    CHECK_EQ_INT(h.max_threads_per_unit, 2048);
+    CHECK_EQ_INT(h.max_ctas_per_unit, 32);
+    CHECK_EQ_INT(h.nvlink_links, 18);
+    CHECK(h.nvlink_bw_bytes_per_s_per_link == 25e9);
+    CHECK(h.pcie_bw_bytes_per_s == 63e9);
+    CHECK_NEAR_REL(cfg_smem_bw(&h), 132 * 128 * 1.83e9, 1e-12);
+}
+
+static void test_h200(void)
+{
+    const char *path = "configs/nvidia-h200-sxm.yaml";
+    struct hw_config h, h100;
+    CHECK_EQ_INT(load(path, &h), 0);
+    CHECK_EQ_INT(load("configs/nvidia-h100-sxm.yaml", &h100), 0);
+    check_common(&h, path, "nvidia-h200-sxm");
+    /* Same die as the H100 SXM: identical compute. */
+    for (int t = 0; t < DT_COUNT; t++) {
+        CHECK(h.matrix_flops_per_cycle[t] == h100.matrix_flops_per_cycle[t]);
+        CHECK(h.vector_flops_per_cycle[t] == h100.vector_flops_per_cycle[t]);
+    }
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_BF16), 989.4e12, 1e-3);
+    CHECK(h.dram_bw_bytes_per_s == 4.8e12);
+    CHECK_EQ_INT(h.dram_bytes, 141000000000ULL);
+    CHECK_EQ_INT(h.dram_channels, 12);
+    CHECK(strcmp(h.dram_type, "HBM3e") == 0);
+    CHECK_NEAR_REL(h.l2_bw_bytes_per_s, 10.148e12, 1e-9);
+    CHECK_EQ_INT(h.nvlink_links, 18);
+}
+
+static void test_a100(void)
+{
+    const char *path = "configs/nvidia-a100-sxm-80gb.yaml";
+    struct hw_config h;
+    CHECK_EQ_INT(load(path, &h), 0);
+    check_common(&h, path, "nvidia-a100-sxm-80gb");
+    CHECK_EQ_INT(h.units, 108);
+    CHECK(h.clock_hz == 1.41e9);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_BF16), 312e12, 2e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_TF32), 156e12, 2e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_INT8), 624e12, 2e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP64), 19.5e12, 2e-3);
+    CHECK(cfg_matrix_peak_flops(&h, DT_FP8_E4M3) == 0);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 19.5e12, 2e-3);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP64), 9.7e12, 1e-2);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP16), 78e12, 2e-3);
+    CHECK_EQ_INT(h.smem_bytes_per_unit, 164 * 1024);
+    CHECK_NEAR_REL(cfg_smem_bw(&h), 108 * 128 * 1.41e9, 1e-12);
+    CHECK_EQ_INT(h.l2_bytes, 40ULL * 1048576);
+    CHECK_EQ_INT(h.l2_latency_ps, 149600);
+    CHECK(h.dram_bw_bytes_per_s == 2039e9);
+    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
+    CHECK_EQ_INT(h.dram_channels, 10);
+    CHECK_EQ_INT(h.nvlink_links, 12);
+    CHECK(h.nvlink_bw_bytes_per_s_per_link == 25e9);
+}
+
+static void test_rtx4090(void)
+{
+    const char *path = "configs/nvidia-rtx-4090.yaml";
+    struct hw_config h;
+    CHECK_EQ_INT(load(path, &h), 0);
+    check_common(&h, path, "nvidia-rtx-4090");
+    CHECK_EQ_INT(h.units, 128);
+    CHECK(h.clock_hz == 2.52e9);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_BF16), 165.15e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP8_E5M2), 330.3e12, 1e-3);
+    CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_INT8), 660.6e12, 1e-3);
+    CHECK(cfg_matrix_peak_flops(&h, DT_FP64) == 0);
+    CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 82.6e12, 1e-3);
+    CHECK_EQ_INT(h.max_threads_per_unit, 1536);
+    CHECK_EQ_INT(h.max_ctas_per_unit, 24);
+    CHECK_EQ_INT(h.smem_bytes_per_unit, 100 * 1024);
+    CHECK_EQ_INT(h.l2_bytes, 72ULL * 1048576);
+    CHECK(h.dram_bw_bytes_per_s == 1008e9);
+    CHECK_EQ_INT(h.dram_bytes, 24000000000ULL);
+    CHECK_EQ_INT(h.dram_channels, 12);
+    CHECK(strcmp(h.dram_type, "GDDR6X") == 0);
+    CHECK_EQ_INT(h.nvlink_links, 0);
+    CHECK(h.nvlink_bw_bytes_per_s_per_link == 0);
+    CHECK_EQ_INT(h.nvlink_latency_ps, 0);
+}
+
+int main(void)
+{
+    test_h100();
+    test_h200();
+    test_a100();
+    test_rtx4090();
+    TEST_MAIN_END();
+}

@@ -1,0 +1,645 @@
+/* test_unit_trace.c: jsondoc line numbers, trace loading (every kind, the
+ * defaults, numeric ids, deterministic topological order) and the
+ * load -> write -> load round trip. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsondoc.h"
+#include "test.h"
+#include "trace.h"
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = calloc((size_t)n + 1, 1);
+    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+static void remove_tmpdir(void)
+{
+    DIR *dir = opendir(tmpdir);
+    if (dir != NULL) {
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+            unlink(p);
+        }
+        closedir(dir);
+    }
+    rmdir(tmpdir);
+}
+
+/* ---- jsondoc ------------------------------------------------------------ */
+
+static void test_jsondoc_lines_fixed(void)
+{
+    const char *text =
+        "{\n"                                   /* 1 */
+        "  \"a\": 1,\n"                         /* 2 */
+        "  \"b\": [true, false,\n"              /* 3 */
+        "        null, \"s\\\"t: r\\\\\"],\n"   /* 4 */
+        "  \"c\"\n"                             /* 5 */
+        "    :\n"                               /* 6 */
+        "    {\"d\": \"multi\n"                 /* 7: raw newline inside a string */
+        "line\", \"k\": \"v\"},\n"              /* 8 */
+        "  \"e\": -1.5e3, \"f\": {}, \"g\": [\n" /* 9 */
+        "\n"                                    /* 10 */
+        "  ]\n"                                 /* 11 */
+        "}\n";                                  /* 12 */
+    struct jsondoc doc;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = jsondoc_parse_string(text, "fixed.json", &doc, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    const cJSON *r = doc.root;
+    CHECK_EQ_INT(jsondoc_line(&doc, r), 1);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(r, "a")), 2);
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "b");
+    CHECK_EQ_INT(jsondoc_line(&doc, b), 3);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetArrayItem(b, 0)), 3);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetArrayItem(b, 1)), 3);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetArrayItem(b, 2)), 4);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetArrayItem(b, 3)), 4);
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(r, "c");
+    CHECK_EQ_INT(jsondoc_line(&doc, c), 7);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(c, "d")), 7);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(c, "k")), 8);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(r, "e")), 9);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(r, "f")), 9);
+    CHECK_EQ_INT(jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(r, "g")), 9);
+    CHECK_EQ_INT(jsondoc_line(&doc, NULL), 0);
+    CHECK(strcmp(doc.name, "fixed.json") == 0);
+    jsondoc_free(&doc);
+    jsondoc_free(&doc); /* safe twice */
+}
+
+/* Random documents in which every container opens with a number equal to
+ * its own line ([N, ...] or {"L": N, ...}) and every number is its line, so
+ * the recorded line of every value can be checked. */
+struct gen {
+    char *buf;
+    size_t len, cap;
+    int line;
+    uint64_t rng;
+};
+
+static unsigned gen_rand(struct gen *g, unsigned n)
+{
+    g->rng = g->rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return (unsigned)(g->rng >> 33) % n;
+}
+
+static void gen_put(struct gen *g, const char *s)
+{
+    size_t n = strlen(s);
+    if (g->len + n + 1 > g->cap) {
+        g->cap = (g->len + n + 1) * 2;
+        g->buf = realloc(g->buf, g->cap);
+        if (g->buf == NULL)
+            abort();
+    }
+    memcpy(g->buf + g->len, s, n + 1);
+    g->len += n;
+    for (; *s; s++)
+        if (*s == '\n')
+            g->line++;
+}
+
+static void gen_blank(struct gen *g)
+{
+    static const char *const blanks[] = {"", " ", "\n", "\t\n  ", "\r\n", "\n\n"};
+    gen_put(g, blanks[gen_rand(g, 6)]);
+}
+
+static void gen_value(struct gen *g, int depth)
+{
+    char num[32];
+    unsigned what = depth > 4 ? gen_rand(g, 3) : gen_rand(g, 5);
+    if (what == 0) {
+        snprintf(num, sizeof num, "%d", g->line);
+        gen_put(g, num);
+    } else if (what == 1) {
+        /* strings that look like keys, numbers and brackets: "x\":{[1" */
+        static const char *const strs[] = {"\"x\\\":{[1\"", "\"a\\\\\"", "\"multi\nline\"",
+                                           "\"\\u00e9 ]}\"", "\"-12e5\""};
+        gen_put(g, strs[gen_rand(g, 5)]);
+    } else if (what == 2) {
+        static const char *const lits[] = {"true", "false", "null"};
+        gen_put(g, lits[gen_rand(g, 3)]);
+    } else if (what == 3) {
+        snprintf(num, sizeof num, "[%d", g->line);
+        gen_put(g, num);
+        unsigned n = gen_rand(g, 4);
+        for (unsigned i = 0; i < n; i++) {
+            gen_blank(g);
+            gen_put(g, ",");
+            gen_blank(g);
+            gen_value(g, depth + 1);
+        }
+        gen_blank(g);
+        gen_put(g, "]");
+    } else {
+        snprintf(num, sizeof num, "{\"L\": %d", g->line);
+        gen_put(g, num);
+        unsigned n = gen_rand(g, 4);
+        for (unsigned i = 0; i < n; i++) {
+            gen_put(g, ",");
+            gen_blank(g);
+            snprintf(num, sizeof num, "\"k%u\"", i);
+            gen_put(g, num);
+            gen_blank(g);
+            gen_put(g, ":");
+            gen_blank(g);
+            gen_value(g, depth + 1);
+        }
+        gen_blank(g);
+        gen_put(g, "}");
+    }
+}
+
+/* Returns the number of values whose line was wrong. */
+static int check_lines(const struct jsondoc *doc, const cJSON *it)
+{
+    int bad = 0;
+    int line = jsondoc_line(doc, it);
+    if (cJSON_IsNumber(it) && (it->string == NULL || strcmp(it->string, "L") != 0))
+        bad += line != (int)it->valuedouble;
+    if (cJSON_IsArray(it) || cJSON_IsObject(it)) {
+        const cJSON *first = it->child;
+        bad += first == NULL || line != (int)first->valuedouble;
+    }
+    if (line <= 0)
+        bad++;
+    for (const cJSON *c = it->child; c != NULL; c = c->next)
+        bad += check_lines(doc, c);
+    return bad;
+}
+
+static void test_jsondoc_lines_random(void)
+{
+    struct gen g = {NULL, 0, 0, 1, 42};
+    int failures = 0;
+    for (int round = 0; round < 300; round++) {
+        g.len = 0;
+        g.line = 1;
+        gen_put(&g, "");
+        if (round % 3 == 0)
+            gen_put(&g, "\xEF\xBB\xBF");
+        gen_blank(&g);
+        gen_put(&g, "[");
+        char num[16];
+        snprintf(num, sizeof num, "%d", g.line);
+        gen_put(&g, num);
+        for (int i = 0; i < 4; i++) {
+            gen_put(&g, ",");
+            gen_blank(&g);
+            gen_value(&g, 0);
+        }
+        gen_put(&g, "]");
+        gen_blank(&g);
+        struct jsondoc doc;
+        struct diag d;
+        if (jsondoc_parse_string(g.buf, "gen", &doc, &d) != 0) {
+            failures++;
+            fprintf(stderr, "generated document rejected: %s\n%s\n", d.msg, g.buf);
+            continue;
+        }
+        int bad = check_lines(&doc, doc.root);
+        if (bad) {
+            fprintf(stderr, "round %d: %d wrong lines in\n%s\n", round, bad, g.buf);
+            failures++;
+        }
+        jsondoc_free(&doc);
+    }
+    free(g.buf);
+    CHECK_EQ_INT(failures, 0);
+}
+
+static void test_jsondoc_getters(void)
+{
+    struct jsondoc doc;
+    struct diag d;
+    int rc = jsondoc_parse_string("{\"u\": 12, \"f\": 1.5,\n \"s\": \"hi\", \"b\": true,\n"
+                                  " \"neg\": -0, \"big\": 1e999}",
+                                  "g.json", &doc, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0)
+        return;
+    const cJSON *r = doc.root;
+    uint64_t u = 0;
+    double x = 0;
+    const char *s = NULL;
+    int b = 0;
+    CHECK_EQ_INT(jsondoc_get_uint(&doc, cJSON_GetObjectItem(r, "u"), "p", "u", 1, 100, &u, &d), 0);
+    CHECK_EQ_INT(u, 12);
+    CHECK_EQ_INT(jsondoc_get_uint(&doc, cJSON_GetObjectItem(r, "f"), "p", "f", 1, 100, &u, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    CHECK_EQ_INT(d.line, 1);
+    CHECK(strcmp(d.field, "p.f") == 0);
+    CHECK_EQ_INT(jsondoc_get_uint(&doc, cJSON_GetObjectItem(r, "s"), "", "s", 1, 100, &u, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_TYPE);
+    CHECK_EQ_INT(d.line, 2);
+    CHECK(strcmp(d.field, "s") == 0);
+    CHECK_STR_CONTAINS(d.msg, "\"hi\"");
+    CHECK_EQ_INT(jsondoc_get_uint(&doc, cJSON_GetObjectItem(r, "u"), NULL, "u", 13, 100, &u, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    CHECK_EQ_INT(jsondoc_get_number(&doc, cJSON_GetObjectItem(r, "f"), "", "f", 0, 10, &x, &d), 0);
+    CHECK_NEAR_REL(x, 1.5, 0);
+    CHECK_EQ_INT(jsondoc_get_number(&doc, cJSON_GetObjectItem(r, "neg"), "", "neg", 0, 10, &x, &d), 0);
+    CHECK(x == 0.0 && !signbit(x));
+    CHECK_EQ_INT(jsondoc_get_number(&doc, cJSON_GetObjectItem(r, "big"), "", "big", 0, HUGE_VAL, &x, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    CHECK_EQ_INT(d.line, 3);
+    CHECK_EQ_INT(jsondoc_get_string(&doc, cJSON_GetObjectItem(r, "s"), "", "s", 2, &s, &d), 0);
+    CHECK(s != NULL && strcmp(s, "hi") == 0);
+    CHECK_EQ_INT(jsondoc_get_string(&doc, cJSON_GetObjectItem(r, "s"), "", "s", 1, &s, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    CHECK_EQ_INT(jsondoc_get_bool(&doc, cJSON_GetObjectItem(r, "b"), "", "b", &b, &d), 0);
+    CHECK_EQ_INT(b, 1);
+    CHECK_EQ_INT(jsondoc_get_bool(&doc, cJSON_GetObjectItem(r, "u"), "", "u", &b, &d), -1);
+    CHECK_EQ_INT(d.code, DIAG_E_TYPE);
+    jsondoc_free(&doc);
+}
+
+/* ---- traces ------------------------------------------------------------- */
+
+/* Line N of the file is all_kinds[N - 1]. */
+static const char *const all_kinds[] = {
+    "{\"strata_trace\": 1,",
+    " \"name\": \"unit: all kinds\",",
+    " \"meta\": {\"generator\": \"hand\", \"tokens\": 128, \"nested\": [1, {\"x\": null}]},",
+    " \"devices\": [\"gpu0\", \"gpu1\"],",
+    " \"ops\": [",
+    /* 6 */ "  {\"id\": \"emb\", \"kind\": \"embedding\", \"dtype\": \"bf16\", \"tokens\": 128, \"dim\": 4096},",
+    /* 7 */ "  {\"id\": 7, \"name\": \"qkv proj\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"deps\": [\"emb\"],"
+            " \"m\": 128, \"n\": 12288, \"k\": 4096},",
+    /* 8 */ "  {\"id\": \"attn\", \"kind\": \"attention\", \"dtype\": \"fp16\", \"deps\": [7], \"batch\": 2,"
+            " \"heads\": 32, \"kv_heads\": 8, \"q_len\": 128, \"kv_len\": 1024, \"head_dim\": 128,"
+            " \"causal\": true, \"impl\": \"naive\", \"measured_s\": 0.000125},",
+    /* 9 */ "  {\"id\": \"sm\", \"kind\": \"softmax\", \"dtype\": \"fp32\", \"deps\": [\"attn\", \"7\"],"
+            " \"rows\": 4096, \"cols\": 1024, \"stream\": 2, \"device\": \"gpu1\"},",
+    /* 10 */ "  {\"id\": \"ln\", \"kind\": \"norm\", \"dtype\": \"fp32\", \"rows\": 128, \"cols\": 4096},",
+    /* 11 */ "  {\"id\": \"red\", \"kind\": \"reduction\", \"dtype\": \"fp32\", \"rows\": 1, \"cols\": 1e3},",
+    /* 12 */ "  {\"id\": \"act\", \"kind\": \"elementwise\", \"dtype\": \"bf16\", \"elements\": 524288,"
+             " \"flops_per_element\": 0.1},",
+    /* 13 */ "  {\"id\": \"h2d\", \"kind\": \"memcpy\", \"bytes\": 1048576, \"direction\": \"h2d\"},",
+    /* 14 */ "  {\"id\": \"misc\", \"kind\": \"generic\", \"flops\": 1.5e9, \"bytes\": 0, \"deps\": [\"zz\"]},",
+    /* 15 */ "  {\"id\": \"zz\", \"kind\": \"gemm\", \"dtype\": \"int8\", \"m\": 1, \"n\": 1, \"k\": 1,"
+             " \"batch\": 4},",
+    /* 16 */ "  {\"id\": 100, \"kind\": \"attention\", \"dtype\": \"fp8_e4m3\", \"batch\": 1, \"heads\": 8,",
+    /* 17 */ "   \"q_len\": 1, \"kv_len\": 4096, \"head_dim\": 64},",
+    /* 18 */ "  {\"id\": \"copy back\", \"kind\": \"memcpy\", \"dtype\": \"fp32\", \"bytes\": 4,"
+             " \"direction\": \"d2h\", \"deps\": [1e2], \"stream\": 1},",
+    /* 19 */ "  {\"id\": \"ew2\", \"kind\": \"elementwise\", \"dtype\": \"int4\", \"elements\": 3,"
+             " \"inputs\": 0, \"outputs\": 2}",
+    " ]}",
+};
+
+static char *join_lines(const char *const *lines, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(lines[i]) + 1;
+    char *s = calloc(len, 1);
+    if (s == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        strcat(s, lines[i]);
+        strcat(s, "\n");
+    }
+    return s;
+}
+
+static int find_op(const struct trace *t, const char *id)
+{
+    for (uint32_t i = 0; i < t->nops; i++)
+        if (strcmp(t->ops[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void check_all_kinds(const struct trace *t, int check_lines_too)
+{
+    CHECK_EQ_INT(t->nops, 14);
+    if (t->nops != 14)
+        return;
+    CHECK(strcmp(t->name, "unit: all kinds") == 0);
+    CHECK(t->tokens == 128.0);
+    CHECK_EQ_INT(t->ndevices, 2);
+    CHECK(strcmp(t->devices[0], "gpu0") == 0);
+    CHECK(strcmp(t->devices[1], "gpu1") == 0);
+    const struct op *o = t->ops;
+    if (check_lines_too) {
+        for (uint32_t i = 0; i < 11; i++)
+            CHECK_EQ_INT(o[i].line, (int)i + 6);
+        CHECK_EQ_INT(o[11].line, 18);
+        CHECK_EQ_INT(o[12].line, 19);
+        CHECK_EQ_INT(o[13].line, 20);
+    }
+
+    /* defaults */
+    CHECK(strcmp(o[0].id, "emb") == 0);
+    CHECK(strcmp(o[0].name, "emb") == 0);
+    CHECK_EQ_INT(o[0].kind, OP_EMBEDDING);
+    CHECK_EQ_INT(o[0].dtype, DT_BF16);
+    CHECK_EQ_INT(o[0].device, 0);
+    CHECK_EQ_INT(o[0].stream, 0);
+    CHECK_EQ_INT(o[0].ndeps, 0);
+    CHECK(o[0].measured_s == -1.0);
+    CHECK_EQ_INT(o[0].u.emb.tokens, 128);
+    CHECK_EQ_INT(o[0].u.emb.dim, 4096);
+
+    /* numeric id and gemm default batch */
+    CHECK(strcmp(o[1].id, "7") == 0);
+    CHECK(strcmp(o[1].name, "qkv proj") == 0);
+    CHECK_EQ_INT(o[1].kind, OP_GEMM);
+    CHECK_EQ_INT(o[1].u.gemm.m, 128);
+    CHECK_EQ_INT(o[1].u.gemm.n, 12288);
+    CHECK_EQ_INT(o[1].u.gemm.k, 4096);
+    CHECK_EQ_INT(o[1].u.gemm.batch, 1);
+    CHECK_EQ_INT(o[1].ndeps, 1);
+    CHECK_EQ_INT(t->deps[o[1].deps_off], 0);
+
+    /* attention, every field given */
+    CHECK_EQ_INT(o[2].kind, OP_ATTENTION);
+    CHECK_EQ_INT(o[2].dtype, DT_FP16);
+    CHECK_EQ_INT(o[2].u.attn.batch, 2);
+    CHECK_EQ_INT(o[2].u.attn.heads, 32);
+    CHECK_EQ_INT(o[2].u.attn.kv_heads, 8);
+    CHECK_EQ_INT(o[2].u.attn.q_len, 128);
+    CHECK_EQ_INT(o[2].u.attn.kv_len, 1024);
+    CHECK_EQ_INT(o[2].u.attn.head_dim, 128);
+    CHECK_EQ_INT(o[2].u.attn.causal, 1);
+    CHECK_EQ_INT(o[2].u.attn.impl, ATTN_NAIVE);
+    CHECK(o[2].measured_s == 0.000125);
+    CHECK_EQ_INT(o[2].ndeps, 1);
+    CHECK_EQ_INT(t->deps[o[2].deps_off], 1); /* numeric dep 7 */
+
+    /* softmax on the second device; "7" as a string names the numeric id 7 */
+    CHECK_EQ_INT(o[3].kind, OP_SOFTMAX);
+    CHECK_EQ_INT(o[3].device, 1);
+    CHECK_EQ_INT(o[3].stream, 2);
+    CHECK_EQ_INT(o[3].u.rc.rows, 4096);
+    CHECK_EQ_INT(o[3].u.rc.cols, 1024);
+    CHECK_EQ_INT(o[3].ndeps, 2);
+    CHECK_EQ_INT(t->deps[o[3].deps_off], 2);
+    CHECK_EQ_INT(t->deps[o[3].deps_off + 1], 1);
+
+    CHECK_EQ_INT(o[4].kind, OP_NORM);
+    CHECK_EQ_INT(o[4].u.rc.cols, 4096);
+    CHECK_EQ_INT(o[5].kind, OP_REDUCTION);
+    CHECK_EQ_INT(o[5].u.rc.rows, 1);
+    CHECK_EQ_INT(o[5].u.rc.cols, 1000); /* 1e3 is a whole number */
+
+    CHECK_EQ_INT(o[6].kind, OP_ELEMENTWISE);
+    CHECK_EQ_INT(o[6].u.ew.elements, 524288);
+    CHECK_EQ_INT(o[6].u.ew.inputs, 1);
+    CHECK_EQ_INT(o[6].u.ew.outputs, 1);
+    CHECK(o[6].u.ew.flops_per_element == 0.1);
+
+    CHECK_EQ_INT(o[7].kind, OP_MEMCPY);
+    CHECK_EQ_INT(o[7].dtype, DT_INT8); /* default for memcpy */
+    CHECK_EQ_INT(o[7].u.copy.bytes, 1048576);
+    CHECK_EQ_INT(o[7].u.copy.dir, MEMCPY_H2D);
+
+    CHECK_EQ_INT(o[8].kind, OP_GENERIC);
+    CHECK_EQ_INT(o[8].dtype, DT_INT8);
+    CHECK(o[8].u.gen.flops == 1.5e9);
+    CHECK(o[8].u.gen.bytes == 0.0);
+    CHECK_EQ_INT(o[8].ndeps, 1);
+    CHECK_EQ_INT(t->deps[o[8].deps_off], 9); /* a dep on a later op */
+
+    CHECK_EQ_INT(o[9].u.gemm.batch, 4);
+    CHECK_EQ_INT(o[9].dtype, DT_INT8);
+
+    /* attention defaults */
+    CHECK(strcmp(o[10].id, "100") == 0);
+    CHECK_EQ_INT(o[10].dtype, DT_FP8_E4M3);
+    CHECK_EQ_INT(o[10].u.attn.kv_heads, 8);
+    CHECK_EQ_INT(o[10].u.attn.causal, 0);
+    CHECK_EQ_INT(o[10].u.attn.impl, ATTN_FLASH);
+
+    CHECK(strcmp(o[11].id, "copy back") == 0);
+    CHECK_EQ_INT(o[11].dtype, DT_FP32);
+    CHECK_EQ_INT(o[11].u.copy.dir, MEMCPY_D2H);
+    CHECK_EQ_INT(o[11].stream, 1);
+    CHECK_EQ_INT(t->deps[o[11].deps_off], 10); /* 1e2 names id 100 */
+
+    CHECK_EQ_INT(o[12].dtype, DT_INT4);
+    CHECK_EQ_INT(o[12].u.ew.inputs, 0);
+    CHECK_EQ_INT(o[12].u.ew.outputs, 2);
+    CHECK(o[12].u.ew.flops_per_element == 1.0);
+    CHECK(find_op(t, "ew2") == 12);
+
+    /* Kahn with the lowest ready index first:
+     * emb(0) 7(1) attn(2) sm(3) ln(4) red(5) act(6) h2d(7) zz(9) misc(8) 100(10) copy(11) ew2(12) */
+    static const uint32_t want[] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 8, 10, 11, 12};
+    CHECK_EQ_INT(t->ndeps, 6);
+    for (uint32_t i = 0; i < 13; i++)
+        CHECK_EQ_INT(t->topo[i], want[i]);
+}
+
+static const char *const all_kinds_tail[] = {
+    /* a 14th op so the array above stays readable */
+    "{\"id\": \"last\", \"kind\": \"embedding\", \"dtype\": \"fp64\", \"tokens\": 1, \"dim\": 2}",
+};
+
+static char *all_kinds_text(void)
+{
+    char *base = join_lines(all_kinds, sizeof all_kinds / sizeof all_kinds[0]);
+    /* insert the tail op before the closing " ]}" */
+    char *end = strstr(base, "\n ]}\n");
+    size_t need = strlen(base) + strlen(all_kinds_tail[0]) + 16;
+    char *s = calloc(need, 1);
+    if (s == NULL || end == NULL)
+        abort();
+    memcpy(s, base, (size_t)(end - base));
+    strcat(s, ",\n  ");
+    strcat(s, all_kinds_tail[0]);
+    strcat(s, end);
+    free(base);
+    return s;
+}
+
+static int ops_equal(const struct trace *a, const struct trace *b)
+{
+    if (a->nops != b->nops || a->ndeps != b->ndeps || a->ndevices != b->ndevices)
+        return 0;
+    if (strcmp(a->name, b->name) != 0)
+        return 0;
+    for (uint32_t i = 0; i < a->ndevices; i++)
+        if (strcmp(a->devices[i], b->devices[i]) != 0)
+            return 0;
+    for (uint32_t i = 0; i < a->nops; i++) {
+        const struct op *x = &a->ops[i], *y = &b->ops[i];
+        if (strcmp(x->id, y->id) || strcmp(x->name, y->name) || x->kind != y->kind ||
+            x->dtype != y->dtype || x->device != y->device || x->stream != y->stream ||
+            x->ndeps != y->ndeps || x->deps_off != y->deps_off || x->measured_s != y->measured_s ||
+            memcmp(&x->u, &y->u, sizeof x->u) != 0) {
+            fprintf(stderr, "op %u differs after the round trip\n", i);
+            return 0;
+        }
+        for (uint32_t j = 0; j < x->ndeps; j++)
+            if (a->deps[x->deps_off + j] != b->deps[y->deps_off + j])
+                return 0;
+        if (a->topo[i] != b->topo[i])
+            return 0;
+    }
+    return 1;
+}
+
+static void test_load_all_kinds_and_round_trip(void)
+{
+    char path[128], out1[128], out2[128];
+    snprintf(path, sizeof path, "%s/all.json", tmpdir);
+    snprintf(out1, sizeof out1, "%s/out1.json", tmpdir);
+    snprintf(out2, sizeof out2, "%s/out2.json", tmpdir);
+    char *text = all_kinds_text();
+    write_file(path, text);
+    free(text);
+
+    struct trace t, t2, t3;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = trace_load(path, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    check_all_kinds(&t, 1);
+    CHECK(strcmp(t.path, path) == 0);
+    CHECK(strcmp(t.ops[13].id, "last") == 0);
+    CHECK_EQ_INT(t.topo[13], 13);
+
+    CHECK_EQ_INT(trace_write(&t, out1, &d), 0);
+    rc = trace_load(out1, &t2, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        trace_free(&t);
+        return;
+    }
+    check_all_kinds(&t2, 0);
+    CHECK(ops_equal(&t, &t2));
+    /* one op per line, after the 5 header lines */
+    for (uint32_t i = 0; i < t2.nops; i++)
+        CHECK_EQ_INT(t2.ops[i].line, (int)i + 6);
+
+    /* writing the reloaded trace gives the same bytes */
+    CHECK_EQ_INT(trace_write(&t2, out2, &d), 0);
+    char *b1 = read_file(out1), *b2 = read_file(out2);
+    CHECK(b1 != NULL && b2 != NULL && strcmp(b1, b2) == 0);
+    CHECK_STR_CONTAINS(b1, "\"flops_per_element\": 0.1}");
+    CHECK_STR_CONTAINS(b1, "\"measured_s\": 0.000125}");
+    CHECK_STR_CONTAINS(b1, "\"cols\": 1000}");
+    free(b1);
+    free(b2);
+
+    /* overwrite an existing file */
+    CHECK_EQ_INT(trace_write(&t2, out1, &d), 0);
+    CHECK_EQ_INT(trace_load(out1, &t3, &d), 0);
+    CHECK(ops_equal(&t, &t3));
+    trace_free(&t3);
+
+    trace_free(&t);
+    trace_free(&t2);
+    trace_free(&t2); /* safe twice */
+}
+
+static void test_topo_lowest_index_first(void)
+{
+    /* A FIFO Kahn would give x z y; lowest-ready-first gives x y z. */
+    const char *text =
+        "{\"strata_trace\": 1, \"ops\": [\n"
+        " {\"id\": \"x\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0},\n"
+        " {\"id\": \"y\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0, \"deps\": [\"x\"]},\n"
+        " {\"id\": \"z\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0},\n"
+        " {\"id\": \"w\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0, \"deps\": [\"v\"]},\n"
+        " {\"id\": \"v\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0, \"deps\": [\"z\", \"y\"]}\n"
+        "]}\n";
+    char path[128];
+    snprintf(path, sizeof path, "%s/topo.json", tmpdir);
+    write_file(path, text);
+    struct trace t;
+    struct diag d;
+    int rc = trace_load(path, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    CHECK_EQ_INT(t.ndevices, 1);
+    CHECK(strcmp(t.devices[0], "gpu0") == 0);
+    CHECK_EQ_INT(t.name[0], '\0');
+    CHECK(t.tokens == 0.0);
+    static const uint32_t want[] = {0, 1, 2, 4, 3};
+    for (uint32_t i = 0; i < 5; i++)
+        CHECK_EQ_INT(t.topo[i], want[i]);
+    trace_free(&t);
+}
+
+static void test_kind_names(void)
+{
+    for (int k = 0; k < OP_KIND_COUNT; k++) {
+        enum op_kind back = OP_KIND_COUNT;
+        CHECK_EQ_INT(op_kind_from_name(op_kind_name((enum op_kind)k), &back), 0);
+        CHECK_EQ_INT(back, k);
+    }
+    enum op_kind x;
+    CHECK_EQ_INT(op_kind_from_name("conv", &x), -1);
+    CHECK_EQ_INT(op_kind_from_name("GEMM", &x), -1);
+    CHECK(strcmp(op_kind_name(OP_KIND_COUNT), "?") == 0);
+    CHECK(strcmp(op_kind_name(OP_ATTENTION), "attention") == 0);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-unit-trace-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_jsondoc_lines_fixed();
+    test_jsondoc_lines_random();
+    test_jsondoc_getters();
+    test_kind_names();
+    test_load_all_kinds_and_round_trip();
+    test_topo_lowest_index_first();
+    remove_tmpdir();
+    TEST_MAIN_END();
+}
