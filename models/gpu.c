@@ -13,7 +13,8 @@
  * same tiles in lockstep, so they are symmetric), with the wave's real
  * totals put on the shared servers.  Its k-loop is cut into at most
  * GPU_MAX_CHUNKS chunks; chunk 0 is the pipeline prologue (stages-1
- * k-steps, as CUTLASS issues it).  Each chunk is
+ * k-steps, as CUTLASS issues it); chunks grow 1.5x and shrink again at
+ * the end (chunk_plan).  Each chunk is
  *     load    DRAM -> L2 -> SM: a flow on the DRAM server (the bytes that
  *             miss in L2) and a flow on the L2 server (all bytes), issued
  *             back to back; data is usable one memory latency after its
@@ -35,7 +36,7 @@
  * block of A or column block of B) fetch it from DRAM once.  Across waves,
  * a panel is still in L2 if the bytes touched since its last use fit in
  * the usable L2 (an LRU stack-distance test).  Streaming kernels have no
- * reuse; a second pass over data that fits in L2 hits.
+ * reuse; multi-pass row kernels read their rows again from DRAM.
  *
  * Where time goes.  The representative SM is at any moment computing
  * (busy), waiting for a chunk's data (stall at the level whose flow
@@ -59,12 +60,13 @@
 #include "flow.h"
 #include "model.h"
 
-#define GPU_MAX_CHUNKS 8        /* k-loop chunks simulated per wave (fidelity knob) */
+#define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
 #define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
 #define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
 #define GPU_MAX_RUNNING 64      /* ops running at once on one device */
 #define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 #define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
+#define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
 
 enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2, GPU_EV_DMA_DONE = 3 };
 
@@ -84,7 +86,7 @@ struct kplan {
     uint32_t stages;            /* smem pipeline stages */
     double a_step, b_step;      /* load bytes per CTA per step: A panel (shared along n), B panel (shared along m) */
     double pro_bytes;           /* bytes per CTA loaded once before the loop, not shared */
-    double reread_step;         /* bytes per CTA per step read a second time (multi-pass kernels) */
+    double reread_step;         /* bytes per CTA per step read again from DRAM (multi-pass kernels) */
     double store_step;          /* bytes per CTA per step written back (streaming outputs) */
     double store_end;           /* bytes per CTA written after the loop (output tile) */
     double l2_only_end;         /* bytes per CTA exchanged through L2 only (split-K partials) */
@@ -136,6 +138,7 @@ struct runner {
     uint8_t ready[GPU_MAX_CHUNKS];
     uint8_t load_level[GPU_MAX_CHUNKS];
     uint8_t store_level;
+    int draining;               /* all waves computed, waiting for stores */
 };
 
 struct gpu {
@@ -321,7 +324,10 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double t_l2 = l2_bytes / l2_bw;
     double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / c->l2_bw_bytes_per_s : 0;
     double t_fill = (double)c->dram_latency_ps * 1e-12 * (double)waves;
-    double t = dmax(t_comp, dmax(t_dram, t_l2)) + t_split + t_fill;
+    /* a soft maximum: between two tiles with the same bottleneck time,
+     * prefer the one whose other resources have more slack */
+    double t = cbrt(t_comp * t_comp * t_comp + t_dram * t_dram * t_dram + t_l2 * t_l2 * t_l2) +
+               t_split + t_fill;
 
     p->gm = gm;
     p->gn = gn;
@@ -480,9 +486,17 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
     case OP_GEMM: {
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                                o->dtype, out_bytes_for(o->dtype), 0};
-        plan_gemm(c, &L->k[0], &s);
-        L->nk = 1;
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
+        L->nk = 1;
+        if (s.m <= GPU_GEMV_MAX_M) {
+            /* matrix-vector: libraries stream B through registers with FMAs
+             * on the vector pipe; no tiles, no tensor cores, no reuse */
+            double wb = (double)s.k * s.n * eb * s.b;
+            double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
+            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops, vdt, 0, 1);
+            break;
+        }
+        plan_gemm(c, &L->k[0], &s);
         break;
     }
     case OP_ATTENTION: {
@@ -519,19 +533,29 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
         break;
     }
     case OP_SOFTMAX: case OP_NORM: case OP_REDUCTION: {
+        /* Row kernels.  A row of up to 1024 elements lives in one warp's
+         * registers (PyTorch's persistent warp softmax, Triton's persistent
+         * reductions): 4 rows per 128-thread CTA, 8 when rows are short,
+         * one pass.  Longer rows get a CTA each and are read again from
+         * DRAM: PyTorch's block softmax reads its input twice (max/sum,
+         * then normalise), and a looped norm reads it three times (mean,
+         * variance, normalise) once a row exceeds 16 KB.  The extra passes
+         * are fitted to the LLMC softmax/layernorm sweeps' large-N rows
+         * (docs/calibration.md). */
         double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols;
         double el = rows * cols;
         double fpe = o->kind == OP_SOFTMAX ? 5.0 : (o->kind == OP_NORM ? 5.0 : 1.0);
         double out = o->kind == OP_REDUCTION ? rows * eb : el * eb;
         const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
-        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, o->u.rc.rows, 1);
-        /* A row that does not fit in the CTA's registers is read twice
-         * (statistics pass, then the normalising pass). */
-        double row_bytes = cols * 4.0;
-        if (o->kind != OP_REDUCTION && row_bytes > 256.0 * 64.0) {
-            struct kplan *p = &L->k[0];
-            p->reread_step = p->a_step;
-        }
+        uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
+        uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
+        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, ctas, 1);
+        double passes = 1;
+        if (o->kind == OP_SOFTMAX && cols > 1024)
+            passes = 2;
+        if (o->kind == OP_NORM && cols * eb > 16384)
+            passes = 3;
+        L->k[0].reread_step = L->k[0].a_step * (passes - 1);
         L->nk = 1;
         L->flops = el * fpe;
         break;
@@ -661,6 +685,43 @@ static void start_flow(struct runner *r, struct flowsrv *s, double amount, doubl
     flowsrv_start(s, r->g->e, amount, cap, runner_flow_done, r, pack_arg(role, chunk, lvl));
 }
 
+/* Cut a k-loop of ks steps into chunks: the prologue (pro steps), chunks
+ * growing 1.5x, equal middle chunks, then the mirror image shrinking back.
+ * A chunk's compute waits for all of its data and the last chunk's compute
+ * cannot hide behind anything, so neighbouring chunks differ by at most
+ * 1.5x and both ends are small: what stays exposed is close to what a
+ * real multi-stage pipeline exposes (its fill and its drain).  Returns the
+ * number of chunks; frac[i] is chunk i's share of the loop. */
+static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
+{
+    uint32_t ramp[GPU_MAX_CHUNKS / 2], n = 0;
+    uint64_t sum = 0, size = pro > 0 ? pro : 1;
+    while (n < GPU_MAX_CHUNKS / 2 - 2 && 2 * (sum + size) <= ks) {
+        ramp[n++] = (uint32_t)size;
+        sum += size;
+        size += (size + 1) / 2;
+    }
+    if (n == 0) {
+        frac[0] = 1.0;
+        return 1;
+    }
+    uint64_t mid = ks - 2 * sum;
+    uint64_t cap = size;
+    uint64_t nmid = mid ? (mid + cap - 1) / cap : 0;
+    if (2 * n + nmid > GPU_MAX_CHUNKS)
+        nmid = GPU_MAX_CHUNKS - 2 * n;
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < n; i++)
+        frac[c++] = (double)ramp[i] / ks;
+    for (uint64_t i = 0; i < nmid; i++) {
+        uint64_t lo = mid * i / nmid, hi = mid * (i + 1) / nmid;
+        frac[c++] = (double)(hi - lo) / ks;
+    }
+    for (uint32_t i = n; i-- > 0;)
+        frac[c++] = (double)ramp[i] / ks;
+    return c;
+}
+
 static void wave_begin(struct runner *r)
 {
     struct gpu *g = r->g;
@@ -677,9 +738,8 @@ static void wave_begin(struct runner *r)
     wave_reuse(g, p, r->wave, c0, c1, &dram_loop, &l2_loop);
     double n = (double)wctas, steps = p->ksteps;
     /* second passes hit in L2 when the wave's rows fit there */
-    double reread = p->reread_step * steps * n;
-    double reread_dram = reread * n > 0 && p->a_step * steps * n > (double)c->l2_bytes * GPU_L2_USABLE
-                             ? reread : 0;
+    double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
+    double reread_dram = reread;
     r->w_dram_r = dram_loop + reread_dram;
     r->w_l2_r = l2_loop + reread;
     r->w_pro_l2 = p->pro_bytes * n;
@@ -710,25 +770,12 @@ static void wave_begin(struct runner *r)
     r->cap_v = u * unit_vector_rate(c, p->vdt);
     r->cap_smem = u * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
 
-    /* chunks: prologue of stages-1 steps, the rest split evenly */
-    uint32_t ks = p->ksteps;
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
-    if (pro > ks)
-        pro = ks;
-    uint32_t rest = ks - pro;
-    uint32_t nrest = rest == 0 ? 0 : (rest < GPU_MAX_CHUNKS - 1 ? rest : GPU_MAX_CHUNKS - 1);
-    r->nchunks = 1 + nrest;
-    r->frac[0] = (double)pro / ks;
-    for (uint32_t i = 0; i < nrest; i++) {
-        uint32_t lo = (uint32_t)((uint64_t)rest * i / nrest);
-        uint32_t hi = (uint32_t)((uint64_t)rest * (i + 1) / nrest);
-        r->frac[1 + i] = (double)(hi - lo) / ks;
-    }
+    r->nchunks = chunk_plan(p->ksteps, pro, r->frac);
     r->load_next = r->comp_next = 0;
     r->load_busy = r->comp_busy = 0;
-    r->load_pending = r->comp_pending = r->pipe_pending = r->store_pending = 0;
+    r->load_pending = r->comp_pending = r->pipe_pending = 0;
     memset(r->ready, 0, sizeof r->ready);
-    r->store_level = LVL_L2;
     runner_try_load(r);
 }
 
@@ -812,17 +859,30 @@ static void runner_try_compute(struct runner *r)
         runner_compute_done(r);
 }
 
+/* A wave ends when its last chunk has computed: the SM retires the CTA and
+ * takes the next one while the stores drain in the background (they still
+ * use L2 and DRAM bandwidth).  The kernel ends when its last wave has
+ * computed and every store has drained. */
 static void runner_check_wave_end(struct runner *r)
 {
-    if (r->comp_busy || r->comp_next < r->nchunks || r->store_pending > 0)
+    if (r->draining) {
+        if (r->store_pending > 0)
+            return;
+        account(r, (enum time_cat)(CAT_STALL + r->store_level));
+        r->draining = 0;
+        runner_next_kernel(r);
         return;
-    account(r, (enum time_cat)(CAT_STALL + r->store_level));
+    }
+    if (r->comp_busy || r->comp_next < r->nchunks)
+        return;
     r->res->waves++;
     r->wave++;
-    if (r->wave < r->nwaves)
+    if (r->wave < r->nwaves) {
         wave_begin(r);
-    else
-        runner_next_kernel(r);
+        return;
+    }
+    r->draining = 1;
+    runner_check_wave_end(r);
 }
 
 static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
@@ -952,6 +1012,9 @@ static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
         uint64_t slots = (uint64_t)r->g->cfg->units * p->ctas_per_unit;
         r->nwaves = ceil_div(ctas, slots);
         r->wave = 0;
+        r->store_pending = 0;
+        r->store_level = LVL_L2;
+        r->draining = 0;
         r->res->ctas += ctas;
         uint64_t npanels = p->gb * (p->gm + p->gn);
         for (uint64_t i = 0; i < npanels; i++)

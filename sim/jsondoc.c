@@ -402,29 +402,39 @@ static int type_error(const struct jsondoc *doc, const cJSON *item, const char *
                     want, got);
 }
 
+/* Fill *d for a number that is out of range; what says what was expected. */
+static int range_error(const struct jsondoc *doc, const cJSON *item, const char *prefix,
+                       const char *key, const char *what, double limit, struct diag *d)
+{
+    char field[128], got[40], lim[40];
+    double v = item->valuedouble;
+    jsondoc_field(field, sizeof field, prefix, key);
+    int line = jsondoc_line(doc, item);
+    if (!isfinite(v))
+        return diag_set(d, DIAG_E_RANGE, doc->name, line, field,
+                        "must be finite, got a number too large to represent");
+    fmt_num(got, sizeof got, v);
+    if (what == NULL)
+        return diag_set(d, DIAG_E_RANGE, doc->name, line, field,
+                        "must be a whole number, got %s", got);
+    fmt_num(lim, sizeof lim, limit);
+    return diag_set(d, DIAG_E_RANGE, doc->name, line, field, "must be %s %s, got %s", what, lim,
+                    got);
+}
+
 int jsondoc_get_uint(const struct jsondoc *doc, const cJSON *item, const char *prefix,
                      const char *key, uint64_t min, uint64_t max, uint64_t *out,
                      struct diag *d)
 {
-    char field[128], got[40];
     if (!cJSON_IsNumber(item))
         return type_error(doc, item, prefix, key, "an integer", d);
     double v = item->valuedouble;
-    int line = jsondoc_line(doc, item);
-    jsondoc_field(field, sizeof field, prefix, key);
-    fmt_num(got, sizeof got, v);
-    if (!isfinite(v))
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field,
-                        "must be a finite integer, got a number too large to represent");
-    if (v != floor(v))
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field,
-                        "must be a whole number, got %s", got);
+    if (!isfinite(v) || v != floor(v))
+        return range_error(doc, item, prefix, key, NULL, 0.0, d);
     if (v < (double)min)
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field, "must be >= %" PRIu64
-                        ", got %s", min, got);
+        return range_error(doc, item, prefix, key, ">=", (double)min, d);
     if (v > (double)max)
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field, "must be <= %" PRIu64
-                        ", got %s", max, got);
+        return range_error(doc, item, prefix, key, "<=", (double)max, d);
     *out = (uint64_t)v;
     return 0;
 }
@@ -433,26 +443,15 @@ int jsondoc_get_number(const struct jsondoc *doc, const cJSON *item, const char 
                        const char *key, double min, double max, double *out,
                        struct diag *d)
 {
-    char field[128], got[40], lim[40];
     if (!cJSON_IsNumber(item))
         return type_error(doc, item, prefix, key, "a number", d);
     double v = item->valuedouble;
-    int line = jsondoc_line(doc, item);
-    jsondoc_field(field, sizeof field, prefix, key);
-    fmt_num(got, sizeof got, v);
     if (!isfinite(v))
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field,
-                        "must be finite, got a number too large to represent");
-    if (v < min) {
-        fmt_num(lim, sizeof lim, min);
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field, "must be >= %s, got %s", lim,
-                        got);
-    }
-    if (v > max) {
-        fmt_num(lim, sizeof lim, max);
-        return diag_set(d, DIAG_E_RANGE, doc->name, line, field, "must be <= %s, got %s", lim,
-                        got);
-    }
+        return range_error(doc, item, prefix, key, NULL, 0.0, d);
+    if (v < min)
+        return range_error(doc, item, prefix, key, ">=", min, d);
+    if (v > max)
+        return range_error(doc, item, prefix, key, "<=", max, d);
     *out = v + 0.0; /* folds -0 into 0 */
     return 0;
 }

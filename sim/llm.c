@@ -159,7 +159,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         (unsigned long long)s->context, (unsigned long long)T,
                         (unsigned long long)kv_len, (unsigned long long)c->max_pos);
     uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
-    uint32_t per_layer = 13, cap = (uint32_t)(c->layers * per_layer + 4);
+    uint32_t per_layer = 10, cap = (uint32_t)(c->layers * per_layer + 4);
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
     t->deps = sim_xcalloc(cap, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
@@ -177,10 +177,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     e->u.emb.dim = h;
     for (uint64_t l = 0; l < c->layers; l++) {
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
+        /* residual add folded into the norm, as fused kernels do */
         add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
         add_gemm(&b, ID("qkv_proj"), dt, rows, (c->heads + 2 * c->kv_heads) * hd, h);
-        add_ew(&b, ID("rope"), dt, rows * (c->heads + c->kv_heads) * hd, 1, 1, 4.0);
-        add_ew(&b, ID("kv_write"), dt, rows * 2 * c->kv_heads * hd, 1, 1, 0.0);
+        /* RoPE on q and k, with k and v written to the KV cache */
+        add_ew(&b, ID("rope_kv"), dt, rows * (c->heads + 2 * c->kv_heads) * hd, 1, 1, 3.0);
         struct op *a = add_op(&b, ID("attention"), OP_ATTENTION, dt);
         a->u.attn.batch = s->batch;
         a->u.attn.heads = c->heads;
@@ -191,13 +192,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         a->u.attn.causal = 1;
         a->u.attn.impl = s->attn;
         add_gemm(&b, ID("o_proj"), dt, rows, h, c->heads * hd);
-        add_ew(&b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
         add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
         add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h);
         add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h);
         add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
         add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate);
-        add_ew(&b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 #undef ID
     }
     add_rc(&b, "final_norm", OP_NORM, dt, s->batch, h);

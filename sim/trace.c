@@ -587,6 +587,12 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
 
     /* Checks across fields. */
     if (op->kind == OP_ATTENTION) {
+        /* Causal queries are the last q_len of the kv_len keys. */
+        if (op->u.attn.causal && op->u.attn.q_len > op->u.attn.kv_len)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "q_len",
+                        "causal attention needs q_len <= kv_len (the queries are among the "
+                        "keys), got q_len %" PRIu64 " > kv_len %" PRIu64,
+                        op->u.attn.q_len, op->u.attn.kv_len);
         if (op->u.attn.kv_heads == 0) {
             op->u.attn.kv_heads = op->u.attn.heads;
         } else if (op->u.attn.heads % op->u.attn.kv_heads != 0) {
@@ -1012,7 +1018,8 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
 }
 
 /* Cheap checks that the writer will emit something the loader accepts
- * (a trace built in code may be wrong; one from trace_load never is). */
+ * (a trace built in code may be wrong; one from trace_load never is).
+ * Not checked: unique ids and device names, and cycles. */
 static int check_writable(const struct trace *t, const char *path, struct diag *d)
 {
     if (t->nops == 0 || t->ops == NULL)
@@ -1021,6 +1028,9 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         return diag_set(d, DIAG_E_RANGE, path, 0, "meta.tokens", "must be a finite number >= 0");
     if (t->ndevices == 0 || t->devices == NULL)
         return diag_set(d, DIAG_E_RANGE, path, 0, "devices", "a trace needs at least one device");
+    for (uint32_t i = 0; i < t->ndevices; i++)
+        if (t->devices[i][0] == '\0')
+            return diag_set(d, DIAG_E_RANGE, path, 0, "devices", "device %u has no name", i);
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *op = &t->ops[i];
         char field[48];
@@ -1096,7 +1106,7 @@ int trace_write(const struct trace *t, const char *path, struct diag *d)
         return -1;
     size_t len = strlen(path);
     char *tmp = tr_alloc(len + 16, 1);
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
+    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;

@@ -387,7 +387,9 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         struct val_row row;
         memset(&row, 0, sizeof row);
         snprintf(row.id, sizeof row.id, "%s", col[c_id]);
-        snprintf(row.group, sizeof row.group, "%.*s", (int)strcspn(col[c_id], "-"), col[c_id]);
+        /* group: id prefix and workload kind, e.g. "LLMC/gemm" */
+        snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"), col[c_id],
+                 (int)strcspn(col[c_spec], " "), col[c_spec]);
         snprintf(row.metric, sizeof row.metric, "%s", col[c_metric]);
         snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
         snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);
@@ -559,9 +561,9 @@ int cli_validate(int argc, char **argv)
     }
     struct validate_group g[32];
     int ng = validate_groups(&res, g, 32);
-    printf("\n%-10s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
+    printf("\n%-20s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
     for (int k = 0; k < ng; k++)
-        printf("%-10s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
+        printf("%-20s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
                100 * g[k].worst_abs_err);
     if (res.skipped)
         printf("(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);

@@ -16,7 +16,7 @@ struct validate_opts {
 /* One compared row; err = predicted / measured - 1. */
 struct val_row {
     char id[48];
-    char group[24];
+    char group[40];
     char metric[48];
     char unit[24];
     double measured, predicted, err;    /* err = predicted / measured - 1 */
@@ -32,7 +32,7 @@ struct validate_result {
 };
 
 struct validate_group {
-    char name[24];
+    char name[40];
     uint32_t count;
     double median_abs_err;  /* |predicted/measured - 1| */
     double worst_abs_err;

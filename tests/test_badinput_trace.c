@@ -260,6 +260,9 @@ static void test_kinds(void)
             "\"heads\": 32, \"q_len\": 1, \"kv_len\": 8, \"head_dim\": 64"
     expect("kv-heads", HEAD ATT ",\n \"kv_heads\": 5}]}\n", DIAG_E_RANGE, 3, "ops[0].kv_heads",
            "must divide heads");
+    expect("attn-causal-q", HEAD "{\"id\": \"at\", \"kind\": \"attention\", \"dtype\": \"bf16\","
+           " \"batch\": 1, \"heads\": 1, \"q_len\": 9, \"kv_len\": 8, \"head_dim\": 64,"
+           " \"causal\": true}]}\n", DIAG_E_RANGE, 2, "ops[0].q_len", "q_len <= kv_len");
     expect("attn-impl", HEAD ATT ", \"impl\": \"fast\"}]}\n", DIAG_E_UNKNOWN_NAME, 2,
            "ops[0].impl", "flash, naive");
     expect("attn-causal", HEAD ATT ", \"causal\": \"yes\"}]}\n", DIAG_E_TYPE, 2,

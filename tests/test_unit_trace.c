@@ -613,6 +613,45 @@ static void test_topo_lowest_index_first(void)
     trace_free(&t);
 }
 
+/* The worked example in traces/README.md must load. */
+static void test_readme_example(void)
+{
+    char *md = read_file("traces/README.md");
+    if (md == NULL) {
+        printf("skip: traces/README.md not found (run from the repository root)\n");
+        return;
+    }
+    char *start = strstr(md, "```json\n");
+    char *end = start ? strstr(start + 8, "```") : NULL;
+    CHECK(start != NULL && end != NULL);
+    if (start == NULL || end == NULL) {
+        free(md);
+        return;
+    }
+    *end = '\0';
+    char path[128];
+    snprintf(path, sizeof path, "%s/readme.json", tmpdir);
+    write_file(path, start + 8);
+    free(md);
+    struct trace t;
+    struct diag d;
+    int rc = trace_load(path, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    CHECK_EQ_INT(t.nops, 7);
+    CHECK(t.tokens == 4.0);
+    CHECK_EQ_INT(t.ops[0].kind, OP_MEMCPY);
+    CHECK_EQ_INT(t.ops[0].stream, 1);
+    CHECK_EQ_INT(t.ops[0].line, 5);
+    CHECK_EQ_INT(t.ops[3].u.attn.kv_heads, 4);
+    CHECK_EQ_INT(t.ops[3].u.attn.impl, ATTN_FLASH);
+    CHECK_EQ_INT(t.ops[3].line, 9);
+    trace_free(&t);
+}
+
 static void test_kind_names(void)
 {
     for (int k = 0; k < OP_KIND_COUNT; k++) {
@@ -640,6 +679,7 @@ int main(void)
     test_kind_names();
     test_load_all_kinds_and_round_trip();
     test_topo_lowest_index_first();
+    test_readme_example();
     remove_tmpdir();
     TEST_MAIN_END();
 }
