@@ -230,13 +230,13 @@ static void plan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t 
  * min_ctas forces at least that many CTAs (one per row for row kernels). */
 static void plan_stream(const struct hw_config *c, struct kplan *p, const char *what,
                         double load_bytes, double store_bytes, double vflops,
-                        enum dtype vdt, uint64_t rows, uint32_t inputs)
+                        enum dtype vdt, uint64_t rows, uint32_t inputs, double vec_bytes)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "%s", what);
     uint32_t threads = 256;
     plan_occupancy(c, p, threads, 0, 0);
-    double per_step = threads * GPU_VEC_BYTES * (inputs > 0 ? inputs : 1);
+    double per_step = threads * vec_bytes * (inputs > 0 ? inputs : 1);
     double traffic = dmax(load_bytes, store_bytes);
     uint64_t items = (uint64_t)ceil(dmax(traffic, 1.0) / per_step);
     uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
@@ -263,9 +263,8 @@ static void plan_stream(const struct hw_config *c, struct kplan *p, const char *
     p->store_step = store_bytes * per_cta_step;
     p->vflops_step = vflops * per_cta_step;
     p->smem_step = 0;
-    p->inflight_cta = dmin(per_step, dmax(p->a_step, 1.0)) ;
-    if (p->inflight_cta < threads * 8.0 && p->a_step > 0)
-        p->inflight_cta = dmin(threads * 8.0, p->a_step * p->ksteps);
+    /* each thread keeps one access per input in flight */
+    p->inflight_cta = dmin(per_step, dmax(p->a_step * p->ksteps, 1.0));
     p->async_copy = 0;
     p->vdt = vdt;
     p->mdt = vdt;
@@ -493,7 +492,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
              * on the vector pipe; no tiles, no tensor cores, no reuse */
             double wb = (double)s.k * s.n * eb * s.b;
             double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
-            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops, vdt, 0, 1);
+            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops, vdt, 0, 1, GPU_VEC_BYTES);
             break;
         }
         plan_gemm(c, &L->k[0], &s);
@@ -515,7 +514,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
             plan_gemm(c, &L->k[0], &s1);
             snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
             double el = (double)b * h * q * kv;
-            plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1);
+            plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
             struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, 0};
             plan_gemm(c, &L->k[2], &s2);
             snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
@@ -527,7 +526,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
         double el = (double)o->u.ew.elements;
         plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
                     el * eb * o->u.ew.outputs, el * o->u.ew.flops_per_element, vdt, 0,
-                    o->u.ew.inputs);
+                    o->u.ew.inputs, o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
         L->nk = 1;
         L->flops = el * o->u.ew.flops_per_element;
         break;
@@ -549,7 +548,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
         const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
         uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
         uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
-        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, ctas, 1);
+        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, ctas, 1, GPU_VEC_BYTES);
         double passes = 1;
         if (o->kind == OP_SOFTMAX && cols > 1024)
             passes = 2;
@@ -562,7 +561,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
     }
     case OP_EMBEDDING: {
         double el = (double)o->u.emb.tokens * o->u.emb.dim;
-        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1);
+        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1, GPU_VEC_BYTES);
         L->nk = 1;
         break;
     }
@@ -579,7 +578,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
         break;
     }
     case OP_GENERIC: {
-        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1);
+        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1, GPU_VEC_BYTES);
         L->nk = 1;
         L->flops = o->u.gen.flops;
         break;

@@ -18,7 +18,8 @@ OUT = "traces/validation/calibration.csv"
 # docs/calibration.md; every other row of the sweep is a prediction.
 HOST_US = {"gemm": 27.0, "softmax": 11.0, "layernorm": 51.0, "gelu": 47.0}
 
-# gpu-stream kernels: (inputs, outputs) per element, fp64, arrays of 2^27 elements (1 GiB)
+# gpu-stream kernels: (inputs, outputs) per element, fp64 scalar loads (8 bytes per thread per
+# access, gpu-stream README kernel table), arrays of 2^27 elements (1 GiB)
 STREAM = {"init": (0, 1), "read": (1, 0), "scale": (1, 1), "triad": (2, 1),
           "1pt": (1, 1), "3pt": (1, 1), "5pt": (1, 1)}
 STREAM_ELEMS = 1 << 27
@@ -51,7 +52,7 @@ def spec_for(r):
         if cfg is None or k is None or k[1] not in STREAM:
             return None
         i, o = STREAM[k[1]]
-        return cfg, f"elementwise elements={STREAM_ELEMS} inputs={i} outputs={o} flops=2 dtype=fp64", 0.0
+        return cfg, f"elementwise elements={STREAM_ELEMS} inputs={i} outputs={o} flops=2 vector_bytes=8 dtype=fp64", 0.0
     if wid.startswith("GPTFAST") and metric == "decode_throughput" and dt == "bf16" and hw.startswith("A100-SXM4-80GB (power"):
         models = {"Llama-2-7B": "llama-2-7b", "Llama-3.1-8B": "llama-3.1-8b"}
         if shape not in models:

@@ -135,6 +135,7 @@ static void add_ew(struct builder *b, const char *id, enum dtype dt, uint64_t el
     o->u.ew.inputs = in;
     o->u.ew.outputs = out;
     o->u.ew.flops_per_element = fpe;
+    o->u.ew.vector_bytes = 16;
 }
 
 static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype dt,

@@ -113,6 +113,7 @@ static const struct op_field op_fields[] = {
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
     {OP_ELEMENTWISE, "outputs", F_COUNT, 0, U_(ew.outputs), 1},
     {OP_ELEMENTWISE, "flops_per_element", F_NUM, 0, U_(ew.flops_per_element), 1},
+    {OP_ELEMENTWISE, "vector_bytes", F_COUNT, 0, U_(ew.vector_bytes), 16},
     {OP_SOFTMAX, "rows", F_SIZE, 1, U_(rc.rows), 0},
     {OP_SOFTMAX, "cols", F_SIZE, 1, U_(rc.cols), 0},
     {OP_NORM, "rows", F_SIZE, 1, U_(rc.rows), 0},

@@ -65,6 +65,7 @@ struct op {
             uint64_t elements;          /* elements per tensor */
             uint32_t inputs, outputs;   /* tensors read / written */
             double flops_per_element;
+            uint32_t vector_bytes;      /* bytes a thread loads per access (16: 128-bit vectors) */
         } ew;
         struct { uint64_t rows, cols; } rc;                  /* softmax, norm, reduction */
         struct { uint64_t tokens, dim; } emb;

@@ -269,14 +269,16 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         *elements = (double)o.u.rc.rows * (double)o.u.rc.cols;
     } else if (strcmp(kind, "elementwise") == 0) {
         o.kind = OP_ELEMENTWISE;
-        uint64_t in, out;
+        uint64_t in, out, vb;
         if (spec_u64(&s, "elements", 1, 0, 1, &o.u.ew.elements) ||
+            spec_u64(&s, "vector_bytes", 0, 16, 1, &vb) ||
             spec_u64(&s, "inputs", 0, 1, 0, &in) || spec_u64(&s, "outputs", 0, 1, 0, &out) ||
             spec_num(&s, "flops", 1.0, &o.u.ew.flops_per_element))
             return -1;
         if (in + out == 0 || in > 64 || out > 64)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec", "inputs+outputs must be 1..128");
         o.u.ew.inputs = (uint32_t)in;
+        o.u.ew.vector_bytes = (uint32_t)(vb < 64 ? vb : 64);
         o.u.ew.outputs = (uint32_t)out;
         *elements = (double)o.u.ew.elements;
     } else {

@@ -564,7 +564,7 @@ static void test_load_all_kinds_and_round_trip(void)
     CHECK_EQ_INT(trace_write(&t2, out2, &d), 0);
     char *b1 = read_file(out1), *b2 = read_file(out2);
     CHECK(b1 != NULL && b2 != NULL && strcmp(b1, b2) == 0);
-    CHECK_STR_CONTAINS(b1, "\"flops_per_element\": 0.1}");
+    CHECK_STR_CONTAINS(b1, "\"flops_per_element\": 0.1, \"vector_bytes\": 16}");
     CHECK_STR_CONTAINS(b1, "\"measured_s\": 0.000125}");
     CHECK_STR_CONTAINS(b1, "\"cols\": 1000}");
     free(b1);

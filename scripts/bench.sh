@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Simulator speed: wall time of the standard runs and engine events per second.
+# Usage: scripts/bench.sh [build-dir]   (a Release build; scripts/demo.sh makes one)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${1:-build}
+S=$B/strata
+[ -x "$S" ] || { echo "build strata first (scripts/demo.sh)" >&2; exit 1; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+$S gen llm --model traces/models/llama-2-7b.json --phase decode --context 2048 -o "$T/decode.json" >/dev/null
+$S gen llm --model traces/models/llama-2-7b.json --phase prefill --prompt 2048 -o "$T/prefill.json" >/dev/null
+grep -E '^LLMC-0[0-3][0-9],' traces/validation/calibration.csv | sed -n '1,200p' >"$T/rows"
+{ head -1 traces/validation/calibration.csv; grep -E 'gemm m=' "$T/rows"; } >"$T/gemm.csv"
+
+# time N runs of a command; prints mean ms per run
+timeit() {
+  local n=$1; shift
+  local t0 t1
+  t0=$(date +%s%N)
+  for ((i = 0; i < n; i++)); do "$@" >/dev/null; done
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { printf "%.3f", (b - a) / 1e6 / n }'
+}
+events() { "$@" --json "$T/r.json" --quiet && grep -o '"engine_events":[[:space:]]*[0-9]*' "$T/r.json" | grep -o '[0-9]*$'; }
+
+for w in decode prefill; do
+  ms=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/$w.json" --quiet)
+  ev=$(events $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/$w.json")
+  awk -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on H100: %8.2f ms wall per run (load + simulate + report), %7d events, %.2f M events/s\n", w, ms, ev, ev / (ms / 1e3) / 1e6 }'
+done
+ms=$(timeit 5 $S validate --data "$T/gemm.csv" --quiet)
+echo "LLMC GEMM sweep (20 shapes, A100): $ms ms wall for all 20"
+ms=$(timeit 3 $S validate --data traces/validation/calibration.csv --quiet)
+echo "whole calibration set ($(($(wc -l <traces/validation/calibration.csv) - 1)) rows): $ms ms wall"

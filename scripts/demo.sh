@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One command: install what is missing, build, and predict one Llama-2-7B
+# decode step (bf16, batch 1, 2048 tokens of context) on an H100 SXM.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+mkdir -p out
+./build/strata info --hw configs/nvidia-h100-sxm.yaml
+echo
+./build/strata gen llm --model traces/models/llama-2-7b.json --phase decode --batch 1 \
+  --context 2048 --dtype bf16 -o out/llama-2-7b-decode-2048.json
+./build/strata run --hw configs/nvidia-h100-sxm.yaml --trace out/llama-2-7b-decode-2048.json \
+  --json out/report.json --csv out/ops.csv
+echo
+echo "reports: out/report.json, out/ops.csv"

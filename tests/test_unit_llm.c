@@ -1,0 +1,232 @@
+/* test_unit_llm.c: the LLM trace builder.  Parameter counts of the bundled
+ * Hugging Face configs against the published totals, the shape of a
+ * decode and a prefill step, and the config checks (context too long,
+ * hidden size not divisible by heads, kv heads not dividing heads, a
+ * required field missing). */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm.h"
+#include "test.h"
+#include "trace.h"
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void remove_tmpdir(void)
+{
+    DIR *dir = opendir(tmpdir);
+    if (dir != NULL) {
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+            unlink(p);
+        }
+        closedir(dir);
+    }
+    rmdir(tmpdir);
+}
+
+/* Published parameter totals (the sum of the safetensors shapes). */
+static void check_params(const char *path, uint64_t expected, int tied)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = llm_config_load(path, &c, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        fprintf(stderr, "  ^ %s: ", path);
+        diag_print(&d, stderr);
+        return;
+    }
+    uint64_t n = llm_param_count(&c);
+    CHECK_EQ_INT(n, expected);
+    CHECK_EQ_INT(c.tied, tied);
+    printf("%-36s %llu parameters\n", path, (unsigned long long)n);
+}
+
+static void test_param_counts(void)
+{
+    check_params("traces/models/llama-2-7b.json", 6738415616ull, 0);
+    check_params("traces/models/llama-3-8b.json", 8030261248ull, 0);
+    check_params("traces/models/mistral-7b.json", 7241732096ull, 0);
+    check_params("traces/models/smollm-135m.json", 134515008ull, 1);
+    check_params("traces/models/phi-3-mini-4k.json", 3821079552ull, 0);
+}
+
+static void test_decode(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    CHECK_EQ_INT(c.layers, 32);
+    CHECK_EQ_INT(c.head_dim, 128);
+    CHECK_EQ_INT(c.kv_heads, 32);
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH};
+    struct trace t;
+    int rc = llm_build(&c, &s, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    /* embedding, 10 ops per layer, final norm + LM head + sampling */
+    CHECK_EQ_INT(t.nops, 1 + 32 * 10 + 3);
+    CHECK_NEAR_REL(t.tokens, 1.0, 0.0);
+    CHECK_EQ_INT(t.ndevices, 1);
+    int nattn = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        CHECK_EQ_INT(o->dtype, DT_BF16);
+        if (o->kind != OP_ATTENTION)
+            continue;
+        nattn++;
+        CHECK_EQ_INT(o->u.attn.kv_len, 2049);
+        CHECK_EQ_INT(o->u.attn.q_len, 1);
+        CHECK_EQ_INT(o->u.attn.batch, 1);
+        CHECK_EQ_INT(o->u.attn.heads, 32);
+        CHECK_EQ_INT(o->u.attn.head_dim, 128);
+    }
+    CHECK_EQ_INT(nattn, 32);
+    CHECK_EQ_INT(t.ops[0].kind, OP_EMBEDDING);
+    CHECK(strcmp(t.ops[t.nops - 2].id, "lm_head") == 0);
+    CHECK_EQ_INT(t.ops[t.nops - 2].u.gemm.m, 1);
+    CHECK_EQ_INT(t.ops[t.nops - 2].u.gemm.n, 32000);
+    trace_free(&t);
+}
+
+static void test_prefill(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH};
+    struct trace t;
+    int rc = llm_build(&c, &s, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    CHECK_NEAR_REL(t.tokens, 256.0, 0.0);
+    CHECK_EQ_INT(t.nops, 1 + 32 * 10 + 3);
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->kind == OP_ATTENTION) {
+            CHECK_EQ_INT(o->u.attn.q_len, 128);
+            CHECK_EQ_INT(o->u.attn.kv_len, 128);
+            CHECK_EQ_INT(o->u.attn.batch, 2);
+        }
+    }
+    CHECK_EQ_INT(t.ops[0].u.emb.tokens, 256);
+    trace_free(&t);
+}
+
+static void test_context_too_long(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    CHECK_EQ_INT(c.max_pos, 4096);
+    /* 4096 cached + 1 new token = 4097 > 4096 */
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "max_position_embeddings") == 0);
+    CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+    printf("%-20s ", "context too long");
+    diag_print(&d, stdout);
+    trace_free(&t);
+    /* exactly at the limit is fine */
+    s.context = 4095;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    trace_free(&t);
+}
+
+/* line: the line of the offending key (1 for a missing field). */
+static void expect_config_error(const char *name, const char *text, enum diag_code code,
+                                int line, const char *field)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+    write_file(path, text);
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int failed_before = test_failed_;
+    CHECK_EQ_INT(llm_config_load(path, &c, &d), -1);
+    CHECK_EQ_INT(d.code, code);
+    CHECK(strcmp(d.field, field) == 0);
+    CHECK(strcmp(d.file, path) == 0);
+    CHECK_EQ_INT(d.line, line);
+    if (test_failed_ != failed_before)
+        fprintf(stderr, "  ^ in case %s: got code %s, line %d, field \"%s\": %s\n", name,
+                diag_code_name(d.code), d.line, d.field, d.msg);
+    printf("%-20s ", name);
+    diag_print(&d, stdout);
+}
+
+static void test_config_errors(void)
+{
+    expect_config_error("not-divisible",
+                        "{\"hidden_size\": 4100,\n"
+                        " \"intermediate_size\": 11008,\n"
+                        " \"num_hidden_layers\": 2,\n"
+                        " \"num_attention_heads\": 32,\n"
+                        " \"vocab_size\": 32000,\n"
+                        " \"max_position_embeddings\": 4096}\n",
+                        DIAG_E_RANGE, 4, "num_attention_heads");
+    expect_config_error("kv-heads",
+                        "{\"hidden_size\": 4096,\n"
+                        " \"intermediate_size\": 11008,\n"
+                        " \"num_hidden_layers\": 2,\n"
+                        " \"num_attention_heads\": 32,\n"
+                        " \"num_key_value_heads\": 5,\n"
+                        " \"vocab_size\": 32000,\n"
+                        " \"max_position_embeddings\": 4096}\n",
+                        DIAG_E_RANGE, 5, "num_key_value_heads");
+    expect_config_error("missing-hidden",
+                        "{\"intermediate_size\": 11008,\n"
+                        " \"num_hidden_layers\": 2,\n"
+                        " \"num_attention_heads\": 32,\n"
+                        " \"vocab_size\": 32000,\n"
+                        " \"max_position_embeddings\": 4096}\n",
+                        DIAG_E_MISSING, 1, "hidden_size");
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-llm-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_param_counts();
+    test_decode();
+    test_prefill();
+    test_context_too_long();
+    test_config_errors();
+    remove_tmpdir();
+    TEST_MAIN_END();
+}
