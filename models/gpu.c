@@ -67,6 +67,7 @@
 #define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 #define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
 #define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
+#define GPU_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
 
 enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2, GPU_EV_DMA_DONE = 3 };
 
@@ -121,6 +122,7 @@ struct runner {
     uint32_t kern;
     const struct kplan *p;
     uint64_t wave, nwaves;
+    uint32_t mult;              /* full waves simulated as this one */
     uint64_t t_mark;            /* time up to which res->time_ps is accounted */
     /* current wave */
     uint32_t units;             /* SMs busy in this wave */
@@ -322,7 +324,11 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
                         units_busy * c->l2_port_bytes_per_cycle_per_unit * c->clock_hz);
     double t_l2 = l2_bytes / l2_bw;
     double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / c->l2_bw_bytes_per_s : 0;
-    double t_fill = (double)c->dram_latency_ps * 1e-12 * (double)waves;
+    /* pipeline fill: once per wave with one CTA per SM, once overall when
+     * SMs hold two CTAs and overlap one's prologue with the other's loop */
+    double t_pro = (double)c->dram_latency_ps * 1e-12 +
+                   (p->stages - 1) * (a_step + b_step) * units_busy * cpu / l2_bw;
+    double t_fill = t_pro * (cpu >= 2 ? 1.0 : (double)waves);
     /* a soft maximum: between two tiles with the same bottleneck time,
      * prefer the one whose other resources have more slack */
     double t = cbrt(t_comp * t_comp * t_comp + t_dram * t_dram * t_dram + t_l2 * t_l2 * t_l2) +
@@ -344,8 +350,9 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
     static const uint32_t tns[] = {32, 64, 128, 256};
     static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
     double eb = dtype_bytes(s->dt, 1.0);
-    uint32_t tk = (uint32_t)dmax(16.0, 128.0 / eb);
     double best_t = INFINITY;
+    for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
+    uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
     for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
         uint32_t tm = tms[i];
         if (tm > 16 && (double)s->m <= tm / 2.0)
@@ -404,6 +411,7 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                 }
             }
         }
+    }
     }
     SIM_CHECK(isfinite(best_t));
 }
@@ -548,7 +556,13 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
         const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
         uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
         uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
-        plan_stream(c, &L->k[0], what, el * eb, out, el * fpe, vdt, ctas, 1, GPU_VEC_BYTES);
+        /* Softmax is issue-bound, not FLOP-bound: per element it spends
+         * vector-pipe slots on exp, fp16<->fp32 converts and the warp
+         * shuffles of two row reductions.  GPU_SOFTMAX_ISSUE slots per
+         * element were fitted to LLMC-103 (A100, 4096 x 4096 fp16); the
+         * report still counts 5 useful FLOP per element. */
+        double slots_pe = o->kind == OP_SOFTMAX ? GPU_SOFTMAX_ISSUE : fpe;
+        plan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, GPU_VEC_BYTES);
         double passes = 1;
         if (o->kind == OP_SOFTMAX && cols > 1024)
             passes = 2;
@@ -733,9 +747,24 @@ static void wave_begin(struct runner *r)
     r->units = (uint32_t)umin(c->units, ceil_div(wctas, p->ctas_per_unit));
     uint32_t cpu = (uint32_t)ceil_div(wctas, r->units);
 
+    /* With two or more CTAs per SM, an SM starts its next CTA while the
+     * other one still computes, so a run of full waves behaves like one
+     * long pipeline (no per-wave fill and drain): simulate it as one wave
+     * whose k-loop is that many times longer.  With one CTA per SM the
+     * next CTA's prologue is exposed, wave by wave. */
+    uint64_t full = ctas / slots;
+    r->mult = 1;
+    if (p->ctas_per_unit >= 2 && r->wave + 1 < full)
+        r->mult = (uint32_t)umin(full - r->wave, UINT32_MAX / (p->ksteps + 1));
     double dram_loop = 0, l2_loop = 0;
-    wave_reuse(g, p, r->wave, c0, c1, &dram_loop, &l2_loop);
-    double n = (double)wctas, steps = p->ksteps;
+    for (uint32_t m = 0; m < r->mult; m++) {
+        uint64_t a = (r->wave + m) * slots, b = umin(ctas, a + slots);
+        double d1 = 0, l1 = 0;
+        wave_reuse(g, p, r->wave + m, a, b, &d1, &l1);
+        dram_loop += d1;
+        l2_loop += l1;
+    }
+    double n = (double)wctas * r->mult, steps = p->ksteps;
     /* second passes hit in L2 when the wave's rows fit there */
     double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
     double reread_dram = reread;
@@ -770,7 +799,7 @@ static void wave_begin(struct runner *r)
     r->cap_smem = u * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
 
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
-    r->nchunks = chunk_plan(p->ksteps, pro, r->frac);
+    r->nchunks = chunk_plan(p->ksteps * r->mult, pro, r->frac);
     r->load_next = r->comp_next = 0;
     r->load_busy = r->comp_busy = 0;
     r->load_pending = r->comp_pending = r->pipe_pending = 0;
@@ -874,8 +903,8 @@ static void runner_check_wave_end(struct runner *r)
     }
     if (r->comp_busy || r->comp_next < r->nchunks)
         return;
-    r->res->waves++;
-    r->wave++;
+    r->res->waves += r->mult;
+    r->wave += r->mult;
     if (r->wave < r->nwaves) {
         wave_begin(r);
         return;

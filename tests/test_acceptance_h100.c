@@ -133,7 +133,7 @@ static double num(const cJSON *j, const char *k1, const char *k2)
         it = cJSON_GetObjectItemCaseSensitive(it, k2);
     if (!cJSON_IsNumber(it)) {
         fprintf(stderr, "missing number %s%s%s\n", k1, k2 ? "." : "", k2 ? k2 : "");
-        return NAN;
+        return (double)NAN;
     }
     return it->valuedouble;
 }
@@ -158,7 +158,7 @@ static double one_op_time(const char *label, const char *op_json, char *bound, s
     snprintf(text, sizeof text, "{\"strata_trace\": 1, \"ops\": [%s]}\n", op_json);
     write_file(path, text);
     cJSON *r = run_trace_file(path, label);
-    double t = NAN;
+    double t = (double)NAN;
     if (r != NULL) {
         const cJSON *ops = cJSON_GetObjectItemCaseSensitive(r, "ops");
         const cJSON *op = cJSON_GetArrayItem(ops, 0);

@@ -1,0 +1,336 @@
+/* test_badinput_cli.c: bad inputs through the command line.  For each one
+ * `strata` exits with status 1, prints "file:line: field: message" naming
+ * the input file and the field, and leaves no output behind (neither the
+ * requested --json file nor a temporary "out.json.tmp.*" beside it).
+ * Usage errors exit with status 2. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define H100 "configs/nvidia-h100-sxm.yaml"
+
+static char tmpdir[64];
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    if (buf == NULL) {
+        fclose(f);
+        return NULL;
+    }
+    for (;;) {
+        if (n == cap) {
+            cap *= 2;
+            char *nb = realloc(buf, cap + 1);
+            if (nb == NULL) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+static void remove_tmpdir(void)
+{
+    DIR *dir = opendir(tmpdir);
+    if (dir != NULL) {
+        struct dirent *e;
+        while ((e = readdir(dir)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            char p[512];
+            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+            unlink(p);
+        }
+        closedir(dir);
+    }
+    rmdir(tmpdir);
+}
+
+/* Number of entries in tmpdir whose name starts with prefix. */
+static int count_prefixed(const char *prefix)
+{
+    DIR *dir = opendir(tmpdir);
+    if (dir == NULL)
+        return -1;
+    int n = 0;
+    size_t len = strlen(prefix);
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        if (strncmp(e->d_name, prefix, len) == 0) {
+            fprintf(stderr, "  left behind: %s/%s\n", tmpdir, e->d_name);
+            n++;
+        }
+    closedir(dir);
+    return n;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Runs args (after the binary) with stderr to a file; returns the exit
+ * status and the stderr text in *err (caller frees). */
+static int run_cli(const char *args, char **err)
+{
+    char cmd[2048], errpath[128];
+    snprintf(errpath, sizeof errpath, "%s/stderr.txt", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", STRATA_BINARY, args, errpath);
+    int st = system(cmd);
+    *err = read_file(errpath);
+    unlink(errpath);
+    if (st == -1 || !WIFEXITED(st)) {
+        fprintf(stderr, "command did not exit normally: %s\n", cmd);
+        return -1;
+    }
+    return WEXITSTATUS(st);
+}
+
+/* Does text contain "path:N:" (a file:line: location)? */
+static int has_file_line(const char *text, const char *path)
+{
+    size_t n = strlen(path);
+    for (const char *p = text ? strstr(text, path) : NULL; p != NULL; p = strstr(p + 1, path)) {
+        const char *q = p + n;
+        if (*q++ != ':')
+            continue;
+        const char *digits = q;
+        while (*q >= '0' && *q <= '9')
+            q++;
+        if (q > digits && *q == ':')
+            return 1;
+    }
+    return 0;
+}
+
+/* One failing command: exit status 1, a message naming file (with a line
+ * when with_line) and field, and no output file left in tmpdir. */
+static void expect_fail(const char *name, const char *args, const char *file, int with_line,
+                        const char *field)
+{
+    int failed_before = test_failed_;
+    char *err = NULL;
+    int rc = run_cli(args, &err);
+    CHECK_EQ_INT(rc, 1);
+    CHECK(err != NULL && err[0] != '\0');
+    CHECK_STR_CONTAINS(err, file);
+    if (with_line) {
+        int ok = has_file_line(err, file);
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "  ^ no \"%s:LINE:\" in the message\n", file);
+    }
+    if (field != NULL)
+        CHECK_STR_CONTAINS(err, field);
+    char out[256];
+    snprintf(out, sizeof out, "%s/out.json", tmpdir);
+    CHECK(!exists(out));
+    CHECK_EQ_INT(count_prefixed("out."), 0);
+    if (test_failed_ != failed_before)
+        fprintf(stderr, "  ^ in case %s: strata %s\n", name, args);
+    printf("%-16s exit %d: %s", name, rc, err ? err : "(no stderr)\n");
+    free(err);
+    /* start the next case clean even if this one failed */
+    remove(out);
+    snprintf(out, sizeof out, "%s/out.csv", tmpdir);
+    remove(out);
+}
+
+static void expect_usage(const char *name, const char *args)
+{
+    char *err = NULL;
+    int rc = run_cli(args, &err);
+    CHECK_EQ_INT(rc, 2);
+    CHECK(err != NULL && err[0] != '\0');
+    if (rc != 2)
+        fprintf(stderr, "  ^ in case %s: strata %s\n", name, args);
+    printf("%-16s exit %d: %s", name, rc, err ? err : "(no stderr)\n");
+    free(err);
+}
+
+/* Writes a trace file tmpdir/name.json and runs it with --json out.json. */
+static void bad_trace(const char *name, const char *text, const char *field)
+{
+    char path[256], args[1024];
+    snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+    write_file(path, text);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.csv'",
+             path, tmpdir, tmpdir);
+    expect_fail(name, args, path, 1, field);
+}
+
+#define HEAD "{\"strata_trace\": 1, \"ops\": [\n"
+#define GEMM(id) "{\"id\": \"" id "\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64"
+
+static const char good_trace[] = HEAD GEMM("a") "}\n]}\n";
+
+static void test_traces(void)
+{
+    bad_trace("cycle",
+              HEAD GEMM("a") ", \"deps\": [\"b\"]},\n"
+                   GEMM("b") ", \"deps\": [\"a\"]}\n]}\n",
+              "deps");
+    bad_trace("unknown-kind",
+              HEAD "{\"id\": \"a\", \"kind\": \"conv2d\", \"dtype\": \"bf16\"}\n]}\n", "kind");
+    bad_trace("m-zero",
+              HEAD "{\"id\": \"a\", \"kind\": \"gemm\", \"dtype\": \"bf16\",\n"
+                   " \"m\": 0, \"n\": 64, \"k\": 64}\n]}\n",
+              "ops[0].m");
+    bad_trace("unknown-device", HEAD GEMM("a") ", \"device\": \"gpu7\"}\n]}\n", "device");
+    bad_trace("truncated", HEAD GEMM("a") "}, {\"id\": \"b\", \"kind\"", NULL);
+    /* ops on one stream run in file order, so "a" waiting for "b" can never start */
+    bad_trace("stream-deadlock",
+              HEAD GEMM("a") ", \"stream\": 0, \"deps\": [\"b\"]},\n"
+                   GEMM("b") ", \"stream\": 0}\n]}\n",
+              "deps");
+}
+
+static void bad_config(const char *name, const char *yaml, const char *field)
+{
+    char path[256], trace[256], args[1024];
+    snprintf(path, sizeof path, "%s/%s.yaml", tmpdir, name);
+    snprintf(trace, sizeof trace, "%s/good.json", tmpdir);
+    write_file(path, yaml);
+    write_file(trace, good_trace);
+    snprintf(args, sizeof args, "run --hw '%s' --trace '%s' --json '%s/out.json'", path, trace,
+             tmpdir);
+    expect_fail(name, args, path, 1, field);
+}
+
+static void test_configs(void)
+{
+    char *h100 = read_file(H100);
+    CHECK(h100 != NULL);
+    if (h100 == NULL)
+        return;
+    size_t n = strlen(h100);
+    char *text = malloc(n + 64);
+    if (text == NULL)
+        abort();
+    /* an unknown top-level key at the end */
+    snprintf(text, n + 64, "%s%sbogus_key: 1\n", h100, n > 0 && h100[n - 1] != '\n' ? "\n" : "");
+    bad_config("unknown-key", text, "bogus_key");
+
+    /* a negative DRAM bandwidth: the first "bandwidth_GBps:" after "dram:" */
+    const char *dram = strstr(h100, "\ndram:");
+    const char *bw = dram ? strstr(dram, "bandwidth_GBps:") : NULL;
+    CHECK(bw != NULL);
+    if (bw != NULL) {
+        size_t at = (size_t)(bw - h100) + strlen("bandwidth_GBps:");
+        while (h100[at] == ' ')
+            at++;
+        snprintf(text, n + 64, "%.*s-%s", (int)at, h100, h100 + at);
+        bad_config("negative-dram-bw", text, "dram.bandwidth_GBps");
+    }
+    free(text);
+    free(h100);
+}
+
+static void test_other(void)
+{
+    char trace[256], args[1024], outdir[256];
+    snprintf(trace, sizeof trace, "%s/good.json", tmpdir);
+    write_file(trace, good_trace);
+
+    /* --json into a directory that does not exist */
+    snprintf(outdir, sizeof outdir, "%s/no-such-dir", tmpdir);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json'", trace,
+             outdir);
+    char outpath[300];
+    snprintf(outpath, sizeof outpath, "%s/out.json", outdir);
+    expect_fail("json-no-dir", args, outpath, 0, NULL);
+    CHECK(!exists(outdir));
+
+    /* JSON fine, CSV into a missing directory: all or nothing, the JSON goes too */
+    snprintf(args, sizeof args,
+             "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.csv'", trace,
+             tmpdir, outdir);
+    snprintf(outpath, sizeof outpath, "%s/out.csv", outdir);
+    expect_fail("csv-no-dir", args, outpath, 0, NULL);
+
+    /* gen llm with a model config missing a required field */
+    char model[256];
+    snprintf(model, sizeof model, "%s/model.json", tmpdir);
+    write_file(model, "{\"model_type\": \"llama\",\n"
+                      " \"hidden_size\": 4096,\n"
+                      " \"num_hidden_layers\": 32,\n"
+                      " \"num_attention_heads\": 32,\n"
+                      " \"vocab_size\": 32000,\n"
+                      " \"max_position_embeddings\": 4096}\n");
+    snprintf(args, sizeof args, "gen llm --model '%s' --phase decode -o '%s/out.json'", model,
+             tmpdir);
+    expect_fail("gen-missing", args, model, 1, "intermediate_size");
+
+    /* usage errors */
+    snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);
+    expect_usage("run-no-hw", args);
+    expect_usage("info-no-hw", "info");
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --bogus", trace);
+    expect_usage("run-bad-option", args);
+    snprintf(args, sizeof args, "gen llm --model traces/models/llama-2-7b.json --phase decode");
+    expect_usage("gen-no-output", args);
+    expect_usage("no-verb", "");
+    char out[256];
+    snprintf(out, sizeof out, "%s/out.json", tmpdir);
+    CHECK(!exists(out));
+
+    /* and the good trace itself runs (so the failures above are the inputs' fault) */
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json'", trace,
+             tmpdir);
+    char *err = NULL;
+    CHECK_EQ_INT(run_cli(args, &err), 0);
+    free(err);
+    CHECK(exists(out));
+    CHECK_EQ_INT(count_prefixed("out.json.tmp"), 0);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-bad-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_traces();
+    test_configs();
+    test_other();
+    remove_tmpdir();
+    TEST_MAIN_END();
+}
