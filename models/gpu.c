@@ -744,7 +744,8 @@ static void wave_begin(struct runner *r)
     uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
     uint64_t c0 = r->wave * slots, c1 = umin(ctas, c0 + slots);
     uint64_t wctas = c1 - c0;
-    r->units = (uint32_t)umin(c->units, ceil_div(wctas, p->ctas_per_unit));
+    /* the block scheduler spreads CTAs over all SMs before doubling up */
+    r->units = (uint32_t)umin(c->units, wctas);
     uint32_t cpu = (uint32_t)ceil_div(wctas, r->units);
 
     /* With two or more CTAs per SM, an SM starts its next CTA while the
