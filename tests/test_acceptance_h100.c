@@ -24,6 +24,7 @@
 
 #include "llm.h"
 #include "test.h"
+#include "util.h"
 
 #define H100 "configs/nvidia-h100-sxm.yaml"
 #define H100_DRAM_BPS 3.35e12
@@ -31,87 +32,10 @@
 
 static char tmpdir[64];
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
-
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    if (st == -1 || !WIFEXITED(st)) {
-        fprintf(stderr, "command did not exit normally: %s\n", cmd);
-        return -1;
-    }
-    if (WEXITSTATUS(st) != 0)
-        fprintf(stderr, "exit status %d: %s\n", WEXITSTATUS(st), cmd);
-    return WEXITSTATUS(st);
-}
-
 /* Parses a JSON file; NULL (after a failed check) if it cannot. */
 static cJSON *load_json(const char *path)
 {
-    char *text = read_file(path);
+    char *text = tu_read_file(path, NULL);
     CHECK(text != NULL);
     if (text == NULL) {
         fprintf(stderr, "  ^ cannot read %s\n", path);
@@ -145,7 +69,7 @@ static cJSON *run_trace_file(const char *trace, const char *label)
     snprintf(out, sizeof out, "%s/%s.out.json", tmpdir, label);
     snprintf(cmd, sizeof cmd, "'%s' run --hw " H100 " --trace '%s' --json '%s' --quiet",
              STRATA_BINARY, trace, out);
-    int rc = sh(cmd);
+    int rc = tu_sh(cmd);
     CHECK_EQ_INT(rc, 0);
     return rc == 0 ? load_json(out) : NULL;
 }
@@ -156,7 +80,7 @@ static double one_op_time(const char *label, const char *op_json, char *bound, s
     char path[256], text[1024];
     snprintf(path, sizeof path, "%s/%s.json", tmpdir, label);
     snprintf(text, sizeof text, "{\"strata_trace\": 1, \"ops\": [%s]}\n", op_json);
-    write_file(path, text);
+    tu_write_file(path, text);
     cJSON *r = run_trace_file(path, label);
     double t = (double)NAN;
     if (r != NULL) {
@@ -180,7 +104,7 @@ static void test_ridge(void)
     snprintf(out, sizeof out, "%s/i.json", tmpdir);
     snprintf(cmd, sizeof cmd, "'%s' info --hw " H100 " --json '%s' >/dev/null", STRATA_BINARY,
              out);
-    CHECK_EQ_INT(sh(cmd), 0);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
     cJSON *j = load_json(out);
     if (j == NULL)
         return;
@@ -214,7 +138,7 @@ static void test_decode(void)
              "'%s' gen llm --model traces/models/llama-2-7b.json --phase decode --batch 1 "
              "--context 2048 --dtype bf16 -o '%s' >/dev/null",
              STRATA_BINARY, trace);
-    rc = sh(cmd);
+    rc = tu_sh(cmd);
     CHECK_EQ_INT(rc, 0);
     if (rc != 0)
         return;
@@ -294,6 +218,6 @@ int main(void)
     test_decode();
     test_gemm_compute_bound();
     test_scaling();
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -12,75 +12,11 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 #define H100 "configs/nvidia-h100-sxm.yaml"
 
 static char tmpdir[64];
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
 
 /* Number of entries in tmpdir whose name starts with prefix. */
 static int count_prefixed(const char *prefix)
@@ -114,7 +50,7 @@ static int run_cli(const char *args, char **err)
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", tmpdir);
     snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", STRATA_BINARY, args, errpath);
     int st = system(cmd);
-    *err = read_file(errpath);
+    *err = tu_read_file(errpath, NULL);
     unlink(errpath);
     if (st == -1 || !WIFEXITED(st)) {
         fprintf(stderr, "command did not exit normally: %s\n", cmd);
@@ -190,7 +126,7 @@ static void bad_trace(const char *name, const char *text, const char *field)
 {
     char path[256], args[1024];
     snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-    write_file(path, text);
+    tu_write_file(path, text);
     snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.csv'",
              path, tmpdir, tmpdir);
     expect_fail(name, args, path, 1, field);
@@ -227,8 +163,8 @@ static void bad_config(const char *name, const char *yaml, const char *field)
     char path[256], trace[256], args[1024];
     snprintf(path, sizeof path, "%s/%s.yaml", tmpdir, name);
     snprintf(trace, sizeof trace, "%s/good.json", tmpdir);
-    write_file(path, yaml);
-    write_file(trace, good_trace);
+    tu_write_file(path, yaml);
+    tu_write_file(trace, good_trace);
     snprintf(args, sizeof args, "run --hw '%s' --trace '%s' --json '%s/out.json'", path, trace,
              tmpdir);
     expect_fail(name, args, path, 1, field);
@@ -236,7 +172,7 @@ static void bad_config(const char *name, const char *yaml, const char *field)
 
 static void test_configs(void)
 {
-    char *h100 = read_file(H100);
+    char *h100 = tu_read_file(H100, NULL);
     CHECK(h100 != NULL);
     if (h100 == NULL)
         return;
@@ -267,7 +203,7 @@ static void test_other(void)
 {
     char trace[256], args[1024], outdir[256];
     snprintf(trace, sizeof trace, "%s/good.json", tmpdir);
-    write_file(trace, good_trace);
+    tu_write_file(trace, good_trace);
 
     /* --json into a directory that does not exist */
     snprintf(outdir, sizeof outdir, "%s/no-such-dir", tmpdir);
@@ -288,7 +224,7 @@ static void test_other(void)
     /* gen llm with a model config missing a required field */
     char model[256];
     snprintf(model, sizeof model, "%s/model.json", tmpdir);
-    write_file(model, "{\"model_type\": \"llama\",\n"
+    tu_write_file(model, "{\"model_type\": \"llama\",\n"
                       " \"hidden_size\": 4096,\n"
                       " \"num_hidden_layers\": 32,\n"
                       " \"num_attention_heads\": 32,\n"
@@ -331,6 +267,6 @@ int main(void)
     test_traces();
     test_configs();
     test_other();
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -10,82 +10,14 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 static char tmpdir[64];
-
-static char *read_file(const char *path, size_t *len)
-{
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
-
-/* Runs a shell command; returns its exit status (-1 if it did not exit). */
-static int sh(const char *cmd)
-{
-    int st = system(cmd);
-    if (st == -1 || !WIFEXITED(st)) {
-        fprintf(stderr, "command did not exit normally: %s\n", cmd);
-        return -1;
-    }
-    if (WEXITSTATUS(st) != 0)
-        fprintf(stderr, "exit status %d: %s\n", WEXITSTATUS(st), cmd);
-    return WEXITSTATUS(st);
-}
 
 static void check_same(const char *a, const char *b)
 {
     size_t na, nb;
-    char *x = read_file(a, &na), *y = read_file(b, &nb);
+    char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
     CHECK(x != NULL);
     CHECK(y != NULL);
     if (x != NULL && y != NULL) {
@@ -109,7 +41,7 @@ static void run_twice(const char *label, const char *gen_args)
     snprintf(cmd, sizeof cmd,
              "'%s' gen llm --model traces/models/llama-2-7b.json %s -o '%s' >/dev/null",
              STRATA_BINARY, gen_args, trace);
-    int rc = sh(cmd);
+    int rc = tu_sh(cmd);
     CHECK_EQ_INT(rc, 0);
     if (rc != 0)
         return;
@@ -119,7 +51,7 @@ static void run_twice(const char *label, const char *gen_args)
                  "'%s' run --hw configs/nvidia-h100-sxm.yaml --trace '%s' "
                  "--json '%s/%s-%s.json' --csv '%s/%s-%s.csv' --quiet",
                  STRATA_BINARY, trace, tmpdir, label, runs[i], tmpdir, label, runs[i]);
-        CHECK_EQ_INT(sh(cmd), 0);
+        CHECK_EQ_INT(tu_sh(cmd), 0);
     }
     char a[256], b[256];
     printf("%s:\n", label);
@@ -140,6 +72,6 @@ int main(void)
     }
     run_twice("decode", "--phase decode --context 512");
     run_twice("prefill", "--phase prefill --prompt 256");
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 #define GOLDEN_TOL 1e-6
 #define GOLDEN_FILE STRATA_SOURCE_DIR "/tests/golden/small-a100.json"
@@ -42,77 +43,9 @@ static const char small_trace[] =
 
 static char tmpdir[64];
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    if (fclose(f) != 0) {
-        perror(path);
-        abort();
-    }
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return NULL;
-    }
-    for (;;) {
-        if (n == cap) {
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
-
 static cJSON *load_json(const char *path)
 {
-    char *text = read_file(path);
+    char *text = tu_read_file(path, NULL);
     if (text == NULL) {
         fprintf(stderr, "cannot read %s\n", path);
         return NULL;
@@ -142,7 +75,7 @@ static cJSON *run_small(void)
     char trace[128], out[128], cmd[1024];
     snprintf(trace, sizeof trace, "%s/small.json", tmpdir);
     snprintf(out, sizeof out, "%s/small-report.json", tmpdir);
-    write_file(trace, small_trace);
+    tu_write_file(trace, small_trace);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && '%s' run --hw " GOLDEN_CONFIG " --trace '%s' --json '%s' --quiet",
              STRATA_SOURCE_DIR, STRATA_BINARY, trace, out);
@@ -250,6 +183,6 @@ int main(void)
         cJSON_Delete(golden);
         cJSON_Delete(report);
     }
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -12,37 +12,10 @@
 
 #include "llm.h"
 #include "test.h"
+#include "util.h"
 #include "trace.h"
 
 static char tmpdir[64];
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
 
 /* Published parameter totals (the sum of the safetensors shapes). */
 static void check_params(const char *path, uint64_t expected, int tied)
@@ -170,7 +143,7 @@ static void expect_config_error(const char *name, const char *text, enum diag_co
 {
     char path[128];
     snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-    write_file(path, text);
+    tu_write_file(path, text);
     struct llm_config c;
     struct diag d;
     memset(&d, 0, sizeof d);
@@ -227,6 +200,6 @@ int main(void)
     test_prefill();
     test_context_too_long();
     test_config_errors();
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -10,54 +10,10 @@
 
 #include "jsondoc.h"
 #include "test.h"
+#include "util.h"
 #include "trace.h"
 
 static char tmpdir[64];
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = calloc((size_t)n + 1, 1);
-    if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    return buf;
-}
-
-static void remove_tmpdir(void)
-{
-    DIR *dir = opendir(tmpdir);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-            unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(tmpdir);
-}
 
 /* ---- jsondoc ------------------------------------------------------------ */
 
@@ -529,7 +485,7 @@ static void test_load_all_kinds_and_round_trip(void)
     snprintf(out1, sizeof out1, "%s/out1.json", tmpdir);
     snprintf(out2, sizeof out2, "%s/out2.json", tmpdir);
     char *text = all_kinds_text();
-    write_file(path, text);
+    tu_write_file(path, text);
     free(text);
 
     struct trace t, t2, t3;
@@ -562,7 +518,7 @@ static void test_load_all_kinds_and_round_trip(void)
 
     /* writing the reloaded trace gives the same bytes */
     CHECK_EQ_INT(trace_write(&t2, out2, &d), 0);
-    char *b1 = read_file(out1), *b2 = read_file(out2);
+    char *b1 = tu_read_file(out1, NULL), *b2 = tu_read_file(out2, NULL);
     CHECK(b1 != NULL && b2 != NULL && strcmp(b1, b2) == 0);
     CHECK_STR_CONTAINS(b1, "\"flops_per_element\": 0.1, \"vector_bytes\": 16}");
     CHECK_STR_CONTAINS(b1, "\"measured_s\": 0.000125}");
@@ -594,7 +550,7 @@ static void test_topo_lowest_index_first(void)
         "]}\n";
     char path[128];
     snprintf(path, sizeof path, "%s/topo.json", tmpdir);
-    write_file(path, text);
+    tu_write_file(path, text);
     struct trace t;
     struct diag d;
     int rc = trace_load(path, &t, &d);
@@ -616,7 +572,7 @@ static void test_topo_lowest_index_first(void)
 /* The worked example in traces/README.md must load. */
 static void test_readme_example(void)
 {
-    char *md = read_file("traces/README.md");
+    char *md = tu_read_file("traces/README.md", NULL);
     if (md == NULL) {
         printf("skip: traces/README.md not found (run from the repository root)\n");
         return;
@@ -631,7 +587,7 @@ static void test_readme_example(void)
     *end = '\0';
     char path[128];
     snprintf(path, sizeof path, "%s/readme.json", tmpdir);
-    write_file(path, start + 8);
+    tu_write_file(path, start + 8);
     free(md);
     struct trace t;
     struct diag d;
@@ -680,6 +636,6 @@ int main(void)
     test_load_all_kinds_and_round_trip();
     test_topo_lowest_index_first();
     test_readme_example();
-    remove_tmpdir();
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
