@@ -1,8 +1,11 @@
-/* afile.c: see afile.h. */
+/* afile.c: see afile.h.  The temporary file is made with mkstemp (no two
+ * writers collide), flushed to disk with fsync before the rename. */
 #include "afile.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int afile_open(struct afile *a, const char *path, struct diag *d)
@@ -11,27 +14,40 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
     if (strlen(path) >= sizeof a->path)
         return diag_set(d, DIAG_E_IO, path, 0, "", "path too long");
     snprintf(a->path, sizeof a->path, "%s", path);
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.%ld", path, (long)getpid());
-    a->f = fopen(a->tmp, "w");
-    if (a->f == NULL)
-        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(errno));
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(a->tmp);
+    if (fd < 0) {
+        int e = errno;
+        a->tmp[0] = '\0';
+        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
+    }
+    if (fchmod(fd, 0644) != 0 || (a->f = fdopen(fd, "w")) == NULL) {
+        int e = errno;
+        close(fd);
+        unlink(a->tmp);
+        a->tmp[0] = '\0';
+        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
+    }
     return 0;
 }
 
 int afile_commit(struct afile *a, struct diag *d)
 {
-    int bad = ferror(a->f);
-    if (fclose(a->f) != 0)
+    int bad = ferror(a->f) || fflush(a->f) != 0 || fsync(fileno(a->f)) != 0;
+    int e = errno ? errno : EIO;
+    if (fclose(a->f) != 0 && !bad) {
         bad = 1;
+        e = errno;
+    }
     a->f = NULL;
     if (bad) {
-        remove(a->tmp);
-        return diag_set(d, DIAG_E_IO, a->path, 0, "", "write failed");
+        unlink(a->tmp);
+        return diag_set(d, DIAG_E_IO, a->path, 0, "", "write failed: %s", strerror(e));
     }
     if (rename(a->tmp, a->path) != 0) {
-        int err = errno;
-        remove(a->tmp);
-        return diag_set(d, DIAG_E_IO, a->path, 0, "", "cannot write: %s", strerror(err));
+        e = errno;
+        unlink(a->tmp);
+        return diag_set(d, DIAG_E_IO, a->path, 0, "", "cannot write: %s", strerror(e));
     }
     return 0;
 }
@@ -43,5 +59,5 @@ void afile_abort(struct afile *a)
         a->f = NULL;
     }
     if (a->tmp[0] != '\0')
-        remove(a->tmp);
+        unlink(a->tmp);
 }

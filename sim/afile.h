@@ -1,4 +1,4 @@
-/* afile.h: write a file atomically.  Output goes to "<path>.tmp.<pid>" in
+/* afile.h: write a file atomically.  Output goes to "<path>.tmp.XXXXXX" in
  * the same directory and is renamed over <path> only by afile_commit(), so
  * an error or a crash never leaves a half-written file under the real name.
  */

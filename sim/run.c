@@ -117,7 +117,9 @@ static int sched_build(struct sched *s, struct diag *d)
     if (tail < n) {
         for (uint32_t i = 0; i < n; i++) {
             if (w[i] > 0) {
-                rc = diag_set(d, DIAG_E_CYCLE, t->path, t->ops[i].line, "deps",
+                char field[32];
+                snprintf(field, sizeof field, "ops[%u].deps", i);
+                rc = diag_set(d, DIAG_E_CYCLE, t->path, t->ops[i].line, field,
                               "op '%s' can never start: its deps contradict the order of "
                               "ops on stream %u of device '%s'",
                               t->ops[i].id, t->ops[i].stream, t->devices[t->ops[i].device]);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "jsondoc.h"
 
 #define TRACE_OPS_CAP 50000000u
@@ -1105,50 +1106,9 @@ int trace_write(const struct trace *t, const char *path, struct diag *d)
 {
     if (check_writable(t, path, d))
         return -1;
-    size_t len = strlen(path);
-    char *tmp = tr_alloc(len + 16, 1);
-    snprintf(tmp, len + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot create a temporary file next to it: %s",
-                        strerror(e));
-    }
-    const char *what = "cannot write";
-    int e = 0;
-    FILE *f = NULL;
-    if (fchmod(fd, 0644) != 0) {
-        e = errno;
-        what = "cannot set permissions";
-        close(fd);
-        goto fail;
-    }
-    f = fdopen(fd, "w");
-    if (f == NULL) {
-        e = errno;
-        close(fd);
-        goto fail;
-    }
-    put_trace(f, t);
-    if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
-        e = errno ? errno : EIO;
-        fclose(f);
-        goto fail;
-    }
-    if (fclose(f) != 0) {
-        e = errno;
-        goto fail;
-    }
-    if (rename(tmp, path) != 0) {
-        e = errno;
-        what = "cannot rename the temporary file into place";
-        goto fail;
-    }
-    free(tmp);
-    return 0;
-fail:
-    unlink(tmp);
-    free(tmp);
-    return diag_set(d, DIAG_E_IO, path, 0, "", "%s: %s", what, strerror(e));
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    put_trace(a.f, t);
+    return afile_commit(&a, d);
 }
