@@ -69,7 +69,7 @@
 #define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
 #define GPU_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
 
-enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2, GPU_EV_DMA_DONE = 3 };
+enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2 };
 
 /* What a flow is for; packed with the chunk number into the flow arg. */
 enum flow_role { FR_LOAD, FR_PIPE, FR_SMEM, FR_STORE };
@@ -155,7 +155,6 @@ struct gpu {
     /* L2 reuse scratch, sized for the largest plan */
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
-    size_t panel_cap, wave_cap;
     struct runner run[GPU_MAX_RUNNING];
     /* ops handed over while GPU_MAX_RUNNING were running */
     uint32_t waitq[GPU_MAX_RUNNING * 4];
@@ -282,7 +281,6 @@ struct gemm_shape {
     uint64_t m, n, k, b;
     enum dtype dt;
     double out_bytes;           /* bytes per output element */
-    double a_rows_cap;          /* rows of A actually read per tile (M < tm wastes MMA rows, not bytes) */
 };
 
 static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
@@ -492,7 +490,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
     switch (o->kind) {
     case OP_GEMM: {
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
-                               o->dtype, out_bytes_for(o->dtype), 0};
+                               o->dtype, out_bytes_for(o->dtype)};
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
         L->nk = 1;
         if (s.m <= GPU_GEMV_MAX_M) {
@@ -518,12 +516,12 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
             L->nk = 1;
         } else {
             /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
-            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, 0};
+            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb};
             plan_gemm(c, &L->k[0], &s1);
             snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
             double el = (double)b * h * q * kv;
             plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
-            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, 0};
+            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb};
             plan_gemm(c, &L->k[2], &s2);
             snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
             L->nk = 3;
@@ -1024,11 +1022,12 @@ static void runner_next_kernel(struct runner *r)
     engine_at(g->e, begin, g->comp, GPU_EV_BEGIN, 0, r);
 }
 
+/* Events carry the runner they are for; self (the gpu) is reached through it. */
 static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
 {
+    (void)e;
     (void)self;
     struct runner *r = ev->ptr;
-    (void)e;
     switch (ev->type) {
     case GPU_EV_BEGIN: {
         account(r, CAT_LAUNCH);
@@ -1127,8 +1126,6 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     }
     g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
     g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
-    g->panel_cap = panels;
-    g->wave_cap = waves;
     return g;
 }
 
