@@ -59,6 +59,7 @@
 #include "check.h"
 #include "flow.h"
 #include "model.h"
+#include "timeline.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
 #define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
@@ -140,6 +141,7 @@ struct runner {
     uint8_t ready[GPU_MAX_CHUNKS];
     uint8_t load_level[GPU_MAX_CHUNKS];
     uint8_t store_level;
+    uint64_t wave_start;        /* when the current wave group began */
     int draining;               /* all waves computed, waiting for stores */
 };
 
@@ -162,6 +164,8 @@ struct gpu {
     uint32_t waitq_n;
     model_done_fn done;
     void *ctx;
+    struct timeline *tl;        /* NULL = not recording */
+    struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[7];
 };
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -799,6 +803,7 @@ static void wave_begin(struct runner *r)
 
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
     r->nchunks = chunk_plan(p->ksteps * r->mult, pro, r->frac);
+    r->wave_start = g->e->now_ps;
     r->load_next = r->comp_next = 0;
     r->load_busy = r->comp_busy = 0;
     r->load_pending = r->comp_pending = r->pipe_pending = 0;
@@ -903,6 +908,9 @@ static void runner_check_wave_end(struct runner *r)
     if (r->comp_busy || r->comp_next < r->nchunks)
         return;
     r->res->waves += r->mult;
+    if (r->g->tl != NULL)
+        tl_waves(r->g->tl, r->g->device, r->op, r->kern, r->wave, r->wave + r->mult, r->units,
+                 r->wave_start, r->g->e->now_ps);
     r->wave += r->mult;
     if (r->wave < r->nwaves) {
         wave_begin(r);
@@ -1080,8 +1088,35 @@ static void gpu_destroy(void *dev)
     free(g);
 }
 
+static void gpu_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
+{
+    struct gpu_watch *w = ctx;
+    tl_add(w->tl, w->s, t0, t1, amount);
+}
+
+/* Let the timeline see what each server serves. */
+static void gpu_watch_servers(struct gpu *g)
+{
+    struct { struct flowsrv *srv; unsigned which; double cap; } m[] = {
+        {&g->dram, LVL_DRAM, g->cfg->dram_bw_bytes_per_s},
+        {&g->l2, LVL_L2, g->cfg->l2_bw_bytes_per_s},
+        {&g->smem, LVL_SMEM, cfg_smem_bw(g->cfg)},
+        {&g->h2d, LVL_PCIE, 2 * g->cfg->pcie_bw_bytes_per_s},
+        {&g->d2h, LVL_PCIE, 2 * g->cfg->pcie_bw_bytes_per_s},
+        {&g->mpipe, TL_SERIES_MATRIX, g->mpipe.capacity * 1e12},
+        {&g->vpipe, TL_SERIES_VECTOR, g->vpipe.capacity * 1e12},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        g->watch[i].tl = g->tl;
+        g->watch[i].s = tl_series(g->tl, g->device, m[i].which);
+        g->watch[i].s->capacity_per_s = m[i].cap;
+        m[i].srv->observe = gpu_observe;
+        m[i].srv->observe_ctx = &g->watch[i];
+    }
+}
+
 static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
-                        uint32_t device, struct diag *d)
+                        uint32_t device, struct timeline *tl, struct diag *d)
 {
     (void)d;
     struct gpu *g = sim_xcalloc(1, sizeof *g);
@@ -1104,6 +1139,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->h2d, e, "pcie_h2d", cfg->pcie_bw_bytes_per_s);
     flowsrv_init(&g->d2h, e, "pcie_d2h", cfg->pcie_bw_bytes_per_s);
+    g->tl = tl;
+    if (tl != NULL)
+        gpu_watch_servers(g);
     /* Lower every op of this device up front: the run never allocates. */
     g->low = sim_xcalloc(t->nops, sizeof *g->low);
     size_t panels = 1, waves = 1;

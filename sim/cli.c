@@ -2,7 +2,9 @@
  * verbs live next to what they drive (llm.c, validate.c). */
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,11 @@
 #include "info.h"
 #include "report.h"
 #include "run.h"
+#include "timeline.h"
 #include "trace.h"
+
+/* Plots and HTML from a written report (sim/plot.c), when linked in. */
+static int (*const run_render_hook)(const char *report, const char *outdir, struct diag *d) = NULL;
 
 void cli_opts_init(struct cli_opts *o, int argc, char **argv)
 {
@@ -61,13 +67,69 @@ static int fail(const struct diag *d)
     return 1;
 }
 
+/* Create dir if it is missing (its parent must exist). */
+static int make_dir(const char *dir, struct diag *d)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        return diag_set(d, DIAG_E_IO, dir, 0, "--out", "exists and is not a folder");
+    }
+    if (mkdir(dir, 0755) != 0)
+        return diag_set(d, DIAG_E_IO, dir, 0, "--out", "cannot create the output folder: %s",
+                        strerror(errno));
+    return 0;
+}
+
+/* Re-simulate with one resource doubled (or launch overhead removed), so
+ * the report's "would cut at most" figures are simulated, not guessed. */
+static unsigned run_whatifs(const struct hw_config *cfg, const struct trace *t,
+                            struct whatif *w, struct diag *d)
+{
+    static const struct { const char *name, *desc; } k[] = {
+        {"dram_bw_x2", "DRAM bandwidth x2"},
+        {"l2_bw_x2", "L2 bandwidth x2"},
+        {"matrix_x2", "matrix pipe FLOP/s x2"},
+        {"vector_x2", "vector pipe FLOP/s x2"},
+        {"no_launch", "zero kernel launch overhead"},
+    };
+    unsigned n = 0;
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        struct hw_config c = *cfg;
+        if (i == 0)
+            c.dram_bw_bytes_per_s *= 2;
+        else if (i == 1)
+            c.l2_bw_bytes_per_s *= 2;
+        else if (i == 4)
+            c.launch_overhead_ps = 0;
+        else
+            for (unsigned dt = 0; dt < DT_COUNT; dt++) {
+                if (i == 2)
+                    c.matrix_flops_per_cycle[dt] *= 2;
+                else
+                    c.vector_flops_per_cycle[dt] *= 2;
+            }
+        struct run_result r;
+        if (run_trace(&c, t, &r, d) != 0)
+            continue;
+        snprintf(w[n].name, sizeof w[n].name, "%s", k[i].name);
+        snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
+        w[n].total_time_s = (double)r.total_ps * 1e-12;
+        n++;
+        run_result_free(&r);
+    }
+    return n;
+}
+
 int cli_run(int argc, char **argv)
 {
     struct cli_opts o;
     cli_opts_init(&o, argc, argv);
     const char *hw = cli_get(&o, "--hw"), *tr = cli_get(&o, "--trace");
     const char *js = cli_get(&o, "--json"), *csv = cli_get(&o, "--csv");
-    const char *top = cli_get(&o, "--top");
+    const char *top = cli_get(&o, "--top"), *outdir = cli_get(&o, "--out");
+    const char *gran = cli_get(&o, "--timeline-granularity-us");
     int quiet = cli_flag(&o, "--quiet");
     int rc = cli_check(&o, "run");
     if (rc)
@@ -75,6 +137,26 @@ int cli_run(int argc, char **argv)
     if (hw == NULL || tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");
         return 2;
+    }
+    unsigned ntop = 15;
+    if (top != NULL) {
+        char *end;
+        long v = strtol(top, &end, 10);
+        if (*end != '\0' || v < 0 || v > 1000000) {
+            fprintf(stderr, "strata run: --top: expected a count, got '%s'\n", top);
+            return 2;
+        }
+        ntop = (unsigned)v;
+    }
+    double gran_us = 10.0;
+    if (gran != NULL) {
+        char *end;
+        gran_us = strtod(gran, &end);
+        if (*end != '\0' || !(gran_us >= 0) || gran_us > 1e9) {
+            fprintf(stderr, "strata run: --timeline-granularity-us: expected microseconds, got '%s'\n",
+                    gran);
+            return 2;
+        }
     }
     struct diag d;
     memset(&d, 0, sizeof d);
@@ -84,30 +166,75 @@ int cli_run(int argc, char **argv)
     struct trace t;
     if (trace_load(tr, &t, &d) != 0)
         return fail(&d);
-    struct run_result r;
-    if (run_trace(&cfg, &t, &r, &d) != 0) {
+    if (outdir != NULL && make_dir(outdir, &d) != 0) {
         trace_free(&t);
         return fail(&d);
     }
-    struct report_ctx c = {&cfg, &t, &r, t.tokens, 15};
-    if (top != NULL) {
-        char *end;
-        long v = strtol(top, &end, 10);
-        if (*end != '\0' || v < 0 || v > 1000000) {
-            fprintf(stderr, "strata run: --top: expected a count, got '%s'\n", top);
-            rc = 2;
-        }
-        c.top = (unsigned)v;
+    struct timeline tl;
+    struct run_opts ro = {NULL};
+    if (outdir != NULL) {
+        tl_init(&tl, t.ndevices, (uint64_t)(gran_us * 1e6));
+        ro.tl = &tl;
     }
-    if (rc == 0 && js != NULL && report_json(&c, js, &d) != 0)
-        rc = fail(&d);
-    if (rc == 0 && csv != NULL && report_csv(&c, csv, &d) != 0) {
-        rc = fail(&d);
-        if (js != NULL)
-            remove(js); /* all or nothing */
+    struct run_result r;
+    if (run_trace_opts(&cfg, &t, &ro, &r, &d) != 0) {
+        if (ro.tl)
+            tl_free(&tl);
+        trace_free(&t);
+        return fail(&d);
     }
-    if (rc == 0 && !quiet)
+    struct whatif w[8];
+    struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
+    if (outdir != NULL)
+        c.nwhatif = run_whatifs(&cfg, &t, w, &d);
+    /* every file or none: remember what was written, remove it on failure */
+    char written[6][1100];
+    unsigned nw = 0;
+    char path[1100];
+    if (js != NULL) {
+        if (report_json(&c, js, &d) != 0)
+            rc = 1;
+        else
+            snprintf(written[nw++], sizeof written[0], "%s", js);
+    }
+    if (rc == 0 && csv != NULL) {
+        if (report_csv(&c, csv, &d) != 0)
+            rc = 1;
+        else
+            snprintf(written[nw++], sizeof written[0], "%s", csv);
+    }
+    if (rc == 0 && outdir != NULL) {
+        snprintf(path, sizeof path, "%s/report.json", outdir);
+        if (report_json(&c, path, &d) != 0)
+            rc = 1;
+        else
+            snprintf(written[nw++], sizeof written[0], "%s", path);
+        snprintf(path, sizeof path, "%s/ops.csv", outdir);
+        if (rc == 0 && report_csv(&c, path, &d) != 0)
+            rc = 1;
+        else if (rc == 0)
+            snprintf(written[nw++], sizeof written[0], "%s", path);
+        snprintf(path, sizeof path, "%s/timeline.json", outdir);
+        if (rc == 0 && tl_write(&tl, &cfg, &t, &r, path, &d) != 0)
+            rc = 1;
+        else if (rc == 0)
+            snprintf(written[nw++], sizeof written[0], "%s", path);
+        snprintf(path, sizeof path, "%s/report.json", outdir);
+        if (rc == 0 && run_render_hook != NULL && run_render_hook(path, outdir, &d) != 0)
+            rc = 1;
+    }
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        for (unsigned i = 0; i < nw; i++)
+            remove(written[i]);
+    } else if (!quiet) {
         report_text(&c, stdout);
+        if (outdir != NULL)
+            printf("\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
+                   outdir, run_render_hook ? ", report.html, plots/" : "");
+    }
+    if (ro.tl)
+        tl_free(&tl);
     run_result_free(&r);
     trace_free(&t);
     return rc;

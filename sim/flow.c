@@ -37,13 +37,17 @@ static void flowsrv_advance(struct flowsrv *s, uint64_t now)
         double dt = (double)(now - s->last_ps);
         if (s->nflows > 0)
             s->busy_ps += now - s->last_ps;
+        double sum = 0;
         for (uint32_t i = 0; i < s->nflows; i++) {
             double d = s->flows[i].rate * dt;
             if (d > s->flows[i].remaining)
                 d = s->flows[i].remaining;
             s->flows[i].remaining -= d;
-            s->served += d;
+            sum += d;
         }
+        s->served += sum;
+        if (s->observe != NULL && sum > 0)
+            s->observe(s->observe_ctx, s->last_ps, now, sum);
     }
     s->last_ps = now;
 }

@@ -24,6 +24,8 @@
 #define FLOWSRV_MAX_FLOWS 64
 
 typedef void (*flow_done_fn)(struct engine *e, void *owner, uint64_t arg);
+/* Told what the server served over [t0, t1) (optional: timelines). */
+typedef void (*flow_observe_fn)(void *ctx, uint64_t t0_ps, uint64_t t1_ps, double amount);
 
 struct flow {
     double remaining;       /* amount left */
@@ -46,6 +48,8 @@ struct flowsrv {
     double served;          /* total amount served */
     uint64_t busy_ps;       /* time with at least one active flow */
     uint32_t peak_flows;    /* most concurrent flows seen */
+    flow_observe_fn observe;/* NULL = nobody watches */
+    void *observe_ctx;
 };
 
 /* capacity_per_s: amount per second.  Registers the server with e. */

@@ -10,6 +10,7 @@
 #include "afile.h"
 #include "check.h"
 #include "info.h"
+#include "timeline.h"
 #include "validate.h"
 
 #define PS 1e-12
@@ -44,6 +45,8 @@ static double op_time_s(const struct op_result *o)
 }
 
 static int cmp_desc_time(const void *a, const void *b, void *ctx);
+static cJSON *levels_obj(const double *v, double scale);
+static cJSON *info_obj(const struct hw_config *c, const struct info_out *o);
 
 /* qsort_r is not C17; sort an index array with a small insertion-merge. */
 static void sort_ops_by_time(const struct run_result *r, uint32_t *idx, uint32_t n)
@@ -207,6 +210,35 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
     cJSON_AddNumberToObject(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
     cJSON_AddNumberToObject(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
     cJSON_AddNumberToObject(root, "engine_events", (double)r->events);
+    struct info_out inf;
+    info_derive(c->cfg, &inf);
+    cJSON_AddItemToObject(root, "hardware_derived", info_obj(c->cfg, &inf));
+    if (c->tl != NULL) {
+        const struct timeline *tl = c->tl;
+        cJSON *ts = cJSON_AddObjectToObject(root, "timeseries");
+        double bucket_s = (double)tl->bucket_ps * PS;
+        cJSON_AddNumberToObject(ts, "bucket_s", bucket_s);
+        cJSON *devs = cJSON_AddObjectToObject(ts, "devices");
+        for (uint32_t dv = 0; dv < tl->ndev; dv++) {
+            cJSON *dj = cJSON_AddObjectToObject(devs, t->devices[dv]);
+            for (unsigned l = 0; l < LVL_COUNT; l++) {
+                const struct tl_series *se = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + l];
+                cJSON *arr = cJSON_AddArrayToObject(dj, level_name((enum level)l));
+                for (uint32_t b = 0; b < se->n; b++)
+                    cJSON_AddItemToArray(arr, cJSON_CreateNumber(se->amount[b] / bucket_s));
+            }
+        }
+    }
+    if (c->nwhatif > 0) {
+        cJSON *wa = cJSON_AddArrayToObject(root, "whatif");
+        for (unsigned k = 0; k < c->nwhatif; k++) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "name", c->whatif[k].name);
+            cJSON_AddStringToObject(w, "description", c->whatif[k].description);
+            cJSON_AddNumberToObject(w, "total_time_s", c->whatif[k].total_time_s);
+            cJSON_AddItemToArray(wa, w);
+        }
+    }
     cJSON *ops = cJSON_AddArrayToObject(root, "ops");
     for (uint32_t i = 0; i < r->nops; i++) {
         const struct op_result *o = &r->ops[i];
@@ -291,7 +323,8 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
     return afile_commit(&a, d);
 }
 
-int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
+/* The derived figures of a config (strata info), as a JSON object. */
+static cJSON *info_obj(const struct hw_config *c, const struct info_out *o)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "strata_info", REPORT_FORMAT);
@@ -320,6 +353,12 @@ int info_json(const struct hw_config *c, const struct info_out *o, const char *p
     cJSON_AddNumberToObject(root, "l2_bytes", (double)c->l2_bytes);
     cJSON_AddNumberToObject(root, "dram_bytes", (double)c->dram_bytes);
     cJSON_AddNumberToObject(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    return root;
+}
+
+int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
+{
+    cJSON *root = info_obj(c, o);
     int rc = write_json_tree(root, path, d);
     cJSON_Delete(root);
     return rc;

@@ -17,12 +17,24 @@
 #define STRATA_VERSION "0.1.0"
 #define REPORT_FORMAT 1
 
+struct timeline;
+
+/* A what-if re-simulation: the same trace on a changed config. */
+struct whatif {
+    char name[24];              /* "dram_bw_x2", ... */
+    char description[64];       /* "DRAM bandwidth x2" */
+    double total_time_s;
+};
+
 struct report_ctx {
     const struct hw_config *cfg;
     const struct trace *t;
     const struct run_result *r;
     double tokens;              /* tokens produced per trace replay, 0 = not a token workload */
     unsigned top;               /* ops to list in the terminal table */
+    const struct timeline *tl;  /* adds "timeseries" to the JSON when set */
+    const struct whatif *whatif;/* adds "whatif" to the JSON when nwhatif > 0 */
+    unsigned nwhatif;
 };
 
 void report_text(const struct report_ctx *c, FILE *out);

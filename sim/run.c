@@ -206,6 +206,12 @@ static void run_attribute(struct run_result *r)
 int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
               struct diag *d)
 {
+    return run_trace_opts(cfg, t, NULL, out, d);
+}
+
+int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const struct run_opts *opts,
+                   struct run_result *out, struct diag *d)
+{
     memset(out, 0, sizeof *out);
     const struct model_ops *mops = model_lookup(cfg->family);
     if (mops == NULL)
@@ -225,7 +231,7 @@ int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_res
         eng_ok = 1;
         s.dev = sim_xcalloc(t->ndevices, sizeof *s.dev);
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
-            s.dev[i] = mops->create(&e, cfg, t, i, d);
+            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, d);
             if (s.dev[i] == NULL)
                 rc = -1;
         }

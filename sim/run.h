@@ -34,8 +34,16 @@ struct run_result {
 
 #define RUN_IDLE CAT_COUNT
 
+struct timeline;
+
+struct run_opts {
+    struct timeline *tl;            /* record a timeline (tl_init'ed for t->ndevices), or NULL */
+};
+
 int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
               struct diag *d);
+int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const struct run_opts *o,
+                   struct run_result *out, struct diag *d);
 void run_result_free(struct run_result *r);
 
 /* The category that took most of an op's time: "compute", "launch" or a level name. */
