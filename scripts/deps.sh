@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what strata needs on Debian 12 when it is missing (run as root).
+# --test also installs what the tests use (Chromium for the HTML report test).
 set -euo pipefail
 need=()
 command -v cmake >/dev/null || need+=(cmake)
@@ -10,6 +11,10 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/yaml.h ] || need+=(libyaml-dev)
 [ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
 [ -f /usr/include/gsl/gsl_sort.h ] || need+=(libgsl-dev)
+command -v gnuplot >/dev/null || need+=(gnuplot-nox)
+if [ "${1:-}" = --test ]; then
+  command -v chromium >/dev/null || need+=(chromium)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "strata: missing packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2

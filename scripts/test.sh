@@ -2,7 +2,7 @@
 # One command: install what is missing, build (plain and ASan+UBSan), run all tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh --test
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs" >/dev/null
