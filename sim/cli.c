@@ -131,6 +131,7 @@ int cli_run(int argc, char **argv)
     const char *top = cli_get(&o, "--top"), *outdir = cli_get(&o, "--out");
     const char *gran = cli_get(&o, "--timeline-granularity-us");
     int quiet = cli_flag(&o, "--quiet");
+    int no_whatif = cli_flag(&o, "--no-whatif");
     int rc = cli_check(&o, "run");
     if (rc)
         return rc;
@@ -185,7 +186,7 @@ int cli_run(int argc, char **argv)
     }
     struct whatif w[8];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
-    if (outdir != NULL)
+    if (outdir != NULL && !no_whatif)
         c.nwhatif = run_whatifs(&cfg, &t, w, &d);
     /* every file or none: remember what was written, remove it on failure */
     char written[6][1100];

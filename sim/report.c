@@ -14,6 +14,25 @@
 #include "validate.h"
 
 #define PS 1e-12
+#define REPORT_MAX_BUCKETS 512
+
+/* Numbers go in as raw text with 10 significant digits: cJSON's own number
+ * printing (print, parse back, maybe print again) was most of the cost of
+ * writing a report. */
+static cJSON *num_item(double v)
+{
+    char buf[40];
+    if (isfinite(v))
+        snprintf(buf, sizeof buf, "%.10g", v);
+    else
+        snprintf(buf, sizeof buf, "null");
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, num_item(v));
+}
 
 void report_fmt_time(char *buf, size_t n, double s)
 {
@@ -152,7 +171,7 @@ static cJSON *levels_obj(const double *v, double scale)
 {
     cJSON *o = cJSON_CreateObject();
     for (unsigned l = 0; l < LVL_COUNT; l++)
-        cJSON_AddNumberToObject(o, level_name((enum level)l), v[l] * scale);
+        add_num(o, level_name((enum level)l), v[l] * scale);
     return o;
 }
 
@@ -160,13 +179,13 @@ static cJSON *stall_obj_u64(const uint64_t *t)
 {
     cJSON *o = cJSON_CreateObject();
     for (unsigned l = 0; l < LVL_COUNT; l++)
-        cJSON_AddNumberToObject(o, level_name((enum level)l), (double)t[CAT_STALL + l] * PS);
+        add_num(o, level_name((enum level)l), (double)t[CAT_STALL + l] * PS);
     return o;
 }
 
 static int write_json_tree(cJSON *root, const char *path, struct diag *d)
 {
-    char *text = cJSON_Print(root);
+    char *text = cJSON_PrintBuffered(root, 1 << 20, 1);
     if (text == NULL)
         sim_oom(0);
     struct afile a;
@@ -186,7 +205,7 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
     const struct trace *t = c->t;
     double total = (double)r->total_ps * PS;
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "strata_report", REPORT_FORMAT);
+    add_num(root, "strata_report", REPORT_FORMAT);
     cJSON_AddStringToObject(root, "version", STRATA_VERSION);
     cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
     cJSON_AddStringToObject(hw, "name", c->cfg->name);
@@ -194,38 +213,51 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
     cJSON_AddStringToObject(hw, "config", c->cfg->path);
     cJSON *tr = cJSON_AddObjectToObject(root, "trace");
     cJSON_AddStringToObject(tr, "path", t->path);
-    cJSON_AddNumberToObject(tr, "ops", t->nops);
-    cJSON_AddNumberToObject(root, "total_time_s", total);
+    add_num(tr, "ops", t->nops);
+    add_num(root, "total_time_s", total);
     if (c->tokens > 0) {
-        cJSON_AddNumberToObject(root, "tokens", c->tokens);
-        cJSON_AddNumberToObject(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
+        add_num(root, "tokens", c->tokens);
+        add_num(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
     }
-    cJSON_AddNumberToObject(root, "flops", r->flops);
+    add_num(root, "flops", r->flops);
     cJSON_AddItemToObject(root, "bytes", levels_obj(r->bytes, 1.0));
     cJSON *st = cJSON_CreateObject();
     for (unsigned l = 0; l < LVL_COUNT; l++)
-        cJSON_AddNumberToObject(st, level_name((enum level)l), r->time_ps[CAT_STALL + l] * PS);
+        add_num(st, level_name((enum level)l), r->time_ps[CAT_STALL + l] * PS);
     cJSON_AddItemToObject(root, "stall_s", st);
-    cJSON_AddNumberToObject(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
-    cJSON_AddNumberToObject(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
-    cJSON_AddNumberToObject(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
-    cJSON_AddNumberToObject(root, "engine_events", (double)r->events);
+    add_num(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
+    add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
+    add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
+    add_num(root, "engine_events", (double)r->events);
     struct info_out inf;
     info_derive(c->cfg, &inf);
     cJSON_AddItemToObject(root, "hardware_derived", info_obj(c->cfg, &inf));
     if (c->tl != NULL) {
         const struct timeline *tl = c->tl;
         cJSON *ts = cJSON_AddObjectToObject(root, "timeseries");
-        double bucket_s = (double)tl->bucket_ps * PS;
-        cJSON_AddNumberToObject(ts, "bucket_s", bucket_s);
+        /* at most REPORT_MAX_BUCKETS points: plots need no more (the
+         * timeline keeps the fine buckets) */
+        uint32_t nb = 0;
+        for (uint32_t i = 0; i < tl->ndev * TL_SERIES_PER_DEV; i++)
+            if (tl->series[i].n > nb)
+                nb = tl->series[i].n;
+        uint32_t group = (nb + REPORT_MAX_BUCKETS - 1) / REPORT_MAX_BUCKETS;
+        if (group == 0)
+            group = 1;
+        double bucket_s = (double)tl->bucket_ps * group * PS;
+        add_num(ts, "bucket_s", bucket_s);
         cJSON *devs = cJSON_AddObjectToObject(ts, "devices");
         for (uint32_t dv = 0; dv < tl->ndev; dv++) {
             cJSON *dj = cJSON_AddObjectToObject(devs, t->devices[dv]);
             for (unsigned l = 0; l < LVL_COUNT; l++) {
                 const struct tl_series *se = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + l];
                 cJSON *arr = cJSON_AddArrayToObject(dj, level_name((enum level)l));
-                for (uint32_t b = 0; b < se->n; b++)
-                    cJSON_AddItemToArray(arr, cJSON_CreateNumber(se->amount[b] / bucket_s));
+                for (uint32_t b = 0; b < se->n; b += group) {
+                    double sum = 0;
+                    for (uint32_t k = b; k < b + group && k < se->n; k++)
+                        sum += se->amount[k];
+                    cJSON_AddItemToArray(arr, num_item(sum / bucket_s));
+                }
             }
         }
     }
@@ -235,7 +267,7 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "name", c->whatif[k].name);
             cJSON_AddStringToObject(w, "description", c->whatif[k].description);
-            cJSON_AddNumberToObject(w, "total_time_s", c->whatif[k].total_time_s);
+            add_num(w, "total_time_s", c->whatif[k].total_time_s);
             cJSON_AddItemToArray(wa, w);
         }
     }
@@ -248,22 +280,22 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
         cJSON_AddStringToObject(j, "name", op->name);
         cJSON_AddStringToObject(j, "kind", op_kind_name(op->kind));
         cJSON_AddStringToObject(j, "device", t->devices[op->device]);
-        cJSON_AddNumberToObject(j, "stream", op->stream);
+        add_num(j, "stream", op->stream);
         cJSON_AddStringToObject(j, "dtype", dtype_name(op->dtype));
-        cJSON_AddNumberToObject(j, "start_s", (double)o->start_ps * PS);
-        cJSON_AddNumberToObject(j, "time_s", op_time_s(o));
-        cJSON_AddNumberToObject(j, "flops", o->flops);
+        add_num(j, "start_s", (double)o->start_ps * PS);
+        add_num(j, "time_s", op_time_s(o));
+        add_num(j, "flops", o->flops);
         cJSON_AddItemToObject(j, "bytes", levels_obj(o->bytes, 1.0));
         cJSON_AddStringToObject(j, "bound", run_bound_name(o));
         cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(o->time_ps));
-        cJSON_AddNumberToObject(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
-        cJSON_AddNumberToObject(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
-        cJSON_AddNumberToObject(j, "kernels", o->kernels);
-        cJSON_AddNumberToObject(j, "ctas", (double)o->ctas);
-        cJSON_AddNumberToObject(j, "waves", o->waves);
+        add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
+        add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
+        add_num(j, "kernels", o->kernels);
+        add_num(j, "ctas", (double)o->ctas);
+        add_num(j, "waves", o->waves);
         cJSON_AddStringToObject(j, "tile", o->tile);
         if (op->measured_s >= 0)
-            cJSON_AddNumberToObject(j, "measured_s", op->measured_s);
+            add_num(j, "measured_s", op->measured_s);
         cJSON_AddItemToArray(ops, j);
     }
     int rc = write_json_tree(root, path, d);
@@ -327,32 +359,32 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
 static cJSON *info_obj(const struct hw_config *c, const struct info_out *o)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "strata_info", REPORT_FORMAT);
+    add_num(root, "strata_info", REPORT_FORMAT);
     cJSON_AddStringToObject(root, "name", c->name);
     cJSON_AddStringToObject(root, "family", c->family);
     cJSON_AddStringToObject(root, "config", c->path);
-    cJSON_AddNumberToObject(root, "units", c->units);
-    cJSON_AddNumberToObject(root, "clock_hz", c->clock_hz);
+    add_num(root, "units", c->units);
+    add_num(root, "clock_hz", c->clock_hz);
     cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
     cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
     cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
     for (unsigned t = 0; t < DT_COUNT; t++) {
         const char *n = dtype_name((enum dtype)t);
         if (o->matrix_flops[t] > 0) {
-            cJSON_AddNumberToObject(mp, n, o->matrix_flops[t]);
+            add_num(mp, n, o->matrix_flops[t]);
             cJSON *r = cJSON_AddObjectToObject(rp, n);
             for (unsigned l = 0; l < LVL_COUNT; l++)
                 if (o->bw[l] > 0)
-                    cJSON_AddNumberToObject(r, level_name((enum level)l), o->ridge[t][l]);
+                    add_num(r, level_name((enum level)l), o->ridge[t][l]);
         }
         if (o->vector_flops[t] > 0)
-            cJSON_AddNumberToObject(vp, n, o->vector_flops[t]);
+            add_num(vp, n, o->vector_flops[t]);
     }
     cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", levels_obj(o->bw, 1.0));
     cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", levels_obj(o->bw_achievable, 1.0));
-    cJSON_AddNumberToObject(root, "l2_bytes", (double)c->l2_bytes);
-    cJSON_AddNumberToObject(root, "dram_bytes", (double)c->dram_bytes);
-    cJSON_AddNumberToObject(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    add_num(root, "l2_bytes", (double)c->l2_bytes);
+    add_num(root, "dram_bytes", (double)c->dram_bytes);
+    add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
     return root;
 }
 
@@ -367,7 +399,7 @@ int info_json(const struct hw_config *c, const struct info_out *o, const char *p
 int validate_json(const struct validate_result *r, const char *path, struct diag *d)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "strata_validate", REPORT_FORMAT);
+    add_num(root, "strata_validate", REPORT_FORMAT);
     cJSON_AddStringToObject(root, "version", STRATA_VERSION);
     cJSON *rows = cJSON_AddArrayToObject(root, "rows");
     for (uint32_t i = 0; i < r->nrows; i++) {
@@ -379,9 +411,9 @@ int validate_json(const struct validate_result *r, const char *path, struct diag
         cJSON_AddStringToObject(j, "spec", w->spec);
         cJSON_AddStringToObject(j, "metric", w->metric);
         cJSON_AddStringToObject(j, "unit", w->unit);
-        cJSON_AddNumberToObject(j, "predicted", w->predicted);
-        cJSON_AddNumberToObject(j, "measured", w->measured);
-        cJSON_AddNumberToObject(j, "error", w->err);
+        add_num(j, "predicted", w->predicted);
+        add_num(j, "measured", w->measured);
+        add_num(j, "error", w->err);
         cJSON_AddItemToArray(rows, j);
     }
     struct validate_group g[32];
@@ -389,11 +421,11 @@ int validate_json(const struct validate_result *r, const char *path, struct diag
     cJSON *groups = cJSON_AddObjectToObject(root, "groups");
     for (int k = 0; k < ng; k++) {
         cJSON *j = cJSON_AddObjectToObject(groups, g[k].name);
-        cJSON_AddNumberToObject(j, "rows", g[k].count);
-        cJSON_AddNumberToObject(j, "median_abs_error", g[k].median_abs_err);
-        cJSON_AddNumberToObject(j, "worst_abs_error", g[k].worst_abs_err);
+        add_num(j, "rows", g[k].count);
+        add_num(j, "median_abs_error", g[k].median_abs_err);
+        add_num(j, "worst_abs_error", g[k].worst_abs_err);
     }
-    cJSON_AddNumberToObject(root, "skipped", r->skipped);
+    add_num(root, "skipped", r->skipped);
     int rc = write_json_tree(root, path, d);
     cJSON_Delete(root);
     return rc;

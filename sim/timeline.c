@@ -136,9 +136,40 @@ static void put_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static double us(uint64_t ps)
+/* Microseconds with picosecond digits, printed with integer arithmetic:
+ * floating-point printing dominated the writer's time. */
+/* "<whole>.<frac>" with frac zero-padded to `digits`, no printf. */
+static void put_fixed(FILE *f, uint64_t whole, uint64_t frac, int digits)
 {
-    return (double)ps * 1e-6;
+    char buf[48];
+    int i = sizeof buf;
+    buf[--i] = '\0';
+    for (int k = 0; k < digits; k++) {
+        buf[--i] = (char)('0' + frac % 10);
+        frac /= 10;
+    }
+    buf[--i] = '.';
+    do {
+        buf[--i] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole > 0);
+    fputs(buf + i, f);
+}
+
+static void put_us(FILE *f, uint64_t ps)
+{
+    put_fixed(f, ps / 1000000u, ps % 1000000u, 6);
+}
+
+/* A non-negative value with three decimals, integer arithmetic. */
+static void put_milli(FILE *f, double v)
+{
+    if (!(v > 0))
+        v = 0;
+    if (v > 1e15)
+        v = 1e15;
+    uint64_t m = (uint64_t)(v * 1000.0 + 0.5);
+    put_fixed(f, m / 1000, m % 1000, 3);
 }
 
 /* Thread ids: per stream s, ops on 2s+1, waves on 2s+2.  Counters are
@@ -196,9 +227,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         const struct op_result *x = &r->ops[i];
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,\"cat\":\"op\","
-                   "\"name\":",
-                o->device + 1, 2 * o->stream + 1, us(x->start_ps), us(x->end_ps - x->start_ps));
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", o->device + 1, 2 * o->stream + 1);
+        put_us(f, x->start_ps);
+        fputs(",\"dur\":", f);
+        put_us(f, x->end_ps - x->start_ps);
+        fputs(",\"cat\":\"op\",\"name\":", f);
         put_str(f, o->name);
         fprintf(f, ",\"args\":{\"kind\":\"%s\",\"bound\":\"%s\",\"flops\":%.9g,\"dram_bytes\":%.9g,"
                    "\"kernels\":%u,\"tile\":",
@@ -210,9 +243,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t i = 0; i < tl->nslices; i++) {
         const struct tl_slice *s = &tl->slices[i];
         const struct op *o = &t->ops[s->op];
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f,\"cat\":\"waves\","
-                   "\"name\":\"",
-                s->dev + 1, 2 * o->stream + 2, us(s->start_ps), us(s->end_ps - s->start_ps));
+        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", s->dev + 1, 2 * o->stream + 2);
+        put_us(f, s->start_ps);
+        fputs(",\"dur\":", f);
+        put_us(f, s->end_ps - s->start_ps);
+        fputs(",\"cat\":\"waves\",\"name\":\"", f);
         if (s->wave1 - s->wave0 == 1)
             fprintf(f, "wave %llu", (unsigned long long)s->wave0);
         else
@@ -232,15 +267,16 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 continue;
             const struct op *so = &t->ops[src];
             flow++;
-            fprintf(f, ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":%.6f,\"cat\":\"feeds\","
-                       "\"name\":\"feeds\"}",
-                    (unsigned long long)flow, so->device + 1, 2 * so->stream + 1,
-                    us(r->ops[src].end_ps - 1 > r->ops[src].start_ps ? r->ops[src].end_ps - 1
-                                                                       : r->ops[src].start_ps));
-            fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":%.6f,"
-                       "\"cat\":\"feeds\",\"name\":\"feeds\"}",
-                    (unsigned long long)flow, o->device + 1, 2 * o->stream + 1,
-                    us(r->ops[i].start_ps));
+            uint64_t ts = r->ops[src].end_ps - 1 > r->ops[src].start_ps ? r->ops[src].end_ps - 1
+                                                                          : r->ops[src].start_ps;
+            fprintf(f, ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":",
+                    (unsigned long long)flow, so->device + 1, 2 * so->stream + 1);
+            put_us(f, ts);
+            fputs(",\"cat\":\"feeds\",\"name\":\"feeds\"}", f);
+            fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":",
+                    (unsigned long long)flow, o->device + 1, 2 * o->stream + 1);
+            put_us(f, r->ops[i].start_ps);
+            fputs(",\"cat\":\"feeds\",\"name\":\"feeds\"}", f);
         }
     }
     /* counters: bytes/s (FLOP/s for pipes) and % of peak per bucket */
@@ -253,15 +289,31 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
             const char *nm = w < LVL_COUNT ? level_name((enum level)w) : pipe_names[w - LVL_COUNT];
             const char *unit = w < LVL_COUNT ? "GB/s" : "TFLOP/s";
             double scale = w < LVL_COUNT ? 1e-9 : 1e-12;
+            char head[48], rate_name[96], use_name[96];
+            snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
+            snprintf(rate_name, sizeof rate_name, ",\"name\":\"%s %s\",\"args\":{\"%s\":", nm,
+                     unit, unit);
+            snprintf(use_name, sizeof use_name, ",\"name\":\"%s use %%\",\"args\":{\"%%\":", nm);
+            /* a counter holds its value until the next sample: emit changes only */
+            double last = -1;
             for (uint32_t b = 0; b <= s->n; b++) {
                 double rate = b < s->n ? s->amount[b] / ((double)tl->bucket_ps * 1e-12) : 0;
-                fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":%.6f,\"name\":\"%s %s\",\"args\":"
-                           "{\"%s\":%.6g}}",
-                        dv + 1, us(b * tl->bucket_ps), nm, unit, unit, rate * scale);
-                if (s->capacity_per_s > 0)
-                    fprintf(f, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":%.6f,\"name\":\"%s use %%\","
-                               "\"args\":{\"%%\":%.4g}}",
-                            dv + 1, us(b * tl->bucket_ps), nm, 100.0 * rate / s->capacity_per_s);
+                double shown = floor(rate * scale * 1000.0 + 0.5);
+                if (shown == last)
+                    continue;
+                last = shown;
+                fputs(head, f);
+                put_us(f, b * tl->bucket_ps);
+                fputs(rate_name, f);
+                put_milli(f, rate * scale);
+                fputs("}}", f);
+                if (s->capacity_per_s > 0) {
+                    fputs(head, f);
+                    put_us(f, b * tl->bucket_ps);
+                    fputs(use_name, f);
+                    put_milli(f, 100.0 * rate / s->capacity_per_s);
+                    fputs("}}", f);
+                }
             }
         }
     }

@@ -25,7 +25,7 @@
 #include "run.h"
 #include "trace.h"
 
-#define TL_MAX_BUCKETS 4096
+#define TL_MAX_BUCKETS 1024
 #define TL_SERIES_PER_DEV (LVL_COUNT + 2) /* levels, then matrix and vector pipe */
 #define TL_SERIES_MATRIX LVL_COUNT
 #define TL_SERIES_VECTOR (LVL_COUNT + 1)

@@ -1,0 +1,73 @@
+/* plot.h: plots and a self-contained HTML page from a saved run report.
+ *
+ * plot_render() reads a report written by `strata run --json` (fields:
+ * docs/report.md) and writes, into outdir:
+ *
+ *   report.html            one page, no network and no other files needed:
+ *                          summary, the chip's derived figures, verdicts,
+ *                          the three plots as inline SVG, the op table
+ *   plots/roofline.dat/.gp hierarchical roofline (one roof per memory level)
+ *   plots/stalls.dat/.gp   where each of the slowest ops spent its time
+ *   plots/bandwidth.dat/.gp bytes/s per level over time
+ *   plots/X.png, X.svg     rendered by gnuplot when it is on PATH
+ *   plots/README.txt       how to render by hand, when it is not
+ *
+ * Plots whose input is missing from the report (hardware_derived,
+ * timeseries) are left out, and the page says why.  plots/README.md in the
+ * source tree describes each script.
+ *
+ * gnuplot: looked up on PATH as "gnuplot", then "gnuplot-nox".  The
+ * environment variable STRATA_GNUPLOT overrides the lookup: a path to the
+ * binary, or "" / "none" to never run it.  A gnuplot that fails is not an
+ * error (the data and scripts are still right); plots/README.txt then says
+ * which script failed.  Each run is limited to 60 s (timeout(1)).
+ *
+ * All or nothing: every file goes to a temporary name first and is renamed
+ * into place at the end; on failure the files this call already renamed
+ * are removed again (and outdir/plots if this call created them), and the
+ * function returns -1 with *d filled.  Nothing prints or exits.
+ *
+ * Errors: the report cannot be read or is not JSON (DIAG_E_IO /
+ * DIAG_E_PARSE); not a JSON object (DIAG_E_PARSE); no "strata_report"
+ * (DIAG_E_UNSUPPORTED, "not a strata report"); strata_report != 1
+ * (DIAG_E_UNSUPPORTED, "incompatible report version"); a field of the
+ * wrong type (DIAG_E_TYPE, with its line); outdir that cannot be created
+ * (its parent must exist) or written (DIAG_E_IO naming the path).
+ */
+#ifndef STRATA_PLOT_H
+#define STRATA_PLOT_H
+
+#include "diag.h"
+
+#define PLOT_TOP_STALLS 20      /* ops with their own bar in the stall plot */
+#define PLOT_MAX_ROOF_OPS 200   /* ops placed on the roofline (slowest first) */
+#define PLOT_MAX_TABLE_ROWS 500 /* rows of the HTML op table (slowest first) */
+#define PLOT_GNUPLOT_TIMEOUT_S 60
+
+/* What plot_render_ex did besides writing the files. */
+struct plot_summary {
+    int plots;          /* .dat/.gp pairs written (0..3) */
+    int rendered;       /* of those, rendered to PNG and SVG by gnuplot */
+    int gnuplot_found;  /* 1 if a gnuplot binary was found and allowed */
+    char gnuplot[512];  /* the binary used ("" if none) */
+};
+
+int plot_render(const char *report_path, const char *outdir, struct diag *d);
+/* Same; fills *sum (may be NULL). */
+int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
+                   struct diag *d);
+
+/* A line plot for parameter sweeps: plots/<name>.dat and plots/<name>.gp
+ * under outdir (both directories are created if missing; outdir's parent
+ * must exist), rendered like the others.  name is 1-63 characters of
+ * [A-Za-z0-9_-]; y holds nseries rows of nx values (row-major), one line
+ * per series; a NaN y leaves a gap.  Returns 0 or -1 with *d (nothing left
+ * behind).  Labels and series names may be any text (they are escaped). */
+int plot_sweep(const char *outdir, const char *name, const char *xlabel, const char *ylabel,
+               const char *const *series_names, int nseries, const double *x, int nx,
+               const double *y, struct diag *d);
+
+/* `strata plot --report FILE --out DIR`: 0 ok, 1 bad input, 2 bad usage. */
+int cli_plot(int argc, char **argv);
+
+#endif
