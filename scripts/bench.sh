@@ -29,6 +29,12 @@ for w in decode prefill; do
   ev=$(events $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/$w.json")
   awk -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on H100: %8.2f ms wall per run (load + simulate + report), %7d events, %.2f M events/s\n", w, ms, ev, ev / (ms / 1e3) / 1e6 }'
 done
+# what the reports cost on top of a decode run
+base=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --quiet)
+js=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --json "$T/r.json" --csv "$T/r.csv" --quiet)
+out=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --no-whatif --quiet)
+wi=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --quiet)
+echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with 5 what-if re-simulations $wi ms"
 ms=$(timeit 5 $S validate --data "$T/gemm.csv" --quiet)
 echo "LLMC GEMM sweep (20 shapes, A100): $ms ms wall for all 20"
 ms=$(timeit 3 $S validate --data traces/validation/calibration.csv --quiet)
