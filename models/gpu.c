@@ -158,10 +158,11 @@ struct gpu {
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
     struct runner run[GPU_MAX_RUNNING];
-    /* ops handed over while GPU_MAX_RUNNING were running */
-    uint32_t waitq[GPU_MAX_RUNNING * 4];
-    struct op_result *waitq_res[GPU_MAX_RUNNING * 4];
-    uint32_t waitq_n;
+    /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
+     * sized for every op of the trace) */
+    uint32_t *waitq;
+    struct op_result **waitq_res;
+    uint32_t waitq_head, waitq_n, waitq_cap;
     model_done_fn done;
     void *ctx;
     struct timeline *tl;        /* NULL = not recording */
@@ -1001,10 +1002,9 @@ static void runner_finish(struct runner *r)
     void *ctx = r->ctx;
     /* start a waiting op in the freed runner before reporting */
     if (g->waitq_n > 0) {
-        uint32_t next = g->waitq[0];
-        struct op_result *nres = g->waitq_res[0];
-        memmove(g->waitq, g->waitq + 1, (g->waitq_n - 1) * sizeof g->waitq[0]);
-        memmove(g->waitq_res, g->waitq_res + 1, (g->waitq_n - 1) * sizeof g->waitq_res[0]);
+        uint32_t next = g->waitq[g->waitq_head];
+        struct op_result *nres = g->waitq_res[g->waitq_head];
+        g->waitq_head = (g->waitq_head + 1) % g->waitq_cap;
         g->waitq_n--;
         gpu_start_op(g, next, nres, g->done, g->ctx);
     }
@@ -1082,7 +1082,12 @@ static void gpu_destroy(void *dev)
     struct gpu *g = dev;
     if (g == NULL)
         return;
+    struct flowsrv *srv[] = {&g->dram, &g->l2, &g->smem, &g->mpipe, &g->vpipe, &g->h2d, &g->d2h};
+    for (size_t i = 0; i < sizeof srv / sizeof srv[0]; i++)
+        flowsrv_destroy(srv[i]);
     free(g->low);
+    free(g->waitq);
+    free(g->waitq_res);
     free(g->panel_last);
     free(g->wave_cum);
     free(g);
@@ -1144,6 +1149,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         gpu_watch_servers(g);
     /* Lower every op of this device up front: the run never allocates. */
     g->low = sim_xcalloc(t->nops, sizeof *g->low);
+    g->waitq_cap = t->nops;
+    g->waitq = sim_xcalloc(t->nops, sizeof *g->waitq);
+    g->waitq_res = sim_xcalloc(t->nops, sizeof *g->waitq_res);
     size_t panels = 1, waves = 1;
     for (uint32_t i = 0; i < t->nops; i++) {
         if (t->ops[i].device != device)
@@ -1181,9 +1189,10 @@ static void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
         }
     }
     if (r == NULL) {
-        SIM_CHECK(g->waitq_n < sizeof g->waitq / sizeof g->waitq[0]);
-        g->waitq[g->waitq_n] = op_index;
-        g->waitq_res[g->waitq_n] = res;
+        SIM_CHECK(g->waitq_n < g->waitq_cap);
+        uint32_t at = (g->waitq_head + g->waitq_n) % g->waitq_cap;
+        g->waitq[at] = op_index;
+        g->waitq_res[at] = res;
         g->waitq_n++;
         return;
     }

@@ -9,6 +9,7 @@
 #include "flow.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -28,6 +29,27 @@ void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
     snprintf(s->name, sizeof s->name, "%s", name);
     s->capacity = capacity_per_s * 1e-12;
     s->comp = engine_register(e, &flowsrv_ops, s);
+    s->cap = FLOWSRV_INIT_FLOWS;
+    s->flows = sim_xcalloc(s->cap, sizeof *s->flows);
+    s->fin = sim_xcalloc(s->cap, sizeof *s->fin);
+    s->order = sim_xcalloc(s->cap, sizeof *s->order);
+}
+
+void flowsrv_destroy(struct flowsrv *s)
+{
+    free(s->flows);
+    free(s->fin);
+    free(s->order);
+    s->flows = s->fin = NULL;
+    s->order = NULL;
+}
+
+static void *flow_grow(void *p, size_t n, size_t size)
+{
+    void *q = realloc(p, n * size);
+    if (q == NULL)
+        sim_oom(n * size);
+    return q;
 }
 
 /* Bring remaining[] up to now. */
@@ -55,7 +77,7 @@ static void flowsrv_advance(struct flowsrv *s, uint64_t now)
 /* Max-min fair rates by water filling: visit flows in increasing cap. */
 static void flowsrv_share(struct flowsrv *s)
 {
-    uint32_t order[FLOWSRV_MAX_FLOWS];
+    uint32_t *order = s->order;
     uint32_t n = s->nflows;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = i;
@@ -98,7 +120,13 @@ void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
                    double cap_per_s, flow_done_fn done, void *owner, uint64_t arg)
 {
     SIM_CHECK(amount > 0);
-    SIM_CHECK(s->nflows < FLOWSRV_MAX_FLOWS);
+    if (s->nflows == s->cap) {
+        s->cap *= 2;
+        s->flows = flow_grow(s->flows, s->cap, sizeof *s->flows);
+        s->fin = flow_grow(s->fin, s->cap, sizeof *s->fin);
+        s->order = flow_grow(s->order, s->cap, sizeof *s->order);
+        s->grows++;
+    }
     flowsrv_advance(s, e->now_ps);
     struct flow *f = &s->flows[s->nflows++];
     f->remaining = amount;
@@ -121,8 +149,9 @@ static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *
     flowsrv_advance(s, e->now_ps);
     /* Collect finished flows first, then call back: a callback may start
      * new flows on this same server. */
-    struct flow fin[FLOWSRV_MAX_FLOWS];
+    /* finished flows go to a scratch copy: a callback may start flows here */
     uint32_t nfin = 0, keep = 0;
+    struct flow *fin = s->fin;
     for (uint32_t i = 0; i < s->nflows; i++) {
         struct flow *f = &s->flows[i];
         double tol = FLOW_EPS * (f->remaining + f->rate + 1.0);
@@ -136,5 +165,5 @@ static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *
     s->nflows = keep;
     flowsrv_reschedule(s, e);
     for (uint32_t i = 0; i < nfin; i++)
-        fin[i].done(e, fin[i].owner, fin[i].arg);
+        s->fin[i].done(e, s->fin[i].owner, s->fin[i].arg); /* s->fin may move (realloc) */
 }

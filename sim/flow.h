@@ -10,9 +10,10 @@
  * event per flow, never an event per byte.  When a flow finishes the
  * server calls its done() callback.
  *
- * Amounts are doubles (bytes or FLOPs); rates are per picosecond.  The
- * server keeps at most FLOWSRV_MAX_FLOWS flows; the storage is inside the
- * struct, so starting a flow never allocates.
+ * Amounts are doubles (bytes or FLOPs); rates are per picosecond.  Flow
+ * storage starts at FLOWSRV_INIT_FLOWS and doubles when more flows are
+ * active at once (rare; counted in `grows`), so starting a flow normally
+ * does not allocate.  flowsrv_destroy() frees it.
  */
 #ifndef STRATA_FLOW_H
 #define STRATA_FLOW_H
@@ -21,7 +22,7 @@
 
 #include "engine.h"
 
-#define FLOWSRV_MAX_FLOWS 64
+#define FLOWSRV_INIT_FLOWS 64
 
 typedef void (*flow_done_fn)(struct engine *e, void *owner, uint64_t arg);
 /* Told what the server served over [t0, t1) (optional: timelines). */
@@ -41,7 +42,11 @@ struct flowsrv {
     double capacity;        /* total rate, per ps */
     uint32_t comp;          /* engine component index */
     uint32_t nflows;
-    struct flow flows[FLOWSRV_MAX_FLOWS];
+    uint32_t cap;           /* storage for this many flows */
+    struct flow *flows;     /* active flows */
+    struct flow *fin;       /* scratch: flows finishing at one event */
+    uint32_t *order;        /* scratch: water-filling order */
+    uint32_t grows;         /* times the storage grew */
     uint64_t last_ps;       /* time remaining[] was last brought up to date */
     uint64_t pending;       /* handle of the scheduled completion event, 0 = none */
     /* statistics */
@@ -55,6 +60,7 @@ struct flowsrv {
 /* capacity_per_s: amount per second.  Registers the server with e. */
 void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
                   double capacity_per_s);
+void flowsrv_destroy(struct flowsrv *s);
 /* Start a flow of amount (> 0) with rate cap cap_per_s (<= 0: no cap).
  * done(e, owner, arg) is called from the engine when it completes. */
 void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
