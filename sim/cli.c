@@ -12,13 +12,11 @@
 #include "cfg.h"
 #include "diag.h"
 #include "info.h"
+#include "plot.h"
 #include "report.h"
 #include "run.h"
 #include "timeline.h"
 #include "trace.h"
-
-/* Plots and HTML from a written report (sim/plot.c), when linked in. */
-static int (*const run_render_hook)(const char *report, const char *outdir, struct diag *d) = NULL;
 
 void cli_opts_init(struct cli_opts *o, int argc, char **argv)
 {
@@ -221,7 +219,7 @@ int cli_run(int argc, char **argv)
         else if (rc == 0)
             snprintf(written[nw++], sizeof written[0], "%s", path);
         snprintf(path, sizeof path, "%s/report.json", outdir);
-        if (rc == 0 && run_render_hook != NULL && run_render_hook(path, outdir, &d) != 0)
+        if (rc == 0 && plot_render(path, outdir, &d) != 0)
             rc = 1;
     }
     if (rc != 0) {
@@ -232,7 +230,7 @@ int cli_run(int argc, char **argv)
         report_text(&c, stdout);
         if (outdir != NULL)
             printf("\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
-                   outdir, run_render_hook ? ", report.html, plots/" : "");
+                   outdir, ", report.html, plots/");
     }
     if (ro.tl)
         tl_free(&tl);

@@ -16,6 +16,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"
+#include "plot.h"
 #include "report.h"
 #include "run.h"
 #include "trace.h"
@@ -27,11 +28,12 @@ static void usage(FILE *f)
             "\n"
             "usage:\n"
             "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
-            "                  [--top N] [--quiet]\n"
+            "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
             "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
             "  strata gen llm  --model CONFIG.json --phase prefill|decode [--batch B] [--prompt P]\n"
             "                  [--context C] [--dtype bf16] [--attn flash|naive] -o TRACE.json\n"
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
+            "  strata plot     --report REPORT.json --out DIR\n"
             "  strata version\n"
             "\n"
             "See README.md and docs/ for the formats.\n",
@@ -51,6 +53,8 @@ int main(int argc, char **argv)
         return cli_info(argc - 1, argv + 1);
     if (strcmp(verb, "gen") == 0)
         return cli_gen(argc - 1, argv + 1);
+    if (strcmp(verb, "plot") == 0)
+        return cli_plot(argc - 1, argv + 1);
     if (strcmp(verb, "validate") == 0)
         return cli_validate(argc - 1, argv + 1);
     if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {

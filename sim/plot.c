@@ -1,0 +1,1195 @@
+/* plot.c: plots and the HTML report from a saved run report.  See plot.h.
+ *
+ * The same numbers go two ways: gnuplot .dat/.gp pairs (rendered to PNG
+ * and SVG when gnuplot is installed) and SVG drawn here for report.html,
+ * so the page never depends on gnuplot.  Every file is written under a
+ * temporary name and renamed; on failure what this call renamed is removed.
+ */
+#include "plot.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "afile.h"
+#include "check.h"
+#include "cli.h"
+#include "jsondoc.h"
+#include "model.h"
+
+#define NLVL LVL_COUNT
+
+struct pop {
+    const char *name, *kind, *bound, *tile;
+    double time, flops, busy, launch;
+    double bytes[NLVL], stall[NLVL];
+};
+
+/* Ops whose names differ only in numbers (L0.qkv_proj, L1.qkv_proj, ...)
+ * form one group in the stall plot, so a 32-layer model shows 10 bars of
+ * 32 ops instead of 20 near-identical ones. */
+struct pgroup {
+    char name[100];             /* the name with each digit run replaced by '#' */
+    uint32_t count;
+    double time;
+    double cat[7];
+};
+
+struct pdata {
+    const char *hw_name, *trace_path;
+    double total, tokens_per_s, flops, busy, launch, idle;
+    double bytes[NLVL], stall[NLVL];
+    uint32_t nops;
+    struct pop *ops;
+    uint32_t *order;            /* op indices, slowest first */
+    struct pgroup *groups;      /* slowest first */
+    uint32_t ngroups;
+    /* hardware_derived (0 when absent) */
+    int have_hw;
+    double peak;                /* matrix peak of the roofline's dtype */
+    char peak_dtype[16];
+    double bw[NLVL];
+    const cJSON *hwd;
+    /* timeseries of the first device */
+    double bucket_s;
+    const cJSON *ts_dev;
+    const char *ts_dev_name;
+    const cJSON *whatif;
+};
+
+/* files this call has put in place, removed again on failure */
+struct written {
+    char path[16][1200];
+    int n;
+    int made_plots_dir, made_outdir;
+    char plots_dir[1100], outdir[1100];
+};
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(it) ? it->valuedouble : 0.0;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(it) ? it->valuestring : "";
+}
+
+static void jlevels(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, k);
+    for (unsigned i = 0; i < NLVL; i++)
+        v[i] = jnum(l, level_name((enum level)i));
+}
+
+static struct pdata *sort_ctx_;
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const struct pop *x = &sort_ctx_->ops[*(const uint32_t *)a];
+    const struct pop *y = &sort_ctx_->ops[*(const uint32_t *)b];
+    if (x->time != y->time)
+        return x->time > y->time ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void group_key(const char *name, char *key, size_t n)
+{
+    size_t k = 0;
+    for (const char *c = name; *c && k + 1 < n; c++) {
+        if (*c >= '0' && *c <= '9') {
+            if (k == 0 || key[k - 1] != '#')
+                key[k++] = '#';
+        } else {
+            key[k++] = *c;
+        }
+    }
+    key[k] = '\0';
+}
+
+static uint64_t key_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static double op_cat(const struct pop *o, int c);
+
+static int by_group_time(const void *a, const void *b)
+{
+    const struct pgroup *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time > y->time ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static void build_groups(struct pdata *p)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)p->nops)
+        cap *= 2;
+    int64_t *slot = sim_xcalloc(cap, sizeof *slot);
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = -1;
+    p->groups = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->groups);
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const struct pop *o = &p->ops[i];
+        char key[100];
+        group_key(o->name, key, sizeof key);
+        size_t h = (size_t)key_hash(key) & (cap - 1);
+        while (slot[h] >= 0 && strcmp(p->groups[slot[h]].name, key) != 0)
+            h = (h + 1) & (cap - 1);
+        if (slot[h] < 0) {
+            slot[h] = p->ngroups;
+            snprintf(p->groups[p->ngroups++].name, sizeof p->groups[0].name, "%s", key);
+        }
+        struct pgroup *g = &p->groups[slot[h]];
+        g->count++;
+        g->time += o->time;
+        for (int c = 0; c < 7; c++)
+            g->cat[c] += op_cat(o, c);
+    }
+    free(slot);
+    qsort(p->groups, p->ngroups, sizeof *p->groups, by_group_time);
+}
+
+static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *d)
+{
+    const cJSON *r = doc->root;
+    memset(p, 0, sizeof *p);
+    if (!cJSON_IsObject(r))
+        return diag_set(d, DIAG_E_PARSE, doc->name, 1, "", "not a strata report (not a JSON object)");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, "strata_report");
+    if (v == NULL)
+        return diag_set(d, DIAG_E_UNSUPPORTED, doc->name, 1, "strata_report",
+                        "not a strata report (written by strata run --json or --out)");
+    if (!cJSON_IsNumber(v) || v->valuedouble != 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, doc->name, jsondoc_line(doc, v), "strata_report",
+                        "incompatible report version (this strata reads version 1)");
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(r, "ops");
+    if (!cJSON_IsArray(ops))
+        return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, ops ? ops : r), "ops",
+                        "expected an array of ops");
+    p->hw_name = jstr(cJSON_GetObjectItemCaseSensitive(r, "hardware"), "name");
+    p->trace_path = jstr(cJSON_GetObjectItemCaseSensitive(r, "trace"), "path");
+    p->total = jnum(r, "total_time_s");
+    p->tokens_per_s = jnum(r, "tokens_per_s");
+    p->flops = jnum(r, "flops");
+    p->busy = jnum(r, "busy_s");
+    p->launch = jnum(r, "launch_s");
+    p->idle = jnum(r, "idle_s");
+    jlevels(r, "bytes", p->bytes);
+    jlevels(r, "stall_s", p->stall);
+    p->nops = (uint32_t)cJSON_GetArraySize(ops);
+    p->ops = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
+    p->order = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->order);
+    uint32_t i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, ops)
+    {
+        if (!cJSON_IsObject(o))
+            return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, o), "ops[]",
+                            "expected an object");
+        struct pop *q = &p->ops[i];
+        q->name = jstr(o, "name");
+        q->kind = jstr(o, "kind");
+        q->bound = jstr(o, "bound");
+        q->tile = jstr(o, "tile");
+        q->time = jnum(o, "time_s");
+        q->flops = jnum(o, "flops");
+        q->busy = jnum(o, "busy_s");
+        q->launch = jnum(o, "launch_s");
+        jlevels(o, "bytes", q->bytes);
+        jlevels(o, "stall_s", q->stall);
+        p->order[i] = i;
+        i++;
+    }
+    sort_ctx_ = p;
+    qsort(p->order, p->nops, sizeof *p->order, by_time_desc);
+    sort_ctx_ = NULL;
+    build_groups(p);
+    p->hwd = cJSON_GetObjectItemCaseSensitive(r, "hardware_derived");
+    if (cJSON_IsObject(p->hwd)) {
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops");
+        static const char *const pref[] = {"bf16", "fp16", "tf32", "fp32", "fp64"};
+        for (size_t k = 0; k < sizeof pref / sizeof pref[0] && p->peak <= 0; k++) {
+            p->peak = jnum(mp, pref[k]);
+            snprintf(p->peak_dtype, sizeof p->peak_dtype, "%s", pref[k]);
+        }
+        jlevels(p->hwd, "bandwidth_bytes_per_s", p->bw);
+        p->have_hw = p->peak > 0;
+    }
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(r, "timeseries");
+    if (cJSON_IsObject(ts)) {
+        p->bucket_s = jnum(ts, "bucket_s");
+        const cJSON *devs = cJSON_GetObjectItemCaseSensitive(ts, "devices");
+        if (cJSON_IsObject(devs) && devs->child != NULL && p->bucket_s > 0) {
+            p->ts_dev = devs->child;
+            p->ts_dev_name = devs->child->string;
+        }
+    }
+    const cJSON *wi = cJSON_GetObjectItemCaseSensitive(r, "whatif");
+    if (cJSON_IsArray(wi))
+        p->whatif = wi;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static int put_file(struct written *w, const char *path, const char *text, size_t len,
+                    struct diag *d)
+{
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    fwrite(text, 1, len, a.f);
+    if (afile_commit(&a, d) != 0)
+        return -1;
+    if (w->n < 16)
+        snprintf(w->path[w->n++], sizeof w->path[0], "%s", path);
+    return 0;
+}
+
+static void undo(struct written *w)
+{
+    for (int i = w->n - 1; i >= 0; i--)
+        remove(w->path[i]);
+    if (w->made_plots_dir)
+        rmdir(w->plots_dir);
+    if (w->made_outdir)
+        rmdir(w->outdir);
+    w->n = 0;
+}
+
+static int ensure_dir(const char *dir, int *made, struct diag *d)
+{
+    struct stat st;
+    *made = 0;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        return diag_set(d, DIAG_E_IO, dir, 0, "", "exists and is not a folder");
+    }
+    if (mkdir(dir, 0755) != 0)
+        return diag_set(d, DIAG_E_IO, dir, 0, "", "cannot create the folder: %s", strerror(errno));
+    *made = 1;
+    return 0;
+}
+
+/* a growable string */
+struct sb {
+    char *s;
+    size_t n, cap;
+};
+
+static void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = b->cap - b->n;
+        int k = vsnprintf(b->s ? b->s + b->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+            return;
+        if ((size_t)k < room) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap - b->n <= (size_t)k)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (s == NULL)
+            sim_oom(cap);
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+/* text with HTML/XML special characters escaped */
+static void sb_html(struct sb *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': sb_printf(b, "&lt;"); break;
+        case '>': sb_printf(b, "&gt;"); break;
+        case '&': sb_printf(b, "&amp;"); break;
+        case '"': sb_printf(b, "&quot;"); break;
+        case '\'': sb_printf(b, "&#39;"); break;
+        default: sb_printf(b, "%c", *s);
+        }
+    }
+}
+
+/* a gnuplot data string: double quotes, no quotes or newlines inside */
+static void sb_gpstr(struct sb *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (; *s; s++)
+        sb_printf(b, "%c", (*s == '"' || *s == '\n' || *s == '\r' || *s == '\\') ? '_' : *s);
+    sb_printf(b, "\"");
+}
+
+static void fmt_time(char *buf, size_t n, double s)
+{
+    if (s >= 1)
+        snprintf(buf, n, "%.3f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (s >= 1e-6)
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    else
+        snprintf(buf, n, "%.1f ns", s * 1e9);
+}
+
+static void fmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (fabs(v) >= 1000.0 && i < 6) {
+        v /= 1000.0;
+        i++;
+    }
+    snprintf(buf, n, "%.3g %s%s", v, pre[i], unit);
+}
+
+/* ------------------------------------------------------------------ gnuplot */
+
+static const char *const cat_names[] = {"busy", "launch", "smem", "l2", "dram", "pcie", "nvlink"};
+#define NCAT 7
+
+static double op_cat(const struct pop *o, int c)
+{
+    return c == 0 ? o->busy : (c == 1 ? o->launch : o->stall[c - 2]);
+}
+
+static const char *const level_colors[NLVL] = {"#8c564b", "#2ca02c", "#1f77b4", "#9467bd",
+                                               "#ff7f0e"};
+static const char *const cat_colors[NCAT] = {"#4daf4a", "#999999", "#8c564b", "#2ca02c",
+                                             "#1f77b4", "#9467bd", "#ff7f0e"};
+
+static void gp_head(struct sb *g, const char *name, const char *title)
+{
+    sb_printf(g, "# %s.gp: written by strata; render with: gnuplot %s.gp\n", name, name);
+    sb_printf(g, "set title \"%s\"\nset key outside right\nset grid\n", title);
+}
+
+static void gp_outputs(struct sb *g, const char *name, const char *plotcmd)
+{
+    sb_printf(g, "set terminal pngcairo size 1100,650\nset output \"%s.png\"\n%s\n", name, plotcmd);
+    sb_printf(g, "set terminal svg size 1100,650\nset output \"%s.svg\"\n%s\n", name, plotcmd);
+}
+
+static int write_roofline_gp(const struct pdata *p, const char *dir, struct written *w,
+                             struct diag *d)
+{
+    struct sb dat = {0}, gp = {0};
+    char path[1200];
+    sb_printf(&dat, "# roofline: one block per memory level: roof points, then ops\n");
+    sb_printf(&dat, "# level intensity_flop_per_byte flops_per_s name\n");
+    for (unsigned l = 0; l < NLVL; l++) {
+        if (p->bw[l] <= 0)
+            continue;
+        double ridge = p->peak / p->bw[l];
+        sb_printf(&dat, "# roof %s\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n\n\n",
+                  level_name((enum level)l), level_name((enum level)l), 1e-2, p->bw[l] * 1e-2,
+                  level_name((enum level)l), ridge, p->peak, level_name((enum level)l), 1e5, p->peak);
+    }
+    for (unsigned l = 0; l < NLVL; l++) {
+        if (p->bw[l] <= 0)
+            continue;
+        sb_printf(&dat, "# ops at %s\n", level_name((enum level)l));
+        uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
+        int any = 0;
+        for (uint32_t k = 0; k < m; k++) {
+            const struct pop *o = &p->ops[p->order[k]];
+            if (o->flops <= 0 || o->bytes[l] <= 0 || o->time <= 0)
+                continue;
+            sb_printf(&dat, "%s %.6g %.6g ", level_name((enum level)l), o->flops / o->bytes[l],
+                      o->flops / o->time);
+            sb_gpstr(&dat, o->name);
+            sb_printf(&dat, "\n");
+            any = 1;
+        }
+        if (!any)
+            sb_printf(&dat, "%s nan nan \"-\"\n", level_name((enum level)l));
+        sb_printf(&dat, "\n\n");
+    }
+    gp_head(&gp, "roofline", "hierarchical roofline");
+    sb_printf(&gp, "set logscale xy\nset xlabel \"arithmetic intensity (FLOP/byte)\"\n"
+                   "set ylabel \"FLOP/s\"\n");
+    struct sb cmd = {0};
+    sb_printf(&cmd, "plot ");
+    int idx = 0, first = 1;
+    for (unsigned l = 0; l < NLVL; l++)
+        if (p->bw[l] > 0) {
+            sb_printf(&cmd, "%s\"roofline.dat\" index %d using 2:3 with lines lw 2 lc rgb \"%s\" title \"%s roof\"",
+                      first ? "" : ", ", idx++, level_colors[l], level_name((enum level)l));
+            first = 0;
+        }
+    for (unsigned l = 0; l < NLVL; l++)
+        if (p->bw[l] > 0)
+            sb_printf(&cmd, ", \"roofline.dat\" index %d using 2:3 with points pt 7 ps 0.6 lc rgb \"%s\" title \"ops at %s\"",
+                      idx++, level_colors[l], level_name((enum level)l));
+    gp_outputs(&gp, "roofline", cmd.s);
+    free(cmd.s);
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/roofline.dat", dir);
+    rc = put_file(w, path, dat.s, dat.n, d);
+    snprintf(path, sizeof path, "%s/roofline.gp", dir);
+    if (rc == 0)
+        rc = put_file(w, path, gp.s, gp.n, d);
+    free(dat.s);
+    free(gp.s);
+    return rc;
+}
+
+static int write_stalls_gp(const struct pdata *p, const char *dir, struct written *w,
+                           struct diag *d)
+{
+    struct sb dat = {0}, gp = {0};
+    char path[1200];
+    sb_printf(&dat, "# where the slowest ops spent their time, microseconds; ops whose names differ\n# only in numbers are summed (name with # for the numbers, x count)\n# name");
+    for (int c = 0; c < NCAT; c++)
+        sb_printf(&dat, " %s", cat_names[c]);
+    sb_printf(&dat, "\n");
+    uint32_t top = p->ngroups < PLOT_TOP_STALLS ? p->ngroups : PLOT_TOP_STALLS;
+    double other[NCAT] = {0};
+    uint32_t nother = 0;
+    for (uint32_t k = 0; k < p->ngroups; k++) {
+        const struct pgroup *g = &p->groups[k];
+        if (k < top) {
+            struct sb label = {0};
+            if (g->count > 1)
+                sb_printf(&label, "%s x%u", g->name, g->count);
+            else
+                sb_printf(&label, "%s", g->name);
+            sb_gpstr(&dat, label.s);
+            free(label.s);
+            for (int c = 0; c < NCAT; c++)
+                sb_printf(&dat, " %.6g", g->cat[c] * 1e6);
+            sb_printf(&dat, "\n");
+        } else {
+            nother += g->count;
+            for (int c = 0; c < NCAT; c++)
+                other[c] += g->cat[c];
+        }
+    }
+    if (p->ngroups > top) {
+        sb_printf(&dat, "\"other (%u ops)\"", nother);
+        for (int c = 0; c < NCAT; c++)
+            sb_printf(&dat, " %.6g", other[c] * 1e6);
+        sb_printf(&dat, "\n");
+    }
+    gp_head(&gp, "stalls", "where the time went, slowest ops");
+    sb_printf(&gp, "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9\n"
+                   "set boxwidth 0.8\nset xtics rotate by -45\nset ylabel \"microseconds\"\n");
+    struct sb cmd = {0};
+    sb_printf(&cmd, "plot \"stalls.dat\" using 2:xtic(1) lc rgb \"%s\" title \"%s\"", cat_colors[0],
+              cat_names[0]);
+    for (int c = 1; c < NCAT; c++)
+        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cat_names[c]);
+    gp_outputs(&gp, "stalls", cmd.s);
+    free(cmd.s);
+    snprintf(path, sizeof path, "%s/stalls.dat", dir);
+    int rc = put_file(w, path, dat.s, dat.n, d);
+    snprintf(path, sizeof path, "%s/stalls.gp", dir);
+    if (rc == 0)
+        rc = put_file(w, path, gp.s, gp.n, d);
+    free(dat.s);
+    free(gp.s);
+    return rc;
+}
+
+static int ts_len(const struct pdata *p, unsigned l)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+    return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+}
+
+static double ts_at(const struct pdata *p, unsigned l, int i)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+    const cJSON *v = cJSON_GetArrayItem(a, i);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct written *w,
+                              struct diag *d)
+{
+    struct sb dat = {0}, gp = {0};
+    char path[1200];
+    int n = 0;
+    for (unsigned l = 0; l < NLVL; l++)
+        if (ts_len(p, l) > n)
+            n = ts_len(p, l);
+    sb_printf(&dat, "# %s: bandwidth per level, GB/s, bucket %.6g s\n# time_us", p->ts_dev_name,
+              p->bucket_s);
+    for (unsigned l = 0; l < NLVL; l++)
+        sb_printf(&dat, " %s", level_name((enum level)l));
+    sb_printf(&dat, "\n");
+    /* cJSON arrays are lists: walk them once */
+    const cJSON *cur[NLVL];
+    for (unsigned l = 0; l < NLVL; l++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+        cur[l] = cJSON_IsArray(a) ? a->child : NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        sb_printf(&dat, "%.6g", (i + 0.5) * p->bucket_s * 1e6);
+        for (unsigned l = 0; l < NLVL; l++) {
+            double v = cur[l] && cJSON_IsNumber(cur[l]) ? cur[l]->valuedouble : 0.0;
+            if (cur[l])
+                cur[l] = cur[l]->next;
+            sb_printf(&dat, " %.6g", v * 1e-9);
+        }
+        sb_printf(&dat, "\n");
+    }
+    gp_head(&gp, "bandwidth", "bandwidth per memory level over time");
+    sb_printf(&gp, "set xlabel \"time (us)\"\nset ylabel \"GB/s\"\n");
+    struct sb cmd = {0};
+    sb_printf(&cmd, "plot ");
+    for (unsigned l = 0; l < NLVL; l++)
+        sb_printf(&cmd, "%s\"bandwidth.dat\" using 1:%u with steps lw 2 lc rgb \"%s\" title \"%s\"",
+                  l ? ", " : "", l + 2, level_colors[l], level_name((enum level)l));
+    gp_outputs(&gp, "bandwidth", cmd.s);
+    free(cmd.s);
+    snprintf(path, sizeof path, "%s/bandwidth.dat", dir);
+    int rc = put_file(w, path, dat.s, dat.n, d);
+    snprintf(path, sizeof path, "%s/bandwidth.gp", dir);
+    if (rc == 0)
+        rc = put_file(w, path, gp.s, gp.n, d);
+    free(dat.s);
+    free(gp.s);
+    return rc;
+}
+
+/* gnuplot binary: $STRATA_GNUPLOT ("" or "none" = never), else PATH lookup */
+static int find_gnuplot(char *out, size_t n)
+{
+    const char *env = getenv("STRATA_GNUPLOT");
+    if (env != NULL) {
+        if (env[0] == '\0' || strcmp(env, "none") == 0)
+            return 0;
+        snprintf(out, n, "%s", env);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    static const char *const names[] = {"gnuplot", "gnuplot-nox"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *s = path ? path : "/usr/bin:/bin";
+        while (*s) {
+            size_t len = strcspn(s, ":");
+            snprintf(out, n, "%.*s/%s", (int)len, s, names[k]);
+            if (len > 0 && access(out, X_OK) == 0)
+                return 1;
+            s += len;
+            if (*s == ':')
+                s++;
+        }
+    }
+    out[0] = '\0';
+    return 0;
+}
+
+/* Render name.gp in dir; PNG and SVG land next to it.  Not fatal. */
+static int run_gnuplot(const char *gnuplot, const char *dir, const char *name)
+{
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "cd '%s' && timeout %d '%s' '%s.gp' >/dev/null 2>&1", dir,
+             PLOT_GNUPLOT_TIMEOUT_S, gnuplot, name);
+    int st = system(cmd);
+    return st == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------ SVG */
+
+struct axis {
+    double lo, hi;
+    int log;                    /* 1 log scale, 0 linear, -1 linear without tick labels */
+    double px0, px1;    /* pixel range */
+};
+
+static double ax_map(const struct axis *a, double v)
+{
+    double t;
+    if (a->log > 0)
+        t = (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
+    else
+        t = (v - a->lo) / (a->hi - a->lo);
+    return a->px0 + t * (a->px1 - a->px0);
+}
+
+static void svg_open(struct sb *h, const char *id, const char *title, int w, int hgt)
+{
+    sb_printf(h, "<figure><figcaption>%s</figcaption>\n<svg id=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+                 "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                 "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n",
+              title, id, w, hgt, w, hgt, w, hgt);
+}
+
+static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, const char *xl,
+                      const char *yl)
+{
+    sb_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n",
+              x->px0, y->px1, x->px1 - x->px0, y->px0 - y->px1);
+    /* ticks at powers of ten (log) or 5 steps (linear) */
+    for (int axis = 0; axis < 2; axis++) {
+        const struct axis *a = axis ? y : x;
+        if (a->log > 0) {
+            for (double v = pow(10, floor(log10(a->lo))); v <= a->hi * 1.0001; v *= 10) {
+                if (v < a->lo * 0.9999)
+                    continue;
+                double px = ax_map(a, v);
+                if (axis == 0)
+                    sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
+                              px, y->px0, px, y->px1, px, y->px0 + 14, v);
+                else
+                    sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0e</text>\n",
+                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, v);
+            }
+        } else if (a->log == 0) {
+            for (int k = 0; k <= 5; k++) {
+                double v = a->lo + (a->hi - a->lo) * k / 5.0, px = ax_map(a, v);
+                if (axis == 0)
+                    sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", px,
+                              y->px0 + 14, v);
+                else
+                    sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
+                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, v);
+            }
+        }
+    }
+    sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (x->px0 + x->px1) / 2,
+              y->px0 + 30, xl);
+    sb_printf(h, "<text x=\"14\" y=\"%.1f\" transform=\"rotate(-90 14 %.1f)\" text-anchor=\"middle\">%s</text>\n",
+              (y->px0 + y->px1) / 2, (y->px0 + y->px1) / 2, yl);
+}
+
+static void svg_legend(struct sb *h, int x, int y, const char *const *names, const char *const *colors,
+                       int n)
+{
+    for (int i = 0; i < n; i++)
+        sb_printf(h, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+                     "<text x=\"%d\" y=\"%d\">%s</text>\n",
+                  x, y + 16 * i, colors[i], x + 14, y + 16 * i + 9, names[i]);
+}
+
+static void svg_roofline(struct sb *h, const struct pdata *p)
+{
+    struct axis x = {1e-1, 1e4, 1, 70, 760}, y = {1e9, 1e16, 1, 390, 20};
+    /* fit the y range to the peak and the points */
+    double ymax = p->peak * 2, ymin = p->peak / 1e5;
+    y.lo = pow(10, floor(log10(ymin)));
+    y.hi = pow(10, ceil(log10(ymax)));
+    svg_open(h, "plot-roofline", "Hierarchical roofline: one roof per memory level; each op is placed "
+                                 "at its arithmetic intensity at every level",
+             900, 430);
+    char yl[64];
+    snprintf(yl, sizeof yl, "FLOP/s (%s peak)", p->peak_dtype);
+    svg_frame(h, &x, &y, "arithmetic intensity (FLOP/byte)", yl);
+    const char *names[NLVL], *cols[NLVL];
+    int nl = 0;
+    for (unsigned l = 0; l < NLVL; l++) {
+        if (p->bw[l] <= 0)
+            continue;
+        double ridge = p->peak / p->bw[l];
+        double x0 = x.lo, y0 = p->bw[l] * x0;
+        if (y0 < y.lo) {
+            x0 = y.lo / p->bw[l];
+            y0 = y.lo;
+        }
+        double xr = ridge < x.hi ? ridge : x.hi;
+        sb_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+                  level_colors[l], ax_map(&x, x0), ax_map(&y, y0), ax_map(&x, xr),
+                  ax_map(&y, p->bw[l] * xr < p->peak ? p->bw[l] * xr : p->peak), ax_map(&x, x.hi),
+                  ax_map(&y, p->peak));
+        names[nl] = level_name((enum level)l);
+        cols[nl++] = level_colors[l];
+    }
+    uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
+    for (uint32_t k = 0; k < m; k++) {
+        const struct pop *o = &p->ops[p->order[k]];
+        if (o->flops <= 0 || o->time <= 0)
+            continue;
+        double perf = o->flops / o->time;
+        for (unsigned l = 0; l < NLVL; l++) {
+            if (p->bw[l] <= 0 || o->bytes[l] <= 0)
+                continue;
+            double ai = o->flops / o->bytes[l];
+            if (ai < x.lo || ai > x.hi || perf < y.lo || perf > y.hi)
+                continue;
+            sb_printf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"><title>",
+                      ax_map(&x, ai), ax_map(&y, perf), level_colors[l]);
+            sb_html(h, o->name);
+            sb_printf(h, " at %s: %.3g FLOP/B, %.3g FLOP/s</title></circle>\n", level_name((enum level)l),
+                      ai, perf);
+        }
+    }
+    svg_legend(h, 780, 30, names, cols, nl);
+    sb_printf(h, "</svg></figure>\n");
+}
+
+static void svg_stalls(struct sb *h, const struct pdata *p)
+{
+    uint32_t top = p->ngroups < PLOT_TOP_STALLS ? p->ngroups : PLOT_TOP_STALLS;
+    int bars = (int)top + (p->ngroups > top ? 1 : 0);
+    double vals[PLOT_TOP_STALLS + 1][NCAT];
+    memset(vals, 0, sizeof vals);
+    double vmax = 0;
+    for (uint32_t k = 0; k < p->ngroups; k++) {
+        int b = k < top ? (int)k : (int)top;
+        for (int c = 0; c < NCAT; c++)
+            vals[b][c] += p->groups[k].cat[c] * 1e6;
+    }
+    for (int b = 0; b < bars; b++) {
+        double s = 0;
+        for (int c = 0; c < NCAT; c++)
+            s += vals[b][c];
+        if (s > vmax)
+            vmax = s;
+    }
+    if (vmax <= 0)
+        vmax = 1;
+    struct axis x = {0, bars > 0 ? bars : 1, -1, 70, 760}, y = {0, vmax * 1.05, 0, 330, 20};
+    svg_open(h, "plot-stalls", "Where the time went: busy, launch and waiting per memory level, "
+                               "slowest op groups first (names that differ only in numbers summed)",
+             900, 470);
+    svg_frame(h, &x, &y, "", "microseconds");
+    double bw = (x.px1 - x.px0) / (bars > 0 ? bars : 1);
+    for (int b = 0; b < bars; b++) {
+        double acc = 0;
+        char nm[120];
+        if (b < (int)top && p->groups[b].count > 1)
+            snprintf(nm, sizeof nm, "%s x%u", p->groups[b].name, p->groups[b].count);
+        else
+            snprintf(nm, sizeof nm, "%s", b < (int)top ? p->groups[b].name : "other");
+        for (int c = 0; c < NCAT; c++) {
+            if (vals[b][c] <= 0)
+                continue;
+            double y0 = ax_map(&y, acc), y1 = ax_map(&y, acc + vals[b][c]);
+            sb_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+                      x.px0 + b * bw + bw * 0.1, y1, bw * 0.8, y0 - y1, cat_colors[c]);
+            sb_html(h, nm);
+            sb_printf(h, ": %s %.3f us</title></rect>\n", cat_names[c], vals[b][c]);
+            acc += vals[b][c];
+        }
+        sb_printf(h, "<text transform=\"translate(%.1f,%.1f) rotate(45)\" font-size=\"9\">",
+                  x.px0 + b * bw + bw * 0.5, y.px0 + 8);
+        char shortname[28];
+        snprintf(shortname, sizeof shortname, "%.27s", nm);
+        sb_html(h, shortname);
+        sb_printf(h, "</text>\n");
+    }
+    svg_legend(h, 780, 30, cat_names, cat_colors, NCAT);
+    sb_printf(h, "</svg></figure>\n");
+}
+
+static void svg_bandwidth(struct sb *h, const struct pdata *p)
+{
+    int n = 0;
+    double vmax = 0;
+    for (unsigned l = 0; l < NLVL; l++) {
+        int k = ts_len(p, l);
+        if (k > n)
+            n = k;
+        for (int i = 0; i < k; i++)
+            if (ts_at(p, l, i) > vmax)
+                vmax = ts_at(p, l, i);
+    }
+    double tmax = n * p->bucket_s * 1e6;
+    struct axis x = {0, tmax > 0 ? tmax : 1, 0, 70, 760}, y = {0, vmax > 0 ? vmax * 1.05e-9 : 1, 0, 390, 20};
+    svg_open(h, "plot-bandwidth", "Bandwidth per memory level over time", 900, 430);
+    svg_frame(h, &x, &y, "time (us)", "GB/s");
+    const char *names[NLVL], *cols[NLVL];
+    int nl = 0;
+    for (unsigned l = 0; l < NLVL; l++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+        if (!cJSON_IsArray(a) || a->child == NULL)
+            continue;
+        sb_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", level_colors[l]);
+        int i = 0;
+        for (const cJSON *v = a->child; v != NULL; v = v->next, i++) {
+            double val = cJSON_IsNumber(v) ? v->valuedouble * 1e-9 : 0;
+            sb_printf(h, "%.1f,%.1f %.1f,%.1f ", ax_map(&x, i * p->bucket_s * 1e6), ax_map(&y, val),
+                      ax_map(&x, (i + 1) * p->bucket_s * 1e6), ax_map(&y, val));
+        }
+        sb_printf(h, "\"/>\n");
+        names[nl] = level_name((enum level)l);
+        cols[nl++] = level_colors[l];
+    }
+    svg_legend(h, 780, 30, names, cols, nl);
+    sb_printf(h, "</svg></figure>\n");
+}
+
+/* ------------------------------------------------------------------ HTML */
+
+static double whatif_time(const struct pdata *p, const char *name)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, p->whatif)
+    {
+        if (strcmp(jstr(w, "name"), name) == 0)
+            return jnum(w, "total_time_s");
+    }
+    return 0;
+}
+
+static void verdicts(struct sb *h, const struct pdata *p)
+{
+    char a[32], b[32];
+    sb_printf(h, "<h2>Verdicts</h2>\n<ul id=\"verdicts\">\n");
+    if (p->total <= 0) {
+        sb_printf(h, "<li>The run took no time.</li></ul>\n");
+        return;
+    }
+    /* the largest waiting level */
+    int worst = -1;
+    for (unsigned l = 0; l < NLVL; l++)
+        if (p->stall[l] > 0 && (worst < 0 || p->stall[l] > p->stall[worst]))
+            worst = (int)l;
+    static const char *const wname[NLVL] = {"", "l2_bw_x2", "dram_bw_x2", "", ""};
+    static const char *const wlabel[NLVL] = {"shared memory", "L2", "DRAM", "PCIe", "NVLink"};
+    if (worst >= 0) {
+        sb_printf(h, "<li>%.0f%% of the time the compute units waited on %s.", 100 * p->stall[worst] / p->total,
+                  wlabel[worst]);
+        double t2 = p->whatif ? whatif_time(p, wname[worst]) : 0;
+        if (t2 > 0) {
+            fmt_time(a, sizeof a, p->total);
+            fmt_time(b, sizeof b, t2);
+            sb_printf(h, " Doubling %s bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
+                      wlabel[worst], 100 * (1 - t2 / p->total), a, b);
+        }
+        sb_printf(h, "</li>\n");
+    }
+    sb_printf(h, "<li>The compute pipes were busy %.0f%% of the time.", 100 * p->busy / p->total);
+    double tm = p->whatif ? whatif_time(p, "matrix_x2") : 0;
+    if (tm > 0)
+        sb_printf(h, " Twice the matrix FLOP/s would cut %.0f%% (re-simulated).", 100 * (1 - tm / p->total));
+    sb_printf(h, "</li>\n");
+    if (p->launch / p->total > 0.05) {
+        sb_printf(h, "<li>%.0f%% of the time went to kernel launches.", 100 * p->launch / p->total);
+        double tl = p->whatif ? whatif_time(p, "no_launch") : 0;
+        if (tl > 0)
+            sb_printf(h, " With no launch overhead (CUDA graphs, fused kernels) the run would be %.0f%% shorter "
+                         "(re-simulated).",
+                      100 * (1 - tl / p->total));
+        sb_printf(h, "</li>\n");
+    }
+    if (p->nops > 0) {
+        const struct pop *o = &p->ops[p->order[0]];
+        sb_printf(h, "<li>The slowest op, <code>");
+        sb_html(h, o->name);
+        sb_printf(h, "</code> (%s), takes %.1f%% of the run and is bound by %s.</li>\n", o->kind,
+                  100 * o->time / p->total, o->bound);
+    }
+    sb_printf(h, "</ul>\n");
+}
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<title>strata report</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:24px;max-width:1200px;color:#222}\n"
+    "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
+    "th{background:#eee;cursor:pointer}td.l,th.l{text-align:left}figure{margin:16px 0}\n"
+    "figcaption{font-weight:bold;margin-bottom:4px}.big{font-size:20px}\n"
+    "</style></head><body>\n";
+
+static const char html_sort_js[] =
+    "<script>\n"
+    "function sortTable(c){var t=document.getElementById('ops'),b=t.tBodies[0],r=Array.from(b.rows);\n"
+    "var d=t.getAttribute('data-dir')==='a'?-1:1;t.setAttribute('data-dir',d===1?'a':'d');\n"
+    "r.sort(function(x,y){var a=x.cells[c].getAttribute('data-v'),e=y.cells[c].getAttribute('data-v');\n"
+    "if(a!==null&&e!==null)return d*(parseFloat(e)-parseFloat(a));\n"
+    "return d*x.cells[c].textContent.localeCompare(y.cells[c].textContent);});\n"
+    "r.forEach(function(x){b.appendChild(x);});}\n"
+    "</script>\n";
+
+static void html_report(struct sb *h, const struct pdata *p)
+{
+    char a[32], b[32];
+    sb_printf(h, "%s", html_head);
+    sb_printf(h, "<h1>strata: ");
+    sb_html(h, p->trace_path);
+    sb_printf(h, " on ");
+    sb_html(h, p->hw_name);
+    sb_printf(h, "</h1>\n<p class=\"big\">Total time <b id=\"total-time\">");
+    fmt_time(a, sizeof a, p->total);
+    sb_printf(h, "%s</b>", a);
+    if (p->tokens_per_s > 0)
+        sb_printf(h, " &middot; <b id=\"tokens-per-s\">%.1f tokens/s</b>", p->tokens_per_s);
+    fmt_si(a, sizeof a, p->flops, "FLOP");
+    fmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
+    sb_printf(h, " &middot; %s (%s)</p>\n<p>Bytes moved:", a, b);
+    for (unsigned l = 0; l < NLVL; l++) {
+        if (p->bytes[l] <= 0)
+            continue;
+        fmt_si(a, sizeof a, p->bytes[l], "B");
+        fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
+        sb_printf(h, " %s %s (%s);", level_name((enum level)l), a, b);
+    }
+    sb_printf(h, "</p>\n");
+    verdicts(h, p);
+    if (p->have_hw) {
+        sb_printf(h, "<h2>The chip</h2>\n<table id=\"chip\"><tr><th class=\"l\">level</th><th>bandwidth</th>"
+                     "<th>achievable</th><th>ridge (%s FLOP/byte)</th></tr>\n",
+                  p->peak_dtype);
+        double ach[NLVL];
+        jlevels(p->hwd, "achievable_bandwidth_bytes_per_s", ach);
+        for (unsigned l = 0; l < NLVL; l++) {
+            if (p->bw[l] <= 0)
+                continue;
+            fmt_si(a, sizeof a, p->bw[l], "B/s");
+            fmt_si(b, sizeof b, ach[l], "B/s");
+            sb_printf(h, "<tr><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n",
+                      level_name((enum level)l), a, b, p->peak / p->bw[l]);
+        }
+        sb_printf(h, "</table>\n<p>Peak FLOP/s:");
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
+        cJSON_ArrayForEach(it, mp)
+        {
+            fmt_si(a, sizeof a, cJSON_IsNumber(it) ? it->valuedouble : 0, "FLOP/s");
+            sb_printf(h, " ");
+            sb_html(h, it->string ? it->string : "");
+            sb_printf(h, " %s (matrix);", a);
+        }
+        sb_printf(h, "</p>\n");
+    }
+    sb_printf(h, "<h2>Plots</h2>\n");
+    if (p->have_hw)
+        svg_roofline(h, p);
+    else
+        sb_printf(h, "<p>No roofline: the report has no hardware_derived figures.</p>\n");
+    svg_stalls(h, p);
+    if (p->ts_dev != NULL)
+        svg_bandwidth(h, p);
+    else
+        sb_printf(h, "<p>No bandwidth plot: the report has no timeseries (write it with strata run --out).</p>\n");
+    uint32_t rows = p->nops < PLOT_MAX_TABLE_ROWS ? p->nops : PLOT_MAX_TABLE_ROWS;
+    sb_printf(h, "<h2>Ops</h2>\n<p>Slowest first; click a column to sort.%s</p>\n", p->nops > rows ? " Only the slowest 500 are listed." : "");
+    sb_printf(h, "<table id=\"ops\" data-dir=\"d\"><thead><tr><th class=\"l\" onclick=\"sortTable(0)\">op</th>"
+                 "<th class=\"l\" onclick=\"sortTable(1)\">kind</th><th onclick=\"sortTable(2)\">time (us)</th>"
+                 "<th onclick=\"sortTable(3)\">share</th><th onclick=\"sortTable(4)\">GFLOP</th>"
+                 "<th onclick=\"sortTable(5)\">DRAM MB</th><th class=\"l\" onclick=\"sortTable(6)\">bound</th>"
+                 "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
+    for (uint32_t k = 0; k < rows; k++) {
+        const struct pop *o = &p->ops[p->order[k]];
+        sb_printf(h, "<tr><td class=\"l\">");
+        sb_html(h, o->name);
+        sb_printf(h, "</td><td class=\"l\">");
+        sb_html(h, o->kind);
+        sb_printf(h, "</td><td data-v=\"%.9g\">%.3f</td><td data-v=\"%.9g\">%.1f%%</td>"
+                     "<td data-v=\"%.9g\">%.3f</td><td data-v=\"%.9g\">%.3f</td><td class=\"l\">",
+                  o->time, o->time * 1e6, o->time, p->total > 0 ? 100 * o->time / p->total : 0,
+                  o->flops, o->flops * 1e-9, o->bytes[LVL_DRAM], o->bytes[LVL_DRAM] * 1e-6);
+        sb_html(h, o->bound);
+        sb_printf(h, "</td><td class=\"l\">");
+        sb_html(h, o->tile);
+        sb_printf(h, "</td></tr>\n");
+    }
+    sb_printf(h, "</tbody></table>\n%s<p>Written by strata from a saved report; open timeline.json in "
+                 "ui.perfetto.dev for the time line.</p>\n</body></html>\n",
+              html_sort_js);
+}
+
+/* ------------------------------------------------------------------ entry */
+
+int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
+                   struct diag *d)
+{
+    struct plot_summary local;
+    if (strlen(outdir) > 1000)
+        return diag_set(d, DIAG_E_IO, outdir, 0, "--out", "path too long");
+    if (sum == NULL)
+        sum = &local;
+    memset(sum, 0, sizeof *sum);
+    struct jsondoc doc;
+    if (jsondoc_load(report_path, &doc, d) != 0)
+        return -1;
+    struct pdata p;
+    struct written w;
+    memset(&w, 0, sizeof w);
+    int rc = load_report(&doc, &p, d);
+    char plots[1100], path[1200];
+    snprintf(plots, sizeof plots, "%s/plots", outdir);
+    if (rc == 0) {
+        snprintf(w.outdir, sizeof w.outdir, "%s", outdir);
+        rc = ensure_dir(outdir, &w.made_outdir, d);
+    }
+    if (rc == 0) {
+        snprintf(w.plots_dir, sizeof w.plots_dir, "%s", plots);
+        rc = ensure_dir(plots, &w.made_plots_dir, d);
+    }
+    static const char *const names[3] = {"roofline", "stalls", "bandwidth"};
+    int have[3] = {0, 0, 0};
+    if (rc == 0 && p.have_hw) {
+        rc = write_roofline_gp(&p, plots, &w, d);
+        have[0] = rc == 0;
+    }
+    if (rc == 0) {
+        rc = write_stalls_gp(&p, plots, &w, d);
+        have[1] = rc == 0;
+    }
+    if (rc == 0 && p.ts_dev != NULL) {
+        rc = write_bandwidth_gp(&p, plots, &w, d);
+        have[2] = rc == 0;
+    }
+    if (rc == 0) {
+        sum->plots = have[0] + have[1] + have[2];
+        sum->gnuplot_found = find_gnuplot(sum->gnuplot, sizeof sum->gnuplot);
+        struct sb readme = {0};
+        for (int k = 0; k < 3; k++) {
+            if (!have[k])
+                continue;
+            if (sum->gnuplot_found && run_gnuplot(sum->gnuplot, plots, names[k]) == 0) {
+                sum->rendered++;
+            } else if (sum->gnuplot_found) {
+                sb_printf(&readme, "gnuplot failed on %s.gp\n", names[k]);
+            }
+        }
+        if (!sum->gnuplot_found || sum->rendered < sum->plots) {
+            sb_printf(&readme, "To render the plots: apt-get install gnuplot-nox; cd plots; "
+                               "for f in *.gp; do gnuplot \"$f\"; done\n");
+            snprintf(path, sizeof path, "%s/README.txt", plots);
+            rc = put_file(&w, path, readme.s, readme.n, d);
+        }
+        free(readme.s);
+        /* rendered images are files of this call too */
+        for (int k = 0; k < 3 && sum->rendered; k++)
+            for (int e = 0; e < 2 && have[k]; e++) {
+                snprintf(path, sizeof path, "%s/%s.%s", plots, names[k], e ? "svg" : "png");
+                if (access(path, F_OK) == 0 && w.n < 16)
+                    snprintf(w.path[w.n++], sizeof w.path[0], "%s", path);
+            }
+    }
+    if (rc == 0) {
+        struct sb h = {0};
+        html_report(&h, &p);
+        snprintf(path, sizeof path, "%s/report.html", outdir);
+        rc = put_file(&w, path, h.s, h.n, d);
+        free(h.s);
+    }
+    if (rc != 0)
+        undo(&w);
+    free(p.ops);
+    free(p.order);
+    free(p.groups);
+    jsondoc_free(&doc);
+    return rc;
+}
+
+int plot_render(const char *report_path, const char *outdir, struct diag *d)
+{
+    return plot_render_ex(report_path, outdir, NULL, d);
+}
+
+int plot_sweep(const char *outdir, const char *name, const char *xlabel, const char *ylabel,
+               const char *const *series_names, int nseries, const double *x, int nx,
+               const double *y, struct diag *d)
+{
+    size_t nl = strlen(name);
+    if (strlen(outdir) > 1000)
+        return diag_set(d, DIAG_E_IO, outdir, 0, "", "path too long");
+    if (nl == 0 || nl > 63 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != nl)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "name", "plot names are 1-63 of [A-Za-z0-9_-], got '%s'", name);
+    if (nseries <= 0 || nx <= 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "series", "a sweep plot needs data");
+    struct written w;
+    memset(&w, 0, sizeof w);
+    char plots[1100], path[1200];
+    snprintf(plots, sizeof plots, "%s/plots", outdir);
+    snprintf(w.outdir, sizeof w.outdir, "%s", outdir);
+    snprintf(w.plots_dir, sizeof w.plots_dir, "%s", plots);
+    if (ensure_dir(outdir, &w.made_outdir, d) != 0)
+        return -1;
+    if (ensure_dir(plots, &w.made_plots_dir, d) != 0) {
+        undo(&w);
+        return -1;
+    }
+    struct sb dat = {0}, gp = {0}, cmd = {0};
+    sb_printf(&dat, "# sweep %s: x then one column per series\n# x", name);
+    for (int s = 0; s < nseries; s++) {
+        sb_printf(&dat, " ");
+        sb_gpstr(&dat, series_names[s]);
+    }
+    sb_printf(&dat, "\n");
+    for (int i = 0; i < nx; i++) {
+        sb_printf(&dat, "%.9g", x[i]);
+        for (int s = 0; s < nseries; s++) {
+            double v = y[(size_t)s * (size_t)nx + (size_t)i];
+            if (isfinite(v))
+                sb_printf(&dat, " %.9g", v);
+            else
+                sb_printf(&dat, " NaN");
+        }
+        sb_printf(&dat, "\n");
+    }
+    sb_printf(&gp, "# %s.gp: written by strata; render with: gnuplot %s.gp\nset key outside right\nset grid\n"
+                   "set datafile missing \"NaN\"\nset xlabel ",
+              name, name);
+    sb_gpstr(&gp, xlabel);
+    sb_printf(&gp, "\nset ylabel ");
+    sb_gpstr(&gp, ylabel);
+    sb_printf(&gp, "\n");
+    sb_printf(&cmd, "plot ");
+    for (int s = 0; s < nseries; s++) {
+        sb_printf(&cmd, "%s\"%s.dat\" using 1:%d with linespoints lw 2 title ", s ? ", " : "", name, s + 2);
+        sb_gpstr(&cmd, series_names[s]);
+    }
+    gp_outputs(&gp, name, cmd.s);
+    snprintf(path, sizeof path, "%s/%s.dat", plots, name);
+    int rc = put_file(&w, path, dat.s, dat.n, d);
+    snprintf(path, sizeof path, "%s/%s.gp", plots, name);
+    if (rc == 0)
+        rc = put_file(&w, path, gp.s, gp.n, d);
+    if (rc == 0) {
+        char gnuplot[512];
+        if (find_gnuplot(gnuplot, sizeof gnuplot))
+            run_gnuplot(gnuplot, plots, name);
+    }
+    free(dat.s);
+    free(gp.s);
+    free(cmd.s);
+    if (rc != 0)
+        undo(&w);
+    return rc;
+}
+
+int cli_plot(int argc, char **argv)
+{
+    struct cli_opts o;
+    cli_opts_init(&o, argc, argv);
+    const char *rep = cli_get(&o, "--report"), *out = cli_get(&o, "--out");
+    int rc = cli_check(&o, "plot");
+    if (rc)
+        return rc;
+    if (rep == NULL || out == NULL) {
+        fprintf(stderr, "strata plot: --report and --out are required\n");
+        return 2;
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct plot_summary s;
+    if (plot_render_ex(rep, out, &s, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    printf("wrote %s/report.html and %d plots in %s/plots (%s)\n", out, s.plots, out,
+           s.gnuplot_found ? "rendered with gnuplot" : "gnuplot not found: .dat and .gp only");
+    return 0;
+}
