@@ -12,6 +12,6 @@ echo
 ./build/strata gen llm --model traces/models/llama-2-7b.json --phase decode --batch 1 \
   --context 2048 --dtype bf16 -o out/llama-2-7b-decode-2048.json
 ./build/strata run --hw configs/nvidia-h100-sxm.yaml --trace out/llama-2-7b-decode-2048.json \
-  --json out/report.json --csv out/ops.csv
+  --out out/demo
 echo
-echo "reports: out/report.json, out/ops.csv"
+echo "open out/demo/report.html in a browser; drag out/demo/timeline.json into ui.perfetto.dev"

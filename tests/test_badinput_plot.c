@@ -1,0 +1,92 @@
+/* test_badinput_plot.c: `strata plot` on inputs that are not a usable
+ * report, or into a folder it cannot write: exit 1, a message naming the
+ * file, and no report.html or plots left behind. */
+#include <sys/stat.h>
+
+#include "test.h"
+#include "util.h"
+
+static char dir[64] = "/tmp/strata-bp-XXXXXX";
+
+static int exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+static void expect_fail(const char *name, const char *report, const char *out, const char *needle)
+{
+    char cmd[2048], errp[256];
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' plot --report '%s' --out '%s' >/dev/null 2>'%s'", STRATA_BINARY,
+             report, out, errp);
+    int st = system(cmd);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    char *err = tu_read_file(errp, NULL);
+    CHECK_STR_CONTAINS(err, needle);
+    if (err && !strstr(err, needle))
+        fprintf(stderr, "  ^ case %s\n", name);
+    free(err);
+    char p[512];
+    snprintf(p, sizeof p, "%s/report.html", out);
+    CHECK(!exists(p));
+    snprintf(p, sizeof p, "%s/plots/stalls.dat", out);
+    CHECK(!exists(p));
+}
+
+int main(void)
+{
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("STRATA_GNUPLOT", "none", 1);
+    char p[256], out[256], good[] = "tests/data/report-small.json";
+    snprintf(out, sizeof out, "%s/out", dir);
+
+    snprintf(p, sizeof p, "%s/trace.json", dir);
+    tu_write_file(p, "{\"strata_trace\": 1, \"ops\": []}\n");
+    expect_fail("not a report", p, out, "not a strata report");
+
+    snprintf(p, sizeof p, "%s/v2.json", dir);
+    tu_write_file(p, "{\"strata_report\": 2, \"ops\": []}\n");
+    expect_fail("version", p, out, "incompatible report version");
+
+    char *full = tu_read_file(good, NULL);
+    CHECK(full != NULL);
+    if (full != NULL) {
+        full[strlen(full) / 2] = '\0';
+        snprintf(p, sizeof p, "%s/cut.json", dir);
+        tu_write_file(p, full);
+        expect_fail("truncated", p, out, p);
+        free(full);
+    }
+
+    snprintf(p, sizeof p, "%s/ops-not-array.json", dir);
+    tu_write_file(p, "{\"strata_report\": 1,\n \"ops\": 3}\n");
+    expect_fail("ops type", p, out, ":2: ops");
+
+    /* an output folder under a regular file cannot be created */
+    snprintf(p, sizeof p, "%s/afile", dir);
+    tu_write_file(p, "x");
+    char bad_out[300];
+    snprintf(bad_out, sizeof bad_out, "%s/afile/out", dir);
+    expect_fail("unwritable out", good, bad_out, bad_out);
+
+    expect_fail("missing report", "/nonexistent/report.json", out, "/nonexistent/report.json");
+
+    /* strata run --out into a folder that cannot be created: exit 1, nothing written */
+    char cmd0[2048], errp[300];
+    snprintf(errp, sizeof errp, "%s/err2.txt", dir);
+    snprintf(cmd0, sizeof cmd0,
+             "'%s' run --hw configs/nvidia-h100-sxm.yaml --trace traces/examples/two-streams.json "
+             "--out '%s' >/dev/null 2>'%s'",
+             STRATA_BINARY, bad_out, errp);
+    int st = system(cmd0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    char *err = tu_read_file(errp, NULL);
+    CHECK_STR_CONTAINS(err, bad_out);
+    free(err);
+
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    tu_sh(cmd);
+    TEST_MAIN_END();
+}
