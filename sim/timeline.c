@@ -42,6 +42,8 @@ static void tl_coarsen(struct timeline *tl)
 {
     for (uint32_t i = 0; i < tl->ndev * TL_SERIES_PER_DEV; i++) {
         struct tl_series *s = &tl->series[i];
+        if (s->amount == NULL)
+            continue;
         uint32_t m = (s->n + 1) / 2;
         for (uint32_t k = 0; k < m; k++)
             s->amount[k] = s->amount[2 * k] + (2 * k + 1 < s->n ? s->amount[2 * k + 1] : 0);
