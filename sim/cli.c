@@ -187,6 +187,7 @@ int cli_run(int argc, char **argv)
     if (outdir != NULL && !no_whatif)
         c.nwhatif = run_whatifs(&cfg, &t, w, &d);
     /* every file or none: remember what was written, remove it on failure */
+    void *tree = NULL;
     char written[6][1100];
     unsigned nw = 0;
     char path[1100];
@@ -204,7 +205,8 @@ int cli_run(int argc, char **argv)
     }
     if (rc == 0 && outdir != NULL) {
         snprintf(path, sizeof path, "%s/report.json", outdir);
-        if (report_json(&c, path, &d) != 0)
+        tree = report_json_tree(&c);
+        if (report_tree_write(tree, path, &d) != 0)
             rc = 1;
         else
             snprintf(written[nw++], sizeof written[0], "%s", path);
@@ -219,8 +221,9 @@ int cli_run(int argc, char **argv)
         else if (rc == 0)
             snprintf(written[nw++], sizeof written[0], "%s", path);
         snprintf(path, sizeof path, "%s/report.json", outdir);
-        if (rc == 0 && plot_render(path, outdir, &d) != 0)
+        if (rc == 0 && plot_render_tree(tree, path, outdir, &d) != 0)
             rc = 1;
+        report_tree_free(tree);
     }
     if (rc != 0) {
         diag_print(&d, stderr);

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "jsondoc.h"
 #include "model.h"
+#include "numfmt.h"
 
 #define NLVL LVL_COUNT
 
@@ -71,10 +72,26 @@ struct written {
     char plots_dir[1100], outdir[1100];
 };
 
+/* A number item, or a raw number (trees built in memory by report.c hold
+ * their numbers as raw text); 0 otherwise. */
+static int is_num(const cJSON *it)
+{
+    return cJSON_IsNumber(it) || (cJSON_IsRaw(it) && it->valuestring != NULL &&
+                                  strcmp(it->valuestring, "null") != 0);
+}
+
+static double num(const cJSON *it)
+{
+    if (cJSON_IsNumber(it))
+        return it->valuedouble;
+    if (is_num(it))
+        return strtod(it->valuestring, NULL);
+    return 0.0;
+}
+
 static double jnum(const cJSON *o, const char *k)
 {
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(it) ? it->valuedouble : 0.0;
+    return num(cJSON_GetObjectItemCaseSensitive(o, k));
 }
 
 static const char *jstr(const cJSON *o, const char *k)
@@ -173,7 +190,7 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
     if (v == NULL)
         return diag_set(d, DIAG_E_UNSUPPORTED, doc->name, 1, "strata_report",
                         "not a strata report (written by strata run --json or --out)");
-    if (!cJSON_IsNumber(v) || v->valuedouble != 1)
+    if (!is_num(v) || num(v) != 1)
         return diag_set(d, DIAG_E_UNSUPPORTED, doc->name, jsondoc_line(doc, v), "strata_report",
                         "incompatible report version (this strata reads version 1)");
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(r, "ops");
@@ -319,18 +336,41 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
     }
 }
 
+static void sb_putn(struct sb *b, const char *s, size_t n)
+{
+    if (b->cap - b->n <= n) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap - b->n <= n)
+            cap *= 2;
+        char *q = realloc(b->s, cap);
+        if (q == NULL)
+            sim_oom(cap);
+        b->s = q;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
 /* text with HTML/XML special characters escaped */
 static void sb_html(struct sb *b, const char *s)
 {
-    for (; *s; s++) {
+    for (;;) {
+        size_t run = strcspn(s, "<>&\"'");
+        sb_putn(b, s, run);
+        s += run;
+        if (*s == '\0')
+            break;
         switch (*s) {
         case '<': sb_printf(b, "&lt;"); break;
         case '>': sb_printf(b, "&gt;"); break;
         case '&': sb_printf(b, "&amp;"); break;
         case '"': sb_printf(b, "&quot;"); break;
         case '\'': sb_printf(b, "&#39;"); break;
-        default: sb_printf(b, "%c", *s);
+        default: break;
         }
+        s++;
     }
 }
 
@@ -524,7 +564,7 @@ static double ts_at(const struct pdata *p, unsigned l, int i)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
     const cJSON *v = cJSON_GetArrayItem(a, i);
-    return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    return num(v);
 }
 
 static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct written *w,
@@ -548,12 +588,17 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
         cur[l] = cJSON_IsArray(a) ? a->child : NULL;
     }
     for (int i = 0; i < n; i++) {
-        sb_printf(&dat, "%.6g", (i + 0.5) * p->bucket_s * 1e6);
+        char tb[32];
+        numfmt_fix(tb, sizeof tb, (i + 0.5) * p->bucket_s * 1e6, 4);
+        sb_putn(&dat, tb, strlen(tb));
         for (unsigned l = 0; l < NLVL; l++) {
-            double v = cur[l] && cJSON_IsNumber(cur[l]) ? cur[l]->valuedouble : 0.0;
+            double v = cur[l] ? num(cur[l]) : 0.0;
             if (cur[l])
                 cur[l] = cur[l]->next;
-            sb_printf(&dat, " %.6g", v * 1e-9);
+            char vb[32];
+            vb[0] = ' ';
+            numfmt_fix(vb + 1, sizeof vb - 1, v * 1e-9, 3);
+            sb_putn(&dat, vb, strlen(vb));
         }
         sb_printf(&dat, "\n");
     }
@@ -734,8 +779,11 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
             double ai = o->flops / o->bytes[l];
             if (ai < x.lo || ai > x.hi || perf < y.lo || perf > y.hi)
                 continue;
-            sb_printf(h, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"><title>",
-                      ax_map(&x, ai), ax_map(&y, perf), level_colors[l]);
+            char cx[24], cy[24];
+            numfmt_fix(cx, sizeof cx, ax_map(&x, ai), 1);
+            numfmt_fix(cy, sizeof cy, ax_map(&y, perf), 1);
+            sb_printf(h, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"><title>",
+                      cx, cy, level_colors[l]);
             sb_html(h, o->name);
             sb_printf(h, " at %s: %.3g FLOP/B, %.3g FLOP/s</title></circle>\n", level_name((enum level)l),
                       ai, perf);
@@ -825,9 +873,12 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
         sb_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", level_colors[l]);
         int i = 0;
         for (const cJSON *v = a->child; v != NULL; v = v->next, i++) {
-            double val = cJSON_IsNumber(v) ? v->valuedouble * 1e-9 : 0;
-            sb_printf(h, "%.1f,%.1f %.1f,%.1f ", ax_map(&x, i * p->bucket_s * 1e6), ax_map(&y, val),
-                      ax_map(&x, (i + 1) * p->bucket_s * 1e6), ax_map(&y, val));
+            double val = num(v) * 1e-9;
+            char a1[24], a2[24], a3[24];
+            numfmt_fix(a1, sizeof a1, ax_map(&x, i * p->bucket_s * 1e6), 1);
+            numfmt_fix(a2, sizeof a2, ax_map(&y, val), 1);
+            numfmt_fix(a3, sizeof a3, ax_map(&x, (i + 1) * p->bucket_s * 1e6), 1);
+            sb_printf(h, "%s,%s %s,%s ", a1, a2, a3, a2);
         }
         sb_printf(h, "\"/>\n");
         names[nl] = level_name((enum level)l);
@@ -963,7 +1014,7 @@ static void html_report(struct sb *h, const struct pdata *p)
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
         cJSON_ArrayForEach(it, mp)
         {
-            fmt_si(a, sizeof a, cJSON_IsNumber(it) ? it->valuedouble : 0, "FLOP/s");
+            fmt_si(a, sizeof a, num(it), "FLOP/s");
             sb_printf(h, " ");
             sb_html(h, it->string ? it->string : "");
             sb_printf(h, " %s (matrix);", a);
@@ -993,10 +1044,18 @@ static void html_report(struct sb *h, const struct pdata *p)
         sb_html(h, o->name);
         sb_printf(h, "</td><td class=\"l\">");
         sb_html(h, o->kind);
-        sb_printf(h, "</td><td data-v=\"%.9g\">%.3f</td><td data-v=\"%.9g\">%.1f%%</td>"
-                     "<td data-v=\"%.9g\">%.3f</td><td data-v=\"%.9g\">%.3f</td><td class=\"l\">",
-                  o->time, o->time * 1e6, o->time, p->total > 0 ? 100 * o->time / p->total : 0,
-                  o->flops, o->flops * 1e-9, o->bytes[LVL_DRAM], o->bytes[LVL_DRAM] * 1e-6);
+        /* sort keys: time in ps, FLOPs and bytes as whole numbers */
+        char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24];
+        numfmt_g(tv, sizeof tv, floor(o->time * 1e12 + 0.5));
+        numfmt_fix(t3, sizeof t3, o->time * 1e6, 3);
+        numfmt_fix(sh, sizeof sh, p->total > 0 ? 100 * o->time / p->total : 0, 1);
+        numfmt_g(fv, sizeof fv, floor(o->flops));
+        numfmt_fix(f3, sizeof f3, o->flops * 1e-9, 3);
+        numfmt_g(dv, sizeof dv, floor(o->bytes[LVL_DRAM]));
+        numfmt_fix(d3, sizeof d3, o->bytes[LVL_DRAM] * 1e-6, 3);
+        sb_printf(h, "</td><td data-v=\"%s\">%s</td><td data-v=\"%s\">%s%%</td>"
+                     "<td data-v=\"%s\">%s</td><td data-v=\"%s\">%s</td><td class=\"l\">",
+                  tv, t3, tv, sh, fv, f3, dv, d3);
         sb_html(h, o->bound);
         sb_printf(h, "</td><td class=\"l\">");
         sb_html(h, o->tile);
@@ -1008,6 +1067,9 @@ static void html_report(struct sb *h, const struct pdata *p)
 }
 
 /* ------------------------------------------------------------------ entry */
+
+static int render_doc(const struct jsondoc *docp, const char *outdir, struct plot_summary *sum,
+                      struct diag *d);
 
 int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
                    struct diag *d)
@@ -1021,6 +1083,27 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
     struct jsondoc doc;
     if (jsondoc_load(report_path, &doc, d) != 0)
         return -1;
+    int rc = render_doc(&doc, outdir, sum, d);
+    jsondoc_free(&doc);
+    return rc;
+}
+
+int plot_render_tree(const void *report, const char *name, const char *outdir, struct diag *d)
+{
+    if (strlen(outdir) > 1000)
+        return diag_set(d, DIAG_E_IO, outdir, 0, "--out", "path too long");
+    struct jsondoc doc;
+    memset(&doc, 0, sizeof doc);
+    doc.root = (cJSON *)(uintptr_t)report; /* read only */
+    snprintf(doc.name, sizeof doc.name, "%s", name);
+    struct plot_summary sum;
+    return render_doc(&doc, outdir, &sum, d);
+}
+
+static int render_doc(const struct jsondoc *docp, const char *outdir, struct plot_summary *sum,
+                      struct diag *d)
+{
+    const struct jsondoc doc = *docp;
     struct pdata p;
     struct written w;
     memset(&w, 0, sizeof w);
@@ -1089,7 +1172,6 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
     free(p.ops);
     free(p.order);
     free(p.groups);
-    jsondoc_free(&doc);
     return rc;
 }
 

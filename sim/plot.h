@@ -53,7 +53,10 @@ struct plot_summary {
 };
 
 int plot_render(const char *report_path, const char *outdir, struct diag *d);
-/* Same; fills *sum (may be NULL). */
+/* Same from a report already in memory (the cJSON tree report_json_tree()
+ * builds; name is used in messages). */
+int plot_render_tree(const void *report, const char *name, const char *outdir, struct diag *d);
+/* Same as plot_render; fills *sum (may be NULL). */
 int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
                    struct diag *d);
 

@@ -10,6 +10,7 @@
 #include "afile.h"
 #include "check.h"
 #include "info.h"
+#include "numfmt.h"
 #include "timeline.h"
 #include "validate.h"
 
@@ -23,7 +24,7 @@ static cJSON *num_item(double v)
 {
     char buf[40];
     if (isfinite(v))
-        snprintf(buf, sizeof buf, "%.10g", v);
+        numfmt_g(buf, sizeof buf, v);
     else
         snprintf(buf, sizeof buf, "null");
     return cJSON_CreateRaw(buf);
@@ -199,7 +200,7 @@ static int write_json_tree(cJSON *root, const char *path, struct diag *d)
     return rc;
 }
 
-int report_json(const struct report_ctx *c, const char *path, struct diag *d)
+void *report_json_tree(const struct report_ctx *c)
 {
     const struct run_result *r = c->r;
     const struct trace *t = c->t;
@@ -298,8 +299,24 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
             add_num(j, "measured_s", op->measured_s);
         cJSON_AddItemToArray(ops, j);
     }
-    int rc = write_json_tree(root, path, d);
-    cJSON_Delete(root);
+    return root;
+}
+
+int report_tree_write(const void *tree, const char *path, struct diag *d)
+{
+    return write_json_tree((cJSON *)(uintptr_t)tree, path, d);
+}
+
+void report_tree_free(void *tree)
+{
+    cJSON_Delete(tree);
+}
+
+int report_json(const struct report_ctx *c, const char *path, struct diag *d)
+{
+    void *tree = report_json_tree(c);
+    int rc = report_tree_write(tree, path, d);
+    report_tree_free(tree);
     return rc;
 }
 
@@ -343,8 +360,11 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         csv_str(f, t->devices[op->device]);
         fprintf(f, ",%u,%s,%.9g,%.9g,%.9g", op->stream, dtype_name(op->dtype),
                 (double)o->start_ps * PS, op_time_s(o), o->flops);
-        for (unsigned l = 0; l < LVL_COUNT; l++)
-            fprintf(f, ",%.9g", o->bytes[l]);
+        char nb[40];
+        for (unsigned l = 0; l < LVL_COUNT; l++) {
+            numfmt_g(nb, sizeof nb, o->bytes[l]);
+            fprintf(f, ",%s", nb);
+        }
         for (unsigned k = 0; k < CAT_COUNT; k++)
             fprintf(f, ",%.9g", (double)o->time_ps[k] * PS);
         fprintf(f, ",%s,%u,%llu,%u,", run_bound_name(o), o->kernels, (unsigned long long)o->ctas,

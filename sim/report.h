@@ -39,6 +39,11 @@ struct report_ctx {
 
 void report_text(const struct report_ctx *c, FILE *out);
 int report_json(const struct report_ctx *c, const char *path, struct diag *d);
+/* The JSON report as a cJSON tree (void * keeps cJSON out of this header);
+ * write it with report_tree_write, free it with report_tree_free. */
+void *report_json_tree(const struct report_ctx *c);
+int report_tree_write(const void *tree, const char *path, struct diag *d);
+void report_tree_free(void *tree);
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d);
 
 /* Human-readable quantities: "9.532 ms", "13.2 GB", "1.39 TB/s". */
