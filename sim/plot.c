@@ -73,19 +73,18 @@ struct written {
 };
 
 /* A number item, or a raw number (trees built in memory by report.c hold
- * their numbers as raw text); 0 otherwise. */
+ * their numbers as raw text, with the value in valuedouble). */
 static int is_num(const cJSON *it)
 {
     return cJSON_IsNumber(it) || (cJSON_IsRaw(it) && it->valuestring != NULL &&
                                   strcmp(it->valuestring, "null") != 0);
 }
 
+/* report.c stores the value of a raw number in valuedouble as well */
 static double num(const cJSON *it)
 {
-    if (cJSON_IsNumber(it))
+    if (cJSON_IsNumber(it) || is_num(it))
         return it->valuedouble;
-    if (is_num(it))
-        return strtod(it->valuestring, NULL);
     return 0.0;
 }
 

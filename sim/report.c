@@ -27,7 +27,11 @@ static cJSON *num_item(double v)
         numfmt_g(buf, sizeof buf, v);
     else
         snprintf(buf, sizeof buf, "null");
-    return cJSON_CreateRaw(buf);
+    cJSON *it = cJSON_CreateRaw(buf);
+    /* keep the value too, so in-memory readers (plot.c) need not parse the
+     * text; cJSON ignores valuedouble on raw items */
+    it->valuedouble = isfinite(v) ? v : 0.0;
+    return it;
 }
 
 static void add_num(cJSON *o, const char *key, double v)

@@ -291,12 +291,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
             const char *nm = w < LVL_COUNT ? level_name((enum level)w) : pipe_names[w - LVL_COUNT];
             const char *unit = w < LVL_COUNT ? "GB/s" : "TFLOP/s";
             double scale = w < LVL_COUNT ? 1e-9 : 1e-12;
-            char head[48], rate_name[96], use_name[96];
+            /* one counter event per change carries both the rate and the
+             * share of peak; Perfetto shows each arg as its own track */
+            char head[48], args[160];
             snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
-            snprintf(rate_name, sizeof rate_name, ",\"name\":\"%s %s\",\"args\":{\"%s\":", nm,
-                     unit, unit);
-            snprintf(use_name, sizeof use_name, ",\"name\":\"%s use %%\",\"args\":{\"%%\":", nm);
-            /* a counter holds its value until the next sample: emit changes only */
+            snprintf(args, sizeof args, ",\"name\":\"%s\",\"args\":{\"%s\":", nm, unit);
             double last = -1;
             for (uint32_t b = 0; b <= s->n; b++) {
                 double rate = b < s->n ? s->amount[b] / ((double)tl->bucket_ps * 1e-12) : 0;
@@ -306,16 +305,13 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 last = shown;
                 fputs(head, f);
                 put_us(f, b * tl->bucket_ps);
-                fputs(rate_name, f);
+                fputs(args, f);
                 put_milli(f, rate * scale);
-                fputs("}}", f);
                 if (s->capacity_per_s > 0) {
-                    fputs(head, f);
-                    put_us(f, b * tl->bucket_ps);
-                    fputs(use_name, f);
+                    fputs(",\"% of peak\":", f);
                     put_milli(f, 100.0 * rate / s->capacity_per_s);
-                    fputs("}}", f);
                 }
+                fputs("}}", f);
             }
         }
     }
