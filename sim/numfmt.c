@@ -34,7 +34,8 @@ int numfmt_g(char *buf, size_t n, double v)
 int numfmt_fix(char *buf, size_t n, double v, int decimals)
 {
     static const double scale[7] = {1, 10, 100, 1000, 1e4, 1e5, 1e6};
-    if (decimals < 0 || decimals > 6 || !isfinite(v) || fabs(v) >= 1e12)
+    /* the scaled value must stay exact in a double (< 2^53) */
+    if (decimals < 0 || decimals > 6 || !isfinite(v) || fabs(v) * scale[decimals] >= 9e15)
         return snprintf(buf, n, "%.*f", decimals < 0 ? 0 : decimals, v);
     int neg = v < 0;
     uint64_t m = (uint64_t)(fabs(v) * scale[decimals] + 0.5);
@@ -52,5 +53,55 @@ int numfmt_fix(char *buf, size_t n, double v, int decimals)
     }
     k += decimals;
     buf[k] = '\0';
+    return k;
+}
+
+int numfmt_sig(char *buf, size_t n, double v, int sig)
+{
+    if (!isfinite(v) || sig < 1 || sig > 15)
+        return snprintf(buf, n, "%.*g", sig < 1 ? 1 : sig, v);
+    if (v == 0)
+        return snprintf(buf, n, "0");
+    int neg = v < 0;
+    double a = fabs(v);
+    int e = (int)floor(log10(a));
+    double scaled = a / pow(10.0, e - sig + 1);
+    uint64_t m = (uint64_t)(scaled + 0.5);
+    uint64_t top = 1;
+    for (int i = 0; i < sig; i++)
+        top *= 10;
+    if (m >= top) { /* rounding carried into a new digit */
+        m /= 10;
+        e++;
+    }
+    char digits[24];
+    int nd = put_u64(digits, sizeof digits, m, 0);
+    char out[48];
+    int k = 0;
+    if (neg)
+        out[k++] = '-';
+    out[k++] = digits[0];
+    /* drop trailing zeros of the fraction, as %g does */
+    int last = nd - 1;
+    while (last > 0 && digits[last] == '0')
+        last--;
+    if (last > 0) {
+        out[k++] = '.';
+        for (int i = 1; i <= last; i++)
+            out[k++] = digits[i];
+    }
+    out[k++] = 'e';
+    out[k++] = e < 0 ? '-' : '+';
+    int ae = e < 0 ? -e : e;
+    if (ae < 10)
+        out[k++] = '0';
+    char eb[8];
+    int ne = put_u64(eb, sizeof eb, (uint64_t)ae, 0);
+    memcpy(out + k, eb, (size_t)ne);
+    k += ne;
+    out[k] = '\0';
+    if ((size_t)k + 1 > n)
+        return snprintf(buf, n, "?");
+    memcpy(buf, out, (size_t)k + 1);
     return k;
 }

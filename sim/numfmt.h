@@ -9,7 +9,11 @@
 
 /* Like "%.10g", exact for whole numbers below 1e15 (printed as integers). */
 int numfmt_g(char *buf, size_t n, double v);
-/* Like "%.*f" with 0..6 decimals, for |v| < 1e12 (else snprintf). */
+/* sig (1..15) significant digits in exponent form "1.2345e+09" for finite
+ * non-zero v; "0" for zero.  Integer arithmetic apart from one log10/pow. */
+int numfmt_sig(char *buf, size_t n, double v, int sig);
+/* Like "%.*f" with 0..6 decimals (ties round away from zero, and -0 prints
+ * as 0); values too large to scale exactly fall back to snprintf. */
 int numfmt_fix(char *buf, size_t n, double v, int decimals);
 
 #endif

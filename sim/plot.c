@@ -457,8 +457,10 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             const struct pop *o = &p->ops[p->order[k]];
             if (o->flops <= 0 || o->bytes[l] <= 0 || o->time <= 0)
                 continue;
-            sb_printf(&dat, "%s %.6g %.6g ", level_name((enum level)l), o->flops / o->bytes[l],
-                      o->flops / o->time);
+            char ia[32], pa[32];
+            numfmt_sig(ia, sizeof ia, o->flops / o->bytes[l], 6);
+            numfmt_sig(pa, sizeof pa, o->flops / o->time, 6);
+            sb_printf(&dat, "%s %s %s ", level_name((enum level)l), ia, pa);
             sb_gpstr(&dat, o->name);
             sb_printf(&dat, "\n");
             any = 1;
@@ -784,8 +786,11 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
             sb_printf(h, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"><title>",
                       cx, cy, level_colors[l]);
             sb_html(h, o->name);
-            sb_printf(h, " at %s: %.3g FLOP/B, %.3g FLOP/s</title></circle>\n", level_name((enum level)l),
-                      ai, perf);
+            char ia[32], pa[32];
+            numfmt_sig(ia, sizeof ia, ai, 3);
+            numfmt_sig(pa, sizeof pa, perf, 3);
+            sb_printf(h, " at %s: %s FLOP/B, %s FLOP/s</title></circle>\n", level_name((enum level)l), ia,
+                      pa);
         }
     }
     svg_legend(h, 780, 30, names, cols, nl);

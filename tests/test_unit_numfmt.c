@@ -1,0 +1,48 @@
+/* test_unit_numfmt.c: the writers' integer-based number formatting agrees
+ * with printf: whole numbers exactly, fixed-point like "%.Nf", significant
+ * digits like "%.Ng" (compared by value). */
+#include <stdint.h>
+
+#include "numfmt.h"
+#include "test.h"
+
+int main(void)
+{
+    char a[64], b[64];
+    static const double whole[] = {0, 1, -1, 42, 1e14, 123456789012345.0, -9007199254740.0};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        numfmt_g(a, sizeof a, whole[i]);
+        snprintf(b, sizeof b, "%.0f", whole[i]);
+        CHECK(strcmp(a, b) == 0);
+    }
+    numfmt_g(a, sizeof a, 0.1);
+    CHECK(strcmp(a, "0.1") == 0);
+    /* pseudo-random values over many magnitudes */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double mant = (double)(x % 1000000007ull) / 1000000007.0;
+        int e = (int)(x >> 40) % 30 - 15;
+        double v = mant * pow(10.0, e) * ((x & 1) ? -1 : 1);
+        for (int d = 0; d <= 6; d++) {
+            if (fabs(v) >= 1e12)
+                break;
+            numfmt_fix(a, sizeof a, v, d);
+            snprintf(b, sizeof b, "%.*f", d, v);
+            /* one unit in the last place apart at most (ties, and the scaling
+             * multiplication); plus the doubles' own spacing at large values */
+            double da = strtod(a, NULL), db = strtod(b, NULL);
+            CHECK(fabs(da - db) <= pow(10.0, -d) * 1.0001 + fabs(db) * 4e-16);
+        }
+        for (int sig = 1; sig <= 12; sig++) {
+            numfmt_sig(a, sizeof a, v, sig);
+            double back = strtod(a, NULL);
+            CHECK(fabs(back - v) <= fabs(v) * pow(10.0, 1 - sig) * 0.5001 + 1e-300);
+        }
+    }
+    numfmt_sig(a, sizeof a, 999999.5, 6);
+    CHECK(strcmp(a, "1e+06") == 0);
+    TEST_MAIN_END();
+}
