@@ -217,16 +217,40 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
             return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, o), "ops[]",
                             "expected an object");
         struct pop *q = &p->ops[i];
-        q->name = jstr(o, "name");
-        q->kind = jstr(o, "kind");
-        q->bound = jstr(o, "bound");
-        q->tile = jstr(o, "tile");
-        q->time = jnum(o, "time_s");
-        q->flops = jnum(o, "flops");
-        q->busy = jnum(o, "busy_s");
-        q->launch = jnum(o, "launch_s");
-        jlevels(o, "bytes", q->bytes);
-        jlevels(o, "stall_s", q->stall);
+        q->name = q->kind = q->bound = q->tile = "";
+        /* one pass over the op's members (looking each up by name was a
+         * quadratic share of the rendering time) */
+        const cJSON *m;
+        cJSON_ArrayForEach(m, o)
+        {
+            const char *k = m->string ? m->string : "";
+            if (strcmp(k, "name") == 0)
+                q->name = cJSON_IsString(m) ? m->valuestring : "";
+            else if (strcmp(k, "kind") == 0)
+                q->kind = cJSON_IsString(m) ? m->valuestring : "";
+            else if (strcmp(k, "bound") == 0)
+                q->bound = cJSON_IsString(m) ? m->valuestring : "";
+            else if (strcmp(k, "tile") == 0)
+                q->tile = cJSON_IsString(m) ? m->valuestring : "";
+            else if (strcmp(k, "time_s") == 0)
+                q->time = num(m);
+            else if (strcmp(k, "flops") == 0)
+                q->flops = num(m);
+            else if (strcmp(k, "busy_s") == 0)
+                q->busy = num(m);
+            else if (strcmp(k, "launch_s") == 0)
+                q->launch = num(m);
+            else if (strcmp(k, "bytes") == 0 || strcmp(k, "stall_s") == 0) {
+                double *dst = k[0] == 'b' ? q->bytes : q->stall;
+                const cJSON *lv;
+                cJSON_ArrayForEach(lv, m)
+                {
+                    for (unsigned l = 0; l < NLVL; l++)
+                        if (lv->string && strcmp(lv->string, level_name((enum level)l)) == 0)
+                            dst[l] = num(lv);
+                }
+            }
+        }
         p->order[i] = i;
         i++;
     }
@@ -376,10 +400,22 @@ static void sb_html(struct sb *b, const char *s)
 /* a gnuplot data string: double quotes, no quotes or newlines inside */
 static void sb_gpstr(struct sb *b, const char *s)
 {
-    sb_printf(b, "\"");
-    for (; *s; s++)
-        sb_printf(b, "%c", (*s == '"' || *s == '\n' || *s == '\r' || *s == '\\') ? '_' : *s);
-    sb_printf(b, "\"");
+    sb_putn(b, "\"", 1);
+    for (;;) {
+        size_t run = strcspn(s, "\"\n\r\\");
+        sb_putn(b, s, run);
+        s += run;
+        if (*s == '\0')
+            break;
+        sb_putn(b, "_", 1);
+        s++;
+    }
+    sb_putn(b, "\"", 1);
+}
+
+static void sb_puts(struct sb *b, const char *s)
+{
+    sb_putn(b, s, strlen(s));
 }
 
 static void fmt_time(char *buf, size_t n, double s)
@@ -559,13 +595,6 @@ static int ts_len(const struct pdata *p, unsigned l)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
     return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
-}
-
-static double ts_at(const struct pdata *p, unsigned l, int i)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
-    const cJSON *v = cJSON_GetArrayItem(a, i);
-    return num(v);
 }
 
 static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct written *w,
@@ -783,14 +812,18 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
             char cx[24], cy[24];
             numfmt_fix(cx, sizeof cx, ax_map(&x, ai), 1);
             numfmt_fix(cy, sizeof cy, ax_map(&y, perf), 1);
-            sb_printf(h, "<circle cx=\"%s\" cy=\"%s\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"><title>",
-                      cx, cy, level_colors[l]);
-            sb_html(h, o->name);
             char ia[32], pa[32];
             numfmt_sig(ia, sizeof ia, ai, 3);
             numfmt_sig(pa, sizeof pa, perf, 3);
-            sb_printf(h, " at %s: %s FLOP/B, %s FLOP/s</title></circle>\n", level_name((enum level)l), ia,
-                      pa);
+            const char *head[] = {"<circle cx=\"", cx, "\" cy=\"", cy, "\" r=\"3\" fill=\"",
+                                  level_colors[l], "\" fill-opacity=\"0.7\"><title>"};
+            for (size_t q = 0; q < sizeof head / sizeof head[0]; q++)
+                sb_puts(h, head[q]);
+            sb_html(h, o->name);
+            const char *tail[] = {" at ", level_name((enum level)l), ": ", ia, " FLOP/B, ", pa,
+                                  " FLOP/s</title></circle>\n"};
+            for (size_t q = 0; q < sizeof tail / sizeof tail[0]; q++)
+                sb_puts(h, tail[q]);
         }
     }
     svg_legend(h, 780, 30, names, cols, nl);
@@ -860,9 +893,10 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
         int k = ts_len(p, l);
         if (k > n)
             n = k;
-        for (int i = 0; i < k; i++)
-            if (ts_at(p, l, i) > vmax)
-                vmax = ts_at(p, l, i);
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+        for (const cJSON *v = cJSON_IsArray(a) ? a->child : NULL; v != NULL; v = v->next)
+            if (num(v) > vmax)
+                vmax = num(v);
     }
     double tmax = n * p->bucket_s * 1e6;
     struct axis x = {0, tmax > 0 ? tmax : 1, 0, 70, 760}, y = {0, vmax > 0 ? vmax * 1.05e-9 : 1, 0, 390, 20};
@@ -882,7 +916,9 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
             numfmt_fix(a1, sizeof a1, ax_map(&x, i * p->bucket_s * 1e6), 1);
             numfmt_fix(a2, sizeof a2, ax_map(&y, val), 1);
             numfmt_fix(a3, sizeof a3, ax_map(&x, (i + 1) * p->bucket_s * 1e6), 1);
-            sb_printf(h, "%s,%s %s,%s ", a1, a2, a3, a2);
+            const char *pts[] = {a1, ",", a2, " ", a3, ",", a2, " "};
+            for (size_t q = 0; q < sizeof pts / sizeof pts[0]; q++)
+                sb_puts(h, pts[q]);
         }
         sb_printf(h, "\"/>\n");
         names[nl] = level_name((enum level)l);
@@ -1044,10 +1080,6 @@ static void html_report(struct sb *h, const struct pdata *p)
                  "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
     for (uint32_t k = 0; k < rows; k++) {
         const struct pop *o = &p->ops[p->order[k]];
-        sb_printf(h, "<tr><td class=\"l\">");
-        sb_html(h, o->name);
-        sb_printf(h, "</td><td class=\"l\">");
-        sb_html(h, o->kind);
         /* sort keys: time in ps, FLOPs and bytes as whole numbers */
         char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24];
         numfmt_g(tv, sizeof tv, floor(o->time * 1e12 + 0.5));
@@ -1057,13 +1089,19 @@ static void html_report(struct sb *h, const struct pdata *p)
         numfmt_fix(f3, sizeof f3, o->flops * 1e-9, 3);
         numfmt_g(dv, sizeof dv, floor(o->bytes[LVL_DRAM]));
         numfmt_fix(d3, sizeof d3, o->bytes[LVL_DRAM] * 1e-6, 3);
-        sb_printf(h, "</td><td data-v=\"%s\">%s</td><td data-v=\"%s\">%s%%</td>"
-                     "<td data-v=\"%s\">%s</td><td data-v=\"%s\">%s</td><td class=\"l\">",
-                  tv, t3, tv, sh, fv, f3, dv, d3);
-        sb_html(h, o->bound);
-        sb_printf(h, "</td><td class=\"l\">");
-        sb_html(h, o->tile);
-        sb_printf(h, "</td></tr>\n");
+        const char *cells[] = {"<tr><td class=\"l\">", NULL, "</td><td class=\"l\">", NULL,
+                               "</td><td data-v=\"", tv, "\">", t3, "</td><td data-v=\"", tv, "\">",
+                               sh, "%</td><td data-v=\"", fv, "\">", f3, "</td><td data-v=\"", dv,
+                               "\">", d3, "</td><td class=\"l\">", NULL, "</td><td class=\"l\">",
+                               NULL, "</td></tr>\n"};
+        const char *esc[] = {o->name, o->kind, o->bound, o->tile};
+        int e = 0;
+        for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+            if (cells[c] == NULL)
+                sb_html(h, esc[e++]);
+            else
+                sb_puts(h, cells[c]);
+        }
     }
     sb_printf(h, "</tbody></table>\n%s<p>Written by strata from a saved report; open timeline.json in "
                  "ui.perfetto.dev for the time line.</p>\n</body></html>\n",

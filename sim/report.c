@@ -261,7 +261,8 @@ void *report_json_tree(const struct report_ctx *c)
                     double sum = 0;
                     for (uint32_t k = b; k < b + group && k < se->n; k++)
                         sum += se->amount[k];
-                    cJSON_AddItemToArray(arr, num_item(sum / bucket_s));
+                    /* whole bytes per second are precise enough and print fast */
+                    cJSON_AddItemToArray(arr, num_item(floor(sum / bucket_s + 0.5)));
                 }
             }
         }

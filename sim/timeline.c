@@ -7,6 +7,7 @@
 
 #include "afile.h"
 #include "check.h"
+#include "numfmt.h"
 
 #define TL_FIRST_BUCKET_PS 1000000ull /* 1 us */
 
@@ -127,52 +128,66 @@ void tl_waves(struct timeline *tl, uint32_t dev, uint32_t op, uint32_t kern, uin
 static void put_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
+    for (;;) {
+        size_t run = 0;
+        while (s[run] != '\0' && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
+            run++;
+        fwrite(s, 1, run, f);
+        s += run;
+        if (*s == '\0')
+            break;
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
         else
-            fputc(*p, f);
+            fprintf(f, "\\u%04x", (unsigned char)*s);
+        s++;
     }
     fputc('"', f);
 }
 
-/* Microseconds with picosecond digits, printed with integer arithmetic:
- * floating-point printing dominated the writer's time. */
-/* "<whole>.<frac>" with frac zero-padded to `digits`, no printf. */
-static void put_fixed(FILE *f, uint64_t whole, uint64_t frac, int digits)
+/* Into buf (room for 48 bytes): "<whole>.<frac>", frac padded to digits. */
+static size_t fix_into(char *buf, uint64_t whole, uint64_t frac, int digits)
 {
-    char buf[48];
-    int i = sizeof buf;
-    buf[--i] = '\0';
+    char tmp[48];
+    int i = sizeof tmp;
     for (int k = 0; k < digits; k++) {
-        buf[--i] = (char)('0' + frac % 10);
+        tmp[--i] = (char)('0' + frac % 10);
         frac /= 10;
     }
-    buf[--i] = '.';
+    tmp[--i] = '.';
     do {
-        buf[--i] = (char)('0' + whole % 10);
+        tmp[--i] = (char)('0' + whole % 10);
         whole /= 10;
     } while (whole > 0);
-    fputs(buf + i, f);
+    size_t n = sizeof tmp - (size_t)i;
+    memcpy(buf, tmp + i, n);
+    return n;
 }
 
-static void put_us(FILE *f, uint64_t ps)
-{
-    put_fixed(f, ps / 1000000u, ps % 1000000u, 6);
-}
-
-/* A non-negative value with three decimals, integer arithmetic. */
-static void put_milli(FILE *f, double v)
+static size_t milli_into(char *buf, double v)
 {
     if (!(v > 0))
         v = 0;
     if (v > 1e15)
         v = 1e15;
     uint64_t m = (uint64_t)(v * 1000.0 + 0.5);
-    put_fixed(f, m / 1000, m % 1000, 3);
+    return fix_into(buf, m / 1000, m % 1000, 3);
 }
+
+/* "<whole>.<frac>" with frac zero-padded to `digits`, no printf. */
+static void put_fixed(FILE *f, uint64_t whole, uint64_t frac, int digits)
+{
+    char buf[48];
+    fwrite(buf, 1, fix_into(buf, whole, frac, digits), f);
+}
+
+/* Microseconds with picosecond digits, printed with integer arithmetic:
+ * floating-point printing dominated the writer's time. */
+static void put_us(FILE *f, uint64_t ps)
+{
+    put_fixed(f, ps / 1000000u, ps % 1000000u, 6);
+}
+
 
 /* Thread ids: per stream s, ops on 2s+1, waves on 2s+2.  Counters are
  * process-level tracks. */
@@ -235,29 +250,46 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
         put_us(f, x->end_ps - x->start_ps);
         fputs(",\"cat\":\"op\",\"name\":", f);
         put_str(f, o->name);
-        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"bound\":\"%s\",\"flops\":%.9g,\"dram_bytes\":%.9g,"
+        char fl[40], db[40];
+        numfmt_g(fl, sizeof fl, x->flops);
+        numfmt_g(db, sizeof db, x->bytes[LVL_DRAM]);
+        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"bound\":\"%s\",\"flops\":%s,\"dram_bytes\":%s,"
                    "\"kernels\":%u,\"tile\":",
-                op_kind_name(o->kind), run_bound_name(x), x->flops, x->bytes[LVL_DRAM], x->kernels);
+                op_kind_name(o->kind), run_bound_name(x), fl, db, x->kernels);
         put_str(f, x->tile);
         fprintf(f, "}}");
     }
-    /* wave slices (nest inside their op's time on their own track) */
+    /* wave slices (nest inside their op's time on their own track); the
+     * numbers are integers, printed without printf */
     for (uint32_t i = 0; i < tl->nslices; i++) {
         const struct tl_slice *s = &tl->slices[i];
         const struct op *o = &t->ops[s->op];
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", s->dev + 1, 2 * o->stream + 2);
+        char n[8][24];
+        numfmt_g(n[0], sizeof n[0], s->dev + 1);
+        numfmt_g(n[1], sizeof n[1], 2.0 * o->stream + 2);
+        numfmt_g(n[2], sizeof n[2], (double)s->wave0);
+        numfmt_g(n[3], sizeof n[3], (double)(s->wave1 - 1));
+        numfmt_g(n[4], sizeof n[4], s->kern);
+        numfmt_g(n[5], sizeof n[5], s->units);
+        const char *a1[] = {",\n{\"ph\":\"X\",\"pid\":", n[0], ",\"tid\":", n[1], ",\"ts\":"};
+        for (size_t k = 0; k < 5; k++)
+            fputs(a1[k], f);
         put_us(f, s->start_ps);
         fputs(",\"dur\":", f);
         put_us(f, s->end_ps - s->start_ps);
-        fputs(",\"cat\":\"waves\",\"name\":\"", f);
-        if (s->wave1 - s->wave0 == 1)
-            fprintf(f, "wave %llu", (unsigned long long)s->wave0);
-        else
-            fprintf(f, "waves %llu-%llu", (unsigned long long)s->wave0,
-                    (unsigned long long)s->wave1 - 1);
-        fprintf(f, "\",\"args\":{\"op\":");
+        fputs(s->wave1 - s->wave0 == 1 ? ",\"cat\":\"waves\",\"name\":\"wave "
+                                       : ",\"cat\":\"waves\",\"name\":\"waves ",
+              f);
+        fputs(n[2], f);
+        if (s->wave1 - s->wave0 != 1) {
+            fputc('-', f);
+            fputs(n[3], f);
+        }
+        fputs("\",\"args\":{\"op\":", f);
         put_str(f, o->name);
-        fprintf(f, ",\"kernel\":%u,\"sms\":%u}}", s->kern, s->units);
+        const char *a2[] = {",\"kernel\":", n[4], ",\"sms\":", n[5], "}}"};
+        for (size_t k = 0; k < 5; k++)
+            fputs(a2[k], f);
     }
     /* arrows from each copy to the ops it fed */
     uint64_t flow = 0;
@@ -296,6 +328,7 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
             char head[48], args[160];
             snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
             snprintf(args, sizeof args, ",\"name\":\"%s\",\"args\":{\"%s\":", nm, unit);
+            size_t head_n = strlen(head), args_n = strlen(args);
             double last = -1;
             for (uint32_t b = 0; b <= s->n; b++) {
                 double rate = b < s->n ? s->amount[b] / ((double)tl->bucket_ps * 1e-12) : 0;
@@ -303,15 +336,24 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 if (shown == last)
                     continue;
                 last = shown;
-                fputs(head, f);
-                put_us(f, b * tl->bucket_ps);
-                fputs(args, f);
-                put_milli(f, rate * scale);
+                /* the event is assembled in memory and written at once */
+                char line[320];
+                size_t k = 0;
+                memcpy(line + k, head, head_n);
+                k += head_n;
+                k += fix_into(line + k, b * tl->bucket_ps / 1000000u, b * tl->bucket_ps % 1000000u, 6);
+                memcpy(line + k, args, args_n);
+                k += args_n;
+                k += milli_into(line + k, rate * scale);
                 if (s->capacity_per_s > 0) {
-                    fputs(",\"% of peak\":", f);
-                    put_milli(f, 100.0 * rate / s->capacity_per_s);
+                    static const char pk[] = ",\"% of peak\":";
+                    memcpy(line + k, pk, sizeof pk - 1);
+                    k += sizeof pk - 1;
+                    k += milli_into(line + k, 100.0 * rate / s->capacity_per_s);
                 }
-                fputs("}}", f);
+                memcpy(line + k, "}}", 2);
+                k += 2;
+                fwrite(line, 1, k, f);
             }
         }
     }
