@@ -79,6 +79,8 @@ enum flow_role { FR_LOAD, FR_PIPE, FR_SMEM, FR_STORE };
 struct kplan {
     char what[16];              /* "gemm", "flash", "stream", "dma", ... */
     int dma;                    /* copy engine transfer, no SMs */
+    uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
+    int fixed;
     enum level dma_level;       /* PCIe for h2d/d2h, DRAM for d2d */
     double dma_bytes;
     uint64_t gm, gn, gb;        /* CTA grid: row blocks x column blocks x batch */
@@ -288,6 +290,13 @@ struct gemm_shape {
     double out_bytes;           /* bytes per output element */
 };
 
+/* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as
+ * SIMT kernels on the vector pipe (FFMA), e.g. fp32 with TF32 disabled. */
+static int gemm_simt(const struct hw_config *c, enum dtype t)
+{
+    return c->matrix_flops_per_cycle[t] <= 0 && c->vector_flops_per_cycle[t] > 0;
+}
+
 static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
                             uint32_t tm, uint32_t tn, uint32_t tk, uint32_t split,
                             uint32_t cpu, struct kplan *p)
@@ -306,7 +315,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
 
     /* quick estimate, only to choose */
     double cta_flops = 2.0 * tm * tn * (double)tk * steps;
-    double per_unit = unit_matrix_rate(c, mdt);
+    double per_unit = gemm_simt(c, s->dt) ? unit_vector_rate(c, s->dt) : unit_matrix_rate(c, mdt);
     double active = (double)umin(ctas, slots);
     double units_busy = dmin((double)c->units, ceil(active / cpu));
     double cpu_eff = active / units_busy;
@@ -408,6 +417,11 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                     best->async_copy = 1;
                     best->mdt = matrix_type(c, s->dt);
                     best->vdt = DT_FP32;
+                    if (gemm_simt(c, s->dt)) {
+                        best->vflops_step = best->mflops_step;
+                        best->mflops_step = 0;
+                        best->vdt = s->dt;
+                    }
                     best->dram_cost = 1.0;
                     snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u",
                              tm, tn, tk, stages, sp);
@@ -490,6 +504,17 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
 static void lower_op(const struct hw_config *c, const struct op *o, struct lowered *L)
 {
     memset(L, 0, sizeof *L);
+    if (o->fixed_s >= 0) {
+        /* the trace says how long it takes (e.g. an imported kernel without
+         * shapes): one kernel of that length, busy the whole time */
+        struct kplan *p = &L->k[0];
+        p->fixed = 1;
+        p->fixed_ps = (uint64_t)llround(o->fixed_s * 1e12);
+        snprintf(p->what, sizeof p->what, "fixed");
+        snprintf(p->tile, sizeof p->tile, "fixed %.3f us", o->fixed_s * 1e6);
+        L->nk = 1;
+        return;
+    }
     double eb = dtype_bytes(o->dtype, 1.0);
     enum dtype vdt = vector_type(c, o->dtype);
     switch (o->kind) {
@@ -1040,6 +1065,11 @@ static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
     case GPU_EV_BEGIN: {
         account(r, CAT_LAUNCH);
         const struct kplan *p = r->p;
+        if (p->fixed) {
+            r->nchunks = 1;
+            engine_after(r->g->e, p->fixed_ps, r->g->comp, GPU_EV_READY, 0, r);
+            break;
+        }
         if (p->dma) {
             runner_dma(r);
             break;
@@ -1059,6 +1089,12 @@ static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
         break;
     }
     case GPU_EV_READY:
+        if (r->p->fixed) {
+            account(r, CAT_BUSY);
+            r->res->waves++;
+            runner_next_kernel(r);
+            break;
+        }
         r->ready[ev->arg] = 1;
         if (r->p->dma) {
             account(r, (enum time_cat)(CAT_STALL + r->load_level[0]));
@@ -1159,7 +1195,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         lower_op(cfg, &t->ops[i], &g->low[i]);
         for (uint32_t k = 0; k < g->low[i].nk; k++) {
             const struct kplan *p = &g->low[i].k[k];
-            if (p->dma)
+            if (p->dma || p->fixed)
                 continue;
             size_t np = (size_t)(p->gb * (p->gm + p->gn));
             uint64_t slots = (uint64_t)cfg->units * p->ctas_per_unit;

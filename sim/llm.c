@@ -106,6 +106,7 @@ static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, e
     o->kind = kind;
     o->dtype = dt;
     o->measured_s = -1;
+    o->fixed_s = -1;
     o->line = 0;
     /* every op waits for the one before: a single dependent chain */
     o->deps_off = t->ndeps;

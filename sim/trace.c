@@ -132,9 +132,9 @@ static const struct op_field op_fields[] = {
 #define N_OP_FIELDS (sizeof op_fields / sizeof op_fields[0])
 
 /* Keys every op may have, in the order they are written. */
-enum { K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, N_COMMON };
+enum { K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, N_COMMON };
 static const char *const common_keys[N_COMMON] = {
-    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s"};
+    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s"};
 #define MAX_KIND_FIELDS 8
 #define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
 
@@ -564,6 +564,10 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     if ((it = items[K_MEASURED]) != NULL &&
         jsondoc_get_number(doc, it, L->prefix, "measured_s", 0.0, HUGE_VAL, &op->measured_s,
                            L->d))
+        return -1;
+    op->fixed_s = -1.0;
+    if ((it = items[K_FIXED]) != NULL &&
+        jsondoc_get_number(doc, it, L->prefix, "fixed_s", 0.0, HUGE_VAL, &op->fixed_s, L->d))
         return -1;
 
     /* deps: only counted here; resolved once every id is known. */
@@ -1016,6 +1020,10 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         fputs(", \"measured_s\": ", f);
         put_double(f, op->measured_s);
     }
+    if (op->fixed_s >= 0.0) {
+        fputs(", \"fixed_s\": ", f);
+        put_double(f, op->fixed_s);
+    }
     fputc('}', f);
 }
 
@@ -1069,6 +1077,8 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         }
         if (op->stream > TRACE_STREAM_CAP)
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "stream is out of range");
+        if (isnan(op->fixed_s) || isinf(op->fixed_s))
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "fixed_s is not finite");
         if (isnan(op->measured_s) || isinf(op->measured_s))
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "measured_s is not finite");
     }

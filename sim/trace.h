@@ -54,6 +54,7 @@ struct op {
     uint32_t ndeps;               /* number of dependencies */
     int line;                     /* line of the op in the trace file */
     double measured_s;            /* measured time if the trace carries one, else -1 */
+    double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
     union {
         struct { uint64_t m, n, k, batch; } gemm;            /* C[b] = A[b](m x k) * B[b](k x n) */
         struct {

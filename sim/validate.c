@@ -212,6 +212,7 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
     snprintf(t->ops[0].id, sizeof t->ops[0].id, "%s", name);
     snprintf(t->ops[0].name, sizeof t->ops[0].name, "%s", name);
     t->ops[0].measured_s = -1;
+    t->ops[0].fixed_s = -1;
     snprintf(t->path, sizeof t->path, "%s", name);
 }
 
