@@ -11,6 +11,7 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 [ -f /usr/include/yaml.h ] || need+=(libyaml-dev)
 [ -f /usr/include/cjson/cJSON.h ] || need+=(libcjson-dev)
 [ -f /usr/include/gsl/gsl_sort.h ] || need+=(libgsl-dev)
+[ -f /usr/include/zlib.h ] || need+=(zlib1g-dev)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null || need+=(chromium)

@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "                  [--context C] [--dtype bf16] [--attn flash|naive] -o TRACE.json\n"
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
             "  strata plot     --report REPORT.json --out DIR\n"
+            "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
+            "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
             "  strata version\n"
             "\n"
             "See README.md and docs/ for the formats.\n",
@@ -53,6 +55,10 @@ int main(int argc, char **argv)
         return cli_info(argc - 1, argv + 1);
     if (strcmp(verb, "gen") == 0)
         return cli_gen(argc - 1, argv + 1);
+    if (strcmp(verb, "import") == 0)
+        return cli_import(argc - 1, argv + 1);
+    if (strcmp(verb, "compare") == 0)
+        return cli_compare(argc - 1, argv + 1);
     if (strcmp(verb, "plot") == 0)
         return cli_plot(argc - 1, argv + 1);
     if (strcmp(verb, "validate") == 0)

@@ -616,9 +616,9 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                         "an elementwise op must read or write at least one tensor "
                         "(inputs + outputs >= 1)");
     } else if (op->kind == OP_GENERIC) {
-        if (op->u.gen.flops == 0.0 && op->u.gen.bytes == 0.0)
+        if (op->u.gen.flops == 0.0 && op->u.gen.bytes == 0.0 && op->fixed_s < 0)
             return lerr(L, DIAG_E_RANGE, NULL, line, "flops",
-                        "a generic op needs flops > 0 or bytes > 0 (both are 0)");
+                        "a generic op needs flops > 0 or bytes > 0 (both are 0), or a fixed_s");
     }
 
     return 0;

@@ -1,0 +1,216 @@
+/* compare.c: `strata import` and `strata compare`.
+ *
+ *   strata import pytorch FILE -o OUT.json     Kineto or execution trace -> strata trace
+ *   strata compare --trace T --hw H [--top N] [--json F]
+ *
+ * compare runs the trace and, op class by op class, sets strata's kernel
+ * time (the op's time minus its launch overhead: a profiler's kernel
+ * durations do not include the launch) against the measured_s the trace
+ * carries.  Ops with a fixed_s were not simulated (no shapes) and are
+ * listed as their own class.
+ */
+#include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "cfg.h"
+#include "check.h"
+#include "cli.h"
+#include "import.h"
+#include "run.h"
+#include "trace.h"
+
+int cli_import(int argc, char **argv)
+{
+    if (argc < 3 || strcmp(argv[1], "pytorch") != 0) {
+        fprintf(stderr, "strata import: expected 'strata import pytorch FILE -o OUT.json'\n");
+        return 2;
+    }
+    const char *in = argv[2];
+    struct cli_opts o;
+    cli_opts_init(&o, argc - 2, argv + 2);
+    const char *out = cli_get(&o, "-o");
+    if (out == NULL)
+        out = cli_get(&o, "--output");
+    int rc = cli_check(&o, "import");
+    if (rc)
+        return rc;
+    if (out == NULL) {
+        fprintf(stderr, "strata import: -o OUT.json is required\n");
+        return 2;
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
+    struct import_stats st;
+    if (import_pytorch(in, &t, &st, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    if (trace_write(&t, out, &d) != 0) {
+        diag_print(&d, stderr);
+        trace_free(&t);
+        return 1;
+    }
+    printf("wrote %s: %u ops on %u device(s)", out, t.nops, t.ndevices);
+    for (unsigned k = 0; k < OP_KIND_COUNT; k++)
+        if (st.by_kind[k])
+            printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
+    printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with shapes\n",
+           st.cpu_ops, st.kernels, st.copies, st.owners, st.mapped);
+    unsigned fixed = st.fixed_noshape + st.fixed_unknown + st.fixed_collective + st.orphan_kernels;
+    if (fixed > 0 || st.malformed > 0)
+        fprintf(stderr,
+                "strata import: warning: %u ops kept as their measured time (fixed_s): %u without "
+                "shapes, %u of kinds strata does not model, %u collectives, %u kernels without a CPU "
+                "op; %u malformed events skipped\n",
+                fixed, st.fixed_noshape, st.fixed_unknown, st.fixed_collective, st.orphan_kernels,
+                st.malformed);
+    trace_free(&t);
+    return 0;
+}
+
+struct cls {
+    char name[24];
+    uint32_t n;                 /* ops with a measured time */
+    double meas, pred;          /* totals, s */
+    double *err;                /* per op |pred/meas - 1| */
+    double median;
+};
+
+int cli_compare(int argc, char **argv)
+{
+    struct cli_opts o;
+    cli_opts_init(&o, argc, argv);
+    const char *tr = cli_get(&o, "--trace"), *hw = cli_get(&o, "--hw");
+    const char *js = cli_get(&o, "--json"), *top = cli_get(&o, "--top");
+    int rc = cli_check(&o, "compare");
+    if (rc)
+        return rc;
+    if (tr == NULL || hw == NULL) {
+        fprintf(stderr, "strata compare: --trace and --hw are required\n");
+        return 2;
+    }
+    unsigned ntop = top ? (unsigned)strtoul(top, NULL, 10) : 10;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct hw_config cfg;
+    struct trace t;
+    struct run_result r;
+    if (cfg_load(hw, &cfg, &d) != 0 || trace_load(tr, &t, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    if (run_trace(&cfg, &t, &r, &d) != 0) {
+        diag_print(&d, stderr);
+        trace_free(&t);
+        return 1;
+    }
+    struct cls cl[OP_KIND_COUNT + 1];
+    memset(cl, 0, sizeof cl);
+    for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
+        snprintf(cl[k].name, sizeof cl[k].name, "%s",
+                 k < OP_KIND_COUNT ? op_kind_name((enum op_kind)k) : "fixed (no shapes)");
+        cl[k].err = sim_xcalloc(t.nops + 1, sizeof *cl[k].err);
+    }
+    double *pred = sim_xcalloc(t.nops + 1, sizeof *pred);
+    uint32_t nmeas = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *op = &t.ops[i];
+        const struct op_result *x = &r.ops[i];
+        pred[i] = (double)(x->end_ps - x->start_ps - x->time_ps[CAT_LAUNCH]) * 1e-12;
+        if (op->measured_s <= 0)
+            continue;
+        nmeas++;
+        struct cls *c = &cl[op->fixed_s >= 0 ? OP_KIND_COUNT : op->kind];
+        c->meas += op->measured_s;
+        c->pred += pred[i];
+        c->err[c->n++] = fabs(pred[i] / op->measured_s - 1.0);
+    }
+    printf("strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t.path, cfg.name,
+           nmeas);
+    printf("%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
+           "median |err|");
+    for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
+        struct cls *c = &cl[k];
+        if (c->n == 0)
+            continue;
+        gsl_sort(c->err, 1, c->n);
+        c->median = gsl_stats_median_from_sorted_data(c->err, 1, c->n);
+        printf("%-18s %5u %11.3f ms %11.3f ms %+8.1f%% %13.1f%%\n", c->name, c->n, c->meas * 1e3,
+               c->pred * 1e3, c->meas > 0 ? 100 * (c->pred / c->meas - 1) : 0, 100 * c->median);
+    }
+    /* the ops with the largest time error */
+    uint32_t *idx = sim_xcalloc(t.nops + 1, sizeof *idx);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < t.nops; i++)
+        if (t.ops[i].measured_s > 0 && t.ops[i].fixed_s < 0)
+            idx[m++] = i;
+    for (uint32_t a = 0; a < m && a < ntop; a++) { /* partial selection, deterministic */
+        uint32_t best = a;
+        for (uint32_t b = a + 1; b < m; b++) {
+            double eb = fabs(pred[idx[b]] - t.ops[idx[b]].measured_s);
+            double ea = fabs(pred[idx[best]] - t.ops[idx[best]].measured_s);
+            if (eb > ea)
+                best = b;
+        }
+        uint32_t tmp = idx[a];
+        idx[a] = idx[best];
+        idx[best] = tmp;
+    }
+    if (m > 0)
+        printf("\nlargest errors (kernel time):\n");
+    for (uint32_t a = 0; a < m && a < ntop; a++) {
+        const struct op *op = &t.ops[idx[a]];
+        char shape[96] = "";
+        if (op->kind == OP_GEMM)
+            snprintf(shape, sizeof shape, "%llux%llux%llu b%llu %s", (unsigned long long)op->u.gemm.m,
+                     (unsigned long long)op->u.gemm.n, (unsigned long long)op->u.gemm.k,
+                     (unsigned long long)op->u.gemm.batch, dtype_name(op->dtype));
+        printf("  %-8s %-28.28s %-30.30s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", op->id,
+               op->name, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
+               100 * (pred[idx[a]] / op->measured_s - 1));
+    }
+    if (js != NULL) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, "strata_compare", 1);
+        cJSON_AddStringToObject(root, "trace", t.path);
+        cJSON_AddStringToObject(root, "hardware", cfg.name);
+        cJSON *cs = cJSON_AddObjectToObject(root, "classes");
+        for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
+            if (cl[k].n == 0)
+                continue;
+            cJSON *c = cJSON_AddObjectToObject(cs, k < OP_KIND_COUNT ? cl[k].name : "fixed");
+            cJSON_AddNumberToObject(c, "ops", cl[k].n);
+            cJSON_AddNumberToObject(c, "measured_s", cl[k].meas);
+            cJSON_AddNumberToObject(c, "predicted_s", cl[k].pred);
+            cJSON_AddNumberToObject(c, "median_abs_error", cl[k].median);
+        }
+        char *text = cJSON_Print(root);
+        struct afile af;
+        if (afile_open(&af, js, &d) == 0) {
+            fputs(text, af.f);
+            fputc('\n', af.f);
+            if (afile_commit(&af, &d) != 0)
+                rc = 1;
+        } else {
+            rc = 1;
+        }
+        if (rc)
+            diag_print(&d, stderr);
+        free(text);
+        cJSON_Delete(root);
+    }
+    for (unsigned k = 0; k <= OP_KIND_COUNT; k++)
+        free(cl[k].err);
+    free(pred);
+    free(idx);
+    run_result_free(&r);
+    trace_free(&t);
+    return rc;
+}

@@ -1,0 +1,738 @@
+/* import.c: Kineto and PyTorch execution-trace importers.  See import.h. */
+#include "import.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gz.h"
+#include "jsondoc.h"
+#include "opmap.h"
+
+/* ------------------------------------------------------------ small map */
+
+struct imap {
+    int64_t *key;
+    uint32_t *val;
+    size_t mask;
+};
+
+static void imap_init(struct imap *m, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    m->key = sim_xcalloc(cap, sizeof *m->key);
+    m->val = sim_xcalloc(cap, sizeof *m->val);
+    m->mask = cap - 1;
+    for (size_t i = 0; i < cap; i++)
+        m->key[i] = INT64_MIN;
+}
+
+static void imap_free(struct imap *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
+static size_t imap_slot(const struct imap *m, int64_t k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 20) & m->mask;
+    while (m->key[i] != INT64_MIN && m->key[i] != k)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+static void imap_put(struct imap *m, int64_t k, uint32_t v)
+{
+    size_t i = imap_slot(m, k);
+    if (m->key[i] == INT64_MIN) { /* first one wins */
+        m->key[i] = k;
+        m->val[i] = v;
+    }
+}
+
+static int imap_get(const struct imap *m, int64_t k, uint32_t *v)
+{
+    size_t i = imap_slot(m, k);
+    if (m->key[i] == INT64_MIN)
+        return 0;
+    *v = m->val[i];
+    return 1;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static int get_num(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+        return -1;
+    *v = it->valuedouble;
+    return 0;
+}
+
+static int get_i64(const cJSON *o, const char *k, int64_t *v)
+{
+    double d;
+    if (get_num(o, k, &d) != 0)
+        return -1;
+    *v = (int64_t)d;
+    return 0;
+}
+
+/* shapes and types from a Kineto "Input Dims"/"Input type" pair or an ET
+ * "input_shapes"/"input_types" pair */
+static void fill_inputs(struct opmap_in *in, const cJSON *dims, const cJSON *types)
+{
+    in->ninputs = 0;
+    const cJSON *dl = cJSON_IsArray(dims) ? dims->child : NULL;
+    const cJSON *tl = cJSON_IsArray(types) ? types->child : NULL;
+    while (dl != NULL && in->ninputs < OPMAP_MAX_IN) {
+        int i = in->ninputs++;
+        in->ndims[i] = -1;
+        in->types[i] = tl && cJSON_IsString(tl) ? tl->valuestring : "";
+        if (cJSON_IsArray(dl)) {
+            int n = 0, ok = 1;
+            for (const cJSON *x = dl->child; x != NULL; x = x->next) {
+                if (!cJSON_IsNumber(x) || n == OPMAP_MAX_DIMS) {
+                    ok = 0;
+                    break;
+                }
+                in->dims[i][n++] = (int64_t)x->valuedouble;
+            }
+            /* [] is a scalar; a tensor has at least one dim */
+            if (ok && n > 0)
+                in->ndims[i] = n;
+        }
+        dl = dl->next;
+        if (tl)
+            tl = tl->next;
+    }
+}
+
+/* ------------------------------------------------------------ trace building */
+
+struct builder {
+    struct trace *t;
+    uint32_t cap, dcap, ndev;
+    int64_t dev_ids[64];
+    struct { int64_t dev, stream; } streams[256];
+    uint32_t nstreams;
+};
+
+static void b_init(struct builder *b, struct trace *t, uint32_t cap)
+{
+    memset(t, 0, sizeof *t);
+    memset(b, 0, sizeof *b);
+    b->t = t;
+    b->cap = cap ? cap : 1;
+    b->dcap = b->cap;
+    t->ops = sim_xcalloc(b->cap, sizeof *t->ops);
+    t->deps = sim_xcalloc(b->dcap, sizeof *t->deps);
+    t->topo = sim_xcalloc(b->cap, sizeof *t->topo);
+    t->devices = sim_xcalloc(64, sizeof *t->devices);
+}
+
+static uint32_t b_device(struct builder *b, int64_t dev)
+{
+    for (uint32_t i = 0; i < b->ndev; i++)
+        if (b->dev_ids[i] == dev)
+            return i;
+    if (b->ndev == 64)
+        return 63;
+    b->dev_ids[b->ndev] = dev;
+    snprintf(b->t->devices[b->ndev], sizeof b->t->devices[0], "gpu%lld", (long long)dev);
+    return b->ndev++;
+}
+
+static uint32_t b_stream(struct builder *b, int64_t dev, int64_t stream)
+{
+    /* streams numbered per device in order of appearance */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < b->nstreams; i++) {
+        if (b->streams[i].dev == dev) {
+            if (b->streams[i].stream == stream)
+                return n;
+            n++;
+        }
+    }
+    if (b->nstreams < 256) {
+        b->streams[b->nstreams].dev = dev;
+        b->streams[b->nstreams].stream = stream;
+        b->nstreams++;
+    }
+    return n;
+}
+
+static struct op *b_add(struct builder *b, const char *name)
+{
+    struct trace *t = b->t;
+    if (t->nops == b->cap) {
+        b->cap *= 2;
+        void *p = realloc(t->ops, b->cap * sizeof *t->ops);
+        void *q = realloc(t->topo, b->cap * sizeof *t->topo);
+        if (p == NULL || q == NULL)
+            sim_oom(b->cap * sizeof *t->ops);
+        t->ops = p;
+        t->topo = q;
+    }
+    uint32_t i = t->nops++;
+    struct op *o = &t->ops[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->id, sizeof o->id, "op%u", i);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->measured_s = -1;
+    o->fixed_s = -1;
+    o->deps_off = t->ndeps;
+    t->topo[i] = i;
+    return o;
+}
+
+static void b_dep(struct builder *b, uint32_t on)
+{
+    struct trace *t = b->t;
+    if (t->ndeps == b->dcap) {
+        b->dcap *= 2;
+        void *p = realloc(t->deps, b->dcap * sizeof *t->deps);
+        if (p == NULL)
+            sim_oom(b->dcap * sizeof *t->deps);
+        t->deps = p;
+    }
+    t->deps[t->ndeps++] = on;
+    t->ops[t->nops - 1].ndeps++;
+}
+
+static void b_fixed(struct op *o, double seconds)
+{
+    o->kind = OP_GENERIC;
+    o->dtype = DT_INT8;
+    o->u.gen.flops = 0;
+    o->u.gen.bytes = 0;
+    o->fixed_s = seconds;
+    o->measured_s = seconds;
+}
+
+/* ------------------------------------------------------------ Kineto */
+
+struct kcpu {                   /* a CPU op */
+    const cJSON *ev;
+    int64_t pid, tid, ext;
+    double ts, end;
+    /* kernels it owns */
+    double first_ts, kern_s;
+    int64_t dev, stream;
+    uint32_t nkern;
+    int tensor_core;
+};
+
+struct krt {                    /* a runtime launch call */
+    int64_t pid, tid, corr;
+    double ts;
+    int32_t owner;              /* CPU op index, -1 none */
+};
+
+struct kdev {                   /* a GPU event */
+    const cJSON *ev;
+    double ts, dur;
+    int64_t dev, stream, ext, corr;
+    int copy;                   /* 1 memcpy, 2 memset */
+};
+
+static int cpu_cmp(const void *a, const void *b)
+{
+    const struct kcpu *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1; /* parents before children */
+    return 0;
+}
+
+static int rt_cmp(const void *a, const void *b)
+{
+    const struct krt *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->corr < y->corr ? -1 : (x->corr > y->corr);
+}
+
+/* Innermost CPU op containing each runtime call, per thread, one sweep. */
+static void owners_by_time(struct kcpu *cpu, uint32_t ncpu, struct krt *rt, uint32_t nrt)
+{
+    qsort(cpu, ncpu, sizeof *cpu, cpu_cmp);
+    qsort(rt, nrt, sizeof *rt, rt_cmp);
+    uint32_t *stack = sim_xcalloc(ncpu + 1, sizeof *stack);
+    uint32_t c = 0, top = 0;
+    for (uint32_t r = 0; r < nrt; r++) {
+        struct krt *x = &rt[r];
+        /* a new thread: start afresh */
+        if (r == 0 || rt[r - 1].pid != x->pid || rt[r - 1].tid != x->tid)
+            top = 0;
+        /* skip CPU ops of earlier threads */
+        while (c < ncpu && (cpu[c].pid < x->pid || (cpu[c].pid == x->pid && cpu[c].tid < x->tid)))
+            c++;
+        while (c < ncpu && cpu[c].pid == x->pid && cpu[c].tid == x->tid && cpu[c].ts <= x->ts) {
+            while (top > 0 && cpu[stack[top - 1]].end <= cpu[c].ts)
+                top--;
+            stack[top++] = c++;
+        }
+        while (top > 0 && cpu[stack[top - 1]].end < x->ts)
+            top--;
+        /* innermost: the top, if it contains the call */
+        x->owner = -1;
+        for (uint32_t k = top; k > 0; k--)
+            if (cpu[stack[k - 1]].ts <= x->ts && x->ts <= cpu[stack[k - 1]].end) {
+                x->owner = (int32_t)stack[k - 1];
+                break;
+            }
+    }
+    free(stack);
+}
+
+struct kentry {                 /* one op of the output, before sorting */
+    double ts;
+    uint32_t seq;
+    int cpu;                    /* >= 0: owner CPU op; else */
+    uint32_t dev_event;         /* the GPU event (orphan kernel or copy) */
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct kentry *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+static int is_cat(const cJSON *e, const char *a, const char *b)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cat");
+    return cJSON_IsString(c) && (strcmp(c->valuestring, a) == 0 || (b && strcmp(c->valuestring, b) == 0));
+}
+
+static int tensor_core_kernel(const char *name)
+{
+    return strstr(name, "tensorop") || strstr(name, "tf32") || strstr(name, "1688gemm") ||
+           strstr(name, "xmma") || strstr(name, "hmma") || strstr(name, "sm90_");
+}
+
+static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct trace *out,
+                        struct import_stats *st, struct diag *d)
+{
+    uint32_t n = (uint32_t)cJSON_GetArraySize(events);
+    struct kcpu *cpu = sim_xcalloc(n + 1, sizeof *cpu);
+    struct krt *rt = sim_xcalloc(n + 1, sizeof *rt);
+    struct kdev *dv = sim_xcalloc(n + 1, sizeof *dv);
+    uint32_t ncpu = 0, nrt = 0, ndv = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        if (!cJSON_IsObject(e)) {
+            st->malformed++;
+            continue;
+        }
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+            continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+        double ts, dur;
+        if (is_cat(e, "cpu_op", "operator")) {
+            struct kcpu *c = &cpu[ncpu];
+            if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || get_i64(e, "pid", &c->pid) ||
+                get_i64(e, "tid", &c->tid) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name"))) {
+                st->malformed++;
+                continue;
+            }
+            c->ev = e;
+            c->ts = ts;
+            c->end = ts + (dur > 0 ? dur : 0);
+            c->ext = INT64_MIN;
+            if (cJSON_IsObject(args))
+                get_i64(args, "External id", &c->ext);
+            ncpu++;
+            st->cpu_ops++;
+        } else if (is_cat(e, "cuda_runtime", "hip_runtime") || is_cat(e, "runtime", NULL)) {
+            struct krt *r = &rt[nrt];
+            if (get_num(e, "ts", &ts) || get_i64(e, "pid", &r->pid) || get_i64(e, "tid", &r->tid) ||
+                !cJSON_IsObject(args) || get_i64(args, "correlation", &r->corr))
+                continue; /* a sync or malloc call without correlation: not a launch */
+            r->ts = ts;
+            nrt++;
+        } else if (is_cat(e, "kernel", NULL) || is_cat(e, "gpu_memcpy", "gpu_memset")) {
+            struct kdev *k = &dv[ndv];
+            if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || !cJSON_IsObject(args) ||
+                !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name"))) {
+                st->malformed++;
+                continue;
+            }
+            k->ev = e;
+            k->ts = ts;
+            k->dur = dur > 0 ? dur : 0;
+            k->dev = 0;
+            k->stream = 0;
+            k->ext = INT64_MIN;
+            k->corr = INT64_MIN;
+            if (get_i64(args, "device", &k->dev) && get_i64(e, "pid", &k->dev))
+                k->dev = 0;
+            if (get_i64(args, "stream", &k->stream) && get_i64(e, "tid", &k->stream))
+                k->stream = 0;
+            get_i64(args, "External id", &k->ext);
+            get_i64(args, "correlation", &k->corr);
+            k->copy = is_cat(e, "gpu_memcpy", NULL) ? 1 : (is_cat(e, "gpu_memset", NULL) ? 2 : 0);
+            if (k->copy)
+                st->copies++;
+            else
+                st->kernels++;
+            ndv++;
+        }
+    }
+    owners_by_time(cpu, ncpu, rt, nrt);
+    struct imap by_ext, by_corr;
+    imap_init(&by_ext, ncpu);
+    imap_init(&by_corr, nrt);
+    for (uint32_t i = 0; i < ncpu; i++)
+        if (cpu[i].ext != INT64_MIN)
+            imap_put(&by_ext, cpu[i].ext, i);
+    for (uint32_t i = 0; i < nrt; i++)
+        imap_put(&by_corr, rt[i].corr, i);
+    /* kernels -> owners */
+    struct kentry *ent = sim_xcalloc(ndv + ncpu + 1, sizeof *ent);
+    uint32_t nent = 0;
+    for (uint32_t i = 0; i < ndv; i++) {
+        struct kdev *k = &dv[i];
+        if (k->copy) {
+            ent[nent].ts = k->ts;
+            ent[nent].seq = nent;
+            ent[nent].cpu = -1;
+            ent[nent].dev_event = i;
+            nent++;
+            continue;
+        }
+        uint32_t owner, r;
+        int have = 0;
+        if (k->ext != INT64_MIN && imap_get(&by_ext, k->ext, &owner))
+            have = 1;
+        else if (k->corr != INT64_MIN && imap_get(&by_corr, k->corr, &r) && rt[r].owner >= 0) {
+            owner = (uint32_t)rt[r].owner;
+            have = 1;
+        }
+        if (!have) {
+            st->orphan_kernels++;
+            ent[nent].ts = k->ts;
+            ent[nent].seq = nent;
+            ent[nent].cpu = -1;
+            ent[nent].dev_event = i;
+            nent++;
+            continue;
+        }
+        struct kcpu *c = &cpu[owner];
+        if (c->nkern == 0) {
+            c->first_ts = k->ts;
+            c->dev = k->dev;
+            c->stream = k->stream;
+            ent[nent].ts = k->ts;
+            ent[nent].seq = nent;
+            ent[nent].cpu = (int)owner;
+            nent++;
+            st->owners++;
+        }
+        c->nkern++;
+        c->kern_s += k->dur * 1e-6;
+        const char *kn = cJSON_GetObjectItemCaseSensitive(k->ev, "name")->valuestring;
+        if (tensor_core_kernel(kn))
+            c->tensor_core = 1;
+    }
+    qsort(ent, nent, sizeof *ent, entry_cmp);
+    struct builder b;
+    b_init(&b, out, nent);
+    /* the last op on each (device, stream), for ordering */
+    for (uint32_t i = 0; i < nent; i++) {
+        struct op *o;
+        int64_t dev, stream;
+        if (ent[i].cpu >= 0) {
+            struct kcpu *c = &cpu[ent[i].cpu];
+            const char *nm = cJSON_GetObjectItemCaseSensitive(c->ev, "name")->valuestring;
+            o = b_add(&b, nm);
+            dev = c->dev;
+            stream = c->stream;
+            const cJSON *args = cJSON_GetObjectItemCaseSensitive(c->ev, "args");
+            struct opmap_in in;
+            memset(&in, 0, sizeof in);
+            in.name = nm;
+            in.tensor_core = c->tensor_core;
+            fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
+                        cJSON_GetObjectItemCaseSensitive(args, "Input type"));
+            enum opmap_result mr = opmap_map(&in, o);
+            if (mr == OPMAP_OK) {
+                o->measured_s = c->kern_s;
+                st->mapped++;
+            } else {
+                b_fixed(o, c->kern_s);
+                if (mr == OPMAP_NOSHAPE)
+                    st->fixed_noshape++;
+                else if (mr == OPMAP_COLLECTIVE)
+                    st->fixed_collective++;
+                else
+                    st->fixed_unknown++;
+            }
+        } else {
+            struct kdev *k = &dv[ent[i].dev_event];
+            const char *nm = cJSON_GetObjectItemCaseSensitive(k->ev, "name")->valuestring;
+            o = b_add(&b, nm);
+            dev = k->dev;
+            stream = k->stream;
+            double bytes = 0;
+            get_num(cJSON_GetObjectItemCaseSensitive(k->ev, "args"), "bytes", &bytes);
+            if (k->copy == 1 && bytes >= 1) {
+                o->kind = OP_MEMCPY;
+                o->dtype = DT_INT8;
+                o->u.copy.bytes = (uint64_t)bytes;
+                o->u.copy.dir = strstr(nm, "HtoD") ? MEMCPY_H2D
+                                                   : (strstr(nm, "DtoH") ? MEMCPY_D2H : MEMCPY_D2D);
+                o->measured_s = k->dur * 1e-6;
+            } else if (k->copy == 2 && bytes >= 1) {
+                o->kind = OP_ELEMENTWISE;
+                o->dtype = DT_INT8;
+                o->u.ew.elements = (uint64_t)bytes;
+                o->u.ew.inputs = 0;
+                o->u.ew.outputs = 1;
+                o->u.ew.flops_per_element = 0;
+                o->u.ew.vector_bytes = 16;
+                o->measured_s = k->dur * 1e-6;
+            } else {
+                b_fixed(o, k->dur * 1e-6);
+            }
+        }
+        o->device = b_device(&b, dev);
+        o->stream = b_stream(&b, dev, stream);
+        st->by_kind[o->kind]++;
+    }
+    out->ndevices = b.ndev ? b.ndev : 1;
+    if (b.ndev == 0)
+        snprintf(out->devices[0], sizeof out->devices[0], "gpu0");
+    snprintf(out->path, sizeof out->path, "%s", doc->name);
+    snprintf(out->name, sizeof out->name, "imported from %.60s", doc->name);
+    imap_free(&by_ext);
+    imap_free(&by_corr);
+    free(cpu);
+    free(rt);
+    free(dv);
+    free(ent);
+    if (out->nops == 0) {
+        trace_free(out);
+        return diag_set(d, DIAG_E_RANGE, doc->name, 1, "traceEvents",
+                        "no GPU kernels or copies in the trace: nothing to import");
+    }
+    return 0;
+}
+
+static int load_json(const char *path, struct jsondoc *doc, struct diag *d)
+{
+    char *text;
+    size_t len;
+    if (gz_read_all(path, &text, &len, d) != 0)
+        return -1;
+    if (strlen(text) != len) {
+        free(text);
+        return diag_set(d, DIAG_E_PARSE, path, 0, "", "not a JSON file (NUL byte)");
+    }
+    int rc = jsondoc_parse_string(text, path, doc, d);
+    free(text);
+    return rc;
+}
+
+int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
+{
+    memset(st, 0, sizeof *st);
+    struct jsondoc doc;
+    if (load_json(path, &doc, d) != 0)
+        return -1;
+    const cJSON *events = cJSON_IsArray(doc.root)
+                              ? doc.root
+                              : cJSON_GetObjectItemCaseSensitive(doc.root, "traceEvents");
+    int rc;
+    if (!cJSON_IsArray(events))
+        rc = diag_set(d, DIAG_E_MISSING, path, 1, "traceEvents",
+                      "not a PyTorch profiler trace (no traceEvents array)");
+    else
+        rc = kineto_build(&doc, events, out, st, d);
+    jsondoc_free(&doc);
+    return rc;
+}
+
+/* ------------------------------------------------------------ execution trace */
+
+/* storage id of a tensor value [tensor_id, storage_id, offset, numel, itemsize, device] */
+static int64_t storage_of(const cJSON *v)
+{
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
+        return INT64_MIN;
+    const cJSON *s = cJSON_GetArrayItem(v, 1);
+    return cJSON_IsNumber(s) ? (int64_t)s->valuedouble : INT64_MIN;
+}
+
+static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace *out,
+                    struct import_stats *st, struct diag *d)
+{
+    uint32_t n = (uint32_t)cJSON_GetArraySize(nodes);
+    /* which node ids are parents */
+    struct imap parent;
+    imap_init(&parent, n);
+    const cJSON *nd;
+    cJSON_ArrayForEach(nd, nodes)
+    {
+        int64_t p;
+        if (cJSON_IsObject(nd) && get_i64(nd, "parent", &p) == 0)
+            imap_put(&parent, p, 1);
+    }
+    struct builder b;
+    b_init(&b, out, n);
+    b_device(&b, 0);
+    struct imap writer; /* storage id -> op index + 1 of its last writer */
+    imap_init(&writer, 4 * (size_t)n);
+    cJSON_ArrayForEach(nd, nodes)
+    {
+        int64_t id;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(nd, "name");
+        if (!cJSON_IsObject(nd) || !cJSON_IsString(name) || get_i64(nd, "id", &id)) {
+            st->malformed++;
+            continue;
+        }
+        uint32_t dummy;
+        const char *nm = name->valuestring;
+        int is_op = strncmp(nm, "aten::", 6) == 0 || strncmp(nm, "c10d::", 6) == 0 ||
+                    strncmp(nm, "nccl:", 5) == 0 || strncmp(nm, "record_param_comms", 18) == 0;
+        if (!is_op || imap_get(&parent, id, &dummy))
+            continue; /* not an operator, or not a leaf */
+        st->cpu_ops++;
+        struct opmap_in in;
+        memset(&in, 0, sizeof in);
+        in.name = nm;
+        fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(nd, "input_shapes"),
+                    cJSON_GetObjectItemCaseSensitive(nd, "input_types"));
+        struct op tmp;
+        memset(&tmp, 0, sizeof tmp);
+        enum opmap_result mr = opmap_map(&in, &tmp);
+        if (mr == OPMAP_UNKNOWN || mr == OPMAP_NOSHAPE) {
+            /* allocations, views and metadata ops do no GPU work we can size */
+            if (mr == OPMAP_NOSHAPE)
+                st->fixed_noshape++;
+            else
+                st->fixed_unknown++;
+            continue;
+        }
+        struct op *o = b_add(&b, nm);
+        if (mr == OPMAP_COLLECTIVE) {
+            /* bytes of the tensors it communicates; timed as generic traffic */
+            double bytes = 0;
+            for (int i = 0; i < in.ninputs; i++) {
+                double e = in.ndims[i] >= 1 ? 1 : 0;
+                for (int k = 0; k < in.ndims[i]; k++)
+                    e *= (double)in.dims[i][k];
+                bytes += e * (double)dtype_bits(opmap_dtype(in.types[i])) / 8.0;
+            }
+            o->kind = OP_GENERIC;
+            o->dtype = DT_INT8;
+            o->u.gen.flops = 0;
+            o->u.gen.bytes = bytes > 0 ? bytes : 1;
+            st->fixed_collective++;
+        } else {
+            *o = (struct op){.kind = tmp.kind, .dtype = tmp.dtype, .u = tmp.u,
+                             .measured_s = -1, .fixed_s = -1, .deps_off = o->deps_off};
+            snprintf(o->id, sizeof o->id, "op%u", out->nops - 1);
+            snprintf(o->name, sizeof o->name, "%s", nm);
+            st->mapped++;
+        }
+        o->device = 0;
+        o->stream = 0;
+        /* data deps: on the last writer of every tensor it reads */
+        const cJSON *ins = cJSON_GetObjectItemCaseSensitive(nd, "inputs"), *v;
+        uint32_t me = out->nops - 1;
+        cJSON_ArrayForEach(v, ins)
+        {
+            int64_t sid = storage_of(v);
+            uint32_t w;
+            if (sid != INT64_MIN && imap_get(&writer, sid, &w) && w - 1 != me) {
+                int dup = 0;
+                for (uint32_t k = 0; k < out->ops[me].ndeps; k++)
+                    if (out->deps[out->ops[me].deps_off + k] == w - 1)
+                        dup = 1;
+                if (!dup)
+                    b_dep(&b, w - 1);
+            }
+        }
+        const cJSON *outs = cJSON_GetObjectItemCaseSensitive(nd, "outputs");
+        cJSON_ArrayForEach(v, outs)
+        {
+            int64_t sid = storage_of(v);
+            if (sid != INT64_MIN) {
+                size_t slot = imap_slot(&writer, sid);
+                writer.key[slot] = sid;
+                writer.val[slot] = me + 1;
+            }
+        }
+        st->by_kind[o->kind]++;
+    }
+    imap_free(&parent);
+    imap_free(&writer);
+    out->ndevices = 1;
+    snprintf(out->path, sizeof out->path, "%s", doc->name);
+    if (out->nops == 0) {
+        trace_free(out);
+        return diag_set(d, DIAG_E_RANGE, doc->name, 1, "nodes",
+                        "no operators strata can size in the execution trace");
+    }
+    return 0;
+}
+
+int import_pytorch_et(const char *path, struct trace *out, struct import_stats *st,
+                      struct diag *d)
+{
+    memset(st, 0, sizeof *st);
+    struct jsondoc doc;
+    if (load_json(path, &doc, d) != 0)
+        return -1;
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(doc.root, "nodes");
+    int rc;
+    if (!cJSON_IsArray(nodes))
+        rc = diag_set(d, DIAG_E_MISSING, path, 1, "nodes",
+                      "not a PyTorch execution trace (no nodes array)");
+    else
+        rc = et_build(&doc, nodes, out, st, d);
+    jsondoc_free(&doc);
+    return rc;
+}
+
+int import_pytorch(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
+{
+    memset(st, 0, sizeof *st);
+    struct jsondoc doc;
+    if (load_json(path, &doc, d) != 0)
+        return -1;
+    int rc;
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(doc.root, "nodes");
+    const cJSON *events = cJSON_IsArray(doc.root)
+                              ? doc.root
+                              : cJSON_GetObjectItemCaseSensitive(doc.root, "traceEvents");
+    if (cJSON_IsArray(events))
+        rc = kineto_build(&doc, events, out, st, d);
+    else if (cJSON_IsArray(nodes))
+        rc = et_build(&doc, nodes, out, st, d);
+    else
+        rc = diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "",
+                      "neither a PyTorch profiler trace (traceEvents) nor an execution trace (nodes)");
+    jsondoc_free(&doc);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* import.h: traces other tools wrote -> strata traces.
+ *
+ * import_kineto(): a PyTorch profiler (Kineto) JSON trace, plain or gzip.
+ * Work is counted once per GPU kernel owner: a kernel belongs to the CPU op
+ * whose "External id" it carries or, in traces where kernels carry the
+ * launch's correlation id instead, to the innermost CPU op on the
+ * launching thread whose time span contains the cudaLaunchKernel call.
+ * Parents of that op (aten::linear around aten::addmm) are never counted.
+ * Each owner becomes one strata op with the shapes from its "Input Dims"
+ * and "Input type" and its kernels' total time as measured_s; one that
+ * cannot be mapped (no shapes, an operator strata has no kind for, a
+ * collective) becomes a generic op with fixed_s = that time, and is
+ * counted in the stats.  Copies (gpu_memcpy) become memcpy ops.  Ops keep
+ * their GPU stream; their order is the order their first kernel started.
+ *
+ * import_pytorch_et(): a PyTorch execution trace (the graph Chakra
+ * converts): leaf aten operators become ops, with data dependencies from
+ * the tensors one op writes and another reads.
+ *
+ * Limits: the whole file is read into memory (fine for traces of tens of
+ * MB; the streaming importer for GB-sized traces is not built yet);
+ * cross-stream synchronisation is not recovered (streams only order their
+ * own ops).
+ */
+#ifndef STRATA_IMPORT_H
+#define STRATA_IMPORT_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "trace.h"
+
+struct import_stats {
+    uint32_t cpu_ops;           /* CPU op events read */
+    uint32_t kernels;           /* GPU kernel events read */
+    uint32_t copies;            /* gpu_memcpy / gpu_memset events */
+    uint32_t owners;            /* CPU ops that own at least one kernel */
+    uint32_t mapped;            /* owners turned into shaped ops */
+    uint32_t fixed_noshape;     /* owners without usable shapes -> fixed_s */
+    uint32_t fixed_unknown;     /* owners strata has no kind for -> fixed_s */
+    uint32_t fixed_collective;  /* communication ops -> fixed_s */
+    uint32_t orphan_kernels;    /* kernels with no CPU owner -> fixed_s */
+    uint32_t malformed;         /* events skipped because fields had wrong types */
+    uint32_t by_kind[OP_KIND_COUNT]; /* ops written, per kind */
+};
+
+int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d);
+int import_pytorch_et(const char *path, struct trace *out, struct import_stats *st,
+                      struct diag *d);
+/* Picks the importer from the file's contents. */
+int import_pytorch(const char *path, struct trace *out, struct import_stats *st, struct diag *d);
+
+#endif

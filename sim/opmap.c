@@ -1,0 +1,300 @@
+/* opmap.c: see opmap.h.  The tables below are the whole mapping; an
+ * operator not named here is OPMAP_UNKNOWN. */
+#include "opmap.h"
+
+#include <string.h>
+
+static const char *const gemm_ops[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                                       "aten::matmul", "aten::linear", "aten::addbmm"};
+static const char *const attn_ops[] = {"aten::scaled_dot_product_attention",
+                                       "aten::_scaled_dot_product_flash_attention",
+                                       "aten::_scaled_dot_product_efficient_attention",
+                                       "aten::_scaled_dot_product_cudnn_attention",
+                                       "aten::_flash_attention_forward",
+                                       "aten::_efficient_attention_forward"};
+static const char *const conv_ops[] = {"aten::convolution", "aten::_convolution",
+                                       "aten::cudnn_convolution", "aten::conv2d",
+                                       "aten::miopen_convolution"};
+static const char *const norm_ops[] = {"aten::layer_norm", "aten::native_layer_norm",
+                                       "aten::native_layer_norm_backward", "aten::rms_norm",
+                                       "aten::_fused_rms_norm", "aten::group_norm",
+                                       "aten::native_group_norm", "aten::batch_norm",
+                                       "aten::native_batch_norm", "aten::cudnn_batch_norm"};
+static const char *const softmax_ops[] = {"aten::softmax", "aten::_softmax", "aten::log_softmax",
+                                          "aten::_log_softmax", "aten::_softmax_backward_data",
+                                          "aten::_log_softmax_backward_data"};
+static const char *const reduce_ops[] = {"aten::sum", "aten::mean", "aten::amax", "aten::max",
+                                         "aten::min", "aten::amin", "aten::norm", "aten::var",
+                                         "aten::std", "aten::argmax", "aten::cumsum", "aten::prod"};
+static const char *const embed_ops[] = {"aten::embedding", "aten::embedding_dense_backward",
+                                        "aten::index_select", "aten::embedding_bag",
+                                        "aten::_embedding_bag"};
+/* elementwise: everything that reads its inputs and writes a same-shaped
+ * result; FLOP per element is a rough operation count */
+static const struct {
+    const char *name;
+    double fpe;
+    int writes_only;
+} ew_ops[] = {
+    {"aten::add", 1, 0}, {"aten::add_", 1, 0}, {"aten::sub", 1, 0}, {"aten::sub_", 1, 0},
+    {"aten::rsub", 1, 0}, {"aten::mul", 1, 0}, {"aten::mul_", 1, 0}, {"aten::div", 1, 0},
+    {"aten::div_", 1, 0}, {"aten::neg", 1, 0}, {"aten::abs", 1, 0}, {"aten::exp", 4, 0},
+    {"aten::log", 4, 0}, {"aten::sqrt", 2, 0}, {"aten::rsqrt", 2, 0}, {"aten::pow", 4, 0},
+    {"aten::relu", 1, 0}, {"aten::relu_", 1, 0}, {"aten::gelu", 10, 0}, {"aten::silu", 5, 0},
+    {"aten::sigmoid", 4, 0}, {"aten::tanh", 4, 0}, {"aten::threshold_backward", 1, 0},
+    {"aten::gelu_backward", 12, 0}, {"aten::silu_backward", 6, 0},
+    {"aten::sigmoid_backward", 2, 0}, {"aten::tanh_backward", 2, 0}, {"aten::where", 1, 0},
+    {"aten::eq", 1, 0}, {"aten::ne", 1, 0}, {"aten::lt", 1, 0}, {"aten::le", 1, 0},
+    {"aten::gt", 1, 0}, {"aten::ge", 1, 0}, {"aten::clamp", 1, 0}, {"aten::clamp_", 1, 0},
+    {"aten::nan_to_num", 1, 0}, {"aten::masked_fill", 1, 0}, {"aten::masked_fill_", 1, 0},
+    {"aten::dropout", 2, 0}, {"aten::native_dropout", 2, 0}, {"aten::addcmul_", 2, 0},
+    {"aten::addcdiv_", 2, 0}, {"aten::lerp_", 2, 0}, {"aten::copy_", 0, 0},
+    {"aten::_to_copy", 0, 0}, {"aten::clone", 0, 0}, {"aten::contiguous", 0, 0},
+    {"aten::fill_", 0, 1}, {"aten::zero_", 0, 1}, {"aten::zeros", 0, 1}, {"aten::ones", 0, 1},
+    {"aten::ones_like", 0, 1}, {"aten::zeros_like", 0, 1}, {"aten::full", 0, 1},
+    {"aten::uniform_", 2, 1}, {"aten::normal_", 4, 1}, {"aten::bernoulli_", 2, 1},
+    {"aten::_foreach_add_", 1, 0}, {"aten::_foreach_mul_", 1, 0},
+};
+static const char *const coll_prefix[] = {"nccl:", "c10d::", "record_param_comms", "rccl:"};
+
+static int in_list(const char *name, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return 1;
+    return 0;
+}
+
+#define IN_LIST(name, list) in_list(name, list, sizeof list / sizeof list[0])
+
+enum dtype opmap_dtype(const char *t)
+{
+    if (t == NULL)
+        return DT_FP32;
+    if (strncmp(t, "Tensor(", 7) == 0)
+        t += 7;
+    if (strncmp(t, "float", 5) == 0 && strncmp(t, "float16", 7) != 0)
+        return DT_FP32;
+    if (strstr(t, "Half") || strncmp(t, "float16", 7) == 0 || strncmp(t, "c10::Half", 9) == 0)
+        return DT_FP16;
+    if (strstr(t, "BFloat16"))
+        return DT_BF16;
+    if (strstr(t, "Float8_e4m3"))
+        return DT_FP8_E4M3;
+    if (strstr(t, "Float8_e5m2"))
+        return DT_FP8_E5M2;
+    if (strncmp(t, "double", 6) == 0 || strncmp(t, "long", 4) == 0 || strncmp(t, "int64", 5) == 0)
+        return DT_FP64; /* 8-byte elements; strata has no int64 compute type */
+    if (strncmp(t, "int", 3) == 0)
+        return DT_FP32; /* 4-byte elements */
+    if (strncmp(t, "bool", 4) == 0 || strstr(t, "char") || strncmp(t, "int8", 4) == 0 ||
+        strncmp(t, "uint8", 5) == 0)
+        return DT_INT8;
+    return DT_FP32;
+}
+
+static uint64_t numel(const struct opmap_in *in, int i)
+{
+    if (i >= in->ninputs || in->ndims[i] < 0)
+        return 0;
+    uint64_t n = 1;
+    for (int k = 0; k < in->ndims[i]; k++) {
+        if (in->dims[i][k] <= 0)
+            return 0;
+        n *= (uint64_t)in->dims[i][k];
+    }
+    return n;
+}
+
+static int is_tensor(const struct opmap_in *in, int i)
+{
+    return i < in->ninputs && in->ndims[i] >= 1;
+}
+
+/* the tensor inputs with at least `min` dims, in order */
+static int tensors(const struct opmap_in *in, int min, int *idx, int max)
+{
+    int n = 0;
+    for (int i = 0; i < in->ninputs && n < max; i++)
+        if (in->ndims[i] >= min)
+            idx[n++] = i;
+    return n;
+}
+
+static enum dtype tensor_dtype(const struct opmap_in *in, int i)
+{
+    enum dtype t = opmap_dtype(in->types[i]);
+    if (t == DT_FP32 && in->tensor_core)
+        t = DT_TF32;
+    return t;
+}
+
+static enum opmap_result map_gemm(const struct opmap_in *in, struct op *o)
+{
+    int t[4];
+    int n = tensors(in, 1, t, 4);
+    int a, b;
+    const char *nm = in->name;
+    /* addmm/baddbmm/addbmm: (bias, A, B); others: (A, B) */
+    if (strcmp(nm, "aten::addmm") == 0 || strcmp(nm, "aten::baddbmm") == 0 ||
+        strcmp(nm, "aten::addbmm") == 0) {
+        if (n < 3)
+            return OPMAP_NOSHAPE;
+        a = t[n - 2];
+        b = t[n - 1];
+    } else {
+        if (n < 2)
+            return OPMAP_NOSHAPE;
+        a = t[0];
+        b = t[1];
+    }
+    int da = in->ndims[a], db = in->ndims[b];
+    if (da < 1 || db < 1)
+        return OPMAP_NOSHAPE;
+    uint64_t m = 1, k, nn, batch = 1;
+    if (strcmp(nm, "aten::linear") == 0) {
+        /* x (..., K) . W (N, K)^T */
+        if (db != 2)
+            return OPMAP_NOSHAPE;
+        k = (uint64_t)in->dims[a][da - 1];
+        for (int i = 0; i < da - 1; i++)
+            m *= (uint64_t)in->dims[a][i];
+        nn = (uint64_t)in->dims[b][0];
+    } else if (da >= 3 && db >= 3) {
+        /* batched: (..., M, K) x (..., K, N) */
+        for (int i = 0; i < da - 2; i++)
+            batch *= (uint64_t)in->dims[a][i];
+        m = (uint64_t)in->dims[a][da - 2];
+        k = (uint64_t)in->dims[a][da - 1];
+        nn = (uint64_t)in->dims[b][db - 1];
+    } else if (db >= 2) {
+        for (int i = 0; i < da - 1; i++)
+            m *= (uint64_t)in->dims[a][i];
+        k = (uint64_t)in->dims[a][da - 1];
+        nn = (uint64_t)in->dims[b][db - 1];
+    } else {
+        /* matrix x vector */
+        for (int i = 0; i < da - 1; i++)
+            m *= (uint64_t)in->dims[a][i];
+        k = (uint64_t)in->dims[a][da - 1];
+        nn = 1;
+    }
+    if (m == 0 || k == 0 || nn == 0 || batch == 0)
+        return OPMAP_NOSHAPE;
+    o->kind = OP_GEMM;
+    o->dtype = tensor_dtype(in, a);
+    o->u.gemm.m = m;
+    o->u.gemm.n = nn;
+    o->u.gemm.k = k;
+    o->u.gemm.batch = batch;
+    return OPMAP_OK;
+}
+
+enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
+{
+    const char *nm = in->name;
+    for (size_t i = 0; i < sizeof coll_prefix / sizeof coll_prefix[0]; i++)
+        if (strncmp(nm, coll_prefix[i], strlen(coll_prefix[i])) == 0)
+            return OPMAP_COLLECTIVE;
+    if (IN_LIST(nm, gemm_ops))
+        return map_gemm(in, o);
+    if (IN_LIST(nm, attn_ops)) {
+        int t[4];
+        if (tensors(in, 4, t, 4) < 3)
+            return OPMAP_NOSHAPE;
+        const int64_t *q = in->dims[t[0]], *k = in->dims[t[1]];
+        if (q[0] <= 0 || q[1] <= 0 || q[2] <= 0 || q[3] <= 0 || k[1] <= 0 || k[2] <= 0 ||
+            q[1] % k[1] != 0)
+            return OPMAP_NOSHAPE;
+        o->kind = OP_ATTENTION;
+        o->dtype = tensor_dtype(in, t[0]);
+        o->u.attn.batch = (uint64_t)q[0];
+        o->u.attn.heads = (uint64_t)q[1];
+        o->u.attn.kv_heads = (uint64_t)k[1];
+        o->u.attn.q_len = (uint64_t)q[2];
+        o->u.attn.kv_len = (uint64_t)k[2];
+        o->u.attn.head_dim = (uint64_t)q[3];
+        o->u.attn.causal = 0; /* the flag is not among the shapes */
+        o->u.attn.impl = ATTN_FLASH;
+        return OPMAP_OK;
+    }
+    if (IN_LIST(nm, conv_ops)) {
+        /* implicit GEMM; stride and padding are not recorded, so the output
+         * keeps the input's spatial size (stride 1, "same" padding) */
+        if (!is_tensor(in, 0) || !is_tensor(in, 1) || in->ndims[0] < 3 || in->ndims[1] < 3)
+            return OPMAP_NOSHAPE;
+        uint64_t spatial = 1, kspatial = 1;
+        for (int i = 2; i < in->ndims[0]; i++)
+            spatial *= (uint64_t)in->dims[0][i];
+        for (int i = 2; i < in->ndims[1]; i++)
+            kspatial *= (uint64_t)in->dims[1][i];
+        o->kind = OP_GEMM;
+        o->dtype = tensor_dtype(in, 0);
+        o->u.gemm.m = (uint64_t)in->dims[0][0] * spatial;
+        o->u.gemm.n = (uint64_t)in->dims[1][0];
+        o->u.gemm.k = (uint64_t)in->dims[1][1] * kspatial;
+        o->u.gemm.batch = 1;
+        return o->u.gemm.m && o->u.gemm.n && o->u.gemm.k ? OPMAP_OK : OPMAP_NOSHAPE;
+    }
+    int is_norm = IN_LIST(nm, norm_ops), is_sm = IN_LIST(nm, softmax_ops),
+        is_red = IN_LIST(nm, reduce_ops);
+    if (is_norm || is_sm || is_red) {
+        int t[1];
+        if (tensors(in, 1, t, 1) < 1)
+            return OPMAP_NOSHAPE;
+        uint64_t n = numel(in, t[0]);
+        uint64_t cols = (uint64_t)in->dims[t[0]][in->ndims[t[0]] - 1];
+        if (n == 0 || cols == 0)
+            return OPMAP_NOSHAPE;
+        o->kind = is_norm ? OP_NORM : (is_sm ? OP_SOFTMAX : OP_REDUCTION);
+        o->dtype = tensor_dtype(in, t[0]);
+        o->u.rc.rows = n / cols;
+        o->u.rc.cols = cols;
+        return OPMAP_OK;
+    }
+    if (IN_LIST(nm, embed_ops)) {
+        /* embedding(weight, indices): tokens = numel(indices), dim = weight's last */
+        int t[2];
+        if (tensors(in, 1, t, 2) < 2)
+            return OPMAP_NOSHAPE;
+        int w = in->ndims[t[0]] == 2 ? t[0] : t[1], ix = w == t[0] ? t[1] : t[0];
+        uint64_t tok = numel(in, ix), dim = (uint64_t)in->dims[w][in->ndims[w] - 1];
+        if (tok == 0 || dim == 0)
+            return OPMAP_NOSHAPE;
+        o->kind = OP_EMBEDDING;
+        o->dtype = tensor_dtype(in, w);
+        o->u.emb.tokens = tok;
+        o->u.emb.dim = dim;
+        return OPMAP_OK;
+    }
+    for (size_t i = 0; i < sizeof ew_ops / sizeof ew_ops[0]; i++) {
+        if (strcmp(nm, ew_ops[i].name) != 0)
+            continue;
+        /* elements: the largest tensor; inputs: tensors of that size */
+        uint64_t el = 0;
+        int big = -1;
+        for (int k = 0; k < in->ninputs; k++)
+            if (numel(in, k) > el) {
+                el = numel(in, k);
+                big = k;
+            }
+        if (el == 0)
+            return OPMAP_NOSHAPE;
+        uint32_t nin = 0;
+        for (int k = 0; k < in->ninputs; k++)
+            if (numel(in, k) == el)
+                nin++;
+        o->kind = OP_ELEMENTWISE;
+        o->dtype = tensor_dtype(in, big);
+        o->u.ew.elements = el;
+        /* copies read their source once (the destination is only written) */
+        if (ew_ops[i].fpe == 0 && !ew_ops[i].writes_only)
+            nin = 1;
+        o->u.ew.inputs = ew_ops[i].writes_only ? 0 : nin;
+        o->u.ew.outputs = 1;
+        o->u.ew.flops_per_element = ew_ops[i].fpe;
+        o->u.ew.vector_bytes = 16;
+        return OPMAP_OK;
+    }
+    return OPMAP_UNKNOWN;
+}

@@ -1,0 +1,225 @@
+/* test_unit_import.c: the PyTorch importers on the real traces in
+ * ../shared/traces/pytorch (skipped when absent).  For each Kineto trace the
+ * number of ops and of GEMMs is recomputed here by a different (brute-force)
+ * owner search, and no GEMM is counted at both a parent and its child.
+ * Also: every imported trace writes and loads back, and broken inputs
+ * (cut in half, wrong types, not a trace) give an error or a warning
+ * count, never a crash. */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "gz.h"
+#include "import.h"
+#include "test.h"
+#include "util.h"
+
+#define SHARED "../shared/traces/pytorch/"
+
+static int is_gemm_name(const char *n)
+{
+    static const char *const g[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                                    "aten::matmul", "aten::linear", "aten::addbmm"};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+        if (strcmp(n, g[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static const char *cat(const cJSON *e)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "cat");
+    return cJSON_IsString(c) ? c->valuestring : "";
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(it) ? it->valuedouble : -1;
+}
+
+/* Independent count: owners found by scanning every CPU op (O(n^2)). */
+static void check_kineto(const char *file)
+{
+    char path[256];
+    snprintf(path, sizeof path, SHARED "%s", file);
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    char *text;
+    size_t len;
+    CHECK_EQ_INT(gz_read_all(path, &text, &len, &d), 0);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents"), *e, *c, *r;
+    int owners = 0, orphans = 0, copies = 0, gemm_owners = 0, nested_gemm = 0;
+    /* mark owners with a number field we add to the CPU op object */
+    cJSON_ArrayForEach(e, ev)
+    {
+        if (strcmp(cat(e), "gpu_memcpy") == 0 || strcmp(cat(e), "gpu_memset") == 0) {
+            copies++;
+            continue;
+        }
+        if (strcmp(cat(e), "kernel") != 0)
+            continue;
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(e, "args");
+        double ext = num(a, "External id"), corr = num(a, "correlation");
+        const cJSON *owner = NULL;
+        cJSON_ArrayForEach(c, ev) /* by External id */
+        {
+            if (strcmp(cat(c), "cpu_op") == 0 &&
+                num(cJSON_GetObjectItemCaseSensitive(c, "args"), "External id") == ext) {
+                owner = c;
+                break;
+            }
+        }
+        if (owner == NULL) { /* by the launch call's thread and time */
+            cJSON_ArrayForEach(r, ev)
+            {
+                if (strcmp(cat(r), "cuda_runtime") != 0 ||
+                    num(cJSON_GetObjectItemCaseSensitive(r, "args"), "correlation") != corr)
+                    continue;
+                double t0 = num(r, "ts"), best = -1;
+                cJSON_ArrayForEach(c, ev)
+                {
+                    if (strcmp(cat(c), "cpu_op") != 0 || num(c, "pid") != num(r, "pid") ||
+                        num(c, "tid") != num(r, "tid"))
+                        continue;
+                    double s = num(c, "ts"), f = s + num(c, "dur");
+                    if (s <= t0 && t0 <= f && s > best) {
+                        best = s;
+                        owner = c;
+                    }
+                }
+                break;
+            }
+        }
+        if (owner == NULL) {
+            orphans++;
+            continue;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(owner, "strata_test_owner") == NULL) {
+            cJSON_AddNumberToObject((cJSON *)(uintptr_t)owner, "strata_test_owner", 1);
+            owners++;
+            const cJSON *dims = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(owner, "args"), "Input Dims");
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(owner, "name");
+            int shaped = 0;
+            const cJSON *x;
+            cJSON_ArrayForEach(x, dims) if (cJSON_GetArraySize(x) >= 1) shaped++;
+            if (is_gemm_name(nm->valuestring) && shaped >= 2)
+                gemm_owners++;
+        }
+    }
+    /* no GEMM owner lies inside another GEMM owner on the same thread */
+    cJSON_ArrayForEach(c, ev)
+    {
+        if (!cJSON_GetObjectItemCaseSensitive(c, "strata_test_owner") ||
+            !is_gemm_name(cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring))
+            continue;
+        cJSON_ArrayForEach(r, ev)
+        {
+            if (r == c || !cJSON_GetObjectItemCaseSensitive(r, "strata_test_owner") ||
+                !is_gemm_name(cJSON_GetObjectItemCaseSensitive(r, "name")->valuestring) ||
+                num(r, "tid") != num(c, "tid") || num(r, "pid") != num(c, "pid"))
+                continue;
+            if (num(c, "ts") <= num(r, "ts") && num(r, "ts") + num(r, "dur") <= num(c, "ts") + num(c, "dur") &&
+                !(num(c, "ts") == num(r, "ts") && num(c, "dur") == num(r, "dur")))
+                nested_gemm++;
+        }
+    }
+    printf("  %s: %u ops (%d owners + %d orphan kernels + %d copies), %u gemm (%d counted here)\n",
+           file, t.nops, owners, orphans, copies, st.by_kind[OP_GEMM], gemm_owners);
+    CHECK_EQ_INT(t.nops, owners + orphans + copies);
+    CHECK_EQ_INT(st.owners, owners);
+    CHECK_EQ_INT(st.by_kind[OP_GEMM], gemm_owners);
+    CHECK_EQ_INT(nested_gemm, 0);
+    /* the trace it makes is a valid strata trace */
+    char out[128];
+    snprintf(out, sizeof out, "/tmp/strata-imp-%d.json", (int)getpid());
+    CHECK_EQ_INT(trace_write(&t, out, &d), 0);
+    struct trace t2;
+    CHECK_EQ_INT(trace_load(out, &t2, &d), 0);
+    CHECK_EQ_INT(t2.nops, t.nops);
+    trace_free(&t2);
+    remove(out);
+    cJSON_Delete(root);
+    trace_free(&t);
+}
+
+static void check_broken(void)
+{
+    char dir[64] = "/tmp/strata-impb-XXXXXX", p[256], cmd[512];
+    CHECK(mkdtemp(dir) != NULL);
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    /* gzip cut in half */
+    snprintf(cmd, sizeof cmd, "head -c 60000 " SHARED "a100-train-rank0-shapes.json.gz > %s/cut.json.gz", dir);
+    tu_sh(cmd);
+    snprintf(p, sizeof p, "%s/cut.json.gz", dir);
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_PARSE);
+    /* JSON cut in half */
+    snprintf(cmd, sizeof cmd, "zcat " SHARED "mi250-toy-train.json.gz | head -c 30000 > %s/cut.json", dir);
+    tu_sh(cmd);
+    snprintf(p, sizeof p, "%s/cut.json", dir);
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_PARSE && d.line > 0);
+    /* wrong types: counted and skipped */
+    snprintf(p, sizeof p, "%s/types.json", dir);
+    tu_write_file(p, "{\"traceEvents\": [\n"
+                     "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"ts\": \"x\", \"dur\": 3},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": \"y\", \"args\": {}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k2\", \"ts\": 5, \"dur\": 2, \"args\": {\"stream\": 7}},\n"
+                     "7]}\n");
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), 0);
+    CHECK_EQ_INT(st.malformed, 3);
+    CHECK_EQ_INT(st.orphan_kernels, 1);
+    CHECK_EQ_INT(t.nops, 1);
+    trace_free(&t);
+    /* not a trace */
+    snprintf(p, sizeof p, "%s/other.json", dir);
+    tu_write_file(p, "{\"strata_trace\": 1, \"ops\": []}\n");
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_UNSUPPORTED);
+    /* no kernels at all */
+    snprintf(p, sizeof p, "%s/empty.json", dir);
+    tu_write_file(p, "{\"traceEvents\": []}\n");
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), -1);
+    CHECK_EQ_INT(import_pytorch("/nonexistent.json.gz", &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_IO);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    tu_sh(cmd);
+}
+
+int main(void)
+{
+    struct stat sb;
+    if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
+        printf("SKIP: ../shared/traces/pytorch is not here\n");
+        TEST_MAIN_END();
+    }
+    check_kineto("a100-train-rank0-shapes.json.gz");
+    check_kineto("mi250-toy-train.json.gz");
+    check_kineto("a100-alexnet-noshapes.json.gz");
+    /* the execution trace: leaf operators with data dependencies */
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_pytorch_et(SHARED "simple-add-execution-trace.json.gz", &t, &st, &d), 0);
+    printf("  simple-add-execution-trace: %u ops, %u deps\n", t.nops, t.ndeps);
+    CHECK(t.nops >= 1);
+    CHECK_EQ_INT(st.by_kind[OP_ELEMENTWISE], t.nops);
+    char out[128];
+    snprintf(out, sizeof out, "/tmp/strata-et-%d.json", (int)getpid());
+    CHECK_EQ_INT(trace_write(&t, out, &d), 0);
+    struct trace t2;
+    CHECK_EQ_INT(trace_load(out, &t2, &d), 0); /* deps resolve, no cycle */
+    trace_free(&t2);
+    remove(out);
+    trace_free(&t);
+    check_broken();
+    TEST_MAIN_END();
+}
