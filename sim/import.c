@@ -308,6 +308,15 @@ struct kentry {                 /* one op of the output, before sorting */
     uint32_t dev_event;         /* the GPU event (orphan kernel or copy) */
 };
 
+static void add_entry(struct kentry *ent, uint32_t *n, double ts, int cpu, uint32_t dev_event)
+{
+    ent[*n].ts = ts;
+    ent[*n].seq = *n;
+    ent[*n].cpu = cpu;
+    ent[*n].dev_event = dev_event;
+    (*n)++;
+}
+
 static int entry_cmp(const void *a, const void *b)
 {
     const struct kentry *x = a, *y = b;
@@ -413,11 +422,7 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
     for (uint32_t i = 0; i < ndv; i++) {
         struct kdev *k = &dv[i];
         if (k->copy) {
-            ent[nent].ts = k->ts;
-            ent[nent].seq = nent;
-            ent[nent].cpu = -1;
-            ent[nent].dev_event = i;
-            nent++;
+            add_entry(ent, &nent, k->ts, -1, i);
             continue;
         }
         uint32_t owner, r;
@@ -430,11 +435,7 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
         }
         if (!have) {
             st->orphan_kernels++;
-            ent[nent].ts = k->ts;
-            ent[nent].seq = nent;
-            ent[nent].cpu = -1;
-            ent[nent].dev_event = i;
-            nent++;
+            add_entry(ent, &nent, k->ts, -1, i);
             continue;
         }
         struct kcpu *c = &cpu[owner];
@@ -442,10 +443,7 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
             c->first_ts = k->ts;
             c->dev = k->dev;
             c->stream = k->stream;
-            ent[nent].ts = k->ts;
-            ent[nent].seq = nent;
-            ent[nent].cpu = (int)owner;
-            nent++;
+            add_entry(ent, &nent, k->ts, (int)owner, 0);
             st->owners++;
         }
         c->nkern++;

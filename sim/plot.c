@@ -23,6 +23,7 @@
 #include "jsondoc.h"
 #include "model.h"
 #include "numfmt.h"
+#include "report.h"
 
 #define NLVL LVL_COUNT
 
@@ -418,28 +419,6 @@ static void sb_puts(struct sb *b, const char *s)
     sb_putn(b, s, strlen(s));
 }
 
-static void fmt_time(char *buf, size_t n, double s)
-{
-    if (s >= 1)
-        snprintf(buf, n, "%.3f s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, n, "%.3f ms", s * 1e3);
-    else if (s >= 1e-6)
-        snprintf(buf, n, "%.3f us", s * 1e6);
-    else
-        snprintf(buf, n, "%.1f ns", s * 1e9);
-}
-
-static void fmt_si(char *buf, size_t n, double v, const char *unit)
-{
-    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
-    int i = 0;
-    while (fabs(v) >= 1000.0 && i < 6) {
-        v /= 1000.0;
-        i++;
-    }
-    snprintf(buf, n, "%.3g %s%s", v, pre[i], unit);
-}
 
 /* ------------------------------------------------------------------ gnuplot */
 
@@ -961,8 +940,8 @@ static void verdicts(struct sb *h, const struct pdata *p)
                   wlabel[worst]);
         double t2 = p->whatif ? whatif_time(p, wname[worst]) : 0;
         if (t2 > 0) {
-            fmt_time(a, sizeof a, p->total);
-            fmt_time(b, sizeof b, t2);
+            report_fmt_time(a, sizeof a, p->total);
+            report_fmt_time(b, sizeof b, t2);
             sb_printf(h, " Doubling %s bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
                       wlabel[worst], 100 * (1 - t2 / p->total), a, b);
         }
@@ -1020,18 +999,18 @@ static void html_report(struct sb *h, const struct pdata *p)
     sb_printf(h, " on ");
     sb_html(h, p->hw_name);
     sb_printf(h, "</h1>\n<p class=\"big\">Total time <b id=\"total-time\">");
-    fmt_time(a, sizeof a, p->total);
+    report_fmt_time(a, sizeof a, p->total);
     sb_printf(h, "%s</b>", a);
     if (p->tokens_per_s > 0)
         sb_printf(h, " &middot; <b id=\"tokens-per-s\">%.1f tokens/s</b>", p->tokens_per_s);
-    fmt_si(a, sizeof a, p->flops, "FLOP");
-    fmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
+    report_fmt_si(a, sizeof a, p->flops, "FLOP");
+    report_fmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
     sb_printf(h, " &middot; %s (%s)</p>\n<p>Bytes moved:", a, b);
     for (unsigned l = 0; l < NLVL; l++) {
         if (p->bytes[l] <= 0)
             continue;
-        fmt_si(a, sizeof a, p->bytes[l], "B");
-        fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
+        report_fmt_si(a, sizeof a, p->bytes[l], "B");
+        report_fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
         sb_printf(h, " %s %s (%s);", level_name((enum level)l), a, b);
     }
     sb_printf(h, "</p>\n");
@@ -1045,8 +1024,8 @@ static void html_report(struct sb *h, const struct pdata *p)
         for (unsigned l = 0; l < NLVL; l++) {
             if (p->bw[l] <= 0)
                 continue;
-            fmt_si(a, sizeof a, p->bw[l], "B/s");
-            fmt_si(b, sizeof b, ach[l], "B/s");
+            report_fmt_si(a, sizeof a, p->bw[l], "B/s");
+            report_fmt_si(b, sizeof b, ach[l], "B/s");
             sb_printf(h, "<tr><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n",
                       level_name((enum level)l), a, b, p->peak / p->bw[l]);
         }
@@ -1054,7 +1033,7 @@ static void html_report(struct sb *h, const struct pdata *p)
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
         cJSON_ArrayForEach(it, mp)
         {
-            fmt_si(a, sizeof a, num(it), "FLOP/s");
+            report_fmt_si(a, sizeof a, num(it), "FLOP/s");
             sb_printf(h, " ");
             sb_html(h, it->string ? it->string : "");
             sb_printf(h, " %s (matrix);", a);
