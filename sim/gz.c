@@ -67,3 +67,41 @@ int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
     *len = n;
     return 0;
 }
+
+void *gz_open_read(const char *path, struct diag *d)
+{
+    gzFile g = gzopen(path, "rb");
+    if (g == NULL) {
+        diag_set(d, DIAG_E_IO, path, 0, "", "cannot read: %s", errno ? strerror(errno) : "out of memory");
+        return NULL;
+    }
+    gzbuffer(g, 1 << 17);
+    return g;
+}
+
+long gz_read_some(void *gz, char *buf, size_t n, const char *path, struct diag *d)
+{
+    if (n > (1u << 30))
+        n = 1u << 30;
+    int got = gzread((gzFile)gz, buf, (unsigned)n);
+    if (got < 0) {
+        int err;
+        const char *msg = gzerror((gzFile)gz, &err);
+        diag_set(d, DIAG_E_PARSE, path, 0, "", "corrupt or truncated gzip: %s", msg);
+        return -1;
+    }
+    if (got == 0) {
+        int err = 0;
+        const char *msg = gzerror((gzFile)gz, &err);
+        if (err != Z_OK && err != Z_STREAM_END) {
+            diag_set(d, DIAG_E_PARSE, path, 0, "", "corrupt or truncated gzip: %s", msg);
+            return -1;
+        }
+    }
+    return got;
+}
+
+void gz_close(void *gz)
+{
+    gzclose((gzFile)gz);
+}

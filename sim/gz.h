@@ -14,4 +14,11 @@
  * truncated gzip, too large). */
 int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d);
 
+/* Streaming: open (NULL with *d on failure), read up to n bytes (returns
+ * the count, 0 at the end, -1 with *d on a corrupt or truncated stream),
+ * close. */
+void *gz_open_read(const char *path, struct diag *d);
+long gz_read_some(void *gz, char *buf, size_t n, const char *path, struct diag *d);
+void gz_close(void *gz);
+
 #endif

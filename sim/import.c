@@ -218,15 +218,109 @@ static void b_fixed(struct op *o, double seconds)
 
 /* ------------------------------------------------------------ Kineto */
 
+/* Events are reduced to small records as they are read, so a trace is never
+ * held in memory as a whole: the streaming reader (kstream_*) hands one
+ * event object at a time to kineto_event(). */
+
+struct strtab {                 /* interned strings */
+    char *buf;
+    size_t len, cap;
+    uint32_t *slot;             /* offset + 1 into buf, 0 = empty */
+    size_t mask, used;
+};
+
+static void st_init(struct strtab *t)
+{
+    memset(t, 0, sizeof *t);
+    t->cap = 1 << 16;
+    t->buf = sim_xcalloc(t->cap, 1);
+    t->len = 1; /* offset 0 is "" */
+    t->mask = (1u << 12) - 1;
+    t->slot = sim_xcalloc(t->mask + 1, sizeof *t->slot);
+}
+
+static void st_free(struct strtab *t)
+{
+    free(t->buf);
+    free(t->slot);
+}
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void st_grow_slots(struct strtab *t)
+{
+    size_t nmask = t->mask * 2 + 1;
+    uint32_t *ns = sim_xcalloc(nmask + 1, sizeof *ns);
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (!t->slot[i])
+            continue;
+        size_t j = (size_t)str_hash(t->buf + t->slot[i] - 1) & nmask;
+        while (ns[j])
+            j = (j + 1) & nmask;
+        ns[j] = t->slot[i];
+    }
+    free(t->slot);
+    t->slot = ns;
+    t->mask = nmask;
+}
+
+/* Offset of s in the table (adding it once). */
+static uint32_t st_intern(struct strtab *t, const char *s)
+{
+    if (s[0] == '\0')
+        return 0;
+    if (2 * (t->used + 1) > t->mask)
+        st_grow_slots(t);
+    size_t j = (size_t)str_hash(s) & t->mask;
+    while (t->slot[j]) {
+        if (strcmp(t->buf + t->slot[j] - 1, s) == 0)
+            return t->slot[j] - 1;
+        j = (j + 1) & t->mask;
+    }
+    size_t n = strlen(s) + 1;
+    while (t->len + n > t->cap) {
+        t->cap *= 2;
+        char *nb = realloc(t->buf, t->cap);
+        if (nb == NULL)
+            sim_oom(t->cap);
+        t->buf = nb;
+    }
+    uint32_t off = (uint32_t)t->len;
+    memcpy(t->buf + off, s, n);
+    t->len += n;
+    t->slot[j] = off + 1;
+    t->used++;
+    return off;
+}
+
+static const char *st_str(const struct strtab *t, uint32_t off)
+{
+    return t->buf + off;
+}
+
+struct kinput {                 /* one input of a CPU op */
+    int8_t ndims;               /* -1: not a tensor */
+    int64_t dims[OPMAP_MAX_DIMS];
+    uint32_t type;              /* interned */
+};
+
 struct kcpu {                   /* a CPU op */
-    const cJSON *ev;
+    uint32_t name;              /* interned */
+    uint32_t in_off, nin;       /* inputs */
     int64_t pid, tid, ext;
     double ts, end;
     /* kernels it owns */
-    double first_ts, kern_s;
+    double kern_s;
     int64_t dev, stream;
     uint32_t nkern;
     int tensor_core;
+    uint32_t orig;              /* read order, before sorting */
 };
 
 struct krt {                    /* a runtime launch call */
@@ -236,11 +330,49 @@ struct krt {                    /* a runtime launch call */
 };
 
 struct kdev {                   /* a GPU event */
-    const cJSON *ev;
-    double ts, dur;
+    uint32_t name;              /* interned */
+    double ts, dur, bytes;
     int64_t dev, stream, ext, corr;
     int copy;                   /* 1 memcpy, 2 memset */
 };
+
+struct kstate {
+    struct strtab names;
+    struct kcpu *cpu;
+    struct krt *rt;
+    struct kdev *dv;
+    struct kinput *in;
+    uint32_t ncpu, nrt, ndv, nin;
+    uint32_t cap_cpu, cap_rt, cap_dv, cap_in;
+    struct import_stats *st;
+};
+
+#define GROW(arr, n, cap)                                                  \
+    do {                                                                   \
+        if ((n) == (cap)) {                                                \
+            (cap) = (cap) ? (cap) * 2 : 1024;                              \
+            void *p_ = realloc((arr), (size_t)(cap) * sizeof *(arr));      \
+            if (p_ == NULL)                                                \
+                sim_oom((size_t)(cap) * sizeof *(arr));                    \
+            (arr) = p_;                                                    \
+        }                                                                  \
+    } while (0)
+
+static void ks_init(struct kstate *S, struct import_stats *st)
+{
+    memset(S, 0, sizeof *S);
+    st_init(&S->names);
+    S->st = st;
+}
+
+static void ks_free(struct kstate *S)
+{
+    st_free(&S->names);
+    free(S->cpu);
+    free(S->rt);
+    free(S->dv);
+    free(S->in);
+}
 
 static int cpu_cmp(const void *a, const void *b)
 {
@@ -253,7 +385,7 @@ static int cpu_cmp(const void *a, const void *b)
         return x->ts < y->ts ? -1 : 1;
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1; /* parents before children */
-    return 0;
+    return x->orig < y->orig ? -1 : (x->orig > y->orig);
 }
 
 static int rt_cmp(const void *a, const void *b)
@@ -277,10 +409,8 @@ static void owners_by_time(struct kcpu *cpu, uint32_t ncpu, struct krt *rt, uint
     uint32_t c = 0, top = 0;
     for (uint32_t r = 0; r < nrt; r++) {
         struct krt *x = &rt[r];
-        /* a new thread: start afresh */
         if (r == 0 || rt[r - 1].pid != x->pid || rt[r - 1].tid != x->tid)
-            top = 0;
-        /* skip CPU ops of earlier threads */
+            top = 0; /* a new thread */
         while (c < ncpu && (cpu[c].pid < x->pid || (cpu[c].pid == x->pid && cpu[c].tid < x->tid)))
             c++;
         while (c < ncpu && cpu[c].pid == x->pid && cpu[c].tid == x->tid && cpu[c].ts <= x->ts) {
@@ -290,7 +420,6 @@ static void owners_by_time(struct kcpu *cpu, uint32_t ncpu, struct krt *rt, uint
         }
         while (top > 0 && cpu[stack[top - 1]].end < x->ts)
             top--;
-        /* innermost: the top, if it contains the call */
         x->owner = -1;
         for (uint32_t k = top; k > 0; k--)
             if (cpu[stack[k - 1]].ts <= x->ts && x->ts <= cpu[stack[k - 1]].end) {
@@ -337,76 +466,100 @@ static int tensor_core_kernel(const char *name)
            strstr(name, "xmma") || strstr(name, "hmma") || strstr(name, "sm90_");
 }
 
-static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct trace *out,
-                        struct import_stats *st, struct diag *d)
+/* Read one event into the records. */
+static void kineto_event(struct kstate *S, const cJSON *e)
 {
-    uint32_t n = (uint32_t)cJSON_GetArraySize(events);
-    struct kcpu *cpu = sim_xcalloc(n + 1, sizeof *cpu);
-    struct krt *rt = sim_xcalloc(n + 1, sizeof *rt);
-    struct kdev *dv = sim_xcalloc(n + 1, sizeof *dv);
-    uint32_t ncpu = 0, nrt = 0, ndv = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, events)
-    {
-        if (!cJSON_IsObject(e)) {
-            st->malformed++;
-            continue;
-        }
-        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
-        if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
-            continue;
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
-        double ts, dur;
-        if (is_cat(e, "cpu_op", "operator")) {
-            struct kcpu *c = &cpu[ncpu];
-            if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || get_i64(e, "pid", &c->pid) ||
-                get_i64(e, "tid", &c->tid) || !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name"))) {
-                st->malformed++;
-                continue;
-            }
-            c->ev = e;
-            c->ts = ts;
-            c->end = ts + (dur > 0 ? dur : 0);
-            c->ext = INT64_MIN;
-            if (cJSON_IsObject(args))
-                get_i64(args, "External id", &c->ext);
-            ncpu++;
-            st->cpu_ops++;
-        } else if (is_cat(e, "cuda_runtime", "hip_runtime") || is_cat(e, "runtime", NULL)) {
-            struct krt *r = &rt[nrt];
-            if (get_num(e, "ts", &ts) || get_i64(e, "pid", &r->pid) || get_i64(e, "tid", &r->tid) ||
-                !cJSON_IsObject(args) || get_i64(args, "correlation", &r->corr))
-                continue; /* a sync or malloc call without correlation: not a launch */
-            r->ts = ts;
-            nrt++;
-        } else if (is_cat(e, "kernel", NULL) || is_cat(e, "gpu_memcpy", "gpu_memset")) {
-            struct kdev *k = &dv[ndv];
-            if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || !cJSON_IsObject(args) ||
-                !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name"))) {
-                st->malformed++;
-                continue;
-            }
-            k->ev = e;
-            k->ts = ts;
-            k->dur = dur > 0 ? dur : 0;
-            k->dev = 0;
-            k->stream = 0;
-            k->ext = INT64_MIN;
-            k->corr = INT64_MIN;
-            if (get_i64(args, "device", &k->dev) && get_i64(e, "pid", &k->dev))
-                k->dev = 0;
-            if (get_i64(args, "stream", &k->stream) && get_i64(e, "tid", &k->stream))
-                k->stream = 0;
-            get_i64(args, "External id", &k->ext);
-            get_i64(args, "correlation", &k->corr);
-            k->copy = is_cat(e, "gpu_memcpy", NULL) ? 1 : (is_cat(e, "gpu_memset", NULL) ? 2 : 0);
-            if (k->copy)
-                st->copies++;
-            else
-                st->kernels++;
-            ndv++;
-        }
+    struct import_stats *st = S->st;
+    if (!cJSON_IsObject(e)) {
+        st->malformed++;
+        return;
     }
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+        return;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    double ts, dur;
+    if (is_cat(e, "cpu_op", "operator")) {
+        GROW(S->cpu, S->ncpu, S->cap_cpu);
+        struct kcpu *c = &S->cpu[S->ncpu];
+        memset(c, 0, sizeof *c);
+        if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || get_i64(e, "pid", &c->pid) ||
+            get_i64(e, "tid", &c->tid) || !cJSON_IsString(name)) {
+            st->malformed++;
+            return;
+        }
+        c->name = st_intern(&S->names, name->valuestring);
+        c->ts = ts;
+        c->end = ts + (dur > 0 ? dur : 0);
+        c->ext = INT64_MIN;
+        c->orig = S->ncpu;
+        if (cJSON_IsObject(args)) {
+            get_i64(args, "External id", &c->ext);
+            struct opmap_in in;
+            memset(&in, 0, sizeof in);
+            fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
+                        cJSON_GetObjectItemCaseSensitive(args, "Input type"));
+            c->in_off = S->nin;
+            c->nin = (uint32_t)in.ninputs;
+            for (int i = 0; i < in.ninputs; i++) {
+                GROW(S->in, S->nin, S->cap_in);
+                struct kinput *k = &S->in[S->nin++];
+                k->ndims = (int8_t)in.ndims[i];
+                memcpy(k->dims, in.dims[i], sizeof k->dims);
+                k->type = st_intern(&S->names, in.types[i]);
+            }
+        }
+        S->ncpu++;
+        st->cpu_ops++;
+    } else if (is_cat(e, "cuda_runtime", "hip_runtime") || is_cat(e, "runtime", NULL)) {
+        GROW(S->rt, S->nrt, S->cap_rt);
+        struct krt *r = &S->rt[S->nrt];
+        if (get_num(e, "ts", &ts) || get_i64(e, "pid", &r->pid) || get_i64(e, "tid", &r->tid) ||
+            !cJSON_IsObject(args) || get_i64(args, "correlation", &r->corr))
+            return; /* a sync or malloc call without correlation: not a launch */
+        r->ts = ts;
+        S->nrt++;
+    } else if (is_cat(e, "kernel", NULL) || is_cat(e, "gpu_memcpy", "gpu_memset")) {
+        GROW(S->dv, S->ndv, S->cap_dv);
+        struct kdev *k = &S->dv[S->ndv];
+        if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || !cJSON_IsObject(args) ||
+            !cJSON_IsString(name)) {
+            st->malformed++;
+            return;
+        }
+        k->name = st_intern(&S->names, name->valuestring);
+        k->ts = ts;
+        k->dur = dur > 0 ? dur : 0;
+        k->dev = 0;
+        k->stream = 0;
+        k->ext = INT64_MIN;
+        k->corr = INT64_MIN;
+        k->bytes = 0;
+        if (get_i64(args, "device", &k->dev) && get_i64(e, "pid", &k->dev))
+            k->dev = 0;
+        if (get_i64(args, "stream", &k->stream) && get_i64(e, "tid", &k->stream))
+            k->stream = 0;
+        get_i64(args, "External id", &k->ext);
+        get_i64(args, "correlation", &k->corr);
+        get_num(args, "bytes", &k->bytes);
+        k->copy = is_cat(e, "gpu_memcpy", NULL) ? 1 : (is_cat(e, "gpu_memset", NULL) ? 2 : 0);
+        if (k->copy)
+            st->copies++;
+        else
+            st->kernels++;
+        S->ndv++;
+    }
+}
+
+/* The records -> a strata trace. */
+static int kineto_finish(struct kstate *S, const char *path, struct trace *out, struct diag *d)
+{
+    struct import_stats *st = S->st;
+    struct kcpu *cpu = S->cpu;
+    struct kdev *dv = S->dv;
+    struct krt *rt = S->rt;
+    uint32_t ncpu = S->ncpu, ndv = S->ndv, nrt = S->nrt;
     owners_by_time(cpu, ncpu, rt, nrt);
     struct imap by_ext, by_corr;
     imap_init(&by_ext, ncpu);
@@ -416,8 +569,7 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
             imap_put(&by_ext, cpu[i].ext, i);
     for (uint32_t i = 0; i < nrt; i++)
         imap_put(&by_corr, rt[i].corr, i);
-    /* kernels -> owners */
-    struct kentry *ent = sim_xcalloc(ndv + ncpu + 1, sizeof *ent);
+    struct kentry *ent = sim_xcalloc((size_t)ndv + 1, sizeof *ent);
     uint32_t nent = 0;
     for (uint32_t i = 0; i < ndv; i++) {
         struct kdev *k = &dv[i];
@@ -425,7 +577,7 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
             add_entry(ent, &nent, k->ts, -1, i);
             continue;
         }
-        uint32_t owner, r;
+        uint32_t owner = 0, r;
         int have = 0;
         if (k->ext != INT64_MIN && imap_get(&by_ext, k->ext, &owner))
             have = 1;
@@ -440,7 +592,6 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
         }
         struct kcpu *c = &cpu[owner];
         if (c->nkern == 0) {
-            c->first_ts = k->ts;
             c->dev = k->dev;
             c->stream = k->stream;
             add_entry(ent, &nent, k->ts, (int)owner, 0);
@@ -448,30 +599,32 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
         }
         c->nkern++;
         c->kern_s += k->dur * 1e-6;
-        const char *kn = cJSON_GetObjectItemCaseSensitive(k->ev, "name")->valuestring;
-        if (tensor_core_kernel(kn))
+        if (tensor_core_kernel(st_str(&S->names, k->name)))
             c->tensor_core = 1;
     }
     qsort(ent, nent, sizeof *ent, entry_cmp);
     struct builder b;
     b_init(&b, out, nent);
-    /* the last op on each (device, stream), for ordering */
     for (uint32_t i = 0; i < nent; i++) {
         struct op *o;
         int64_t dev, stream;
         if (ent[i].cpu >= 0) {
             struct kcpu *c = &cpu[ent[i].cpu];
-            const char *nm = cJSON_GetObjectItemCaseSensitive(c->ev, "name")->valuestring;
+            const char *nm = st_str(&S->names, c->name);
             o = b_add(&b, nm);
             dev = c->dev;
             stream = c->stream;
-            const cJSON *args = cJSON_GetObjectItemCaseSensitive(c->ev, "args");
             struct opmap_in in;
             memset(&in, 0, sizeof in);
             in.name = nm;
             in.tensor_core = c->tensor_core;
-            fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
-                        cJSON_GetObjectItemCaseSensitive(args, "Input type"));
+            in.ninputs = (int)c->nin;
+            for (uint32_t k = 0; k < c->nin; k++) {
+                const struct kinput *x = &S->in[c->in_off + k];
+                in.ndims[k] = x->ndims;
+                memcpy(in.dims[k], x->dims, sizeof in.dims[k]);
+                in.types[k] = st_str(&S->names, x->type);
+            }
             enum opmap_result mr = opmap_map(&in, o);
             if (mr == OPMAP_OK) {
                 o->measured_s = c->kern_s;
@@ -487,23 +640,21 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
             }
         } else {
             struct kdev *k = &dv[ent[i].dev_event];
-            const char *nm = cJSON_GetObjectItemCaseSensitive(k->ev, "name")->valuestring;
+            const char *nm = st_str(&S->names, k->name);
             o = b_add(&b, nm);
             dev = k->dev;
             stream = k->stream;
-            double bytes = 0;
-            get_num(cJSON_GetObjectItemCaseSensitive(k->ev, "args"), "bytes", &bytes);
-            if (k->copy == 1 && bytes >= 1) {
+            if (k->copy == 1 && k->bytes >= 1) {
                 o->kind = OP_MEMCPY;
                 o->dtype = DT_INT8;
-                o->u.copy.bytes = (uint64_t)bytes;
+                o->u.copy.bytes = (uint64_t)k->bytes;
                 o->u.copy.dir = strstr(nm, "HtoD") ? MEMCPY_H2D
                                                    : (strstr(nm, "DtoH") ? MEMCPY_D2H : MEMCPY_D2D);
                 o->measured_s = k->dur * 1e-6;
-            } else if (k->copy == 2 && bytes >= 1) {
+            } else if (k->copy == 2 && k->bytes >= 1) {
                 o->kind = OP_ELEMENTWISE;
                 o->dtype = DT_INT8;
-                o->u.ew.elements = (uint64_t)bytes;
+                o->u.ew.elements = (uint64_t)k->bytes;
                 o->u.ew.inputs = 0;
                 o->u.ew.outputs = 1;
                 o->u.ew.flops_per_element = 0;
@@ -520,20 +671,258 @@ static int kineto_build(const struct jsondoc *doc, const cJSON *events, struct t
     out->ndevices = b.ndev ? b.ndev : 1;
     if (b.ndev == 0)
         snprintf(out->devices[0], sizeof out->devices[0], "gpu0");
-    snprintf(out->path, sizeof out->path, "%s", doc->name);
-    snprintf(out->name, sizeof out->name, "imported from %.60s", doc->name);
+    snprintf(out->path, sizeof out->path, "%s", path);
+    snprintf(out->name, sizeof out->name, "imported from %.60s", path);
     imap_free(&by_ext);
     imap_free(&by_corr);
-    free(cpu);
-    free(rt);
-    free(dv);
     free(ent);
     if (out->nops == 0) {
         trace_free(out);
-        return diag_set(d, DIAG_E_RANGE, doc->name, 1, "traceEvents",
+        return diag_set(d, DIAG_E_RANGE, path, 1, "traceEvents",
                         "no GPU kernels or copies in the trace: nothing to import");
     }
     return 0;
+}
+
+/* ---- the streaming reader: one event object at a time ---- */
+
+struct kstream {
+    void *gz;                   /* gzFile, behind gz.h */
+    const char *path;
+    char *buf;
+    size_t len, pos, cap;
+    int eof;
+    long line;                  /* 1-based line of buf[pos] */
+    uint64_t bytes;             /* decompressed bytes read */
+};
+
+static int ks_fill(struct kstream *r, struct diag *d)
+{
+    if (r->eof)
+        return 0;
+    if (r->pos > 0) { /* keep the unread tail */
+        memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+        r->len -= r->pos;
+        r->pos = 0;
+    }
+    if (r->len == r->cap) {
+        if (r->cap >= ((size_t)1 << 28))
+            return diag_set(d, DIAG_E_RANGE, r->path, (int)r->line, "traceEvents",
+                            "an event longer than 256 MiB");
+        r->cap *= 2;
+        char *nb = realloc(r->buf, r->cap + 1);
+        if (nb == NULL)
+            sim_oom(r->cap + 1);
+        r->buf = nb;
+    }
+    long got = gz_read_some(r->gz, r->buf + r->len, r->cap - r->len, r->path, d);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        r->eof = 1;
+    r->len += (size_t)got;
+    r->bytes += (uint64_t)got;
+    return 0;
+}
+
+/* Next byte without consuming; -1 at the end. */
+static int ks_peek(struct kstream *r, struct diag *d, int *err)
+{
+    while (r->pos == r->len) {
+        if (r->eof)
+            return -1;
+        if (ks_fill(r, d) != 0) {
+            *err = 1;
+            return -1;
+        }
+    }
+    return (unsigned char)r->buf[r->pos];
+}
+
+static void ks_skip_ws(struct kstream *r, struct diag *d, int *err)
+{
+    for (;;) {
+        int c = ks_peek(r, d, err);
+        if (c == '\n')
+            r->line++;
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            return;
+        r->pos++;
+    }
+}
+
+/* The extent of the JSON value starting at pos: strings and nesting are
+ * tracked so brackets inside strings do not count.  On success the value
+ * is buf[start .. pos). */
+static int ks_value(struct kstream *r, size_t *start, struct diag *d)
+{
+    int depth = 0, in_str = 0, esc = 0;
+    size_t i = r->pos;
+    *start = r->pos;
+    for (;;) {
+        while (i == r->len) {
+            size_t off = *start;
+            r->pos = off; /* ks_fill keeps from pos on */
+            if (r->eof)
+                return diag_set(d, DIAG_E_PARSE, r->path, (int)r->line, "traceEvents",
+                                "the file ends inside an event (truncated?)");
+            if (ks_fill(r, d) != 0)
+                return -1;
+            i = i - off;
+            *start = 0;
+        }
+        char c = r->buf[i++];
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (c == '\\')
+                esc = 1;
+            else if (c == '"')
+                in_str = 0;
+            if (c == '\n')
+                r->line++;
+            if (depth == 0 && !in_str)
+                break; /* a top-level string */
+            continue;
+        }
+        if (depth == 0 && i - 1 > *start &&
+            (c == ',' || c == ']' || c == '}' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+            i--; /* a number or literal ended */
+            break;
+        }
+        if (c == '"') {
+            in_str = 1;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (--depth < 0)
+                return diag_set(d, DIAG_E_PARSE, r->path, (int)r->line, "traceEvents", "unbalanced brackets");
+            if (depth == 0)
+                break;
+        } else if (c == '\n') {
+            r->line++;
+        }
+    }
+    r->pos = i;
+    return 0;
+}
+
+/* Read a Kineto trace event by event.  Returns 0, 1 if the file is not a
+ * Kineto trace (no top-level traceEvents), or -1 with *d. */
+static int kineto_stream(const char *path, struct kstate *S, struct diag *d)
+{
+    struct kstream r;
+    memset(&r, 0, sizeof r);
+    r.path = path;
+    r.line = 1;
+    r.cap = 1 << 20;
+    r.buf = sim_xcalloc(r.cap + 1, 1);
+    r.gz = gz_open_read(path, d);
+    int rc = -1, err = 0;
+    if (r.gz == NULL)
+        goto out;
+    ks_skip_ws(&r, d, &err);
+    int c = ks_peek(&r, d, &err);
+    if (err)
+        goto out;
+    int top_array = c == '[';
+    if (c != '{' && c != '[') {
+        rc = diag_set(d, DIAG_E_PARSE, path, (int)r.line, "", "not JSON (expected { or [)");
+        goto out;
+    }
+    r.pos++;
+    if (!top_array) {
+        /* find the "traceEvents" member, skipping the others */
+        for (;;) {
+            ks_skip_ws(&r, d, &err);
+            c = ks_peek(&r, d, &err);
+            if (err)
+                goto out;
+            if (c == '}' || c < 0) {
+                rc = 1; /* no traceEvents */
+                goto out;
+            }
+            if (c == ',') {
+                r.pos++;
+                continue;
+            }
+            size_t ks;
+            if (c != '"' || ks_value(&r, &ks, d) != 0) {
+                if (c != '"')
+                    rc = diag_set(d, DIAG_E_PARSE, path, (int)r.line, "", "expected a member name");
+                goto out;
+            }
+            int is_events = r.pos - ks == 13 && memcmp(r.buf + ks, "\"traceEvents\"", 13) == 0;
+            ks_skip_ws(&r, d, &err);
+            if (ks_peek(&r, d, &err) != ':') {
+                rc = diag_set(d, DIAG_E_PARSE, path, (int)r.line, "", "expected ':'");
+                goto out;
+            }
+            r.pos++;
+            ks_skip_ws(&r, d, &err);
+            if (is_events) {
+                if (ks_peek(&r, d, &err) != '[') {
+                    rc = diag_set(d, DIAG_E_TYPE, path, (int)r.line, "traceEvents", "expected an array");
+                    goto out;
+                }
+                r.pos++;
+                break;
+            }
+            size_t vs;
+            if (ks_value(&r, &vs, d) != 0)
+                goto out;
+        }
+    }
+    /* the events */
+    for (;;) {
+        ks_skip_ws(&r, d, &err);
+        c = ks_peek(&r, d, &err);
+        if (err)
+            goto out;
+        if (c < 0) {
+            rc = diag_set(d, DIAG_E_PARSE, path, (int)r.line, "traceEvents",
+                          "the file ends inside traceEvents (truncated?)");
+            goto out;
+        }
+        if (c == ']')
+            break;
+        if (c == ',') {
+            r.pos++;
+            continue;
+        }
+        long line = r.line;
+        size_t vs;
+        if (ks_value(&r, &vs, d) != 0)
+            goto out;
+        cJSON *e = cJSON_ParseWithLength(r.buf + vs, r.pos - vs);
+        if (e == NULL) {
+            rc = diag_set(d, DIAG_E_PARSE, path, (int)line, "traceEvents", "malformed event");
+            goto out;
+        }
+        kineto_event(S, e);
+        cJSON_Delete(e);
+    }
+    rc = 0;
+out:
+    if (r.gz != NULL)
+        gz_close(r.gz);
+    free(r.buf);
+    return rc;
+}
+
+int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
+{
+    memset(st, 0, sizeof *st);
+    struct kstate S;
+    ks_init(&S, st);
+    int rc = kineto_stream(path, &S, d);
+    if (rc == 1)
+        rc = diag_set(d, DIAG_E_MISSING, path, 1, "traceEvents",
+                      "not a PyTorch profiler trace (no traceEvents array)");
+    if (rc == 0)
+        rc = kineto_finish(&S, path, out, d);
+    ks_free(&S);
+    return rc;
 }
 
 static int load_json(const char *path, struct jsondoc *doc, struct diag *d)
@@ -548,25 +937,6 @@ static int load_json(const char *path, struct jsondoc *doc, struct diag *d)
     }
     int rc = jsondoc_parse_string(text, path, doc, d);
     free(text);
-    return rc;
-}
-
-int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
-{
-    memset(st, 0, sizeof *st);
-    struct jsondoc doc;
-    if (load_json(path, &doc, d) != 0)
-        return -1;
-    const cJSON *events = cJSON_IsArray(doc.root)
-                              ? doc.root
-                              : cJSON_GetObjectItemCaseSensitive(doc.root, "traceEvents");
-    int rc;
-    if (!cJSON_IsArray(events))
-        rc = diag_set(d, DIAG_E_MISSING, path, 1, "traceEvents",
-                      "not a PyTorch profiler trace (no traceEvents array)");
-    else
-        rc = kineto_build(&doc, events, out, st, d);
-    jsondoc_free(&doc);
     return rc;
 }
 
@@ -716,17 +1086,20 @@ int import_pytorch_et(const char *path, struct trace *out, struct import_stats *
 int import_pytorch(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
 {
     memset(st, 0, sizeof *st);
+    struct kstate S;
+    ks_init(&S, st);
+    int rc = kineto_stream(path, &S, d);
+    if (rc == 0)
+        rc = kineto_finish(&S, path, out, d);
+    ks_free(&S);
+    if (rc != 1)
+        return rc;
+    /* not a Kineto trace: an execution trace (read whole; they are small) */
     struct jsondoc doc;
     if (load_json(path, &doc, d) != 0)
         return -1;
-    int rc;
     const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(doc.root, "nodes");
-    const cJSON *events = cJSON_IsArray(doc.root)
-                              ? doc.root
-                              : cJSON_GetObjectItemCaseSensitive(doc.root, "traceEvents");
-    if (cJSON_IsArray(events))
-        rc = kineto_build(&doc, events, out, st, d);
-    else if (cJSON_IsArray(nodes))
+    if (cJSON_IsArray(nodes))
         rc = et_build(&doc, nodes, out, st, d);
     else
         rc = diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "",

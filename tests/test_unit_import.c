@@ -154,6 +154,7 @@ static void check_broken(void)
     CHECK(mkdtemp(dir) != NULL);
     struct diag d;
     struct trace t;
+    memset(&t, 0, sizeof t);
     struct import_stats st;
     /* gzip cut in half */
     snprintf(cmd, sizeof cmd, "head -c 60000 " SHARED "a100-train-rank0-shapes.json.gz > %s/cut.json.gz", dir);
