@@ -195,8 +195,46 @@ static void check_broken(void)
     tu_sh(cmd);
 }
 
+/* A generated trace bigger than the reader's buffer: every event must be
+ * seen whatever buffer boundary it straddles. */
+static void check_stream(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-stream-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    const int n = 20000;
+    fprintf(f, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"name\": \"x ] } [ {\"}],\n \"traceEvents\": [\n");
+    for (int i = 0; i < n; i++) {
+        double t = 1000.0 * i;
+        fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, "
+                   "\"ts\": %.1f, \"dur\": 50, \"args\": {\"External id\": %d, \"Input Dims\": [[%d, 256], [256, 512]], "
+                   "\"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\"], \"note\": \"brackets ]}{[ in a string\"}},\n",
+                i ? "," : "", t, i + 1, 64 + i % 7);
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_xmma_gemm\", \"pid\": 0, \"tid\": 7, "
+                   "\"ts\": %.1f, \"dur\": 20, \"args\": {\"External id\": %d, \"device\": 0, \"stream\": 7}}\n",
+                t + 10, i + 1);
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(t.nops, n);
+    CHECK_EQ_INT(st.by_kind[OP_GEMM], n);
+    CHECK_EQ_INT(st.cpu_ops, n);
+    CHECK(t.nops == (uint32_t)n && t.ops[n - 1].u.gemm.m == (uint64_t)(64 + (n - 1) % 7));
+    CHECK(t.nops == (uint32_t)n && t.ops[0].dtype == DT_BF16);
+    trace_free(&t);
+    remove(path);
+}
+
 int main(void)
 {
+    check_stream();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
         printf("SKIP: ../shared/traces/pytorch is not here\n");
