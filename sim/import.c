@@ -403,8 +403,10 @@ static int rt_cmp(const void *a, const void *b)
 /* Innermost CPU op containing each runtime call, per thread, one sweep. */
 static void owners_by_time(struct kcpu *cpu, uint32_t ncpu, struct krt *rt, uint32_t nrt)
 {
-    qsort(cpu, ncpu, sizeof *cpu, cpu_cmp);
-    qsort(rt, nrt, sizeof *rt, rt_cmp);
+    if (ncpu > 1)
+        qsort(cpu, ncpu, sizeof *cpu, cpu_cmp);
+    if (nrt > 1)
+        qsort(rt, nrt, sizeof *rt, rt_cmp);
     uint32_t *stack = sim_xcalloc(ncpu + 1, sizeof *stack);
     uint32_t c = 0, top = 0;
     for (uint32_t r = 0; r < nrt; r++) {
@@ -602,7 +604,8 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         if (tensor_core_kernel(st_str(&S->names, k->name)))
             c->tensor_core = 1;
     }
-    qsort(ent, nent, sizeof *ent, entry_cmp);
+    if (nent > 1)
+        qsort(ent, nent, sizeof *ent, entry_cmp);
     struct builder b;
     b_init(&b, out, nent);
     for (uint32_t i = 0; i < nent; i++) {
