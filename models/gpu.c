@@ -288,6 +288,8 @@ struct gemm_shape {
     uint64_t m, n, k, b;
     enum dtype dt;
     double out_bytes;           /* bytes per output element */
+    double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
+    double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
 };
 
 /* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as
@@ -311,7 +313,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     uint64_t waves = ceil_div(ctas, slots);
     double rows_a = dmin((double)tm, (double)s->m);
     double cols_b = dmin((double)tn, (double)s->n);
-    double a_step = rows_a * tk * eb, b_step = cols_b * tk * eb;
+    double a_step = rows_a * tk * eb, b_step = cols_b * tk * s->b_bytes;
 
     /* quick estimate, only to choose */
     double cta_flops = 2.0 * tm * tn * (double)tk * steps;
@@ -320,9 +322,9 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double units_busy = dmin((double)c->units, ceil(active / cpu));
     double cpu_eff = active / units_busy;
     double t_comp = waves * cpu_eff * cta_flops / per_unit;
-    double dram_bytes = (double)s->b * ((double)s->m * s->k + (double)s->k * s->n) * eb;
+    double dram_bytes = (double)s->b * ((double)s->m * s->k * eb + (double)s->k * s->n * s->b_bytes);
     /* A is re-read once per wave-column of B that does not fit in L2 */
-    double b_bytes = (double)s->k * s->n * eb * s->b;
+    double b_bytes = (double)s->k * s->n * s->b_bytes * s->b;
     if (b_bytes > c->l2_bytes * GPU_L2_USABLE && waves > 1)
         dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
     dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
@@ -422,6 +424,8 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                         best->mflops_step = 0;
                         best->vdt = s->dt;
                     }
+                    /* quantised weights are dequantised as each B tile is loaded */
+                    best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
                     best->dram_cost = 1.0;
                     snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u",
                              tm, tn, tk, stages, sp);
@@ -488,7 +492,8 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     double q_rows = dmin((double)br, (double)rows);
     p->pro_bytes = q_rows * d * eb;
     p->a_step = 0;
-    p->b_step = 2.0 * bc * d * eb;              /* K and V block, shared by the KV head's CTAs */
+    /* K and V block, shared by the KV head's CTAs, in the cache's type */
+    p->b_step = 2.0 * bc * d * dtype_bytes(o->u.attn.kv_dtype, 1.0);
     p->mflops_step = 4.0 * br * (double)bc * d;
     p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
     p->smem_step = (2.0 * br * bc + 2.0 * bc * d) * eb;
@@ -519,16 +524,21 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
     enum dtype vdt = vector_type(c, o->dtype);
     switch (o->kind) {
     case OP_GEMM: {
+        enum wfmt wf = o->u.gemm.weights;
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
-                               o->dtype, out_bytes_for(o->dtype)};
+                               o->dtype, out_bytes_for(o->dtype),
+                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf)};
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
         L->nk = 1;
         if (s.m <= GPU_GEMV_MAX_M) {
             /* matrix-vector: libraries stream B through registers with FMAs
-             * on the vector pipe; no tiles, no tensor cores, no reuse */
-            double wb = (double)s.k * s.n * eb * s.b;
+             * on the vector pipe; no tiles, no tensor cores, no reuse;
+             * quantised weights are dequantised once each */
+            double w = (double)s.k * s.n * s.b;
+            double wb = w * s.b_bytes;
             double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
-            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops, vdt, 0, 1, GPU_VEC_BYTES);
+            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
+                        GPU_VEC_BYTES);
             break;
         }
         plan_gemm(c, &L->k[0], &s);
@@ -546,12 +556,12 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
             L->nk = 1;
         } else {
             /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
-            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb};
+            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0};
             plan_gemm(c, &L->k[0], &s1);
             snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
             double el = (double)b * h * q * kv;
             plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
-            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb};
+            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0};
             plan_gemm(c, &L->k[2], &s2);
             snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
             L->nk = 3;

@@ -118,14 +118,22 @@ static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, e
     return o;
 }
 
-static void add_gemm(struct builder *b, const char *id, enum dtype dt, uint64_t m, uint64_t n,
-                     uint64_t k)
+static struct op *add_gemm(struct builder *b, const char *id, enum dtype dt, uint64_t m, uint64_t n,
+                           uint64_t k, enum wfmt w)
 {
     struct op *o = add_op(b, id, OP_GEMM, dt);
     o->u.gemm.m = m;
     o->u.gemm.n = n;
     o->u.gemm.k = k;
     o->u.gemm.batch = 1;
+    o->u.gemm.weights = w;
+    return o;
+}
+
+/* llama.cpp's use_more_bits(): the layers Q4_K_M gives more bits */
+static int more_bits(uint64_t i, uint64_t n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
 }
 
 static void add_ew(struct builder *b, const char *id, enum dtype dt, uint64_t el, uint32_t in,
@@ -181,7 +189,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
         /* residual add folded into the norm, as fused kernels do */
         add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
-        add_gemm(&b, ID("qkv_proj"), dt, rows, (c->heads + 2 * c->kv_heads) * hd, h);
+        enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
+        enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
+        add_gemm(&b, ID("qkv_proj"), dt, rows, (c->heads + 2 * c->kv_heads) * hd, h, w);
         /* RoPE on q and k, with k and v written to the KV cache */
         add_ew(&b, ID("rope_kv"), dt, rows * (c->heads + 2 * c->kv_heads) * hd, 1, 1, 3.0);
         struct op *a = add_op(&b, ID("attention"), OP_ATTENTION, dt);
@@ -193,18 +203,30 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         a->u.attn.head_dim = hd;
         a->u.attn.causal = 1;
         a->u.attn.impl = s->attn;
-        add_gemm(&b, ID("o_proj"), dt, rows, h, c->heads * hd);
+        a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+        add_gemm(&b, ID("o_proj"), dt, rows, h, c->heads * hd, w);
         add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
-        add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h);
-        add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h);
+        add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h, w);
+        add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h, w);
         add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
-        add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate);
+        add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate, wdown);
 #undef ID
     }
     add_rc(&b, "final_norm", OP_NORM, dt, s->batch, h);
-    add_gemm(&b, "lm_head", dt, s->batch, c->vocab, h);
+    add_gemm(&b, "lm_head", dt, s->batch, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
     add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
     return 0;
+}
+
+int llm_weights_from_name(const char *name, struct llm_step *s)
+{
+    if (strcmp(name, "q4_k_m") == 0) {
+        s->q4_k_m = 1;
+        s->weights = WF_Q4_K;
+        return 0;
+    }
+    s->q4_k_m = 0;
+    return wfmt_from_name(name, &s->weights);
 }
 
 /* ------------------------------------------------------------ strata gen llm */
@@ -234,6 +256,7 @@ int cli_gen(int argc, char **argv)
     const char *batch = cli_get(&o, "--batch"), *prompt = cli_get(&o, "--prompt");
     const char *context = cli_get(&o, "--context"), *dtype = cli_get(&o, "--dtype");
     const char *attn = cli_get(&o, "--attn"), *outp = cli_get(&o, "-o");
+    const char *weights = cli_get(&o, "--weights"), *kvd = cli_get(&o, "--kv-dtype");
     if (outp == NULL)
         outp = cli_get(&o, "--output");
     int rc = cli_check(&o, "gen llm");
@@ -243,7 +266,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
     else if (strcmp(phase, "decode") != 0) {
@@ -260,6 +283,18 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
         return 2;
     }
+    if (weights && llm_weights_from_name(weights, &s) != 0) {
+        fprintf(stderr, "strata gen llm: --weights: unknown weight format '%s' (q4_0, q4_1, q5_0, q8_0, "
+                        "q4_k, q4_k_m, q5_k, q6_k, int4_g32, int4_g64, int4_g128, int8, nf4, fp8)\n",
+                weights);
+        return 2;
+    }
+    if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
+        fprintf(stderr, "strata gen llm: --kv-dtype: unknown dtype '%s'\n", kvd);
+        return 2;
+    }
+    if (s.kv_dtype == DT_COUNT)
+        s.kv_dtype = s.dtype;
     if (attn) {
         if (strcmp(attn, "naive") == 0)
             s.attn = ATTN_NAIVE;

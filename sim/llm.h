@@ -40,13 +40,18 @@ struct llm_step {
     uint64_t batch;                 /* sequences */
     uint64_t prompt;                /* prefill: new tokens per sequence */
     uint64_t context;               /* tokens already in the KV cache */
-    enum dtype dtype;               /* weights, activations and KV cache */
+    enum dtype dtype;               /* activations (and weights unless quantised) */
     enum attn_impl attn;
+    enum dtype kv_dtype;            /* KV cache */
+    enum wfmt weights;              /* quantised weight format of the linear layers (WF_NONE: dtype) */
+    int q4_k_m;                     /* llama.cpp's Q4_K_M mix instead of one format */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
 uint64_t llm_param_count(const struct llm_config *c);
+/* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
+int llm_weights_from_name(const char *name, struct llm_step *s);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d);

@@ -216,6 +216,7 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
         o->u.attn.head_dim = (uint64_t)q[3];
         o->u.attn.causal = 0; /* the flag is not among the shapes */
         o->u.attn.impl = ATTN_FLASH;
+        o->u.attn.kv_dtype = o->dtype;
         return OPMAP_OK;
     }
     if (IN_LIST(nm, conv_ops)) {

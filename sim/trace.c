@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "afile.h"
+#include "check.h"
 #include "jsondoc.h"
 
 #define TRACE_OPS_CAP 50000000u
@@ -83,7 +84,9 @@ enum ftype {
     F_NUM,   /* double, finite >= 0 */
     F_BOOL,  /* int, true / false */
     F_IMPL,  /* enum attn_impl, by name */
-    F_DIR    /* enum memcpy_dir, by name */
+    F_DIR,   /* enum memcpy_dir, by name */
+    F_WFMT,  /* enum wfmt, by name */
+    F_DTYPE  /* enum dtype, by name (DT_COUNT default = the op's dtype) */
 };
 
 struct op_field {
@@ -102,6 +105,7 @@ static const struct op_field op_fields[] = {
     {OP_GEMM, "n", F_SIZE, 1, U_(gemm.n), 0},
     {OP_GEMM, "k", F_SIZE, 1, U_(gemm.k), 0},
     {OP_GEMM, "batch", F_SIZE, 0, U_(gemm.batch), 1},
+    {OP_GEMM, "weights", F_WFMT, 0, U_(gemm.weights), WF_NONE},
     {OP_ATTENTION, "batch", F_SIZE, 1, U_(attn.batch), 0},
     {OP_ATTENTION, "heads", F_SIZE, 1, U_(attn.heads), 0},
     {OP_ATTENTION, "q_len", F_SIZE, 1, U_(attn.q_len), 0},
@@ -110,6 +114,7 @@ static const struct op_field op_fields[] = {
     {OP_ATTENTION, "kv_heads", F_SIZE, 0, U_(attn.kv_heads), 0},
     {OP_ATTENTION, "causal", F_BOOL, 0, U_(attn.causal), 0},
     {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
+    {OP_ATTENTION, "kv_dtype", F_DTYPE, 0, U_(attn.kv_dtype), DT_COUNT},
     {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
     {OP_ELEMENTWISE, "outputs", F_COUNT, 0, U_(ew.outputs), 1},
@@ -135,7 +140,7 @@ static const struct op_field op_fields[] = {
 enum { K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, N_COMMON };
 static const char *const common_keys[N_COMMON] = {
     "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s"};
-#define MAX_KIND_FIELDS 8
+#define MAX_KIND_FIELDS 12
 #define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
 
 enum { T_VERSION, T_NAME, T_META, T_DEVICES, T_OPS, N_TOP_KEYS };
@@ -146,9 +151,11 @@ static const char *const top_keys[N_TOP_KEYS] = {"strata_trace", "name", "meta",
 static unsigned kind_fields(enum op_kind kind, const struct op_field **rows)
 {
     unsigned n = 0;
-    for (size_t i = 0; i < N_OP_FIELDS && n < MAX_KIND_FIELDS; i++)
-        if (op_fields[i].kind == kind)
+    for (size_t i = 0; i < N_OP_FIELDS; i++)
+        if (op_fields[i].kind == kind) {
+            SIM_CHECK(n < MAX_KIND_FIELDS); /* raise MAX_KIND_FIELDS with the table */
             rows[n++] = &op_fields[i];
+        }
     return n;
 }
 
@@ -381,6 +388,8 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         case F_BOOL: *(int *)(void *)dst = (int)f->def; break;
         case F_IMPL: *(enum attn_impl *)(void *)dst = (enum attn_impl)f->def; break;
         case F_DIR: *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)f->def; break;
+        case F_WFMT: *(enum wfmt *)(void *)dst = (enum wfmt)f->def; break;
+        case F_DTYPE: *(enum dtype *)(void *)dst = (enum dtype)f->def; break;
         }
         return 0;
     }
@@ -415,9 +424,18 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         return 0;
     }
     case F_IMPL:
-    case F_DIR: {
+    case F_DIR:
+    case F_WFMT:
+    case F_DTYPE: {
+        const char *names_buf[32]; /* WFMT_COUNT and DT_COUNT fit */
         const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
         size_t n = f->type == F_IMPL ? 2 : 3;
+        if (f->type == F_WFMT || f->type == F_DTYPE) {
+            n = f->type == F_WFMT ? WFMT_COUNT : DT_COUNT;
+            for (size_t i = 0; i < n; i++)
+                names_buf[i] = f->type == F_WFMT ? wfmt_name((enum wfmt)i) : dtype_name((enum dtype)i);
+            names = names_buf;
+        }
         const char *s;
         if (jsondoc_get_string(doc, it, L->prefix, f->key, SIZE_MAX, &s, L->d))
             return -1;
@@ -425,12 +443,16 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
             if (strcmp(s, names[i]) == 0) {
                 if (f->type == F_IMPL)
                     *(enum attn_impl *)(void *)dst = (enum attn_impl)i;
-                else
+                else if (f->type == F_DIR)
                     *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)i;
+                else if (f->type == F_WFMT)
+                    *(enum wfmt *)(void *)dst = (enum wfmt)i;
+                else
+                    *(enum dtype *)(void *)dst = (enum dtype)i;
                 return 0;
             }
         }
-        char known[64], msg[200];
+        char known[256], msg[400];
         snprintf(msg, sizeof msg, "unknown %s \"%.60s\" (known: %s)", f->key, s,
                  join(known, sizeof known, names, n));
         return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, f->key, "%s", msg);
@@ -599,6 +621,8 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                         "causal attention needs q_len <= kv_len (the queries are among the "
                         "keys), got q_len %" PRIu64 " > kv_len %" PRIu64,
                         op->u.attn.q_len, op->u.attn.kv_len);
+        if (op->u.attn.kv_dtype == DT_COUNT)
+            op->u.attn.kv_dtype = op->dtype;
         if (op->u.attn.kv_heads == 0) {
             op->u.attn.kv_heads = op->u.attn.heads;
         } else if (op->u.attn.heads % op->u.attn.kv_heads != 0) {
@@ -1013,6 +1037,12 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
             break;
         case F_DIR:
             fprintf(f, "\"%s\"", dir_names[*(const enum memcpy_dir *)(const void *)src]);
+            break;
+        case F_WFMT:
+            fprintf(f, "\"%s\"", wfmt_name(*(const enum wfmt *)(const void *)src));
+            break;
+        case F_DTYPE:
+            fprintf(f, "\"%s\"", dtype_name(*(const enum dtype *)(const void *)src));
             break;
         }
     }

@@ -17,6 +17,7 @@
 
 #include "diag.h"
 #include "dtype.h"
+#include "wfmt.h"
 
 #define TRACE_ID_MAX 64
 #define TRACE_NAME_MAX 96
@@ -56,11 +57,15 @@ struct op {
     double measured_s;            /* measured time if the trace carries one, else -1 */
     double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
     union {
-        struct { uint64_t m, n, k, batch; } gemm;            /* C[b] = A[b](m x k) * B[b](k x n) */
+        struct {
+            uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
+            enum wfmt weights;          /* storage of B when quantised (WF_NONE: dtype) */
+        } gemm;
         struct {
             uint64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
             int causal;
             enum attn_impl impl;
+            enum dtype kv_dtype;        /* K/V cache element type (default: dtype) */
         } attn;
         struct {
             uint64_t elements;          /* elements per tensor */

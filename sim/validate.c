@@ -237,7 +237,8 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0};
+        const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         if (model == NULL || phase == NULL)
             return diag_set(d, DIAG_E_MISSING, file, line, "spec", "llm needs model= and phase=");
         st.phase = strcmp(phase, "prefill") == 0 ? LLM_PREFILL : LLM_DECODE;
@@ -246,6 +247,13 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             return -1;
         if (attn != NULL)
             st.attn = strcmp(attn, "naive") == 0 ? ATTN_NAIVE : ATTN_FLASH;
+        if (weights != NULL && llm_weights_from_name(weights, &st) != 0)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown weight format '%s'",
+                            weights);
+        if (kvd != NULL && dtype_from_name(kvd, &st.kv_dtype) != 0)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown kv_dtype '%s'", kvd);
+        if (st.kv_dtype == DT_COUNT)
+            st.kv_dtype = st.dtype;
         if (spec_done(&s))
             return -1;
         char path[1024];

@@ -1,0 +1,38 @@
+/* wfmt.c: see wfmt.h. */
+#include "wfmt.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    double bits, ops;
+} wfmt_table[WFMT_COUNT] = {
+#define WFMT_ROW_(e, n, b, d) {n, b, d},
+    WFMT_MAP(WFMT_ROW_)
+#undef WFMT_ROW_
+};
+
+const char *wfmt_name(enum wfmt f)
+{
+    return (unsigned)f < WFMT_COUNT ? wfmt_table[f].name : "?";
+}
+
+int wfmt_from_name(const char *name, enum wfmt *out)
+{
+    for (unsigned i = 0; i < WFMT_COUNT; i++)
+        if (strcmp(name, wfmt_table[i].name) == 0) {
+            *out = (enum wfmt)i;
+            return 0;
+        }
+    return -1;
+}
+
+double wfmt_bits(enum wfmt f)
+{
+    return (unsigned)f < WFMT_COUNT ? wfmt_table[f].bits : 0.0;
+}
+
+double wfmt_dequant_ops(enum wfmt f)
+{
+    return (unsigned)f < WFMT_COUNT ? wfmt_table[f].ops : 0.0;
+}

@@ -1,0 +1,61 @@
+/* wfmt.h: storage formats of quantised weights.
+ *
+ * A GEMM's weights (its B operand) may be stored in a format other than the
+ * op's dtype: llama.cpp's block formats, group-wise int4 (GPTQ/AWQ/gpt-fast),
+ * bitsandbytes NF4, weight-only int8 or fp8.  Each format has an exact
+ * size in bits per weight, scales included, and a dequantisation cost in
+ * vector-pipe operations per weight (unpack, subtract the zero point,
+ * scale), paid every time a kernel loads the weight.  Activations and the
+ * matrix math stay in the op's dtype.
+ *
+ * Sizes (bits per weight = bytes per block * 8 / weights per block):
+ *   q4_0   18 B / 32  = 4.5       (fp16 scale + 32 x 4 bit)      ggml-common.h block_q4_0
+ *   q4_1   20 B / 32  = 5.0       (fp16 scale and min)           block_q4_1
+ *   q5_0   22 B / 32  = 5.5                                      block_q5_0
+ *   q8_0   34 B / 32  = 8.5       (fp16 scale + 32 x int8)       block_q8_0
+ *   q4_k  144 B / 256 = 4.5       (2 fp16 + 12 B scales + 128 B) block_q4_K
+ *   q5_k  176 B / 256 = 5.5                                      block_q5_K
+ *   q6_k  210 B / 256 = 6.5625                                   block_q6_K
+ *   int4_gN  4 + 32/N (bf16 scale and zero per group of N)       gpt-fast int4 / GPTQ-style
+ *   int8   8              (per-channel scale, negligible)        weight-only int8
+ *   nf4    4 + 8/64 + 32/(64*256) = 4.127 (double-quantised absmax)   bitsandbytes
+ *   fp8    8
+ * q4_k_m is not a format but llama.cpp's mix (q4_k, with q6_k for some
+ * tensors); the LLM generator assigns it per tensor.
+ */
+#ifndef STRATA_WFMT_H
+#define STRATA_WFMT_H
+
+#define WFMT_MAP(X)                         \
+    X(NONE, "none", 0.0, 0.0)               \
+    X(Q4_0, "q4_0", 4.5, 3.0)               \
+    X(Q4_1, "q4_1", 5.0, 3.0)               \
+    X(Q5_0, "q5_0", 5.5, 4.0)               \
+    X(Q8_0, "q8_0", 8.5, 2.0)               \
+    X(Q4_K, "q4_k", 4.5, 4.0)               \
+    X(Q5_K, "q5_k", 5.5, 5.0)               \
+    X(Q6_K, "q6_k", 6.5625, 4.0)            \
+    X(INT4_G32, "int4_g32", 5.0, 3.0)       \
+    X(INT4_G64, "int4_g64", 4.5, 3.0)       \
+    X(INT4_G128, "int4_g128", 4.25, 3.0)    \
+    X(INT8, "int8", 8.0, 2.0)               \
+    X(NF4, "nf4", 4.127, 4.0)               \
+    X(FP8, "fp8", 8.0, 1.0)
+
+enum wfmt {
+#define WFMT_ENUM_(e, n, b, d) WF_##e,
+    WFMT_MAP(WFMT_ENUM_)
+#undef WFMT_ENUM_
+    WFMT_COUNT
+};
+
+const char *wfmt_name(enum wfmt f);
+int wfmt_from_name(const char *name, enum wfmt *out);
+/* Bits per weight, scales included (0 for NONE: use the dtype). */
+double wfmt_bits(enum wfmt f);
+/* Vector-pipe operations per weight to dequantise it. */
+double wfmt_dequant_ops(enum wfmt f);
+
+_Static_assert(WFMT_COUNT <= 32, "trace.c keeps the format names in 32 slots");
+
+#endif
