@@ -53,14 +53,15 @@ def spec_for(r):
             return None
         i, o = STREAM[k[1]]
         return cfg, f"elementwise elements={STREAM_ELEMS} inputs={i} outputs={o} flops=2 vector_bytes=8 dtype=fp64", 0.0
-    if wid.startswith("GPTFAST") and metric == "decode_throughput" and dt == "bf16" and hw.startswith("A100-SXM4-80GB (power"):
+    weights = {"bf16": "", "int8 weight-only": " weights=int8", "int4 weight-only G=32": " weights=int4_g32"}
+    if wid.startswith("GPTFAST") and metric == "decode_throughput" and dt in weights and hw.startswith("A100-SXM4-80GB (power"):
         models = {"Llama-2-7B": "llama-2-7b", "Llama-3.1-8B": "llama-3.1-8b"}
         if shape not in models:
             return None
         # gpt-fast: static KV cache of prompt (5) + max_new_tokens (200) = 205 slots, attention
         # over the whole cache with a mask, math SDPA (generate.py); CUDA graphs, so no host time
         return ("nvidia-a100-sxm-80gb-330w",
-                f"llm model=traces/models/{models[shape]}.json phase=decode batch=1 context=204 dtype=bf16 attn=naive",
+                f"llm model=traces/models/{models[shape]}.json phase=decode batch=1 context=204 dtype=bf16 attn=naive{weights[dt]}",
                 0.0)
     return None
 

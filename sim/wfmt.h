@@ -22,6 +22,13 @@
  *   fp8    8
  * q4_k_m is not a format but llama.cpp's mix (q4_k, with q6_k for some
  * tensors); the LLM generator assigns it per tensor.
+ *
+ * Dequantisation cost (last column, vector-pipe FLOP-equivalents per weight
+ * on top of the 2 of the multiply-add): int8 (7.0) and int4_gN (6.0) were
+ * fitted to gpt-fast's weight-only kernels on the A100 (GPTFAST-003 int8
+ * and GPTFAST-005 int4 G=32, Llama-2-7B decode; docs/calibration.md); the
+ * other formats' values are a priori operation counts (unpack, zero point,
+ * scale), not fitted.
  */
 #ifndef STRATA_WFMT_H
 #define STRATA_WFMT_H
@@ -35,10 +42,10 @@
     X(Q4_K, "q4_k", 4.5, 4.0)               \
     X(Q5_K, "q5_k", 5.5, 5.0)               \
     X(Q6_K, "q6_k", 6.5625, 4.0)            \
-    X(INT4_G32, "int4_g32", 5.0, 3.0)       \
-    X(INT4_G64, "int4_g64", 4.5, 3.0)       \
-    X(INT4_G128, "int4_g128", 4.25, 3.0)    \
-    X(INT8, "int8", 8.0, 2.0)               \
+    X(INT4_G32, "int4_g32", 5.0, 6.0)       \
+    X(INT4_G64, "int4_g64", 4.5, 6.0)       \
+    X(INT4_G128, "int4_g128", 4.25, 6.0)    \
+    X(INT8, "int8", 8.0, 7.0)               \
     X(NF4, "nf4", 4.127, 4.0)               \
     X(FP8, "fp8", 8.0, 1.0)
 
