@@ -9,6 +9,7 @@ int cli_gen(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_fit(int argc, char **argv);
 
 /* Option parsing shared by the verbs: --name VALUE pairs after the verb.
  * Returns the value of --name, or NULL. */

@@ -31,10 +31,14 @@ static void usage(FILE *f)
             "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
             "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
             "  strata gen llm  --model CONFIG.json --phase prefill|decode [--batch B] [--prompt P]\n"
-            "                  [--context C] [--dtype bf16] [--attn flash|naive] -o TRACE.json\n"
+            "                  [--context C] [--dtype bf16] [--attn flash|naive] [--weights FMT]\n"
+            "                  [--kv-dtype D] -o TRACE.json\n"
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
             "  strata plot     --report REPORT.json --out DIR\n"
             "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
+            "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
+            "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
+            "                  [--kv-dtype D] [--json OUT.json]\n"
             "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
             "  strata version\n"
             "\n"
@@ -55,6 +59,8 @@ int main(int argc, char **argv)
         return cli_info(argc - 1, argv + 1);
     if (strcmp(verb, "gen") == 0)
         return cli_gen(argc - 1, argv + 1);
+    if (strcmp(verb, "fit") == 0)
+        return cli_fit(argc - 1, argv + 1);
     if (strcmp(verb, "import") == 0)
         return cli_import(argc - 1, argv + 1);
     if (strcmp(verb, "compare") == 0)

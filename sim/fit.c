@@ -1,0 +1,229 @@
+/* fit.c: `strata fit`: will a model run on a device, and what does it cost
+ * when it does not?
+ *
+ *   strata fit --hw CFG --model HF.json --phase decode|prefill|train
+ *              [--batch B] [--prompt P] [--context C] [--dtype bf16]
+ *              [--weights FMT] [--kv-dtype D] [--json OUT]
+ *
+ * The budget, per device:
+ *   weights      every parameter at its storage size: linear layers in the
+ *                weight format (wfmt.h; q4_k_m per tensor as the generator
+ *                assigns it), embeddings and norms in the dtype
+ *   kv_cache     batch x (context + new tokens) x layers x 2 x kv_heads x
+ *                head_dim x kv bytes
+ *   activations  decode: batch x (4 hidden + 2 intermediate) values;
+ *                prefill: batch x prompt x (4 hidden + 2 intermediate)
+ *                (flash attention, no score matrix); train: the stored
+ *                activations of every layer, 34 x tokens x hidden bytes per
+ *                layer at 16 bits (Korthikanti et al. 2022, "Reducing
+ *                Activation Recomputation in Large Transformer Models",
+ *                eq. 1 without the attention-score term that flash
+ *                attention does not store)
+ *   optimizer    train only: Adam with fp32 master weights, momentum and
+ *                variance (12 B/param) plus 16-bit gradients (2 B/param)
+ *   workspace    1 GiB for the runtime, library handles and scratch
+ *                (assumption, not measured)
+ * If the total exceeds the device memory, the part of the weights that does
+ * not fit has to be streamed every step: over the host link (PCIe) from
+ * host memory, or from storage at FIT_STORAGE_BPS.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "cfg.h"
+#include "cli.h"
+#include "fit.h"
+#include "llm.h"
+#include "report.h"
+
+#define FIT_WORKSPACE_BYTES (1024.0 * 1024.0 * 1024.0)
+#define FIT_STORAGE_BPS 7e9 /* a PCIe 4.0 x4 NVMe SSD's sequential read, assumption */
+
+static double wbytes(const struct llm_step *s, enum wfmt w, double params)
+{
+    if (w == WF_NONE)
+        return params * dtype_bytes(s->dtype, 1.0);
+    return params * wfmt_bits(w) / 8.0;
+}
+
+static int more_bits(uint64_t i, uint64_t n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
+                int train, struct fit_result *f)
+{
+    memset(f, 0, sizeof *f);
+    double h = (double)c->hidden, hd = (double)c->head_dim, inter = (double)c->intermediate;
+    double q = (double)c->heads * hd, kv = (double)c->kv_heads * hd;
+    enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
+    double eb = dtype_bytes(s->dtype, 1.0);
+    f->params = (double)llm_param_count(c);
+    f->weights = (double)c->vocab * h * eb;                /* embedding */
+    for (uint64_t l = 0; l < c->layers; l++) {
+        enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
+        f->weights += wbytes(s, w, h * (q + 2 * kv) + q * h + 2 * h * inter);
+        f->weights += wbytes(s, wdown, inter * h);
+        f->weights += 2 * h * eb;                           /* norms */
+    }
+    f->weights += h * eb;                                   /* final norm */
+    if (!c->tied)
+        f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h);
+    double tokens_new = s->phase == LLM_DECODE ? 1 : (double)s->prompt;
+    double seq = (double)s->context + tokens_new;
+    f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kv *
+                  dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
+    double act_tokens = (double)s->batch * tokens_new;
+    f->activations = act_tokens * (4 * h + 2 * inter) * eb;
+    if (train) {
+        f->activations = 34.0 * act_tokens * h * (double)c->layers * eb / 2.0;
+        f->optimizer = f->params * (12.0 + 2.0);
+        f->kv_cache = 0; /* training keeps no KV cache */
+    }
+    f->workspace = FIT_WORKSPACE_BYTES;
+    f->total = f->weights + f->kv_cache + f->activations + f->optimizer + f->workspace;
+    f->capacity = (double)cfg->dram_bytes;
+    f->fits = f->total <= f->capacity;
+    if (!f->fits) {
+        double over = f->total - f->capacity;
+        f->spill = over < f->weights ? over : f->weights;
+        f->spill_pcie_s = cfg->pcie_bw_bytes_per_s > 0 ? f->spill / cfg->pcie_bw_bytes_per_s : (double)INFINITY;
+        f->spill_storage_s = f->spill / FIT_STORAGE_BPS;
+    }
+}
+
+static int fit_json(const struct fit_result *f, const char *path, struct diag *d)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "strata_fit", 1);
+    cJSON_AddNumberToObject(r, "params", f->params);
+    cJSON_AddNumberToObject(r, "weights_bytes", f->weights);
+    cJSON_AddNumberToObject(r, "kv_cache_bytes", f->kv_cache);
+    cJSON_AddNumberToObject(r, "activation_bytes", f->activations);
+    cJSON_AddNumberToObject(r, "optimizer_bytes", f->optimizer);
+    cJSON_AddNumberToObject(r, "workspace_bytes", f->workspace);
+    cJSON_AddNumberToObject(r, "total_bytes", f->total);
+    cJSON_AddNumberToObject(r, "capacity_bytes", f->capacity);
+    cJSON_AddBoolToObject(r, "fits", f->fits);
+    if (!f->fits) {
+        cJSON_AddNumberToObject(r, "spill_bytes", f->spill);
+        cJSON_AddNumberToObject(r, "spill_pcie_s_per_step", f->spill_pcie_s);
+        cJSON_AddNumberToObject(r, "spill_storage_s_per_step", f->spill_storage_s);
+    }
+    char *text = cJSON_Print(r);
+    struct afile a;
+    int rc = afile_open(&a, path, d);
+    if (rc == 0) {
+        fputs(text, a.f);
+        fputc('\n', a.f);
+        rc = afile_commit(&a, d);
+    }
+    free(text);
+    cJSON_Delete(r);
+    return rc;
+}
+
+static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (v[0] == '\0' || v[0] == '-' || *end != '\0' || x < min || x > (1ull << 40)) {
+        fprintf(stderr, "strata fit: %s: expected an integer >= %llu, got '%s'\n", opt,
+                (unsigned long long)min, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+int cli_fit(int argc, char **argv)
+{
+    struct cli_opts o;
+    cli_opts_init(&o, argc, argv);
+    const char *hw = cli_get(&o, "--hw"), *model = cli_get(&o, "--model");
+    const char *phase = cli_get(&o, "--phase"), *batch = cli_get(&o, "--batch");
+    const char *prompt = cli_get(&o, "--prompt"), *context = cli_get(&o, "--context");
+    const char *dtype = cli_get(&o, "--dtype"), *weights = cli_get(&o, "--weights");
+    const char *kvd = cli_get(&o, "--kv-dtype"), *js = cli_get(&o, "--json");
+    int rc = cli_check(&o, "fit");
+    if (rc)
+        return rc;
+    if (hw == NULL || model == NULL || phase == NULL) {
+        fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
+        return 2;
+    }
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0};
+    int train = strcmp(phase, "train") == 0;
+    if (strcmp(phase, "prefill") == 0 || train) {
+        s.phase = LLM_PREFILL;
+        s.prompt = 2048;
+    } else if (strcmp(phase, "decode") != 0) {
+        fprintf(stderr, "strata fit: --phase: expected decode, prefill or train, got '%s'\n", phase);
+        return 2;
+    }
+    if ((batch && parse_count("--batch", batch, 1, &s.batch)) ||
+        (prompt && parse_count("--prompt", prompt, 1, &s.prompt)) ||
+        (context && parse_count("--context", context, 0, &s.context)))
+        return 2;
+    if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
+        fprintf(stderr, "strata fit: --dtype: unknown dtype '%s'\n", dtype);
+        return 2;
+    }
+    if (weights && llm_weights_from_name(weights, &s) != 0) {
+        fprintf(stderr, "strata fit: --weights: unknown weight format '%s'\n", weights);
+        return 2;
+    }
+    if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
+        fprintf(stderr, "strata fit: --kv-dtype: unknown dtype '%s'\n", kvd);
+        return 2;
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct hw_config cfg;
+    struct llm_config c;
+    if (cfg_load(hw, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    uint64_t seq = s.context + (s.phase == LLM_DECODE ? 1 : s.prompt);
+    if (seq > c.max_pos) {
+        d.code = DIAG_E_RANGE;
+        diag_set(&d, DIAG_E_RANGE, model, 0, "max_position_embeddings",
+                 "context %llu + new tokens = %llu exceeds the model's %llu",
+                 (unsigned long long)s.context, (unsigned long long)seq, (unsigned long long)c.max_pos);
+        diag_print(&d, stderr);
+        return 1;
+    }
+    struct fit_result f;
+    fit_budget(&cfg, &c, &s, train, &f);
+    char a[32], b[32];
+    printf("strata fit: %s (%.2f B params) %s on %s\n", model, f.params / 1e9, phase, cfg.name);
+    const struct { const char *name; double v; } rows[] = {
+        {"weights", f.weights},       {"KV cache", f.kv_cache},   {"activations", f.activations},
+        {"optimizer state", f.optimizer}, {"workspace", f.workspace},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        report_fmt_si(a, sizeof a, rows[i].v, "B");
+        printf("  %-16s %12s  (%.3f GiB)\n", rows[i].name, a, rows[i].v / 1073741824.0);
+    }
+    report_fmt_si(a, sizeof a, f.total, "B");
+    report_fmt_si(b, sizeof b, f.capacity, "B");
+    printf("  %-16s %12s of %s: %s\n", "total", a, b,
+           f.fits ? "FITS" : "DOES NOT FIT");
+    if (!f.fits) {
+        report_fmt_si(a, sizeof a, f.spill, "B");
+        printf("  %s of weights must be streamed every step: %.3f s over PCIe from host memory, "
+               "%.3f s from an NVMe SSD (7 GB/s)\n",
+               a, f.spill_pcie_s, f.spill_storage_s);
+    }
+    if (js != NULL && fit_json(&f, js, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,27 @@
+/* fit.h: the memory budget of an LLM on a device (`strata fit`, fit.c). */
+#ifndef STRATA_FIT_H
+#define STRATA_FIT_H
+
+#include "cfg.h"
+#include "llm.h"
+
+struct fit_result {
+    double params;              /* parameters */
+    double weights;             /* bytes, at their storage format */
+    double kv_cache;            /* bytes */
+    double activations;         /* bytes */
+    double optimizer;           /* bytes (training) */
+    double workspace;           /* bytes */
+    double total;               /* bytes */
+    double capacity;            /* device memory, bytes */
+    int fits;
+    double spill;               /* weight bytes that do not fit */
+    double spill_pcie_s;        /* streaming them once over the host link, s */
+    double spill_storage_s;     /* or from storage, s */
+};
+
+/* train: training step (optimizer state, stored activations, no KV cache). */
+void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
+                int train, struct fit_result *f);
+
+#endif

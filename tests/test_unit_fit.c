@@ -1,0 +1,58 @@
+/* test_unit_fit.c: `strata fit`'s budget against hand calculations.
+ *   Llama-2-7B bf16, 4096 positions: weights 6,738,415,616 params x 2 B
+ *   = 13.48 GB; KV cache 32 layers x 2 (K, V) x 4096 x 4096 (32 heads x 128)
+ *   x 2 B = 2 GiB exactly.
+ *   Llama-2-70B bf16 (68.98 B params, 138 GB) fits neither a 24 GB RTX 4090
+ *   nor 128 GB; at q4_k_m (~4.8 bits per weight, ~41 GB) it fits 128 GB. */
+#include <sys/stat.h>
+
+#include "cfg.h"
+#include "fit.h"
+#include "llm.h"
+#include "test.h"
+
+static void budget(const char *hw, const char *model, const char *weights, uint64_t context,
+                   struct fit_result *f)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    CHECK_EQ_INT(cfg_load(hw, &cfg, &d), 0);
+    CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0};
+    if (weights != NULL)
+        CHECK_EQ_INT(llm_weights_from_name(weights, &s), 0);
+    fit_budget(&cfg, &c, &s, 0, f);
+}
+
+int main(void)
+{
+    struct fit_result f;
+    budget("configs/nvidia-h100-sxm.yaml", "traces/models/llama-2-7b.json", NULL, 4095, &f);
+    CHECK_NEAR_REL(f.params, 6738415616.0, 1e-12);
+    CHECK_NEAR_REL(f.weights, 6738415616.0 * 2, 1e-12);
+    CHECK_NEAR_REL(f.kv_cache, 2.0 * 1024 * 1024 * 1024, 1e-12);
+    CHECK(f.fits);
+
+    budget("configs/nvidia-rtx-4090.yaml", "traces/models/llama-2-70b.json", NULL, 4095, &f);
+    CHECK_NEAR_REL(f.params, 68976648192.0, 1e-12);
+    CHECK(!f.fits);
+    CHECK(f.spill > 0 && f.spill_pcie_s > 1.0); /* > 100 GB over ~32 GB/s */
+    printf("  70B bf16 on RTX 4090: %.1f GB needed, %.1f GB spill, %.2f s/step over PCIe\n",
+           f.total / 1e9, f.spill / 1e9, f.spill_pcie_s);
+
+    budget("configs/nvidia-rtx-4090.yaml", "traces/models/llama-2-70b.json", "q4_k_m", 4095, &f);
+    printf("  70B q4_k_m weights: %.2f GB (%.2f bits per weight)\n", f.weights / 1e9,
+           f.weights * 8 / f.params);
+    CHECK(f.weights * 8 / f.params > 4.5 && f.weights * 8 / f.params < 5.2);
+    CHECK(!f.fits);
+
+    struct stat st;
+    if (stat("configs/apple-m4-max-40c.yaml", &st) == 0) {
+        budget("configs/apple-m4-max-40c.yaml", "traces/models/llama-2-70b.json", NULL, 4095, &f);
+        CHECK(!f.fits); /* 138 GB of bf16 weights alone exceed 128 GB */
+        budget("configs/apple-m4-max-40c.yaml", "traces/models/llama-2-70b.json", "q4_k_m", 4095, &f);
+        CHECK(f.fits);
+    }
+    TEST_MAIN_END();
+}
