@@ -79,6 +79,7 @@ enum flow_role { FR_LOAD, FR_PIPE, FR_SMEM, FR_STORE };
 struct kplan {
     char what[16];              /* "gemm", "flash", "stream", "dma", ... */
     int dma;                    /* copy engine transfer, no SMs */
+    int dma_h2d;                /* host to device regardless of the op (spilled weights) */
     uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
     int fixed;
     enum level dma_level;       /* PCIe for h2d/d2h, DRAM for d2d */
@@ -506,7 +507,8 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
 }
 
-static void lower_op(const struct hw_config *c, const struct op *o, struct lowered *L)
+static void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
+                     struct lowered *L)
 {
     memset(L, 0, sizeof *L);
     if (o->fixed_s >= 0) {
@@ -637,6 +639,24 @@ static void lower_op(const struct hw_config *c, const struct op *o, struct lower
     }
     default:
         SIM_CHECK(0);
+    }
+    if (spill_frac > 0 && o->kind == OP_GEMM && L->nk < GPU_MAX_KERNELS) {
+        /* the device cannot hold every weight: this GEMM's share of the
+         * overflow is copied from host memory over PCIe before it runs */
+        double n = (double)o->u.gemm.k * o->u.gemm.n * o->u.gemm.batch;
+        double wb = o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
+                                                 : dtype_bytes(o->dtype, n);
+        memmove(&L->k[1], &L->k[0], L->nk * sizeof L->k[0]);
+        struct kplan *p = &L->k[0];
+        memset(p, 0, sizeof *p);
+        p->dma = 1;
+        p->dma_bytes = wb * spill_frac;
+        p->dma_level = LVL_PCIE;
+        p->dram_cost = 1.0;
+        p->dma_h2d = 1;
+        snprintf(p->what, sizeof p->what, "spill");
+        snprintf(p->tile, sizeof p->tile, "weights from host");
+        L->nk++;
     }
 }
 
@@ -1014,7 +1034,7 @@ static void runner_dma(struct runner *r)
     r->store_pending = 0;
     r->load_level[0] = (uint8_t)p->dma_level;
     if (p->dma_level == LVL_PCIE) {
-        struct flowsrv *link = o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
+        struct flowsrv *link = p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
         r->res->bytes[LVL_PCIE] += p->dma_bytes;
         r->res->bytes[LVL_DRAM] += p->dma_bytes;
         start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, LVL_PCIE, &r->load_pending);
@@ -1195,6 +1215,10 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         gpu_watch_servers(g);
     /* Lower every op of this device up front: the run never allocates. */
     g->low = sim_xcalloc(t->nops, sizeof *g->low);
+    /* more weights and KV than the device holds: the rest streams in */
+    double wbytes = 0, ws = trace_working_set(t, device, &wbytes);
+    double over = ws - (double)cfg->dram_bytes;
+    double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
     g->waitq_cap = t->nops;
     g->waitq = sim_xcalloc(t->nops, sizeof *g->waitq);
     g->waitq_res = sim_xcalloc(t->nops, sizeof *g->waitq_res);
@@ -1202,7 +1226,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     for (uint32_t i = 0; i < t->nops; i++) {
         if (t->ops[i].device != device)
             continue;
-        lower_op(cfg, &t->ops[i], &g->low[i]);
+        lower_op(cfg, &t->ops[i], spill_frac, &g->low[i]);
         for (uint32_t k = 0; k < g->low[i].nk; k++) {
             const struct kplan *p = &g->low[i].k[k];
             if (p->dma || p->fixed)

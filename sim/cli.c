@@ -182,6 +182,12 @@ int cli_run(int argc, char **argv)
         trace_free(&t);
         return fail(&d);
     }
+    if (r.spill > 0)
+        fprintf(stderr,
+                "strata run: warning: the trace's weights and KV cache (%.3g GB) exceed %s's %.3g GB; "
+                "the %.3g GB that do not fit are streamed from host memory over PCIe before the GEMMs "
+                "that need them (see strata fit)\n",
+                r.working_set / 1e9, cfg.name, (double)cfg.dram_bytes / 1e9, r.spill / 1e9);
     struct whatif w[8];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
     if (outdir != NULL && !no_whatif)

@@ -225,6 +225,8 @@ void *report_json_tree(const struct report_ctx *c)
         add_num(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
     }
     add_num(root, "flops", r->flops);
+    add_num(root, "working_set_bytes", r->working_set);
+    add_num(root, "spill_bytes", r->spill);
     cJSON_AddItemToObject(root, "bytes", levels_obj(r->bytes, 1.0));
     cJSON *st = cJSON_CreateObject();
     for (unsigned l = 0; l < LVL_COUNT; l++)

@@ -263,6 +263,14 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
                 out->bytes[l] += o->bytes[l];
         }
         run_attribute(out);
+        for (uint32_t dv = 0; dv < t->ndevices; dv++) {
+            double ws = trace_working_set(t, dv, NULL);
+            if (ws > out->working_set)
+                out->working_set = ws;
+            double over = ws - (double)cfg->dram_bytes;
+            if (over > out->spill)
+                out->spill = over;
+        }
     }
     if (s.dev) {
         for (uint32_t i = 0; i < t->ndevices; i++)

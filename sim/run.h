@@ -25,6 +25,8 @@ struct run_result {
     uint64_t events;                /* engine events dispatched */
     uint64_t queue_grows;           /* event-queue reallocations during the run (should be 0) */
     double flops;                   /* useful FLOPs of all ops */
+    double working_set;             /* largest per-device weights + KV bytes (trace_working_set) */
+    double spill;                   /* bytes of it beyond the device's memory (streamed from host) */
     double bytes[LVL_COUNT];        /* bytes moved per level, all ops */
     /* Where the run's wall time went: each instant is shared among the ops
      * running then; CAT_COUNT extra slot = nothing running (idle on

@@ -1152,3 +1152,26 @@ int trace_write(const struct trace *t, const char *path, struct diag *d)
     put_trace(a.f, t);
     return afile_commit(&a, d);
 }
+
+double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes)
+{
+    double w = 0, kv = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *o = &t->ops[i];
+        if (o->device != dev || o->fixed_s >= 0)
+            continue;
+        if (o->kind == OP_GEMM) {
+            double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;
+            w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
+                                              : dtype_bytes(o->dtype, n);
+        } else if (o->kind == OP_ATTENTION) {
+            kv += dtype_bytes(o->u.attn.kv_dtype, 2.0 * (double)o->u.attn.batch *
+                                                      (double)o->u.attn.kv_heads *
+                                                      (double)o->u.attn.kv_len *
+                                                      (double)o->u.attn.head_dim);
+        }
+    }
+    if (weight_bytes != NULL)
+        *weight_bytes = w;
+    return w + kv;
+}

@@ -100,6 +100,12 @@ int op_kind_from_name(const char *name, enum op_kind *out);
 int trace_load(const char *path, struct trace *out, struct diag *d);
 void trace_free(struct trace *t);
 
+/* Bytes device `dev` must hold for one replay: the weights of every GEMM
+ * (its B operand, at its storage format, each GEMM's own) and the K/V of
+ * every attention.  Activations are left out (they are small next to
+ * these and reused between ops). */
+double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes);
+
 /* Write t as trace format v1 to path atomically.  Returns 0 or -1 with *d. */
 int trace_write(const struct trace *t, const char *path, struct diag *d);
 

@@ -9,6 +9,7 @@
 #include "cfg.h"
 #include "fit.h"
 #include "llm.h"
+#include "run.h"
 #include "test.h"
 
 static void budget(const char *hw, const char *model, const char *weights, uint64_t context,
@@ -46,6 +47,27 @@ int main(void)
            f.weights * 8 / f.params);
     CHECK(f.weights * 8 / f.params > 4.5 && f.weights * 8 / f.params < 5.2);
     CHECK(!f.fits);
+
+    /* strata run models the spill: the weights that do not fit cross PCIe */
+    {
+        struct diag d;
+        struct hw_config cfg;
+        struct llm_config c;
+        struct trace t;
+        struct run_result r;
+        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0};
+        CHECK_EQ_INT(cfg_load("configs/nvidia-rtx-4090.yaml", &cfg, &d), 0);
+        CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
+        CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+        CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+        double secs = (double)r.total_ps * 1e-12;
+        printf("  70B bf16 decode on RTX 4090: %.3f s/token, %.1f GB spilled\n", secs, r.spill / 1e9);
+        CHECK(r.spill > 100e9);
+        CHECK(secs >= r.spill / cfg.pcie_bw_bytes_per_s);
+        CHECK(r.time_ps[CAT_STALL + LVL_PCIE] > 0.9 * (double)r.total_ps);
+        run_result_free(&r);
+        trace_free(&t);
+    }
 
     struct stat st;
     if (stat("configs/apple-m4-max-40c.yaml", &st) == 0) {
