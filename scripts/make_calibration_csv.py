@@ -63,6 +63,23 @@ def spec_for(r):
         return ("nvidia-a100-sxm-80gb-330w",
                 f"llm model=traces/models/{models[shape]}.json phase=decode batch=1 context=204 dtype=bf16 attn=naive{weights[dt]}",
                 0.0)
+    if wid.startswith("LCPP4167") and metric in ("decode_throughput", "prefill_throughput"):
+        import re as _re
+        m = _re.match(r"Apple (M[12])( Pro| Max| Ultra)? \((\d+)-core GPU\)", hw)
+        if m is None or "newer build" in wl:
+            return None  # the M1 Ultra row's core count is ambiguous; the newer build differs
+        cfg = "apple-" + m[1].lower() + ("-" + m[2].strip().lower() if m[2] else "") + "-" + m[3] + "c"
+        w = {"F16": "", "Q8_0": " weights=q8_0", "Q4_0": " weights=q4_0"}.get(dt)
+        if w is None:
+            return None
+        # llama-bench: tg128 generates 128 tokens from an empty context (mean
+        # KV length ~64); pp512 processes a 512-token prompt; F16 KV cache;
+        # Metal backend of that build without flash attention
+        if metric == "decode_throughput":
+            spec = f"llm model=traces/models/llama-2-7b.json phase=decode batch=1 context=64 dtype=fp16 attn=naive framework=llama.cpp{w}"
+        else:
+            spec = f"llm model=traces/models/llama-2-7b.json phase=prefill batch=1 prompt=512 dtype=fp16 attn=naive framework=llama.cpp{w}"
+        return cfg, spec, 0.0
     return None
 
 def main():

@@ -169,7 +169,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         (unsigned long long)s->context, (unsigned long long)T,
                         (unsigned long long)kv_len, (unsigned long long)c->max_pos);
     uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
-    uint32_t per_layer = 10, cap = (uint32_t)(c->layers * per_layer + 4);
+    uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 10;
+    uint32_t cap = (uint32_t)(c->layers * per_layer + 4);
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
     t->deps = sim_xcalloc(cap, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
@@ -187,13 +188,28 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     e->u.emb.dim = h;
     for (uint64_t l = 0; l < c->layers; l++) {
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
-        /* residual add folded into the norm, as fused kernels do */
-        add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
         enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        add_gemm(&b, ID("qkv_proj"), dt, rows, (c->heads + 2 * c->kv_heads) * hd, h, w);
-        /* RoPE on q and k, with k and v written to the KV cache */
-        add_ew(&b, ID("rope_kv"), dt, rows * (c->heads + 2 * c->kv_heads) * hd, 1, 1, 3.0);
+        uint64_t qd = c->heads * hd, kvd = c->kv_heads * hd;
+        if (s->framework == LLM_FW_LLAMA_CPP) {
+            /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
+             * late 2023: one kernel per graph node */
+            add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
+            add_ew(&b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
+            add_gemm(&b, ID("q_proj"), dt, rows, qd, h, w);
+            add_gemm(&b, ID("k_proj"), dt, rows, kvd, h, w);
+            add_gemm(&b, ID("v_proj"), dt, rows, kvd, h, w);
+            add_ew(&b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
+            add_ew(&b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
+            add_ew(&b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
+            add_ew(&b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
+        } else {
+            /* residual add folded into the norm, as fused kernels do */
+            add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
+            add_gemm(&b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
+            /* RoPE on q and k, with k and v written to the KV cache */
+            add_ew(&b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
+        }
         struct op *a = add_op(&b, ID("attention"), OP_ATTENTION, dt);
         a->u.attn.batch = s->batch;
         a->u.attn.heads = c->heads;
@@ -204,17 +220,43 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         a->u.attn.causal = 1;
         a->u.attn.impl = s->attn;
         a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
-        add_gemm(&b, ID("o_proj"), dt, rows, h, c->heads * hd, w);
-        add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            add_ew(&b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
+        add_gemm(&b, ID("o_proj"), dt, rows, h, qd, w);
+        if (s->framework == LLM_FW_LLAMA_CPP) {
+            add_ew(&b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+            add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+            add_ew(&b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
+        } else {
+            add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        }
         add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h, w);
         add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h, w);
-        add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
+        if (s->framework == LLM_FW_LLAMA_CPP) {
+            add_ew(&b, ID("silu"), dt, rows * c->intermediate, 1, 1, 5.0);
+            add_ew(&b, ID("mul"), dt, rows * c->intermediate, 2, 1, 1.0);
+        } else {
+            add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
+        }
         add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate, wdown);
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            add_ew(&b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 #undef ID
     }
     add_rc(&b, "final_norm", OP_NORM, dt, s->batch, h);
     add_gemm(&b, "lm_head", dt, s->batch, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
     add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
+    return 0;
+}
+
+int llm_framework_from_name(const char *name, enum llm_framework *out)
+{
+    if (strcmp(name, "fused") == 0)
+        *out = LLM_FW_FUSED;
+    else if (strcmp(name, "llama.cpp") == 0)
+        *out = LLM_FW_LLAMA_CPP;
+    else
+        return -1;
     return 0;
 }
 
@@ -257,6 +299,7 @@ int cli_gen(int argc, char **argv)
     const char *context = cli_get(&o, "--context"), *dtype = cli_get(&o, "--dtype");
     const char *attn = cli_get(&o, "--attn"), *outp = cli_get(&o, "-o");
     const char *weights = cli_get(&o, "--weights"), *kvd = cli_get(&o, "--kv-dtype");
+    const char *fw = cli_get(&o, "--framework");
     if (outp == NULL)
         outp = cli_get(&o, "--output");
     int rc = cli_check(&o, "gen llm");
@@ -266,7 +309,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
     else if (strcmp(phase, "decode") != 0) {
@@ -291,6 +334,10 @@ int cli_gen(int argc, char **argv)
     }
     if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
         fprintf(stderr, "strata gen llm: --kv-dtype: unknown dtype '%s'\n", kvd);
+        return 2;
+    }
+    if (fw && llm_framework_from_name(fw, &s.framework) != 0) {
+        fprintf(stderr, "strata gen llm: --framework: expected fused or llama.cpp, got '%s'\n", fw);
         return 2;
     }
     if (s.kv_dtype == DT_COUNT)

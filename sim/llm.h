@@ -35,6 +35,13 @@ struct llm_config {
 
 enum llm_phase { LLM_PREFILL, LLM_DECODE };
 
+/* Which kernels one layer becomes.  FUSED: what a compiled stack launches
+ * (gpt-fast under torch.compile, vLLM), 10 kernels per layer.  LLAMA_CPP:
+ * one kernel per ggml graph node (separate q/k/v projections, norm and
+ * weight multiply, RoPE on q and k, cache copies, SiLU and multiply,
+ * residual adds), 22 per layer plus attention. */
+enum llm_framework { LLM_FW_FUSED = 0, LLM_FW_LLAMA_CPP = 1 };
+
 struct llm_step {
     enum llm_phase phase;
     uint64_t batch;                 /* sequences */
@@ -45,11 +52,14 @@ struct llm_step {
     enum dtype kv_dtype;            /* KV cache */
     enum wfmt weights;              /* quantised weight format of the linear layers (WF_NONE: dtype) */
     int q4_k_m;                     /* llama.cpp's Q4_K_M mix instead of one format */
+    enum llm_framework framework;   /* kernel structure (default FUSED) */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
 uint64_t llm_param_count(const struct llm_config *c);
+/* "fused" or "llama.cpp".  0, or -1 if unknown. */
+int llm_framework_from_name(const char *name, enum llm_framework *out);
 /* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
 int llm_weights_from_name(const char *name, struct llm_step *s);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */

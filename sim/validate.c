@@ -237,8 +237,11 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
+        const char *fw = spec_get(&s, "framework");
+        if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown framework '%s'", fw);
         if (model == NULL || phase == NULL)
             return diag_set(d, DIAG_E_MISSING, file, line, "spec", "llm needs model= and phase=");
         st.phase = strcmp(phase, "prefill") == 0 ? LLM_PREFILL : LLM_DECODE;
@@ -324,7 +327,8 @@ static int convert(const char *metric, const char *unit, const struct run_result
         *out = elements / time_s / 1e9;
         return 0;
     }
-    if (strcmp(metric, "decode_throughput") == 0 && strcmp(unit, "tokens/s") == 0 && tokens > 0) {
+    if ((strcmp(metric, "decode_throughput") == 0 || strcmp(metric, "prefill_throughput") == 0) &&
+        strcmp(unit, "tokens/s") == 0 && tokens > 0) {
         *out = tokens / time_s;
         return 0;
     }
@@ -398,9 +402,15 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         struct val_row row;
         memset(&row, 0, sizeof row);
         snprintf(row.id, sizeof row.id, "%s", col[c_id]);
-        /* group: id prefix and workload kind, e.g. "LLMC/gemm" */
-        snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"), col[c_id],
-                 (int)strcspn(col[c_spec], " "), col[c_spec]);
+        /* group: id prefix and workload kind, e.g. "LLMC/gemm"; LLM rows by
+         * phase ("GPTFAST/decode") */
+        const char *ph = strstr(col[c_spec], "phase=");
+        if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)
+            snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"), col[c_id],
+                     (int)strcspn(ph + 6, " "), ph + 6);
+        else
+            snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"),
+                     col[c_id], (int)strcspn(col[c_spec], " "), col[c_spec]);
         snprintf(row.metric, sizeof row.metric, "%s", col[c_metric]);
         snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
         snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);
