@@ -155,6 +155,7 @@ struct gpu {
     uint32_t comp;
     struct engine *e;
     struct flowsrv dram, l2, smem, mpipe, vpipe, h2d, d2h;
+    struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
     struct lowered *low;        /* per op of the trace (only this device's are filled) */
     /* L2 reuse scratch, sized for the largest plan */
@@ -885,7 +886,7 @@ static void runner_try_load(struct runner *r)
     r->load_level[ch] = dram > 0 ? LVL_DRAM : LVL_L2;
     r->load_busy = 1;
     r->load_pending = 0;
-    start_flow(r, &g->dram, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
+    start_flow(r, g->dramp, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
                LVL_DRAM, &r->load_pending);
     start_flow(r, &g->l2, l2, r->cap_l2, FR_LOAD, ch, LVL_L2, &r->load_pending);
     if (r->load_pending == 0) {
@@ -914,7 +915,7 @@ static void runner_compute_done(struct runner *r)
     }
     if (store > 0) {
         r->store_level = LVL_DRAM;
-        start_flow(r, &g->dram, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch, LVL_DRAM,
+        start_flow(r, g->dramp, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch, LVL_DRAM,
                    &r->store_pending);
         start_flow(r, &g->l2, store, r->cap_l2, FR_STORE, ch, LVL_L2, &r->store_pending);
     }
@@ -1038,10 +1039,10 @@ static void runner_dma(struct runner *r)
         r->res->bytes[LVL_PCIE] += p->dma_bytes;
         r->res->bytes[LVL_DRAM] += p->dma_bytes;
         start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, LVL_PCIE, &r->load_pending);
-        start_flow(r, &g->dram, p->dma_bytes, 0, FR_LOAD, 0, LVL_DRAM, &r->load_pending);
+        start_flow(r, g->dramp, p->dma_bytes, 0, FR_LOAD, 0, LVL_DRAM, &r->load_pending);
     } else {
         r->res->bytes[LVL_DRAM] += 2.0 * p->dma_bytes;
-        start_flow(r, &g->dram, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, LVL_DRAM,
+        start_flow(r, g->dramp, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, LVL_DRAM,
                    &r->load_pending);
     }
 }
@@ -1169,7 +1170,7 @@ static void gpu_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
 static void gpu_watch_servers(struct gpu *g)
 {
     struct { struct flowsrv *srv; unsigned which; double cap; } m[] = {
-        {&g->dram, LVL_DRAM, g->cfg->dram_bw_bytes_per_s},
+        {g->dramp, LVL_DRAM, g->cfg->dram_bw_bytes_per_s},
         {&g->l2, LVL_L2, g->cfg->l2_bw_bytes_per_s},
         {&g->smem, LVL_SMEM, cfg_smem_bw(g->cfg)},
         {&g->h2d, LVL_PCIE, 2 * g->cfg->pcie_bw_bytes_per_s},
@@ -1187,7 +1188,8 @@ static void gpu_watch_servers(struct gpu *g)
 }
 
 static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
-                        uint32_t device, struct timeline *tl, struct diag *d)
+                        uint32_t device, struct timeline *tl, struct flowsrv *shared_dram,
+                        struct diag *d)
 {
     (void)d;
     struct gpu *g = sim_xcalloc(1, sizeof *g);
@@ -1197,6 +1199,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->e = e;
     g->comp = engine_register(e, &gpu_comp_ops, g);
     flowsrv_init(&g->dram, e, "dram", cfg->dram_bw_bytes_per_s * cfg->eff_dram_bw);
+    g->dramp = shared_dram != NULL ? shared_dram : &g->dram;
     flowsrv_init(&g->l2, e, "l2", cfg->l2_bw_bytes_per_s);
     flowsrv_init(&g->smem, e, "smem", cfg_smem_bw(cfg));
     double mpeak = 0, vpeak = 0;

@@ -59,14 +59,17 @@ struct op_result {
 typedef void (*model_done_fn)(struct engine *e, void *ctx, uint32_t op_index);
 
 struct timeline; /* sim/timeline.h; NULL when no timeline is recorded */
+struct flowsrv;  /* sim/flow.h; a DRAM server shared by the run's devices, or NULL */
 
 struct model_ops {
     const char *family;
     /* Create a device instance for trace device index `device`.  Everything
-     * the run needs is allocated here; start_op never allocates. */
+     * the run needs is allocated here; start_op never allocates.  With
+     * shared_dram the device uses that server for its DRAM traffic (unified
+     * memory) instead of its own. */
     void *(*create)(struct engine *e, const struct hw_config *cfg,
                     const struct trace *t, uint32_t device, struct timeline *tl,
-                    struct diag *d);
+                    struct flowsrv *shared_dram, struct diag *d);
     /* Begin op t->ops[op_index] now; call done(e, ctx, op_index) when it ends. */
     void (*start_op)(void *dev, uint32_t op_index, struct op_result *res,
                      model_done_fn done, void *ctx);

@@ -618,7 +618,7 @@ static const char *const smem_keys[] = {
 static const char *const l2_keys[] = {
     "capacity_MiB", "bandwidth_GBps", "latency_ns", "port_bytes_per_cycle_per_unit", NULL};
 static const char *const dram_keys[] = {
-    "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps", "latency_ns", "channels", NULL};
+    "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps", "latency_ns", "channels", "unified", NULL};
 static const char *const pcie_keys[] = {"bandwidth_GBps_per_direction", "latency_ns", NULL};
 static const char *const nvlink_keys[] = {
     "links", "bandwidth_GBps_per_link_per_direction", "latency_ns", NULL};
@@ -714,6 +714,16 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_u32(c, s, "dram", "channels", &h->dram_channels) != 0)
         return -1;
     h->dram_bw_bytes_per_s = x * GB;
+    {
+        char u[16] = "";
+        if (get_string(c, s, "dram", "unified", 0, u, sizeof u) != 0)
+            return -1;
+        if (strcmp(u, "true") == 0)
+            h->dram_unified = 1;
+        else if (u[0] != '\0' && strcmp(u, "false") != 0)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, map_line(c, lookup(c, s, "unified")),
+                            "dram.unified", "expected true or false, got '%s'", u);
+    }
 
     if ((s = open_section(c, root, "pcie", pcie_keys, 1)) < 0 ||
         get_number(c, s, "pcie", "bandwidth_GBps_per_direction", RANGE_POS, 1, &x) != 0 ||

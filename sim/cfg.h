@@ -47,6 +47,8 @@ struct hw_config {
     double dram_bw_bytes_per_s;                 /* peak bandwidth (spec sheet), bytes/s */
     uint64_t dram_latency_ps;                   /* unloaded load-to-use latency, ps */
     uint32_t dram_channels;                     /* memory controllers / channels */
+    int dram_unified;                           /* one memory pool shared by every device of the run
+                                                   (an SoC's CPU, GPU and NPU), so they contend */
 
     /* host link */
     double pcie_bw_bytes_per_s;                 /* per direction, bytes/s */

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "engine.h"
+#include "flow.h"
 
 struct sched {
     const struct trace *t;
@@ -224,14 +225,20 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
     s.mops = mops;
     int rc = sched_build(&s, d);
     struct engine e;
+    struct flowsrv *shared = NULL;
     int eng_ok = 0;
     if (rc == 0) {
         if (engine_init(&e, 1024) != 0)
             sim_oom(1024);
         eng_ok = 1;
         s.dev = sim_xcalloc(t->ndevices, sizeof *s.dev);
+        /* unified memory: every device's DRAM traffic goes through one server */
+        if (cfg->dram_unified) {
+            shared = sim_xcalloc(1, sizeof *shared);
+            flowsrv_init(shared, &e, "unified_dram", cfg->dram_bw_bytes_per_s * cfg->eff_dram_bw);
+        }
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
-            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, d);
+            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, shared, d);
             if (s.dev[i] == NULL)
                 rc = -1;
         }
@@ -276,6 +283,10 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         for (uint32_t i = 0; i < t->ndevices; i++)
             mops->destroy(s.dev[i]);
         free(s.dev);
+    }
+    if (shared != NULL) {
+        flowsrv_destroy(shared);
+        free(shared);
     }
     if (eng_ok)
         engine_destroy(&e);

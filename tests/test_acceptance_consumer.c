@@ -5,6 +5,8 @@
 #include "cfg.h"
 #include "llm.h"
 #include "run.h"
+#include <unistd.h>
+
 #include "test.h"
 
 static double tok_s(const char *hw, enum wfmt w, enum llm_framework fw)
@@ -29,8 +31,44 @@ static double tok_s(const char *hw, enum wfmt w, enum llm_framework fw)
     return v;
 }
 
+/* Unified memory: two devices of one SoC streaming at once share one
+ * LPDDR pool, so the pair takes twice as long as either alone would. */
+static void check_unified(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-uni-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    fprintf(f, "{\"strata_trace\": 1, \"devices\": [\"gpu0\", \"cpu0\"], \"ops\": [\n"
+               "{\"id\": \"a\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"fp16\", \"elements\": 268435456},\n"
+               "{\"id\": \"b\", \"kind\": \"elementwise\", \"device\": \"cpu0\", \"dtype\": \"fp16\", \"elements\": 268435456}]}\n");
+    fclose(f);
+    struct diag d;
+    struct hw_config cfg;
+    struct trace t;
+    struct run_result r;
+    CHECK_EQ_INT(cfg_load("configs/apple-m2-max-38c.yaml", &cfg, &d), 0);
+    CHECK(cfg.dram_unified);
+    CHECK_EQ_INT(trace_load(path, &t, &d), 0);
+    CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+    double shared = (double)r.total_ps;
+    run_result_free(&r);
+    cfg.dram_unified = 0;
+    CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+    double separate = (double)r.total_ps;
+    run_result_free(&r);
+    printf("  two streams on one SoC: %.3f ms with unified memory, %.3f ms with a pool each\n",
+           shared * 1e-9, separate * 1e-9);
+    CHECK(shared > 1.8 * separate);
+    trace_free(&t);
+    remove(path);
+}
+
 int main(void)
 {
+    check_unified();
     double mac = tok_s("configs/apple-m4-max-40c.yaml", WF_NONE, LLM_FW_FUSED);
     double gpu = tok_s("configs/nvidia-rtx-4090.yaml", WF_NONE, LLM_FW_FUSED);
     printf("  Llama-2-7B bf16 decode: M4 Max %.1f tok/s, RTX 4090 %.1f tok/s, ratio %.3f\n", mac, gpu,
