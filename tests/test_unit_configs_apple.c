@@ -41,6 +41,17 @@ static const struct published chips[] = {
     {"apple-m2-ultra-60c", 1, 60, 1398, 192, 800, "LPDDR5"},
     {"apple-m3-max-40c", 1, 40, 1398, 128, 400, "LPDDR5"},
     {"apple-m4-max-40c", 1, 40, 1678, 128, 546, "LPDDR5X"},
+    {"apple-m3-8c", 1, 8, 1398, 24, 100, "LPDDR5"},
+    {"apple-m3-10c", 1, 10, 1398, 24, 100, "LPDDR5"},
+    {"apple-m3-pro-14c", 1, 14, 1398, 36, 150, "LPDDR5"},
+    {"apple-m3-pro-18c", 1, 18, 1398, 36, 150, "LPDDR5"},
+    {"apple-m3-max-30c", 1, 30, 1398, 96, 300, "LPDDR5"},
+    {"apple-m3-ultra-60c", 1, 60, 1398, 256, 819, "LPDDR5"},
+    {"apple-m3-ultra-80c", 1, 80, 1398, 512, 819, "LPDDR5"},
+    {"apple-m4-10c", 1, 10, 1470, 32, 120, "LPDDR5X"},
+    {"apple-m4-pro-16c", 1, 16, 1470, 64, 273, "LPDDR5X"},
+    {"apple-m4-pro-20c", 1, 20, 1470, 64, 273, "LPDDR5X"},
+    {"apple-m4-max-32c", 1, 32, 1678, 36, 410, "LPDDR5X"},
     {"nvidia-jetson-orin-nano-8gb", 0, 8, 625, 8, 68, "LPDDR5"},
     {"nvidia-jetson-orin-nano-8gb-super", 0, 8, 1020, 8, 102, "LPDDR5"},
     {"nvidia-jetson-nano-4gb", 0, 1, 921.6, 4, 25.6, "LPDDR4"},
@@ -117,6 +128,25 @@ static void test_quoted_peaks(void)
     CHECK_EQ_INT(load("configs/apple-m3-max-40c.yaml", &h), 0);
     CHECK(cfg_matrix_peak_flops(&h, DT_BF16) > 0);  /* native bf16 from M3 on */
 
+    /* Apple FP32 TFLOPS as listed by hmc-tech.com (two decimals: within
+     * 0.2%; third-party figures the M3/M4 configs derive their clocks from). */
+    static const struct {
+        const char *path;
+        double tflops;
+    } hmc[] = {
+        {"configs/apple-m3-8c.yaml", 2.86},        {"configs/apple-m3-10c.yaml", 3.58},
+        {"configs/apple-m3-pro-14c.yaml", 5.01},   {"configs/apple-m3-pro-18c.yaml", 6.44},
+        {"configs/apple-m3-max-30c.yaml", 10.74},  {"configs/apple-m3-max-40c.yaml", 14.32},
+        {"configs/apple-m3-ultra-60c.yaml", 21.47}, {"configs/apple-m4-10c.yaml", 3.76},
+        {"configs/apple-m4-pro-16c.yaml", 6.02},   {"configs/apple-m4-pro-20c.yaml", 7.53},
+        {"configs/apple-m4-max-32c.yaml", 13.74},
+    };
+    for (size_t i = 0; i < sizeof hmc / sizeof hmc[0]; i++) {
+        CHECK_EQ_INT(load(hmc[i].path, &h), 0);
+        CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), hmc[i].tflops * 1e12, 2e-3);
+        CHECK(cfg_matrix_peak_flops(&h, DT_BF16) > 0); /* native bf16 from M3 on */
+    }
+
     /* Orin Nano: 40 / 67 INT8 TOPS with 2:4 sparsity = 2 x the dense rate. */
     CHECK_EQ_INT(load("configs/nvidia-jetson-orin-nano-8gb.yaml", &h), 0);
     CHECK_NEAR_REL(2 * cfg_matrix_peak_flops(&h, DT_INT8), 40e12, 0.03);
@@ -141,6 +171,22 @@ static void test_capacities(void)
     CHECK((double)h.dram_bytes >= 128e9);
     CHECK_EQ_INT(load("configs/nvidia-rtx-4090.yaml", &h), 0);
     CHECK_EQ_INT(h.dram_bytes, 24000000000ULL);
+
+    /* Bins: the 60-core M3 Ultra tops out at 256 GB (512 GB needs the 80-core
+     * bin); the 30-core M3 Max and 32-core M4 Max have a 384-bit bus (3/4 of
+     * the 40-core bin's channels and about 3/4 of its bandwidth). */
+    struct hw_config lo;
+    CHECK_EQ_INT(load("configs/apple-m3-ultra-60c.yaml", &lo), 0);
+    CHECK_EQ_INT(load("configs/apple-m3-ultra-80c.yaml", &h), 0);
+    CHECK(lo.dram_bytes < h.dram_bytes);
+    CHECK_NEAR_REL(lo.dram_bw_bytes_per_s, h.dram_bw_bytes_per_s, 1e-9);
+    CHECK_EQ_INT(load("configs/apple-m3-max-30c.yaml", &lo), 0);
+    CHECK_EQ_INT(load("configs/apple-m3-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
+    CHECK_EQ_INT(load("configs/apple-m4-max-32c.yaml", &lo), 0);
+    CHECK_EQ_INT(load("configs/apple-m4-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
+    CHECK(lo.dram_bytes < h.dram_bytes);
 }
 
 int main(void)
