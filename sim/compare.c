@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "afile.h"
 #include "cfg.h"
 #include "check.h"
 #include "cli.h"
 #include "import.h"
+#include "report.h"
 #include "run.h"
 #include "trace.h"
 
@@ -191,20 +191,11 @@ int cli_compare(int argc, char **argv)
             cJSON_AddNumberToObject(c, "predicted_s", cl[k].pred);
             cJSON_AddNumberToObject(c, "median_abs_error", cl[k].median);
         }
-        char *text = cJSON_Print(root);
-        struct afile af;
-        if (afile_open(&af, js, &d) == 0) {
-            fputs(text, af.f);
-            fputc('\n', af.f);
-            if (afile_commit(&af, &d) != 0)
-                rc = 1;
-        } else {
+        if (report_tree_write(root, js, &d) != 0) {
             rc = 1;
-        }
-        if (rc)
             diag_print(&d, stderr);
-        free(text);
-        cJSON_Delete(root);
+        }
+        report_tree_free(root);
     }
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++)
         free(cl[k].err);

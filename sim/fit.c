@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "afile.h"
 #include "cfg.h"
 #include "cli.h"
 #include "fit.h"
@@ -115,16 +114,8 @@ static int fit_json(const struct fit_result *f, const char *path, struct diag *d
         cJSON_AddNumberToObject(r, "spill_pcie_s_per_step", f->spill_pcie_s);
         cJSON_AddNumberToObject(r, "spill_storage_s_per_step", f->spill_storage_s);
     }
-    char *text = cJSON_Print(r);
-    struct afile a;
-    int rc = afile_open(&a, path, d);
-    if (rc == 0) {
-        fputs(text, a.f);
-        fputc('\n', a.f);
-        rc = afile_commit(&a, d);
-    }
-    free(text);
-    cJSON_Delete(r);
+    int rc = report_tree_write(r, path, d);
+    report_tree_free(r);
     return rc;
 }
 

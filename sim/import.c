@@ -913,18 +913,26 @@ out:
     return rc;
 }
 
-int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
+/* Streams a Kineto trace into *out: 0, -1 with *d, or 1 (nothing
+ * consumed) when the file has no traceEvents array. */
+static int kineto_try(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
 {
     memset(st, 0, sizeof *st);
     struct kstate S;
     ks_init(&S, st);
     int rc = kineto_stream(path, &S, d);
-    if (rc == 1)
-        rc = diag_set(d, DIAG_E_MISSING, path, 1, "traceEvents",
-                      "not a PyTorch profiler trace (no traceEvents array)");
     if (rc == 0)
         rc = kineto_finish(&S, path, out, d);
     ks_free(&S);
+    return rc;
+}
+
+int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
+{
+    int rc = kineto_try(path, out, st, d);
+    if (rc == 1)
+        rc = diag_set(d, DIAG_E_MISSING, path, 1, "traceEvents",
+                      "not a PyTorch profiler trace (no traceEvents array)");
     return rc;
 }
 
@@ -1088,13 +1096,7 @@ int import_pytorch_et(const char *path, struct trace *out, struct import_stats *
 
 int import_pytorch(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
 {
-    memset(st, 0, sizeof *st);
-    struct kstate S;
-    ks_init(&S, st);
-    int rc = kineto_stream(path, &S, d);
-    if (rc == 0)
-        rc = kineto_finish(&S, path, out, d);
-    ks_free(&S);
+    int rc = kineto_try(path, out, st, d);
     if (rc != 1)
         return rc;
     /* not a Kineto trace: an execution trace (read whole; they are small) */
