@@ -209,11 +209,8 @@ static void test_scaling(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-acc-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-acc") != 0)
         return 1;
-    }
     test_ridge();
     test_decode();
     test_gemm_compute_bound();

@@ -8,6 +8,7 @@
 
 #include "cfg.h"
 #include "test.h"
+#include "util.h"
 
 /* A minimal valid config; the line numbers in the cases below refer to it. */
 static const char base[] =
@@ -52,24 +53,10 @@ static const char base[] =
 static char tmpdir[64];
 static char tmpfile_[128];
 
-static void write_bytes(const char *path, const char *text, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        exit(2);
-    }
-    if (len > 0 && fwrite(text, 1, len, f) != len) {
-        perror(path);
-        exit(2);
-    }
-    fclose(f);
-}
-
 /* Load text (len bytes) from the temp file; returns cfg_load's result. */
 static int load_bytes(const char *text, size_t len, struct hw_config *h, struct diag *d)
 {
-    write_bytes(tmpfile_, text, len);
+    tu_write_bytes(tmpfile_, text, len);
     memset(d, 0, sizeof *d);
     return cfg_load(tmpfile_, h, d);
 }
@@ -442,11 +429,8 @@ static void test_fuzz(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-cfg-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-cfg") != 0)
         return 2;
-    }
     snprintf(tmpfile_, sizeof tmpfile_, "%s/case.yaml", tmpdir);
 
     test_base_is_valid();

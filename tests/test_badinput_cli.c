@@ -36,12 +36,6 @@ static int count_prefixed(const char *prefix)
     return n;
 }
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* Runs args (after the binary) with stderr to a file; returns the exit
  * status and the stderr text in *err (caller frees). */
 static int run_cli(const char *args, char **err)
@@ -97,7 +91,7 @@ static void expect_fail(const char *name, const char *args, const char *file, in
         CHECK_STR_CONTAINS(err, field);
     char out[256];
     snprintf(out, sizeof out, "%s/out.json", tmpdir);
-    CHECK(!exists(out));
+    CHECK(!tu_exists(out));
     CHECK_EQ_INT(count_prefixed("out."), 0);
     if (test_failed_ != failed_before)
         fprintf(stderr, "  ^ in case %s: strata %s\n", name, args);
@@ -212,7 +206,7 @@ static void test_other(void)
     char outpath[300];
     snprintf(outpath, sizeof outpath, "%s/out.json", outdir);
     expect_fail("json-no-dir", args, outpath, 0, NULL);
-    CHECK(!exists(outdir));
+    CHECK(!tu_exists(outdir));
 
     /* JSON fine, CSV into a missing directory: all or nothing, the JSON goes too */
     snprintf(args, sizeof args,
@@ -245,7 +239,7 @@ static void test_other(void)
     expect_usage("no-verb", "");
     char out[256];
     snprintf(out, sizeof out, "%s/out.json", tmpdir);
-    CHECK(!exists(out));
+    CHECK(!tu_exists(out));
 
     /* and the good trace itself runs (so the failures above are the inputs' fault) */
     snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json'", trace,
@@ -253,17 +247,14 @@ static void test_other(void)
     char *err = NULL;
     CHECK_EQ_INT(run_cli(args, &err), 0);
     free(err);
-    CHECK(exists(out));
+    CHECK(tu_exists(out));
     CHECK_EQ_INT(count_prefixed("out.json.tmp"), 0);
 }
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-bad-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-bad") != 0)
         return 1;
-    }
     test_traces();
     test_configs();
     test_other();

@@ -8,12 +8,6 @@
 
 static char dir[64] = "/tmp/strata-bp-XXXXXX";
 
-static int exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
 static void expect_fail(const char *name, const char *report, const char *out, const char *needle)
 {
     char cmd[2048], errp[256];
@@ -29,9 +23,9 @@ static void expect_fail(const char *name, const char *report, const char *out, c
     free(err);
     char p[512];
     snprintf(p, sizeof p, "%s/report.html", out);
-    CHECK(!exists(p));
+    CHECK(!tu_exists(p));
     snprintf(p, sizeof p, "%s/plots/stalls.dat", out);
-    CHECK(!exists(p));
+    CHECK(!tu_exists(p));
 }
 
 int main(void)

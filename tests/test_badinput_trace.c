@@ -12,58 +12,10 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 #include "trace.h"
 
 static char tmpdir[64];
-
-static void write_bytes(const char *path, const char *text, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL) {
-        perror(path);
-        abort();
-    }
-    if (n > 0 && fwrite(text, 1, n, f) != n) {
-        perror(path);
-        abort();
-    }
-    fclose(f);
-}
-
-static int count_entries(const char *dirpath)
-{
-    DIR *dir = opendir(dirpath);
-    if (dir == NULL)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    closedir(dir);
-    return n;
-}
-
-static void remove_tree(const char *dirpath)
-{
-    DIR *dir = opendir(dirpath);
-    if (dir != NULL) {
-        struct dirent *e;
-        while ((e = readdir(dir)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", dirpath, e->d_name);
-            struct stat st;
-            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-                remove_tree(p);
-            else
-                unlink(p);
-        }
-        closedir(dir);
-    }
-    rmdir(dirpath);
-}
 
 /* Load a file holding n bytes of text and check the diagnostic. */
 static void expect_n(const char *name, const char *text, size_t n, enum diag_code code,
@@ -71,7 +23,7 @@ static void expect_n(const char *name, const char *text, size_t n, enum diag_cod
 {
     char path[128];
     snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
-    write_bytes(path, text, n);
+    tu_write_bytes(path, text, n);
     struct trace t;
     struct diag d;
     memset(&d, 0, sizeof d);
@@ -346,7 +298,7 @@ static void test_valid_baseline(void)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/valid.json", tmpdir);
-    write_bytes(path, valid, strlen(valid));
+    tu_write_bytes(path, valid, strlen(valid));
     struct trace t;
     struct diag d;
     int rc = trace_load(path, &t, &d);
@@ -360,7 +312,7 @@ static void test_valid_baseline(void)
 
     /* the largest size allowed, 2^50 */
     const char *big = HEAD GEMM "\"m\": 1125899906842624, \"n\": 1, \"k\": 1}]}\n";
-    write_bytes(path, big, strlen(big));
+    tu_write_bytes(path, big, strlen(big));
     rc = trace_load(path, &t, &d);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
@@ -376,7 +328,7 @@ static void test_truncation(void)
     size_t n = strlen(valid);
     int ok = 0, rejected = 0, bad_diag = 0;
     for (size_t cut = 0; cut <= n; cut++) {
-        write_bytes(path, valid, cut);
+        tu_write_bytes(path, valid, cut);
         struct trace t;
         struct diag d;
         memset(&d, 0, sizeof d);
@@ -413,7 +365,7 @@ static void test_mutations(void)
             size_t at = (size_t)(rng >> 33) % n;
             buf[at] = alphabet[(rng >> 20) % (sizeof alphabet - 1)];
         }
-        write_bytes(path, buf, n);
+        tu_write_bytes(path, buf, n);
         struct trace t;
         struct diag d;
         memset(&d, 0, sizeof d);
@@ -449,14 +401,14 @@ static void test_write_failures(void)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/valid.json", tmpdir);
-    write_bytes(path, valid, strlen(valid));
+    tu_write_bytes(path, valid, strlen(valid));
     struct trace t;
     struct diag d;
     if (trace_load(path, &t, &d) != 0) {
         CHECK(0);
         return;
     }
-    int before = count_entries(tmpdir);
+    int before = tu_count_entries(tmpdir);
 
     /* into a directory that does not exist */
     char out[192];
@@ -468,7 +420,7 @@ static void test_write_failures(void)
     diag_print(&d, stdout);
     struct stat st;
     CHECK(stat(out, &st) != 0);
-    CHECK_EQ_INT(count_entries(tmpdir), before);
+    CHECK_EQ_INT(tu_count_entries(tmpdir), before);
 
     /* over a directory: the rename fails and the temp file is removed */
     char sub[160];
@@ -476,8 +428,8 @@ static void test_write_failures(void)
     CHECK_EQ_INT(mkdir(sub, 0755), 0);
     CHECK_EQ_INT(trace_write(&t, sub, &d), -1);
     CHECK_EQ_INT(d.code, DIAG_E_IO);
-    CHECK_EQ_INT(count_entries(tmpdir), before + 1);
-    CHECK_EQ_INT(count_entries(sub), 0);
+    CHECK_EQ_INT(tu_count_entries(tmpdir), before + 1);
+    CHECK_EQ_INT(tu_count_entries(sub), 0);
 
     /* an inconsistent trace built in code is refused before any file exists */
     snprintf(out, sizeof out, "%s/bad.json", tmpdir);
@@ -493,18 +445,15 @@ static void test_write_failures(void)
     CHECK_EQ_INT(d.code, DIAG_E_RANGE);
     t.ops[1].u.gemm.m = m;
     CHECK(stat(out, &st) != 0);
-    CHECK_EQ_INT(count_entries(tmpdir), before + 1);
+    CHECK_EQ_INT(tu_count_entries(tmpdir), before + 1);
 
     trace_free(&t);
 }
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-badinput-trace-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-badinput-trace") != 0)
         return 1;
-    }
     test_json_level();
     test_top_level();
     test_common_fields();
@@ -515,6 +464,6 @@ int main(void)
     test_truncation();
     test_mutations();
     test_write_failures();
-    remove_tree(tmpdir);
+    tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

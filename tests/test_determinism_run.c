@@ -65,11 +65,8 @@ static void run_twice(const char *label, const char *gen_args)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-det-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-det") != 0)
         return 1;
-    }
     run_twice("decode", "--phase decode --context 512");
     run_twice("prefill", "--phase prefill --prompt 256");
     tu_rmtree(tmpdir);

@@ -157,11 +157,8 @@ static void compare(const cJSON *report, const cJSON *golden)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-golden-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-golden") != 0)
         return 1;
-    }
     const char *regen = getenv("STRATA_GOLDEN_REGEN");
     cJSON *report = run_small();
     if (report != NULL) {

@@ -3,16 +3,7 @@
  * cwd = repository root. */
 #include "cfg.h"
 #include "test.h"
-
-static int load(const char *path, struct hw_config *h)
-{
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    int rc = cfg_load(path, h, &d);
-    if (rc != 0)
-        diag_print(&d, stderr);
-    return rc;
-}
+#include "util.h"
 
 /* Invariants every valid config satisfies. */
 static void check_common(const struct hw_config *h, const char *path, const char *name)
@@ -43,7 +34,7 @@ static void test_h100(void)
 {
     const char *path = "configs/nvidia-h100-sxm.yaml";
     struct hw_config h;
-    CHECK_EQ_INT(load(path, &h), 0);
+    CHECK_EQ_INT(tu_load_cfg(path, &h), 0);
     check_common(&h, path, "nvidia-h100-sxm");
     CHECK(h.clock_hz == 1.83e9);
     CHECK_EQ_INT(h.units, 132);
@@ -76,8 +67,8 @@ static void test_h200(void)
 {
     const char *path = "configs/nvidia-h200-sxm.yaml";
     struct hw_config h, h100;
-    CHECK_EQ_INT(load(path, &h), 0);
-    CHECK_EQ_INT(load("configs/nvidia-h100-sxm.yaml", &h100), 0);
+    CHECK_EQ_INT(tu_load_cfg(path, &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100), 0);
     check_common(&h, path, "nvidia-h200-sxm");
     /* Same die as the H100 SXM: identical compute. */
     for (int t = 0; t < DT_COUNT; t++) {
@@ -97,7 +88,7 @@ static void test_a100(void)
 {
     const char *path = "configs/nvidia-a100-sxm-80gb.yaml";
     struct hw_config h;
-    CHECK_EQ_INT(load(path, &h), 0);
+    CHECK_EQ_INT(tu_load_cfg(path, &h), 0);
     check_common(&h, path, "nvidia-a100-sxm-80gb");
     CHECK_EQ_INT(h.units, 108);
     CHECK(h.clock_hz == 1.41e9);
@@ -124,7 +115,7 @@ static void test_rtx4090(void)
 {
     const char *path = "configs/nvidia-rtx-4090.yaml";
     struct hw_config h;
-    CHECK_EQ_INT(load(path, &h), 0);
+    CHECK_EQ_INT(tu_load_cfg(path, &h), 0);
     check_common(&h, path, "nvidia-rtx-4090");
     CHECK_EQ_INT(h.units, 128);
     CHECK(h.clock_hz == 2.52e9);

@@ -5,16 +5,7 @@
  * root. */
 #include "cfg.h"
 #include "test.h"
-
-static int load(const char *path, struct hw_config *h)
-{
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    int rc = cfg_load(path, h, &d);
-    if (rc != 0)
-        diag_print(&d, stderr);
-    return rc;
-}
+#include "util.h"
 
 struct published {
     const char *name;   /* config name = file name without .yaml */
@@ -62,7 +53,7 @@ static void check_chip(const struct published *p)
     char path[256];
     snprintf(path, sizeof path, "configs/%s.yaml", p->name);
     struct hw_config h;
-    int rc = load(path, &h);
+    int rc = tu_load_cfg(path, &h);
     CHECK_EQ_INT(rc, 0);
     if (rc != 0) {
         fprintf(stderr, "  (config %s did not load)\n", path);
@@ -118,14 +109,14 @@ static void test_quoted_peaks(void)
     struct hw_config h;
 
     /* Apple FP32 TFLOPS as listed by philipturner/metal-benchmarks. */
-    CHECK_EQ_INT(load("configs/apple-m1-8c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m1-8c.yaml", &h), 0);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 2617e9, 1e-3);
-    CHECK_EQ_INT(load("configs/apple-m1-max-32c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m1-max-32c.yaml", &h), 0);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 10617e9, 1e-3);
-    CHECK_EQ_INT(load("configs/apple-m2-max-38c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m2-max-38c.yaml", &h), 0);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 13600e9, 1e-3);
     CHECK(cfg_matrix_peak_flops(&h, DT_BF16) == 0); /* bf16 emulated on M1/M2 */
-    CHECK_EQ_INT(load("configs/apple-m3-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-max-40c.yaml", &h), 0);
     CHECK(cfg_matrix_peak_flops(&h, DT_BF16) > 0);  /* native bf16 from M3 on */
 
     /* Apple FP32 TFLOPS as listed by hmc-tech.com (two decimals: within
@@ -142,21 +133,21 @@ static void test_quoted_peaks(void)
         {"configs/apple-m4-max-32c.yaml", 13.74},
     };
     for (size_t i = 0; i < sizeof hmc / sizeof hmc[0]; i++) {
-        CHECK_EQ_INT(load(hmc[i].path, &h), 0);
+        CHECK_EQ_INT(tu_load_cfg(hmc[i].path, &h), 0);
         CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), hmc[i].tflops * 1e12, 2e-3);
         CHECK(cfg_matrix_peak_flops(&h, DT_BF16) > 0); /* native bf16 from M3 on */
     }
 
     /* Orin Nano: 40 / 67 INT8 TOPS with 2:4 sparsity = 2 x the dense rate. */
-    CHECK_EQ_INT(load("configs/nvidia-jetson-orin-nano-8gb.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-jetson-orin-nano-8gb.yaml", &h), 0);
     CHECK_NEAR_REL(2 * cfg_matrix_peak_flops(&h, DT_INT8), 40e12, 0.03);
     CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP16), 10e12, 0.03);
     CHECK_EQ_INT(h.l2_bytes, 2ULL * 1048576);
-    CHECK_EQ_INT(load("configs/nvidia-jetson-orin-nano-8gb-super.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-jetson-orin-nano-8gb-super.yaml", &h), 0);
     CHECK_NEAR_REL(2 * cfg_matrix_peak_flops(&h, DT_INT8), 67e12, 0.03);
 
     /* Jetson Nano: 472 GFLOPS FP16, no tensor cores. */
-    CHECK_EQ_INT(load("configs/nvidia-jetson-nano-4gb.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-jetson-nano-4gb.yaml", &h), 0);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP16), 471.6e9, 0.01);
     CHECK(cfg_matrix_peak_flops(&h, DT_INT8) == 0);
     CHECK(cfg_matrix_peak_flops(&h, DT_BF16) == 0);
@@ -167,24 +158,24 @@ static void test_quoted_peaks(void)
 static void test_capacities(void)
 {
     struct hw_config h;
-    CHECK_EQ_INT(load("configs/apple-m4-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-40c.yaml", &h), 0);
     CHECK((double)h.dram_bytes >= 128e9);
-    CHECK_EQ_INT(load("configs/nvidia-rtx-4090.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &h), 0);
     CHECK_EQ_INT(h.dram_bytes, 24000000000ULL);
 
     /* Bins: the 60-core M3 Ultra tops out at 256 GB (512 GB needs the 80-core
      * bin); the 30-core M3 Max and 32-core M4 Max have a 384-bit bus (3/4 of
      * the 40-core bin's channels and about 3/4 of its bandwidth). */
     struct hw_config lo;
-    CHECK_EQ_INT(load("configs/apple-m3-ultra-60c.yaml", &lo), 0);
-    CHECK_EQ_INT(load("configs/apple-m3-ultra-80c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-ultra-60c.yaml", &lo), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-ultra-80c.yaml", &h), 0);
     CHECK(lo.dram_bytes < h.dram_bytes);
     CHECK_NEAR_REL(lo.dram_bw_bytes_per_s, h.dram_bw_bytes_per_s, 1e-9);
-    CHECK_EQ_INT(load("configs/apple-m3-max-30c.yaml", &lo), 0);
-    CHECK_EQ_INT(load("configs/apple-m3-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-max-30c.yaml", &lo), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-max-40c.yaml", &h), 0);
     CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
-    CHECK_EQ_INT(load("configs/apple-m4-max-32c.yaml", &lo), 0);
-    CHECK_EQ_INT(load("configs/apple-m4-max-40c.yaml", &h), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-32c.yaml", &lo), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-40c.yaml", &h), 0);
     CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
     CHECK(lo.dram_bytes < h.dram_bytes);
 }

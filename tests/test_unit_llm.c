@@ -190,11 +190,8 @@ static void test_config_errors(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-llm-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llm") != 0)
         return 1;
-    }
     test_param_counts();
     test_decode();
     test_prefill();

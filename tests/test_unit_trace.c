@@ -624,11 +624,8 @@ static void test_kind_names(void)
 
 int main(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-unit-trace-XXXXXX");
-    if (mkdtemp(tmpdir) == NULL) {
-        perror("mkdtemp");
+    if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-unit-trace") != 0)
         return 1;
-    }
     test_jsondoc_lines_fixed();
     test_jsondoc_lines_random();
     test_jsondoc_getters();

@@ -1,6 +1,7 @@
 /* util.h: helpers shared by the test programs (files, temporary
- * directories, running the strata binary).  Header-only; every function is
- * static inline so a test that does not use one gets no warning. */
+ * directories, loading a config, running the strata binary).  Header-only;
+ * every function is static inline so a test that does not use one gets no
+ * warning. */
 #ifndef STRATA_TEST_UTIL_H
 #define STRATA_TEST_UTIL_H
 
@@ -8,22 +9,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Write text to path; aborts if the file cannot be written. */
-static inline void tu_write_file(const char *path, const char *text)
+#include "cfg.h"
+
+/* Write n bytes to path; aborts if the file cannot be written. */
+static inline void tu_write_bytes(const char *path, const char *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
     if (f == NULL) {
         perror(path);
         abort();
     }
-    fputs(text, f);
-    if (fclose(f) != 0) {
+    if ((n > 0 && fwrite(data, 1, n, f) != n) || fclose(f) != 0) {
         perror(path);
         abort();
     }
+}
+
+/* Write a NUL-terminated text to path. */
+static inline void tu_write_file(const char *path, const char *text)
+{
+    tu_write_bytes(path, text, strlen(text));
 }
 
 /* Whole file as a NUL-terminated string (caller frees), or NULL.  *len (if
@@ -66,7 +75,40 @@ static inline char *tu_read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* Remove a flat directory and the files in it. */
+/* 1 if path exists. */
+static inline int tu_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Make a fresh directory /tmp/<tag>-XXXXXX into buf; 0, or -1 (reported). */
+static inline int tu_mkdtemp(char *buf, size_t n, const char *tag)
+{
+    snprintf(buf, n, "/tmp/%s-XXXXXX", tag);
+    if (mkdtemp(buf) == NULL) {
+        perror("mkdtemp");
+        return -1;
+    }
+    return 0;
+}
+
+/* Entries in a directory other than . and .., or -1 if it cannot be read. */
+static inline int tu_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* Remove a directory and everything under it. */
 static inline void tu_rmtree(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -76,12 +118,28 @@ static inline void tu_rmtree(const char *dir)
             if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
                 continue;
             char p[512];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
+            if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
+                continue;
+            struct stat st;
+            if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+                tu_rmtree(p);
+            else
+                unlink(p);
         }
         closedir(d);
     }
     rmdir(dir);
+}
+
+/* Load a hardware config, printing the diagnostic if it fails. */
+static inline int tu_load_cfg(const char *path, struct hw_config *h)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = cfg_load(path, h, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    return rc;
 }
 
 /* Run a shell command; its exit status, or -1 if it did not exit normally. */
