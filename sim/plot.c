@@ -447,11 +447,25 @@ static void gp_outputs(struct sb *g, const char *name, const char *plotcmd)
     sb_printf(g, "set terminal svg size 1100,650\nset output \"%s.svg\"\n%s\n", name, plotcmd);
 }
 
+/* Writes <dir>/<name>.dat and <dir>/<name>.gp and frees both buffers. */
+static int put_plot(struct written *w, const char *dir, const char *name, struct sb *dat,
+                    struct sb *gp, struct diag *d)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s.dat", dir, name);
+    int rc = put_file(w, path, dat->s, dat->n, d);
+    snprintf(path, sizeof path, "%s/%s.gp", dir, name);
+    if (rc == 0)
+        rc = put_file(w, path, gp->s, gp->n, d);
+    free(dat->s);
+    free(gp->s);
+    return rc;
+}
+
 static int write_roofline_gp(const struct pdata *p, const char *dir, struct written *w,
                              struct diag *d)
 {
     struct sb dat = {0}, gp = {0};
-    char path[1200];
     sb_printf(&dat, "# roofline: one block per memory level: roof points, then ops\n");
     sb_printf(&dat, "# level intensity_flop_per_byte flops_per_s name\n");
     for (unsigned l = 0; l < NLVL; l++) {
@@ -502,22 +516,13 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
                       idx++, level_colors[l], level_name((enum level)l));
     gp_outputs(&gp, "roofline", cmd.s);
     free(cmd.s);
-    int rc = 0;
-    snprintf(path, sizeof path, "%s/roofline.dat", dir);
-    rc = put_file(w, path, dat.s, dat.n, d);
-    snprintf(path, sizeof path, "%s/roofline.gp", dir);
-    if (rc == 0)
-        rc = put_file(w, path, gp.s, gp.n, d);
-    free(dat.s);
-    free(gp.s);
-    return rc;
+    return put_plot(w, dir, "roofline", &dat, &gp, d);
 }
 
 static int write_stalls_gp(const struct pdata *p, const char *dir, struct written *w,
                            struct diag *d)
 {
     struct sb dat = {0}, gp = {0};
-    char path[1200];
     sb_printf(&dat, "# where the slowest ops spent their time, microseconds; ops whose names differ\n# only in numbers are summed (name with # for the numbers, x count)\n# name");
     for (int c = 0; c < NCAT; c++)
         sb_printf(&dat, " %s", cat_names[c]);
@@ -560,14 +565,7 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
         sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cat_names[c]);
     gp_outputs(&gp, "stalls", cmd.s);
     free(cmd.s);
-    snprintf(path, sizeof path, "%s/stalls.dat", dir);
-    int rc = put_file(w, path, dat.s, dat.n, d);
-    snprintf(path, sizeof path, "%s/stalls.gp", dir);
-    if (rc == 0)
-        rc = put_file(w, path, gp.s, gp.n, d);
-    free(dat.s);
-    free(gp.s);
-    return rc;
+    return put_plot(w, dir, "stalls", &dat, &gp, d);
 }
 
 static int ts_len(const struct pdata *p, unsigned l)
@@ -580,7 +578,6 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
                               struct diag *d)
 {
     struct sb dat = {0}, gp = {0};
-    char path[1200];
     int n = 0;
     for (unsigned l = 0; l < NLVL; l++)
         if (ts_len(p, l) > n)
@@ -620,14 +617,7 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
                   l ? ", " : "", l + 2, level_colors[l], level_name((enum level)l));
     gp_outputs(&gp, "bandwidth", cmd.s);
     free(cmd.s);
-    snprintf(path, sizeof path, "%s/bandwidth.dat", dir);
-    int rc = put_file(w, path, dat.s, dat.n, d);
-    snprintf(path, sizeof path, "%s/bandwidth.gp", dir);
-    if (rc == 0)
-        rc = put_file(w, path, gp.s, gp.n, d);
-    free(dat.s);
-    free(gp.s);
-    return rc;
+    return put_plot(w, dir, "bandwidth", &dat, &gp, d);
 }
 
 /* gnuplot binary: $STRATA_GNUPLOT ("" or "none" = never), else PATH lookup */
