@@ -666,18 +666,39 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
 /* CTA index -> (batch, row block, column block), grouped raster order:
  * `swizzle` row blocks are walked column by column, which keeps the B
  * panels of a wave few (CUTLASS threadblock swizzle / Triton GROUP_M). */
-static void cta_coords(const struct kplan *p, uint64_t idx, uint64_t *b, uint64_t *i, uint64_t *j)
+struct cta_pos {
+    uint64_t b, first, rows, li, j; /* i = first + li */
+};
+
+static void cta_coords(const struct kplan *p, uint64_t idx, struct cta_pos *c)
 {
     uint64_t per_b = p->gm * p->gn;
-    *b = idx / per_b;
+    c->b = idx / per_b;
     uint64_t t = idx % per_b;
     uint64_t sw = p->swizzle ? p->swizzle : 1;
-    uint64_t group = t / (sw * p->gn);
-    uint64_t first = group * sw;
-    uint64_t rows = umin(sw, p->gm - first);
+    c->first = t / (sw * p->gn) * sw;
+    c->rows = umin(sw, p->gm - c->first);
     uint64_t local = t % (sw * p->gn);
-    *i = first + local % rows;
-    *j = local / rows;
+    c->li = local % c->rows;
+    c->j = local / c->rows;
+}
+
+/* The next CTA in launch order (no division: this runs once per CTA). */
+static void cta_next(const struct kplan *p, struct cta_pos *c)
+{
+    if (++c->li < c->rows)
+        return;
+    c->li = 0;
+    if (++c->j < p->gn)
+        return;
+    c->j = 0;
+    uint64_t sw = p->swizzle ? p->swizzle : 1;
+    c->first += sw;
+    if (c->first >= p->gm) {
+        c->first = 0;
+        c->b++;
+    }
+    c->rows = umin(sw, p->gm - c->first);
 }
 
 /* Fills the wave's DRAM and L2 load bytes.  Panels: A (b, i) and B (b, j). */
@@ -690,12 +711,12 @@ static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint
     double l2_cap = (double)g->cfg->l2_bytes * GPU_L2_USABLE;
     double touched = 0, miss = 0;
     double prev_cum = wave > 0 ? g->wave_cum[wave - 1] : 0;
-    for (uint64_t c = c0; c < c1; c++) {
-        uint64_t b, i, j;
-        cta_coords(p, c, &b, &i, &j);
-        uint64_t ids[2] = {b * p->gm + i, na + b * p->gn + j};
-        double sz[2] = {a_panel, b_panel};
-        int shared[2] = {p->gn > 1, p->gm > 1};
+    const double sz[2] = {a_panel, b_panel};
+    const int shared[2] = {p->gn > 1, p->gm > 1};
+    struct cta_pos pos;
+    cta_coords(p, c0, &pos);
+    for (uint64_t c = c0; c < c1; c++, cta_next(p, &pos)) {
+        uint64_t ids[2] = {pos.b * p->gm + pos.first + pos.li, na + pos.b * p->gn + pos.j};
         for (int k = 0; k < 2; k++) {
             if (sz[k] <= 0)
                 continue;
