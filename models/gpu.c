@@ -133,7 +133,8 @@ struct runner {
     uint32_t nchunks;
     double frac[GPU_MAX_CHUNKS];
     double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
-    double w_pro_dram, w_pro_l2;/* prologue loads */
+    double w_pro;               /* prologue loads (read from DRAM through L2) */
+    uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */
     double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
     double cap_dram, cap_l2, cap_m, cap_v, cap_smem;
     /* pipeline state */
@@ -846,13 +847,11 @@ static void wave_begin(struct runner *r)
         l2_loop += l1;
     }
     double n = (double)wctas * r->mult, steps = p->ksteps;
-    /* second passes hit in L2 when the wave's rows fit there */
     double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
-    double reread_dram = reread;
-    r->w_dram_r = dram_loop + reread_dram;
+    r->w_dram_r = dram_loop + reread;
     r->w_l2_r = l2_loop + reread;
-    r->w_pro_l2 = p->pro_bytes * n;
-    r->w_pro_dram = p->pro_bytes * n;
+    r->w_pro = p->pro_bytes * n;
+    r->load_lat = r->w_dram_r + r->w_pro > 0 ? g->cfg->dram_latency_ps : g->cfg->l2_latency_ps;
     r->w_mflops = p->mflops_step * steps * n;
     r->w_vflops = p->vflops_step * steps * n;
     r->w_smem = p->smem_step * steps * n;
@@ -862,9 +861,9 @@ static void wave_begin(struct runner *r)
 
     struct op_result *res = r->res;
     double wst = r->w_store_loop + r->w_store_end;
-    res->bytes[LVL_DRAM] += r->w_dram_r + r->w_pro_dram + wst;
-    res->bytes[LVL_L2] += r->w_l2_r + r->w_pro_l2 + wst + r->w_l2_end;
-    res->bytes[LVL_SMEM] += r->w_smem + (r->w_l2_r + r->w_pro_l2) * (p->async_copy ? 1.0 : 0.0);
+    res->bytes[LVL_DRAM] += r->w_dram_r + r->w_pro + wst;
+    res->bytes[LVL_L2] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
+    res->bytes[LVL_SMEM] += r->w_smem + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
     /* per-wave rate caps from the SMs that carry the wave */
     double u = r->units;
@@ -902,8 +901,8 @@ static void runner_try_load(struct runner *r)
     struct gpu *g = r->g;
     uint32_t ch = r->load_next++;
     double f = r->frac[ch];
-    double dram = r->w_dram_r * f + (ch == 0 ? r->w_pro_dram : 0);
-    double l2 = r->w_l2_r * f + (ch == 0 ? r->w_pro_l2 : 0);
+    double dram = r->w_dram_r * f + (ch == 0 ? r->w_pro : 0);
+    double l2 = r->w_l2_r * f + (ch == 0 ? r->w_pro : 0);
     r->load_level[ch] = dram > 0 ? LVL_DRAM : LVL_L2;
     r->load_busy = 1;
     r->load_pending = 0;
@@ -1008,14 +1007,8 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
     case FR_LOAD:
         r->load_level[ch] = (uint8_t)lvl;   /* the level that drained last */
         if (--r->load_pending == 0) {
-            uint64_t lat = r->load_level[ch] == LVL_DRAM || r->w_dram_r + r->w_pro_dram > 0
-                               ? r->g->cfg->dram_latency_ps
-                               : r->g->cfg->l2_latency_ps;
-            if (r->p->dma)
-                lat = r->p->dma_level == LVL_PCIE ? r->g->cfg->pcie_latency_ps
-                                                  : r->g->cfg->dram_latency_ps;
             r->load_busy = 0;
-            chunk_ready_at(r, ch, lat);
+            chunk_ready_at(r, ch, r->load_lat);
             runner_try_load(r);
         }
         break;
@@ -1052,9 +1045,10 @@ static void runner_dma(struct runner *r)
     r->load_pending = 0;
     memset(r->ready, 0, sizeof r->ready);
     r->w_mflops = r->w_vflops = r->w_smem = r->w_store_loop = r->w_store_end = r->w_l2_end = 0;
-    r->w_dram_r = r->w_pro_dram = 0;
+    r->w_dram_r = r->w_pro = 0;
     r->store_pending = 0;
     r->load_level[0] = (uint8_t)p->dma_level;
+    r->load_lat = p->dma_level == LVL_PCIE ? g->cfg->pcie_latency_ps : g->cfg->dram_latency_ps;
     if (p->dma_level == LVL_PCIE) {
         struct flowsrv *link = p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
         r->res->bytes[LVL_PCIE] += p->dma_bytes;

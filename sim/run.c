@@ -246,12 +246,9 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
     if (rc == 0) {
         out->nops = t->nops;
         out->ops = sim_xcalloc(t->nops, sizeof *out->ops);
-        /* hand the model our callback through start_op's done argument */
-        for (uint32_t i = 0; i < t->nops; i++)
-            if (s.waiting[i] == 0) {
-                out->ops[i].ready_ps = 0;
-                mops->start_op(s.dev[t->ops[i].device], i, &out->ops[i], sched_done, &s);
-            }
+        for (uint32_t i = 0; i < t->nops; i++) /* ops with no predecessor, at t = 0 */
+            if (s.waiting[i] == 0)
+                sched_release(&e, &s, i);
         uint64_t grows0 = e.q.grows;
         engine_run(&e);
         out->events = e.events;
