@@ -39,3 +39,10 @@ ms=$(timeit 5 $S validate --data "$T/gemm.csv" --quiet)
 echo "LLMC GEMM sweep (20 shapes, A100): $ms ms wall for all 20"
 ms=$(timeit 3 $S validate --data traces/validation/calibration.csv --quiet)
 echo "whole calibration set ($(($(wc -l <traces/validation/calibration.csv) - 1)) rows): $ms ms wall"
+# strata scalesim: the two gpt2 layers SCALE-Sim v2 needs 204 s for on this
+# class of machine (../shared/data/README.md; SCALE-Sim is not installed
+# here), and ResNet-18's 20 conv layers on a 32x32 array
+ms=$(timeit 50 $S scalesim -c traces/scalesim/google-tpu-v1.cfg -t traces/scalesim/gpt2-qkt-linear1.csv -i gemm -p "$T/ss")
+awk -v ms="$ms" 'BEGIN { printf "scalesim gpt2 QKT + Linear1 (256x256 ws): %.3f ms wall per run, report included; SCALE-Sim v2 204 s -> %.0fx\n", ms, 204e3 / ms }'
+ms=$(timeit 50 $S scalesim -c traces/scalesim/array32-os.cfg -t traces/scalesim/resnet18.csv -p "$T/ss")
+echo "scalesim ResNet-18, 20 conv layers, 32x32 os: $ms ms wall per run"

@@ -65,17 +65,16 @@ static int fail(const struct diag *d)
     return 1;
 }
 
-/* Create dir if it is missing (its parent must exist). */
-static int make_dir(const char *dir, struct diag *d)
+int cli_make_dir(const char *dir, const char *opt, struct diag *d)
 {
     struct stat st;
     if (stat(dir, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return 0;
-        return diag_set(d, DIAG_E_IO, dir, 0, "--out", "exists and is not a folder");
+        return diag_set(d, DIAG_E_IO, dir, 0, opt, "exists and is not a folder");
     }
     if (mkdir(dir, 0755) != 0)
-        return diag_set(d, DIAG_E_IO, dir, 0, "--out", "cannot create the output folder: %s",
+        return diag_set(d, DIAG_E_IO, dir, 0, opt, "cannot create the output folder: %s",
                         strerror(errno));
     return 0;
 }
@@ -165,7 +164,7 @@ int cli_run(int argc, char **argv)
     struct trace t;
     if (trace_load(tr, &t, &d) != 0)
         return fail(&d);
-    if (outdir != NULL && make_dir(outdir, &d) != 0) {
+    if (outdir != NULL && cli_make_dir(outdir, "--out", &d) != 0) {
         trace_free(&t);
         return fail(&d);
     }

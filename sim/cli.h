@@ -10,6 +10,7 @@ int cli_validate(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_fit(int argc, char **argv);
+int cli_scalesim(int argc, char **argv);
 
 /* Option parsing shared by the verbs: --name VALUE pairs after the verb.
  * Returns the value of --name, or NULL. */
@@ -24,5 +25,9 @@ const char *cli_get(struct cli_opts *o, const char *name);
 int cli_flag(struct cli_opts *o, const char *name);
 /* 0 if every argument was consumed, else prints an error and returns 2. */
 int cli_check(struct cli_opts *o, const char *verb);
+/* Create dir if it is missing (its parent must exist); opt names the
+ * option in the diagnostic.  0, or -1 with *d. */
+struct diag;
+int cli_make_dir(const char *dir, const char *opt, struct diag *d);
 
 #endif

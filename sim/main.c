@@ -40,6 +40,7 @@ static void usage(FILE *f)
             "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
             "                  [--kv-dtype D] [--json OUT.json]\n"
             "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
+            "  strata scalesim -c SCALESIM.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR] [--quiet]\n"
             "  strata version\n"
             "\n"
             "See README.md and docs/ for the formats.\n",
@@ -67,6 +68,8 @@ int main(int argc, char **argv)
         return cli_compare(argc - 1, argv + 1);
     if (strcmp(verb, "plot") == 0)
         return cli_plot(argc - 1, argv + 1);
+    if (strcmp(verb, "scalesim") == 0)
+        return cli_scalesim(argc - 1, argv + 1);
     if (strcmp(verb, "validate") == 0)
         return cli_validate(argc - 1, argv + 1);
     if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {

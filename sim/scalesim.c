@@ -1,0 +1,402 @@
+/* scalesim.c: `strata scalesim`, a SCALE-Sim v2 compatible front end to the
+ * systolic array model (models/systolic.h).
+ *
+ *   strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR]
+ *
+ * reads SCALE-Sim's .cfg and topology CSV, runs every layer and writes
+ * OUTDIR/<run_name>/COMPUTE_REPORT.csv with SCALE-Sim's columns.  Only the
+ * CALC interface-bandwidth mode is modelled so far (SRAMs and DRAM keep up,
+ * no stall cycles); a USER-mode config is refused with a clear error.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "afile.h"
+#include "check.h"
+#include "cli.h"
+#include "diag.h"
+#include "systolic.h"
+
+struct ss_config {
+    char run_name[128];
+    uint64_t rows, cols;
+    enum sa_dataflow df;
+    int have_rows, have_cols, have_df, user_bw;
+};
+
+struct ss_layer {
+    char name[64];
+    int line;
+    struct sa_layer l;
+};
+
+/* Strips leading and trailing white space in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* A positive integer of at most 2^32; 0 or -1. */
+static int parse_dim(const char *v, uint64_t *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)v[0]))
+        return -1;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno != 0 || *end != '\0' || x == 0 || x > (1ull << 32))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+/* Reads the next line into buf: 1, 0 at the end of the file, or -1 with
+ * *d when a line does not fit. */
+static int next_line(FILE *f, char *buf, size_t n, const char *path, int *line, struct diag *d)
+{
+    if (fgets(buf, (int)n, f) == NULL)
+        return ferror(f) ? diag_set(d, DIAG_E_IO, path, *line, "", "read error") : 0;
+    ++*line;
+    if (strchr(buf, '\n') == NULL && !feof(f))
+        return diag_set(d, DIAG_E_PARSE, path, *line, "", "line longer than %zu bytes", n - 2);
+    return 1;
+}
+
+/* Keys SCALE-Sim v2 reads that do not change compute cycles in CALC mode. */
+static const char *const ignored_keys[] = {
+    "IfmapSramSzkB", "FilterSramSzkB", "OfmapSramSzkB", "IfmapOffset", "FilterOffset",
+    "OfmapOffset", "Bandwidth", "MemoryBanks", "ReadRequestBuffer", "WriteRequestBuffer",
+    "SRAM_row_size", "SRAM_bank_size", "DRAM_row_size", "DRAM_bank_size", "UseRamulatorTrace",
+    "TopologyCsvLoc",
+};
+
+static int cfg_key(struct ss_config *c, const char *path, int line, const char *section,
+                   const char *key, const char *v, struct diag *d)
+{
+    if (strcasecmp(key, "run_name") == 0) {
+        if (v[0] == '\0' || strlen(v) >= sizeof c->run_name || strchr(v, '/') != NULL)
+            return diag_set(d, DIAG_E_RANGE, path, line, key,
+                            "must be a non-empty name without '/' (under %zu characters)",
+                            sizeof c->run_name);
+        snprintf(c->run_name, sizeof c->run_name, "%s", v);
+        return 0;
+    }
+    if (strcasecmp(key, "ArrayHeight") == 0 || strcasecmp(key, "ArrayWidth") == 0) {
+        int h = strcasecmp(key, "ArrayHeight") == 0;
+        if (parse_dim(v, h ? &c->rows : &c->cols) != 0)
+            return diag_set(d, DIAG_E_RANGE, path, line, key,
+                            "expected a whole number of PEs from 1 to 2^32, got '%s'", v);
+        if (h)
+            c->have_rows = 1;
+        else
+            c->have_cols = 1;
+        return 0;
+    }
+    if (strcasecmp(key, "Dataflow") == 0) {
+        if (sa_dataflow_from_name(v, &c->df) != 0)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, path, line, key,
+                            "expected os, ws or is, got '%s'", v);
+        c->have_df = 1;
+        return 0;
+    }
+    if (strcasecmp(key, "InterfaceBandwidth") == 0) {
+        if (strcmp(v, "CALC") == 0)
+            c->user_bw = 0;
+        else if (strcmp(v, "USER") == 0)
+            c->user_bw = 1;
+        else
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, path, line, key,
+                            "expected CALC or USER, got '%s'", v);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof ignored_keys / sizeof ignored_keys[0]; i++)
+        if (strcasecmp(key, ignored_keys[i]) == 0)
+            return 0;
+    return diag_set(d, DIAG_E_UNKNOWN_KEY, path, line, key, "not a SCALE-Sim v2 key (section [%s])",
+                    section);
+}
+
+static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->run_name, sizeof c->run_name, "scalesim_run");
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
+    char buf[1024], section[64] = "";
+    int line = 0, rc = 0, got;
+    while (rc == 0 && (got = next_line(f, buf, sizeof buf, path, &line, d)) != 0) {
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        char *s = trim(buf);
+        if (s[0] == '\0' || s[0] == '#' || s[0] == ';')
+            continue;
+        if (s[0] == '[') {
+            char *e = strchr(s, ']');
+            if (e == NULL || e[1] != '\0' || e - s - 1 <= 0 || (size_t)(e - s) > sizeof section) {
+                rc = diag_set(d, DIAG_E_PARSE, path, line, "", "malformed section header '%s'", s);
+                break;
+            }
+            *e = '\0';
+            snprintf(section, sizeof section, "%s", s + 1);
+            continue;
+        }
+        char *sep = strpbrk(s, ":=");
+        if (sep == NULL) {
+            rc = diag_set(d, DIAG_E_PARSE, path, line, "", "expected 'key: value', got '%s'", s);
+            break;
+        }
+        *sep = '\0';
+        char *key = trim(s), *v = trim(sep + 1);
+        if (section[0] == '\0') {
+            rc = diag_set(d, DIAG_E_PARSE, path, line, key, "key before any [section]");
+            break;
+        }
+        if (key[0] == '\0') {
+            rc = diag_set(d, DIAG_E_PARSE, path, line, "", "empty key");
+            break;
+        }
+        rc = cfg_key(c, path, line, section, key, v, d);
+    }
+    fclose(f);
+    if (rc != 0)
+        return rc;
+    if (!c->have_rows)
+        return diag_set(d, DIAG_E_MISSING, path, 0, "ArrayHeight", "required");
+    if (!c->have_cols)
+        return diag_set(d, DIAG_E_MISSING, path, 0, "ArrayWidth", "required");
+    if (!c->have_df)
+        return diag_set(d, DIAG_E_MISSING, path, 0, "Dataflow", "required (os, ws or is)");
+    if (c->user_bw)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, 0, "InterfaceBandwidth",
+                        "USER mode (stalls behind a user-set DRAM bandwidth) is not modelled "
+                        "yet; use CALC");
+    return 0;
+}
+
+/* Splits a CSV line into trimmed fields, dropping SCALE-Sim's trailing
+ * empty field.  Returns the field count (at most max). */
+static int split_csv(char *s, char **fields, int max)
+{
+    int n = 0;
+    for (;;) {
+        char *c = strchr(s, ',');
+        if (c != NULL)
+            *c = '\0';
+        if (n < max)
+            fields[n] = trim(s);
+        n++;
+        if (c == NULL)
+            break;
+        s = c + 1;
+    }
+    if (n > 0 && n <= max && fields[n - 1][0] == '\0')
+        n--;
+    return n;
+}
+
+static const char *const conv_cols[] = {"Layer name", "IFMAP Height", "IFMAP Width",
+                                        "Filter Height", "Filter Width", "Channels",
+                                        "Num Filter", "Strides"};
+static const char *const gemm_cols[] = {"Layer", "M", "N", "K"};
+
+static int topo_row(char **fl, int n, int gemm, const char *path, int line, struct ss_layer *L,
+                    struct diag *d)
+{
+    const char *const *names = gemm ? gemm_cols : conv_cols;
+    int want = gemm ? 4 : 8;
+    if (n != want)
+        return diag_set(d, DIAG_E_PARSE, path, line, "",
+                        "expected %d fields (%s ... %s), got %d", want, names[0], names[want - 1],
+                        n);
+    if (fl[0][0] == '\0')
+        return diag_set(d, DIAG_E_MISSING, path, line, names[0], "empty layer name");
+    snprintf(L->name, sizeof L->name, "%s", fl[0]);
+    L->line = line;
+    uint64_t v[7];
+    for (int i = 1; i < want; i++)
+        if (parse_dim(fl[i], &v[i - 1]) != 0)
+            return diag_set(d, DIAG_E_RANGE, path, line, names[i],
+                            "expected a whole number from 1 to 2^32, got '%s'", fl[i]);
+    if (gemm) {
+        L->l.ofmap_px = v[0];
+        L->l.filters = v[1];
+        L->l.window = v[2];
+        return 0;
+    }
+    /* ifmap h, ifmap w, filter h, filter w, channels, filters, stride */
+    if (v[2] > v[0] || v[3] > v[1])
+        return diag_set(d, DIAG_E_RANGE, path, line, v[2] > v[0] ? "Filter Height" : "Filter Width",
+                        "filter (%llu x %llu) larger than the ifmap (%llu x %llu)",
+                        (unsigned long long)v[2], (unsigned long long)v[3],
+                        (unsigned long long)v[0], (unsigned long long)v[1]);
+    uint64_t oh = (v[0] - v[2]) / v[6] + 1, ow = (v[1] - v[3]) / v[6] + 1;
+    L->l.ofmap_px = oh * ow;
+    L->l.filters = v[5];
+    L->l.window = v[2] * v[3] * v[4];
+    if (L->l.window > (1ull << 32))
+        return diag_set(d, DIAG_E_RANGE, path, line, "Channels",
+                        "filter window (h * w * channels) over 2^32");
+    return 0;
+}
+
+static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, size_t *nout,
+                            struct diag *d)
+{
+    *out = NULL;
+    *nout = 0;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
+    char buf[4096];
+    char *fl[16];
+    int line = 0, rc = 0, header = 0, got;
+    size_t cap = 0;
+    struct ss_layer *L = NULL;
+    while (rc == 0 && (got = next_line(f, buf, sizeof buf, path, &line, d)) != 0) {
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        if (trim(buf)[0] == '\0')
+            continue;
+        int n = split_csv(buf, fl, 16);
+        if (!header) {           /* the column names: checked by count only */
+            header = 1;
+            int want = gemm ? 4 : 8;
+            if (n != want)
+                rc = diag_set(d, DIAG_E_PARSE, path, line, "",
+                              "a %s topology has %d columns (%s), this header has %d%s",
+                              gemm ? "gemm" : "conv", want, gemm ? "Layer,M,N,K" : "Layer name, "
+                              "IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                              "Num Filter, Strides", n,
+                              gemm ? "" : " (a gemm topology needs -i gemm)");
+            continue;
+        }
+        if (*nout == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct ss_layer *nl = realloc(L, cap * sizeof *L);
+            if (nl == NULL)
+                sim_oom(cap * sizeof *L);
+            L = nl;
+        }
+        rc = topo_row(fl, n, gemm, path, line, &L[*nout], d);
+        if (rc == 0)
+            (*nout)++;
+    }
+    fclose(f);
+    if (rc == 0 && *nout == 0)
+        rc = diag_set(d, DIAG_E_MISSING, path, line, "", "no layers");
+    if (rc != 0) {
+        free(L);
+        *nout = 0;
+        return rc;
+    }
+    *out = L;
+    return 0;
+}
+
+/* A double as Python's str() writes it: the shortest digits that read back
+ * to the same value, with ".0" on whole numbers. */
+static void py_float(char *buf, size_t n, double v)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= n)
+        strcat(buf, ".0");
+}
+
+int cli_scalesim(int argc, char **argv)
+{
+    struct cli_opts o;
+    cli_opts_init(&o, argc, argv);
+    const char *cfgp = cli_get(&o, "-c"), *topo = cli_get(&o, "-t");
+    const char *mode = cli_get(&o, "-i"), *outdir = cli_get(&o, "-p");
+    int quiet = cli_flag(&o, "--quiet");
+    int rc = cli_check(&o, "scalesim");
+    if (rc)
+        return rc;
+    if (cfgp == NULL || topo == NULL) {
+        fprintf(stderr, "strata scalesim: -c CONFIG.cfg and -t TOPOLOGY.csv are required\n");
+        return 2;
+    }
+    if (mode != NULL && strcmp(mode, "conv") != 0 && strcmp(mode, "gemm") != 0) {
+        fprintf(stderr, "strata scalesim: -i: expected conv or gemm, got '%s'\n", mode);
+        return 2;
+    }
+    int gemm = mode != NULL && strcmp(mode, "gemm") == 0;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct ss_config c;
+    struct ss_layer *L = NULL;
+    size_t n = 0;
+    if (ss_config_load(cfgp, &c, &d) != 0 || ss_topology_load(topo, gemm, &L, &n, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    struct sa_result *res = calloc(n, sizeof *res);
+    if (res == NULL)
+        sim_oom(n * sizeof *res);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0)
+            rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
+                          "layer too large for the model (fold count over 2^32)");
+    char dir[1200], path[1300];
+    if (rc == 0 && outdir != NULL) {
+        snprintf(dir, sizeof dir, "%s/%s", outdir, c.run_name);
+        rc = cli_make_dir(outdir, "-p", &d);
+        if (rc == 0)
+            rc = cli_make_dir(dir, "-p", &d);
+    }
+    if (rc == 0 && outdir != NULL) {
+        snprintf(path, sizeof path, "%s/COMPUTE_REPORT.csv", dir);
+        struct afile a;
+        rc = afile_open(&a, path, &d);
+        if (rc == 0) {
+            fprintf(a.f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
+                         "Mapping Efficiency %%, Compute Util %%,\n");
+            for (size_t i = 0; i < n; i++) {
+                char u[40], m[40], cu[40];
+                py_float(u, sizeof u, res[i].overall_util * 100);
+                py_float(m, sizeof m, res[i].mapping_eff * 100);
+                py_float(cu, sizeof cu, res[i].compute_util * 100);
+                fprintf(a.f, "%zu, %llu, 0, %s, %s, %s,\n", i, (unsigned long long)res[i].cycles,
+                        u, m, cu);
+            }
+            rc = afile_commit(&a, &d);
+        }
+    }
+    if (rc != 0) {
+        diag_print(&d, stderr);
+    } else if (!quiet) {
+        printf("strata scalesim: %s, %llux%llu array, %s dataflow, CALC bandwidth\n", c.run_name,
+               (unsigned long long)c.rows, (unsigned long long)c.cols, sa_dataflow_name(c.df));
+        for (size_t i = 0; i < n; i++)
+            printf("  layer %zu %-16s compute cycles %12llu  folds %llu x %llu  "
+                   "utilization %6.2f%%  mapping efficiency %6.2f%%\n",
+                   i, L[i].name, (unsigned long long)res[i].cycles,
+                   (unsigned long long)res[i].row_folds, (unsigned long long)res[i].col_folds,
+                   100 * res[i].overall_util, 100 * res[i].mapping_eff);
+        if (outdir != NULL)
+            printf("  wrote %s\n", path);
+    }
+    free(res);
+    free(L);
+    return rc != 0;
+}
