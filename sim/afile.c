@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum { AFILE_BUF = 1 << 16 }; /* below glibc's mmap threshold: reused, not faulted in per file */
+
 int afile_open(struct afile *a, const char *path, struct diag *d)
 {
     memset(a, 0, sizeof *a);
@@ -32,8 +34,12 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
         a->tmp[0] = '\0';
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
     }
-    /* large writes: a few syscalls per file instead of one per 4 KiB */
-    setvbuf(a->f, NULL, _IOFBF, 1 << 18);
+    /* large writes: a few syscalls per file instead of one per 4 KiB.  The
+     * buffer must be ours: given NULL, glibc keeps its st_blksize buffer and
+     * ignores the size.  Without memory we fall back to that buffer. */
+    a->buf = malloc(AFILE_BUF);
+    if (a->buf != NULL)
+        setvbuf(a->f, a->buf, _IOFBF, AFILE_BUF);
     return 0;
 }
 
@@ -46,6 +52,8 @@ int afile_commit(struct afile *a, struct diag *d)
         e = errno;
     }
     a->f = NULL;
+    free(a->buf);
+    a->buf = NULL;
     if (bad) {
         unlink(a->tmp);
         return diag_set(d, DIAG_E_IO, a->path, 0, "", "write failed: %s", strerror(e));
@@ -64,6 +72,8 @@ void afile_abort(struct afile *a)
         fclose(a->f);
         a->f = NULL;
     }
+    free(a->buf);
+    a->buf = NULL;
     if (a->tmp[0] != '\0')
         unlink(a->tmp);
 }

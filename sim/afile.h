@@ -11,6 +11,7 @@
 
 struct afile {
     FILE *f;
+    char *buf; /* stdio buffer we own: glibc ignores setvbuf's size when buf is NULL */
     char path[1024];
     char tmp[1100];
 };

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,20 +81,24 @@ int cli_make_dir(const char *dir, const char *opt, struct diag *d)
 }
 
 /* Re-simulate with one resource doubled (or launch overhead removed), so
- * the report's "would cut at most" figures are simulated, not guessed. */
-static unsigned run_whatifs(const struct hw_config *cfg, const struct trace *t,
-                            struct whatif *w, struct diag *d)
+ * the report's "would cut at most" figures are simulated, not guessed.
+ * Each what-if is its own engine instance, so they run on two threads; the
+ * results land by index, so the report does not depend on which finishes
+ * first. */
+enum { NWHATIF = 5 };
+
+struct whatif_job {
+    const struct hw_config *cfg;
+    const struct trace *t;
+    unsigned first, step;      /* runs what-ifs first, first+step, ... */
+    double time_s[NWHATIF];    /* < 0: that run failed */
+};
+
+static void *whatif_worker(void *arg)
 {
-    static const struct { const char *name, *desc; } k[] = {
-        {"dram_bw_x2", "DRAM bandwidth x2"},
-        {"l2_bw_x2", "L2 bandwidth x2"},
-        {"matrix_x2", "matrix pipe FLOP/s x2"},
-        {"vector_x2", "vector pipe FLOP/s x2"},
-        {"no_launch", "zero kernel launch overhead"},
-    };
-    unsigned n = 0;
-    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
-        struct hw_config c = *cfg;
+    struct whatif_job *j = arg;
+    for (unsigned i = j->first; i < NWHATIF; i += j->step) {
+        struct hw_config c = *j->cfg;
         if (i == 0)
             c.dram_bw_bytes_per_s *= 2;
         else if (i == 1)
@@ -107,14 +112,44 @@ static unsigned run_whatifs(const struct hw_config *cfg, const struct trace *t,
                 else
                     c.vector_flops_per_cycle[dt] *= 2;
             }
+        struct diag d;
+        memset(&d, 0, sizeof d);
         struct run_result r;
-        if (run_trace(&c, t, &r, d) != 0)
+        j->time_s[i] = -1;
+        if (run_trace(&c, j->t, &r, &d) != 0)
+            continue;
+        j->time_s[i] = (double)r.total_ps * 1e-12;
+        run_result_free(&r);
+    }
+    return NULL;
+}
+
+static unsigned run_whatifs(const struct hw_config *cfg, const struct trace *t, struct whatif *w)
+{
+    static const struct { const char *name, *desc; } k[NWHATIF] = {
+        {"dram_bw_x2", "DRAM bandwidth x2"},
+        {"l2_bw_x2", "L2 bandwidth x2"},
+        {"matrix_x2", "matrix pipe FLOP/s x2"},
+        {"vector_x2", "vector pipe FLOP/s x2"},
+        {"no_launch", "zero kernel launch overhead"},
+    };
+    struct whatif_job j[2] = {{cfg, t, 0, 2, {0}}, {cfg, t, 1, 2, {0}}};
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;
+    if (!threaded)
+        j[0].step = 1; /* no second thread: this one runs them all */
+    whatif_worker(&j[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    unsigned n = 0;
+    for (unsigned i = 0; i < NWHATIF; i++) {
+        double ts = j[threaded ? i % 2 : 0].time_s[i];
+        if (ts < 0)
             continue;
         snprintf(w[n].name, sizeof w[n].name, "%s", k[i].name);
         snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
-        w[n].total_time_s = (double)r.total_ps * 1e-12;
+        w[n].total_time_s = ts;
         n++;
-        run_result_free(&r);
     }
     return n;
 }
@@ -190,7 +225,7 @@ int cli_run(int argc, char **argv)
     struct whatif w[8];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
     if (outdir != NULL && !no_whatif)
-        c.nwhatif = run_whatifs(&cfg, &t, w, &d);
+        c.nwhatif = run_whatifs(&cfg, &t, w);
     /* every file or none: remember what was written, remove it on failure */
     void *tree = NULL;
     char written[6][1100];

@@ -107,15 +107,19 @@ static void jlevels(const cJSON *o, const char *k, double *v)
         v[i] = jnum(l, level_name((enum level)i));
 }
 
-static struct pdata *sort_ctx_;
+/* qsort has no context argument, so the key travels with the index (no
+ * file-scope pointer: reports may be rendered on several threads at once) */
+struct time_idx {
+    double time;
+    uint32_t i;
+};
 
 static int by_time_desc(const void *a, const void *b)
 {
-    const struct pop *x = &sort_ctx_->ops[*(const uint32_t *)a];
-    const struct pop *y = &sort_ctx_->ops[*(const uint32_t *)b];
+    const struct time_idx *x = a, *y = b;
     if (x->time != y->time)
         return x->time > y->time ? -1 : 1;
-    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+    return x->i < y->i ? -1 : 1;
 }
 
 static void group_key(const char *name, char *key, size_t n)
@@ -252,12 +256,15 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
                 }
             }
         }
-        p->order[i] = i;
         i++;
     }
-    sort_ctx_ = p;
-    qsort(p->order, p->nops, sizeof *p->order, by_time_desc);
-    sort_ctx_ = NULL;
+    struct time_idx *ti = sim_xcalloc(p->nops ? p->nops : 1, sizeof *ti);
+    for (uint32_t k = 0; k < p->nops; k++)
+        ti[k] = (struct time_idx){p->ops[k].time, k};
+    qsort(ti, p->nops, sizeof *ti, by_time_desc);
+    for (uint32_t k = 0; k < p->nops; k++)
+        p->order[k] = ti[k].i;
+    free(ti);
     build_groups(p);
     p->hwd = cJSON_GetObjectItemCaseSensitive(r, "hardware_derived");
     if (cJSON_IsObject(p->hwd)) {
