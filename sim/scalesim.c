@@ -4,9 +4,11 @@
  *   strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR]
  *
  * reads SCALE-Sim's .cfg and topology CSV, runs every layer and writes
- * OUTDIR/<run_name>/COMPUTE_REPORT.csv with SCALE-Sim's columns.  Only the
- * CALC interface-bandwidth mode is modelled so far (SRAMs and DRAM keep up,
- * no stall cycles); a USER-mode config is refused with a clear error.
+ * OUTDIR/<run_name>/{COMPUTE,BANDWIDTH,DETAILED_ACCESS}_REPORT.csv with
+ * SCALE-Sim's columns.  CALC mode (the interface keeps up: no stalls) uses
+ * the closed-form fold model (models/systolic.h); USER mode (a fixed DRAM
+ * interface of Bandwidth words per cycle) walks the demand rows through the
+ * double-buffered SRAMs (models/sa_mem.h).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -21,19 +23,23 @@
 #include "check.h"
 #include "cli.h"
 #include "diag.h"
+#include "sa_mem.h"
 #include "systolic.h"
 
 struct ss_config {
     char run_name[128];
     uint64_t rows, cols;
     enum sa_dataflow df;
-    int have_rows, have_cols, have_df, user_bw;
+    uint64_t sram_kb[SA_OPERANDS];  /* ifmap, filter, ofmap */
+    uint64_t bw;                    /* Bandwidth: words per cycle (USER mode) */
+    int have_rows, have_cols, have_df, user_bw, have_bw, have_sram[SA_OPERANDS];
 };
 
 struct ss_layer {
     char name[64];
     int line;
     struct sa_layer l;
+    struct sa_conv v;  /* the same layer as a convolution (GEMMs: M x K image) */
 };
 
 /* Strips leading and trailing white space in place. */
@@ -73,10 +79,11 @@ static int next_line(FILE *f, char *buf, size_t n, const char *path, int *line, 
     return 1;
 }
 
-/* Keys SCALE-Sim v2 reads that do not change compute cycles in CALC mode. */
+/* Keys SCALE-Sim v2 reads that change neither cycles nor traffic here
+ * (address offsets, bank and row geometry, Ramulator options). */
 static const char *const ignored_keys[] = {
-    "IfmapSramSzkB", "FilterSramSzkB", "OfmapSramSzkB", "IfmapOffset", "FilterOffset",
-    "OfmapOffset", "Bandwidth", "MemoryBanks", "ReadRequestBuffer", "WriteRequestBuffer",
+    "IfmapOffset", "FilterOffset",
+    "OfmapOffset", "MemoryBanks", "ReadRequestBuffer", "WriteRequestBuffer",
     "SRAM_row_size", "SRAM_bank_size", "DRAM_row_size", "DRAM_bank_size", "UseRamulatorTrace",
     "TopologyCsvLoc",
 };
@@ -101,6 +108,29 @@ static int cfg_key(struct ss_config *c, const char *path, int line, const char *
             c->have_rows = 1;
         else
             c->have_cols = 1;
+        return 0;
+    }
+    static const char *const sram_keys[SA_OPERANDS] = {"IfmapSramSzkB", "FilterSramSzkB",
+                                                        "OfmapSramSzkB"};
+    for (int k = 0; k < SA_OPERANDS; k++)
+        if (strcasecmp(key, sram_keys[k]) == 0) {
+            if (parse_dim(v, &c->sram_kb[k]) != 0 || c->sram_kb[k] > (1u << 24))
+                return diag_set(d, DIAG_E_RANGE, path, line, key,
+                                "expected a whole number of kB from 1 to 2^24, got '%s'", v);
+            c->have_sram[k] = 1;
+            return 0;
+        }
+    if (strcasecmp(key, "Bandwidth") == 0) {
+        /* SCALE-Sim accepts a list (one per bank); all banks get the first */
+        char first[64];
+        snprintf(first, sizeof first, "%s", v);
+        char *comma = strchr(first, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        if (parse_dim(trim(first), &c->bw) != 0 || c->bw > (1u << 20))
+            return diag_set(d, DIAG_E_RANGE, path, line, key,
+                            "expected whole words per cycle from 1 to 2^20, got '%s'", v);
+        c->have_bw = 1;
         return 0;
     }
     if (strcasecmp(key, "Dataflow") == 0) {
@@ -180,10 +210,15 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
         return diag_set(d, DIAG_E_MISSING, path, 0, "ArrayWidth", "required");
     if (!c->have_df)
         return diag_set(d, DIAG_E_MISSING, path, 0, "Dataflow", "required (os, ws or is)");
-    if (c->user_bw)
-        return diag_set(d, DIAG_E_UNSUPPORTED, path, 0, "InterfaceBandwidth",
-                        "USER mode (stalls behind a user-set DRAM bandwidth) is not modelled "
-                        "yet; use CALC");
+    static const char *const sram_keys[SA_OPERANDS] = {"IfmapSramSzkB", "FilterSramSzkB",
+                                                        "OfmapSramSzkB"};
+    for (int k = 0; k < SA_OPERANDS; k++)
+        if (c->user_bw && !c->have_sram[k])
+            return diag_set(d, DIAG_E_MISSING, path, 0, sram_keys[k],
+                            "required in USER bandwidth mode");
+    if (c->user_bw && !c->have_bw)
+        return diag_set(d, DIAG_E_MISSING, path, 0, "Bandwidth",
+                        "required in USER bandwidth mode (words per cycle)");
     return 0;
 }
 
@@ -235,6 +270,8 @@ static int topo_row(char **fl, int n, int gemm, const char *path, int line, stru
         L->l.ofmap_px = v[0];
         L->l.filters = v[1];
         L->l.window = v[2];
+        /* SCALE-Sim's reading of a GEMM: an M x K image, N filters of 1 x K */
+        L->v = (struct sa_conv){v[0], v[2], 1, v[2], 1, v[1], 1};
         return 0;
     }
     /* ifmap h, ifmap w, filter h, filter w, channels, filters, stride */
@@ -246,6 +283,7 @@ static int topo_row(char **fl, int n, int gemm, const char *path, int line, stru
     uint64_t oh = (v[0] - v[2]) / v[6] + 1, ow = (v[1] - v[3]) / v[6] + 1;
     L->l.ofmap_px = oh * ow;
     L->l.filters = v[5];
+    L->v = (struct sa_conv){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     L->l.window = v[2] * v[3] * v[4];
     if (L->l.window > (1ull << 32))
         return diag_set(d, DIAG_E_RANGE, path, line, "Channels",
@@ -309,16 +347,29 @@ static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, s
     return 0;
 }
 
-/* A double as Python's str() writes it: the shortest digits that read back
- * to the same value, with ".0" on whole numbers. */
+/* A double as Python's repr() writes it: the shortest digits that read
+ * back to the same value, positional for decimal exponents -4 to 15 (with
+ * ".0" on whole numbers), scientific otherwise. */
 static void py_float(char *buf, size_t n, double v)
 {
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
+    int prec = 1;
+    for (; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*e", prec - 1, v);
         if (strtod(buf, NULL) == v)
             break;
     }
-    if (strpbrk(buf, ".eEn") == NULL && strlen(buf) + 3 <= n)
+    if (!isfinite(v) || v == 0) {
+        snprintf(buf, n, "%s", v == 0 ? (signbit(v) ? "-0.0" : "0.0") : isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    int exp10 = atoi(strchr(buf, 'e') + 1);
+    if (exp10 < -4 || exp10 >= 16) {
+        snprintf(buf, n, "%.*g", prec, v);
+        return;
+    }
+    int decimals = prec - 1 - exp10;
+    snprintf(buf, n, "%.*f", decimals > 0 ? decimals : 0, v);
+    if (decimals <= 0 && strlen(buf) + 3 <= n)
         strcat(buf, ".0");
 }
 
@@ -351,12 +402,26 @@ int cli_scalesim(int argc, char **argv)
         return 1;
     }
     struct sa_result *res = calloc(n, sizeof *res);
-    if (res == NULL)
-        sim_oom(n * sizeof *res);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0)
+    struct sa_mem_result *mem = calloc(n, sizeof *mem);
+    if (res == NULL || mem == NULL)
+        sim_oom(n * (sizeof *res + sizeof *mem));
+    struct sa_mem_config mc = {c.rows, c.cols, c.df,
+                               {c.sram_kb[0] * 1024, c.sram_kb[1] * 1024, c.sram_kb[2] * 1024},
+                               c.bw};
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0) {
             rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large for the model (fold count over 2^32)");
+            break;
+        }
+        int mrc = c.user_bw ? sa_mem_run(&mc, &L[i].v, &mem[i]) : sa_mem_calc(&mc, &L[i].v, &mem[i]);
+        if (mrc != 0)
+            rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
+                          "layer too large to walk cycle by cycle in %s mode",
+                          c.user_bw ? "USER" : "CALC");
+        else if (!c.user_bw)
+            SIM_CHECK(mem[i].cycles == res[i].cycles); /* the walk and the fold model agree */
+    }
     char dir[1200], path[1300];
     if (rc == 0 && outdir != NULL) {
         snprintf(dir, sizeof dir, "%s/%s", outdir, c.run_name);
@@ -364,38 +429,97 @@ int cli_scalesim(int argc, char **argv)
         if (rc == 0)
             rc = cli_make_dir(dir, "-p", &d);
     }
-    if (rc == 0 && outdir != NULL) {
-        snprintf(path, sizeof path, "%s/COMPUTE_REPORT.csv", dir);
-        struct afile a;
-        rc = afile_open(&a, path, &d);
-        if (rc == 0) {
-            fprintf(a.f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
-                         "Mapping Efficiency %%, Compute Util %%,\n");
-            for (size_t i = 0; i < n; i++) {
-                char u[40], m[40], cu[40];
-                py_float(u, sizeof u, res[i].overall_util * 100);
-                py_float(m, sizeof m, res[i].mapping_eff * 100);
-                py_float(cu, sizeof cu, res[i].compute_util * 100);
-                fprintf(a.f, "%zu, %llu, 0, %s, %s, %s,\n", i, (unsigned long long)res[i].cycles,
-                        u, m, cu);
-            }
-            rc = afile_commit(&a, &d);
-        }
+    static const char *const reports[3] = {"COMPUTE_REPORT", "BANDWIDTH_REPORT",
+                                           "DETAILED_ACCESS_REPORT"};
+    struct afile a[3];
+    int opened = 0;
+    for (int k = 0; k < 3 && rc == 0 && outdir != NULL; k++) {
+        snprintf(path, sizeof path, "%s/%s.csv", dir, reports[k]);
+        rc = afile_open(&a[k], path, &d);
+        if (rc == 0)
+            opened++;
     }
+    if (rc == 0 && outdir != NULL) {
+        fprintf(a[0].f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
+                        "Mapping Efficiency %%, Compute Util %%,\n");
+        fprintf(a[1].f, "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, "
+                        "Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP DRAM BW,\n");
+        fprintf(a[2].f, "LayerID, SRAM IFMAP Start Cycle, SRAM IFMAP Stop Cycle, SRAM IFMAP Reads, "
+                        "SRAM Filter Start Cycle, SRAM Filter Stop Cycle, SRAM Filter Reads, "
+                        "SRAM OFMAP Start Cycle, SRAM OFMAP Stop Cycle, SRAM OFMAP Writes, "
+                        "DRAM IFMAP Start Cycle, DRAM IFMAP Stop Cycle, DRAM IFMAP Reads, "
+                        "DRAM Filter Start Cycle, DRAM Filter Stop Cycle, DRAM Filter Reads, "
+                        "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n");
+        for (size_t i = 0; i < n; i++) {
+            const struct sa_mem_result *m = &mem[i];
+            double total = (double)m->cycles;
+            char u[40], mp[40], cu[40];
+            py_float(u, sizeof u, res[i].macs * 100 / (total * (double)c.rows * (double)c.cols));
+            py_float(mp, sizeof mp, res[i].mapping_eff * 100);
+            py_float(cu, sizeof cu, res[i].compute_util * 100);
+            fprintf(a[0].f, "%zu, %llu, %llu, %s, %s, %s,\n", i, (unsigned long long)m->cycles,
+                    (unsigned long long)m->stall, u, mp, cu);
+            fprintf(a[1].f, "%zu", i);
+            for (int k = 0; k < SA_OPERANDS; k++) {
+                py_float(u, sizeof u, (double)m->sram_words[k] / total);
+                fprintf(a[1].f, ", %s", u);
+            }
+            for (int k = 0; k < SA_OPERANDS; k++) {
+                double span = (double)(m->dram_stop[k] - m->dram_start[k] + 1);
+                py_float(u, sizeof u, m->dram_words[k] ? (double)m->dram_words[k] / span : 0.0);
+                fprintf(a[1].f, ", %s", u);
+            }
+            fprintf(a[1].f, ",\n");
+            fprintf(a[2].f, "%zu", i);
+            for (int k = 0; k < SA_OPERANDS; k++)
+                fprintf(a[2].f, ", %lld, %lld, %llu", (long long)m->sram_start[k],
+                        (long long)m->sram_stop[k], (unsigned long long)m->sram_words[k]);
+            for (int k = 0; k < SA_OPERANDS; k++)
+                fprintf(a[2].f, ", %lld, %lld, %llu", (long long)m->dram_start[k],
+                        (long long)m->dram_stop[k], (unsigned long long)m->dram_words[k]);
+            fprintf(a[2].f, ",\n");
+        }
+        /* all three or none */
+        int k = 0;
+        while (k < 3 && afile_commit(&a[k], &d) == 0)
+            k++;
+        if (k < 3) {
+            rc = -1;
+            for (int j = k + 1; j < 3; j++)
+                afile_abort(&a[j]);
+            for (int j = 0; j < k; j++) {
+                snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
+                remove(path);
+            }
+        }
+        opened = 0;
+    }
+    for (int k = 0; k < opened; k++) /* an open failed: drop the others */
+        afile_abort(&a[k]);
     if (rc != 0) {
         diag_print(&d, stderr);
     } else if (!quiet) {
-        printf("strata scalesim: %s, %llux%llu array, %s dataflow, CALC bandwidth\n", c.run_name,
-               (unsigned long long)c.rows, (unsigned long long)c.cols, sa_dataflow_name(c.df));
+        printf("strata scalesim: %s, %llux%llu array, %s dataflow, %s bandwidth",
+               c.run_name, (unsigned long long)c.rows, (unsigned long long)c.cols,
+               sa_dataflow_name(c.df), c.user_bw ? "USER" : "CALC");
+        if (c.user_bw)
+            printf(" (%llu words/cycle, SRAM %llu/%llu/%llu kB)", (unsigned long long)c.bw,
+                   (unsigned long long)c.sram_kb[0], (unsigned long long)c.sram_kb[1],
+                   (unsigned long long)c.sram_kb[2]);
+        printf("\n");
         for (size_t i = 0; i < n; i++)
-            printf("  layer %zu %-16s compute cycles %12llu  folds %llu x %llu  "
+            printf("  layer %zu %-16s cycles %12llu  stall %10llu  folds %llu x %llu  "
                    "utilization %6.2f%%  mapping efficiency %6.2f%%\n",
-                   i, L[i].name, (unsigned long long)res[i].cycles,
-                   (unsigned long long)res[i].row_folds, (unsigned long long)res[i].col_folds,
-                   100 * res[i].overall_util, 100 * res[i].mapping_eff);
+                   i, L[i].name, (unsigned long long)mem[i].cycles,
+                   (unsigned long long)mem[i].stall, (unsigned long long)res[i].row_folds,
+                   (unsigned long long)res[i].col_folds,
+                   100 * res[i].macs / ((double)mem[i].cycles * (double)(c.rows * c.cols)),
+                   100 * res[i].mapping_eff);
         if (outdir != NULL)
-            printf("  wrote %s\n", path);
+            printf("  wrote %s/: COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
+                   "DETAILED_ACCESS_REPORT.csv\n", dir);
     }
+    free(mem);
     free(res);
     free(L);
     return rc != 0;

@@ -2,9 +2,14 @@
  *
  *  - every CALC row of traces/scalesim/scalesim-reference.csv (SCALE-Sim
  *    v2 outputs for os, ws and is on small GEMMs): the same Total Cycles
- *    exactly, and the same overall utilisation and mapping efficiency;
- *    USER rows are refused with an error naming InterfaceBandwidth (that
- *    mode is not modelled yet);
+ *    exactly, and the same overall utilisation and mapping efficiency; the
+ *    USER rows (a 3 words/cycle interface, 4 kB SRAMs): the same total and
+ *    stall cycles exactly;
+ *  - USER mode on more shapes (partial folds, other SRAM sizes and
+ *    bandwidths) against figures from an independent Python
+ *    reimplementation of SCALE-Sim's buffers, which reproduces the three
+ *    USER reference rows; and the BANDWIDTH and DETAILED_ACCESS reports
+ *    (columns, and SRAM counts equal to the closed-form model's);
  *  - the two gpt2 layers SCALE-Sim reports in ../shared/data/README.md on
  *    its google.cfg: 7159 and 238069 cycles;
  *  - the model directly: a conv layer's im2col sizes and fold counts;
@@ -32,9 +37,10 @@ static int scalesim(const char *args, char **err)
     return rc;
 }
 
-/* Reads row `layer` of a COMPUTE_REPORT.csv: cycles, util %, mapping %. */
-static int read_compute_report(const char *path, int layer, long long *cycles, double *util,
-                               double *map)
+/* Reads row `layer` of a COMPUTE_REPORT.csv: cycles, stalls, util %,
+ * mapping %. */
+static int read_compute_report(const char *path, int layer, long long *cycles, long long *stall,
+                               double *util, double *map)
 {
     char *text = tu_read_file(path, NULL);
     if (text == NULL)
@@ -46,10 +52,9 @@ static int read_compute_report(const char *path, int layer, long long *cycles, d
         for (int i = 0; i <= layer && p != NULL; i++)
             p = strchr(p + 1, '\n');
         int id;
-        long long stall;
-        if (p != NULL && sscanf(p + 1, "%d, %lld, %lld, %lf, %lf,", &id, cycles, &stall, util,
+        if (p != NULL && sscanf(p + 1, "%d, %lld, %lld, %lf, %lf,", &id, cycles, stall, util,
                                 map) == 5 &&
-            id == layer && stall == 0)
+            id == layer)
             rc = 0;
     }
     free(text);
@@ -90,26 +95,26 @@ static void test_reference_rows(void)
         snprintf(args, sizeof args, "-c '%s' -t '%s' -i gemm -p '%s/out'", cfg, topo, tmpdir);
         char *err = NULL;
         int rc = scalesim(args, &err);
-        if (strcmp(mode, "USER") == 0) {
-            user++;
-            CHECK_EQ_INT(rc, 1);
-            CHECK_STR_CONTAINS(err, "InterfaceBandwidth");
-            printf("  %s %s %ux%u USER: refused (not modelled yet)\n", id, df, rows, cols);
-        } else {
-            calc++;
-            CHECK_EQ_INT(rc, 0);
-            char rep[512];
-            snprintf(rep, sizeof rep, "%s/out/%s/COMPUTE_REPORT.csv", tmpdir, id);
-            long long got = -1;
-            double gu = 0, gm = 0;
-            CHECK_EQ_INT(read_compute_report(rep, 0, &got, &gu, &gm), 0);
-            CHECK_EQ_INT(got, cycles);
-            CHECK_NEAR_REL(gu, util, 1e-9);
-            CHECK_NEAR_REL(gm, map, 1e-9);
-            printf("  %s %s %ux%u M=%u N=%u K=%u: %lld cycles (SCALE-Sim %lld), util %.4f%% "
-                   "(%.4f%%), mapping %.4f%% (%.4f%%)\n",
-                   id, df, rows, cols, m, n, k, got, cycles, gu, util, gm, map);
+        user += strcmp(mode, "USER") == 0;
+        calc += strcmp(mode, "CALC") == 0;
+        CHECK_EQ_INT(rc, 0);
+        char rep[512];
+        snprintf(rep, sizeof rep, "%s/out/%s/COMPUTE_REPORT.csv", tmpdir, id);
+        long long got = -1, gs = -1;
+        double gu = 0, gm = 0;
+        CHECK_EQ_INT(read_compute_report(rep, 0, &got, &gs, &gu, &gm), 0);
+        CHECK_EQ_INT(got, cycles);
+        CHECK_EQ_INT(gs, stalls);
+        CHECK_NEAR_REL(gu, util, 1e-9);
+        CHECK_NEAR_REL(gm, map, 1e-9);
+        if (map == 100.0) { /* written as Python writes it */
+            char *t = tu_read_file(rep, NULL);
+            CHECK_STR_CONTAINS(t, ", 100.0, ");
+            free(t);
         }
+        printf("  %s %s %ux%u %s M=%u N=%u K=%u: %lld cycles, %lld stalls (SCALE-Sim %lld, %lld), "
+               "util %.4f%% (%.4f%%), mapping %.4f%% (%.4f%%)\n",
+               id, df, rows, cols, mode, m, n, k, got, gs, cycles, stalls, gu, util, gm, map);
         free(err);
     }
     fclose(f);
@@ -126,10 +131,11 @@ static void test_gpt2(void)
     CHECK_EQ_INT(scalesim(args, &err), 0);
     free(err);
     snprintf(rep, sizeof rep, "%s/g/GoogleTPU_v1_ws/COMPUTE_REPORT.csv", tmpdir);
-    long long c0 = -1, c1 = -1;
+    long long c0 = -1, c1 = -1, s0 = -1, s1 = -1;
     double u, m;
-    CHECK_EQ_INT(read_compute_report(rep, 0, &c0, &u, &m), 0);
-    CHECK_EQ_INT(read_compute_report(rep, 1, &c1, &u, &m), 0);
+    CHECK_EQ_INT(read_compute_report(rep, 0, &c0, &s0, &u, &m), 0);
+    CHECK_EQ_INT(read_compute_report(rep, 1, &c1, &s1, &u, &m), 0);
+    CHECK_EQ_INT(s0 + s1, 0);
     CHECK_EQ_INT(c0, 7159);
     CHECK_EQ_INT(c1, 238069);
     printf("  gpt2 QKT %lld, Linear1 %lld cycles (SCALE-Sim 7159, 238069)\n", c0, c1);
@@ -158,6 +164,133 @@ static void test_model(void)
     CHECK_EQ_INT(sa_dataflow_from_name("xs", &df), -1);
     CHECK_EQ_INT(sa_dataflow_from_name("is", &df), 0);
     CHECK_EQ_INT(df, SA_IS);
+}
+
+/* Writes a USER-mode .cfg and a one-layer gemm topology, runs them and
+ * returns total and stall cycles (-1 on failure). */
+static void run_user(const char *name, const char *df, unsigned rows, unsigned cols,
+                     const unsigned kb[3], unsigned bw, unsigned m, unsigned n, unsigned k,
+                     long long *cycles, long long *stall)
+{
+    char cfg[256], topo[256], text[1024], args[1024], rep[512];
+    snprintf(cfg, sizeof cfg, "%s/%s.cfg", tmpdir, name);
+    snprintf(topo, sizeof topo, "%s/%s.csv", tmpdir, name);
+    snprintf(text, sizeof text,
+             "[general]\nrun_name = %s\n[architecture_presets]\nArrayHeight: %u\n"
+             "ArrayWidth: %u\nIfmapSramSzkB: %u\nFilterSramSzkB: %u\nOfmapSramSzkB: %u\n"
+             "Dataflow: %s\nBandwidth: %u\n[run_presets]\nInterfaceBandwidth: USER\n",
+             name, rows, cols, kb[0], kb[1], kb[2], df, bw);
+    tu_write_file(cfg, text);
+    snprintf(text, sizeof text, "Layer,M,N,K,\nL0,%u,%u,%u,\n", m, n, k);
+    tu_write_file(topo, text);
+    snprintf(args, sizeof args, "-c '%s' -t '%s' -i gemm -p '%s/out'", cfg, topo, tmpdir);
+    char *err = NULL;
+    *cycles = *stall = -1;
+    double u, mp;
+    if (scalesim(args, &err) == 0) {
+        snprintf(rep, sizeof rep, "%s/out/%s/COMPUTE_REPORT.csv", tmpdir, name);
+        if (read_compute_report(rep, 0, cycles, stall, &u, &mp) != 0)
+            *cycles = *stall = -1;
+    }
+    free(err);
+}
+
+static void test_user_more(void)
+{
+    /* figures from the Python reimplementation (see the file comment) */
+    static const struct {
+        const char *df;
+        unsigned rows, cols, m, n, k, kb[3], bw;
+        long long cycles, stall;
+    } c[] = {
+        {"ws", 4, 8, 8, 54, 32, {4, 1, 4}, 5, 1856, 625},
+        {"os", 16, 4, 80, 18, 25, {1, 1, 1}, 8, 3525, 2451},
+        {"ws", 16, 4, 49, 34, 48, {1, 2, 2}, 1, 41592, 39352},
+        {"is", 16, 16, 59, 69, 58, {4, 1, 2}, 3, 21226, 19387},
+        {"is", 8, 16, 55, 9, 35, {1, 4, 2}, 5, 4689, 3910},
+        {"os", 4, 8, 75, 52, 10, {2, 4, 4}, 1, 2659, 0},
+        {"os", 16, 16, 79, 55, 46, {1, 1, 4}, 2, 25231, 23712},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "user%zu", i);
+        long long cy, st;
+        run_user(name, c[i].df, c[i].rows, c[i].cols, c[i].kb, c[i].bw, c[i].m, c[i].n, c[i].k,
+                 &cy, &st);
+        CHECK_EQ_INT(cy, c[i].cycles);
+        CHECK_EQ_INT(st, c[i].stall);
+        printf("  USER %s %ux%u M=%u N=%u K=%u SRAM %u/%u/%u kB bw %u: %lld cycles, %lld stalls\n",
+               c[i].df, c[i].rows, c[i].cols, c[i].m, c[i].n, c[i].k, c[i].kb[0], c[i].kb[1],
+               c[i].kb[2], c[i].bw, cy, st);
+    }
+    /* a wider interface never makes it slower, and enough of it removes the
+     * stalls of d106 (os, 16x8, 128x64x40: 3967 stall-free cycles) */
+    static const unsigned kb[3] = {4, 4, 4};
+    long long prev = -1;
+    for (unsigned bw = 1; bw <= 64; bw *= 2) {
+        long long cy, st;
+        char name[32];
+        snprintf(name, sizeof name, "bw%u", bw);
+        run_user(name, "os", 16, 8, kb, bw, 128, 64, 40, &cy, &st);
+        CHECK(cy > 0);
+        CHECK_EQ_INT(cy - st, 3967);
+        if (prev >= 0)
+            CHECK(cy <= prev);
+        prev = cy;
+    }
+    CHECK_EQ_INT(prev, 3967);
+}
+
+/* The three reports of d103 (ws, USER): columns, and SRAM counts equal to
+ * the closed-form fold model's. */
+static void test_reports(void)
+{
+    static const unsigned kb[3] = {4, 4, 4};
+    long long cy, st;
+    run_user("rep", "ws", 16, 8, kb, 3, 128, 64, 40, &cy, &st);
+    CHECK_EQ_INT(cy, 26918);
+    char p[512];
+    snprintf(p, sizeof p, "%s/out/rep/BANDWIDTH_REPORT.csv", tmpdir);
+    char *bw = tu_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/out/rep/DETAILED_ACCESS_REPORT.csv", tmpdir);
+    char *da = tu_read_file(p, NULL);
+    CHECK(bw != NULL && da != NULL);
+    if (bw == NULL || da == NULL) {
+        free(bw);
+        free(da);
+        return;
+    }
+    CHECK(strncmp(bw, "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, "
+                      "Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP DRAM BW,\n", 125) == 0);
+    CHECK(strncmp(da, "LayerID, SRAM IFMAP Start Cycle, SRAM IFMAP Stop Cycle, SRAM IFMAP Reads, "
+                      "SRAM Filter Start Cycle", 97) == 0);
+    CHECK_STR_CONTAINS(da, "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n0, ");
+    long long v[18];
+    int id;
+    const char *row = strchr(da, '\n');
+    CHECK(row != NULL && sscanf(row + 1, "%d, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, "
+                                       "%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,",
+                               &id, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+                               &v[9], &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16],
+                               &v[17]) == 19);
+    struct sa_layer l = {128, 64, 40};
+    struct sa_result r;
+    CHECK_EQ_INT(sa_run_layer(16, 8, SA_WS, &l, &r), 0);
+    CHECK_NEAR_REL((double)v[2], r.ifmap_reads, 0);
+    CHECK_NEAR_REL((double)v[5], r.filter_reads, 0);
+    CHECK_NEAR_REL((double)v[8], r.ofmap_writes, 0);
+    CHECK(v[7] == cy);                    /* the last result leaves in the last cycle */
+    CHECK(v[9] < 0 && v[12] < 0);         /* the first fills happen before cycle 0 */
+    CHECK(v[11] >= 128 * 40 && v[14] >= 40 * 64); /* every operand word read at least once */
+    CHECK_EQ_INT(v[17], 128 * 64 * 3);    /* ofmap: 3 row folds of partial sums */
+    double sbw = 0;
+    const char *brow = strchr(bw, '\n');
+    CHECK(brow != NULL && sscanf(brow + 1, "0, %lf,", &sbw) == 1);
+    CHECK_NEAR_REL(sbw, r.ifmap_reads / 26918.0, 1e-12);
+    printf("  reports: SRAM reads %lld/%lld, writes %lld; DRAM reads %lld/%lld, writes %lld\n",
+           v[2], v[5], v[8], v[11], v[14], v[17]);
+    free(bw);
+    free(da);
 }
 
 /* A .cfg or topology that must be refused with "file:line: field". */
@@ -205,6 +338,19 @@ static void test_bad_input(void)
                "Num Filter, Strides,\nc1, 4, 4, 5, 5, 3, 8, 1,\n",
                "conv", ".csv:2: Filter Height: filter (5 x 5) larger than the ifmap");
     expect_bad("empty", good, "Layer,M,N,K,\n\n", "gemm", "no layers");
+    expect_bad("user-no-bw",
+               "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\nDataflow: os\n"
+               "IfmapSramSzkB: 4\nFilterSramSzkB: 4\nOfmapSramSzkB: 4\n[run_presets]\n"
+               "InterfaceBandwidth: USER\n",
+               gemm, "gemm", "Bandwidth: required in USER bandwidth mode");
+    expect_bad("user-no-sram",
+               "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\nDataflow: os\n"
+               "Bandwidth: 4\n[run_presets]\nInterfaceBandwidth: USER\n",
+               gemm, "gemm", "IfmapSramSzkB: required in USER");
+    expect_bad("zero-sram", "[architecture_presets]\nFilterSramSzkB: 0\n", gemm, "gemm",
+               ".cfg:2: FilterSramSzkB: expected a whole number of kB");
+    expect_bad("text-bw", "[architecture_presets]\nBandwidth: fast\n", gemm, "gemm",
+               ".cfg:2: Bandwidth: expected whole words per cycle");
     /* a file in the way of the output folder */
     char cp[256], tp[256], args[1024], *err = NULL;
     snprintf(cp, sizeof cp, "%s/ok.cfg", tmpdir);
@@ -228,6 +374,8 @@ int main(void)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-scalesim") != 0)
         return 1;
     test_reference_rows();
+    test_user_more();
+    test_reports();
     test_gpt2();
     test_model();
     test_bad_input();
