@@ -297,6 +297,29 @@ struct gemm_shape {
 
 /* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as
  * SIMT kernels on the vector pipe (FFMA), e.g. fp32 with TF32 disabled. */
+/* Matrix-pipe work of one tile step on a systolic unit (compute.systolic):
+ * a (rows x k) x (k x n) product with the k x n operand held in the array
+ * (weight stationary).  It is cut into ceil(k/R) x ceil(n/C) folds; each
+ * streams the `rows` rows through the array, and the next fold's weights
+ * shift in (R cycles) while the current one streams (double-buffered, as in
+ * the TPU's MXU), so a fold costs max(rows, R) cycles.  Returned as FLOPs
+ * at the array's peak (2 R C per cycle), so short or narrow products cost
+ * what the idle PEs and weight loads cost.  On a GPU (no array): 2 rows k n. */
+static double systolic_flops(const struct hw_config *c, double rows, double k, double n)
+{
+    if (c->sa_rows == 0)
+        return 2.0 * rows * k * n;
+    double R = c->sa_rows, C = c->sa_cols;
+    double folds = ceil(k / R) * ceil(n / C);
+    return 2.0 * R * C * folds * dmax(rows, R);
+}
+
+/* The array's fill and drain (R + C - 2 cycles) once per tile, as FLOPs. */
+static double systolic_fill_flops(const struct hw_config *c)
+{
+    return c->sa_rows == 0 ? 0 : 2.0 * c->sa_rows * (double)c->sa_cols * (c->sa_rows + c->sa_cols - 2.0);
+}
+
 static int gemm_simt(const struct hw_config *c, enum dtype t)
 {
     return c->matrix_flops_per_cycle[t] <= 0 && c->vector_flops_per_cycle[t] > 0;
@@ -318,8 +341,13 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double cols_b = dmin((double)tn, (double)s->n);
     double a_step = rows_a * tk * eb, b_step = cols_b * tk * s->b_bytes;
 
+    /* the padded tile on a GPU; on a systolic unit, the folds of the rows
+     * the tile really streams */
+    double mstep = c->sa_rows == 0 ? 2.0 * tm * tn * (double)tk
+                                   : systolic_flops(c, rows_a, tk, tn) +
+                                         systolic_fill_flops(c) / steps;
     /* quick estimate, only to choose */
-    double cta_flops = 2.0 * tm * tn * (double)tk * steps;
+    double cta_flops = mstep * steps;
     double per_unit = gemm_simt(c, s->dt) ? unit_vector_rate(c, s->dt) : unit_matrix_rate(c, mdt);
     double active = (double)umin(ctas, slots);
     double units_busy = dmin((double)c->units, ceil(active / cpu));
@@ -332,8 +360,10 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
         dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
     dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
     double dram_bw = c->dram_bw_bytes_per_s * c->eff_dram_bw;
-    double little = units_busy * dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
-                                      (double)c->smem_bytes_per_unit) /
+    double little = units_busy *
+                    (c->sa_rows ? (double)c->eff_inflight_bytes_per_unit
+                                : dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
+                                       (double)c->smem_bytes_per_unit)) /
                     ((double)c->eff_dram_loaded_latency_ps * 1e-12);
     double t_dram = dram_bytes / dmin(dram_bw, little);
     double l2_bytes = (double)ctas * steps * (a_step + b_step);
@@ -357,7 +387,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     p->ksteps = steps;
     p->a_step = a_step;
     p->b_step = b_step;
-    p->mflops_step = 2.0 * tm * tn * (double)tk;
+    p->mflops_step = mstep;
     return t;
 }
 
@@ -369,7 +399,11 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
     double eb = dtype_bytes(s->dt, 1.0);
     double best_t = INFINITY;
     for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
-    uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
+    /* a systolic unit takes one array height of k per step (a shorter step
+     * would leave rows of the array idle) */
+    uint32_t tk = c->sa_rows ? c->sa_rows : (uint32_t)dmax(16.0, tkb / eb);
+    if (c->sa_rows && tkb > 64)
+        break;
     for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
         uint32_t tm = tms[i];
         if (tm > 16 && (double)s->m <= tm / 2.0)
@@ -497,8 +531,21 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     p->a_step = 0;
     /* K and V block, shared by the KV head's CTAs, in the cache's type */
     p->b_step = 2.0 * bc * d * dtype_bytes(o->u.attn.kv_dtype, 1.0);
-    p->mflops_step = 4.0 * br * (double)bc * d;
+    /* S = Q K^T, then O += P V: two products per key block */
+    p->mflops_step = c->sa_rows == 0 ? 4.0 * br * (double)bc * d
+                                     : systolic_flops(c, q_rows, (double)d, (double)bc) +
+                                           systolic_flops(c, q_rows, (double)bc, (double)d) +
+                                           systolic_fill_flops(c) / (double)steps;
     p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
+    if (c->sa_rows) {
+        /* a few query rows fill a systolic array poorly: the products run on
+         * the vector unit when that is faster (decode attention on a TPU) */
+        double useful = 4.0 * q_rows * (double)bc * d;
+        if (useful / unit_vector_rate(c, DT_FP32) < p->mflops_step / unit_matrix_rate(c, matrix_type(c, o->dtype))) {
+            p->vflops_step += useful;
+            p->mflops_step = 0;
+        }
+    }
     p->smem_step = (2.0 * br * bc + 2.0 * bc * d) * eb;
     p->store_end = q_rows * d * eb + (split > 1 ? q_rows * (d + 2.0) * 4.0 : 0);
     p->inflight_cta = p->b_step;
@@ -868,7 +915,9 @@ static void wave_begin(struct runner *r)
     /* per-wave rate caps from the SMs that carry the wave */
     double u = r->units;
     double inflight = cpu * p->inflight_cta;
-    if (!p->async_copy)
+    if (c->sa_rows)     /* systolic units are fed by DMA engines, not threads */
+        inflight = (double)c->eff_inflight_bytes_per_unit;
+    else if (!p->async_copy)
         inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
     else
         inflight = dmin(inflight, (double)c->smem_bytes_per_unit);

@@ -6,15 +6,23 @@
 
 extern const struct model_ops gpu_model_ops;
 
-static const struct model_ops *const model_table[] = {
-    &gpu_model_ops,
+/* The tiled model (gpu.c) serves chips whose matrix pipe is a systolic
+ * array too: TPUs and NPUs differ from GPUs in their YAML (units = arrays,
+ * compute.systolic), not in code. */
+static const struct {
+    const char *family;
+    const struct model_ops *ops;
+} model_table[] = {
+    {"gpu", &gpu_model_ops},
+    {"tpu", &gpu_model_ops},
+    {"npu", &gpu_model_ops},
 };
 
 const struct model_ops *model_lookup(const char *family)
 {
     for (size_t i = 0; i < sizeof model_table / sizeof model_table[0]; i++)
-        if (strcmp(model_table[i]->family, family) == 0)
-            return model_table[i];
+        if (strcmp(model_table[i].family, family) == 0)
+            return model_table[i].ops;
     return NULL;
 }
 

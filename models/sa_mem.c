@@ -583,7 +583,14 @@ int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa
                     r->sram_stop[k] = ans[k];
                     r->sram_words[k] += nw[k];
                 }
-                stall += imax(imax(ia - cyc - 1, fa - cyc - 1), oa - cyc);
+                int64_t st[SA_OPERANDS] = {ia - cyc - 1, fa - cyc - 1, oa - cyc};
+                int worst = st[SA_FILTER] > st[SA_IFMAP] ? SA_FILTER : SA_IFMAP;
+                if (st[SA_OFMAP] > st[worst])
+                    worst = SA_OFMAP;
+                if (st[worst] > 0) { /* the row waits for the slowest buffer */
+                    stall += st[worst];
+                    r->stall_by[worst] += (uint64_t)st[worst];
+                }
                 last = oa;
             }
         }

@@ -56,6 +56,7 @@ struct sa_mem_result {
     uint64_t demand_rows;
     uint64_t cycles;                  /* last cycle index, as SCALE-Sim reports */
     uint64_t stall;                   /* cycles - (demand_rows - 1) */
+    uint64_t stall_by[SA_OPERANDS];   /* the stall cycles, by the buffer that held the row */
     /* per operand: SRAM side (reads, or writes for the ofmap) */
     int64_t sram_start[SA_OPERANDS], sram_stop[SA_OPERANDS];
     uint64_t sram_words[SA_OPERANDS];

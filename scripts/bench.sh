@@ -29,6 +29,13 @@ for w in decode prefill; do
   ev=$(events $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/$w.json")
   awk -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on H100: %8.2f ms wall per run (load + simulate + report), %7d events, %.2f M events/s\n", w, ms, ev, ev / (ms / 1e3) / 1e6 }'
 done
+for hw in google-tpu-v5e google-tpu-v6e; do
+  for w in decode prefill; do
+    ms=$(timeit 5 $S run --hw configs/$hw.yaml --trace "$T/$w.json" --quiet)
+    ev=$(events $S run --hw configs/$hw.yaml --trace "$T/$w.json")
+    awk -v hw="$hw" -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on %s: %8.2f ms wall per run, %7d events, %.2f M events/s\n", w, hw, ms, ev, ev / (ms / 1e3) / 1e6 }'
+  done
+done
 # what the reports cost on top of a decode run
 base=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --quiet)
 js=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --json "$T/r.json" --csv "$T/r.csv" --quiet)

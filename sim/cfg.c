@@ -611,7 +611,8 @@ static const char *const top_keys[] = {
     "pcie", "nvlink", "launch", "efficiency", NULL};
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
-    "max_threads_per_unit", "max_ctas_per_unit", NULL};
+    "max_threads_per_unit", "max_ctas_per_unit", "systolic", NULL};
+static const char *const systolic_keys[] = {"rows", "cols", NULL};
 static const char *const registers_keys[] = {"capacity_KiB_per_unit", NULL};
 static const char *const smem_keys[] = {
     "capacity_KiB_per_unit", "bandwidth_bytes_per_cycle_per_unit", NULL};
@@ -653,10 +654,13 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
     if (get_string(c, root, "", "name", 1, h->name, sizeof h->name) != 0 ||
         get_string(c, root, "", "family", 1, h->family, sizeof h->family) != 0)
         return -1;
-    if (strcmp(h->family, "gpu") != 0)
+    /* one tiled model serves all three; tpu and npu name chips whose matrix
+     * pipe is a systolic array (compute.systolic) */
+    if (strcmp(h->family, "gpu") != 0 && strcmp(h->family, "tpu") != 0 &&
+        strcmp(h->family, "npu") != 0)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
                         c->nodes[lookup(c, root, "family")].line, "family",
-                        "unknown family '%s'; known: gpu", h->family);
+                        "unknown family '%s'; known: gpu, tpu, npu", h->family);
     if (get_number(c, root, "", "clock_MHz", RANGE_POS, 1, &x) != 0)
         return -1;
     h->clock_hz = x * 1e6;
@@ -670,6 +674,20 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_u32(c, s, "compute", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
         get_u32(c, s, "compute", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
         return -1;
+    {
+        int sys = get_section(c, s, "systolic", 0);
+        if (sys == -1 || (sys >= 0 && (check_keys(c, sys, "compute.systolic", systolic_keys) != 0 ||
+                                       get_u32(c, sys, "compute.systolic", "rows", &h->sa_rows) != 0 ||
+                                       get_u32(c, sys, "compute.systolic", "cols", &h->sa_cols) != 0)))
+            return -1;
+        if (sys >= 0 && (h->sa_rows == 0 || h->sa_cols == 0 || h->sa_rows > 65536 ||
+                         h->sa_cols > 65536))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[sys].line, "compute.systolic",
+                            "rows and cols must be 1 to 65536 PEs");
+        if (sys < 0 && strcmp(h->family, "gpu") != 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, s), "compute.systolic",
+                            "family %s needs the array shape (rows, cols)", h->family);
+    }
 
     if ((s = open_section(c, root, "registers", registers_keys, 1)) < 0 ||
         get_scaled_u64(c, s, "registers", "capacity_KiB_per_unit", RANGE_POS, KiB,

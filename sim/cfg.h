@@ -28,6 +28,10 @@ struct hw_config {
     double matrix_flops_per_cycle[DT_COUNT];    /* dense matrix-pipe FLOP/cycle/unit; 0 = unsupported */
     double vector_flops_per_cycle[DT_COUNT];    /* vector-pipe FLOP/cycle/unit (FMA = 2); 0 = unsupported */
     uint32_t max_threads_per_unit;              /* resident threads per unit */
+    /* the matrix pipe of a unit is a systolic array of sa_rows x sa_cols
+     * PEs, weight stationary (TPU MXU, NPU MAC array); 0 = not systolic
+     * (a GPU tensor core: no fold or fill cost) */
+    uint32_t sa_rows, sa_cols;
     uint32_t max_ctas_per_unit;                 /* resident thread blocks per unit */
 
     /* per-unit storage */

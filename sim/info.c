@@ -38,8 +38,15 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
         fprintf(f, "  %-10s %14s %14s\n", dtype_name((enum dtype)t),
                 o->matrix_flops[t] > 0 ? b1 : "-", o->vector_flops[t] > 0 ? b2 : "-");
     }
-    /* the ridge is shown for the widest-used training/inference type */
-    enum dtype head = o->matrix_flops[DT_BF16] > 0 ? DT_BF16 : DT_FP16;
+    /* the ridge is shown for the widest-used training/inference type the
+     * matrix pipe has (an int8-only NPU: int8) */
+    static const enum dtype pref[] = {DT_BF16, DT_FP16, DT_INT8, DT_FP32};
+    enum dtype head = DT_FP16;
+    for (size_t i = 0; i < sizeof pref / sizeof pref[0]; i++)
+        if (o->matrix_flops[pref[i]] > 0) {
+            head = pref[i];
+            break;
+        }
     fprintf(f, "\n  level     bandwidth     achievable    ridge (%s FLOP/byte)\n", dtype_name(head));
     for (unsigned l = 0; l < LVL_COUNT; l++) {
         if (o->bw[l] <= 0)

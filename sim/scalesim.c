@@ -507,7 +507,7 @@ int cli_scalesim(int argc, char **argv)
                    (unsigned long long)c.sram_kb[0], (unsigned long long)c.sram_kb[1],
                    (unsigned long long)c.sram_kb[2]);
         printf("\n");
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             printf("  layer %zu %-16s cycles %12llu  stall %10llu  folds %llu x %llu  "
                    "utilization %6.2f%%  mapping efficiency %6.2f%%\n",
                    i, L[i].name, (unsigned long long)mem[i].cycles,
@@ -515,6 +515,13 @@ int cli_scalesim(int argc, char **argv)
                    (unsigned long long)res[i].col_folds,
                    100 * res[i].macs / ((double)mem[i].cycles * (double)(c.rows * c.cols)),
                    100 * res[i].mapping_eff);
+            if (mem[i].stall > 0)
+                printf("    stalls waiting on DRAM through the ifmap SRAM %llu, filter SRAM %llu, "
+                       "ofmap SRAM %llu\n",
+                       (unsigned long long)mem[i].stall_by[SA_IFMAP],
+                       (unsigned long long)mem[i].stall_by[SA_FILTER],
+                       (unsigned long long)mem[i].stall_by[SA_OFMAP]);
+        }
         if (outdir != NULL)
             printf("  wrote %s/: COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
                    "DETAILED_ACCESS_REPORT.csv\n", dir);

@@ -276,8 +276,16 @@ static void test_bad_cases(void)
     expect_variant("dtype map is a scalar", "{fp32: 256}", "256",
                    DIAG_E_TYPE, 7, "compute.vector_flops_per_cycle_per_unit",
                    "expected a mapping");
-    expect_variant("unknown family", "family: gpu", "family: tpu",
-                   DIAG_E_UNKNOWN_NAME, 2, "family", "unknown family 'tpu'");
+    expect_variant("unknown family", "family: gpu", "family: fpga",
+                   DIAG_E_UNKNOWN_NAME, 2, "family", "unknown family 'fpga'");
+    expect_variant("tpu without an array", "family: gpu", "family: tpu",
+                   DIAG_E_MISSING, 4, "compute.systolic", "family tpu needs the array shape");
+    expect_variant("systolic zero rows", "  units: 4\n", "  units: 4\n  systolic: {rows: 0, cols: 8}\n",
+                   DIAG_E_RANGE, 6, "compute.systolic.rows", "");
+    expect_variant("systolic unknown key", "  units: 4\n", "  units: 4\n  systolic: {rows: 8, colums: 8}\n",
+                   DIAG_E_UNKNOWN_KEY, 6, "compute.systolic.colums", "");
+    expect_variant("systolic not a mapping", "  units: 4\n", "  units: 4\n  systolic: 128\n",
+                   DIAG_E_TYPE, 6, "systolic", "expected a mapping");
     expect_variant("duplicate key", "  latency_ns: 150\n",
                    "  latency_ns: 150\n  latency_ns: 160\n",
                    DIAG_E_DUPLICATE, 19, "l2.latency_ns", "first given on line 18");

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sa_mem.h"
 #include "systolic.h"
 #include "test.h"
 #include "util.h"
@@ -249,6 +250,16 @@ static void test_reports(void)
     long long cy, st;
     run_user("rep", "ws", 16, 8, kb, 3, 128, 64, 40, &cy, &st);
     CHECK_EQ_INT(cy, 26918);
+    /* d103's stalls all come from the ifmap buffer (the ws stream) */
+    {
+        struct sa_conv v = {128, 40, 1, 40, 1, 64, 1};
+        struct sa_mem_config mc = {16, 8, SA_WS, {4096, 4096, 4096}, 3};
+        struct sa_mem_result mr;
+        CHECK_EQ_INT(sa_mem_run(&mc, &v, &mr), 0);
+        CHECK_EQ_INT(mr.stall, 22935);
+        CHECK_EQ_INT(mr.stall_by[SA_IFMAP], 22935);
+        CHECK_EQ_INT(mr.stall_by[SA_FILTER] + mr.stall_by[SA_OFMAP], 0);
+    }
     char p[512];
     snprintf(p, sizeof p, "%s/out/rep/BANDWIDTH_REPORT.csv", tmpdir);
     char *bw = tu_read_file(p, NULL);
