@@ -103,6 +103,7 @@ struct kplan {
     enum dtype mdt;             /* matrix pipe type */
     enum dtype vdt;             /* vector pipe type */
     double dram_cost;           /* DRAM capacity used per byte (read/write turnaround) */
+    double load_frac;           /* L2 port share usable by its loads (narrow loads: < 1; 0 = 1) */
     char tile[48];
 };
 
@@ -293,10 +294,26 @@ struct gemm_shape {
     double out_bytes;           /* bytes per output element */
     double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
     double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
+    double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
 };
 
-/* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as
- * SIMT kernels on the vector pipe (FFMA), e.g. fp32 with TF32 disabled. */
+/* Widest load (1, 2, 4, 8 or 16 bytes) a GEMM kernel can use: the row
+ * lengths of A (k elements) and B and C (n elements) must be multiples of
+ * it, or libraries fall back to narrower loads (cuBLAS/CUTLASS "align1"
+ * kernels).  A narrower load moves fewer bytes per load instruction, so the
+ * same tile takes that many more requests through the SM's L2 port; the
+ * port's bytes per cycle are scaled by width / 16 (models/gpu.c
+ * wave_begin).  Returned as that fraction. */
+static double gemm_load_frac(uint64_t n, uint64_t k, double eb)
+{
+    double w = 16.0;
+    while (w > eb && w >= 2.0 &&
+           ((double)k * eb / w != floor((double)k * eb / w) ||
+            (double)n * eb / w != floor((double)n * eb / w)))
+        w /= 2.0;
+    return w / 16.0;
+}
+
 /* Matrix-pipe work of one tile step on a systolic unit (compute.systolic):
  * a (rows x k) x (k x n) product with the k x n operand held in the array
  * (weight stationary).  It is cut into ceil(k/R) x ceil(n/C) folds; each
@@ -320,6 +337,8 @@ static double systolic_fill_flops(const struct hw_config *c)
     return c->sa_rows == 0 ? 0 : 2.0 * c->sa_rows * (double)c->sa_cols * (c->sa_rows + c->sa_cols - 2.0);
 }
 
+/* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as
+ * SIMT kernels on the vector pipe (FFMA), e.g. fp32 with TF32 disabled. */
 static int gemm_simt(const struct hw_config *c, enum dtype t)
 {
     return c->matrix_flops_per_cycle[t] <= 0 && c->vector_flops_per_cycle[t] > 0;
@@ -368,7 +387,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double t_dram = dram_bytes / dmin(dram_bw, little);
     double l2_bytes = (double)ctas * steps * (a_step + b_step);
     double l2_bw = dmin(c->l2_bw_bytes_per_s,
-                        units_busy * c->l2_port_bytes_per_cycle_per_unit * c->clock_hz);
+                        units_busy * c->l2_port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
     double t_l2 = l2_bytes / l2_bw;
     double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / c->l2_bw_bytes_per_s : 0;
     /* pipeline fill: once per wave with one CTA per SM, once overall when
@@ -464,8 +483,9 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                     /* quantised weights are dequantised as each B tile is loaded */
                     best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
                     best->dram_cost = 1.0;
-                    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u",
-                             tm, tn, tk, stages, sp);
+                    best->load_frac = s->load_frac;
+                    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u%s",
+                             tm, tn, tk, stages, sp, s->load_frac < 1 ? " narrow" : "");
                 }
             }
         }
@@ -578,7 +598,8 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         enum wfmt wf = o->u.gemm.weights;
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                                o->dtype, out_bytes_for(o->dtype),
-                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf)};
+                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0};
+        s.load_frac = gemm_load_frac(s.n, s.k, eb);
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
         L->nk = 1;
         if (s.m <= GPU_GEMV_MAX_M) {
@@ -607,12 +628,12 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
             L->nk = 1;
         } else {
             /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
-            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0};
+            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
             plan_gemm(c, &L->k[0], &s1);
             snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
             double el = (double)b * h * q * kv;
             plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
-            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0};
+            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
             plan_gemm(c, &L->k[2], &s2);
             snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
             L->nk = 3;
@@ -922,7 +943,8 @@ static void wave_begin(struct runner *r)
     else
         inflight = dmin(inflight, (double)c->smem_bytes_per_unit);
     r->cap_dram = u * inflight / ((double)c->eff_dram_loaded_latency_ps * 1e-12) / p->dram_cost;
-    r->cap_l2 = u * c->l2_port_bytes_per_cycle_per_unit * c->clock_hz;
+    r->cap_l2 = u * c->l2_port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
+                c->clock_hz;
     r->cap_m = u * unit_matrix_rate(c, p->mdt);
     r->cap_v = u * unit_vector_rate(c, p->vdt);
     r->cap_smem = u * c->smem_bytes_per_cycle_per_unit * c->clock_hz;

@@ -11,7 +11,12 @@
  *    rows costs as much as one of 128 on a 128x128 array (each fold holds
  *    the array for max(rows, 128) cycles), while on the same chip without
  *    compute.systolic it costs a quarter;
- *  - an int8 model on the NPU runs and is bound by its 3.75 GB/s DRAM.
+ *  - an int8 model on the NPU runs and is bound by its 3.75 GB/s DRAM;
+ *  - the same tiled model's narrow-load rule on a GPU: a TF32 GEMM whose
+ *    row length is odd (2048 x 38313 x 512, as in the A100 training trace,
+ *    where cuBLAS ran an "align1" kernel) is much slower than one with a
+ *    16-byte multiple (38312), while bf16 shapes that are multiples of 8
+ *    are unaffected.
  */
 #include <math.h>
 #include <stdio.h>
@@ -141,8 +146,9 @@ static void check_llm(void)
     CHECK(sp > 1.2 && sp < 4.66);
 }
 
-/* Time of one bf16 GEMM m x 8192 x 8192 on cfg. */
-static double gemm_time(const struct hw_config *cfg, unsigned m)
+/* Time of one GEMM m x n x k of type dt on cfg. */
+static double gemm_time_mnk(const struct hw_config *cfg, unsigned m, unsigned n, unsigned k,
+                            const char *dt)
 {
     char path[96];
     snprintf(path, sizeof path, "/tmp/strata-tpu-gemm-%d.json", (int)getpid());
@@ -150,9 +156,9 @@ static double gemm_time(const struct hw_config *cfg, unsigned m)
     CHECK(f != NULL);
     if (f == NULL)
         return 0;
-    fprintf(f, "{\"strata_trace\": 1, \"devices\": [\"tpu0\"], \"ops\": [\n"
-               "{\"id\": \"g\", \"kind\": \"gemm\", \"device\": \"tpu0\", \"dtype\": \"bf16\", "
-               "\"m\": %u, \"n\": 8192, \"k\": 8192}]}\n", m);
+    fprintf(f, "{\"strata_trace\": 1, \"devices\": [\"dev0\"], \"ops\": [\n"
+               "{\"id\": \"g\", \"kind\": \"gemm\", \"device\": \"dev0\", \"dtype\": \"%s\", "
+               "\"m\": %u, \"n\": %u, \"k\": %u}]}\n", dt, m, n, k);
     fclose(f);
     struct diag d;
     struct trace t;
@@ -169,6 +175,28 @@ static double gemm_time(const struct hw_config *cfg, unsigned m)
     }
     unlink(path);
     return s;
+}
+
+/* Time of one bf16 GEMM m x 8192 x 8192 on cfg. */
+static double gemm_time(const struct hw_config *cfg, unsigned m)
+{
+    return gemm_time_mnk(cfg, m, 8192, 8192, "bf16");
+}
+
+static void check_narrow_loads(void)
+{
+    struct diag d;
+    struct hw_config h;
+    CHECK_EQ_INT(cfg_load("configs/nvidia-a100-sxm-80gb.yaml", &h, &d), 0);
+    double odd = gemm_time_mnk(&h, 2048, 38313, 512, "tf32");
+    double even = gemm_time_mnk(&h, 2048, 38312, 512, "tf32");
+    double b8 = gemm_time_mnk(&h, 4096, 4096, 4096, "bf16");
+    double b9 = gemm_time_mnk(&h, 4096, 4096, 4096 + 8, "bf16");
+    printf("  A100 tf32 2048 x n x 512: n=38313 %.1f us, n=38312 %.1f us (measured in the trace: "
+           "1385 us, align1); bf16 4096^3 %.1f us, k=4104 %.1f us\n",
+           odd * 1e6, even * 1e6, b8 * 1e6, b9 * 1e6);
+    CHECK(odd > 1.25 * even); /* 1.33 with the 64 B/cycle port of the A100 config */
+    CHECK(b9 < 1.05 * b8 * 4104.0 / 4096.0);
 }
 
 static void check_mechanism(void)
@@ -226,5 +254,6 @@ int main(void)
     check_llm();
     check_mechanism();
     check_npu();
+    check_narrow_loads();
     TEST_MAIN_END();
 }
