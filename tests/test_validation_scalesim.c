@@ -224,6 +224,45 @@ static void test_user_more(void)
                c[i].df, c[i].rows, c[i].cols, c[i].m, c[i].n, c[i].k, c[i].kb[0], c[i].kb[1],
                c[i].kb[2], c[i].bw, cy, st);
     }
+    /* convolutions (im2col windows overlap, so ifmap words repeat in the
+     * prefetch stream), also against the Python reimplementation */
+    static const struct {
+        const char *df;
+        unsigned rows, cols, h, w, fh, fw, ch, nf, st, kb[3], bw;
+        long long cycles, stall;
+    } v[] = {
+        {"os", 8, 8, 9, 9, 3, 3, 4, 10, 1, {1, 1, 1}, 2, 5171, 4472},
+        {"is", 8, 4, 7, 9, 2, 3, 5, 6, 1, {2, 1, 1}, 1, 1262, 207},
+        {"ws", 16, 8, 12, 12, 5, 5, 2, 9, 1, {2, 2, 2}, 4, 3206, 2391},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char cfg[256], topo[256], text[1024], args[1024], rep[512], *err = NULL;
+        snprintf(cfg, sizeof cfg, "%s/conv%zu.cfg", tmpdir, i);
+        snprintf(topo, sizeof topo, "%s/conv%zu.csv", tmpdir, i);
+        snprintf(text, sizeof text,
+                 "[general]\nrun_name = conv%zu\n[architecture_presets]\nArrayHeight: %u\n"
+                 "ArrayWidth: %u\nIfmapSramSzkB: %u\nFilterSramSzkB: %u\nOfmapSramSzkB: %u\n"
+                 "Dataflow: %s\nBandwidth: %u\n[run_presets]\nInterfaceBandwidth: USER\n",
+                 i, v[i].rows, v[i].cols, v[i].kb[0], v[i].kb[1], v[i].kb[2], v[i].df, v[i].bw);
+        tu_write_file(cfg, text);
+        snprintf(text, sizeof text,
+                 "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                 "Num Filter, Strides,\nL, %u, %u, %u, %u, %u, %u, %u,\n",
+                 v[i].h, v[i].w, v[i].fh, v[i].fw, v[i].ch, v[i].nf, v[i].st);
+        tu_write_file(topo, text);
+        snprintf(args, sizeof args, "-c '%s' -t '%s' -p '%s/out'", cfg, topo, tmpdir);
+        CHECK_EQ_INT(scalesim(args, &err), 0);
+        free(err);
+        snprintf(rep, sizeof rep, "%s/out/conv%zu/COMPUTE_REPORT.csv", tmpdir, i);
+        long long cy = -1, st = -1;
+        double u, mp;
+        CHECK_EQ_INT(read_compute_report(rep, 0, &cy, &st, &u, &mp), 0);
+        CHECK_EQ_INT(cy, v[i].cycles);
+        CHECK_EQ_INT(st, v[i].stall);
+        printf("  USER conv %s %ux%u %ux%u ifmap, %ux%ux%u x %u filters: %lld cycles, %lld stalls\n",
+               v[i].df, v[i].rows, v[i].cols, v[i].h, v[i].w, v[i].fh, v[i].fw, v[i].ch, v[i].nf,
+               cy, st);
+    }
     /* a wider interface never makes it slower, and enough of it removes the
      * stalls of d106 (os, 16x8, 128x64x40: 3967 stall-free cycles) */
     static const unsigned kb[3] = {4, 4, 4};
