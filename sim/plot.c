@@ -229,6 +229,10 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
         cJSON_ArrayForEach(m, o)
         {
             const char *k = m->string ? m->string : "";
+            /* most members are ones this loop skips: test the first letter
+             * before comparing names */
+            if (strchr("nkbtfls", k[0]) == NULL || k[0] == '\0')
+                continue;
             if (strcmp(k, "name") == 0)
                 q->name = cJSON_IsString(m) ? m->valuestring : "";
             else if (strcmp(k, "kind") == 0)
@@ -248,10 +252,18 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
             else if (strcmp(k, "bytes") == 0 || strcmp(k, "stall_s") == 0) {
                 double *dst = k[0] == 'b' ? q->bytes : q->stall;
                 const cJSON *lv;
+                unsigned pos = 0;
                 cJSON_ArrayForEach(lv, m)
                 {
+                    /* strata writes the levels in order: try that one first */
+                    if (lv->string == NULL)
+                        continue;
+                    if (pos < NLVL && strcmp(lv->string, level_name((enum level)pos)) == 0) {
+                        dst[pos++] = num(lv);
+                        continue;
+                    }
                     for (unsigned l = 0; l < NLVL; l++)
-                        if (lv->string && strcmp(lv->string, level_name((enum level)l)) == 0)
+                        if (strcmp(lv->string, level_name((enum level)l)) == 0)
                             dst[l] = num(lv);
                 }
             }
@@ -496,9 +508,11 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             char ia[32], pa[32];
             numfmt_sig(ia, sizeof ia, o->flops / o->bytes[l], 6);
             numfmt_sig(pa, sizeof pa, o->flops / o->time, 6);
-            sb_printf(&dat, "%s %s %s ", level_name((enum level)l), ia, pa);
+            const char *parts[] = {level_name((enum level)l), " ", ia, " ", pa, " "};
+            for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++)
+                sb_puts(&dat, parts[q]);
             sb_gpstr(&dat, o->name);
-            sb_printf(&dat, "\n");
+            sb_putn(&dat, "\n", 1);
             any = 1;
         }
         if (!any)
@@ -613,7 +627,7 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
             numfmt_fix(vb + 1, sizeof vb - 1, v * 1e-9, 3);
             sb_putn(&dat, vb, strlen(vb));
         }
-        sb_printf(&dat, "\n");
+        sb_putn(&dat, "\n", 1);
     }
     gp_head(&gp, "bandwidth", "bandwidth per memory level over time");
     sb_printf(&gp, "set xlabel \"time (us)\"\nset ylabel \"GB/s\"\n");
