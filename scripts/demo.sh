@@ -14,4 +14,7 @@ echo
 ./build/strata run --hw configs/nvidia-h100-sxm.yaml --trace out/llama-2-7b-decode-2048.json \
   --out out/demo
 echo
+echo "the same step on a TPU v5e (systolic MXUs; docs/tpu.md):"
+./build/strata run --hw configs/google-tpu-v5e.yaml --trace out/llama-2-7b-decode-2048.json --top 3
+echo
 echo "open out/demo/report.html in a browser; drag out/demo/timeline.json into ui.perfetto.dev"
