@@ -341,7 +341,22 @@ static double systolic_fill_flops(const struct hw_config *c)
  * SIMT kernels on the vector pipe (FFMA), e.g. fp32 with TF32 disabled. */
 static int gemm_simt(const struct hw_config *c, enum dtype t)
 {
-    return c->matrix_flops_per_cycle[t] <= 0 && c->vector_flops_per_cycle[t] > 0;
+    return (c->matrix_flops_per_cycle[t] <= 0 && c->vector_flops_per_cycle[t] > 0) ||
+           c->matrix_flops_per_cycle[matrix_type(c, t)] <= 0; /* no matrix pipe for it at all */
+}
+
+/* The vector-pipe type a SIMT GEMM computes in: its own, else fp32, else
+ * any the chip has (an int8-only NPU running a bf16 trace). */
+static enum dtype simt_type(const struct hw_config *c, enum dtype t)
+{
+    if (c->vector_flops_per_cycle[t] > 0)
+        return t;
+    if (c->vector_flops_per_cycle[DT_FP32] > 0)
+        return DT_FP32;
+    for (unsigned i = 0; i < DT_COUNT; i++)
+        if (c->vector_flops_per_cycle[i] > 0)
+            return (enum dtype)i;
+    return t;
 }
 
 static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
@@ -367,7 +382,8 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
                                          systolic_fill_flops(c) / steps;
     /* quick estimate, only to choose */
     double cta_flops = mstep * steps;
-    double per_unit = gemm_simt(c, s->dt) ? unit_vector_rate(c, s->dt) : unit_matrix_rate(c, mdt);
+    double per_unit = gemm_simt(c, s->dt) ? unit_vector_rate(c, simt_type(c, s->dt))
+                                          : unit_matrix_rate(c, mdt);
     double active = (double)umin(ctas, slots);
     double units_busy = dmin((double)c->units, ceil(active / cpu));
     double cpu_eff = active / units_busy;
@@ -419,8 +435,14 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
     double best_t = INFINITY;
     for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
     /* a systolic unit takes one array height of k per step (a shorter step
-     * would leave rows of the array idle) */
-    uint32_t tk = c->sa_rows ? c->sa_rows : (uint32_t)dmax(16.0, tkb / eb);
+     * would leave rows of the array idle), or as much of it as the unit's
+     * buffers hold for the smallest tile (16 x 64, two stages) */
+    uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
+    if (c->sa_rows) {
+        tk = c->sa_rows;
+        while (tk > 16 && 2.0 * (16 + 64) * tk * eb > (double)c->smem_bytes_per_unit)
+            tk /= 2;
+    }
     if (c->sa_rows && tkb > 64)
         break;
     for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
@@ -476,9 +498,11 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                     best->mdt = matrix_type(c, s->dt);
                     best->vdt = DT_FP32;
                     if (gemm_simt(c, s->dt)) {
-                        best->vflops_step = best->mflops_step;
+                        /* FMAs on the vector pipe: the tile's own work, no
+                         * array folding */
+                        best->vflops_step = 2.0 * tm * tn * (double)tk;
                         best->mflops_step = 0;
-                        best->vdt = s->dt;
+                        best->vdt = simt_type(c, s->dt);
                     }
                     /* quantised weights are dequantised as each B tile is loaded */
                     best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
@@ -599,7 +623,10 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                                o->dtype, out_bytes_for(o->dtype),
                                wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0};
-        s.load_frac = gemm_load_frac(s.n, s.k, eb);
+        /* the narrow-load rule is about GPU libraries' kernels; a systolic
+         * chip's DMA and quantised weights (packed blocks) are not bound by it */
+        if (c->sa_rows == 0 && wf == WF_NONE)
+            s.load_frac = gemm_load_frac(s.n, s.k, eb);
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
         L->nk = 1;
         if (s.m <= GPU_GEMV_MAX_M) {

@@ -173,9 +173,15 @@ static int rbuf_init(struct rbuf *b, const struct geom *g, int op, uint64_t word
     b->Pf = words - b->A;
     b->B = bw;
     b->E = cdiv(words, 100);
-    b->naddr = op == SA_IFMAP ? g->v->ifmap_h * g->v->ifmap_w * g->v->channels : g->W * g->F;
-    if (b->naddr >= (1ull << 31))
+    /* the address space and the stream's valid words (P x W or W x F: every
+     * operand element once per pass) must fit the uint32 index; checked in
+     * floating point first, as the products can overflow 64 bits */
+    double naddr = op == SA_IFMAP ? (double)g->v->ifmap_h * (double)g->v->ifmap_w * (double)g->v->channels
+                                  : (double)g->W * (double)g->F;
+    double nstream = op == SA_IFMAP ? (double)g->P * (double)g->W : (double)g->W * (double)g->F;
+    if (naddr >= 2147483648.0 || nstream >= 2147483648.0)
         return -1;
+    b->naddr = (uint64_t)naddr;
     b->off = sim_xcalloc(b->naddr + 2, sizeof *b->off);
     pf_walk(g, op, count_visit, b);
     if (b->k >= (1ull << 31)) {
@@ -207,14 +213,35 @@ static void rbuf_free(struct rbuf *b)
     free(b->line);
 }
 
+/* First of the ascending lines[lo, hi) that is >= v, or hi. */
+static uint32_t lower_bound(const uint32_t *lines, uint32_t lo, uint32_t hi, uint64_t v)
+{
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lines[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Is address x in one of the window's lines, [a, a + win) modulo L?  An
+ * address's lines are ascending (im2col repeats a pixel in many), so this
+ * is a binary search, not a scan. */
 static int rbuf_hit(const struct rbuf *b, uint64_t x)
 {
-    for (uint32_t j = b->off[x]; j < b->off[x + 1]; j++) {
-        uint64_t l = b->line[j];
-        if ((l + b->L - b->a) % b->L < b->win)
-            return 1;
-    }
-    return 0;
+    uint32_t lo = b->off[x], hi = b->off[x + 1];
+    if (lo == hi)
+        return 0;
+    if (b->win >= b->L)
+        return 1;
+    uint64_t end = b->a + b->win;
+    uint32_t j = lower_bound(b->line, lo, hi, b->a);
+    if (j < hi && b->line[j] < end)
+        return 1;
+    /* the window wraps past the last line to [0, end - L) */
+    return end > b->L && b->line[lo] < end - b->L;
 }
 
 static void rbuf_first_fill(struct rbuf *b, int64_t cycle)
@@ -259,7 +286,7 @@ static void wbuf_init(struct wbuf *w, uint64_t words, uint64_t bw)
     w->D = words - w->A;
     w->B = bw;
     w->free = (int64_t)words;
-    w->cap = words + 8;
+    w->cap = cdiv(words, bw) + 16;
     w->ring = sim_xcalloc(w->cap, sizeof *w->ring);
     w->dram_start = INT64_MAX;
     w->dram_stop = INT64_MIN;
@@ -267,7 +294,19 @@ static void wbuf_init(struct wbuf *w, uint64_t words, uint64_t bw)
 
 static void wbuf_push(struct wbuf *w, uint64_t valid)
 {
-    SIM_CHECK(w->n < w->cap);
+    if (w->n == w->cap) {
+        /* partial lines closed mid-buffer are credited as whole ones when
+         * drained (as SCALE-Sim counts them), so more lines than the buffer
+         * holds can wait: grow, keeping their order */
+        uint64_t cap = w->cap * 2;
+        uint32_t *r = sim_xcalloc(cap, sizeof *r);
+        for (uint64_t i = 0; i < w->n; i++)
+            r[i] = w->ring[(w->head + i) % w->cap];
+        free(w->ring);
+        w->ring = r;
+        w->cap = cap;
+        w->head = 0;
+    }
     w->ring[(w->head + w->n) % w->cap] = (uint32_t)valid;
     w->n++;
 }
@@ -460,7 +499,7 @@ static int geom_init(const struct sa_mem_config *c, const struct sa_conv *v, str
     g->rf = cdiv(*sr, g->R);
     g->cf = cdiv(*sc, g->C);
     *fold_rows = (c->df == SA_OS ? g->R : 2 * g->R) + g->C + g->T - 2;
-    if (g->rf * g->cf > lim || *fold_rows > lim || (double)g->rf * (double)g->cf * (double)*fold_rows > 1e13)
+    if (g->rf * g->cf > lim || *fold_rows > lim)
         return -1;
     return 0;
 }
@@ -470,14 +509,32 @@ static uint64_t covered(uint64_t out, uint64_t stride, uint64_t filt)
     return stride >= filt ? out * filt : (out - 1) * stride + filt;
 }
 
-/* Words of each operand in demand row q of fold f, without a buffer. */
-static void row_words(const struct geom *g, const struct fold *f, int64_t q, uint64_t n[SA_OPERANDS])
+/* First and last demand row of fold f in which operand op has a word:
+ * 0 with *first > *last when it has none. */
+static void op_row_span(const struct geom *g, int op, const struct fold *f, int64_t *first,
+                        int64_t *last)
 {
-    int64_t lo, hi;
-    int st;
-    for (int k = 0; k < 2; k++)
-        n[k] = read_range(g, k, f, q, &lo, &hi, &st) ? (uint64_t)(hi - lo + 1) : 0;
-    n[SA_OFMAP] = ofmap_count(g, f, q);
+    int64_t R = (int64_t)g->R, T = (int64_t)g->T, nr = (int64_t)f->nr, nc = (int64_t)f->nc;
+    if (op == SA_OFMAP) {
+        if (g->df == SA_OS) { /* bottom result row first, after T-1 empty rows */
+            *first = T - 1 + R - nr;
+            *last = T - 1 + R - 1 + nc - 1;
+        } else {
+            *first = 2 * R - 1;
+            *last = 2 * R - 1 + T - 1 + nc - 1;
+        }
+        return;
+    }
+    int stationary = (g->df == SA_WS && op == SA_FILTER) || (g->df == SA_IS && op == SA_IFMAP);
+    if (stationary) {         /* shifted in during rows R - nr .. R - 1 */
+        *first = R - nr;
+        *last = R - 1;
+        return;
+    }
+    int64_t off0 = g->df == SA_OS ? 0 : R;
+    int64_t nused = g->df == SA_OS && op == SA_FILTER ? nc : nr;
+    *first = off0;
+    *last = off0 + T - 1 + nused - 1;
 }
 
 int sa_mem_calc(const struct sa_mem_config *c, const struct sa_conv *v, struct sa_mem_result *r)
@@ -497,33 +554,17 @@ int sa_mem_calc(const struct sa_mem_config *c, const struct sa_conv *v, struct s
     r->sram_words[SA_FILTER] = (uint64_t)fr.filter_reads;
     r->sram_words[SA_OFMAP] = (uint64_t)fr.ofmap_writes;
     /* the first access of each operand is in the first fold, the last in
-     * the last fold, both within a few rows of its edge: scan from there */
+     * the last fold; reads are answered the next cycle, writes land at once */
     struct fold first = {0, umin(g.R, sr), 0, umin(g.C, sc)};
     uint64_t lr = (g.rf - 1) * g.R, lc = (g.cf - 1) * g.C;
     struct fold lastf = {lr, sr - lr, lc, sc - lc};
     int64_t base = (int64_t)(r->demand_rows - fold_rows);
-    for (int k = 0; k < SA_OPERANDS; k++)
-        r->sram_start[k] = r->sram_stop[k] = -1;
-    int found = 0;
-    for (uint64_t q = 0; q < fold_rows && found < SA_OPERANDS; q++) {
-        uint64_t n[SA_OPERANDS];
-        row_words(&g, &first, (int64_t)q, n);
-        for (int k = 0; k < SA_OPERANDS; k++)
-            if (n[k] > 0 && r->sram_start[k] < 0) {
-                /* reads are answered the next cycle, writes land at once */
-                r->sram_start[k] = (int64_t)q + (k == SA_OFMAP ? 0 : 1);
-                found++;
-            }
-    }
-    found = 0;
-    for (uint64_t q = fold_rows; q-- > 0 && found < SA_OPERANDS;) {
-        uint64_t n[SA_OPERANDS];
-        row_words(&g, &lastf, (int64_t)q, n);
-        for (int k = 0; k < SA_OPERANDS; k++)
-            if (n[k] > 0 && r->sram_stop[k] < 0) {
-                r->sram_stop[k] = base + (int64_t)q + (k == SA_OFMAP ? 0 : 1);
-                found++;
-            }
+    for (int k = 0; k < SA_OPERANDS; k++) {
+        int64_t f0, f1, l0, l1, lead = k == SA_OFMAP ? 0 : 1;
+        op_row_span(&g, k, &first, &f0, &f1);
+        op_row_span(&g, k, &lastf, &l0, &l1);
+        r->sram_start[k] = f0 + lead;
+        r->sram_stop[k] = base + l1 + lead;
     }
     /* every operand word crosses the interface once, just in time */
     r->dram_words[SA_IFMAP] = covered(sa_conv_ofmap_h(v), v->stride, v->filt_h) *
@@ -548,7 +589,8 @@ int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa
     for (int k = 0; k < SA_OPERANDS; k++)
         if (c->sram_words[k] < 2 || c->sram_words[k] > (1ull << 34))
             return -1;
-    if ((double)g.rf * (double)g.cf * (double)fold_rows * (double)(g.R + 2 * g.C) > 1e12)
+    /* about a minute of walking at most */
+    if ((double)g.rf * (double)g.cf * (double)fold_rows * (double)(g.R + 2 * g.C) > 1e11)
         return -1;
     struct rbuf ib, fb;
     if (rbuf_init(&ib, &g, SA_IFMAP, c->sram_words[SA_IFMAP], c->bw) != 0)
@@ -574,7 +616,10 @@ int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa
                 int64_t fa = serve_read(&fb, &g, SA_FILTER, &f, (int64_t)q, cyc, &nw[SA_FILTER]);
                 nw[SA_OFMAP] = ofmap_count(&g, &f, (int64_t)q);
                 int64_t oa = wbuf_service(&ob, nw[SA_OFMAP], cyc);
-                int64_t ans[SA_OPERANDS] = {ia, fa, oa};
+                /* SCALE-Sim lets a late prefetch chain answer a read
+                 * "before" it is made (a negative gap is added too); that
+                 * keeps its totals, but the reports show the read cycle */
+                int64_t ans[SA_OPERANDS] = {ia > cyc + 1 ? ia : cyc + 1, fa > cyc + 1 ? fa : cyc + 1, oa};
                 for (int k = 0; k < SA_OPERANDS; k++) {
                     if (nw[k] == 0)
                         continue;

@@ -71,8 +71,8 @@ uint64_t sa_conv_ofmap_h(const struct sa_conv *v);
 uint64_t sa_conv_ofmap_w(const struct sa_conv *v);
 
 /* Runs one layer.  Returns 0, or -1 when a size is zero, the buffers are
- * smaller than a word, or the layer is too large to walk (more than 2^31
- * addresses in an operand or 2^40 demand entries). */
+ * smaller than two words, or the layer is too large to walk (2^31 words or
+ * more in an operand, or over 10^11 demand entries). */
 int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa_mem_result *r);
 
 /* The same figures when the interface keeps up (SCALE-Sim's CALC mode): no

@@ -675,15 +675,20 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_u32(c, s, "compute", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
         return -1;
     {
-        int sys = get_section(c, s, "systolic", 0);
-        if (sys == -1 || (sys >= 0 && (check_keys(c, sys, "compute.systolic", systolic_keys) != 0 ||
-                                       get_u32(c, sys, "compute.systolic", "rows", &h->sa_rows) != 0 ||
-                                       get_u32(c, sys, "compute.systolic", "cols", &h->sa_cols) != 0)))
+        int sys = lookup(c, s, "systolic");
+        if (sys >= 0 && c->nodes[sys].kind != NODE_MAPPING)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[sys].line, "compute.systolic",
+                            "expected a mapping {rows, cols}, got %s", kind_name(c, sys));
+        if (sys >= 0 && (check_keys(c, sys, "compute.systolic", systolic_keys) != 0 ||
+                         get_u32(c, sys, "compute.systolic", "rows", &h->sa_rows) != 0 ||
+                         get_u32(c, sys, "compute.systolic", "cols", &h->sa_cols) != 0))
             return -1;
-        if (sys >= 0 && (h->sa_rows == 0 || h->sa_cols == 0 || h->sa_rows > 65536 ||
-                         h->sa_cols > 65536))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[sys].line, "compute.systolic",
-                            "rows and cols must be 1 to 65536 PEs");
+        if (sys >= 0 && (h->sa_rows > 65536 || h->sa_cols > 65536)) {
+            int rows = h->sa_rows > 65536;
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, sys, rows ? "rows" : "cols")].line,
+                            rows ? "compute.systolic.rows" : "compute.systolic.cols",
+                            "at most 65536 PEs, got %u", rows ? h->sa_rows : h->sa_cols);
+        }
         if (sys < 0 && strcmp(h->family, "gpu") != 0)
             return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, s), "compute.systolic",
                             "family %s needs the array shape (rows, cols)", h->family);

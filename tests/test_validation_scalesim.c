@@ -16,6 +16,7 @@
  *  - bad .cfg and topology input: exit 1 with file:line: field, no report.
  */
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -417,6 +418,49 @@ static void test_bad_input(void)
     snprintf(args, sizeof args, "-c '%s' -t '%s' -i matmul", cp, tp);
     CHECK_EQ_INT(scalesim(args, &err), 2);
     free(err);
+    /* a report that cannot be written: none of the three is left, not even
+     * an earlier run's */
+    char rd[512];
+    snprintf(rd, sizeof rd, "%s/ok-out/t/BANDWIDTH_REPORT.csv", tmpdir);
+    remove(rd);
+    CHECK_EQ_INT(mkdir(rd, 0755), 0);
+    snprintf(args, sizeof args, "-c '%s' -t '%s' -i gemm -p '%s/ok-out'", cp, tp, tmpdir);
+    CHECK_EQ_INT(scalesim(args, &err), 1);
+    CHECK_STR_CONTAINS(err, "BANDWIDTH_REPORT.csv");
+    free(err);
+    snprintf(rd, sizeof rd, "%s/ok-out/t/COMPUTE_REPORT.csv", tmpdir);
+    CHECK(!tu_exists(rd));
+    snprintf(rd, sizeof rd, "%s/ok-out/t/DETAILED_ACCESS_REPORT.csv", tmpdir);
+    CHECK(!tu_exists(rd));
+    /* USER mode: a layer whose address count overflows 64 bits, and one too
+     * large to walk, are refused with the layer's line */
+    const char *user = "[architecture_presets]\nArrayHeight: 128\nArrayWidth: 128\nDataflow: os\n"
+                       "IfmapSramSzkB: 64\nFilterSramSzkB: 64\nOfmapSramSzkB: 64\nBandwidth: 8\n"
+                       "[run_presets]\nInterfaceBandwidth: USER\n";
+    const char *conv_head = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+                            "Channels, Num Filter, Strides,\n";
+    char topo[512];
+    snprintf(topo, sizeof topo, "%swrap, 1073741824, 1073741824, 1, 1, 16, 1, 1048576,\n", conv_head);
+    expect_bad("user-wrap", user, topo, "conv", ".csv:2: wrap: layer too large to walk");
+    snprintf(topo, sizeof topo, "%sbig, 4096, 4096, 64, 64, 1, 128, 1,\n", conv_head);
+    expect_bad("user-big", user, topo, "conv", ".csv:2: big: layer too large to walk");
+}
+
+/* Lines closed part-full in the ofmap buffer are credited as whole ones
+ * when drained (as SCALE-Sim does), so more lines than the buffer holds can
+ * wait to drain: a 1 kB ofmap buffer behind a fast interface. */
+static void test_ofmap_backlog(void)
+{
+    static const unsigned kb[3] = {1024, 1024, 1};
+    long long cy, st;
+    run_user("backlog", "ws", 8, 128, kb, 100, 2000, 512, 64, &cy, &st);
+    CHECK(cy > 0 && st >= 0);
+    struct sa_layer l = {2000, 512, 64};
+    struct sa_result r;
+    CHECK_EQ_INT(sa_run_layer(8, 128, SA_WS, &l, &r), 0);
+    CHECK_EQ_INT(cy - st, (long long)r.cycles);
+    printf("  ofmap backlog (ws 8x128, 1 kB ofmap SRAM, 100 words/cycle): %lld cycles, %lld stalls\n",
+           cy, st);
 }
 
 int main(void)
@@ -429,6 +473,7 @@ int main(void)
     test_gpt2();
     test_model();
     test_bad_input();
+    test_ofmap_backlog();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
