@@ -1,8 +1,12 @@
 /* test_unit_cfg.c: load every shipped config and check the figures derived
  * from it against the peaks the configs cite (see the configs/ YAML files).  Runs with
  * cwd = repository root. */
+#include <dirent.h>
+
 #include "cfg.h"
+#include "run.h"
 #include "test.h"
+#include "trace.h"
 #include "util.h"
 
 /* Invariants every valid config satisfies. */
@@ -137,8 +141,55 @@ static void test_rtx4090(void)
     CHECK_EQ_INT(h.nvlink_latency_ps, 0);
 }
 
+/* Every YAML file in configs/: loads, is named after its file, has a
+ * positive peak, and runs the small two-stream example trace (a bf16 GEMM,
+ * a host copy and a softmax) to a positive time, so a config whose matrix
+ * pipe lacks the trace's type (the int8-only NPU) still runs. */
+static void test_every_config(void)
+{
+    DIR *dir = opendir("configs");
+    CHECK(dir != NULL);
+    if (dir == NULL)
+        return;
+    struct diag d;
+    struct trace t;
+    CHECK_EQ_INT(trace_load("traces/examples/two-streams.json", &t, &d), 0);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(dir)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        char path[512], name[256];
+        snprintf(path, sizeof path, "configs/%s", e->d_name);
+        snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
+        struct hw_config h;
+        if (cfg_load(path, &h, &d) != 0) {
+            diag_print(&d, stderr);
+            CHECK(0);
+            continue;
+        }
+        CHECK(strcmp(h.name, name) == 0);
+        double peak = 0;
+        for (unsigned k = 0; k < DT_COUNT; k++)
+            if (h.matrix_flops_per_cycle[k] > peak)
+                peak = h.matrix_flops_per_cycle[k];
+        CHECK(peak * h.units * h.clock_hz > 1e9 || h.vector_flops_per_cycle[DT_FP32] > 0);
+        struct run_result r;
+        CHECK_EQ_INT(run_trace(&h, &t, &r, &d), 0);
+        CHECK(r.total_ps > 0);
+        run_result_free(&r);
+        n++;
+    }
+    closedir(dir);
+    trace_free(&t);
+    printf("  every config: %d loaded and ran the two-stream example\n", n);
+    CHECK(n >= 30);
+}
+
 int main(void)
 {
+    test_every_config();
     test_h100();
     test_h200();
     test_a100();
