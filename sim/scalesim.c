@@ -253,7 +253,8 @@ static int topo_row(char **fl, int n, int gemm, const char *path, int line, stru
 {
     const char *const *names = gemm ? gemm_cols : conv_cols;
     int want = gemm ? 4 : 8;
-    if (n != want)
+    /* further columns (SCALE-Sim's sparsity ratio, or notes) are ignored */
+    if (n < want)
         return diag_set(d, DIAG_E_PARSE, path, line, "",
                         "expected %d fields (%s ... %s), got %d", want, names[0], names[want - 1],
                         n);
@@ -312,16 +313,28 @@ static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, s
         if (trim(buf)[0] == '\0')
             continue;
         int n = split_csv(buf, fl, 16);
-        if (!header) {           /* the column names: checked by count only */
+        if (!header) {           /* the column names */
             header = 1;
             int want = gemm ? 4 : 8;
-            if (n != want)
+            /* more columns are allowed (SCALE-Sim's sparsity ratio, notes),
+             * but a gemm header must name M, N and K, so that a conv file
+             * read with -i gemm is refused rather than misread */
+            int mnk = n >= 4 && strcasecmp(fl[1], "M") == 0 && strcasecmp(fl[2], "N") == 0 &&
+                      strcasecmp(fl[3], "K") == 0;
+            if (n < want)
                 rc = diag_set(d, DIAG_E_PARSE, path, line, "",
                               "a %s topology has %d columns (%s), this header has %d%s",
                               gemm ? "gemm" : "conv", want, gemm ? "Layer,M,N,K" : "Layer name, "
                               "IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
                               "Num Filter, Strides", n,
                               gemm ? "" : " (a gemm topology needs -i gemm)");
+            else if (gemm && !mnk)
+                rc = diag_set(d, DIAG_E_PARSE, path, line, "",
+                              "a gemm topology's header is Layer, M, N, K; this one is not "
+                              "(a conv topology needs -i conv)");
+            else if (!gemm && mnk)
+                rc = diag_set(d, DIAG_E_PARSE, path, line, "",
+                              "this header is a gemm topology's (Layer, M, N, K): run with -i gemm");
             continue;
         }
         if (*nout == cap) {

@@ -389,6 +389,13 @@ static void test_bad_input(void)
                "Num Filter, Strides,\nc1, 4, 4, 5, 5, 3, 8, 1,\n",
                "conv", ".csv:2: Filter Height: filter (5 x 5) larger than the ifmap");
     expect_bad("empty", good, "Layer,M,N,K,\n\n", "gemm", "no layers");
+    expect_bad("conv-as-gemm", good,
+               "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+               "Num Filter, Strides,\nc1, 8, 8, 3, 3, 3, 8, 1,\n",
+               "gemm", ".csv:1: a gemm topology's header is Layer, M, N, K");
+    expect_bad("gemm-8col-as-conv", good,
+               "Layer, M, N, K, Sparsity, a, b, c,\nL0, 16, 16, 16, 1:1, 0, 0, 0,\n", "conv",
+               ".csv:1: this header is a gemm topology's");
     expect_bad("user-no-bw",
                "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\nDataflow: os\n"
                "IfmapSramSzkB: 4\nFilterSramSzkB: 4\nOfmapSramSzkB: 4\n[run_presets]\n"
@@ -402,6 +409,17 @@ static void test_bad_input(void)
                ".cfg:2: FilterSramSzkB: expected a whole number of kB");
     expect_bad("text-bw", "[architecture_presets]\nBandwidth: fast\n", gemm, "gemm",
                ".cfg:2: Bandwidth: expected whole words per cycle");
+    /* extra columns (SCALE-Sim's sparsity ratio) are ignored */
+    {
+        char cp2[256], tp2[256], a2[1024], *e2 = NULL;
+        snprintf(cp2, sizeof cp2, "%s/sp.cfg", tmpdir);
+        snprintf(tp2, sizeof tp2, "%s/sp.csv", tmpdir);
+        tu_write_file(cp2, good);
+        tu_write_file(tp2, "Layer, M, N, K, Sparsity,\nL0, 16, 16, 16, 2:4,\n");
+        snprintf(a2, sizeof a2, "-c '%s' -t '%s' -i gemm", cp2, tp2);
+        CHECK_EQ_INT(scalesim(a2, &e2), 0);
+        free(e2);
+    }
     /* a file in the way of the output folder */
     char cp[256], tp[256], args[1024], *err = NULL;
     snprintf(cp, sizeof cp, "%s/ok.cfg", tmpdir);
