@@ -1,7 +1,10 @@
 /* test_determinism_run.c: `strata run` is deterministic.  A generated
  * Llama-2-7B decode trace and a prefill trace are each run twice on the
  * H100 config through the command line; the JSON and CSV reports of the
- * two runs must be byte-identical (and not empty). */
+ * two runs must be byte-identical (and not empty).  So must two --out
+ * folders (report.json with the what-if re-simulations, which run on two
+ * threads, timeline.json, report.html and the plot data), on H100 and on a
+ * TPU. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,12 +66,36 @@ static void run_twice(const char *label, const char *gen_args)
     check_same(a, b);
 }
 
+static void out_twice(const char *label, const char *hw, const char *trace)
+{
+    char cmd[2048];
+    const char *runs[2] = {"a", "b"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "STRATA_GNUPLOT=none '%s' run --hw %s --trace %s --out '%s/%s-%s' --quiet",
+                 STRATA_BINARY, hw, trace, tmpdir, label, runs[i]);
+        CHECK_EQ_INT(tu_sh(cmd), 0);
+    }
+    static const char *const files[] = {"report.json", "timeline.json", "report.html", "ops.csv",
+                                        "plots/roofline.dat", "plots/stalls.dat",
+                                        "plots/bandwidth.dat"};
+    printf("%s --out:\n", label);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, "%s/%s-a/%s", tmpdir, label, files[k]);
+        snprintf(b, sizeof b, "%s/%s-b/%s", tmpdir, label, files[k]);
+        check_same(a, b);
+    }
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-det") != 0)
         return 1;
     run_twice("decode", "--phase decode --context 512");
     run_twice("prefill", "--phase prefill --prompt 256");
+    out_twice("h100", "configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json");
+    out_twice("v5e", "configs/google-tpu-v5e.yaml", "traces/examples/mistral-7b-prefill-512.json");
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
