@@ -235,7 +235,9 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 continue;
             snprintf(name, sizeof name, "stream %u: ops", s);
             meta(f, &first, dv + 1, 2 * s + 1, "thread_name", name, (int)(2 * s + 1));
-            snprintf(name, sizeof name, "stream %u: SM waves", s);
+            /* a wave is a round of tiles over the units: SMs on a GPU,
+             * systolic arrays (MXUs) on a TPU or NPU */
+            snprintf(name, sizeof name, "stream %u: %s waves", s, cfg->sa_rows ? "array" : "SM");
             meta(f, &first, dv + 1, 2 * s + 2, "thread_name", name, (int)(2 * s + 2));
         }
     }
