@@ -168,11 +168,11 @@ static void test_model(void)
     CHECK_EQ_INT(df, SA_IS);
 }
 
-/* Writes a USER-mode .cfg and a one-layer gemm topology, runs them and
- * returns total and stall cycles (-1 on failure). */
-static void run_user(const char *name, const char *df, unsigned rows, unsigned cols,
-                     const unsigned kb[3], unsigned bw, unsigned m, unsigned n, unsigned k,
-                     long long *cycles, long long *stall)
+/* Writes a USER-mode .cfg and the topology text (gemm or conv), runs them
+ * and returns layer 0's total and stall cycles (-1 on failure). */
+static void run_user_topo(const char *name, const char *df, unsigned rows, unsigned cols,
+                          const unsigned kb[3], unsigned bw, const char *topo_text, int gemm,
+                          long long *cycles, long long *stall)
 {
     char cfg[256], topo[256], text[1024], args[1024], rep[512];
     snprintf(cfg, sizeof cfg, "%s/%s.cfg", tmpdir, name);
@@ -183,9 +183,9 @@ static void run_user(const char *name, const char *df, unsigned rows, unsigned c
              "Dataflow: %s\nBandwidth: %u\n[run_presets]\nInterfaceBandwidth: USER\n",
              name, rows, cols, kb[0], kb[1], kb[2], df, bw);
     tu_write_file(cfg, text);
-    snprintf(text, sizeof text, "Layer,M,N,K,\nL0,%u,%u,%u,\n", m, n, k);
-    tu_write_file(topo, text);
-    snprintf(args, sizeof args, "-c '%s' -t '%s' -i gemm -p '%s/out'", cfg, topo, tmpdir);
+    tu_write_file(topo, topo_text);
+    snprintf(args, sizeof args, "-c '%s' -t '%s' -i %s -p '%s/out'", cfg, topo,
+             gemm ? "gemm" : "conv", tmpdir);
     char *err = NULL;
     *cycles = *stall = -1;
     double u, mp;
@@ -195,6 +195,15 @@ static void run_user(const char *name, const char *df, unsigned rows, unsigned c
             *cycles = *stall = -1;
     }
     free(err);
+}
+
+static void run_user(const char *name, const char *df, unsigned rows, unsigned cols,
+                     const unsigned kb[3], unsigned bw, unsigned m, unsigned n, unsigned k,
+                     long long *cycles, long long *stall)
+{
+    char text[256];
+    snprintf(text, sizeof text, "Layer,M,N,K,\nL0,%u,%u,%u,\n", m, n, k);
+    run_user_topo(name, df, rows, cols, kb, bw, text, 1, cycles, stall);
 }
 
 static void test_user_more(void)
@@ -237,27 +246,14 @@ static void test_user_more(void)
         {"ws", 16, 8, 12, 12, 5, 5, 2, 9, 1, {2, 2, 2}, 4, 3206, 2391},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        char cfg[256], topo[256], text[1024], args[1024], rep[512], *err = NULL;
-        snprintf(cfg, sizeof cfg, "%s/conv%zu.cfg", tmpdir, i);
-        snprintf(topo, sizeof topo, "%s/conv%zu.csv", tmpdir, i);
-        snprintf(text, sizeof text,
-                 "[general]\nrun_name = conv%zu\n[architecture_presets]\nArrayHeight: %u\n"
-                 "ArrayWidth: %u\nIfmapSramSzkB: %u\nFilterSramSzkB: %u\nOfmapSramSzkB: %u\n"
-                 "Dataflow: %s\nBandwidth: %u\n[run_presets]\nInterfaceBandwidth: USER\n",
-                 i, v[i].rows, v[i].cols, v[i].kb[0], v[i].kb[1], v[i].kb[2], v[i].df, v[i].bw);
-        tu_write_file(cfg, text);
+        char name[32], text[512];
+        snprintf(name, sizeof name, "conv%zu", i);
         snprintf(text, sizeof text,
                  "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
                  "Num Filter, Strides,\nL, %u, %u, %u, %u, %u, %u, %u,\n",
                  v[i].h, v[i].w, v[i].fh, v[i].fw, v[i].ch, v[i].nf, v[i].st);
-        tu_write_file(topo, text);
-        snprintf(args, sizeof args, "-c '%s' -t '%s' -p '%s/out'", cfg, topo, tmpdir);
-        CHECK_EQ_INT(scalesim(args, &err), 0);
-        free(err);
-        snprintf(rep, sizeof rep, "%s/out/conv%zu/COMPUTE_REPORT.csv", tmpdir, i);
         long long cy = -1, st = -1;
-        double u, mp;
-        CHECK_EQ_INT(read_compute_report(rep, 0, &cy, &st, &u, &mp), 0);
+        run_user_topo(name, v[i].df, v[i].rows, v[i].cols, v[i].kb, v[i].bw, text, 0, &cy, &st);
         CHECK_EQ_INT(cy, v[i].cycles);
         CHECK_EQ_INT(st, v[i].stall);
         printf("  USER conv %s %ux%u %ux%u ifmap, %ux%ux%u x %u filters: %lld cycles, %lld stalls\n",
