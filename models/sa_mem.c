@@ -385,6 +385,14 @@ struct fold {
     uint64_t a2, nc;  /* column fold: first index, used columns */
 };
 
+/* Demand rows before a streaming operand's first element: none for os
+ * (both operands skew in at once), R for ws and is (the stationary operand
+ * is shifted in first). */
+static int64_t stream_offset(const struct geom *g)
+{
+    return g->df == SA_OS ? 0 : (int64_t)g->R;
+}
+
 /* Columns [lo, hi] of a read operand (ifmap or filter) that carry an
  * address in demand row q of fold f; 0 when none.  *stationary: the operand
  * is the one shifted into the rows during the first R rows of the fold (ws
@@ -403,9 +411,8 @@ static int read_range(const struct geom *g, int op, const struct fold *f, int64_
     }
     /* a streaming operand enters along the rows (nr used), except the os
      * filter, which enters along the columns */
-    int64_t off0 = g->df == SA_OS ? 0 : R;
     int64_t nused = (int64_t)(g->df == SA_OS && op == SA_FILTER ? f->nc : f->nr);
-    return skew_range(q, off0, (int64_t)g->T, nused, lo, hi);
+    return skew_range(q, stream_offset(g), (int64_t)g->T, nused, lo, hi);
 }
 
 /* Serves the read operand's addresses of demand row q; returns the answer
@@ -428,8 +435,7 @@ static int64_t serve_read(struct rbuf *b, const struct geom *g, int op, const st
             x = op == SA_FILTER ? filter_addr(g, f->a + rr, f->a2 + cc)
                                 : ifmap_addr(g, f->a2 + cc, f->a + rr);
         } else {
-            int64_t off0 = g->df == SA_OS ? 0 : R;
-            uint64_t t = (uint64_t)(q - c - off0);
+            uint64_t t = (uint64_t)(q - c - stream_offset(g));
             switch (g->df) {
             case SA_OS:
                 x = op == SA_IFMAP ? ifmap_addr(g, f->a + cc, t) : filter_addr(g, t, f->a2 + cc);
@@ -531,10 +537,9 @@ static void op_row_span(const struct geom *g, int op, const struct fold *f, int6
         *last = R - 1;
         return;
     }
-    int64_t off0 = g->df == SA_OS ? 0 : R;
     int64_t nused = g->df == SA_OS && op == SA_FILTER ? nc : nr;
-    *first = off0;
-    *last = off0 + T - 1 + nused - 1;
+    *first = stream_offset(g);
+    *last = *first + T - 1 + nused - 1;
 }
 
 int sa_mem_calc(const struct sa_mem_config *c, const struct sa_conv *v, struct sa_mem_result *r)

@@ -354,6 +354,21 @@ struct sb {
 
 static void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Room for n more bytes and a terminating NUL. */
+static void sb_reserve(struct sb *b, size_t n)
+{
+    if (b->cap - b->n > n)
+        return;
+    size_t cap = b->cap ? b->cap * 2 : 4096;
+    while (cap - b->n <= n)
+        cap *= 2;
+    char *q = realloc(b->s, cap);
+    if (q == NULL)
+        sim_oom(cap);
+    b->s = q;
+    b->cap = cap;
+}
+
 static void sb_printf(struct sb *b, const char *fmt, ...)
 {
     for (;;) {
@@ -368,29 +383,13 @@ static void sb_printf(struct sb *b, const char *fmt, ...)
             b->n += (size_t)k;
             return;
         }
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap - b->n <= (size_t)k)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (s == NULL)
-            sim_oom(cap);
-        b->s = s;
-        b->cap = cap;
+        sb_reserve(b, (size_t)k);
     }
 }
 
 static void sb_putn(struct sb *b, const char *s, size_t n)
 {
-    if (b->cap - b->n <= n) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        while (cap - b->n <= n)
-            cap *= 2;
-        char *q = realloc(b->s, cap);
-        if (q == NULL)
-            sim_oom(cap);
-        b->s = q;
-        b->cap = cap;
-    }
+    sb_reserve(b, n);
     memcpy(b->s + b->n, s, n);
     b->n += n;
     b->s[b->n] = '\0';

@@ -88,6 +88,9 @@ static const char *const ignored_keys[] = {
     "TopologyCsvLoc",
 };
 
+static const char *const sram_keys[SA_OPERANDS] = {"IfmapSramSzkB", "FilterSramSzkB",
+                                                    "OfmapSramSzkB"};
+
 static int cfg_key(struct ss_config *c, const char *path, int line, const char *section,
                    const char *key, const char *v, struct diag *d)
 {
@@ -110,8 +113,6 @@ static int cfg_key(struct ss_config *c, const char *path, int line, const char *
             c->have_cols = 1;
         return 0;
     }
-    static const char *const sram_keys[SA_OPERANDS] = {"IfmapSramSzkB", "FilterSramSzkB",
-                                                        "OfmapSramSzkB"};
     for (int k = 0; k < SA_OPERANDS; k++)
         if (strcasecmp(key, sram_keys[k]) == 0) {
             if (parse_dim(v, &c->sram_kb[k]) != 0 || c->sram_kb[k] > (1u << 24))
@@ -210,8 +211,6 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
         return diag_set(d, DIAG_E_MISSING, path, 0, "ArrayWidth", "required");
     if (!c->have_df)
         return diag_set(d, DIAG_E_MISSING, path, 0, "Dataflow", "required (os, ws or is)");
-    static const char *const sram_keys[SA_OPERANDS] = {"IfmapSramSzkB", "FilterSramSzkB",
-                                                        "OfmapSramSzkB"};
     for (int k = 0; k < SA_OPERANDS; k++)
         if (c->user_bw && !c->have_sram[k])
             return diag_set(d, DIAG_E_MISSING, path, 0, sram_keys[k],

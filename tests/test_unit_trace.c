@@ -552,13 +552,10 @@ static void test_topo_lowest_index_first(void)
     snprintf(path, sizeof path, "%s/topo.json", tmpdir);
     tu_write_file(path, text);
     struct trace t;
-    struct diag d;
-    int rc = trace_load(path, &t, &d);
+    int rc = tu_load_trace(path, &t);
     CHECK_EQ_INT(rc, 0);
-    if (rc != 0) {
-        diag_print(&d, stderr);
+    if (rc != 0)
         return;
-    }
     CHECK_EQ_INT(t.ndevices, 1);
     CHECK(strcmp(t.devices[0], "gpu0") == 0);
     CHECK_EQ_INT(t.name[0], '\0');
@@ -590,13 +587,10 @@ static void test_readme_example(void)
     tu_write_file(path, start + 8);
     free(md);
     struct trace t;
-    struct diag d;
-    int rc = trace_load(path, &t, &d);
+    int rc = tu_load_trace(path, &t);
     CHECK_EQ_INT(rc, 0);
-    if (rc != 0) {
-        diag_print(&d, stderr);
+    if (rc != 0)
         return;
-    }
     CHECK_EQ_INT(t.nops, 7);
     CHECK(t.tokens == 4.0);
     CHECK_EQ_INT(t.ops[0].kind, OP_MEMCPY);

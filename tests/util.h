@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cfg.h"
+#include "trace.h"
 
 /* Write n bytes to path; aborts if the file cannot be written. */
 static inline void tu_write_bytes(const char *path, const char *data, size_t n)
@@ -137,6 +138,17 @@ static inline int tu_load_cfg(const char *path, struct hw_config *h)
     struct diag d;
     memset(&d, 0, sizeof d);
     int rc = cfg_load(path, h, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    return rc;
+}
+
+/* Load a trace; 0, or -1 with the error printed. */
+static inline int tu_load_trace(const char *path, struct trace *t)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = trace_load(path, t, &d);
     if (rc != 0)
         diag_print(&d, stderr);
     return rc;
