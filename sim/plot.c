@@ -229,28 +229,43 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
         cJSON_ArrayForEach(m, o)
         {
             const char *k = m->string ? m->string : "";
-            /* most members are ones this loop skips: test the first letter
-             * before comparing names */
-            if (strchr("nkbtfls", k[0]) == NULL || k[0] == '\0')
+            /* the member is told by its first letters, then confirmed:
+             * comparing each name against every wanted one was most of
+             * this loop's time */
+            enum { M_NONE, M_NAME, M_KIND, M_BOUND, M_TILE, M_TIME, M_FLOPS, M_BUSY, M_LAUNCH,
+                   M_BYTES, M_STALL } which = M_NONE;
+            static const char *const mname[] = {"", "name", "kind", "bound", "tile", "time_s",
+                                                "flops", "busy_s", "launch_s", "bytes", "stall_s"};
+            switch (k[0]) {
+            case 'n': which = M_NAME; break;
+            case 'k': which = M_KIND; break;
+            case 'f': which = M_FLOPS; break;
+            case 'l': which = M_LAUNCH; break;
+            case 'b': which = k[1] == 'o' ? M_BOUND : k[1] == 'y' ? M_BYTES : M_BUSY; break;
+            case 't': which = k[1] == 'i' && k[2] == 'l' ? M_TILE : M_TIME; break;
+            case 's': which = M_STALL; break;
+            default: break;
+            }
+            if (which == M_NONE || strcmp(k, mname[which]) != 0)
                 continue;
-            if (strcmp(k, "name") == 0)
+            if (which == M_NAME)
                 q->name = cJSON_IsString(m) ? m->valuestring : "";
-            else if (strcmp(k, "kind") == 0)
+            else if (which == M_KIND)
                 q->kind = cJSON_IsString(m) ? m->valuestring : "";
-            else if (strcmp(k, "bound") == 0)
+            else if (which == M_BOUND)
                 q->bound = cJSON_IsString(m) ? m->valuestring : "";
-            else if (strcmp(k, "tile") == 0)
+            else if (which == M_TILE)
                 q->tile = cJSON_IsString(m) ? m->valuestring : "";
-            else if (strcmp(k, "time_s") == 0)
+            else if (which == M_TIME)
                 q->time = num(m);
-            else if (strcmp(k, "flops") == 0)
+            else if (which == M_FLOPS)
                 q->flops = num(m);
-            else if (strcmp(k, "busy_s") == 0)
+            else if (which == M_BUSY)
                 q->busy = num(m);
-            else if (strcmp(k, "launch_s") == 0)
+            else if (which == M_LAUNCH)
                 q->launch = num(m);
-            else if (strcmp(k, "bytes") == 0 || strcmp(k, "stall_s") == 0) {
-                double *dst = k[0] == 'b' ? q->bytes : q->stall;
+            else {
+                double *dst = which == M_BYTES ? q->bytes : q->stall;
                 const cJSON *lv;
                 unsigned pos = 0;
                 cJSON_ArrayForEach(lv, m)
@@ -786,7 +801,20 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         names[nl] = level_name((enum level)l);
         cols[nl++] = level_colors[l];
     }
+    /* Ops that land on the same pixel at a level (the same layer of each
+     * of 32 blocks) are one circle whose tooltip says how many: identical
+     * circles drawn over each other only made the page larger. */
     uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
+    struct rpt {
+        char cx[24], cy[24];
+        uint32_t op, count;
+        unsigned l;
+        double ai, perf;
+    } *pts = sim_xcalloc((size_t)m * NLVL + 1, sizeof *pts);
+    enum { RPT_HASH = 4096 };   /* more than the points: never full */
+    _Static_assert(PLOT_MAX_ROOF_OPS * NLVL < RPT_HASH, "roofline point table too small");
+    int32_t *slot = sim_xcalloc(RPT_HASH, sizeof *slot); /* index + 1, 0 = empty */
+    uint32_t npts = 0;
     for (uint32_t k = 0; k < m; k++) {
         const struct pop *o = &p->ops[p->order[k]];
         if (o->flops <= 0 || o->time <= 0)
@@ -798,23 +826,48 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
             double ai = o->flops / o->bytes[l];
             if (ai < x.lo || ai > x.hi || perf < y.lo || perf > y.hi)
                 continue;
-            char cx[24], cy[24];
-            numfmt_fix(cx, sizeof cx, ax_map(&x, ai), 1);
-            numfmt_fix(cy, sizeof cy, ax_map(&y, perf), 1);
-            char ia[32], pa[32];
-            numfmt_sig(ia, sizeof ia, ai, 3);
-            numfmt_sig(pa, sizeof pa, perf, 3);
-            const char *head[] = {"<circle cx=\"", cx, "\" cy=\"", cy, "\" r=\"3\" fill=\"",
-                                  level_colors[l], "\" fill-opacity=\"0.7\"><title>"};
-            for (size_t q = 0; q < sizeof head / sizeof head[0]; q++)
-                sb_puts(h, head[q]);
-            sb_html(h, o->name);
-            const char *tail[] = {" at ", level_name((enum level)l), ": ", ia, " FLOP/B, ", pa,
-                                  " FLOP/s</title></circle>\n"};
-            for (size_t q = 0; q < sizeof tail / sizeof tail[0]; q++)
-                sb_puts(h, tail[q]);
+            struct rpt *q = &pts[npts];
+            numfmt_fix(q->cx, sizeof q->cx, ax_map(&x, ai), 1);
+            numfmt_fix(q->cy, sizeof q->cy, ax_map(&y, perf), 1);
+            uint64_t hsh = key_hash(q->cx) * 31 + key_hash(q->cy) * 7 + l;
+            uint32_t b = (uint32_t)(hsh % RPT_HASH);
+            while (slot[b] != 0) {
+                struct rpt *e = &pts[slot[b] - 1];
+                if (e->l == l && strcmp(e->cx, q->cx) == 0 && strcmp(e->cy, q->cy) == 0)
+                    break;
+                b = (b + 1) % RPT_HASH;
+            }
+            if (slot[b] != 0) {
+                pts[slot[b] - 1].count++;
+                continue;
+            }
+            slot[b] = (int32_t)++npts;
+            q->op = p->order[k];
+            q->count = 1;
+            q->l = l;
+            q->ai = ai;
+            q->perf = perf;
         }
     }
+    for (uint32_t i = 0; i < npts; i++) {
+        const struct rpt *q = &pts[i];
+        char ia[32], pa[32], more[48] = "";
+        numfmt_sig(ia, sizeof ia, q->ai, 3);
+        numfmt_sig(pa, sizeof pa, q->perf, 3);
+        if (q->count > 1)
+            snprintf(more, sizeof more, " and %u more ops", q->count - 1);
+        const char *head[] = {"<circle cx=\"", q->cx, "\" cy=\"", q->cy, "\" r=\"3\" fill=\"",
+                              level_colors[q->l], "\" fill-opacity=\"0.7\"><title>"};
+        for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
+            sb_puts(h, head[j]);
+        sb_html(h, p->ops[q->op].name);
+        const char *tail[] = {more, " at ", level_name((enum level)q->l), ": ", ia, " FLOP/B, ", pa,
+                              " FLOP/s</title></circle>\n"};
+        for (size_t j = 0; j < sizeof tail / sizeof tail[0]; j++)
+            sb_puts(h, tail[j]);
+    }
+    free(pts);
+    free(slot);
     svg_legend(h, 780, 30, names, cols, nl);
     sb_printf(h, "</svg></figure>\n");
 }
@@ -874,6 +927,20 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
     sb_printf(h, "</svg></figure>\n");
 }
 
+/* one flat step of a line, from time t0 to t1 (us) at pixel height y */
+static void svg_step(struct sb *h, const struct axis *x, double t0, double t1, const char *y)
+{
+    char a1[24], a3[24];
+    numfmt_fix(a1, sizeof a1, ax_map(x, t0), 1);
+    numfmt_fix(a3, sizeof a3, ax_map(x, t1), 1);
+    const char *pts[] = {a1, ",", y, " ", a3, ",", y, " "};
+    for (size_t q = 0; q < sizeof pts / sizeof pts[0]; q++)
+        sb_puts(h, pts[q]);
+}
+
+/* at most this many steps per line of the bandwidth plot (690 px wide) */
+#define SVG_BW_STEPS 345
+
 static void svg_bandwidth(struct sb *h, const struct pdata *p)
 {
     int n = 0;
@@ -898,17 +965,29 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
         if (!cJSON_IsArray(a) || a->child == NULL)
             continue;
         sb_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", level_colors[l]);
-        int i = 0;
-        for (const cJSON *v = a->child; v != NULL; v = v->next, i++) {
-            double val = num(v) * 1e-9;
-            char a1[24], a2[24], a3[24];
-            numfmt_fix(a1, sizeof a1, ax_map(&x, i * p->bucket_s * 1e6), 1);
-            numfmt_fix(a2, sizeof a2, ax_map(&y, val), 1);
-            numfmt_fix(a3, sizeof a3, ax_map(&x, (i + 1) * p->bucket_s * 1e6), 1);
-            const char *pts[] = {a1, ",", a2, " ", a3, ",", a2, " "};
-            for (size_t q = 0; q < sizeof pts / sizeof pts[0]; q++)
-                sb_puts(h, pts[q]);
+        /* a step line: buckets are averaged in groups of about two
+         * pixels, and a run of steps at the same height is one segment
+         * (more points than pixels only made the page larger) */
+        int len = ts_len(p, l), g = (len + SVG_BW_STEPS - 1) / SVG_BW_STEPS, i = 0;
+        if (g < 1)
+            g = 1;
+        char y0[24] = "", ycur[24];
+        int seg0 = 0;
+        for (const cJSON *v = a->child; v != NULL;) {
+            int i0 = i;
+            double sum = 0;
+            for (int k = 0; k < g && v != NULL; k++, v = v->next, i++)
+                sum += num(v);
+            numfmt_fix(ycur, sizeof ycur, ax_map(&y, sum / (i - i0) * 1e-9), 1);
+            if (i0 > 0 && strcmp(ycur, y0) != 0) {
+                svg_step(h, &x, seg0 * p->bucket_s * 1e6, i0 * p->bucket_s * 1e6, y0);
+                seg0 = i0;
+            }
+            if (i0 == 0 || strcmp(ycur, y0) != 0)
+                memcpy(y0, ycur, sizeof y0);
         }
+        if (i > 0)
+            svg_step(h, &x, seg0 * p->bucket_s * 1e6, i * p->bucket_s * 1e6, y0);
         sb_printf(h, "\"/>\n");
         names[nl] = level_name((enum level)l);
         cols[nl++] = level_colors[l];

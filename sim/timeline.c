@@ -15,7 +15,11 @@ void tl_init(struct timeline *tl, uint32_t ndev, uint64_t gran_ps)
 {
     memset(tl, 0, sizeof *tl);
     tl->gran_ps = gran_ps;
+    /* counters are aggregated to the same granularity as wave slices: the
+     * first power-of-two multiple of 1 us at or above it */
     tl->bucket_ps = TL_FIRST_BUCKET_PS;
+    while (tl->bucket_ps < gran_ps && tl->bucket_ps < (UINT64_MAX >> 2))
+        tl->bucket_ps *= 2;
     tl->ndev = ndev;
     tl->series = sim_xcalloc((size_t)ndev * TL_SERIES_PER_DEV, sizeof *tl->series);
     tl->cap = 1024;
@@ -125,24 +129,78 @@ void tl_waves(struct timeline *tl, uint32_t dev, uint32_t op, uint32_t kern, uin
 
 /* ------------------------------------------------------------------ writer */
 
-static void put_str(FILE *f, const char *s)
+/* The writer assembles events in a small buffer and hands the file whole
+ * blocks: a stdio call per field (and printf per number) was most of the
+ * time of writing a timeline. */
+struct lbuf {
+    FILE *f;
+    size_t n;
+    char b[8192];
+};
+
+static void lb_flush(struct lbuf *l)
 {
-    fputc('"', f);
+    fwrite(l->b, 1, l->n, l->f);
+    l->n = 0;
+}
+
+static void lb_putn(struct lbuf *l, const char *s, size_t n)
+{
+    if (l->n + n > sizeof l->b) {
+        lb_flush(l);
+        if (n > sizeof l->b) {
+            fwrite(s, 1, n, l->f);
+            return;
+        }
+    }
+    memcpy(l->b + l->n, s, n);
+    l->n += n;
+}
+
+static void lb_puts(struct lbuf *l, const char *s)
+{
+    lb_putn(l, s, strlen(s));
+}
+
+static void lb_putc(struct lbuf *l, char c)
+{
+    if (l->n == sizeof l->b)
+        lb_flush(l);
+    l->b[l->n++] = c;
+}
+
+static void lb_u64(struct lbuf *l, uint64_t v)
+{
+    char tmp[24];
+    int i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    lb_putn(l, tmp + i, sizeof tmp - (size_t)i);
+}
+
+/* a JSON string */
+static void lb_str(struct lbuf *l, const char *s)
+{
+    lb_putc(l, '"');
     for (;;) {
         size_t run = 0;
         while (s[run] != '\0' && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 0x20)
             run++;
-        fwrite(s, 1, run, f);
+        lb_putn(l, s, run);
         s += run;
         if (*s == '\0')
             break;
+        char esc[8];
         if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
+            snprintf(esc, sizeof esc, "\\%c", *s);
         else
-            fprintf(f, "\\u%04x", (unsigned char)*s);
+            snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s);
+        lb_puts(l, esc);
         s++;
     }
-    fputc('"', f);
+    lb_putc(l, '"');
 }
 
 /* Into buf (room for 48 bytes): "<whole>.<frac>", frac padded to digits. */
@@ -174,35 +232,74 @@ static size_t milli_into(char *buf, double v)
     return fix_into(buf, m / 1000, m % 1000, 3);
 }
 
-/* "<whole>.<frac>" with frac zero-padded to `digits`, no printf. */
-static void put_fixed(FILE *f, uint64_t whole, uint64_t frac, int digits)
-{
-    char buf[48];
-    fwrite(buf, 1, fix_into(buf, whole, frac, digits), f);
-}
-
 /* Microseconds with picosecond digits, printed with integer arithmetic:
  * floating-point printing dominated the writer's time. */
-static void put_us(FILE *f, uint64_t ps)
+static void lb_us(struct lbuf *l, uint64_t ps)
 {
-    put_fixed(f, ps / 1000000u, ps % 1000000u, 6);
+    char buf[48];
+    lb_putn(l, buf, fix_into(buf, ps / 1000000u, ps % 1000000u, 6));
 }
 
+/* a number as numfmt_g prints it */
+static void lb_num(struct lbuf *l, double v)
+{
+    char buf[40];
+    lb_putn(l, buf, (size_t)numfmt_g(buf, sizeof buf, v));
+}
 
 /* Thread ids: per stream s, ops on 2s+1, waves on 2s+2.  Counters are
  * process-level tracks. */
-static void meta(FILE *f, int *first, uint32_t pid, uint32_t tid, const char *what,
+static void meta(struct lbuf *l, int *first, uint32_t pid, uint32_t tid, const char *what,
                  const char *name, int sort)
 {
-    fprintf(f, "%s\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":",
-            *first ? "" : ",", pid, tid, what);
-    put_str(f, name);
-    fprintf(f, "}}");
+    lb_puts(l, *first ? "\n{\"ph\":\"M\",\"pid\":" : ",\n{\"ph\":\"M\",\"pid\":");
+    lb_u64(l, pid);
+    lb_puts(l, ",\"tid\":");
+    lb_u64(l, tid);
+    lb_puts(l, ",\"name\":\"");
+    lb_puts(l, what);
+    lb_puts(l, "\",\"args\":{\"name\":");
+    lb_str(l, name);
+    lb_puts(l, "}}");
     *first = 0;
-    if (sort >= 0)
-        fprintf(f, ",\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"%s_sort_index\",\"args\":"
-                   "{\"sort_index\":%d}}",
-                pid, tid, strcmp(what, "process_name") == 0 ? "process" : "thread", sort);
+    if (sort >= 0) {
+        lb_puts(l, ",\n{\"ph\":\"M\",\"pid\":");
+        lb_u64(l, pid);
+        lb_puts(l, ",\"tid\":");
+        lb_u64(l, tid);
+        lb_puts(l, strcmp(what, "process_name") == 0 ? ",\"name\":\"process_sort_index\",\"args\":"
+                                                     : ",\"name\":\"thread_sort_index\",\"args\":");
+        lb_puts(l, "{\"sort_index\":");
+        lb_u64(l, (uint64_t)sort);
+        lb_puts(l, "}}");
+    }
+}
+
+/* an X event up to its duration */
+static void slice_head(struct lbuf *l, uint32_t pid, uint32_t tid, uint64_t start_ps, uint64_t end_ps)
+{
+    lb_puts(l, ",\n{\"ph\":\"X\",\"pid\":");
+    lb_u64(l, pid);
+    lb_puts(l, ",\"tid\":");
+    lb_u64(l, tid);
+    lb_puts(l, ",\"ts\":");
+    lb_us(l, start_ps);
+    lb_puts(l, ",\"dur\":");
+    lb_us(l, end_ps - start_ps);
+}
+
+/* one end of a "feeds" arrow, on the op track of o's stream */
+static void flow_event(struct lbuf *l, const char *head, uint64_t id, const struct op *o, uint64_t ps)
+{
+    lb_puts(l, head);
+    lb_u64(l, id);
+    lb_puts(l, ",\"pid\":");
+    lb_u64(l, o->device + 1u);
+    lb_puts(l, ",\"tid\":");
+    lb_u64(l, 2u * o->stream + 1u);
+    lb_puts(l, ",\"ts\":");
+    lb_us(l, ps);
+    lb_puts(l, ",\"cat\":\"feeds\",\"name\":\"feeds\"}");
 }
 
 int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struct trace *t,
@@ -211,13 +308,14 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     struct afile a;
     if (afile_open(&a, path, d) != 0)
         return -1;
-    FILE *f = a.f;
+    struct lbuf *l = sim_xcalloc(1, sizeof *l);
+    l->f = a.f;
     int first = 1;
-    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"strata_timeline\":1,\"hardware\":");
-    put_str(f, cfg->name);
-    fprintf(f, ",\"trace\":");
-    put_str(f, t->path);
-    fprintf(f, "},\"traceEvents\":[");
+    lb_puts(l, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"strata_timeline\":1,\"hardware\":");
+    lb_str(l, cfg->name);
+    lb_puts(l, ",\"trace\":");
+    lb_str(l, t->path);
+    lb_puts(l, "},\"traceEvents\":[");
     /* names: processes and the threads streams use */
     uint32_t maxstream = 0;
     for (uint32_t i = 0; i < t->nops; i++)
@@ -229,16 +327,16 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t dv = 0; dv < t->ndevices; dv++) {
         char name[96];
         snprintf(name, sizeof name, "%s (%s)", t->devices[dv], cfg->name);
-        meta(f, &first, dv + 1, 0, "process_name", name, (int)dv);
+        meta(l, &first, dv + 1, 0, "process_name", name, (int)dv);
         for (uint32_t s = 0; s <= maxstream; s++) {
             if (!used[(size_t)dv * (maxstream + 1) + s])
                 continue;
             snprintf(name, sizeof name, "stream %u: ops", s);
-            meta(f, &first, dv + 1, 2 * s + 1, "thread_name", name, (int)(2 * s + 1));
+            meta(l, &first, dv + 1, 2 * s + 1, "thread_name", name, (int)(2 * s + 1));
             /* a wave is a round of tiles over the units: SMs on a GPU,
              * systolic arrays (MXUs) on a TPU or NPU */
             snprintf(name, sizeof name, "stream %u: %s waves", s, cfg->sa_rows ? "array" : "SM");
-            meta(f, &first, dv + 1, 2 * s + 2, "thread_name", name, (int)(2 * s + 2));
+            meta(l, &first, dv + 1, 2 * s + 2, "thread_name", name, (int)(2 * s + 2));
         }
     }
     free(used);
@@ -246,52 +344,42 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         const struct op_result *x = &r->ops[i];
-        fprintf(f, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":", o->device + 1, 2 * o->stream + 1);
-        put_us(f, x->start_ps);
-        fputs(",\"dur\":", f);
-        put_us(f, x->end_ps - x->start_ps);
-        fputs(",\"cat\":\"op\",\"name\":", f);
-        put_str(f, o->name);
-        char fl[40], db[40];
-        numfmt_g(fl, sizeof fl, x->flops);
-        numfmt_g(db, sizeof db, x->bytes[LVL_DRAM]);
-        fprintf(f, ",\"args\":{\"kind\":\"%s\",\"bound\":\"%s\",\"flops\":%s,\"dram_bytes\":%s,"
-                   "\"kernels\":%u,\"tile\":",
-                op_kind_name(o->kind), run_bound_name(x), fl, db, x->kernels);
-        put_str(f, x->tile);
-        fprintf(f, "}}");
+        slice_head(l, o->device + 1u, 2u * o->stream + 1u, x->start_ps, x->end_ps);
+        lb_puts(l, ",\"cat\":\"op\",\"name\":");
+        lb_str(l, o->name);
+        lb_puts(l, ",\"args\":{\"kind\":\"");
+        lb_puts(l, op_kind_name(o->kind));
+        lb_puts(l, "\",\"bound\":\"");
+        lb_puts(l, run_bound_name(x));
+        lb_puts(l, "\",\"flops\":");
+        lb_num(l, x->flops);
+        lb_puts(l, ",\"dram_bytes\":");
+        lb_num(l, x->bytes[LVL_DRAM]);
+        lb_puts(l, ",\"kernels\":");
+        lb_u64(l, x->kernels);
+        lb_puts(l, ",\"tile\":");
+        lb_str(l, x->tile);
+        lb_puts(l, "}}");
     }
-    /* wave slices (nest inside their op's time on their own track); the
-     * numbers are integers, printed without printf */
+    /* wave slices (nest inside their op's time on their own track) */
     for (uint32_t i = 0; i < tl->nslices; i++) {
         const struct tl_slice *s = &tl->slices[i];
         const struct op *o = &t->ops[s->op];
-        char n[8][24];
-        numfmt_g(n[0], sizeof n[0], s->dev + 1);
-        numfmt_g(n[1], sizeof n[1], 2.0 * o->stream + 2);
-        numfmt_g(n[2], sizeof n[2], (double)s->wave0);
-        numfmt_g(n[3], sizeof n[3], (double)(s->wave1 - 1));
-        numfmt_g(n[4], sizeof n[4], s->kern);
-        numfmt_g(n[5], sizeof n[5], s->units);
-        const char *a1[] = {",\n{\"ph\":\"X\",\"pid\":", n[0], ",\"tid\":", n[1], ",\"ts\":"};
-        for (size_t k = 0; k < 5; k++)
-            fputs(a1[k], f);
-        put_us(f, s->start_ps);
-        fputs(",\"dur\":", f);
-        put_us(f, s->end_ps - s->start_ps);
-        fputs(s->wave1 - s->wave0 == 1 ? ",\"cat\":\"waves\",\"name\":\"wave "
-                                       : ",\"cat\":\"waves\",\"name\":\"waves ",
-              f);
-        fputs(n[2], f);
+        slice_head(l, s->dev + 1u, 2u * o->stream + 2u, s->start_ps, s->end_ps);
+        lb_puts(l, s->wave1 - s->wave0 == 1 ? ",\"cat\":\"waves\",\"name\":\"wave "
+                                            : ",\"cat\":\"waves\",\"name\":\"waves ");
+        lb_u64(l, s->wave0);
         if (s->wave1 - s->wave0 != 1) {
-            fputc('-', f);
-            fputs(n[3], f);
+            lb_putc(l, '-');
+            lb_u64(l, s->wave1 - 1);
         }
-        fputs("\",\"args\":{\"op\":", f);
-        put_str(f, o->name);
-        const char *a2[] = {",\"kernel\":", n[4], ",\"sms\":", n[5], "}}"};
-        for (size_t k = 0; k < 5; k++)
-            fputs(a2[k], f);
+        lb_puts(l, "\",\"args\":{\"op\":");
+        lb_str(l, o->name);
+        lb_puts(l, ",\"kernel\":");
+        lb_u64(l, s->kern);
+        lb_puts(l, ",\"sms\":");
+        lb_u64(l, s->units);
+        lb_puts(l, "}}");
     }
     /* arrows from each copy to the ops it fed */
     uint64_t flow = 0;
@@ -305,14 +393,8 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
             flow++;
             uint64_t ts = r->ops[src].end_ps - 1 > r->ops[src].start_ps ? r->ops[src].end_ps - 1
                                                                           : r->ops[src].start_ps;
-            fprintf(f, ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":",
-                    (unsigned long long)flow, so->device + 1, 2 * so->stream + 1);
-            put_us(f, ts);
-            fputs(",\"cat\":\"feeds\",\"name\":\"feeds\"}", f);
-            fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":",
-                    (unsigned long long)flow, o->device + 1, 2 * o->stream + 1);
-            put_us(f, r->ops[i].start_ps);
-            fputs(",\"cat\":\"feeds\",\"name\":\"feeds\"}", f);
+            flow_event(l, ",\n{\"ph\":\"s\",\"id\":", flow, so, ts);
+            flow_event(l, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":", flow, o, r->ops[i].start_ps);
         }
     }
     /* counters: bytes/s (FLOP/s for pipes) and % of peak per bucket */
@@ -338,27 +420,22 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 if (shown == last)
                     continue;
                 last = shown;
-                /* the event is assembled in memory and written at once */
-                char line[320];
-                size_t k = 0;
-                memcpy(line + k, head, head_n);
-                k += head_n;
-                k += fix_into(line + k, b * tl->bucket_ps / 1000000u, b * tl->bucket_ps % 1000000u, 6);
-                memcpy(line + k, args, args_n);
-                k += args_n;
-                k += milli_into(line + k, rate * scale);
+                char num[48];
+                lb_putn(l, head, head_n);
+                lb_us(l, b * tl->bucket_ps);
+                lb_putn(l, args, args_n);
+                lb_putn(l, num, milli_into(num, rate * scale));
                 if (s->capacity_per_s > 0) {
                     static const char pk[] = ",\"% of peak\":";
-                    memcpy(line + k, pk, sizeof pk - 1);
-                    k += sizeof pk - 1;
-                    k += milli_into(line + k, 100.0 * rate / s->capacity_per_s);
+                    lb_putn(l, pk, sizeof pk - 1);
+                    lb_putn(l, num, milli_into(num, 100.0 * rate / s->capacity_per_s));
                 }
-                memcpy(line + k, "}}", 2);
-                k += 2;
-                fwrite(line, 1, k, f);
+                lb_putn(l, "}}", 2);
             }
         }
     }
-    fprintf(f, "\n]}\n");
+    lb_puts(l, "\n]}\n");
+    lb_flush(l);
+    free(l);
     return afile_commit(&a, d);
 }

@@ -36,7 +36,10 @@ static int num_of(const cJSON *o, const char *k, double *v)
     return 0;
 }
 
-static void check_timeline(const char *path, size_t max_events)
+/* Counter events fall on bucket boundaries, and buckets are power-of-two
+ * multiples of 1 us no finer than the granularity: every counter's ts is a
+ * multiple of quantum_us (16 us for the default 10 us granularity). */
+static void check_timeline(const char *path, size_t max_events, double quantum_us)
 {
     char *text = tu_read_file(path, NULL);
     CHECK(text != NULL);
@@ -94,6 +97,12 @@ static void check_timeline(const char *path, size_t max_events)
             CHECK(cJSON_IsObject(args) && cJSON_GetArraySize(args) > 0);
             cJSON_ArrayForEach(a, args) CHECK(cJSON_IsNumber(a));
             CHECK(pnamed[(int)pid]);
+            double q = ts / quantum_us;
+            if (fabs(q - floor(q + 0.5)) > 1e-6) {
+                CHECK(0);
+                fprintf(stderr, "  counter at %.6f us is not on a %.0f us bucket boundary\n", ts,
+                        quantum_us);
+            }
         } else {
             CHECK(strcmp(p, "s") == 0 || strcmp(p, "f") == 0);
         }
@@ -119,7 +128,64 @@ static void check_timeline(const char *path, size_t max_events)
     cJSON_Delete(root);
 }
 
-static void run_one(const char *hw, const char *trace, const char *extra, size_t max_events)
+/* The HTML plots carry no redundant marks: no two roofline circles at the
+ * same place and colour (ops that coincide are one circle that says how
+ * many), and no two consecutive steps of a bandwidth line at one height. */
+static void check_html(const char *path, int expect_merged)
+{
+    char *h = tu_read_file(path, NULL);
+    CHECK(h != NULL);
+    if (h == NULL)
+        return;
+    enum { MAXC = 4096 };
+    static char seen[MAXC][96];
+    int nc = 0, dup = 0;
+    for (const char *c = strstr(h, "<circle cx=\""); c != NULL; c = strstr(c + 1, "<circle cx=\"")) {
+        const char *end = strstr(c, " fill-opacity");
+        CHECK(end != NULL && end - c < 96);
+        if (end == NULL || end - c >= 96 || nc == MAXC)
+            break;
+        char key[96];
+        memcpy(key, c, (size_t)(end - c));
+        key[end - c] = '\0';
+        for (int i = 0; i < nc; i++)
+            dup += strcmp(seen[i], key) == 0;
+        memcpy(seen[nc++], key, sizeof key);
+    }
+    printf("  %s: %d roofline circles\n", path, nc);
+    CHECK(nc > 0);
+    CHECK_EQ_INT(dup, 0);
+    if (expect_merged)
+        CHECK_STR_CONTAINS(h, " more ops at ");
+    const char *bw = strstr(h, "id=\"plot-bandwidth\"");
+    CHECK(bw != NULL);
+    int lines = 0, same = 0;
+    for (const char *pl = bw ? strstr(bw, "points=\"") : NULL; pl != NULL; pl = strstr(pl + 1, "points=\"")) {
+        /* "x0,y x1,y x1,y' x2,y' ...": a segment is two points at one y */
+        const char *q = pl + 8;
+        double prev_y = -1;
+        int first = 1;
+        lines++;
+        while (*q != '"' && *q != '\0') {
+            double x0, y0, x1, y1;
+            int used = 0;
+            if (sscanf(q, "%lf,%lf %lf,%lf %n", &x0, &y0, &x1, &y1, &used) != 4 || used == 0)
+                break;
+            CHECK(y0 == y1 && x1 >= x0);
+            if (!first && y0 == prev_y)
+                same++;
+            prev_y = y0;
+            first = 0;
+            q += used;
+        }
+    }
+    CHECK(lines > 0);
+    CHECK_EQ_INT(same, 0);
+    free(h);
+}
+
+static void run_one(const char *hw, const char *trace, const char *extra, size_t max_events,
+                    double quantum_us, int html_merged)
 {
     char cmd[2048], out[256], tlp[300];
     snprintf(out, sizeof out, "%s/out", tmpdir);
@@ -127,7 +193,9 @@ static void run_one(const char *hw, const char *trace, const char *extra, size_t
              hw, trace, out, extra);
     CHECK_EQ_INT(tu_sh(cmd), 0);
     snprintf(tlp, sizeof tlp, "%s/timeline.json", out);
-    check_timeline(tlp, max_events);
+    check_timeline(tlp, max_events, quantum_us);
+    snprintf(tlp, sizeof tlp, "%s/report.html", out);
+    check_html(tlp, html_merged);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
     tu_sh(cmd);
 }
@@ -137,12 +205,14 @@ int main(void)
     snprintf(tmpdir, sizeof tmpdir, "/tmp/strata-tl-XXXXXX");
     if (mkdtemp(tmpdir) == NULL)
         return 1;
-    run_one("configs/nvidia-a100-sxm-80gb.yaml", "traces/examples/two-streams.json", "", 200000);
+    run_one("configs/nvidia-a100-sxm-80gb.yaml", "traces/examples/two-streams.json", "", 200000, 16,
+            0);
+    /* 32 identical layers: their ops coincide on the roofline */
     run_one("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json", "",
-            200000);
+            200000, 16, 1);
     /* a long run stays bounded: the bucket width and wave merging adapt */
     run_one("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-prefill-2048.json",
-            "--timeline-granularity-us 100", 80000);
+            "--timeline-granularity-us 100", 80000, 128, 1);
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
