@@ -44,6 +44,31 @@ int main(void)
     CHECK_STR_CONTAINS(h, "id=\"total-time\"");
     CHECK_STR_CONTAINS(h, "would cut at most"); /* a verdict from the what-if runs */
     free(h);
+    /* With gnuplot installed, each plot is rendered to PNG and SVG, also
+     * into a folder whose name holds a quote (no shell in between). */
+    if (tu_sh("command -v gnuplot >/dev/null 2>&1 || command -v gnuplot-nox >/dev/null 2>&1") == 0) {
+        unsetenv("STRATA_GNUPLOT");
+        snprintf(cmd, sizeof cmd,
+                 "'%s' plot --report tests/data/report-small.json --out \"%s/it's\" >/dev/null",
+                 STRATA_BINARY, dir);
+        CHECK_EQ_INT(tu_sh(cmd), 0);
+        static const char *const names[] = {"roofline", "stalls", "bandwidth"};
+        for (size_t i = 0; i < 3; i++) {
+            size_t n = 0;
+            snprintf(got, sizeof got, "%s/it's/plots/%s.png", dir, names[i]);
+            char *png = tu_read_file(got, &n);
+            CHECK(png != NULL && n > 1000 && memcmp(png, "\x89PNG", 4) == 0);
+            free(png);
+            snprintf(got, sizeof got, "%s/it's/plots/%s.svg", dir, names[i]);
+            char *svg = tu_read_file(got, &n);
+            CHECK(svg != NULL && strstr(svg, "<svg") != NULL);
+            free(svg);
+        }
+        snprintf(got, sizeof got, "%s/it's/plots/README.txt", dir);
+        CHECK(access(got, F_OK) != 0); /* only written when rendering failed */
+    } else {
+        printf("  gnuplot not installed: rendering not checked\n");
+    }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     tu_sh(cmd);
     TEST_MAIN_END();
