@@ -64,8 +64,27 @@ int numfmt_sig(char *buf, size_t n, double v, int sig)
         return snprintf(buf, n, "0");
     int neg = v < 0;
     double a = fabs(v);
-    int e = (int)floor(log10(a));
-    double scaled = a / pow(10.0, e - sig + 1);
+    /* the decimal exponent and the scaling by exact powers of ten (1e0 to
+     * 1e22 are exact doubles); log10 and pow only outside that range */
+    static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    int e;
+    if (a >= 1.0 && a < 1e22) {
+        int be;
+        frexp(a, &be);
+        e = (int)((be - 1) * 0.30102999566398120);  /* floor(log10(2^(be-1))) */
+        while (e < 22 && a >= p10[e + 1])
+            e++;
+        while (e > 0 && a < p10[e])
+            e--;
+    } else {
+        e = (int)floor(log10(a));
+    }
+    int k10 = e - sig + 1;
+    double scaled = k10 >= 0 && k10 <= 22    ? a / p10[k10]
+                    : k10 < 0 && k10 >= -22 ? a * p10[-k10]
+                                            : a / pow(10.0, k10);
     uint64_t m = (uint64_t)(scaled + 0.5);
     uint64_t top = 1;
     for (int i = 0; i < sig; i++)

@@ -44,5 +44,20 @@ int main(void)
     }
     numfmt_sig(a, sizeof a, 999999.5, 6);
     CHECK(strcmp(a, "1e+06") == 0);
+    /* at and next to each power of ten, where the exponent is decided */
+    for (int i = -5; i <= 25; i++) {
+        double p = pow(10.0, i);
+        const double vs[3] = {p, nextafter(p, 0), nextafter(p, INFINITY)};
+        for (int k = 0; k < 3; k++)
+            for (int sig = 1; sig <= 15; sig += 7) {
+                numfmt_sig(a, sizeof a, vs[k], sig);
+                snprintf(b, sizeof b, "%.*e", sig - 1, vs[k]);
+                CHECK(strtod(a, NULL) == strtod(b, NULL));
+            }
+    }
+    numfmt_sig(a, sizeof a, 1000.0, 3);
+    CHECK(strcmp(a, "1e+03") == 0);
+    numfmt_sig(a, sizeof a, 999.4, 3);
+    CHECK(strcmp(a, "9.99e+02") == 0);
     TEST_MAIN_END();
 }
