@@ -39,9 +39,13 @@ done
 # what the reports cost on top of a decode run
 base=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --quiet)
 js=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --json "$T/r.json" --csv "$T/r.csv" --quiet)
+# gnuplot's own rendering (about 80 ms) is left out: scripts/bench_out.sh
+# and docs/html.md measure what --out adds
+export STRATA_GNUPLOT=none
 out=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --no-whatif --quiet)
 wi=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --quiet)
-echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with 5 what-if re-simulations $wi ms"
+echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with 5 what-if re-simulations $wi ms (no gnuplot rendering)"
+unset STRATA_GNUPLOT
 ms=$(timeit 5 $S validate --data "$T/gemm.csv" --quiet)
 echo "LLMC GEMM sweep (20 shapes, A100): $ms ms wall for all 20"
 ms=$(timeit 3 $S validate --data traces/validation/calibration.csv --quiet)
