@@ -21,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build}
-S=$(pwd)/$B/strata
+case "$B" in /*) S=$B/strata ;; *) S=$(pwd)/$B/strata ;; esac
 [ -x "$S" ] || { echo "build strata first (scripts/demo.sh)" >&2; exit 1; }
 W=${2:-}
 if [ -z "$W" ]; then
@@ -37,10 +37,15 @@ cd "$W"
 "$S" gen llm --model "$OLDPWD/traces/models/llama-2-7b.json" --phase decode --context 2048 -o decode.json >/dev/null
 export STRATA_GNUPLOT=none
 
+# perf, if it is installed and allowed to count here (containers often deny it)
+use_perf=0
+if command -v perf >/dev/null 2>&1 && perf stat -r 1 true >/dev/null 2>&1; then use_perf=1; fi
+[ "$use_perf" = 1 ] || echo "perf unusable: timing shell loops with date (adds a fork to each run)" >&2
+
 # mean wall ms of N runs of the command; $1 prepares each run
 ms() {
   local pre=$1; shift
-  if command -v perf >/dev/null 2>&1; then
+  if [ "$use_perf" = 1 ]; then
     perf stat -r "$N" --pre "$pre" "$@" 2>&1 >/dev/null |
       awk '/seconds time elapsed/ { printf "%.4f", $1 * 1000 }'
   else

@@ -82,10 +82,26 @@ int numfmt_sig(char *buf, size_t n, double v, int sig)
         e = (int)floor(log10(a));
     }
     int k10 = e - sig + 1;
-    double scaled = k10 >= 0 && k10 <= 22    ? a / p10[k10]
-                    : k10 < 0 && k10 >= -22 ? a * p10[-k10]
-                                            : a / pow(10.0, k10);
-    uint64_t m = (uint64_t)(scaled + 0.5);
+    uint64_t m;
+    if (k10 >= -22 && k10 <= 22) {
+        /* a scaled by an exact power of ten, rounded half to even on the
+         * exact product or quotient (its rounding error is recovered with
+         * fma), so the digits are the ones %e prints */
+        double q, r;
+        if (k10 >= 0) {
+            q = a / p10[k10];
+            r = fma(-q, p10[k10], a);   /* a - q * 10^k10, exactly; same sign as the error */
+        } else {
+            q = a * p10[-k10];
+            r = fma(a, p10[-k10], -q);  /* a * 10^-k10 - q, exactly */
+        }
+        double f = floor(q), frac = q - f;
+        m = (uint64_t)f;
+        if (frac > 0.5 || (frac == 0.5 && (r > 0 || (r == 0 && (m & 1)))))
+            m++;
+    } else {
+        m = (uint64_t)(a / pow(10.0, k10) + 0.5);
+    }
     uint64_t top = 1;
     for (int i = 0; i < sig; i++)
         top *= 10;

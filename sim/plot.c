@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -688,21 +690,24 @@ static int find_gnuplot(char *out, size_t n)
 /* Render each names[k].gp in dir that have[k] marks, all at once (one
  * gnuplot process per plot, run side by side: most of their time is
  * gnuplot starting up).  PNG and SVG land next to the scripts; ok[k] says
- * which rendered.  Each process is killed after PLOT_GNUPLOT_TIMEOUT_S
- * (an alarm survives exec).  The path is passed as it is, no shell. */
+ * which rendered.  Each process leads its own process group, and whatever
+ * is still running after PLOT_GNUPLOT_TIMEOUT_S is killed with its
+ * children.  The path is passed as it is, no shell. */
 static void run_gnuplots(const char *gnuplot, const char *dir, const char *const *names,
                          const int *have, int n, int *ok)
 {
-    pid_t pid[3] = {-1, -1, -1};
-    for (int k = 0; k < n && k < 3; k++) {
+    enum { MAXP = 3 };
+    pid_t pid[MAXP] = {-1, -1, -1};
+    int done[MAXP] = {1, 1, 1};
+    for (int k = 0; k < n && k < MAXP; k++) {
         ok[k] = 0;
-        if (!have[k])
+        char script[1100];
+        if (!have[k] || snprintf(script, sizeof script, "%s.gp", names[k]) >= (int)sizeof script)
             continue;
-        char script[64];
-        snprintf(script, sizeof script, "%s.gp", names[k]);
         fflush(NULL);
         pid[k] = fork();
         if (pid[k] == 0) {
+            setpgid(0, 0);
             int fd = open("/dev/null", O_WRONLY);
             if (fd >= 0) {
                 dup2(fd, 1);
@@ -711,18 +716,47 @@ static void run_gnuplots(const char *gnuplot, const char *dir, const char *const
             }
             if (chdir(dir) != 0)
                 _exit(127);
-            alarm(PLOT_GNUPLOT_TIMEOUT_S);
             execl(gnuplot, gnuplot, script, (char *)NULL);
             _exit(127);
         }
+        if (pid[k] > 0) {
+            setpgid(pid[k], pid[k]); /* also here: no race with the kill below */
+            done[k] = 0;
+        }
     }
-    for (int k = 0; k < n && k < 3; k++) {
-        if (pid[k] <= 0)
-            continue;
-        int st = 0;
-        while (waitpid(pid[k], &st, 0) < 0 && errno == EINTR)
-            ;
-        ok[k] = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    struct timespec t0, now, nap = {0, 2000000}; /* poll every 2 ms */
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int left = 0;
+        for (int k = 0; k < n && k < MAXP; k++) {
+            if (done[k])
+                continue;
+            int st = 0;
+            pid_t w = waitpid(pid[k], &st, WNOHANG);
+            if (w == pid[k]) {
+                done[k] = 1;
+                ok[k] = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+            } else if (w < 0 && errno != EINTR) {
+                done[k] = 1; /* not ours to wait for (SIGCHLD ignored): not known to have worked */
+            } else {
+                left++;
+            }
+        }
+        if (left == 0)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double waited = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) * 1e-9;
+        if (waited >= PLOT_GNUPLOT_TIMEOUT_S) {
+            for (int k = 0; k < n && k < MAXP; k++)
+                if (!done[k]) {
+                    kill(-pid[k], SIGKILL);
+                    while (waitpid(pid[k], NULL, 0) < 0 && errno == EINTR)
+                        ;
+                    done[k] = 1;
+                }
+            break;
+        }
+        nanosleep(&nap, NULL);
     }
 }
 

@@ -152,22 +152,27 @@ static int run_pt_cmp(const void *a, const void *b)
 static void run_attribute(struct run_result *r)
 {
     uint32_t n = r->nops;
-    struct run_pt *pts = sim_xcalloc(2 * (size_t)n, sizeof *pts);
+    struct run_pt *pts = sim_xcalloc(2 * (size_t)n + 1, sizeof *pts);
+    size_t npts = 0;
     for (uint32_t i = 0; i < n; i++) {
-        pts[2 * i].t = r->ops[i].start_ps;
-        pts[2 * i].op = (int32_t)i + 1;
-        pts[2 * i + 1].t = r->ops[i].end_ps;
-        pts[2 * i + 1].op = -(int32_t)i - 1;
+        /* an op that takes no time (a fixed_s of 0 with no launch
+         * overhead) shares no instant; its end would sort before its start */
+        if (r->ops[i].end_ps <= r->ops[i].start_ps)
+            continue;
+        pts[npts].t = r->ops[i].start_ps;
+        pts[npts++].op = (int32_t)i + 1;
+        pts[npts].t = r->ops[i].end_ps;
+        pts[npts++].op = -(int32_t)i - 1;
     }
     /* sort by time, ends before starts at equal time, then by op (stable, deterministic) */
-    qsort(pts, 2 * (size_t)n, sizeof *pts, run_pt_cmp);
+    qsort(pts, npts, sizeof *pts, run_pt_cmp);
     double *share = sim_xcalloc(n, sizeof *share);
     uint32_t *active = sim_xcalloc(n, sizeof *active);
     uint32_t *pos = sim_xcalloc(n, sizeof *pos);
     uint32_t nact = 0;
     uint64_t prev = 0;
     double idle = 0;
-    for (size_t k = 0; k < 2 * (size_t)n; k++) {
+    for (size_t k = 0; k < npts; k++) {
         uint64_t dt = pts[k].t - prev;
         if (dt > 0) {
             if (nact == 0)

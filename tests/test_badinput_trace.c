@@ -13,6 +13,7 @@
 
 #include "test.h"
 #include "util.h"
+#include "run.h"
 #include "trace.h"
 
 static char tmpdir[64];
@@ -447,6 +448,37 @@ static void test_write_failures(void)
     trace_free(&t);
 }
 
+/* Ops that take no time at all (fixed_s 0, and no launch overhead, as in
+ * the "no launch overhead" what-if of --out) ran into the time-sharing
+ * sweep with their end sorted before their start and crashed it. */
+static void test_zero_time_ops(void)
+{
+    static const char zero[] =
+        "{\"strata_trace\": 1, \"name\": \"zero\", \"devices\": [\"gpu0\"], \"ops\": [\n"
+        "{\"id\": \"a\", \"kind\": \"generic\", \"device\": \"gpu0\", \"fixed_s\": 0, \"flops\": 0, \"bytes\": 0},\n"
+        "{\"id\": \"b\", \"kind\": \"generic\", \"device\": \"gpu0\", \"fixed_s\": 0, \"flops\": 0, \"bytes\": 0,"
+        " \"deps\": [\"a\"]},\n"
+        "{\"id\": \"c\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"fp32\", \"elements\": 1000,"
+        " \"inputs\": 1, \"outputs\": 1, \"deps\": [\"b\"]}]}\n";
+    char path[128];
+    snprintf(path, sizeof path, "%s/zero.json", tmpdir);
+    tu_write_file(path, zero);
+    struct trace t;
+    struct hw_config cfg;
+    if (tu_load_trace(path, &t) != 0 || tu_load_cfg("configs/nvidia-h100-sxm.yaml", &cfg) != 0) {
+        CHECK(0);
+        return;
+    }
+    cfg.launch_overhead_ps = 0;
+    struct run_result r;
+    struct diag d;
+    CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+    CHECK(r.total_ps > 0);
+    CHECK(r.ops[0].end_ps == r.ops[0].start_ps);
+    run_result_free(&r);
+    trace_free(&t);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-badinput-trace") != 0)
@@ -461,6 +493,7 @@ int main(void)
     test_truncation();
     test_mutations();
     test_write_failures();
+    test_zero_time_ops();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -55,6 +55,30 @@ int main(void)
                 CHECK(strtod(a, NULL) == strtod(b, NULL));
             }
     }
+    /* between 1e-8 and 1e20 the digits are exactly those of %e (rounded
+     * half to even), short decimals like 22.95 included */
+    uint64_t y = 88172645463325252ull;
+    int differ = 0;
+    for (int i = 0; i < 200000; i++) {
+        y ^= y << 13;
+        y ^= y >> 7;
+        y ^= y << 17;
+        double v = (double)(y % 1000000007ull) / 1000000007.0 * 10 * pow(10.0, (int)((y >> 40) % 28) - 8);
+        if ((y >> 20) % 3 == 0)
+            v = round(v * 1000) / 1000;
+        if (!(v >= 1e-8 && v < 1e20))
+            continue;
+        int sig = 1 + (int)((y >> 50) % 12);
+        numfmt_sig(a, sizeof a, v, sig);
+        snprintf(b, sizeof b, "%.*e", sig - 1, v);
+        if (strtod(a, NULL) != strtod(b, NULL) && differ++ < 3)
+            fprintf(stderr, "  %.17g with %d digits: %s, %%e: %s\n", v, sig, a, b);
+    }
+    CHECK_EQ_INT(differ, 0);
+    numfmt_sig(a, sizeof a, 22.95, 3);
+    CHECK(strcmp(a, "2.29e+01") == 0); /* 22.95 is 22.949999... in binary */
+    numfmt_sig(a, sizeof a, 7.125, 3);
+    CHECK(strcmp(a, "7.12e+00") == 0); /* an exact tie: to even, as %e */
     numfmt_sig(a, sizeof a, 1000.0, 3);
     CHECK(strcmp(a, "1e+03") == 0);
     numfmt_sig(a, sizeof a, 999.4, 3);
