@@ -451,7 +451,10 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
             continue;           /* no tile much taller than M */
         for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
             uint32_t tn = tns[j];
-            if (tn > 32 && (double)s->n <= tn / 2.0)
+            /* no tile much wider than N, but 64 stays allowed: with the
+             * minimum tile area below, a GEMM with m <= 16 and n <= 32
+             * would otherwise have no tile at all */
+            if (tn > 64 && (double)s->n <= tn / 2.0)
                 continue;
             if ((uint64_t)tm * tn < 16 * 64 || (uint64_t)tm * tn > 128 * 256)
                 continue;

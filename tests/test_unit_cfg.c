@@ -152,8 +152,35 @@ static void test_every_config(void)
     if (dir == NULL)
         return;
     struct diag d;
-    struct trace t;
+    struct trace t, tiny;
     CHECK_EQ_INT(trace_load("traces/examples/two-streams.json", &t, &d), 0);
+    /* tiny GEMMs and naive attention over a short context: every shape must
+     * find a tile on every chip (m <= 16 with n <= 32 once found none) */
+    char tp[64], *tt = malloc(1 << 16);
+    size_t w = 0;
+    w += (size_t)snprintf(tt + w, (1 << 16) - w, "{\"strata_trace\": 1, \"ops\": [\n");
+    static const int dims[] = {1, 4, 16, 17, 32, 33};
+    int nops = 0;
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++)
+            for (int kk = 1; kk <= 64; kk += 63)
+                w += (size_t)snprintf(tt + w, (1 << 16) - w,
+                                      "%s{\"id\": \"g%d\", \"kind\": \"gemm\", \"dtype\": \"bf16\", "
+                                      "\"m\": %d, \"n\": %d, \"k\": %d}\n",
+                                      nops ? "," : "", nops, dims[i], dims[j], kk), nops++;
+    for (int kv = 1; kv <= 32; kv *= 2)
+        w += (size_t)snprintf(tt + w, (1 << 16) - w,
+                              ",{\"id\": \"a%d\", \"kind\": \"attention\", \"dtype\": \"bf16\", \"batch\": 1, "
+                              "\"heads\": 1, \"q_len\": 1, \"kv_len\": %d, \"head_dim\": 64, \"impl\": \"naive\"}\n",
+                              kv, kv);
+    snprintf(tt + w, (1 << 16) - w, "]}\n");
+    CHECK(tu_mkdtemp(tp, sizeof tp, "strata-cfg") == 0);
+    char tpath[96];
+    snprintf(tpath, sizeof tpath, "%s/tiny.json", tp);
+    tu_write_file(tpath, tt);
+    free(tt);
+    CHECK_EQ_INT(trace_load(tpath, &tiny, &d), 0);
+    tu_rmtree(tp);
     struct dirent *e;
     int n = 0;
     while ((e = readdir(dir)) != NULL) {
@@ -179,11 +206,15 @@ static void test_every_config(void)
         CHECK_EQ_INT(run_trace(&h, &t, &r, &d), 0);
         CHECK(r.total_ps > 0);
         run_result_free(&r);
+        CHECK_EQ_INT(run_trace(&h, &tiny, &r, &d), 0);
+        CHECK(r.total_ps > 0);
+        run_result_free(&r);
         n++;
     }
     closedir(dir);
     trace_free(&t);
-    printf("  every config: %d loaded and ran the two-stream example\n", n);
+    trace_free(&tiny);
+    printf("  every config: %d loaded and ran the two-stream example and %d tiny GEMMs\n", n, nops);
     CHECK(n >= 30);
 }
 
