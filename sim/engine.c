@@ -1,6 +1,7 @@
 /* engine.c: see engine.h. */
 #include "engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -14,11 +15,22 @@ int engine_init(struct engine *e, uint32_t capacity)
 void engine_destroy(struct engine *e)
 {
     eq_destroy(&e->q);
+    free(e->comps);
+    e->comps = NULL;
+    e->ncomps = e->capcomps = 0;
 }
 
 uint32_t engine_register(struct engine *e, const struct comp_ops *ops, void *self)
 {
-    SIM_CHECK(e->ncomps < ENGINE_MAX_COMPS);
+    if (e->ncomps == e->capcomps) {
+        uint32_t cap = e->capcomps ? 2 * e->capcomps : 16;
+        SIM_CHECK(cap > e->ncomps);
+        struct engine_comp *c = realloc(e->comps, (size_t)cap * sizeof *c);
+        if (c == NULL)
+            sim_oom((size_t)cap * sizeof *c);
+        e->comps = c;
+        e->capcomps = cap;
+    }
     e->comps[e->ncomps].ops = ops;
     e->comps[e->ncomps].self = self;
     return e->ncomps++;

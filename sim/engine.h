@@ -16,8 +16,6 @@
 
 #include "eq.h"
 
-#define ENGINE_MAX_COMPS 64
-
 struct engine;
 
 struct comp_ops {
@@ -29,11 +27,11 @@ struct engine {
     struct eq q;
     uint64_t now_ps;                    /* current simulated time */
     uint64_t events;                    /* events dispatched so far */
-    uint32_t ncomps;
-    struct {
+    uint32_t ncomps, capcomps;
+    struct engine_comp {
         const struct comp_ops *ops;
         void *self;
-    } comps[ENGINE_MAX_COMPS];
+    } *comps;                           /* grows as components register (setup only) */
 };
 
 /* capacity: events expected to be pending at once (the queue grows if needed). */

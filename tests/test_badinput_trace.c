@@ -479,6 +479,39 @@ static void test_zero_time_ops(void)
     trace_free(&t);
 }
 
+/* Each device registers its own engine components; more than 8 devices
+ * once overflowed a fixed table of 64 and aborted. */
+static void test_many_devices(void)
+{
+    enum { NDEV = 300 };
+    char *text = malloc(64 * 1024), path[128];
+    size_t w = (size_t)snprintf(text, 64 * 1024, "{\"strata_trace\": 1, \"devices\": [");
+    for (int i = 0; i < NDEV; i++)
+        w += (size_t)snprintf(text + w, 64 * 1024 - w, "%s\"d%d\"", i ? ", " : "", i);
+    w += (size_t)snprintf(text + w, 64 * 1024 - w, "], \"ops\": [");
+    for (int i = 0; i < NDEV; i++)
+        w += (size_t)snprintf(text + w, 64 * 1024 - w,
+                              "%s{\"id\": \"o%d\", \"kind\": \"gemm\", \"device\": \"d%d\", \"dtype\": \"bf16\","
+                              " \"m\": 64, \"n\": 64, \"k\": 64}",
+                              i ? ", " : "", i, i);
+    snprintf(text + w, 64 * 1024 - w, "]}\n");
+    snprintf(path, sizeof path, "%s/many-devices.json", tmpdir);
+    tu_write_file(path, text);
+    free(text);
+    struct trace t;
+    struct hw_config cfg;
+    if (tu_load_trace(path, &t) != 0 || tu_load_cfg("configs/nvidia-h100-sxm.yaml", &cfg) != 0) {
+        CHECK(0);
+        return;
+    }
+    struct run_result r;
+    struct diag d;
+    CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+    CHECK(r.total_ps > 0 && r.ops[NDEV - 1].end_ps > 0);
+    run_result_free(&r);
+    trace_free(&t);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-badinput-trace") != 0)
@@ -494,6 +527,7 @@ int main(void)
     test_mutations();
     test_write_failures();
     test_zero_time_ops();
+    test_many_devices();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
