@@ -4,6 +4,7 @@
  * half-written file under the real name, not durability across a power
  * loss, and an fsync per file made the output folder slower to write than
  * the simulation itself. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "afile.h"
 
 #include <errno.h>
@@ -20,7 +21,23 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
     if (strlen(path) >= sizeof a->path)
         return diag_set(d, DIAG_E_IO, path, 0, "", "path too long");
     snprintf(a->path, sizeof a->path, "%s", path);
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path);
+    snprintf(a->target, sizeof a->target, "%s", path);
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (real == NULL || strlen(real) >= sizeof a->target) {
+            free(real);
+            return diag_set(d, DIAG_E_IO, path, 0, "",
+                            "cannot write: a symbolic link to a file that does not exist");
+        }
+        snprintf(a->target, sizeof a->target, "%s", real);
+        free(real);
+    }
+    if (stat(a->target, &st) == 0 && !S_ISREG(st.st_mode))
+        return diag_set(d, DIAG_E_IO, path, 0, "",
+                        "cannot write: it exists and is not a regular file (%s)",
+                        S_ISDIR(st.st_mode) ? "a folder" : "a device, pipe or socket");
+    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", a->target);
     int fd = mkstemp(a->tmp);
     if (fd < 0) {
         int e = errno;
@@ -58,7 +75,7 @@ int afile_commit(struct afile *a, struct diag *d)
         unlink(a->tmp);
         return diag_set(d, DIAG_E_IO, a->path, 0, "", "write failed: %s", strerror(e));
     }
-    if (rename(a->tmp, a->path) != 0) {
+    if (rename(a->tmp, a->target) != 0) {
         e = errno;
         unlink(a->tmp);
         return diag_set(d, DIAG_E_IO, a->path, 0, "", "cannot write: %s", strerror(e));

@@ -12,11 +12,15 @@
 struct afile {
     FILE *f;
     char *buf; /* stdio buffer we own: glibc ignores setvbuf's size when buf is NULL */
-    char path[1024];
-    char tmp[1100];
+    char path[1024];   /* as the caller named it, for messages */
+    char target[4096]; /* what is replaced: path, or the file a symbolic link names */
+    char tmp[4200];
 };
 
-/* Returns 0 with a->f open for writing, or -1 with *d filled. */
+/* Returns 0 with a->f open for writing, or -1 with *d filled.  A path that
+ * is a symbolic link writes the file it names (the link stays); a path that
+ * exists but is not a regular file (a folder, a device such as /dev/null,
+ * a pipe) is refused: renaming over it would replace it. */
 int afile_open(struct afile *a, const char *path, struct diag *d);
 /* Flush, close and rename.  Returns 0, or -1 (temp file removed) with *d. */
 int afile_commit(struct afile *a, struct diag *d);

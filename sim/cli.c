@@ -191,6 +191,25 @@ int cli_run(int argc, char **argv)
             return 2;
         }
     }
+    /* two reports into one file would keep only the last */
+    if (js != NULL && csv != NULL && strcmp(js, csv) == 0) {
+        fprintf(stderr, "strata run: --json and --csv name the same file '%s'\n", js);
+        return 2;
+    }
+    if (outdir != NULL) {
+        static const char *const mine[] = {"report.json", "ops.csv", "timeline.json", "report.html"};
+        const char *opt[2] = {js, csv};
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 4 && opt[i] != NULL; k++) {
+                char p[1100];
+                snprintf(p, sizeof p, "%s/%s", outdir, mine[k]);
+                if (strcmp(p, opt[i]) == 0) {
+                    fprintf(stderr, "strata run: %s '%s' is also a file --out writes\n",
+                            i ? "--csv" : "--json", opt[i]);
+                    return 2;
+                }
+            }
+    }
     struct diag d;
     memset(&d, 0, sizeof d);
     struct hw_config cfg;

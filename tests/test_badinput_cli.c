@@ -241,10 +241,42 @@ static void test_other(void)
     snprintf(out, sizeof out, "%s/out.json", tmpdir);
     CHECK(!tu_exists(out));
 
+    /* --json and --csv into one file */
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.json'",
+             trace, tmpdir, tmpdir);
+    expect_usage("json-is-csv", args);
+
+    /* a path that is a pipe (or a device) is refused, not renamed over */
+    char fifo[300];
+    snprintf(fifo, sizeof fifo, "%s/a-fifo", tmpdir);
+    CHECK_EQ_INT(mkfifo(fifo, 0644), 0);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s'", trace, fifo);
+    expect_fail("json-into-fifo", args, fifo, 0, "not a regular file");
+    struct stat st;
+    CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    remove(fifo);
+    /* a dangling symbolic link is refused; a link to a file writes the file */
+    char link[300], target[300];
+    snprintf(link, sizeof link, "%s/a-link", tmpdir);
+    snprintf(target, sizeof target, "%s/target.txt", tmpdir);
+    CHECK_EQ_INT(symlink("target.txt", link), 0);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s'", trace, link);
+    expect_fail("json-dangling", args, link, 0, "symbolic link");
+    tu_write_file(target, "old\n");
+    char *err = NULL;
+    CHECK_EQ_INT(run_cli(args, &err), 0);
+    free(err);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    char *got = tu_read_file(target, NULL);
+    CHECK_STR_CONTAINS(got, "strata_report");
+    free(got);
+    remove(link);
+    remove(target);
+
     /* and the good trace itself runs (so the failures above are the inputs' fault) */
     snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json'", trace,
              tmpdir);
-    char *err = NULL;
+    err = NULL;
     CHECK_EQ_INT(run_cli(args, &err), 0);
     free(err);
     CHECK(tu_exists(out));
