@@ -444,8 +444,16 @@ int cli_scalesim(int argc, char **argv)
     for (int k = 0; k < 3 && rc == 0 && outdir != NULL; k++) {
         snprintf(path, sizeof path, "%s/%s.csv", dir, reports[k]);
         rc = afile_open(&a[k], path, &d);
-        if (rc == 0)
+        if (rc == 0) {
             opened++;
+        } else {
+            /* none of the three: not an earlier run's either */
+            for (int j = 0; j < 3; j++)
+                if (j != k) {
+                    snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
+                    remove(path);
+                }
+        }
     }
     if (rc == 0 && outdir != NULL) {
         fprintf(a[0].f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
