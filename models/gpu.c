@@ -62,6 +62,8 @@
 #include "timeline.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
+#define GPU_MAX_WAVES (1u << 24)   /* waves of tiles in one kernel */
+#define GPU_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
 #define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
 #define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
 #define GPU_MAX_RUNNING 64      /* ops running at once on one device */
@@ -1307,7 +1309,6 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
                         uint32_t device, struct timeline *tl, struct flowsrv *shared_dram,
                         struct diag *d)
 {
-    (void)d;
     struct gpu *g = sim_xcalloc(1, sizeof *g);
     g->cfg = cfg;
     g->t = t;
@@ -1350,9 +1351,19 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             const struct kplan *p = &g->low[i].k[k];
             if (p->dma || p->fixed)
                 continue;
-            size_t np = (size_t)(p->gb * (p->gm + p->gn));
-            uint64_t slots = (uint64_t)cfg->units * p->ctas_per_unit;
-            size_t nw = (size_t)ceil_div(p->gm * p->gn * p->gb, slots);
+            double slots = (double)cfg->units * p->ctas_per_unit;
+            double npd = (double)p->gb * ((double)p->gm + (double)p->gn);
+            double nwd = ceil((double)p->gm * (double)p->gn * (double)p->gb / slots);
+            /* the L2 reuse model keeps a word per operand panel and per
+             * wave; an op past these sizes is no real kernel */
+            if (npd > GPU_MAX_PANELS || nwd > GPU_MAX_WAVES) {
+                diag_set(d, DIAG_E_RANGE, t->path, 0, t->ops[i].id,
+                         "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
+                         cfg->name, nwd, p->tile, (double)GPU_MAX_WAVES);
+                gpu_destroy(g);
+                return NULL;
+            }
+            size_t np = (size_t)npd, nw = (size_t)nwd;
             if (np > panels)
                 panels = np;
             if (nw > waves)

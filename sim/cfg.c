@@ -425,6 +425,9 @@ static int is_decimal(const char *s)
     return *p == '\0';
 }
 
+#define CFG_MIN_POS 1e-3 /* smallest positive figure a config may give */
+#define CFG_MAX_POS 1e15 /* and the largest */
+
 enum range {
     RANGE_POS,     /* > 0 */
     RANGE_NONNEG,  /* >= 0 */
@@ -455,9 +458,12 @@ static int number_value(struct cfg_parse *c, int v, const char *field, enum rang
         return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field, "too large, got %.40s", s);
     switch (r) {
     case RANGE_POS:
-        if (!(x > 0))
+        /* every positive figure of a config (MHz, GB/s, bytes per cycle,
+         * KiB, ns) is far inside this; a value like 1e-300 passed "> 0" and
+         * made times infinite */
+        if (!(x >= CFG_MIN_POS && x <= CFG_MAX_POS))
             return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be > 0, got %.40s", s);
+                            "must be between %g and %g, got %.40s", CFG_MIN_POS, CFG_MAX_POS, s);
         break;
     case RANGE_NONNEG:
         if (!(x >= 0))
@@ -465,9 +471,9 @@ static int number_value(struct cfg_parse *c, int v, const char *field, enum rang
                             "must be >= 0, got %.40s", s);
         break;
     case RANGE_FRAC:
-        if (!(x > 0 && x <= 1))
+        if (!(x >= CFG_MIN_POS && x <= 1))
             return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be in (0, 1], got %.40s", s);
+                            "must be in [%g, 1], got %.40s", CFG_MIN_POS, s);
         break;
     case RANGE_FRAC0:
         if (!(x >= 0 && x < 1))
@@ -597,6 +603,10 @@ static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, co
         seen_line[t] = kn->line;
         if (kn->next < 0 || number_value(c, kn->next, sub, RANGE_NONNEG, &rates[t]) != 0)
             return -1;
+        if (rates[t] != 0 && !(rates[t] >= CFG_MIN_POS && rates[t] <= CFG_MAX_POS))
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[kn->next].line, sub,
+                            "must be 0 (no such pipe) or between %g and %g, got %.40s", CFG_MIN_POS,
+                            CFG_MAX_POS, node_text(c, kn->next));
         if (rates[t] > 0)
             any = 1;
     }

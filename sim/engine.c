@@ -40,6 +40,10 @@ uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t typ
                    uint64_t arg, void *ptr)
 {
     SIM_CHECK_LE_U64(e->now_ps, at_ps); /* never schedule into the past */
+    if (at_ps > ENGINE_MAX_PS) {
+        e->overflow = 1;
+        return 0;                           /* a handle that cancels nothing */
+    }
     SIM_CHECK(comp < e->ncomps);
     uint64_t h = eq_push(&e->q, at_ps, comp, type, arg, ptr);
     SIM_CHECK(h != 0);
@@ -49,6 +53,10 @@ uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t typ
 uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
                       uint32_t type, uint64_t arg, void *ptr)
 {
+    if (delay_ps > ENGINE_MAX_PS - e->now_ps) { /* also keeps the sum from wrapping */
+        e->overflow = 1;
+        return 0;
+    }
     return engine_at(e, e->now_ps + delay_ps, comp, type, arg, ptr);
 }
 
@@ -60,7 +68,7 @@ void engine_cancel(struct engine *e, uint64_t handle)
 void engine_run(struct engine *e)
 {
     struct eq_event ev;
-    while (eq_pop(&e->q, &ev)) {
+    while (!e->overflow && eq_pop(&e->q, &ev)) {
         e->now_ps = ev.time_ps;
         e->events++;
         e->comps[ev.comp].ops->handle(e, e->comps[ev.comp].self, &ev);

@@ -16,6 +16,11 @@
 
 #include "eq.h"
 
+/* Simulated time is kept in picoseconds in 64 bits.  A run that would pass
+ * 2^62 ps (4.6e6 s, 53 days) stops with engine.overflow set instead of
+ * wrapping (an op far too large for the chip). */
+#define ENGINE_MAX_PS (UINT64_C(1) << 62)
+
 struct engine;
 
 struct comp_ops {
@@ -27,6 +32,7 @@ struct engine {
     struct eq q;
     uint64_t now_ps;                    /* current simulated time */
     uint64_t events;                    /* events dispatched so far */
+    int overflow;                       /* something was scheduled past ENGINE_MAX_PS: stopped */
     uint32_t ncomps, capcomps;
     struct engine_comp {
         const struct comp_ops *ops;

@@ -112,7 +112,9 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
             best = t;
     }
     SIM_CHECK(isfinite(best));
-    uint64_t dt = (uint64_t)ceil(best);
+    /* past the engine's horizon: let engine_after flag the overflow (a
+     * double that large does not convert to uint64_t) */
+    uint64_t dt = best >= (double)ENGINE_MAX_PS ? ENGINE_MAX_PS + 1 : (uint64_t)ceil(best);
     s->pending = engine_after(e, dt, s->comp, FLOWSRV_EV_DONE, 0, NULL);
 }
 

@@ -1248,6 +1248,20 @@ static void html_report(struct sb *h, const struct pdata *p)
 static int render_doc(const struct jsondoc *docp, const char *outdir, struct plot_summary *sum,
                       struct diag *d);
 
+/* The first number in a document that is not finite (1e400 parses as
+ * infinity), or NULL.  strata writes only finite numbers. */
+static const cJSON *first_nonfinite(const cJSON *j)
+{
+    if (cJSON_IsNumber(j) && !isfinite(j->valuedouble))
+        return j;
+    for (const cJSON *c = j ? j->child : NULL; c != NULL; c = c->next) {
+        const cJSON *b = first_nonfinite(c);
+        if (b != NULL)
+            return b;
+    }
+    return NULL;
+}
+
 int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
                    struct diag *d)
 {
@@ -1260,6 +1274,13 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
     struct jsondoc doc;
     if (jsondoc_load(report_path, &doc, d) != 0)
         return -1;
+    const cJSON *bad = first_nonfinite(doc.root);
+    if (bad != NULL) {
+        int rc = diag_set(d, DIAG_E_RANGE, doc.name, jsondoc_line(&doc, bad),
+                          bad->string ? bad->string : "", "not a finite number");
+        jsondoc_free(&doc);
+        return rc;
+    }
     int rc = render_doc(&doc, outdir, sum, d);
     jsondoc_free(&doc);
     return rc;

@@ -258,6 +258,12 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         engine_run(&e);
         out->events = e.events;
         out->queue_grows = e.q.grows - grows0;
+        if (e.overflow)
+            rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
+                          "the simulated time passed %.3g s on %s: an op is far too large for this chip",
+                          (double)ENGINE_MAX_PS * 1e-12, cfg->name);
+    }
+    if (rc == 0) {
         for (uint32_t i = 0; i < t->nops; i++) {
             const struct op_result *o = &out->ops[i];
             SIM_CHECK(o->end_ps >= o->start_ps);

@@ -584,12 +584,12 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
 
     op->measured_s = -1.0;
     if ((it = items[K_MEASURED]) != NULL &&
-        jsondoc_get_number(doc, it, L->prefix, "measured_s", 0.0, HUGE_VAL, &op->measured_s,
+        jsondoc_get_number(doc, it, L->prefix, "measured_s", 0.0, TRACE_MAX_OP_S, &op->measured_s,
                            L->d))
         return -1;
     op->fixed_s = -1.0;
     if ((it = items[K_FIXED]) != NULL &&
-        jsondoc_get_number(doc, it, L->prefix, "fixed_s", 0.0, HUGE_VAL, &op->fixed_s, L->d))
+        jsondoc_get_number(doc, it, L->prefix, "fixed_s", 0.0, TRACE_MAX_OP_S, &op->fixed_s, L->d))
         return -1;
 
     /* deps: only counted here; resolved once every id is known. */
@@ -644,6 +644,35 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return lerr(L, DIAG_E_RANGE, NULL, line, "flops",
                         "a generic op needs flops > 0 or bytes > 0 (both are 0), or a fixed_s");
     }
+    /* every tensor the op reads or writes holds at most TRACE_SIZE_CAP
+     * elements, as each size field does (products of fields used to wrap) */
+    double big = 0;
+    const char *what = NULL, *field = NULL;
+    if (op->kind == OP_GEMM) {
+        double b = (double)op->u.gemm.batch, m = (double)op->u.gemm.m, n = (double)op->u.gemm.n,
+               k = (double)op->u.gemm.k;
+        big = fmax(b * m * n, fmax(b * m * k, b * k * n));
+        what = "batch x m x n, batch x m x k and batch x k x n";
+        field = "batch";
+    } else if (op->kind == OP_ATTENTION) {
+        double b = (double)op->u.attn.batch, h = (double)op->u.attn.heads,
+               q = (double)op->u.attn.q_len, kv = (double)op->u.attn.kv_len,
+               dh = (double)op->u.attn.head_dim;
+        big = fmax(b * h * q * kv, fmax(b * h * q * dh, b * h * kv * dh));
+        what = "batch x heads x q_len x kv_len and the Q, K and V sizes";
+        field = "kv_len";
+    } else if (op->kind == OP_SOFTMAX || op->kind == OP_NORM || op->kind == OP_REDUCTION) {
+        big = (double)op->u.rc.rows * (double)op->u.rc.cols;
+        what = "rows x cols";
+        field = "cols";
+    } else if (op->kind == OP_EMBEDDING) {
+        big = (double)op->u.emb.tokens * (double)op->u.emb.dim;
+        what = "tokens x dim";
+        field = "dim";
+    }
+    if (big > (double)TRACE_SIZE_CAP)
+        return lerr(L, DIAG_E_RANGE, NULL, line, field,
+                    "%s must be at most 2^50 elements (%.3g here)", what, big);
 
     return 0;
 }

@@ -11,6 +11,9 @@
  * write never leaves a half-written file behind.
  */
 #ifndef STRATA_TRACE_H
+/* An op's measured or fixed time is at most this (a million seconds, 11.6
+ * days): longer is not a kernel, and the engine keeps time in 64-bit ps. */
+#define TRACE_MAX_OP_S 1e6
 #define STRATA_TRACE_H
 
 #include <stdint.h>

@@ -223,7 +223,7 @@ static void test_bad_cases(void)
                    DIAG_E_MISSING, 29, "nvlink.bandwidth_GBps_per_link_per_direction",
                    "missing");
     expect_variant("negative number", "  bandwidth_GBps: 3350\n", "  bandwidth_GBps: -5\n",
-                   DIAG_E_RANGE, 23, "dram.bandwidth_GBps", "must be > 0, got -5");
+                   DIAG_E_RANGE, 23, "dram.bandwidth_GBps", "must be between 0.001 and 1e+15, got -5");
     expect_variant("zero units", "units: 4", "units: 0",
                    DIAG_E_RANGE, 5, "compute.units", "got 0");
     expect_variant("fractional units", "units: 4", "units: 4.5",
@@ -233,7 +233,10 @@ static void test_bad_cases(void)
     expect_variant("overflowing number", "capacity_MiB: 50", "capacity_MiB: 1e400",
                    DIAG_E_RANGE, 16, "l2.capacity_MiB", "too large");
     expect_variant("too many bytes", "capacity_MiB: 50", "capacity_MiB: 1e300",
-                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "too large");
+                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "must be between 0.001 and 1e+15");
+    /* tiny but positive: passed "> 0" and made every time infinite */
+    expect_variant("tiny clock", "clock_MHz: 1000", "clock_MHz: 1e-300",
+                   DIAG_E_RANGE, 3, "clock_MHz", "must be between 0.001 and 1e+15");
     expect_variant("string where number expected", "clock_MHz: 1000", "clock_MHz: fast",
                    DIAG_E_TYPE, 3, "clock_MHz", "expected a number, got 'fast'");
     expect_variant("quoted number", "clock_MHz: 1000", "clock_MHz: \"1000\"",
@@ -297,10 +300,10 @@ static void test_bad_cases(void)
                    "  capacity_GB: 80\n  capacity_GiB: 75\n",
                    DIAG_E_DUPLICATE, 23, "dram.capacity_GiB", "not both");
     expect_variant("fraction > 1", "matrix_pipe_fraction: 0.93", "matrix_pipe_fraction: 1.5",
-                   DIAG_E_RANGE, 32, "efficiency.matrix_pipe_fraction", "(0, 1]");
+                   DIAG_E_RANGE, 32, "efficiency.matrix_pipe_fraction", "[0.001, 1]");
     expect_variant("fraction = 0", "dram_bandwidth_fraction: 0.92",
                    "dram_bandwidth_fraction: 0", DIAG_E_RANGE, 34,
-                   "efficiency.dram_bandwidth_fraction", "(0, 1]");
+                   "efficiency.dram_bandwidth_fraction", "[0.001, 1]");
     expect_variant("penalty = 1", "dram_rw_turnaround_penalty: 0.08",
                    "dram_rw_turnaround_penalty: 1", DIAG_E_RANGE, 35,
                    "efficiency.dram_rw_turnaround_penalty", "[0, 1)");
@@ -388,7 +391,7 @@ static void test_files(void)
     diag_print(&d, mem);
     fclose(mem);
     char want[256];
-    snprintf(want, sizeof want, "%s:23: dram.bandwidth_GBps: must be > 0, got -5\n", tmpfile_);
+    snprintf(want, sizeof want, "%s:23: dram.bandwidth_GBps: must be between 0.001 and 1e+15, got -5\n", tmpfile_);
     CHECK_STR_CONTAINS(out, want);
     free(out);
 }

@@ -57,6 +57,11 @@ int main(void)
     tu_write_file(p, "{\"strata_report\": 1,\n \"ops\": 3}\n");
     expect_fail("ops type", p, out, ":2: ops");
 
+    /* a number too large for a double reads as infinity: refused with its line */
+    snprintf(p, sizeof p, "%s/inf.json", dir);
+    tu_write_file(p, "{\"strata_report\": 1, \"ops\": [],\n \"total_time_s\": 1e400}\n");
+    expect_fail("infinite", p, out, ":2: total_time_s: not a finite number");
+
     /* an output folder under a regular file cannot be created */
     snprintf(p, sizeof p, "%s/afile", dir);
     tu_write_file(p, "x");

@@ -205,6 +205,16 @@ static void test_sizes(void)
            "ops[0].m", NULL);
     expect("gemm-batch-zero", HEAD GEMM "\"m\": 1, \"n\": 1, \"k\": 1, \"batch\": 0}]}\n",
            DIAG_E_RANGE, 2, "ops[0].batch", NULL);
+    /* each field fits, their product does not (it wrapped 64 bits or asked
+     * for terabytes of bookkeeping) */
+    expect("gemm-product", HEAD GEMM "\"m\": 512, \"n\": 14336, \"k\": 4096,\n \"batch\": 2147483647}]}\n",
+           DIAG_E_RANGE, 2, "ops[0].batch", "at most 2^50 elements");
+    expect("norm-product",
+           HEAD "{\"id\": \"n\", \"kind\": \"norm\", \"dtype\": \"bf16\", \"rows\": 1099511627776,"
+                " \"cols\": 33554432}]}\n",
+           DIAG_E_RANGE, 2, "ops[0].cols", "rows x cols");
+    expect("fixed-too-long", HEAD GEN("a") ", \"fixed_s\": 1e300}]}\n", DIAG_E_RANGE, 2,
+           "ops[0].fixed_s", "<= 1000000");
 }
 
 static void test_kinds(void)
@@ -512,6 +522,44 @@ static void test_many_devices(void)
     trace_free(&t);
 }
 
+/* An op far too large for the chip stops the run with an error once the
+ * simulated time would pass 2^62 ps (it used to wrap around and abort or
+ * spin); one past the tile bookkeeping's limits is refused up front. */
+static void test_run_limits(void)
+{
+    struct hw_config cfg;
+    if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &cfg) != 0) {
+        CHECK(0);
+        return;
+    }
+    static const char *const texts[] = {
+        HEAD "{\"id\": \"a\", \"kind\": \"generic\", \"flops\": 1e25, \"bytes\": 0}]}\n",
+        HEAD "{\"id\": \"a\", \"kind\": \"generic\", \"flops\": 0, \"bytes\": 1e300}]}\n",
+        HEAD GEMM "\"m\": 33554432, \"n\": 33554432, \"k\": 1}]}\n",
+    };
+    static const char *const want[] = {"simulated time passed", "simulated time passed",
+                                       "too large to simulate"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/limit%zu.json", tmpdir, i);
+        tu_write_file(path, texts[i]);
+        struct trace t;
+        if (tu_load_trace(path, &t) != 0) {
+            CHECK(0);
+            continue;
+        }
+        struct run_result r;
+        struct diag d;
+        memset(&d, 0, sizeof d);
+        CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), -1);
+        CHECK_EQ_INT(d.code, DIAG_E_RANGE);
+        CHECK_STR_CONTAINS(d.msg, want[i]);
+        printf("%-18s ", "run-limit");
+        diag_print(&d, stdout);
+        trace_free(&t);
+    }
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-badinput-trace") != 0)
@@ -528,6 +576,7 @@ int main(void)
     test_write_failures();
     test_zero_time_ops();
     test_many_devices();
+    test_run_limits();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
