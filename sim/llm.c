@@ -10,6 +10,7 @@
 #include "jsondoc.h"
 
 #define LLM_MAX_DIM (1ull << 24)
+#define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
 
 static int get_dim(const struct jsondoc *doc, const char *key, int required, uint64_t def,
                    uint64_t *out, struct diag *d)
@@ -46,6 +47,15 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
         get_dim(&doc, "max_position_embeddings", 1, 0, &c->max_pos, d) ||
         get_dim(&doc, "num_key_value_heads", 0, c->heads, &c->kv_heads, d))
         goto out;
+    /* the deepest published models have a few hundred layers; a million
+     * wrote a 2 GB trace that strata run then refuses */
+    if (c->layers > LLM_MAX_LAYERS) {
+        diag_set(d, DIAG_E_RANGE, path,
+                 jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(doc.root, "num_hidden_layers")),
+                 "num_hidden_layers", "must be at most %d, got %llu", LLM_MAX_LAYERS,
+                 (unsigned long long)c->layers);
+        goto out;
+    }
     const cJSON *hd = cJSON_GetObjectItemCaseSensitive(doc.root, "head_dim");
     if (hd != NULL && !cJSON_IsNull(hd)) {
         if (jsondoc_get_uint(&doc, hd, "", "head_dim", 1, LLM_MAX_DIM, &c->head_dim, d))

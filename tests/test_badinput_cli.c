@@ -227,6 +227,15 @@ static void test_other(void)
     snprintf(args, sizeof args, "gen llm --model '%s' --phase decode -o '%s/out.json'", model,
              tmpdir);
     expect_fail("gen-missing", args, model, 1, "intermediate_size");
+    /* a million layers: refused rather than a 2 GB trace */
+    tu_write_file(model, "{\"model_type\": \"llama\",\n"
+                      " \"hidden_size\": 4096,\n"
+                      " \"intermediate_size\": 11008,\n"
+                      " \"num_hidden_layers\": 1000000,\n"
+                      " \"num_attention_heads\": 32,\n"
+                      " \"vocab_size\": 32000,\n"
+                      " \"max_position_embeddings\": 4096}\n");
+    expect_fail("gen-deep", args, model, 1, "num_hidden_layers");
 
     /* usage errors */
     snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);
