@@ -435,6 +435,10 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
     static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
     double eb = dtype_bytes(s->dt, 1.0);
     double best_t = INFINITY;
+    /* relax: on a chip whose shared memory or registers hold no tile at all
+     * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
+     * (two stages, registers unchecked) rather than have no plan */
+    for (int relax = 0; relax < 2 && !isfinite(best_t); relax++)
     for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
     /* a systolic unit takes one array height of k per step (a shorter step
      * would leave rows of the array idle), or as much of it as the unit's
@@ -470,13 +474,15 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
                     break;
                 }
             }
+            if (stages == 0 && relax)
+                stages = 2;
             if (stages == 0)
                 continue;
             double regs = tm * (double)tn * 4.0 * 1.5 + threads * 64.0 * 4.0;
             struct kplan cand;
             memset(&cand, 0, sizeof cand);
             plan_occupancy(c, &cand, threads, smem, regs);
-            if (regs > (double)c->regfile_bytes_per_unit)
+            if (regs > (double)c->regfile_bytes_per_unit && !relax)
                 continue;
             cand.stages = stages;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
