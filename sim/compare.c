@@ -75,6 +75,10 @@ int cli_import(int argc, char **argv)
     return 0;
 }
 
+/* A measured time below a nanosecond (no profiler resolves one) has no
+ * relative error to speak of: such ops count as not measured. */
+#define COMPARE_MIN_MEASURED_S 1e-9
+
 struct cls {
     char name[24];
     uint32_t n;                 /* ops with a measured time */
@@ -124,7 +128,7 @@ int cli_compare(int argc, char **argv)
         const struct op *op = &t.ops[i];
         const struct op_result *x = &r.ops[i];
         pred[i] = (double)(x->end_ps - x->start_ps - x->time_ps[CAT_LAUNCH]) * 1e-12;
-        if (op->measured_s <= 0)
+        if (!(op->measured_s >= COMPARE_MIN_MEASURED_S))
             continue;
         nmeas++;
         struct cls *c = &cl[op->fixed_s >= 0 ? OP_KIND_COUNT : op->kind];
@@ -149,7 +153,7 @@ int cli_compare(int argc, char **argv)
     uint32_t *idx = sim_xcalloc(t.nops + 1, sizeof *idx);
     uint32_t m = 0;
     for (uint32_t i = 0; i < t.nops; i++)
-        if (t.ops[i].measured_s > 0 && t.ops[i].fixed_s < 0)
+        if (t.ops[i].measured_s >= COMPARE_MIN_MEASURED_S && t.ops[i].fixed_s < 0)
             idx[m++] = i;
     for (uint32_t a = 0; a < m && a < ntop; a++) { /* partial selection, deterministic */
         uint32_t best = a;

@@ -411,7 +411,7 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
     }
     case F_NUM: {
         double v;
-        if (jsondoc_get_number(doc, it, L->prefix, f->key, 0.0, HUGE_VAL, &v, L->d))
+        if (jsondoc_get_number(doc, it, L->prefix, f->key, 0.0, TRACE_NUM_CAP, &v, L->d))
             return -1;
         *(double *)(void *)dst = v;
         return 0;
@@ -457,6 +457,52 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
                  join(known, sizeof known, names, n));
         return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, f->key, "%s", msg);
     }
+    }
+    return 0;
+}
+
+/* Every tensor an op reads or writes holds at most TRACE_SIZE_CAP elements,
+ * as each size field does (products of fields wrapped 64 bits), and its
+ * per-element work is finite.  0, or -1 with the field and a message. */
+int trace_op_sizes_ok(const struct op *op, const char **field, char *msg, size_t n)
+{
+    double big = 0;
+    const char *what = NULL;
+    *field = "";
+    if (op->kind == OP_GEMM) {
+        double b = (double)op->u.gemm.batch, m = (double)op->u.gemm.m, nn = (double)op->u.gemm.n,
+               k = (double)op->u.gemm.k;
+        big = fmax(b * m * nn, fmax(b * m * k, b * k * nn));
+        what = "batch x m x n, batch x m x k and batch x k x n";
+        *field = "batch";
+    } else if (op->kind == OP_ATTENTION) {
+        double b = (double)op->u.attn.batch, h = (double)op->u.attn.heads,
+               q = (double)op->u.attn.q_len, kv = (double)op->u.attn.kv_len,
+               dh = (double)op->u.attn.head_dim;
+        big = fmax(b * h * q * kv, fmax(b * h * q * dh, b * h * kv * dh));
+        what = "batch x heads x q_len x kv_len and the Q, K and V sizes";
+        *field = "kv_len";
+    } else if (op->kind == OP_SOFTMAX || op->kind == OP_NORM || op->kind == OP_REDUCTION) {
+        big = (double)op->u.rc.rows * (double)op->u.rc.cols;
+        what = "rows x cols";
+        *field = "cols";
+    } else if (op->kind == OP_EMBEDDING) {
+        big = (double)op->u.emb.tokens * (double)op->u.emb.dim;
+        what = "tokens x dim";
+        *field = "dim";
+    } else if (op->kind == OP_ELEMENTWISE && !(op->u.ew.flops_per_element <= TRACE_NUM_CAP)) {
+        *field = "flops_per_element";
+        snprintf(msg, n, "must be at most %g", TRACE_NUM_CAP);
+        return -1;
+    } else if (op->kind == OP_GENERIC &&
+               !(op->u.gen.flops <= TRACE_NUM_CAP && op->u.gen.bytes <= TRACE_NUM_CAP)) {
+        *field = op->u.gen.flops <= TRACE_NUM_CAP ? "bytes" : "flops";
+        snprintf(msg, n, "must be at most %g", TRACE_NUM_CAP);
+        return -1;
+    }
+    if (big > (double)TRACE_SIZE_CAP) {
+        snprintf(msg, n, "%s must be at most 2^50 elements (%.3g here)", what, big);
+        return -1;
     }
     return 0;
 }
@@ -644,35 +690,9 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return lerr(L, DIAG_E_RANGE, NULL, line, "flops",
                         "a generic op needs flops > 0 or bytes > 0 (both are 0), or a fixed_s");
     }
-    /* every tensor the op reads or writes holds at most TRACE_SIZE_CAP
-     * elements, as each size field does (products of fields used to wrap) */
-    double big = 0;
-    const char *what = NULL, *field = NULL;
-    if (op->kind == OP_GEMM) {
-        double b = (double)op->u.gemm.batch, m = (double)op->u.gemm.m, n = (double)op->u.gemm.n,
-               k = (double)op->u.gemm.k;
-        big = fmax(b * m * n, fmax(b * m * k, b * k * n));
-        what = "batch x m x n, batch x m x k and batch x k x n";
-        field = "batch";
-    } else if (op->kind == OP_ATTENTION) {
-        double b = (double)op->u.attn.batch, h = (double)op->u.attn.heads,
-               q = (double)op->u.attn.q_len, kv = (double)op->u.attn.kv_len,
-               dh = (double)op->u.attn.head_dim;
-        big = fmax(b * h * q * kv, fmax(b * h * q * dh, b * h * kv * dh));
-        what = "batch x heads x q_len x kv_len and the Q, K and V sizes";
-        field = "kv_len";
-    } else if (op->kind == OP_SOFTMAX || op->kind == OP_NORM || op->kind == OP_REDUCTION) {
-        big = (double)op->u.rc.rows * (double)op->u.rc.cols;
-        what = "rows x cols";
-        field = "cols";
-    } else if (op->kind == OP_EMBEDDING) {
-        big = (double)op->u.emb.tokens * (double)op->u.emb.dim;
-        what = "tokens x dim";
-        field = "dim";
-    }
-    if (big > (double)TRACE_SIZE_CAP)
-        return lerr(L, DIAG_E_RANGE, NULL, line, field,
-                    "%s must be at most 2^50 elements (%.3g here)", what, big);
+    const char *field = NULL;
+    if (trace_op_sizes_ok(op, &field, msg, sizeof msg) != 0)
+        return lerr(L, DIAG_E_RANGE, NULL, line, field, "%s", msg);
 
     return 0;
 }
@@ -1136,6 +1156,10 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         }
         if (op->stream > TRACE_STREAM_CAP)
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "stream is out of range");
+        const char *which;
+        char msg[160];
+        if (trace_op_sizes_ok(op, &which, msg, sizeof msg) != 0)
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "%s: %s", which, msg);
         if (isnan(op->fixed_s) || isinf(op->fixed_s))
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "fixed_s is not finite");
         if (isnan(op->measured_s) || isinf(op->measured_s))

@@ -14,6 +14,8 @@
 /* An op's measured or fixed time is at most this (a million seconds, 11.6
  * days): longer is not a kernel, and the engine keeps time in 64-bit ps. */
 #define TRACE_MAX_OP_S 1e6
+/* A number field (flops, bytes, flops per element) is at most this. */
+#define TRACE_NUM_CAP 1e30
 #define STRATA_TRACE_H
 
 #include <stdint.h>
@@ -111,5 +113,9 @@ double trace_working_set(const struct trace *t, uint32_t dev, double *weight_byt
 
 /* Write t as trace format v1 to path atomically.  Returns 0 or -1 with *d. */
 int trace_write(const struct trace *t, const char *path, struct diag *d);
+
+/* Every tensor an op reads or writes holds at most 2^50 elements and its
+ * work is finite: 0, or -1 with the offending field and a message. */
+int trace_op_sizes_ok(const struct op *op, const char **field, char *msg, size_t n);
 
 #endif

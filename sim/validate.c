@@ -300,6 +300,10 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     }
     if (spec_done(&s))
         return -1;
+    const char *field;
+    char msg[160];
+    if (trace_op_sizes_ok(&o, &field, msg, sizeof msg) != 0)
+        return diag_set(d, DIAG_E_RANGE, file, line, "spec", "%s: %s", field, msg);
     trace_one(t, &o, kind);
     return 0;
 }

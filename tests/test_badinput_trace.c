@@ -215,6 +215,10 @@ static void test_sizes(void)
            DIAG_E_RANGE, 2, "ops[0].cols", "rows x cols");
     expect("fixed-too-long", HEAD GEN("a") ", \"fixed_s\": 1e300}]}\n", DIAG_E_RANGE, 2,
            "ops[0].fixed_s", "<= 1000000");
+    expect("ew-flops-huge",
+           HEAD "{\"id\": \"e\", \"kind\": \"elementwise\", \"dtype\": \"bf16\", \"elements\": 8,"
+                " \"flops_per_element\": 1e300}]}\n",
+           DIAG_E_RANGE, 2, "ops[0].flops_per_element", "<= 1e+30");
 }
 
 static void test_kinds(void)
@@ -534,7 +538,7 @@ static void test_run_limits(void)
     }
     static const char *const texts[] = {
         HEAD "{\"id\": \"a\", \"kind\": \"generic\", \"flops\": 1e25, \"bytes\": 0}]}\n",
-        HEAD "{\"id\": \"a\", \"kind\": \"generic\", \"flops\": 0, \"bytes\": 1e300}]}\n",
+        HEAD "{\"id\": \"a\", \"kind\": \"generic\", \"flops\": 0, \"bytes\": 1e29}]}\n",
         HEAD GEMM "\"m\": 33554432, \"n\": 33554432, \"k\": 1}]}\n",
     };
     static const char *const want[] = {"simulated time passed", "simulated time passed",

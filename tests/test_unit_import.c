@@ -232,9 +232,54 @@ static void check_stream(void)
     remove(path);
 }
 
+/* strata compare on a small trace with measured times: one GEMM and one
+ * elementwise op measured, one GEMM measured at 1e-300 s (no relative error
+ * exists: it counts as not measured, and no inf or nan comes out). */
+static void check_compare(void)
+{
+    char dir[64], tp[128], jp[128], cmd[600];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-cmp") == 0);
+    snprintf(tp, sizeof tp, "%s/t.json", dir);
+    snprintf(jp, sizeof jp, "%s/c.json", dir);
+    tu_write_file(tp, "{\"strata_trace\": 1, \"ops\": [\n"
+                      "{\"id\": \"a\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096,"
+                      " \"k\": 4096, \"measured_s\": 0.0006},\n"
+                      "{\"id\": \"b\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64, \"n\": 64,"
+                      " \"k\": 64, \"measured_s\": 1e-300},\n"
+                      "{\"id\": \"c\", \"kind\": \"elementwise\", \"dtype\": \"bf16\", \"elements\": 67108864,"
+                      " \"inputs\": 2, \"outputs\": 1, \"measured_s\": 0.0003}]}\n");
+    snprintf(cmd, sizeof cmd,
+             "'%s' compare --hw configs/nvidia-a100-sxm-80gb.yaml --trace '%s' --json '%s' >/dev/null",
+             STRATA_BINARY, tp, jp);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    char *text = tu_read_file(jp, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    CHECK(root != NULL);
+    const cJSON *cls = cJSON_GetObjectItemCaseSensitive(root, "classes");
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(cls, "gemm");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(cls, "elementwise");
+    CHECK(g != NULL && e != NULL);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cls)
+    {
+        const cJSON *v;
+        cJSON_ArrayForEach(v, c) if (cJSON_IsNumber(v)) CHECK(isfinite(v->valuedouble));
+    }
+    CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(g, "ops")->valuedouble, 1);
+    CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(e, "ops")->valuedouble, 1);
+    /* a 4096^3 bf16 GEMM on an A100 takes 0.4-0.7 ms: the error is modest */
+    double med = cJSON_GetObjectItemCaseSensitive(g, "median_abs_error")->valuedouble;
+    printf("  compare: 4096^3 GEMM |err| %.1f%% against 0.6 ms\n", 100 * med);
+    CHECK(med < 0.5);
+    cJSON_Delete(root);
+    tu_rmtree(dir);
+}
+
 int main(void)
 {
     check_stream();
+    check_compare();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
         printf("SKIP: ../shared/traces/pytorch is not here\n");

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "util.h"
 #include "validate.h"
 
 struct bound {
@@ -50,5 +51,21 @@ int main(void)
         CHECK(found);
     }
     validate_free(&r);
+
+    /* a row whose op is too large: an error with the row's line, not an
+     * abort inside the model */
+    char dir[64], csv[128];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-val") == 0);
+    snprintf(csv, sizeof csv, "%s/huge.csv", dir);
+    tu_write_file(csv, "id,hardware,workload,shape_or_model,dtype,batch,metric,value,unit,source,notes,"
+                       "config,spec,host_overhead_us\n"
+                       "X-1,h,w,s,bf16,1,latency,1,ms,src,,nvidia-a100-sxm-80gb,"
+                       "gemm m=1125899906842624 n=1125899906842624 k=1 dtype=bf16,0\n");
+    struct validate_opts o2 = {csv, "configs", "."};
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(validate_run(&o2, &r, &d), -1);
+    CHECK_EQ_INT(d.line, 2);
+    CHECK_STR_CONTAINS(d.msg, "at most 2^50 elements");
+    tu_rmtree(dir);
     TEST_MAIN_END();
 }
