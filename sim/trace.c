@@ -32,6 +32,7 @@
 
 #define TRACE_OPS_CAP 50000000u
 #define TRACE_SIZE_CAP ((uint64_t)1 << 50)      /* every size field */
+#define TRACE_LOOP_CAP ((uint64_t)1 << 34)      /* a GEMM's k, an attention's kv_len */
 #define TRACE_NUMERIC_ID_CAP ((uint64_t)1 << 53) /* exact in a double */
 #define TRACE_STREAM_CAP 65535u
 #define TRACE_TENSORS_CAP 65535u              /* elementwise inputs / outputs */
@@ -469,6 +470,14 @@ int trace_op_sizes_ok(const struct op *op, const char **field, char *msg, size_t
     double big = 0;
     const char *what = NULL;
     *field = "";
+    /* the k-loop and the KV loop are counted in 32-bit steps */
+    if ((op->kind == OP_GEMM && op->u.gemm.k > TRACE_LOOP_CAP) ||
+        (op->kind == OP_ATTENTION && op->u.attn.kv_len > TRACE_LOOP_CAP)) {
+        *field = op->kind == OP_GEMM ? "k" : "kv_len";
+        snprintf(msg, n, "must be at most 2^34 (%llu here)",
+                 (unsigned long long)(op->kind == OP_GEMM ? op->u.gemm.k : op->u.attn.kv_len));
+        return -1;
+    }
     if (op->kind == OP_GEMM) {
         double b = (double)op->u.gemm.batch, m = (double)op->u.gemm.m, nn = (double)op->u.gemm.n,
                k = (double)op->u.gemm.k;

@@ -213,6 +213,8 @@ static void test_sizes(void)
            HEAD "{\"id\": \"n\", \"kind\": \"norm\", \"dtype\": \"bf16\", \"rows\": 1099511627776,"
                 " \"cols\": 33554432}]}\n",
            DIAG_E_RANGE, 2, "ops[0].cols", "rows x cols");
+    expect("gemm-k-loop", HEAD GEMM "\"m\": 1, \"n\": 1, \"k\": 17179869185}]}\n", DIAG_E_RANGE, 2,
+           "ops[0].k", "at most 2^34");
     expect("fixed-too-long", HEAD GEN("a") ", \"fixed_s\": 1e300}]}\n", DIAG_E_RANGE, 2,
            "ops[0].fixed_s", "<= 1000000");
     expect("ew-flops-huge",
