@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +176,7 @@ int cli_run(int argc, char **argv)
     if (top != NULL) {
         char *end;
         long v = strtol(top, &end, 10);
-        if (*end != '\0' || v < 0 || v > 1000000) {
+        if (end == top || *end != '\0' || v < 0 || v > 1000000) {
             fprintf(stderr, "strata run: --top: expected a count, got '%s'\n", top);
             return 2;
         }
@@ -185,7 +186,8 @@ int cli_run(int argc, char **argv)
     if (gran != NULL) {
         char *end;
         gran_us = strtod(gran, &end);
-        if (*end != '\0' || !(gran_us >= 0) || gran_us > 1e9) {
+        if (end == gran || *end != '\0' || !(gran_us >= 0) || gran_us > 1e9 ||
+            strpbrk(gran, "xXpP") != NULL /* no hexadecimal */) {
             fprintf(stderr, "strata run: --timeline-granularity-us: expected microseconds, got '%s'\n",
                     gran);
             return 2;
@@ -218,6 +220,8 @@ int cli_run(int argc, char **argv)
     struct trace t;
     if (trace_load(tr, &t, &d) != 0)
         return fail(&d);
+    struct stat ost;
+    int made_outdir = outdir != NULL && stat(outdir, &ost) != 0; /* ours to remove on failure */
     if (outdir != NULL && cli_make_dir(outdir, "--out", &d) != 0) {
         trace_free(&t);
         return fail(&d);
@@ -233,6 +237,8 @@ int cli_run(int argc, char **argv)
         if (ro.tl)
             tl_free(&tl);
         trace_free(&t);
+        if (made_outdir)
+            rmdir(outdir); /* nothing is in it yet */
         return fail(&d);
     }
     if (r.spill > 0)
@@ -288,6 +294,8 @@ int cli_run(int argc, char **argv)
         diag_print(&d, stderr);
         for (unsigned i = 0; i < nw; i++)
             remove(written[i]);
+        if (made_outdir)
+            rmdir(outdir); /* only if empty: the plot step removes its own */
     } else if (!quiet) {
         report_text(&c, stdout);
         if (outdir != NULL)

@@ -250,6 +250,22 @@ static void test_other(void)
     snprintf(out, sizeof out, "%s/out.json", tmpdir);
     CHECK(!tu_exists(out));
 
+    /* empty or hexadecimal numbers for options */
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --top ''", trace);
+    expect_usage("top-empty", args);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --out '%s/o' --timeline-granularity-us 0x10",
+             trace, tmpdir);
+    expect_usage("gran-hex", args);
+    /* a run that fails after --out made its folder takes the folder away */
+    char huge[300], od[300];
+    snprintf(huge, sizeof huge, "%s/huge.json", tmpdir);
+    tu_write_file(huge, "{\"strata_trace\": 1, \"ops\": [{\"id\": \"a\", \"kind\": \"generic\","
+                        " \"flops\": 1e25, \"bytes\": 0}]}\n");
+    snprintf(od, sizeof od, "%s/made-by-run", tmpdir);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --out '%s'", huge, od);
+    expect_fail("out-then-fail", args, huge, 0, "simulated time passed");
+    CHECK(!tu_exists(od));
+
     /* --json and --csv into one file */
     snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.json'",
              trace, tmpdir, tmpdir);
