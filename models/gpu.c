@@ -457,10 +457,10 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
             continue;           /* no tile much taller than M */
         for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
             uint32_t tn = tns[j];
-            /* no tile much wider than N, but 64 stays allowed: with the
-             * minimum tile area below, a GEMM with m <= 16 and n <= 32
-             * would otherwise have no tile at all */
-            if (tn > 64 && (double)s->n <= tn / 2.0)
+            /* no tile much wider than N; in the relaxed pass 64 stays
+             * allowed: with the minimum tile area below, a GEMM with
+             * m <= 16 and n <= 32 would otherwise have no tile at all */
+            if (tn > (relax ? 64u : 32u) && (double)s->n <= tn / 2.0)
                 continue;
             if ((uint64_t)tm * tn < 16 * 64 || (uint64_t)tm * tn > 128 * 256)
                 continue;
@@ -1363,9 +1363,14 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             /* the L2 reuse model keeps a word per operand panel and per
              * wave; an op past these sizes is no real kernel */
             if (npd > GPU_MAX_PANELS || nwd > GPU_MAX_WAVES) {
-                diag_set(d, DIAG_E_RANGE, t->path, 0, t->ops[i].id,
-                         "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
-                         cfg->name, nwd, p->tile, (double)GPU_MAX_WAVES);
+                if (nwd > GPU_MAX_WAVES)
+                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                             "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
+                             cfg->name, nwd, p->tile, (double)GPU_MAX_WAVES);
+                else
+                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                             "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
+                             cfg->name, npd, p->tile, (double)GPU_MAX_PANELS);
                 gpu_destroy(g);
                 return NULL;
             }

@@ -26,9 +26,11 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         char *real = realpath(path, NULL);
         if (real == NULL || strlen(real) >= sizeof a->target) {
+            int e = real == NULL ? errno : ENAMETOOLONG;
             free(real);
-            return diag_set(d, DIAG_E_IO, path, 0, "",
-                            "cannot write: a symbolic link to a file that does not exist");
+            return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s",
+                            e == ENOENT ? "a symbolic link to a file that does not exist"
+                                        : strerror(e));
         }
         snprintf(a->target, sizeof a->target, "%s", real);
         free(real);
@@ -42,6 +44,10 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
     if (fd < 0) {
         int e = errno;
         a->tmp[0] = '\0';
+        if (strcmp(a->target, path) != 0) /* through a link: say where it failed */
+            return diag_set(d, DIAG_E_IO, path, 0, "",
+                            "cannot write next to %s, the file the link names: %s", a->target,
+                            strerror(e));
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
     }
     if (fchmod(fd, 0644) != 0 || (a->f = fdopen(fd, "w")) == NULL) {

@@ -260,7 +260,8 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         out->queue_grows = e.q.grows - grows0;
         if (e.overflow)
             rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
-                          "the simulated time passed %.3g s on %s: an op is far too large for this chip",
+                          "the simulated time passed %.3g s on %s: the run is far too long for this "
+                          "chip (an op far too large, or very many long ones)",
                           (double)ENGINE_MAX_PS * 1e-12, cfg->name);
     }
     if (rc == 0) {
