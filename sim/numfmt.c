@@ -24,6 +24,11 @@ static int put_u64(char *buf, size_t n, uint64_t u, int neg)
     return (int)len;
 }
 
+int numfmt_u64(char *buf, size_t n, uint64_t v)
+{
+    return put_u64(buf, n, v, 0);
+}
+
 int numfmt_g(char *buf, size_t n, double v)
 {
     if (isfinite(v) && fabs(v) < 1e15 && v == floor(v))

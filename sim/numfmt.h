@@ -6,7 +6,10 @@
 #define STRATA_NUMFMT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+/* An unsigned integer in decimal. */
+int numfmt_u64(char *buf, size_t n, uint64_t v);
 /* Like "%.10g", exact for whole numbers below 1e15 (printed as integers). */
 int numfmt_g(char *buf, size_t n, double v);
 /* sig (1..15) significant digits in exponent form "1.2345e+09" for finite

@@ -383,6 +383,18 @@ static void py_float(char *buf, size_t n, double v)
         strcat(buf, ".0");
 }
 
+/* Remove the three reports in dir but the one at index keep (that one
+ * failed, and is not ours to remove). */
+static void drop_reports(const char *dir, const char *const *reports, int keep)
+{
+    for (int j = 0; j < 3; j++)
+        if (j != keep) {
+            char path[1300];
+            snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
+            remove(path);
+        }
+}
+
 int cli_scalesim(int argc, char **argv)
 {
     struct cli_opts o;
@@ -447,12 +459,7 @@ int cli_scalesim(int argc, char **argv)
         if (rc == 0) {
             opened++;
         } else {
-            /* none of the three: not an earlier run's either */
-            for (int j = 0; j < 3; j++)
-                if (j != k) {
-                    snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
-                    remove(path);
-                }
+            drop_reports(dir, reports, k); /* none of the three: not an earlier run's either */
         }
     }
     if (rc == 0 && outdir != NULL) {
@@ -506,11 +513,7 @@ int cli_scalesim(int argc, char **argv)
             rc = -1;
             for (int j = k + 1; j < 3; j++)
                 afile_abort(&a[j]);
-            for (int j = 0; j < 3; j++)
-                if (j != k) {
-                    snprintf(path, sizeof path, "%s/%s.csv", dir, reports[j]);
-                    remove(path);
-                }
+            drop_reports(dir, reports, k);
         }
         opened = 0;
     }

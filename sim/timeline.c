@@ -172,12 +172,7 @@ static void lb_putc(struct lbuf *l, char c)
 static void lb_u64(struct lbuf *l, uint64_t v)
 {
     char tmp[24];
-    int i = sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0);
-    lb_putn(l, tmp + i, sizeof tmp - (size_t)i);
+    lb_putn(l, tmp, (size_t)numfmt_u64(tmp, sizeof tmp, v));
 }
 
 /* a JSON string */
