@@ -87,6 +87,86 @@ struct cls {
     double median;
 };
 
+/* One op in the by-kernel table. */
+struct kop {
+    const char *kernel;
+    enum op_kind kind;
+    uint32_t i;                 /* op index: the order within a family */
+    double meas, pred;
+};
+
+/* One family: the ops whose longest kernel has that family name. */
+struct kfam {
+    const char *kernel;
+    enum op_kind kind;
+    uint32_t n;
+    double meas, pred, ratio, err;  /* totals; medians of pred/meas and |pred/meas - 1| */
+};
+
+static int kop_cmp(const void *a, const void *b)
+{
+    const struct kop *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    int c = strcmp(x->kernel, y->kernel);
+    if (c != 0)
+        return c;
+    return x->i < y->i ? -1 : (x->i > y->i);
+}
+
+static int kfam_cmp(const void *a, const void *b)
+{
+    const struct kfam *x = a, *y = b;
+    if (x->meas != y->meas)
+        return x->meas > y->meas ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return strcmp(x->kernel, y->kernel);
+}
+
+/* Group the simulated, measured ops that name a kernel by (class, family);
+ * returns the families, the most measured time first. */
+static struct kfam *kernel_families(const struct trace *t, const double *pred, uint32_t *nfam)
+{
+    struct kop *ko = sim_xcalloc(t->nops + 1, sizeof *ko);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *op = &t->ops[i];
+        if (op->measured_s >= COMPARE_MIN_MEASURED_S && op->fixed_s < 0 && op->kernel[0] != '\0')
+            ko[n++] = (struct kop){op->kernel, op->kind, i, op->measured_s, pred[i]};
+    }
+    if (n > 1)
+        qsort(ko, n, sizeof *ko, kop_cmp);
+    struct kfam *f = sim_xcalloc(n + 1, sizeof *f);
+    double *ratio = sim_xcalloc(n + 1, sizeof *ratio), *err = sim_xcalloc(n + 1, sizeof *err);
+    uint32_t nf = 0;
+    for (uint32_t a = 0; a < n;) {
+        uint32_t b = a;
+        struct kfam *g = &f[nf++];
+        g->kernel = ko[a].kernel;
+        g->kind = ko[a].kind;
+        for (; b < n && ko[b].kind == g->kind && strcmp(ko[b].kernel, g->kernel) == 0; b++) {
+            g->meas += ko[b].meas;
+            g->pred += ko[b].pred;
+            ratio[b - a] = ko[b].pred / ko[b].meas;
+            err[b - a] = fabs(ratio[b - a] - 1.0);
+        }
+        g->n = b - a;
+        gsl_sort(ratio, 1, g->n);
+        gsl_sort(err, 1, g->n);
+        g->ratio = gsl_stats_median_from_sorted_data(ratio, 1, g->n);
+        g->err = gsl_stats_median_from_sorted_data(err, 1, g->n);
+        a = b;
+    }
+    if (nf > 1)
+        qsort(f, nf, sizeof *f, kfam_cmp);
+    free(ratio);
+    free(err);
+    free(ko);
+    *nfam = nf;
+    return f;
+}
+
 int cli_compare(int argc, char **argv)
 {
     struct cli_opts o;
@@ -149,6 +229,21 @@ int cli_compare(int argc, char **argv)
         printf("%-18s %5u %11.3f ms %11.3f ms %+8.1f%% %13.1f%%\n", c->name, c->n, c->meas * 1e3,
                c->pred * 1e3, c->meas > 0 ? 100 * (c->pred / c->meas - 1) : 0, 100 * c->median);
     }
+    /* by kernel family, where the trace names the kernels */
+    uint32_t nfam;
+    struct kfam *fam = kernel_families(&t, pred, &nfam);
+    if (nfam > 0) {
+        printf("\nby kernel family (each op's longest kernel; the most measured time first):\n");
+        printf("%-12s %-44s %5s %12s %12s %10s %13s\n", "class", "kernel family", "ops", "measured",
+               "predicted", "pred/meas", "median |err|");
+    }
+    for (uint32_t a = 0; a < nfam && a < ntop; a++) {
+        const struct kfam *g = &fam[a];
+        printf("%-12s %-44.44s %5u %9.3f ms %9.3f ms %10.2f %12.1f%%\n", op_kind_name(g->kind),
+               g->kernel, g->n, g->meas * 1e3, g->pred * 1e3, g->ratio, 100 * g->err);
+    }
+    if (nfam > ntop)
+        printf("  ... %u more families (--top N, --json)\n", nfam - ntop);
     /* the ops with the largest time error */
     uint32_t *idx = sim_xcalloc(t.nops + 1, sizeof *idx);
     uint32_t m = 0;
@@ -195,6 +290,18 @@ int cli_compare(int argc, char **argv)
             cJSON_AddNumberToObject(c, "predicted_s", cl[k].pred);
             cJSON_AddNumberToObject(c, "median_abs_error", cl[k].median);
         }
+        cJSON *ks = cJSON_AddArrayToObject(root, "kernel_families");
+        for (uint32_t a = 0; a < nfam; a++) {
+            cJSON *k = cJSON_CreateObject();
+            cJSON_AddStringToObject(k, "class", op_kind_name(fam[a].kind));
+            cJSON_AddStringToObject(k, "kernel", fam[a].kernel);
+            cJSON_AddNumberToObject(k, "ops", fam[a].n);
+            cJSON_AddNumberToObject(k, "measured_s", fam[a].meas);
+            cJSON_AddNumberToObject(k, "predicted_s", fam[a].pred);
+            cJSON_AddNumberToObject(k, "median_ratio", fam[a].ratio);
+            cJSON_AddNumberToObject(k, "median_abs_error", fam[a].err);
+            cJSON_AddItemToArray(ks, k);
+        }
         if (report_tree_write(root, js, &d) != 0) {
             rc = 1;
             diag_print(&d, stderr);
@@ -205,6 +312,7 @@ int cli_compare(int argc, char **argv)
         free(cl[k].err);
     free(pred);
     free(idx);
+    free(fam);
     run_result_free(&r);
     trace_free(&t);
     return rc;

@@ -319,6 +319,8 @@ struct kcpu {                   /* a CPU op */
     double kern_s;
     int64_t dev, stream;
     uint32_t nkern;
+    uint32_t kname;             /* interned name of its longest kernel */
+    double kmax;                /* that kernel's duration, us */
     int tensor_core;
     uint32_t orig;              /* read order, before sorting */
 };
@@ -599,6 +601,10 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             add_entry(ent, &nent, k->ts, (int)owner, 0);
             st->owners++;
         }
+        if (c->nkern == 0 || k->dur > c->kmax) {
+            c->kname = k->name;
+            c->kmax = k->dur;
+        }
         c->nkern++;
         c->kern_s += k->dur * 1e-6;
         if (tensor_core_kernel(st_str(&S->names, k->name)))
@@ -615,6 +621,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             struct kcpu *c = &cpu[ent[i].cpu];
             const char *nm = st_str(&S->names, c->name);
             o = b_add(&b, nm);
+            opmap_kernel_family(st_str(&S->names, c->kname), o->kernel, sizeof o->kernel);
             dev = c->dev;
             stream = c->stream;
             struct opmap_in in;
@@ -645,6 +652,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             struct kdev *k = &dv[ent[i].dev_event];
             const char *nm = st_str(&S->names, k->name);
             o = b_add(&b, nm);
+            opmap_kernel_family(nm, o->kernel, sizeof o->kernel);
             dev = k->dev;
             stream = k->stream;
             if (k->copy == 1 && k->bytes >= 1) {

@@ -299,3 +299,82 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
     }
     return OPMAP_UNKNOWN;
 }
+
+/* A token of a kernel name that carries a tile size: a digit, 'x', a digit. */
+static int tile_token(const char *t, size_t n)
+{
+    for (size_t i = 1; i + 1 < n; i++)
+        if (t[i] == 'x' && t[i - 1] >= '0' && t[i - 1] <= '9' && t[i + 1] >= '0' && t[i + 1] <= '9')
+            return 1;
+    return 0;
+}
+
+/* [s, s + n) without namespaces: what follows the last "::". */
+static const char *after_namespaces(const char *s, size_t *n)
+{
+    const char *b = s;
+    for (size_t i = 0; i + 1 < *n; i++)
+        if (s[i] == ':' && s[i + 1] == ':')
+            b = s + i + 2;
+    *n -= (size_t)(b - s);
+    return b;
+}
+
+void opmap_kernel_family(const char *name, char *out, size_t n)
+{
+    static const char anon[] = "(anonymous namespace)";
+    if (n == 0)
+        return;
+    out[0] = '\0';
+    const char *s = name;
+    if (strncmp(s, "void ", 5) == 0)
+        s += 5;
+    /* The function's name ends at its parameter list: the first '(' outside
+     * template arguments that is not "(anonymous namespace)". */
+    size_t end = 0, lt = SIZE_MAX;
+    int depth = 0;
+    while (s[end] != '\0') {
+        if (strncmp(s + end, anon, sizeof anon - 1) == 0) {
+            end += sizeof anon - 1;
+            continue;
+        }
+        char c = s[end];
+        if (c == '<' && depth++ == 0 && lt == SIZE_MAX)
+            lt = end;
+        else if (c == '>' && depth > 0)
+            depth--;
+        else if (c == '(' && depth == 0)
+            break;
+        end++;
+    }
+    size_t bl = lt < end ? lt : end;
+    const char *b = after_namespaces(s, &bl);
+    /* A wrapper's family is its first template argument's. */
+    if (lt < end && ((bl == 6 && strncmp(b, "Kernel", 6) == 0) ||
+                     (bl == 7 && strncmp(b, "Kernel2", 7) == 0) ||
+                     (bl == 13 && strncmp(b, "device_kernel", 13) == 0))) {
+        const char *a = s + lt + 1;
+        size_t al = 0;
+        while (a + al < s + end && a[al] != ',' && a[al] != '>' && a[al] != '<')
+            al++;
+        b = after_namespaces(a, &al);
+        bl = al;
+    }
+    while (bl > 0 && (b[bl - 1] == ' ' || b[bl - 1] == '_'))
+        bl--;
+    /* Copy the '_'-separated tokens that carry no tile size. */
+    size_t o = 0;
+    for (size_t i = 0; i < bl;) {
+        size_t j = i;
+        while (j < bl && b[j] != '_')
+            j++;
+        if (j > i && !tile_token(b + i, j - i)) {
+            if (o > 0 && o + 1 < n)
+                out[o++] = '_';
+            for (size_t k = i; k < j && o + 1 < n; k++)
+                out[o++] = b[k];
+        }
+        i = j + 1;
+    }
+    out[o] = '\0';
+}

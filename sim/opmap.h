@@ -10,6 +10,7 @@
 #ifndef STRATA_OPMAP_H
 #define STRATA_OPMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trace.h"
@@ -37,5 +38,14 @@ enum opmap_result {
 enum opmap_result opmap_map(const struct opmap_in *in, struct op *o);
 /* Element type string -> dtype (unknown strings give fp32). */
 enum dtype opmap_dtype(const char *type);
+/* The family of a GPU kernel, from the name a profiler gives it: the
+ * function's own name without namespaces, template arguments or
+ * parameters (a wrapper such as cutlass::Kernel<X> gives X), and without
+ * the tile sizes library kernels carry ("128x128", "16x4").  So
+ * "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1>(...)"
+ * is "cutlass_80_tensorop_s1688gemm_nn_align1", and every launch of one
+ * kernel template with other tiles falls in one family.  Writes at most
+ * n - 1 bytes and a terminator; "" when nothing is left. */
+void opmap_kernel_family(const char *name, char *out, size_t n);
 
 #endif

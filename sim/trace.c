@@ -138,9 +138,12 @@ static const struct op_field op_fields[] = {
 #define N_OP_FIELDS (sizeof op_fields / sizeof op_fields[0])
 
 /* Keys every op may have, in the order they are written. */
-enum { K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, N_COMMON };
+enum {
+    K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, K_KERNEL,
+    N_COMMON
+};
 static const char *const common_keys[N_COMMON] = {
-    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s"};
+    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s", "kernel"};
 #define MAX_KIND_FIELDS 12
 #define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
 
@@ -646,6 +649,12 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     if ((it = items[K_FIXED]) != NULL &&
         jsondoc_get_number(doc, it, L->prefix, "fixed_s", 0.0, TRACE_MAX_OP_S, &op->fixed_s, L->d))
         return -1;
+    op->kernel[0] = '\0';
+    if ((it = items[K_KERNEL]) != NULL) {
+        if (jsondoc_get_string(doc, it, L->prefix, "kernel", TRACE_KERNEL_MAX - 1, &s, L->d))
+            return -1;
+        memcpy(op->kernel, s, strlen(s) + 1);
+    }
 
     /* deps: only counted here; resolved once every id is known. */
     op->ndeps = 0;
@@ -1111,6 +1120,10 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
     if (op->fixed_s >= 0.0) {
         fputs(", \"fixed_s\": ", f);
         put_double(f, op->fixed_s);
+    }
+    if (op->kernel[0] != '\0') {
+        fputs(", \"kernel\": ", f);
+        put_string(f, op->kernel, TRACE_KERNEL_MAX);
     }
     fputc('}', f);
 }

@@ -27,6 +27,7 @@
 #define TRACE_ID_MAX 64
 #define TRACE_NAME_MAX 96
 #define TRACE_DEVICE_MAX 32
+#define TRACE_KERNEL_MAX 64
 
 #define OP_KIND_MAP(X)              \
     X(GEMM, "gemm")                 \
@@ -61,6 +62,8 @@ struct op {
     int line;                     /* line of the op in the trace file */
     double measured_s;            /* measured time if the trace carries one, else -1 */
     double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
+    char kernel[TRACE_KERNEL_MAX];  /* the family of the kernel that ran it, when a profile says
+                                     * ("cutlass_80_tensorop_s1688gemm_nt_align1"); "" if not known */
     union {
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */

@@ -183,6 +183,11 @@ static void test_common_fields(void)
            "ops[0].stream", NULL);
     expect("measured-negative", HEAD GEN("a") ",\n \"measured_s\": -1}]}\n", DIAG_E_RANGE, 3,
            "ops[0].measured_s", NULL);
+    expect("kernel-number", HEAD GEN("a") ",\n \"kernel\": 5}]}\n", DIAG_E_TYPE, 3,
+           "ops[0].kernel", "must be a string");
+    expect("kernel-too-long",
+           HEAD GEN("a") ",\n \"kernel\": \"cutlass_80_tensorop_s1688gemm_nt_align1_and_a_name_far_too_long_for_the_field\"}]}\n",
+           DIAG_E_RANGE, 3, "ops[0].kernel", "at most 63");
 }
 
 static void test_sizes(void)

@@ -11,6 +11,7 @@
 
 #include "gz.h"
 #include "import.h"
+#include "opmap.h"
 #include "test.h"
 #include "util.h"
 
@@ -142,6 +143,13 @@ static void check_kineto(const char *file)
     struct trace t2;
     CHECK_EQ_INT(trace_load(out, &t2, &d), 0);
     CHECK_EQ_INT(t2.nops, t.nops);
+    /* each op keeps the family of its longest kernel, through the file */
+    uint32_t named = 0;
+    for (uint32_t i = 0; i < t.nops && i < t2.nops; i++) {
+        named += t.ops[i].kernel[0] != '\0';
+        CHECK(strcmp(t.ops[i].kernel, t2.ops[i].kernel) == 0);
+    }
+    CHECK_EQ_INT(named, t.nops);
     trace_free(&t2);
     remove(out);
     cJSON_Delete(root);
@@ -232,6 +240,49 @@ static void check_stream(void)
     remove(path);
 }
 
+/* Kernel names as Kineto records them -> the family compare groups by. */
+static void check_family(void)
+{
+    static const char *const cases[][2] = {
+        {"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1>"
+         "(cutlass_80_tensorop_s1688gemm_256x128_32x3_nn_align1::Params)",
+         "cutlass_80_tensorop_s1688gemm_nn_align1"},
+        {"ampere_sgemm_128x64_nn", "ampere_sgemm_nn"},
+        {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+         "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+         "at::detail::Array<char*, 3>)",
+         "vectorized_elementwise_kernel"},
+        {"void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, "
+         "unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<float, unsigned int>)",
+         "fused_dropout_kernel_vec"},
+        {"sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1_"
+         "tensor16x8x16_kernel",
+         "sm80_xmma_gemm_f16f16_f16f32_f32_tn_n_stage4_kernel"},
+        {"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)",
+         "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"},
+        {"Memcpy DtoD (Device -> Device)", "Memcpy DtoD"},
+        {"void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<int> >(int)",
+         "GemmUniversal"},
+        {"", ""},
+        {"(", ""},
+        {"void Kernel<", ""},
+        {"a<<<>>>(((", "a"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[TRACE_KERNEL_MAX];
+        opmap_kernel_family(cases[i][0], out, sizeof out);
+        if (strcmp(out, cases[i][1]) != 0)
+            printf("  family of \"%s\": got \"%s\", want \"%s\"\n", cases[i][0], out, cases[i][1]);
+        CHECK(strcmp(out, cases[i][1]) == 0);
+    }
+    /* a family longer than the field is cut, never overrun */
+    char small[8];
+    opmap_kernel_family("ampere_sgemm_128x64_nn", small, sizeof small);
+    CHECK(strcmp(small, "ampere_") == 0);
+    opmap_kernel_family("ampere_sgemm_128x64_nn", small, 1);
+    CHECK(small[0] == '\0');
+}
+
 /* strata compare on a small trace with measured times: one GEMM and one
  * elementwise op measured, one GEMM measured at 1e-300 s (no relative error
  * exists: it counts as not measured, and no inf or nan comes out). */
@@ -243,11 +294,15 @@ static void check_compare(void)
     snprintf(jp, sizeof jp, "%s/c.json", dir);
     tu_write_file(tp, "{\"strata_trace\": 1, \"ops\": [\n"
                       "{\"id\": \"a\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096,"
-                      " \"k\": 4096, \"measured_s\": 0.0006},\n"
+                      " \"k\": 4096, \"measured_s\": 0.0006, \"kernel\": \"ampere_bf16_s16816gemm_tn\"},\n"
                       "{\"id\": \"b\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64, \"n\": 64,"
                       " \"k\": 64, \"measured_s\": 1e-300},\n"
                       "{\"id\": \"c\", \"kind\": \"elementwise\", \"dtype\": \"bf16\", \"elements\": 67108864,"
-                      " \"inputs\": 2, \"outputs\": 1, \"measured_s\": 0.0003}]}\n");
+                      " \"inputs\": 2, \"outputs\": 1, \"measured_s\": 0.0003,"
+                      " \"kernel\": \"vectorized_elementwise_kernel\"},\n"
+                      "{\"id\": \"d\", \"kind\": \"elementwise\", \"dtype\": \"bf16\", \"elements\": 67108864,"
+                      " \"inputs\": 2, \"outputs\": 1, \"measured_s\": 0.0009,"
+                      " \"kernel\": \"vectorized_elementwise_kernel\"}]}\n");
     snprintf(cmd, sizeof cmd,
              "'%s' compare --hw configs/nvidia-a100-sxm-80gb.yaml --trace '%s' --json '%s' >/dev/null",
              STRATA_BINARY, tp, jp);
@@ -267,7 +322,27 @@ static void check_compare(void)
         cJSON_ArrayForEach(v, c) if (cJSON_IsNumber(v)) CHECK(isfinite(v->valuedouble));
     }
     CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(g, "ops")->valuedouble, 1);
-    CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(e, "ops")->valuedouble, 1);
+    CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(e, "ops")->valuedouble, 2);
+    /* by kernel family: the elementwise family (1.2 ms measured) first,
+     * holding both of its ops; the unmeasured GEMM is in no family */
+    const cJSON *kf = cJSON_GetObjectItemCaseSensitive(root, "kernel_families");
+    CHECK_EQ_INT(cJSON_GetArraySize(kf), 2);
+    const cJSON *k0 = cJSON_GetArrayItem(kf, 0), *k1 = cJSON_GetArrayItem(kf, 1);
+    CHECK(k0 != NULL && k1 != NULL);
+    if (k0 != NULL && k1 != NULL) {
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(k0, "kernel")->valuestring,
+                     "vectorized_elementwise_kernel") == 0);
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(k0, "class")->valuestring, "elementwise") == 0);
+        CHECK_EQ_INT((int)cJSON_GetObjectItemCaseSensitive(k0, "ops")->valuedouble, 2);
+        CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(k1, "kernel")->valuestring,
+                     "ampere_bf16_s16816gemm_tn") == 0);
+        /* the median predicted/measured of the two equal elementwise ops
+         * (0.3 and 0.9 ms measured) is the mean of their two ratios */
+        double r = cJSON_GetObjectItemCaseSensitive(k0, "median_ratio")->valuedouble;
+        double p = cJSON_GetObjectItemCaseSensitive(e, "predicted_s")->valuedouble / 2;
+        double want = (p / 0.0003 + p / 0.0009) / 2;
+        CHECK(fabs(r / want - 1) < 1e-9);
+    }
     /* a 4096^3 bf16 GEMM on an A100 takes 0.4-0.7 ms: the error is modest */
     double med = cJSON_GetObjectItemCaseSensitive(g, "median_abs_error")->valuedouble;
     printf("  compare: 4096^3 GEMM |err| %.1f%% against 0.6 ms\n", 100 * med);
@@ -279,6 +354,7 @@ static void check_compare(void)
 int main(void)
 {
     check_stream();
+    check_family();
     check_compare();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
