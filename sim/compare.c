@@ -63,6 +63,14 @@ int cli_import(int argc, char **argv)
             printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
     printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with shapes\n",
            st.cpu_ops, st.kernels, st.copies, st.owners, st.mapped);
+    if (st.syncs > 0)
+        printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
+               st.sync_deps);
+    if (st.sync_dropped > 0)
+        fprintf(stderr,
+                "strata import: warning: %u dependencies between streams left out (at most %u per "
+                "op)\n",
+                st.sync_dropped, (unsigned)IMPORT_SYNC_DEPS_PER_OP);
     unsigned fixed = st.fixed_noshape + st.fixed_unknown + st.fixed_collective + st.orphan_kernels;
     if (fixed > 0 || st.malformed > 0)
         fprintf(stderr,

@@ -78,10 +78,17 @@ static int get_num(const cJSON *o, const char *k, double *v)
 static int get_i64(const cJSON *o, const char *k, int64_t *v)
 {
     double d;
-    if (get_num(o, k, &d) != 0)
+    if (get_num(o, k, &d) != 0 || !(d > -9.2e18 && d < 9.2e18))
         return -1;
     *v = (int64_t)d;
     return 0;
+}
+
+/* An optional integer: def when k is absent, -1 when it is not a number. */
+static int opt_i64(const cJSON *o, const char *k, int64_t def, int64_t *v)
+{
+    *v = def;
+    return cJSON_GetObjectItemCaseSensitive(o, k) == NULL ? 0 : get_i64(o, k, v);
 }
 
 /* shapes and types from a Kineto "Input Dims"/"Input type" pair or an ET
@@ -319,6 +326,7 @@ struct kcpu {                   /* a CPU op */
     double kern_s;
     int64_t dev, stream;
     uint32_t nkern;
+    double launch;              /* host time of its first kernel launch (cpu ts if unknown) */
     uint32_t kname;             /* interned name of its longest kernel */
     double kmax;                /* that kernel's duration, us */
     int tensor_core;
@@ -338,14 +346,30 @@ struct kdev {                   /* a GPU event */
     int copy;                   /* 1 memcpy, 2 memset */
 };
 
+enum ksync_kind {
+    KS_WAIT_EVENT = 1,          /* cudaStreamWaitEvent: a stream waits for another's event */
+    KS_STREAM,                  /* cudaStreamSynchronize: the host waits for one stream */
+    KS_EVENT,                   /* cudaEventSynchronize: the host waits for one event */
+    KS_CONTEXT                  /* cudaDeviceSynchronize: the host waits for every stream */
+};
+
+struct ksync {                  /* a "cuda_sync" event (PyTorch 2.1 and later) */
+    enum ksync_kind kind;
+    double ts;                  /* the call, host clock */
+    int64_t dev, stream;        /* the waiting stream (KS_WAIT_EVENT), the waited one (KS_STREAM) */
+    int64_t wait_stream;        /* the stream whose event is waited for */
+    int64_t rec_corr;           /* correlation id of the cudaEventRecord of that event */
+};
+
 struct kstate {
     struct strtab names;
     struct kcpu *cpu;
     struct krt *rt;
     struct kdev *dv;
     struct kinput *in;
-    uint32_t ncpu, nrt, ndv, nin;
-    uint32_t cap_cpu, cap_rt, cap_dv, cap_in;
+    struct ksync *sy;
+    uint32_t ncpu, nrt, ndv, nin, nsy;
+    uint32_t cap_cpu, cap_rt, cap_dv, cap_in, cap_sy;
     struct import_stats *st;
 };
 
@@ -374,6 +398,7 @@ static void ks_free(struct kstate *S)
     free(S->rt);
     free(S->dv);
     free(S->in);
+    free(S->sy);
 }
 
 static int cpu_cmp(const void *a, const void *b)
@@ -524,6 +549,36 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             return; /* a sync or malloc call without correlation: not a launch */
         r->ts = ts;
         S->nrt++;
+    } else if (is_cat(e, "cuda_sync", NULL)) {
+        const cJSON *kind = cJSON_IsObject(args)
+                                ? cJSON_GetObjectItemCaseSensitive(args, "cuda_sync_kind")
+                                : NULL;
+        GROW(S->sy, S->nsy, S->cap_sy);
+        struct ksync *y = &S->sy[S->nsy];
+        memset(y, 0, sizeof *y);
+        if (get_num(e, "ts", &ts) || !cJSON_IsString(kind)) {
+            st->malformed++;
+            return;
+        }
+        y->ts = ts;
+        const char *k = kind->valuestring;
+        y->kind = strcmp(k, "Stream Wait Event") == 0 ? KS_WAIT_EVENT
+                  : strcmp(k, "Stream Sync") == 0     ? KS_STREAM
+                  : strcmp(k, "Event Sync") == 0      ? KS_EVENT
+                  : strcmp(k, "Context Sync") == 0    ? KS_CONTEXT
+                                                      : 0;
+        if (y->kind == 0)
+            return; /* a kind this importer does not know: no dependency */
+        /* Absent fields (older Kineto) or -1 (not known to the profiler)
+         * give no dependency; fields of the wrong type make it malformed. */
+        if (opt_i64(args, "device", 0, &y->dev) | opt_i64(args, "stream", -1, &y->stream) |
+            opt_i64(args, "wait_on_stream", -1, &y->wait_stream) |
+            opt_i64(args, "wait_on_cuda_event_record_corr_id", -1, &y->rec_corr)) {
+            st->malformed++;
+            return;
+        }
+        S->nsy++;
+        st->syncs++;
     } else if (is_cat(e, "kernel", NULL) || is_cat(e, "gpu_memcpy", "gpu_memset")) {
         GROW(S->dv, S->ndv, S->cap_dv);
         struct kdev *k = &S->dv[S->ndv];
@@ -554,6 +609,186 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             st->kernels++;
         S->ndv++;
     }
+}
+
+/* ---- synchronisation between streams ----
+ *
+ * Streams order their own ops; what orders one stream after another is a
+ * synchronisation call, which Kineto (PyTorch 2.1 and later) records as a
+ * "cuda_sync" event.  Each becomes dependencies between the ops around it,
+ * placed by the host time of their launch:
+ *   Stream Wait Event  the first op launched on the waiting stream after the
+ *                      call waits for the last op launched on the event's
+ *                      stream before the event was recorded;
+ *   Stream Sync        the host waits for the stream: the first op launched
+ *                      on each other stream afterwards waits for its last op;
+ *   Event Sync         the same, up to the event's record;
+ *   Context Sync       the host waits for every stream: the first op on each
+ *                      stream afterwards waits for the last op of every other.
+ * A dependency always points at an earlier op of the output (ops are in
+ * the order their first kernel started), so no cycle can arise. */
+
+struct kpos {                   /* an output op, for the search */
+    int64_t dev, stream;
+    double launch;
+    uint32_t op;
+};
+
+struct kdep {                   /* op waits for on, an op of stream group grp */
+    uint32_t op, grp, on;
+};
+
+static int kpos_cmp(const void *a, const void *b)
+{
+    const struct kpos *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->launch != y->launch)
+        return x->launch < y->launch ? -1 : 1;
+    return x->op < y->op ? -1 : (x->op > y->op);
+}
+
+static int kdep_cmp(const void *a, const void *b)
+{
+    const struct kdep *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->grp != y->grp)
+        return x->grp < y->grp ? -1 : 1;
+    return x->on < y->on ? -1 : (x->on > y->on);
+}
+
+/* Ops of one stream: p[lo, hi) sorted by launch time. */
+struct kgroup {
+    uint32_t lo, hi;
+};
+
+/* In group g, the last op launched before t (after == 0) or the first one
+ * launched after t (after == 1); UINT32_MAX if none. */
+static uint32_t kgroup_find(const struct kpos *p, struct kgroup g, double t, int after)
+{
+    uint32_t lo = g.lo, hi = g.hi; /* first index with launch > t (after) or >= t */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (after ? p[mid].launch <= t : p[mid].launch < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (after)
+        return lo < g.hi ? p[lo].op : UINT32_MAX;
+    return lo > g.lo ? p[lo - 1].op : UINT32_MAX;
+}
+
+/* The index of the group of (dev, stream), or ng if there is none. */
+static uint32_t kgroup_of(const struct kgroup *g, uint32_t ng, const struct kpos *p, int64_t dev,
+                          int64_t stream)
+{
+    uint32_t lo = 0, hi = ng;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const struct kpos *q = &p[g[mid].lo];
+        if (q->dev < dev || (q->dev == dev && q->stream < stream))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ng && p[g[lo].lo].dev == dev && p[g[lo].lo].stream == stream)
+        return lo;
+    return ng;
+}
+
+
+static void kdep_add(struct kdep *d, uint32_t *n, uint32_t cap, uint32_t op, uint32_t grp,
+                     uint32_t on, struct import_stats *st)
+{
+    if (op == UINT32_MAX || on == UINT32_MAX || on >= op)
+        return;
+    if (*n >= cap) {
+        st->sync_dropped++;
+        return;
+    }
+    d[(*n)++] = (struct kdep){op, grp, on};
+}
+
+static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32_t nent,
+                              const struct imap *by_corr, uint32_t *ndep)
+{
+    *ndep = 0;
+    if (S->nsy == 0 || nent == 0)
+        return NULL;
+    struct kpos *p = sim_xcalloc(nent, sizeof *p);
+    for (uint32_t i = 0; i < nent; i++) {
+        uint32_t r;
+        if (ent[i].cpu >= 0) {
+            const struct kcpu *c = &S->cpu[ent[i].cpu];
+            p[i] = (struct kpos){c->dev, c->stream, c->launch, i};
+        } else {
+            const struct kdev *k = &S->dv[ent[i].dev_event];
+            double t = k->ts;
+            if (k->corr != INT64_MIN && imap_get(by_corr, k->corr, &r))
+                t = S->rt[r].ts;
+            p[i] = (struct kpos){k->dev, k->stream, t, i};
+        }
+    }
+    qsort(p, nent, sizeof *p, kpos_cmp);
+    struct kgroup *g = sim_xcalloc(nent, sizeof *g);
+    uint32_t ng = 0;
+    for (uint32_t i = 0; i < nent; i++)
+        if (i == 0 || p[i].dev != p[i - 1].dev || p[i].stream != p[i - 1].stream)
+            g[ng++] = (struct kgroup){i, i + 1};
+        else
+            g[ng - 1].hi = i + 1;
+    uint32_t cap = IMPORT_SYNC_DEPS_PER_OP * nent, n = 0;
+    struct kdep *d = sim_xcalloc(cap, sizeof *d);
+    for (uint32_t s = 0; s < S->nsy; s++) {
+        const struct ksync *y = &S->sy[s];
+        double rec = y->ts;
+        uint32_t r;
+        if (y->kind == KS_WAIT_EVENT || y->kind == KS_EVENT) {
+            if (!imap_get(by_corr, y->rec_corr, &r))
+                continue; /* the event's record is not in the trace */
+            rec = S->rt[r].ts;
+        }
+        if (y->kind == KS_WAIT_EVENT) {
+            uint32_t ga = kgroup_of(g, ng, p, y->dev, y->wait_stream);
+            uint32_t gb = kgroup_of(g, ng, p, y->dev, y->stream);
+            if (ga < ng && gb < ng)
+                kdep_add(d, &n, cap, kgroup_find(p, g[gb], y->ts, 1), ga,
+                         kgroup_find(p, g[ga], rec, 0), S->st);
+            continue;
+        }
+        for (uint32_t a = 0; a < ng; a++) { /* each stream waited for */
+            const struct kpos *pa = &p[g[a].lo];
+            if (pa->dev != y->dev)
+                continue;
+            if (y->kind == KS_STREAM && pa->stream != y->stream)
+                continue;
+            if (y->kind == KS_EVENT && pa->stream != y->wait_stream)
+                continue;
+            uint32_t on = kgroup_find(p, g[a], rec, 0);
+            if (on == UINT32_MAX)
+                continue;
+            for (uint32_t b2 = 0; b2 < ng; b2++) /* the first op after, on each other stream */
+                if (b2 != a && p[g[b2].lo].dev == y->dev)
+                    kdep_add(d, &n, cap, kgroup_find(p, g[b2], y->ts, 1), a, on, S->st);
+        }
+    }
+    free(p);
+    free(g);
+    if (n > 1)
+        qsort(d, n, sizeof *d, kdep_cmp);
+    /* Of an op's dependencies on one stream only the latest matters (the
+     * stream orders the others before it). */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (i + 1 == n || d[i + 1].op != d[i].op || d[i + 1].grp != d[i].grp)
+            d[m++] = d[i];
+    S->st->sync_deps = m;
+    *ndep = m;
+    return d;
 }
 
 /* The records -> a strata trace. */
@@ -598,9 +833,13 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         if (c->nkern == 0) {
             c->dev = k->dev;
             c->stream = k->stream;
+            c->launch = c->ts;
             add_entry(ent, &nent, k->ts, (int)owner, 0);
             st->owners++;
         }
+        if (k->corr != INT64_MIN && imap_get(&by_corr, k->corr, &r) &&
+            (c->nkern == 0 || rt[r].ts < c->launch))
+            c->launch = rt[r].ts;
         if (c->nkern == 0 || k->dur > c->kmax) {
             c->kname = k->name;
             c->kmax = k->dur;
@@ -612,6 +851,9 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
     }
     if (nent > 1)
         qsort(ent, nent, sizeof *ent, entry_cmp);
+    uint32_t ndep = 0;
+    struct kdep *dep = sync_deps(S, ent, nent, &by_corr, &ndep);
+    uint32_t di = 0;
     struct builder b;
     b_init(&b, out, nent);
     for (uint32_t i = 0; i < nent; i++) {
@@ -677,6 +919,8 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         }
         o->device = b_device(&b, dev);
         o->stream = b_stream(&b, dev, stream);
+        for (; di < ndep && dep[di].op == i; di++)
+            b_dep(&b, dep[di].on);
         st->by_kind[o->kind]++;
     }
     out->ndevices = b.ndev ? b.ndev : 1;
@@ -687,6 +931,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
     imap_free(&by_ext);
     imap_free(&by_corr);
     free(ent);
+    free(dep);
     if (out->nops == 0) {
         trace_free(out);
         return diag_set(d, DIAG_E_RANGE, path, 1, "traceEvents",

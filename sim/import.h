@@ -17,10 +17,13 @@
  * converts): leaf aten operators become ops, with data dependencies from
  * the tensors one op writes and another reads.
  *
- * Limits: the whole file is read into memory (fine for traces of tens of
- * MB; the streaming importer for GB-sized traces is not built yet);
- * cross-stream synchronisation is not recovered (streams only order their
- * own ops).
+ * Kineto traces are read as a stream, one event at a time.  Streams order
+ * their own ops; synchronisation between streams ("cuda_sync" events:
+ * stream wait event, stream, event and device synchronize) becomes
+ * dependencies between the ops launched around it, at most
+ * IMPORT_SYNC_DEPS_PER_OP times the number of ops in all (more are left out
+ * and counted).  An op whose kernels ran on several streams takes the stream
+ * of its first kernel.
  */
 #ifndef STRATA_IMPORT_H
 #define STRATA_IMPORT_H
@@ -29,6 +32,8 @@
 
 #include "diag.h"
 #include "trace.h"
+
+#define IMPORT_SYNC_DEPS_PER_OP 16
 
 struct import_stats {
     uint32_t cpu_ops;           /* CPU op events read */
@@ -41,6 +46,9 @@ struct import_stats {
     uint32_t fixed_collective;  /* communication ops -> fixed_s */
     uint32_t orphan_kernels;    /* kernels with no CPU owner -> fixed_s */
     uint32_t malformed;         /* events skipped because fields had wrong types */
+    uint32_t syncs;             /* synchronisation events read (cuda_sync) */
+    uint32_t sync_deps;         /* dependencies between streams they gave */
+    uint32_t sync_dropped;      /* dependencies past the bound, left out */
     uint32_t by_kind[OP_KIND_COUNT]; /* ops written, per kind */
 };
 

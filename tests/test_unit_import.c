@@ -54,12 +54,21 @@ static void check_kineto(const char *file)
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents"), *e, *c, *r;
-    int owners = 0, orphans = 0, copies = 0, gemm_owners = 0, nested_gemm = 0;
+    int owners = 0, orphans = 0, copies = 0, gemm_owners = 0, nested_gemm = 0, syncs = 0;
     /* mark owners with a number field we add to the CPU op object */
     cJSON_ArrayForEach(e, ev)
     {
         if (strcmp(cat(e), "gpu_memcpy") == 0 || strcmp(cat(e), "gpu_memset") == 0) {
             copies++;
+            continue;
+        }
+        if (strcmp(cat(e), "cuda_sync") == 0) {
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(e, "args"), "cuda_sync_kind");
+            static const char *const kinds[] = {"Stream Wait Event", "Stream Sync", "Event Sync",
+                                                "Context Sync"};
+            for (size_t i = 0; i < 4; i++)
+                syncs += cJSON_IsString(k) && strcmp(k->valuestring, kinds[i]) == 0;
             continue;
         }
         if (strcmp(cat(e), "kernel") != 0)
@@ -136,6 +145,14 @@ static void check_kineto(const char *file)
     CHECK_EQ_INT(st.owners, owners);
     CHECK_EQ_INT(st.by_kind[OP_GEMM], gemm_owners);
     CHECK_EQ_INT(nested_gemm, 0);
+    CHECK_EQ_INT(st.syncs, syncs);
+    printf("  %s: %d synchronisation events -> %u dependencies between streams\n", file, syncs,
+           st.sync_deps);
+    for (uint32_t i = 0; i < t.nops; i++) /* each points back to an op of another stream */
+        for (uint32_t j = 0; j < t.ops[i].ndeps; j++) {
+            uint32_t on = t.deps[t.ops[i].deps_off + j];
+            CHECK(on < i && (t.ops[on].stream != t.ops[i].stream || t.ops[on].device != t.ops[i].device));
+        }
     /* the trace it makes is a valid strata trace */
     char out[128];
     snprintf(out, sizeof out, "/tmp/strata-imp-%d.json", (int)getpid());
@@ -236,6 +253,87 @@ static void check_stream(void)
     CHECK_EQ_INT(st.cpu_ops, n);
     CHECK(t.nops == (uint32_t)n && t.ops[n - 1].u.gemm.m == (uint64_t)(64 + (n - 1) % 7));
     CHECK(t.nops == (uint32_t)n && t.ops[0].dtype == DT_BF16);
+    trace_free(&t);
+    remove(path);
+}
+
+/* Synchronisation between streams (Kineto "cuda_sync" events) becomes
+ * dependencies: a stream waiting for another's event, the host waiting for
+ * one stream, for an event, for the whole device.  Seven ops on streams 7
+ * and 20, launched at host times 1, 21, 31, 50, 51, 61, 71. */
+static void check_sync(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-sync-%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    /* name, launch time, stream, kernel start (the output order) */
+    static const struct { const char *name; int launch, stream, start; } op[] = {
+        {"A", 1, 7, 100}, {"B", 21, 20, 160}, {"C", 31, 7, 170}, {"D", 50, 20, 200},
+        {"E", 51, 7, 210}, {"F", 61, 7, 300}, {"G", 71, 20, 400}};
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 7; i++) {
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"my::%s\", \"pid\": 1, \"tid\": 1,"
+                   " \"ts\": %d, \"dur\": 1, \"args\": {\"External id\": %d}},\n",
+                op[i].name, op[i].launch, i + 1);
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
+                   " \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n",
+                op[i].launch, 101 + i);
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%s\", \"pid\": 0, \"tid\": %d,"
+                   " \"ts\": %d, \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d,"
+                   " \"device\": 0, \"stream\": %d}},\n",
+                op[i].name, op[i].stream, op[i].start, i + 1, 101 + i, op[i].stream);
+    }
+    /* event records on stream 7 at 2 (after A) and 62 (after F) */
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 1,"
+               " \"tid\": 1, \"ts\": 2, \"dur\": 1, \"args\": {\"correlation\": 201}},\n"
+               "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 1,"
+               " \"tid\": 1, \"ts\": 62, \"dur\": 1, \"args\": {\"correlation\": 202}},\n");
+#define SYNC(ts, kind, extra)                                                               \
+    "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"" kind "\", \"pid\": 0, \"tid\": 7, \"ts\": " ts \
+    ", \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"" kind "\", \"device\": 0" extra "}}"
+    fprintf(f, "%s,\n%s,\n%s,\n%s,\n%s,\n%s,\n%s\n]}\n",
+            /* B (stream 20, launched after 15) waits for A's event */
+            SYNC("15", "Stream Wait Event",
+                 ", \"stream\": 20, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 201"),
+            /* the whole device: D waits for C, E for B */
+            SYNC("40", "Context Sync", ", \"stream\": 4294967295"),
+            /* stream 20: F waits for D */
+            SYNC("60", "Stream Sync", ", \"stream\": 20"),
+            /* the event after F: G waits for F */
+            SYNC("70", "Event Sync", ", \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 202"),
+            /* an event never recorded, a kind not known, a malformed one: nothing */
+            SYNC("80", "Stream Wait Event",
+                 ", \"stream\": 20, \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 999"),
+            SYNC("81", "Something Else", ""), SYNC("82", "Stream Sync", ", \"stream\": \"x\""));
+#undef SYNC
+    fclose(f);
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(t.nops, 7);
+    CHECK_EQ_INT(st.syncs, 5);
+    CHECK_EQ_INT(st.malformed, 1);
+    CHECK_EQ_INT(st.sync_deps, 5);
+    static const char *const want[7] = {"", "my::A", "", "my::C", "my::B", "my::D", "my::F"};
+    for (uint32_t i = 0; i < t.nops && i < 7; i++) {
+        char got[TRACE_NAME_MAX] = "";
+        CHECK(t.ops[i].ndeps <= 1);
+        if (t.ops[i].ndeps == 1)
+            snprintf(got, sizeof got, "%s", t.ops[t.deps[t.ops[i].deps_off]].name);
+        if (strcmp(got, want[i]) != 0)
+            printf("  %s waits for \"%s\", want \"%s\"\n", t.ops[i].name, got, want[i]);
+        CHECK(strcmp(got, want[i]) == 0);
+    }
+    /* and the dependencies survive writing and loading */
+    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
+    struct trace t2;
+    CHECK_EQ_INT(trace_load(path, &t2, &d), 0);
+    CHECK_EQ_INT(t2.ndeps, 5);
+    trace_free(&t2);
     trace_free(&t);
     remove(path);
 }
@@ -354,6 +452,7 @@ static void check_compare(void)
 int main(void)
 {
     check_stream();
+    check_sync();
     check_family();
     check_compare();
     struct stat sb;
