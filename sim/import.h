@@ -48,13 +48,26 @@ struct import_stats {
     uint32_t malformed;         /* events skipped because fields had wrong types */
     uint32_t syncs;             /* synchronisation events read (cuda_sync) */
     uint32_t sync_deps;         /* dependencies between streams they gave */
-    uint32_t sync_dropped;      /* dependencies past the bound, left out */
+    uint32_t deps_dropped;      /* dependencies past a bound, left out (see above) */
     uint32_t by_kind[OP_KIND_COUNT]; /* ops written, per kind */
 };
 
 int import_kineto(const char *path, struct trace *out, struct import_stats *st, struct diag *d);
 int import_pytorch_et(const char *path, struct trace *out, struct import_stats *st,
                       struct diag *d);
+/* A Chakra execution trace in JSON (chakra_jsonizer's output: protobuf
+ * JSON node objects one after another; or an array of nodes, or an object
+ * with a "nodes" array).  GPU compute nodes become generic ops (num_ops
+ * FLOPs, tensor_size bytes; a node with neither keeps its duration as
+ * fixed_s), collective and send/receive nodes generic traffic of comm_size
+ * bytes, memory load/store nodes host copies; CPU and other nodes are left
+ * out and their dependencies pass on to the nodes that waited for them.
+ * Compute, copies and communication each take one stream of their own (so
+ * compute nodes run one at a time, as in ASTRA-sim); ctrl and data
+ * dependencies order everything else.  A left-out node passes on at most
+ * CHAKRA_MAX_EFF (64) dependencies, the latest ones.  Unknown dependency ids, repeated
+ * ids and cycles are errors with the node's line. */
+int import_chakra(const char *path, struct trace *out, struct import_stats *st, struct diag *d);
 /* Picks the importer from the file's contents. */
 int import_pytorch(const char *path, struct trace *out, struct import_stats *st, struct diag *d);
 

@@ -37,6 +37,7 @@ static void usage(FILE *f)
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
             "  strata plot     --report REPORT.json --out DIR\n"
             "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
+            "  strata import   chakra TRACE.json[.gz] -o OUT.json   (chakra_jsonizer output)\n"
             "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
             "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
             "                  [--kv-dtype D] [--json OUT.json]\n"

@@ -338,6 +338,112 @@ static void check_sync(void)
     remove(path);
 }
 
+/* The ops of a trace as "id:kind:stream:dep,dep;" for comparing. */
+static void summary(const struct trace *t, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < t->nops && o + 1 < n; i++) {
+        const struct op *op = &t->ops[i];
+        o += (size_t)snprintf(buf + o, n - o, "%s:%s:%u:", op->id, op_kind_name(op->kind), op->stream);
+        for (uint32_t j = 0; j < op->ndeps && o + 1 < n; j++)
+            o += (size_t)snprintf(buf + o, n - o, "%s%s", j ? "," : "",
+                                  t->ops[t->deps[op->deps_off + j]].id);
+        if (o + 1 < n)
+            buf[o++] = ';';
+        buf[o] = '\0';
+    }
+}
+
+/* Chakra JSON: the example in traces/chakra (chakra_jsonizer's layout), the
+ * other layouts, and broken files. */
+static void check_chakra(void)
+{
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    char got[512];
+    /* node 0 has no "id" (protobuf JSON leaves out zeros); node 2 is a CPU
+     * node: the all-reduce that waited for it waits for what it waited for
+     * (mlp_fwd); compute, communication and the host load take three streams */
+    CHECK_EQ_INT(import_chakra("traces/chakra/tiny-step.json", &t, &st, &d), 0);
+    summary(&t, got, sizeof got);
+    printf("  chakra: %s\n", got);
+    CHECK(strcmp(got, "0:generic:0:;1:generic:0:0;3:generic:1:1;4:memcpy:2:;5:generic:0:1,4;") == 0);
+    CHECK_EQ_INT(st.cpu_ops, 6);
+    CHECK_EQ_INT(st.mapped, 5);
+    if (t.nops == 5) {
+        CHECK(t.ops[1].u.gen.flops == 68719476736.0 && t.ops[1].u.gen.bytes == 100663296.0);
+        CHECK(fabs(t.ops[1].measured_s - 310e-6) < 1e-12);
+        CHECK(t.ops[2].u.gen.bytes == 33554432.0 && t.ops[2].measured_s < 0);
+        CHECK(t.ops[3].u.copy.bytes == 16777216 && t.ops[3].u.copy.dir == MEMCPY_H2D);
+    }
+    trace_free(&t);
+
+    char dir[64], p[128];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-chakra") == 0);
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    /* an array of nodes, snake_case, numbers as numbers, listed out of
+     * order: the output follows the dependencies; a node with only a
+     * duration keeps it as fixed_s */
+    tu_write_file(p, "[{\"id\": 7, \"type\": \"COMP_NODE\", \"data_deps\": [9],"
+                     " \"duration_micros\": 12, \"attr\": []},\n"
+                     " {\"id\": 9, \"type\": 4, \"attr\": [{\"name\": \"num_ops\", \"int64_val\": 1000}]}]\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+    summary(&t, got, sizeof got);
+    CHECK(strcmp(got, "9:generic:0:;7:generic:0:9;") == 0);
+    CHECK(t.nops == 2 && fabs(t.ops[1].fixed_s - 12e-6) < 1e-12);
+    trace_free(&t);
+    /* an object with a "nodes" array */
+    tu_write_file(p, "{\"nodes\": [{\"id\": \"1\", \"type\": \"COMM_SEND_NODE\","
+                     " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"4096\"}]}]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+    CHECK(t.nops == 1 && t.ops[0].u.gen.bytes == 4096.0);
+    trace_free(&t);
+    /* broken: each an error with its line, never a crash */
+    static const struct { const char *text; enum diag_code code; int line; const char *field; } bad[] = {
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"dataDeps\": [\"2\"]}\n"
+         "{\"id\": \"2\", \"type\": \"COMP_NODE\", \"dataDeps\": [\"1\"]}\n",
+         DIAG_E_CYCLE, 1, "deps"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"ctrlDeps\": [\"1\"]}\n", DIAG_E_CYCLE, 1, "deps"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\"}\n{\"id\": \"2\",\n \"type\": \"COMP_NODE\","
+         " \"dataDeps\": [\"5\"]}\n",
+         DIAG_E_UNKNOWN_NAME, 2, "deps"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\"}\n{\"id\": 1, \"type\": \"COMP_NODE\"}\n",
+         DIAG_E_DUPLICATE, 2, "id"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"attr\": [\n{\"name\": \"num_ops\", \"int64Val\": \"-5\"}]}\n",
+         DIAG_E_RANGE, 2, "num_ops"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"num_ops\", \"int64Val\": \"1e400\"}]}\n",
+         DIAG_E_RANGE, 1, "num_ops"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"num_ops\", \"int64Val\": 1e300}]}\n",
+         DIAG_E_RANGE, 1, "num_ops"},
+        {"{\"id\": \"x\", \"type\": \"COMP_NODE\"}\n", DIAG_E_TYPE, 1, "id"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"dataDeps\": \"2\"}\n", DIAG_E_TYPE, 1, "dataDeps"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"durationMicros\": -3}\n", DIAG_E_RANGE, 1,
+         "durationMicros"},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"num_ops\", \"int64Val\": \"8\"}]}\n"
+         "{\"id\": \"2\", \"type\": \"COMP_N",
+         DIAG_E_PARSE, 2, ""},
+        {"{\"version\": \"0.0.4\"}\n", DIAG_E_UNSUPPORTED, 1, ""},
+        {"[1, 2]\n", DIAG_E_TYPE, 1, ""},
+        {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"is_cpu_op\", \"boolVal\": true}]}\n",
+         DIAG_E_RANGE, 1, "nodes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tu_write_file(p, bad[i].text);
+        memset(&d, 0, sizeof d);
+        int rc = import_chakra(p, &t, &st, &d);
+        CHECK_EQ_INT(rc, -1);
+        if (rc == 0)
+            trace_free(&t);
+        if (d.code != bad[i].code || d.line != bad[i].line || strcmp(d.field, bad[i].field) != 0)
+            printf("  chakra bad case %zu: got code %d line %d field \"%s\": %s\n", i, (int)d.code,
+                   d.line, d.field, d.msg);
+        CHECK(d.code == bad[i].code && d.line == bad[i].line && strcmp(d.field, bad[i].field) == 0);
+    }
+    tu_rmtree(dir);
+}
+
 /* Kernel names as Kineto records them -> the family compare groups by. */
 static void check_family(void)
 {
@@ -453,6 +559,7 @@ int main(void)
 {
     check_stream();
     check_sync();
+    check_chakra();
     check_family();
     check_compare();
     struct stat sb;
