@@ -73,6 +73,11 @@ int cli_import(int argc, char **argv)
     if (st.syncs > 0)
         printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
                st.sync_deps);
+    if (st.syncs_skipped > 0)
+        fprintf(stderr,
+                "strata import: warning: the last %u synchronisation events were not used (past "
+                "the work bound in docs/import.md)\n",
+                st.syncs_skipped);
     if (st.deps_dropped > 0)
         fprintf(stderr, "strata import: warning: %u dependencies left out (past the bounds in "
                         "docs/import.md)\n",

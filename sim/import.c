@@ -2,6 +2,7 @@
 #include "import.h"
 
 #include <errno.h>
+#include <gsl/gsl_sort.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -702,16 +703,56 @@ static uint32_t kgroup_of(const struct kgroup *g, uint32_t ng, const struct kpos
 }
 
 
-static void kdep_add(struct kdep *d, uint32_t *n, uint32_t cap, uint32_t op, uint32_t grp,
-                     uint32_t on, struct import_stats *st)
+/* How many of the sorted a[0..n) are below t. */
+static size_t count_below(const double *a, size_t n, double t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Sort, and of an op's dependencies on one stream keep only the latest
+ * (the stream orders the others before it); returns how many are left. */
+static uint32_t kdep_compact(struct kdep *d, uint32_t n)
+{
+    if (n > 1)
+        qsort(d, n, sizeof *d, kdep_cmp);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (i + 1 == n || d[i + 1].op != d[i].op || d[i + 1].grp != d[i].grp)
+            d[m++] = d[i];
+    return m;
+}
+
+struct kdeps {
+    struct kdep *d;
+    uint32_t n, cap;
+    uint32_t fresh;             /* added since the last compaction */
+};
+
+static void kdep_add(struct kdeps *k, uint32_t op, uint32_t grp, uint32_t on,
+                     struct import_stats *st)
 {
     if (op == UINT32_MAX || on == UINT32_MAX || on >= op)
         return;
-    if (*n >= cap) {
+    /* full: drop repeats first, unless that was just done (a compaction
+     * per call would make this quadratic) */
+    if (k->n >= k->cap && k->fresh >= k->cap / 4) {
+        k->n = kdep_compact(k->d, k->n);
+        k->fresh = 0;
+    }
+    if (k->n >= k->cap) {
         st->deps_dropped++;
         return;
     }
-    d[(*n)++] = (struct kdep){op, grp, on};
+    k->d[k->n++] = (struct kdep){op, grp, on};
+    k->fresh++;
 }
 
 static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32_t nent,
@@ -742,12 +783,27 @@ static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32
             g[ng++] = (struct kgroup){i, i + 1};
         else
             g[ng - 1].hi = i + 1;
-    uint32_t cap = IMPORT_SYNC_DEPS_PER_OP * nent, n = 0;
-    struct kdep *d = sim_xcalloc(cap, sizeof *d);
+    /* launch times in order, to tell whether anything was launched between
+     * two host syncs (if not, the second adds nothing) */
+    double *lt = sim_xcalloc(nent, sizeof *lt);
+    for (uint32_t i = 0; i < nent; i++)
+        lt[i] = p[i].launch;
+    gsl_sort(lt, 1, nent);
+    struct kdeps k = {NULL, 0, IMPORT_SYNC_DEPS_PER_OP * nent + 16, 0};
+    k.d = sim_xcalloc(k.cap, sizeof *k.d);
+    /* a bound on the work: a device-wide sync costs streams^2, so a small
+     * file of many streams and syncs could otherwise take hours */
+    uint64_t budget = 256ull * nent + 65536;
+    struct { int kind; int64_t dev, stream; size_t before_rec, before; } prev = {0, 0, 0, 0, 0};
     for (uint32_t s = 0; s < S->nsy; s++) {
         const struct ksync *y = &S->sy[s];
         double rec = y->ts;
         uint32_t r;
+        if (budget == 0) {
+            S->st->syncs_skipped = S->nsy - s;
+            break;
+        }
+        budget--;
         if (y->kind == KS_WAIT_EVENT || y->kind == KS_EVENT) {
             if (!imap_get(by_corr, y->rec_corr, &r))
                 continue; /* the event's record is not in the trace */
@@ -757,39 +813,53 @@ static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32
             uint32_t ga = kgroup_of(g, ng, p, y->dev, y->wait_stream);
             uint32_t gb = kgroup_of(g, ng, p, y->dev, y->stream);
             if (ga < ng && gb < ng)
-                kdep_add(d, &n, cap, kgroup_find(p, g[gb], y->ts, 1), ga,
-                         kgroup_find(p, g[ga], rec, 0), S->st);
+                kdep_add(&k, kgroup_find(p, g[gb], y->ts, 1), ga, kgroup_find(p, g[ga], rec, 0),
+                         S->st);
             continue;
         }
-        for (uint32_t a = 0; a < ng; a++) { /* each stream waited for */
+        int64_t key = y->kind == KS_STREAM ? y->stream : (y->kind == KS_EVENT ? y->wait_stream : -1);
+        size_t before_rec = count_below(lt, nent, rec);
+        size_t before = count_below(lt, nent, y->ts);
+        if (prev.kind == (int)y->kind && prev.dev == y->dev && prev.stream == key &&
+            prev.before_rec == before_rec && prev.before == before)
+            continue; /* nothing launched since the same sync */
+        prev.kind = (int)y->kind;
+        prev.dev = y->dev;
+        prev.stream = key;
+        prev.before_rec = before_rec;
+        prev.before = before;
+        /* each stream waited for: the one named, or all of the device's */
+        uint32_t a0 = 0, a1 = ng;
+        if (key >= 0) {
+            a0 = kgroup_of(g, ng, p, y->dev, key);
+            a1 = a0 < ng ? a0 + 1 : a0;
+        }
+        for (uint32_t a = a0; a < a1 && budget > 0; a++) {
+            budget--;
             const struct kpos *pa = &p[g[a].lo];
             if (pa->dev != y->dev)
-                continue;
-            if (y->kind == KS_STREAM && pa->stream != y->stream)
-                continue;
-            if (y->kind == KS_EVENT && pa->stream != y->wait_stream)
                 continue;
             uint32_t on = kgroup_find(p, g[a], rec, 0);
             if (on == UINT32_MAX)
                 continue;
-            for (uint32_t b2 = 0; b2 < ng; b2++) /* the first op after, on each other stream */
+            for (uint32_t b2 = 0; b2 < ng && budget > 0; b2++) { /* the first op after, on each other stream */
+                budget--;
                 if (b2 != a && p[g[b2].lo].dev == y->dev)
-                    kdep_add(d, &n, cap, kgroup_find(p, g[b2], y->ts, 1), a, on, S->st);
+                    kdep_add(&k, kgroup_find(p, g[b2], y->ts, 1), a, on, S->st);
+            }
+        }
+        if (budget == 0) {
+            S->st->syncs_skipped = S->nsy - s; /* this one was cut short too */
+            break;
         }
     }
     free(p);
     free(g);
-    if (n > 1)
-        qsort(d, n, sizeof *d, kdep_cmp);
-    /* Of an op's dependencies on one stream only the latest matters (the
-     * stream orders the others before it). */
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (i + 1 == n || d[i + 1].op != d[i].op || d[i + 1].grp != d[i].grp)
-            d[m++] = d[i];
-    S->st->sync_deps = m;
-    *ndep = m;
-    return d;
+    free(lt);
+    k.n = kdep_compact(k.d, k.n);
+    S->st->sync_deps = k.n;
+    *ndep = k.n;
+    return k.d;
 }
 
 /* The records -> a strata trace. */
@@ -1446,7 +1516,8 @@ static int c_uint(const cJSON *it, uint64_t max, uint64_t *v)
     } else {
         return -1;
     }
-    if (!(x >= 0 && x <= (double)max) || x != floor(x))
+    /* a JSON number above 2^53 has lost digits: large ids come as strings */
+    if (!(x >= 0 && x <= (double)max && x < 9007199254740992.0) || x != floor(x))
         return -1;
     *v = (uint64_t)x;
     return 0;
@@ -1642,21 +1713,25 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
     for (uint32_t i = 0; i < n; i++)
         if (nd[i].indeg == 0)
             heap_push(heap, &nheap, i);
-    uint32_t *deps = sim_xcalloc((size_t)CHAKRA_MAX_EFF * 4 + 1, sizeof *deps);
+    uint32_t *deps = NULL, capdeps = 0;
     while (nheap > 0) {
         uint32_t i = heap_pop(heap, &nheap);
         struct cnode *c = &nd[i];
         done_n++;
         /* the ops this node waits for: kept dependencies, and what left-out
-         * ones stand for */
+         * ones stand for (each at most CHAKRA_MAX_EFF) */
         uint32_t nd_ = 0;
-        for (uint32_t j = 0; j < c->ndep && nd_ < CHAKRA_MAX_EFF * 4; j++) {
+        for (uint32_t j = 0; j < c->ndep; j++) {
             const struct cnode *p = &nd[pool[c->dep_off + j]];
-            if (p->op >= 0)
+            if (p->op >= 0) {
+                GROW(deps, nd_, capdeps);
                 deps[nd_++] = (uint32_t)p->op;
-            else
-                for (uint32_t e = 0; e < p->neff && nd_ < CHAKRA_MAX_EFF * 4; e++)
+            } else {
+                for (uint32_t e = 0; e < p->neff; e++) {
+                    GROW(deps, nd_, capdeps);
                     deps[nd_++] = eff[p->eff_off + e];
+                }
+            }
         }
         if (nd_ > 1)
             qsort(deps, nd_, sizeof *deps, u32_cmp);
@@ -1705,6 +1780,14 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
             keep = 1;
             kind = OP_MEMCPY;
             stream = 1;
+            if (bytes > (double)TRACE_SIZE_CAP) {
+                c_attr(c->item, "tensor_size", &bytes, &w);
+                diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), "tensor_size",
+                         "node %llu: a copy of at most 2^50 bytes", (unsigned long long)c->id);
+                free(deps);
+                trace_free(out);
+                goto done;
+            }
         }
         if (keep) {
             const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c->item, "name");
@@ -1736,8 +1819,8 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
             /* left out: successors wait for what it waited for */
             if (m > CHAKRA_MAX_EFF) { /* keep the latest ones */
                 memmove(deps, deps + (m - CHAKRA_MAX_EFF), CHAKRA_MAX_EFF * sizeof *deps);
+                st->deps_dropped += m - CHAKRA_MAX_EFF;
                 m = CHAKRA_MAX_EFF;
-                st->deps_dropped++;
             }
             c->eff_off = neff;
             c->neff = m;
@@ -1752,9 +1835,22 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
     }
     free(deps);
     if (done_n < n) {
+        /* an unplaced node waits for another unplaced one: walk back until
+         * a node repeats; that one is in the cycle */
         uint32_t i = 0;
         while (i < n && nd[i].indeg == 0)
             i++;
+        unsigned char *seen = sim_xcalloc(n, 1);
+        while (!seen[i]) {
+            seen[i] = 1;
+            uint32_t j = 0;
+            while (j < nd[i].ndep && nd[pool[nd[i].dep_off + j]].indeg == 0)
+                j++;
+            if (j == nd[i].ndep)
+                break; /* cannot happen: it would have been placed */
+            i = pool[nd[i].dep_off + j];
+        }
+        free(seen);
         diag_set(d, DIAG_E_CYCLE, doc->name, jsondoc_line(doc, nd[i].item), "deps",
                  "node %llu is in a dependency cycle", (unsigned long long)nd[i].id);
         trace_free(out);
@@ -1779,6 +1875,28 @@ done:
     free(eff);
     imap_free(&byid);
     return rc;
+}
+
+/* Add x to the nodes if it is one.  protobuf JSON leaves out fields at
+ * their default (id 0, type INVALID_NODE); an object with none of a node's
+ * fields is the global metadata. */
+static int chakra_take(const struct jsondoc *doc, const cJSON *x, const cJSON ***items,
+                       uint32_t *n, uint32_t *cap, struct import_stats *st, struct diag *d)
+{
+    static const char *const keys[] = {"id",       "name",     "type",     "ctrlDeps",
+                                       "ctrl_deps", "dataDeps", "data_deps"};
+    if (!cJSON_IsObject(x))
+        return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, x), "",
+                        "a Chakra trace holds node objects, not a %s", jsondoc_type_name(x));
+    int node = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        node |= cJSON_GetObjectItemCaseSensitive(x, keys[k]) != NULL;
+    if (!node)
+        return 0;
+    GROW(*items, *n, *cap);
+    (*items)[(*n)++] = x;
+    st->cpu_ops++;
+    return 0;
 }
 
 int import_chakra(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
@@ -1809,33 +1927,27 @@ int import_chakra(const char *path, struct trace *out, struct import_stats *st, 
     free(w);
     if (rc != 0)
         return -1;
-    /* the nodes: [[nodes...]] when the file is one array, or the elements
-     * of a "nodes" array, or the objects with a "type" */
-    const cJSON *top = doc.root, *e;
+    /* the nodes: the objects one after another, or the elements of one
+     * array, or of a "nodes" array */
+    const cJSON *top = doc.root, *e, *x;
     if (cJSON_GetArraySize(top) == 1 && cJSON_IsArray(cJSON_GetArrayItem(top, 0)))
         top = cJSON_GetArrayItem(top, 0);
-    else if (cJSON_GetArraySize(top) == 1 &&
-             cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 0), "nodes")))
-        top = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(top, 0), "nodes");
-    uint32_t n = 0, cap = (uint32_t)cJSON_GetArraySize(top) + 1;
-    const cJSON **items = sim_xcalloc(cap, sizeof *items);
+    uint32_t n = 0, cap = 0;
+    const cJSON **items = NULL;
     cJSON_ArrayForEach(e, top)
     {
-        if (!cJSON_IsObject(e)) {
-            rc = diag_set(d, DIAG_E_TYPE, path, jsondoc_line(&doc, e), "",
-                          "a Chakra trace holds node objects, not a %s", jsondoc_type_name(e));
-            break;
+        const cJSON *sub = cJSON_GetObjectItemCaseSensitive(e, "nodes");
+        if (!cJSON_IsArray(sub)) {
+            rc = chakra_take(&doc, e, &items, &n, &cap, st, d);
+        } else {
+            cJSON_ArrayForEach(x, sub)
+            {
+                if ((rc = chakra_take(&doc, x, &items, &n, &cap, st, d)) != 0)
+                    break;
+            }
         }
-        /* protobuf JSON leaves out fields at their default (id 0, type
-         * INVALID_NODE): the global metadata is the object with a "version"
-         * and none of a node's fields */
-        if (cJSON_GetObjectItemCaseSensitive(e, "version") != NULL &&
-            cJSON_GetObjectItemCaseSensitive(e, "id") == NULL &&
-            cJSON_GetObjectItemCaseSensitive(e, "name") == NULL &&
-            cJSON_GetObjectItemCaseSensitive(e, "type") == NULL)
-            continue;
-        items[n++] = e;
-        st->cpu_ops++;
+        if (rc != 0)
+            break;
     }
     if (rc == 0 && n == 0)
         rc = diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "", "not a Chakra trace: no node objects");

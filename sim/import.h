@@ -49,6 +49,7 @@ struct import_stats {
     uint32_t syncs;             /* synchronisation events read (cuda_sync) */
     uint32_t sync_deps;         /* dependencies between streams they gave */
     uint32_t deps_dropped;      /* dependencies past a bound, left out (see above) */
+    uint32_t syncs_skipped;     /* synchronisation events past the work bound, not used */
     uint32_t by_kind[OP_KIND_COUNT]; /* ops written, per kind */
 };
 

@@ -31,7 +31,6 @@
 #include "jsondoc.h"
 
 #define TRACE_OPS_CAP 50000000u
-#define TRACE_SIZE_CAP ((uint64_t)1 << 50)      /* every size field */
 #define TRACE_LOOP_CAP ((uint64_t)1 << 34)      /* a GEMM's k, an attention's kv_len */
 #define TRACE_NUMERIC_ID_CAP ((uint64_t)1 << 53) /* exact in a double */
 #define TRACE_STREAM_CAP 65535u

@@ -14,6 +14,7 @@
 /* An op's measured or fixed time is at most this (a million seconds, 11.6
  * days): longer is not a kernel, and the engine keeps time in 64-bit ps. */
 #define TRACE_MAX_OP_S 1e6
+#define TRACE_SIZE_CAP ((uint64_t)1 << 50) /* every size field (elements or bytes) */
 /* A number field (flops, bytes, flops per element) is at most this. */
 #define TRACE_NUM_CAP 1e30
 #define STRATA_TRACE_H

@@ -441,7 +441,150 @@ static void check_chakra(void)
                    d.line, d.field, d.msg);
         CHECK(d.code == bad[i].code && d.line == bad[i].line && strcmp(d.field, bad[i].field) == 0);
     }
+    /* a node with 300 dependencies keeps them all; a CPU node waiting for
+     * 100 passes on the latest 64 and counts the rest */
+    FILE *f = fopen(p, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        fprintf(f, "[");
+        for (int i = 0; i < 300; i++)
+            fprintf(f, "{\"id\": %d, \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"num_ops\","
+                       " \"int64Val\": \"1000\"}]},\n", i + 1);
+        fprintf(f, "{\"id\": 1000, \"type\": \"COMM_COLL_NODE\", \"attr\": [{\"name\": \"comm_size\","
+                   " \"int64Val\": \"4096\"}], \"dataDeps\": [");
+        for (int i = 0; i < 300; i++)
+            fprintf(f, "%s%d", i ? ", " : "", i + 1);
+        fprintf(f, "]},\n{\"id\": 1001, \"type\": \"COMP_NODE\", \"attr\": [{\"name\": \"is_cpu_op\","
+                   " \"boolVal\": true}], \"ctrlDeps\": [");
+        for (int i = 0; i < 100; i++)
+            fprintf(f, "%s%d", i ? ", " : "", i + 1);
+        fprintf(f, "]},\n{\"id\": 1002, \"type\": \"COMM_SEND_NODE\", \"attr\": [{\"name\": \"comm_size\","
+                   " \"int64Val\": \"64\"}], \"dataDeps\": [1001]}]\n");
+        fclose(f);
+        CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+        CHECK_EQ_INT(t.nops, 302);
+        if (t.nops == 302) {
+            CHECK_EQ_INT(t.ops[300].ndeps, 300);
+            CHECK_EQ_INT(t.ops[301].ndeps, 64);
+            CHECK(strcmp(t.ops[t.deps[t.ops[301].deps_off]].id, "37") == 0);
+        }
+        CHECK_EQ_INT(st.deps_dropped, 36);
+        trace_free(&t);
+    }
+    /* ids: numbers up to 2^53, larger ones as strings */
+    tu_write_file(p, "{\"id\": 9223372036854775808, \"type\": \"COMP_NODE\"}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_TYPE);
+    tu_write_file(p, "{\"id\": \"9223372036854775806\", \"type\": \"COMM_SEND_NODE\","
+                     " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"64\"}]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+    CHECK(t.nops == 1 && strcmp(t.ops[0].id, "9223372036854775806") == 0);
+    trace_free(&t);
+    /* a cycle is named by a node in it, not one waiting for it */
+    tu_write_file(p, "{\"id\": 1, \"type\": \"COMP_NODE\", \"dataDeps\": [2]}\n"
+                     "{\"id\": 2, \"type\": \"COMP_NODE\", \"dataDeps\": [3]}\n"
+                     "{\"id\": 3, \"type\": \"COMP_NODE\", \"dataDeps\": [2]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_CYCLE && d.line >= 2 && strstr(d.msg, "node 1 ") == NULL);
+    /* a copy larger than a trace holds, with the node's line */
+    tu_write_file(p, "{\"id\": 1, \"type\": \"MEM_LOAD_NODE\",\n \"attr\": [{\"name\": \"tensor_size\","
+                     " \"uint64Val\": \"100000000000000000\"}]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), -1);
+    CHECK(d.code == DIAG_E_RANGE && d.line == 2 && strcmp(d.field, "tensor_size") == 0);
+    /* metadata without a version, and metadata followed by a nodes object */
+    tu_write_file(p, "{\"attr\": []}\n{\"nodes\": [{\"type\": \"COMM_SEND_NODE\","
+                     " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"64\"}]}]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+    CHECK(t.nops == 1 && strcmp(t.ops[0].id, "0") == 0);
+    trace_free(&t);
     tu_rmtree(dir);
+}
+
+/* Kineto events: one op per stream entry {name, launch, stream, start}
+ * plus sync events written by the caller's lines. */
+static FILE *kineto_begin(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f != NULL)
+        fprintf(f, "{\"traceEvents\": [\n");
+    return f;
+}
+
+static void kineto_op(FILE *f, int i, int launch, int stream, int start)
+{
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"my::op%d\", \"pid\": 1, \"tid\": 1,"
+               " \"ts\": %d, \"dur\": 1, \"args\": {\"External id\": %d}},\n"
+               "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
+               " \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n"
+               "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": %d, \"ts\": %d,"
+               " \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d, \"device\": 0,"
+               " \"stream\": %d}},\n",
+            i, launch, i + 1, launch, 100000 + i, stream, start, i + 1, 100000 + i, stream);
+}
+
+static void kineto_sync(FILE *f, const char *kind, int ts, int stream)
+{
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": 0,"
+               " \"ts\": %d, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"%s\", \"device\": 0,"
+               " \"stream\": %d}},\n",
+            kind, ts, kind, stream);
+}
+
+static void kineto_end(FILE *f)
+{
+    fprintf(f, "{\"ph\": \"i\", \"name\": \"end\"}]}\n");
+    fclose(f);
+}
+
+/* The bounds on synchronisation: repeats never crowd out a real
+ * dependency, and a file of many streams and device-wide syncs imports
+ * quickly, leaving the syncs past the work bound unused (counted). */
+static void check_sync_bounds(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-syncb-%d.json", (int)getpid());
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    /* op0 (stream 7), op1 (8), op2 (7), op3 (8); 70 syncs of stream 7
+     * between op0 and op1 fill the dependency buffer (16 per op) with
+     * repeats; the one between op2 and op3 must still count */
+    FILE *f = kineto_begin(path);
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    kineto_op(f, 0, 1, 7, 1000);
+    kineto_op(f, 1, 200, 8, 1100);
+    kineto_op(f, 2, 300, 7, 1200);
+    kineto_op(f, 3, 400, 8, 1300);
+    for (int k = 0; k < 70; k++)
+        kineto_sync(f, "Stream Sync", 10 + k, 7);
+    kineto_sync(f, "Stream Sync", 350, 7);
+    kineto_end(f);
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(st.sync_deps, 2);
+    CHECK_EQ_INT(st.deps_dropped, 0);
+    CHECK(t.nops == 4 && t.ops[1].ndeps == 1 && t.deps[t.ops[1].deps_off] == 0);
+    CHECK(t.nops == 4 && t.ops[3].ndeps == 1 && t.deps[t.ops[3].deps_off] == 2);
+    trace_free(&t);
+    /* 400 streams of one op each, a device-wide sync after each launch */
+    f = kineto_begin(path);
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    for (int i = 0; i < 400; i++) {
+        kineto_op(f, i, 10 * i + 1, i, 100000 + 10 * i);
+        kineto_sync(f, "Context Sync", 10 * i + 5, -1);
+    }
+    kineto_end(f);
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(st.syncs, 400);
+    printf("  400 streams, 400 device syncs: %u dependencies, %u syncs past the work bound\n",
+           st.sync_deps, st.syncs_skipped);
+    CHECK(st.syncs_skipped > 0 && st.syncs_skipped < 400);
+    CHECK(st.sync_deps > 0 && st.sync_deps <= IMPORT_SYNC_DEPS_PER_OP * 400 + 16);
+    trace_free(&t);
+    remove(path);
 }
 
 /* Kernel names as Kineto records them -> the family compare groups by. */
@@ -559,6 +702,7 @@ int main(void)
 {
     check_stream();
     check_sync();
+    check_sync_bounds();
     check_chakra();
     check_family();
     check_compare();
