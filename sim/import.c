@@ -11,6 +11,7 @@
 #include "check.h"
 #include "gz.h"
 #include "jsondoc.h"
+#include "uheap.h"
 #include "opmap.h"
 
 /* ------------------------------------------------------------ small map */
@@ -1575,36 +1576,6 @@ struct cnode {
 /* A left-out node passes at most this many ops on to its successors. */
 #define CHAKRA_MAX_EFF 64
 
-/* heap of node indices, smallest first: nodes run in file order when free */
-static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
-{
-    uint32_t i = (*n)++;
-    while (i > 0 && h[(i - 1) / 2] > v) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = v;
-}
-
-static uint32_t heap_pop(uint32_t *h, uint32_t *n)
-{
-    uint32_t top = h[0], v = h[--(*n)], i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] < h[c])
-            c++;
-        if (h[c] >= v)
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = v;
-    return top;
-}
-
 static int u32_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1712,10 +1683,10 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
     uint32_t nheap = 0, done_n = 0, neff = 0, capeff = 0;
     for (uint32_t i = 0; i < n; i++)
         if (nd[i].indeg == 0)
-            heap_push(heap, &nheap, i);
+            uheap_push(heap, &nheap, i);
     uint32_t *deps = NULL, capdeps = 0;
     while (nheap > 0) {
-        uint32_t i = heap_pop(heap, &nheap);
+        uint32_t i = uheap_pop(heap, &nheap);
         struct cnode *c = &nd[i];
         done_n++;
         /* the ops this node waits for: kept dependencies, and what left-out
@@ -1831,7 +1802,7 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
         }
         for (uint32_t s = succ_off[i]; s < succ_off[i + 1]; s++)
             if (--nd[succ[s]].indeg == 0)
-                heap_push(heap, &nheap, succ[s]);
+                uheap_push(heap, &nheap, succ[s]);
     }
     free(deps);
     if (done_n < n) {

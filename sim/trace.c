@@ -29,6 +29,7 @@
 #include "afile.h"
 #include "check.h"
 #include "jsondoc.h"
+#include "uheap.h"
 
 #define TRACE_OPS_CAP 50000000u
 #define TRACE_LOOP_CAP ((uint64_t)1 << 34)      /* a GEMM's k, an attention's kv_len */
@@ -756,39 +757,6 @@ static int resolve_deps(struct loader *L, const cJSON *o, uint32_t i, uint32_t *
     return 0;
 }
 
-/* Min-heap of op indices, so the ready op earliest in the file goes first. */
-static void heap_push(uint32_t *h, uint32_t *n, uint32_t v)
-{
-    uint32_t i = (*n)++;
-    while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (h[p] <= v)
-            break;
-        h[i] = h[p];
-        i = p;
-    }
-    h[i] = v;
-}
-
-static uint32_t heap_pop(uint32_t *h, uint32_t *n)
-{
-    uint32_t top = h[0], v = h[--(*n)], i = 0;
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && h[c + 1] < h[c])
-            c++;
-        if (v <= h[c])
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = v;
-    return top;
-}
-
 /* Names one cycle among the ops Kahn's algorithm could not order
  * (indeg[i] > 0).  Every such op waits for another such op, so walking
  * "first unfinished dep" from any of them must come back on itself. */
@@ -873,13 +841,13 @@ static int order_ops(struct loader *L, const cJSON *ops)
     uint32_t nheap = 0, done = 0;
     for (uint32_t i = 0; i < n; i++)
         if (indeg[i] == 0)
-            heap_push(heap, &nheap, i);
+            uheap_push(heap, &nheap, i);
     while (nheap > 0) {
-        uint32_t i = heap_pop(heap, &nheap);
+        uint32_t i = uheap_pop(heap, &nheap);
         t->topo[done++] = i;
         for (uint32_t u = off[i]; u < off[i + 1]; u++)
             if (--indeg[users[u]] == 0)
-                heap_push(heap, &nheap, users[u]);
+                uheap_push(heap, &nheap, users[u]);
     }
     int rc = done == n ? 0 : report_cycle(L, ops, indeg);
     free(indeg);
