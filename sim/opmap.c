@@ -254,12 +254,21 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
         return OPMAP_OK;
     }
     if (IN_LIST(nm, embed_ops)) {
-        /* embedding(weight, indices): tokens = numel(indices), dim = weight's last */
+        /* embedding(weight, indices): tokens = numel(indices), dim = weight's
+         * last; index_select(self, dim, index): numel(index) rows of self
+         * along its first dimension (the dim argument's value is not in the
+         * shapes; 0 is the gather the name says), so a 1-D self gathers
+         * single elements */
         int t[2];
         if (tensors(in, 1, t, 2) < 2)
             return OPMAP_NOSHAPE;
         int w = in->ndims[t[0]] == 2 ? t[0] : t[1], ix = w == t[0] ? t[1] : t[0];
         uint64_t tok = numel(in, ix), dim = (uint64_t)in->dims[w][in->ndims[w] - 1];
+        if (strcmp(nm, "aten::index_select") == 0) {
+            w = t[0];
+            tok = numel(in, t[1]);
+            dim = in->dims[w][0] > 0 ? numel(in, w) / (uint64_t)in->dims[w][0] : 0;
+        }
         if (tok == 0 || dim == 0)
             return OPMAP_NOSHAPE;
         o->kind = OP_EMBEDDING;

@@ -587,6 +587,41 @@ static void check_sync_bounds(void)
     remove(path);
 }
 
+/* Gathers: embedding(weight, indices) and index_select(self, dim, index),
+ * whose self may be 1-D (single elements gathered). */
+static void check_gather(void)
+{
+    static const struct { const char *name; int nd0; int64_t d0[2]; int nd2; int64_t d2;
+                          uint64_t tokens, dim; } c[] = {
+        {"aten::index_select", 1, {2048, 0}, 1, 6825, 6825, 1},   /* a100 trace, 4 ops */
+        {"aten::index_select", 2, {1000, 64}, 1, 300, 300, 64},
+        {"aten::embedding", 2, {32000, 4096}, 1, 512, 512, 4096},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct opmap_in in;
+        memset(&in, 0, sizeof in);
+        in.name = c[i].name;
+        in.ninputs = 3;
+        in.ndims[0] = c[i].nd0;
+        in.dims[0][0] = c[i].d0[0];
+        in.dims[0][1] = c[i].d0[1];
+        in.types[0] = "float";
+        in.ndims[1] = c[i].name[6] == 'i' ? 0 : 1; /* index_select's dim is a Scalar */
+        in.dims[1][0] = c[i].d2;
+        in.types[1] = c[i].name[6] == 'i' ? "Scalar" : "long";
+        in.ndims[2] = c[i].name[6] == 'i' ? 1 : -1;
+        in.dims[2][0] = c[i].d2;
+        in.types[2] = "long";
+        struct op o;
+        memset(&o, 0, sizeof o);
+        CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_OK);
+        CHECK(o.kind == OP_EMBEDDING && o.u.emb.tokens == c[i].tokens && o.u.emb.dim == c[i].dim);
+        if (!(o.u.emb.tokens == c[i].tokens && o.u.emb.dim == c[i].dim))
+            printf("  %s: tokens %llu dim %llu\n", c[i].name, (unsigned long long)o.u.emb.tokens,
+                   (unsigned long long)o.u.emb.dim);
+    }
+}
+
 /* Kernel names as Kineto records them -> the family compare groups by. */
 static void check_family(void)
 {
@@ -705,6 +740,7 @@ int main(void)
     check_sync_bounds();
     check_chakra();
     check_family();
+    check_gather();
     check_compare();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
