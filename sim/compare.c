@@ -73,6 +73,12 @@ int cli_import(int argc, char **argv)
     if (st.syncs > 0)
         printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
                st.sync_deps);
+    if (st.partial > 0)
+        fprintf(stderr,
+                "strata import: warning: %u GEMMs own only a library's helper kernels (split-K "
+                "reduction, epilogue): their main kernel is not in the trace, so they carry no "
+                "measured time\n",
+                st.partial);
     if (st.syncs_skipped > 0)
         fprintf(stderr,
                 "strata import: warning: the last %u synchronisation events were not used (past "

@@ -46,6 +46,7 @@ struct import_stats {
     uint32_t fixed_collective;  /* communication ops -> fixed_s */
     uint32_t orphan_kernels;    /* kernels with no CPU owner -> fixed_s */
     uint32_t malformed;         /* events skipped because fields had wrong types */
+    uint32_t partial;           /* GEMMs whose main kernel is not in the trace: no measured_s */
     uint32_t syncs;             /* synchronisation events read (cuda_sync) */
     uint32_t sync_deps;         /* dependencies between streams they gave */
     uint32_t deps_dropped;      /* dependencies past a bound, left out (see above) */

@@ -587,6 +587,47 @@ static void check_sync_bounds(void)
     remove(path);
 }
 
+/* A GEMM that owns only cuBLAS's split-K reduction (its main kernel is not
+ * in the trace) keeps no measured time; one that owns both does. */
+static void check_partial(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-partial-%d.json", (int)getpid());
+    static const char *const kern[3] = {
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nt_align4>(x)",
+        "void splitKreduce_kernel<float, float, float, float, true, false, false>(x)",
+        "void splitKreduce_kernel<float, float, float, float, true, false, false>(x)"};
+    static const int owner[3] = {1, 1, 2};
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return;
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (int i = 1; i <= 2; i++)
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+                   " \"ts\": %d, \"dur\": 50, \"args\": {\"External id\": %d, \"Input Dims\": [[200, 2048],"
+                   " [2048, 512]], \"Input type\": [\"float\", \"float\"]}},\n",
+                100 * i, i);
+    for (int j = 0; j < 3; j++)
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": 7,"
+                   " \"ts\": %d, \"dur\": %d, \"args\": {\"External id\": %d, \"device\": 0, \"stream\": 7}}%s\n",
+                kern[j], 1000 + 100 * j, j == 0 ? 26 : 7, owner[j], j < 2 ? "," : "");
+    fprintf(f, "]}\n");
+    fclose(f);
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(t.nops, 2);
+    CHECK_EQ_INT(st.partial, 1);
+    if (t.nops == 2) {
+        CHECK(t.ops[0].kind == OP_GEMM && fabs(t.ops[0].measured_s - 33e-6) < 1e-12);
+        CHECK(t.ops[1].kind == OP_GEMM && t.ops[1].measured_s < 0);
+    }
+    trace_free(&t);
+    remove(path);
+}
+
 /* Gathers: embedding(weight, indices) and index_select(self, dim, index),
  * whose self may be 1-D (single elements gathered). */
 static void check_gather(void)
@@ -741,6 +782,7 @@ int main(void)
     check_chakra();
     check_family();
     check_gather();
+    check_partial();
     check_compare();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
