@@ -96,19 +96,23 @@ static int opt_i64(const cJSON *o, const char *k, int64_t def, int64_t *v)
 
 /* shapes and types from a Kineto "Input Dims"/"Input type" pair or an ET
  * "input_shapes"/"input_types" pair */
-static void fill_inputs(struct opmap_in *in, const cJSON *dims, const cJSON *types)
+static void fill_inputs(struct opmap_in *in, const cJSON *dims, const cJSON *types,
+                        const cJSON *concrete)
 {
     in->ninputs = 0;
     const cJSON *dl = cJSON_IsArray(dims) ? dims->child : NULL;
     const cJSON *tl = cJSON_IsArray(types) ? types->child : NULL;
+    const cJSON *cl = cJSON_IsArray(concrete) ? concrete->child : NULL;
     while (dl != NULL && in->ninputs < OPMAP_MAX_IN) {
         int i = in->ninputs++;
         in->ndims[i] = -1;
         in->types[i] = tl && cJSON_IsString(tl) ? tl->valuestring : "";
+        in->concrete[i] = cl && cJSON_IsString(cl) ? cl->valuestring : "";
         if (cJSON_IsArray(dl)) {
             int n = 0, ok = 1;
             for (const cJSON *x = dl->child; x != NULL; x = x->next) {
-                if (!cJSON_IsNumber(x) || n == OPMAP_MAX_DIMS) {
+                if (!cJSON_IsNumber(x) || n == OPMAP_MAX_DIMS ||
+                    !(fabs(x->valuedouble) < 9.2e18)) {
                     ok = 0;
                     break;
                 }
@@ -121,6 +125,8 @@ static void fill_inputs(struct opmap_in *in, const cJSON *dims, const cJSON *typ
         dl = dl->next;
         if (tl)
             tl = tl->next;
+        if (cl)
+            cl = cl->next;
     }
 }
 
@@ -318,6 +324,7 @@ struct kinput {                 /* one input of a CPU op */
     int8_t ndims;               /* -1: not a tensor */
     int64_t dims[OPMAP_MAX_DIMS];
     uint32_t type;              /* interned */
+    uint32_t conc;              /* interned "Concrete Inputs" value ("" if none) */
 };
 
 struct kcpu {                   /* a CPU op */
@@ -539,7 +546,8 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             struct opmap_in in;
             memset(&in, 0, sizeof in);
             fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
-                        cJSON_GetObjectItemCaseSensitive(args, "Input type"));
+                        cJSON_GetObjectItemCaseSensitive(args, "Input type"),
+                        cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs"));
             c->in_off = S->nin;
             c->nin = (uint32_t)in.ninputs;
             for (int i = 0; i < in.ninputs; i++) {
@@ -548,6 +556,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
                 k->ndims = (int8_t)in.ndims[i];
                 memcpy(k->dims, in.dims[i], sizeof k->dims);
                 k->type = st_intern(&S->names, in.types[i]);
+                k->conc = st_intern(&S->names, in.concrete[i]);
             }
         }
         S->ncpu++;
@@ -958,6 +967,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                 in.ndims[k] = x->ndims;
                 memcpy(in.dims[k], x->dims, sizeof in.dims[k]);
                 in.types[k] = st_str(&S->names, x->type);
+                in.concrete[k] = st_str(&S->names, x->conc);
             }
             enum opmap_result mr = opmap_map(&in, o);
             if (mr == OPMAP_OK) {
@@ -1301,7 +1311,8 @@ static int64_t storage_of(const cJSON *v)
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
         return INT64_MIN;
     const cJSON *s = cJSON_GetArrayItem(v, 1);
-    return cJSON_IsNumber(s) ? (int64_t)s->valuedouble : INT64_MIN;
+    return cJSON_IsNumber(s) && fabs(s->valuedouble) < 9.2e18 ? (int64_t)s->valuedouble
+                                                               : INT64_MIN;
 }
 
 static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace *out,
@@ -1342,7 +1353,7 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
         memset(&in, 0, sizeof in);
         in.name = nm;
         fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(nd, "input_shapes"),
-                    cJSON_GetObjectItemCaseSensitive(nd, "input_types"));
+                    cJSON_GetObjectItemCaseSensitive(nd, "input_types"), NULL);
         struct op tmp;
         memset(&tmp, 0, sizeof tmp);
         enum opmap_result mr = opmap_map(&in, &tmp);

@@ -2,6 +2,7 @@
  * operator not named here is OPMAP_UNKNOWN. */
 #include "opmap.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const gemm_ops[] = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
@@ -129,6 +130,105 @@ static enum dtype tensor_dtype(const struct opmap_in *in, int i)
     return t;
 }
 
+/* A "Concrete Inputs" value as integers: "2" or "[2, 2]" (n values, the
+ * last repeated to fill max); 0 if absent or not integers. */
+static int concrete_ints(const struct opmap_in *in, int i, int64_t *v, int max)
+{
+    if (i >= in->ninputs || in->concrete[i] == NULL || in->concrete[i][0] == '\0')
+        return 0;
+    const char *p = in->concrete[i];
+    int n = 0;
+    while (*p == '[' || *p == ' ')
+        p++;
+    while (*p != '\0' && *p != ']' && n < max) {
+        char *end;
+        long long x = strtoll(p, &end, 10);
+        if (end == p || x < 0 || x > (1ll << 32))
+            return 0;
+        v[n++] = x;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    if (n == 0)
+        return 0;
+    for (int k = n; k < max; k++)
+        v[k] = v[n - 1];
+    return n;
+}
+
+/* Where each convolution operator keeps stride, padding, dilation,
+ * transposed and groups among its arguments (-1: it has none). */
+static const struct conv_args {
+    const char *name;
+    int stride, padding, dilation, transposed, groups;
+} conv_args[] = {
+    {"aten::convolution", 3, 4, 5, 6, 8},        {"aten::_convolution", 3, 4, 5, 6, 8},
+    {"aten::conv2d", 3, 4, 5, -1, 6},            {"aten::cudnn_convolution", 3, 2, 4, -1, 5},
+    {"aten::miopen_convolution", 4, 3, 5, -1, 6},
+};
+
+/* Convolution as an implicit GEMM: M = batch x output pixels, N = output
+ * channels per group, K = input channels per group x kernel pixels, one
+ * GEMM per group.  Stride, padding, dilation and groups come from the
+ * trace's "Concrete Inputs" when it has them (PyTorch 2.1 and later);
+ * without them the output keeps the input's size (stride 1, "same"). */
+static enum opmap_result map_conv(const struct opmap_in *in, struct op *o)
+{
+    if (!is_tensor(in, 0) || !is_tensor(in, 1) || in->ndims[0] < 3 || in->ndims[1] < 3 ||
+        in->ndims[1] != in->ndims[0] || numel(in, 0) == 0 || numel(in, 1) == 0)
+        return OPMAP_NOSHAPE;
+    const struct conv_args *a = NULL;
+    for (size_t i = 0; i < sizeof conv_args / sizeof conv_args[0]; i++)
+        if (strcmp(in->name, conv_args[i].name) == 0)
+            a = &conv_args[i];
+    int nsp = in->ndims[0] - 2;
+    int64_t stride[OPMAP_MAX_DIMS], pad[OPMAP_MAX_DIMS], dil[OPMAP_MAX_DIMS], g = 1, tr = 0;
+    for (int i = 0; i < nsp; i++)
+        stride[i] = dil[i] = 1, pad[i] = -1; /* -1: "same" */
+    if (a != NULL) {
+        int64_t v[OPMAP_MAX_DIMS];
+        if (concrete_ints(in, a->stride, v, nsp))
+            memcpy(stride, v, sizeof(int64_t) * (size_t)nsp);
+        if (concrete_ints(in, a->padding, v, nsp))
+            memcpy(pad, v, sizeof(int64_t) * (size_t)nsp);
+        else if (a->padding < in->ninputs && in->concrete[a->padding] != NULL &&
+                 strcmp(in->concrete[a->padding], "valid") == 0)
+            for (int i = 0; i < nsp; i++)
+                pad[i] = 0;
+        if (concrete_ints(in, a->dilation, v, nsp))
+            memcpy(dil, v, sizeof(int64_t) * (size_t)nsp);
+        if (a->groups >= 0 && concrete_ints(in, a->groups, v, 1))
+            g = v[0];
+        if (a->transposed >= 0 && a->transposed < in->ninputs && in->concrete[a->transposed] &&
+            (strcmp(in->concrete[a->transposed], "True") == 0 ||
+             strcmp(in->concrete[a->transposed], "1") == 0))
+            tr = 1;
+    }
+    uint64_t spatial = 1, kspatial = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t x = in->dims[0][2 + i], k = in->dims[1][2 + i], y = x;
+        if (!tr && pad[i] >= 0 && stride[i] >= 1)
+            y = (x + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1;
+        else if (!tr && stride[i] > 1)
+            y = (x + stride[i] - 1) / stride[i];
+        if (y < 1 || k < 1)
+            return OPMAP_NOSHAPE;
+        spatial *= (uint64_t)y;
+        kspatial *= (uint64_t)k;
+    }
+    uint64_t cout = (uint64_t)in->dims[1][0];
+    if (g < 1 || cout % (uint64_t)g != 0)
+        g = 1;
+    o->kind = OP_GEMM;
+    o->dtype = tensor_dtype(in, 0);
+    o->u.gemm.m = (uint64_t)in->dims[0][0] * spatial;
+    o->u.gemm.n = cout / (uint64_t)g;
+    o->u.gemm.k = (uint64_t)in->dims[1][1] * kspatial;
+    o->u.gemm.batch = (uint64_t)g;
+    return o->u.gemm.m && o->u.gemm.n && o->u.gemm.k ? OPMAP_OK : OPMAP_NOSHAPE;
+}
+
 static enum opmap_result map_gemm(const struct opmap_in *in, struct op *o)
 {
     int t[4];
@@ -219,24 +319,8 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
         o->u.attn.kv_dtype = o->dtype;
         return OPMAP_OK;
     }
-    if (IN_LIST(nm, conv_ops)) {
-        /* implicit GEMM; stride and padding are not recorded, so the output
-         * keeps the input's spatial size (stride 1, "same" padding) */
-        if (!is_tensor(in, 0) || !is_tensor(in, 1) || in->ndims[0] < 3 || in->ndims[1] < 3)
-            return OPMAP_NOSHAPE;
-        uint64_t spatial = 1, kspatial = 1;
-        for (int i = 2; i < in->ndims[0]; i++)
-            spatial *= (uint64_t)in->dims[0][i];
-        for (int i = 2; i < in->ndims[1]; i++)
-            kspatial *= (uint64_t)in->dims[1][i];
-        o->kind = OP_GEMM;
-        o->dtype = tensor_dtype(in, 0);
-        o->u.gemm.m = (uint64_t)in->dims[0][0] * spatial;
-        o->u.gemm.n = (uint64_t)in->dims[1][0];
-        o->u.gemm.k = (uint64_t)in->dims[1][1] * kspatial;
-        o->u.gemm.batch = 1;
-        return o->u.gemm.m && o->u.gemm.n && o->u.gemm.k ? OPMAP_OK : OPMAP_NOSHAPE;
-    }
+    if (IN_LIST(nm, conv_ops))
+        return map_conv(in, o);
     int is_norm = IN_LIST(nm, norm_ops), is_sm = IN_LIST(nm, softmax_ops),
         is_red = IN_LIST(nm, reduce_ops);
     if (is_norm || is_sm || is_red) {
@@ -265,9 +349,23 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
         int w = in->ndims[t[0]] == 2 ? t[0] : t[1], ix = w == t[0] ? t[1] : t[0];
         uint64_t tok = numel(in, ix), dim = (uint64_t)in->dims[w][in->ndims[w] - 1];
         if (strcmp(nm, "aten::index_select") == 0) {
+            /* numel(index) slices of self along dim (0 unless the trace's
+             * "Concrete Inputs" say), each of the elements after dim, once
+             * for every position before dim */
+            int64_t ax = 0;
             w = t[0];
-            tok = numel(in, t[1]);
-            dim = in->dims[w][0] > 0 ? numel(in, w) / (uint64_t)in->dims[w][0] : 0;
+            if (numel(in, w) == 0)
+                return OPMAP_NOSHAPE;
+            if (!concrete_ints(in, 1, &ax, 1) || ax >= in->ndims[w])
+                ax = 0;
+            uint64_t outer = 1, inner = 1;
+            for (int i = 0; i < in->ndims[w]; i++)
+                if (i < ax)
+                    outer *= (uint64_t)in->dims[w][i];
+                else if (i > ax)
+                    inner *= (uint64_t)in->dims[w][i];
+            tok = numel(in, t[1]) * outer;
+            dim = inner;
         }
         if (tok == 0 || dim == 0)
             return OPMAP_NOSHAPE;

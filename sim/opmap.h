@@ -15,7 +15,7 @@
 
 #include "trace.h"
 
-#define OPMAP_MAX_IN 8
+#define OPMAP_MAX_IN 16
 #define OPMAP_MAX_DIMS 8
 
 struct opmap_in {
@@ -24,6 +24,9 @@ struct opmap_in {
     int ndims[OPMAP_MAX_IN];                /* -1: not a tensor / not recorded */
     int64_t dims[OPMAP_MAX_IN][OPMAP_MAX_DIMS];
     const char *types[OPMAP_MAX_IN];        /* element type strings, may be "" */
+    const char *concrete[OPMAP_MAX_IN];     /* scalar argument values as Kineto's
+                                             * "Concrete Inputs" gives them ("2",
+                                             * "[2, 2]", "same"); NULL or "" if not */
     int tensor_core;                        /* a kernel of the op ran on tensor cores (fp32 -> tf32) */
 };
 

@@ -587,6 +587,80 @@ static void check_sync_bounds(void)
     remove(path);
 }
 
+/* Convolutions as implicit GEMMs, with stride, padding, dilation and
+ * groups from "Concrete Inputs" where the trace has them. */
+static void check_conv(void)
+{
+    static const struct {
+        const char *name;
+        int64_t x[4], w[4];
+        const char *conc[9];
+        uint64_t m, n, k, b;
+    } c[] = {
+        /* ResNet's stem, 7x7 stride 2 pad 3: 224 -> 112 */
+        {"aten::convolution", {32, 3, 224, 224}, {64, 3, 7, 7},
+         {"", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "False", "[0, 0]", "1"},
+         32 * 112 * 112, 64, 3 * 49, 1},
+        /* no concrete inputs: the output keeps the input's size */
+        {"aten::convolution", {32, 3, 224, 224}, {64, 3, 7, 7}, {NULL}, 32 * 224 * 224, 64, 147, 1},
+        /* cudnn_convolution(self, weight, padding, stride, dilation, groups): a
+         * depthwise 3x3, stride 1, pad 1, 32 groups */
+        {"aten::cudnn_convolution", {8, 32, 56, 56}, {32, 1, 3, 3},
+         {"", "", "[1, 1]", "[1, 1]", "[1, 1]", "32", "False", "False", "True"},
+         8 * 56 * 56, 1, 9, 32},
+        /* conv2d(input, weight, bias, stride, padding="valid", dilation 2, groups) */
+        {"aten::conv2d", {1, 16, 32, 32}, {16, 16, 3, 3},
+         {"", "", "", "[1, 1]", "valid", "[2, 2]", "1"}, 28 * 28, 16, 144, 1},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        struct opmap_in in;
+        memset(&in, 0, sizeof in);
+        in.name = c[i].name;
+        in.ninputs = 9;
+        for (int j = 0; j < 9; j++) {
+            in.ndims[j] = -1;
+            in.types[j] = "";
+            in.concrete[j] = c[i].conc[0] != NULL ? c[i].conc[j] : NULL;
+        }
+        in.ndims[0] = in.ndims[1] = 4;
+        memcpy(in.dims[0], c[i].x, sizeof c[i].x);
+        memcpy(in.dims[1], c[i].w, sizeof c[i].w);
+        in.types[0] = in.types[1] = "c10::BFloat16";
+        struct op o;
+        memset(&o, 0, sizeof o);
+        CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_OK);
+        int ok = o.kind == OP_GEMM && o.u.gemm.m == c[i].m && o.u.gemm.n == c[i].n &&
+                 o.u.gemm.k == c[i].k && o.u.gemm.batch == c[i].b;
+        if (!ok)
+            printf("  conv case %zu: %llux%llux%llu b%llu\n", i, (unsigned long long)o.u.gemm.m,
+                   (unsigned long long)o.u.gemm.n, (unsigned long long)o.u.gemm.k,
+                   (unsigned long long)o.u.gemm.batch);
+        CHECK(ok);
+    }
+    /* index_select along dim 1 of a [4, 1000, 64] tensor, 300 indices:
+     * 4 x 300 slices of 64 */
+    struct opmap_in in;
+    memset(&in, 0, sizeof in);
+    in.name = "aten::index_select";
+    in.ninputs = 3;
+    in.ndims[0] = 3;
+    in.dims[0][0] = 4;
+    in.dims[0][1] = 1000;
+    in.dims[0][2] = 64;
+    in.ndims[1] = -1;
+    in.ndims[2] = 1;
+    in.dims[2][0] = 300;
+    const char *conc[3] = {"", "1", ""}, *types[3] = {"float", "Scalar", "long"};
+    for (int j = 0; j < 3; j++) {
+        in.concrete[j] = conc[j];
+        in.types[j] = types[j];
+    }
+    struct op o;
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_OK);
+    CHECK(o.kind == OP_EMBEDDING && o.u.emb.tokens == 1200 && o.u.emb.dim == 64);
+}
+
 /* A GEMM that owns only cuBLAS's split-K reduction (its main kernel is not
  * in the trace) keeps no measured time; one that owns both does. */
 static void check_partial(void)
@@ -783,6 +857,7 @@ int main(void)
     check_family();
     check_gather();
     check_partial();
+    check_conv();
     check_compare();
     struct stat sb;
     if (stat(SHARED "a100-train-rank0-shapes.json.gz", &sb) != 0) {
