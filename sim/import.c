@@ -322,7 +322,7 @@ static const char *st_str(const struct strtab *t, uint32_t off)
 
 struct kinput {                 /* one input of a CPU op */
     int8_t ndims;               /* -1: not a tensor */
-    int64_t dims[OPMAP_MAX_DIMS];
+    uint32_t dim_off;           /* its ndims sizes in kstate.dims */
     uint32_t type;              /* interned */
     uint32_t conc;              /* interned "Concrete Inputs" value ("" if none) */
 };
@@ -379,8 +379,9 @@ struct kstate {
     struct kdev *dv;
     struct kinput *in;
     struct ksync *sy;
-    uint32_t ncpu, nrt, ndv, nin, nsy;
-    uint32_t cap_cpu, cap_rt, cap_dv, cap_in, cap_sy;
+    int64_t *dims;              /* the inputs' sizes, ndims each */
+    uint32_t ncpu, nrt, ndv, nin, nsy, ndims;
+    uint32_t cap_cpu, cap_rt, cap_dv, cap_in, cap_sy, cap_dims;
     struct import_stats *st;
 };
 
@@ -410,6 +411,7 @@ static void ks_free(struct kstate *S)
     free(S->dv);
     free(S->in);
     free(S->sy);
+    free(S->dims);
 }
 
 static int cpu_cmp(const void *a, const void *b)
@@ -554,7 +556,11 @@ static void kineto_event(struct kstate *S, const cJSON *e)
                 GROW(S->in, S->nin, S->cap_in);
                 struct kinput *k = &S->in[S->nin++];
                 k->ndims = (int8_t)in.ndims[i];
-                memcpy(k->dims, in.dims[i], sizeof k->dims);
+                k->dim_off = S->ndims;
+                for (int j = 0; j < in.ndims[i]; j++) {
+                    GROW(S->dims, S->ndims, S->cap_dims);
+                    S->dims[S->ndims++] = in.dims[i][j];
+                }
                 k->type = st_intern(&S->names, in.types[i]);
                 k->conc = st_intern(&S->names, in.concrete[i]);
             }
@@ -965,7 +971,8 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             for (uint32_t k = 0; k < c->nin; k++) {
                 const struct kinput *x = &S->in[c->in_off + k];
                 in.ndims[k] = x->ndims;
-                memcpy(in.dims[k], x->dims, sizeof in.dims[k]);
+                for (int j = 0; j < x->ndims; j++)
+                    in.dims[k][j] = S->dims[x->dim_off + j];
                 in.types[k] = st_str(&S->names, x->type);
                 in.concrete[k] = st_str(&S->names, x->conc);
             }
