@@ -63,9 +63,9 @@ int cli_import(int argc, char **argv)
         if (st.by_kind[k])
             printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
     if (chakra)
-        printf("\n  read %u nodes; %u became ops (%u with only a duration), the rest were left out "
-               "with their dependencies passed on\n",
-               st.cpu_ops, st.mapped, st.fixed_noshape);
+        printf("\n  read %u nodes; %u became ops (%u from their operator's shapes, %u with only a "
+               "duration), the rest were left out with their dependencies passed on\n",
+               st.cpu_ops, st.mapped, st.owners, st.fixed_noshape);
     else
         printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with "
                "shapes\n",

@@ -1611,6 +1611,44 @@ struct cnode {
 /* A left-out node passes at most this many ops on to its successors. */
 #define CHAKRA_MAX_EFF 64
 
+/* A compute node converted from a PyTorch execution trace names its aten
+ * operator and keeps the input shapes and types as Python lists in
+ * "inputs" ("[[2048, 4096], [4096, 4096]]", "['Tensor(c10::BFloat16)', ...]").
+ * When the operator is one strata knows, *o gets its kind, dtype and
+ * sizes (a GEMM on the matrix units rather than num_ops on the vector
+ * ones); 1 then, else 0. */
+static int chakra_shaped(const cJSON *node, struct op *o)
+{
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(node, "name");
+    const cJSON *io = cJSON_GetObjectItemCaseSensitive(node, "inputs");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(io, "shapes");
+    const cJSON *ty = cJSON_GetObjectItemCaseSensitive(io, "types");
+    if (!cJSON_IsString(nm) || !cJSON_IsString(sh) || !cJSON_IsString(ty))
+        return 0;
+    size_t tl = strlen(ty->valuestring);
+    char *t = sim_xcalloc(tl + 1, 1);
+    memcpy(t, ty->valuestring, tl);
+    for (char *p = t; *p; p++)
+        if (*p == '\'')
+            *p = '"';
+    cJSON *shapes = cJSON_Parse(sh->valuestring), *types = cJSON_Parse(t);
+    free(t);
+    int ok = 0;
+    if (cJSON_IsArray(shapes) && cJSON_IsArray(types)) {
+        struct opmap_in in;
+        memset(&in, 0, sizeof in);
+        in.name = nm->valuestring;
+        fill_inputs(&in, shapes, types, NULL);
+        memset(o, 0, sizeof *o);
+        const char *field;
+        char msg[160];
+        ok = opmap_map(&in, o) == OPMAP_OK && trace_op_sizes_ok(o, &field, msg, sizeof msg) == 0;
+    }
+    cJSON_Delete(shapes);
+    cJSON_Delete(types);
+    return ok;
+}
+
 static int u32_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -1773,8 +1811,12 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
         }
         dur_us = (double)du;
         enum op_kind kind = OP_GENERIC;
-        int keep = 0, stream = 0;
-        if (c->type == CN_COMP && cpu == 0 && (flops > 0 || bytes > 0 || dur_us > 0)) {
+        int keep = 0, stream = 0, shaped = 0;
+        struct op sop;
+        if (c->type == CN_COMP && cpu == 0 && chakra_shaped(c->item, &sop)) {
+            keep = shaped = 1;
+            kind = sop.kind;
+        } else if (c->type == CN_COMP && cpu == 0 && (flops > 0 || bytes > 0 || dur_us > 0)) {
             keep = 1;
         } else if ((c->type == CN_COLL || c->type == CN_SEND || c->type == CN_RECV) &&
                    (csize > 0 || dur_us > 0)) {
@@ -1802,7 +1844,11 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
             snprintf(o->id, sizeof o->id, "%llu", (unsigned long long)c->id);
             o->kind = kind;
             o->dtype = DT_INT8;
-            if (kind == OP_MEMCPY) {
+            if (shaped) {
+                o->dtype = sop.dtype;
+                o->u = sop.u;
+                st->owners++;
+            } else if (kind == OP_MEMCPY) {
                 o->u.copy.bytes = (uint64_t)bytes;
                 o->u.copy.dir = c->type == CN_MEM_LOAD ? MEMCPY_H2D : MEMCPY_D2H;
             } else if (flops > 0 || bytes > 0) {

@@ -59,9 +59,11 @@ int import_pytorch_et(const char *path, struct trace *out, struct import_stats *
                       struct diag *d);
 /* A Chakra execution trace in JSON (chakra_jsonizer's output: protobuf
  * JSON node objects one after another; or an array of nodes, or an object
- * with a "nodes" array).  GPU compute nodes become generic ops (num_ops
- * FLOPs, tensor_size bytes; a node with neither keeps its duration as
- * fixed_s), collective and send/receive nodes generic traffic of comm_size
+ * with a "nodes" array).  GPU compute nodes that name an aten operator
+ * with input shapes and types (Chakra's PyTorch converter) map like the
+ * same operator in a PyTorch trace; other compute nodes become generic ops
+ * (num_ops FLOPs, tensor_size bytes; a node with neither keeps its
+ * duration as fixed_s), collective and send/receive nodes generic traffic of comm_size
  * bytes, memory load/store nodes host copies; CPU and other nodes are left
  * out and their dependencies pass on to the nodes that waited for them.
  * Compute, copies and communication each take one stream of their own (so

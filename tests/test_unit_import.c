@@ -394,6 +394,26 @@ static void check_chakra(void)
     CHECK(strcmp(got, "9:generic:0:;7:generic:0:9;") == 0);
     CHECK(t.nops == 2 && fabs(t.ops[1].fixed_s - 12e-6) < 1e-12);
     trace_free(&t);
+    /* a node converted from a PyTorch execution trace: its aten operator
+     * and input shapes (Python lists) make it a bf16 GEMM, not num_ops on
+     * the vector units; an operator strata does not know stays generic */
+    tu_write_file(p, "{\"id\": 1, \"name\": \"aten::mm\", \"type\": \"COMP_NODE\", \"inputs\": {\"values\":"
+                     " \"[]\", \"shapes\": \"[[2048, 4096], [4096, 1024]]\", \"types\":"
+                     " \"['Tensor(c10::BFloat16)', 'Tensor(c10::BFloat16)']\"}, \"attr\": [{\"name\":"
+                     " \"num_ops\", \"int64Val\": \"17179869184\"}]}\n"
+                     "{\"id\": 2, \"name\": \"aten::frobnicate\", \"type\": \"COMP_NODE\", \"inputs\":"
+                     " {\"shapes\": \"[[8, 8]]\", \"types\": \"['Tensor(float)']\"}, \"attr\": [{\"name\":"
+                     " \"num_ops\", \"int64Val\": \"64\"}]}\n");
+    CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
+    CHECK_EQ_INT(t.nops, 2);
+    if (t.nops == 2) {
+        const struct op *g = &t.ops[0];
+        CHECK(g->kind == OP_GEMM && g->dtype == DT_BF16 && g->u.gemm.m == 2048 &&
+              g->u.gemm.n == 1024 && g->u.gemm.k == 4096 && g->u.gemm.batch == 1);
+        CHECK(t.ops[1].kind == OP_GENERIC && t.ops[1].u.gen.flops == 64.0);
+    }
+    CHECK_EQ_INT(st.owners, 1);
+    trace_free(&t);
     /* an object with a "nodes" array */
     tu_write_file(p, "{\"nodes\": [{\"id\": \"1\", \"type\": \"COMM_SEND_NODE\","
                      " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"4096\"}]}]}\n");
