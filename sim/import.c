@@ -549,7 +549,9 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             memset(&in, 0, sizeof in);
             fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
                         cJSON_GetObjectItemCaseSensitive(args, "Input type"),
-                        cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs"));
+                        opmap_uses_concrete(name->valuestring)
+                            ? cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs")
+                            : NULL);
             c->in_off = S->nin;
             c->nin = (uint32_t)in.ninputs;
             for (int i = 0; i < in.ninputs; i++) {
@@ -977,6 +979,10 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                 in.concrete[k] = st_str(&S->names, x->conc);
             }
             enum opmap_result mr = opmap_map(&in, o);
+            const char *bad_field;
+            char bad_msg[160];
+            if (mr == OPMAP_OK && trace_op_sizes_ok(o, &bad_field, bad_msg, sizeof bad_msg) != 0)
+                mr = OPMAP_NOSHAPE; /* sizes no trace can hold: keep its time instead */
             if (mr == OPMAP_OK) {
                 /* a GEMM whose only kernels are a library's helpers (the
                  * split-K reduction, a bias epilogue): its main kernel is

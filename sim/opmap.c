@@ -130,9 +130,16 @@ static enum dtype tensor_dtype(const struct opmap_in *in, int i)
     return t;
 }
 
-/* A "Concrete Inputs" value as integers: "2" or "[2, 2]" (n values, the
- * last repeated to fill max); 0 if absent or not integers. */
-static int concrete_ints(const struct opmap_in *in, int i, int64_t *v, int max)
+/* Largest stride, padding, dilation or group count taken from a trace;
+ * and largest size a convolution's arithmetic takes (both keep every
+ * product below 2^63). */
+#define CONCRETE_MAX ((int64_t)1 << 20)
+#define CONV_DIM_MAX ((int64_t)1 << 31)
+
+/* A "Concrete Inputs" value as integers: "2", "-1" or "[2, 2]" (n values,
+ * the last repeated to fill max), each in [lo, CONCRETE_MAX]; 0 if absent,
+ * not integers or out of range. */
+static int concrete_ints_in(const struct opmap_in *in, int i, int64_t *v, int max, int64_t lo)
 {
     if (i >= in->ninputs || in->concrete[i] == NULL || in->concrete[i][0] == '\0')
         return 0;
@@ -143,7 +150,7 @@ static int concrete_ints(const struct opmap_in *in, int i, int64_t *v, int max)
     while (*p != '\0' && *p != ']' && n < max) {
         char *end;
         long long x = strtoll(p, &end, 10);
-        if (end == p || x < 0 || x > (1ll << 32))
+        if (end == p || x < lo || x > CONCRETE_MAX)
             return 0;
         v[n++] = x;
         p = end;
@@ -155,6 +162,16 @@ static int concrete_ints(const struct opmap_in *in, int i, int64_t *v, int max)
     for (int k = n; k < max; k++)
         v[k] = v[n - 1];
     return n;
+}
+
+static int concrete_ints(const struct opmap_in *in, int i, int64_t *v, int max)
+{
+    return concrete_ints_in(in, i, v, max, 0);
+}
+
+int opmap_uses_concrete(const char *name)
+{
+    return IN_LIST(name, conv_ops) || strcmp(name, "aten::index_select") == 0;
 }
 
 /* Where each convolution operator keeps stride, padding, dilation,
@@ -190,12 +207,10 @@ static enum opmap_result map_conv(const struct opmap_in *in, struct op *o)
         int64_t v[OPMAP_MAX_DIMS];
         if (concrete_ints(in, a->stride, v, nsp))
             memcpy(stride, v, sizeof(int64_t) * (size_t)nsp);
+        /* a padding given as a string ("same", "valid") is recorded as "":
+         * "same" is assumed then */
         if (concrete_ints(in, a->padding, v, nsp))
             memcpy(pad, v, sizeof(int64_t) * (size_t)nsp);
-        else if (a->padding < in->ninputs && in->concrete[a->padding] != NULL &&
-                 strcmp(in->concrete[a->padding], "valid") == 0)
-            for (int i = 0; i < nsp; i++)
-                pad[i] = 0;
         if (concrete_ints(in, a->dilation, v, nsp))
             memcpy(dil, v, sizeof(int64_t) * (size_t)nsp);
         if (a->groups >= 0 && concrete_ints(in, a->groups, v, 1))
@@ -208,8 +223,13 @@ static enum opmap_result map_conv(const struct opmap_in *in, struct op *o)
     uint64_t spatial = 1, kspatial = 1;
     for (int i = 0; i < nsp; i++) {
         int64_t x = in->dims[0][2 + i], k = in->dims[1][2 + i], y = x;
-        if (!tr && pad[i] >= 0 && stride[i] >= 1)
+        if (x > CONV_DIM_MAX || k > CONV_DIM_MAX)
+            return OPMAP_NOSHAPE;
+        if (!tr && pad[i] >= 0 && stride[i] >= 1) {
+            if (x + 2 * pad[i] < dil[i] * (k - 1) + 1)
+                return OPMAP_NOSHAPE; /* no output: PyTorch refuses it too */
             y = (x + 2 * pad[i] - dil[i] * (k - 1) - 1) / stride[i] + 1;
+        }
         else if (!tr && stride[i] > 1)
             y = (x + stride[i] - 1) / stride[i];
         if (y < 1 || k < 1)
@@ -356,8 +376,12 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
             w = t[0];
             if (numel(in, w) == 0)
                 return OPMAP_NOSHAPE;
-            if (!concrete_ints(in, 1, &ax, 1) || ax >= in->ndims[w])
+            if (!concrete_ints_in(in, 1, &ax, 1, -CONCRETE_MAX))
                 ax = 0;
+            if (ax < 0)
+                ax += in->ndims[w];         /* -1: the last dimension */
+            if (ax < 0 || ax >= in->ndims[w])
+                return OPMAP_NOSHAPE;
             uint64_t outer = 1, inner = 1;
             for (int i = 0; i < in->ndims[w]; i++)
                 if (i < ax)

@@ -39,6 +39,9 @@ enum opmap_result {
 
 /* Fill o->kind, o->dtype and the kind's fields (other fields untouched). */
 enum opmap_result opmap_map(const struct opmap_in *in, struct op *o);
+/* Whether the operator reads any "Concrete Inputs" (the importer keeps
+ * them only for those). */
+int opmap_uses_concrete(const char *name);
 /* Element type string -> dtype (unknown strings give fp32). */
 enum dtype opmap_dtype(const char *type);
 /* The family of a GPU kernel, from the name a profiler gives it: the

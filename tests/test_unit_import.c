@@ -628,9 +628,28 @@ static void check_conv(void)
         {"aten::cudnn_convolution", {8, 32, 56, 56}, {32, 1, 3, 3},
          {"", "", "[1, 1]", "[1, 1]", "[1, 1]", "32", "False", "False", "True"},
          8 * 56 * 56, 1, 9, 32},
-        /* conv2d(input, weight, bias, stride, padding="valid", dilation 2, groups) */
+        /* conv2d(input, weight, bias, stride, padding, dilation 2, groups) */
         {"aten::conv2d", {1, 16, 32, 32}, {16, 16, 3, 3},
-         {"", "", "", "[1, 1]", "valid", "[2, 2]", "1"}, 28 * 28, 16, 144, 1},
+         {"", "", "", "[1, 1]", "[0, 0]", "[2, 2]", "1"}, 28 * 28, 16, 144, 1},
+        /* a padding given as a string is recorded as "": "same" is assumed */
+        {"aten::conv2d", {1, 16, 32, 32}, {16, 16, 3, 3},
+         {"", "", "", "[1, 1]", "", "[1, 1]", "1"}, 32 * 32, 16, 144, 1},
+        /* the argument order of each operator: stride 2, padding 0 on 9x9
+         * with a 3x3 kernel gives 4x4, padding 2 with stride 1 gives 11x11 */
+        {"aten::cudnn_convolution", {1, 8, 9, 9}, {8, 8, 3, 3},
+         {"", "", "[0, 0]", "[2, 2]", "[1, 1]", "1", "False", "False", "True"}, 16, 8, 72, 1},
+        {"aten::cudnn_convolution", {1, 8, 9, 9}, {8, 8, 3, 3},
+         {"", "", "[2, 2]", "[1, 1]", "[1, 1]", "1", "False", "False", "True"}, 121, 8, 72, 1},
+        {"aten::miopen_convolution", {1, 8, 9, 9}, {8, 8, 3, 3},
+         {"", "", "", "[0, 0]", "[2, 2]", "[1, 1]", "1", "False", "False"}, 16, 8, 72, 1},
+        {"aten::_convolution", {1, 8, 9, 9}, {8, 8, 3, 3},
+         {"", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"}, 16, 8, 72, 1},
+        /* groups is convolution's ninth argument */
+        {"aten::convolution", {2, 8, 9, 9}, {8, 4, 3, 3},
+         {"", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "2"}, 2 * 81, 4, 36, 2},
+        /* a transposed convolution keeps the input's size */
+        {"aten::convolution", {1, 8, 9, 9}, {8, 8, 3, 3},
+         {"", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "True", "[0, 0]", "1"}, 81, 8, 72, 1},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         struct opmap_in in;
@@ -679,6 +698,62 @@ static void check_conv(void)
     memset(&o, 0, sizeof o);
     CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_OK);
     CHECK(o.kind == OP_EMBEDDING && o.u.emb.tokens == 1200 && o.u.emb.dim == 64);
+    /* dim -2 is dim 1 of three; dim 3 is not a dimension */
+    in.concrete[1] = "-2";
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_OK);
+    CHECK(o.kind == OP_EMBEDDING && o.u.emb.tokens == 1200 && o.u.emb.dim == 64);
+    in.concrete[1] = "3";
+    CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_NOSHAPE);
+    /* a convolution with no output, and one with sizes past the bound */
+    memset(&in, 0, sizeof in);
+    in.name = "aten::convolution";
+    in.ninputs = 9;
+    for (int j = 0; j < 9; j++) {
+        in.ndims[j] = -1;
+        in.types[j] = "";
+        in.concrete[j] = "";
+    }
+    in.ndims[0] = in.ndims[1] = 4;
+    int64_t x[4] = {1, 3, 2, 2}, w[4] = {8, 3, 3, 3};
+    memcpy(in.dims[0], x, sizeof x);
+    memcpy(in.dims[1], w, sizeof w);
+    in.concrete[3] = "[2, 2]";
+    in.concrete[4] = "[0, 0]";
+    in.concrete[5] = "[1, 1]";
+    CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_NOSHAPE);
+    in.dims[1][2] = 3000000000;
+    in.concrete[5] = "[1048576, 1]";
+    CHECK_EQ_INT(opmap_map(&in, &o), OPMAP_NOSHAPE);
+}
+
+/* An op whose recorded sizes no trace can hold (1e19, or a 2^62-element
+ * product) keeps its measured time instead of failing the import. */
+static void check_huge(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/strata-huge-%d.json", (int)getpid());
+    tu_write_file(path,
+                  "{\"traceEvents\": [\n"
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+                  " \"ts\": 1, \"dur\": 9, \"args\": {\"External id\": 1, \"Input Dims\": [[1e19, 4],"
+                  " [4, 4]], \"Input type\": [\"float\", \"float\"]}},\n"
+                  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+                  " \"ts\": 20, \"dur\": 9, \"args\": {\"External id\": 2, \"Input Dims\": [[4611686018427387904, 4],"
+                  " [4, 4]], \"Input type\": [\"float\", \"float\"]}},\n"
+                  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 100,"
+                  " \"dur\": 5, \"args\": {\"External id\": 1, \"device\": 0, \"stream\": 7}},\n"
+                  "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 200,"
+                  " \"dur\": 5, \"args\": {\"External id\": 2, \"device\": 0, \"stream\": 7}}]}\n");
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
+    CHECK_EQ_INT(import_kineto(path, &t, &st, &d), 0);
+    CHECK_EQ_INT(t.nops, 2);
+    for (uint32_t i = 0; i < t.nops; i++)
+        CHECK(t.ops[i].kind == OP_GENERIC && fabs(t.ops[i].fixed_s - 5e-6) < 1e-12);
+    trace_free(&t);
+    remove(path);
 }
 
 /* A GEMM that owns only cuBLAS's split-K reduction (its main kernel is not
@@ -877,6 +952,7 @@ int main(void)
     check_family();
     check_gather();
     check_partial();
+    check_huge();
     check_conv();
     check_compare();
     struct stat sb;
