@@ -62,7 +62,9 @@
 #include "timeline.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
-#define GPU_MAX_WAVES (1u << 24)   /* waves of tiles in one kernel */
+#define GPU_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
+                                    * (1214 on an A100) or a 131072-token attention of
+                                    * 8 x 64 heads (4855); bounds absurd runs to seconds */
 #define GPU_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
 #define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
 #define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
