@@ -979,10 +979,6 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                 in.concrete[k] = st_str(&S->names, x->conc);
             }
             enum opmap_result mr = opmap_map(&in, o);
-            const char *bad_field;
-            char bad_msg[160];
-            if (mr == OPMAP_OK && trace_op_sizes_ok(o, &bad_field, bad_msg, sizeof bad_msg) != 0)
-                mr = OPMAP_NOSHAPE; /* sizes no trace can hold: keep its time instead */
             if (mr == OPMAP_OK) {
                 /* a GEMM whose only kernels are a library's helpers (the
                  * split-K reduction, a bias epilogue): its main kernel is
@@ -1646,9 +1642,7 @@ static int chakra_shaped(const cJSON *node, struct op *o)
         in.name = nm->valuestring;
         fill_inputs(&in, shapes, types, NULL);
         memset(o, 0, sizeof *o);
-        const char *field;
-        char msg[160];
-        ok = opmap_map(&in, o) == OPMAP_OK && trace_op_sizes_ok(o, &field, msg, sizeof msg) == 0;
+        ok = opmap_map(&in, o) == OPMAP_OK;
     }
     cJSON_Delete(shapes);
     cJSON_Delete(types);

@@ -310,7 +310,7 @@ static enum opmap_result map_gemm(const struct opmap_in *in, struct op *o)
     return OPMAP_OK;
 }
 
-enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
+static enum opmap_result map_op(const struct opmap_in *in, struct op *o)
 {
     const char *nm = in->name;
     for (size_t i = 0; i < sizeof coll_prefix / sizeof coll_prefix[0]; i++)
@@ -429,6 +429,18 @@ enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
         return OPMAP_OK;
     }
     return OPMAP_UNKNOWN;
+}
+
+/* Sizes no trace can hold (a recorded dim of 2^62) are no shapes: the
+ * caller keeps the op's measured time instead, in every importer. */
+enum opmap_result opmap_map(const struct opmap_in *in, struct op *o)
+{
+    enum opmap_result r = map_op(in, o);
+    const char *field;
+    char msg[160];
+    if (r == OPMAP_OK && trace_op_sizes_ok(o, &field, msg, sizeof msg) != 0)
+        r = OPMAP_NOSHAPE;
+    return r;
 }
 
 /* A token of a kernel name that carries a tile size: a digit, 'x', a digit. */

@@ -37,7 +37,8 @@ enum opmap_result {
     OPMAP_COLLECTIVE    /* a communication op (modelled as its measured time for now) */
 };
 
-/* Fill o->kind, o->dtype and the kind's fields (other fields untouched). */
+/* Fill o->kind, o->dtype and the kind's fields (other fields untouched).
+ * Sizes no trace can hold (trace_op_sizes_ok) give OPMAP_NOSHAPE. */
 enum opmap_result opmap_map(const struct opmap_in *in, struct op *o);
 /* Whether the operator reads any "Concrete Inputs" (the importer keeps
  * them only for those). */
