@@ -257,6 +257,43 @@ static void check_stream(void)
     remove(path);
 }
 
+/* Kineto events for the tests: a CPU op "my::NAME" with its launch at
+ * host time `launch` and one kernel on `stream` starting at `start`, and
+ * synchronisation events. */
+static FILE *kineto_begin(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f != NULL)
+        fprintf(f, "{\"traceEvents\": [\n");
+    return f;
+}
+
+static void kineto_op(FILE *f, const char *name, int i, int launch, int stream, int start)
+{
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"my::%s\", \"pid\": 1, \"tid\": 1,"
+               " \"ts\": %d, \"dur\": 1, \"args\": {\"External id\": %d}},\n"
+               "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
+               " \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n"
+               "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": %d, \"ts\": %d,"
+               " \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d, \"device\": 0,"
+               " \"stream\": %d}},\n",
+            name, launch, i + 1, launch, 100000 + i, stream, start, i + 1, 100000 + i, stream);
+}
+
+static void kineto_sync(FILE *f, const char *kind, int ts, int stream)
+{
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": 0,"
+               " \"ts\": %d, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"%s\", \"device\": 0,"
+               " \"stream\": %d}},\n",
+            kind, ts, kind, stream);
+}
+
+static void kineto_end(FILE *f)
+{
+    fprintf(f, "{\"ph\": \"i\", \"name\": \"end\"}]}\n");
+    fclose(f);
+}
+
 /* Synchronisation between streams (Kineto "cuda_sync" events) becomes
  * dependencies: a stream waiting for another's event, the host waiting for
  * one stream, for an event, for the whole device.  Seven ops on streams 7
@@ -265,7 +302,7 @@ static void check_sync(void)
 {
     char path[96];
     snprintf(path, sizeof path, "/tmp/strata-sync-%d.json", (int)getpid());
-    FILE *f = fopen(path, "w");
+    FILE *f = kineto_begin(path);
     CHECK(f != NULL);
     if (f == NULL)
         return;
@@ -273,19 +310,8 @@ static void check_sync(void)
     static const struct { const char *name; int launch, stream, start; } op[] = {
         {"A", 1, 7, 100}, {"B", 21, 20, 160}, {"C", 31, 7, 170}, {"D", 50, 20, 200},
         {"E", 51, 7, 210}, {"F", 61, 7, 300}, {"G", 71, 20, 400}};
-    fprintf(f, "{\"traceEvents\": [\n");
-    for (int i = 0; i < 7; i++) {
-        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"my::%s\", \"pid\": 1, \"tid\": 1,"
-                   " \"ts\": %d, \"dur\": 1, \"args\": {\"External id\": %d}},\n",
-                op[i].name, op[i].launch, i + 1);
-        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
-                   " \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n",
-                op[i].launch, 101 + i);
-        fprintf(f, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%s\", \"pid\": 0, \"tid\": %d,"
-                   " \"ts\": %d, \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d,"
-                   " \"device\": 0, \"stream\": %d}},\n",
-                op[i].name, op[i].stream, op[i].start, i + 1, 101 + i, op[i].stream);
-    }
+    for (int i = 0; i < 7; i++)
+        kineto_op(f, op[i].name, i, op[i].launch, op[i].stream, op[i].start);
     /* event records on stream 7 at 2 (after A) and 62 (after F) */
     fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 1,"
                " \"tid\": 1, \"ts\": 2, \"dur\": 1, \"args\": {\"correlation\": 201}},\n"
@@ -520,42 +546,6 @@ static void check_chakra(void)
     tu_rmtree(dir);
 }
 
-/* Kineto events: one op per stream entry {name, launch, stream, start}
- * plus sync events written by the caller's lines. */
-static FILE *kineto_begin(const char *path)
-{
-    FILE *f = fopen(path, "w");
-    if (f != NULL)
-        fprintf(f, "{\"traceEvents\": [\n");
-    return f;
-}
-
-static void kineto_op(FILE *f, int i, int launch, int stream, int start)
-{
-    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"my::op%d\", \"pid\": 1, \"tid\": 1,"
-               " \"ts\": %d, \"dur\": 1, \"args\": {\"External id\": %d}},\n"
-               "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
-               " \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": {\"correlation\": %d}},\n"
-               "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": %d, \"ts\": %d,"
-               " \"dur\": 5, \"args\": {\"External id\": %d, \"correlation\": %d, \"device\": 0,"
-               " \"stream\": %d}},\n",
-            i, launch, i + 1, launch, 100000 + i, stream, start, i + 1, 100000 + i, stream);
-}
-
-static void kineto_sync(FILE *f, const char *kind, int ts, int stream)
-{
-    fprintf(f, "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": 0,"
-               " \"ts\": %d, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"%s\", \"device\": 0,"
-               " \"stream\": %d}},\n",
-            kind, ts, kind, stream);
-}
-
-static void kineto_end(FILE *f)
-{
-    fprintf(f, "{\"ph\": \"i\", \"name\": \"end\"}]}\n");
-    fclose(f);
-}
-
 /* The bounds on synchronisation: repeats never crowd out a real
  * dependency, and a file of many streams and device-wide syncs imports
  * quickly, leaving the syncs past the work bound unused (counted). */
@@ -573,10 +563,10 @@ static void check_sync_bounds(void)
     CHECK(f != NULL);
     if (f == NULL)
         return;
-    kineto_op(f, 0, 1, 7, 1000);
-    kineto_op(f, 1, 200, 8, 1100);
-    kineto_op(f, 2, 300, 7, 1200);
-    kineto_op(f, 3, 400, 8, 1300);
+    kineto_op(f, "op", 0, 1, 7, 1000);
+    kineto_op(f, "op", 1, 200, 8, 1100);
+    kineto_op(f, "op", 2, 300, 7, 1200);
+    kineto_op(f, "op", 3, 400, 8, 1300);
     for (int k = 0; k < 70; k++)
         kineto_sync(f, "Stream Sync", 10 + k, 7);
     kineto_sync(f, "Stream Sync", 350, 7);
@@ -593,7 +583,7 @@ static void check_sync_bounds(void)
     if (f == NULL)
         return;
     for (int i = 0; i < 400; i++) {
-        kineto_op(f, i, 10 * i + 1, i, 100000 + 10 * i);
+        kineto_op(f, "op", i, 10 * i + 1, i, 100000 + 10 * i);
         kineto_sync(f, "Context Sync", 10 * i + 5, -1);
     }
     kineto_end(f);
