@@ -86,7 +86,7 @@ struct kplan {
     int dma_h2d;                /* host to device regardless of the op (spilled weights) */
     uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
     int fixed;
-    enum level dma_level;       /* PCIe for h2d/d2h, DRAM for d2d */
+    uint8_t dma_level;          /* level index: the host link for h2d/d2h, DRAM for d2d */
     double dma_bytes;
     uint64_t gm, gn, gb;        /* CTA grid: row blocks x column blocks x batch */
     uint32_t swizzle;           /* row blocks per raster group */
@@ -138,6 +138,7 @@ struct runner {
     uint32_t nchunks;
     double frac[GPU_MAX_CHUNKS];
     double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
+    double w_cache_r[HW_MAX_LEVELS]; /* ... reaching cache i >= 1 (misses of cache i-1) */
     double w_pro;               /* prologue loads (read from DRAM through L2) */
     uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */
     double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
@@ -160,13 +161,18 @@ struct gpu {
     uint32_t device;
     uint32_t comp;
     struct engine *e;
-    struct flowsrv dram, l2, smem, mpipe, vpipe, h2d, d2h;
+    struct flowsrv dram, smem, mpipe, vpipe, h2d, d2h;
+    struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
     struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
     struct lowered *low;        /* per op of the trace (only this device's are filled) */
     /* L2 reuse scratch, sized for the largest plan */
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
+    /* multi-instance caches: the panels a wave fetched, with their readers */
+    struct wpanel { double bytes; uint32_t missed; uint32_t readers; } *wpanel;
+    uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
+    double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     struct runner run[GPU_MAX_RUNNING];
     /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
      * sized for every op of the trace) */
@@ -176,7 +182,7 @@ struct gpu {
     model_done_fn done;
     void *ctx;
     struct timeline *tl;        /* NULL = not recording */
-    struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[7];
+    struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
 };
 
 static double dmax(double a, double b) { return a > b ? a : b; }
@@ -223,7 +229,7 @@ static double dram_cost(const struct hw_config *c, double rd, double wr)
     if (tot <= 0)
         return 1.0;
     double mix = 2.0 * dmin(rd, wr) / tot;
-    return 1.0 / (1.0 - c->eff_dram_rw_penalty * mix);
+    return 1.0 / (1.0 - cfg_dram(c)->eff_rw_penalty * mix);
 }
 
 /* ---------------------------------------------------------------- lowering */
@@ -234,9 +240,9 @@ static void plan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t 
     uint64_t cpu = c->max_ctas_per_unit;
     cpu = umin(cpu, c->max_threads_per_unit / threads);
     if (smem_cta > 0)
-        cpu = umin(cpu, (uint64_t)((double)c->smem_bytes_per_unit / smem_cta));
+        cpu = umin(cpu, (uint64_t)((double)cfg_smem(c)->capacity_bytes / smem_cta));
     if (regs_cta > 0)
-        cpu = umin(cpu, (uint64_t)((double)c->regfile_bytes_per_unit / regs_cta));
+        cpu = umin(cpu, (uint64_t)((double)cfg_regs(c)->capacity_bytes / regs_cta));
     p->ctas_per_unit = cpu > 0 ? (uint32_t)cpu : 1;
 }
 
@@ -395,24 +401,24 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double dram_bytes = (double)s->b * ((double)s->m * s->k * eb + (double)s->k * s->n * s->b_bytes);
     /* A is re-read once per wave-column of B that does not fit in L2 */
     double b_bytes = (double)s->k * s->n * s->b_bytes * s->b;
-    if (b_bytes > c->l2_bytes * GPU_L2_USABLE && waves > 1)
+    if (b_bytes > cfg_l2(c)->capacity_bytes * GPU_L2_USABLE && waves > 1)
         dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
     dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
-    double dram_bw = c->dram_bw_bytes_per_s * c->eff_dram_bw;
+    double dram_bw = cfg_dram(c)->bw_bytes_per_s * cfg_dram(c)->eff_bw;
     double little = units_busy *
                     (c->sa_rows ? (double)c->eff_inflight_bytes_per_unit
                                 : dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
-                                       (double)c->smem_bytes_per_unit)) /
-                    ((double)c->eff_dram_loaded_latency_ps * 1e-12);
+                                       (double)cfg_smem(c)->capacity_bytes)) /
+                    ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12);
     double t_dram = dram_bytes / dmin(dram_bw, little);
     double l2_bytes = (double)ctas * steps * (a_step + b_step);
-    double l2_bw = dmin(c->l2_bw_bytes_per_s,
-                        units_busy * c->l2_port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
+    double l2_bw = dmin(cfg_l2(c)->bw_bytes_per_s,
+                        units_busy * cfg_l2(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
     double t_l2 = l2_bytes / l2_bw;
-    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / c->l2_bw_bytes_per_s : 0;
+    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_l2(c)->bw_bytes_per_s : 0;
     /* pipeline fill: once per wave with one CTA per SM, once overall when
      * SMs hold two CTAs and overlap one's prologue with the other's loop */
-    double t_pro = (double)c->dram_latency_ps * 1e-12 +
+    double t_pro = (double)cfg_dram(c)->latency_ps * 1e-12 +
                    (p->stages - 1) * (a_step + b_step) * units_busy * cpu / l2_bw;
     double t_fill = t_pro * (cpu >= 2 ? 1.0 : (double)waves);
     /* a soft maximum: between two tiles with the same bottleneck time,
@@ -448,7 +454,7 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
     uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
     if (c->sa_rows) {
         tk = c->sa_rows;
-        while (tk > 16 && 2.0 * (16 + 64) * tk * eb > (double)c->smem_bytes_per_unit)
+        while (tk > 16 && 2.0 * (16 + 64) * tk * eb > (double)cfg_smem(c)->capacity_bytes)
             tk /= 2;
     }
     if (c->sa_rows && tkb > 64)
@@ -471,7 +477,7 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
             double smem = 0;
             for (uint32_t st = 4; st >= 2; st--) {
                 smem = st * (double)(tm + tn) * tk * eb;
-                if (smem <= (double)c->smem_bytes_per_unit) {
+                if (smem <= (double)cfg_smem(c)->capacity_bytes) {
                     stages = st;
                     break;
                 }
@@ -484,7 +490,7 @@ static void plan_gemm(const struct hw_config *c, struct kplan *best, const struc
             struct kplan cand;
             memset(&cand, 0, sizeof cand);
             plan_occupancy(c, &cand, threads, smem, regs);
-            if (regs > (double)c->regfile_bytes_per_unit && !relax)
+            if (regs > (double)cfg_regs(c)->capacity_bytes && !relax)
                 continue;
             cand.stages = stages;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
@@ -734,7 +740,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         memset(p, 0, sizeof *p);
         p->dma = 1;
         p->dma_bytes = (double)o->u.copy.bytes;
-        p->dma_level = o->u.copy.dir == MEMCPY_D2D ? LVL_DRAM : LVL_PCIE;
+        p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
         p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
         snprintf(p->what, sizeof p->what, "dma");
         snprintf(p->tile, sizeof p->tile, "copy engine");
@@ -761,7 +767,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         memset(p, 0, sizeof *p);
         p->dma = 1;
         p->dma_bytes = wb * spill_frac;
-        p->dma_level = LVL_PCIE;
+        p->dma_level = (uint8_t)c->lv_host;
         p->dram_cost = 1.0;
         p->dma_h2d = 1;
         snprintf(p->what, sizeof p->what, "spill");
@@ -810,15 +816,42 @@ static void cta_next(const struct kplan *p, struct cta_pos *c)
     c->rows = umin(sw, p->gm - c->first);
 }
 
-/* Fills the wave's DRAM and L2 load bytes.  Panels: A (b, i) and B (b, j). */
+/* Fills the wave's load bytes per cache level: l2 = what the wave's CTAs
+ * read from the first cache (all their operand bytes), miss[i] = what
+ * misses cache i and goes on to the next cache or, for the last, DRAM.
+ * Panels: A (b, i) and B (b, j).
+ *
+ * One LRU stack-distance rule serves every cache: a panel is still in a
+ * cache if the bytes touched since its last use fit in that cache's usable
+ * capacity, so the misses of a larger (outer) cache are a subset of an
+ * inner one's.  A cache with several instances (scope group: one L2 per
+ * MI300X XCD) holds, in each instance, what its own units read.  CTAs are
+ * dealt round-robin over the instances, so a panel that k CTAs of the wave
+ * read is fetched into min(k, instances) of them: that many times its bytes
+ * at the next level.  The copies also crowd each other out, so the reuse
+ * test counts the capacity of all instances divided by the replication the
+ * previous wave saw (g->repl, 1 at the start of a kernel). */
 static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
-                       uint64_t c1, double *dram, double *l2)
+                       uint64_t c1, double *miss, double *l2)
 {
+    const struct hw_config *cfg = g->cfg;
+    const uint32_t nc = cfg->ncaches;
     double steps = p->ksteps;
     double a_panel = p->a_step * steps, b_panel = p->b_step * steps;
     uint64_t na = p->gb * p->gm;
-    double l2_cap = (double)g->cfg->l2_bytes * GPU_L2_USABLE;
-    double touched = 0, miss = 0;
+    double cap[HW_MAX_LEVELS];
+    int grouped = 0;
+    for (uint32_t ci = 0; ci < nc; ci++) {
+        const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
+        cap[ci] = (double)L->capacity_bytes * GPU_L2_USABLE;
+        if (L->instances > 1) {
+            cap[ci] = cap[ci] * L->instances / g->repl[ci];
+            grouped = 1;
+        }
+        miss[ci] = 0;
+    }
+    double touched = 0;
+    uint32_t nlist = 0;
     double prev_cum = wave > 0 ? g->wave_cum[wave - 1] : 0;
     const double sz[2] = {a_panel, b_panel};
     const int shared[2] = {p->gn > 1, p->gm > 1};
@@ -830,28 +863,53 @@ static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint
             if (sz[k] <= 0)
                 continue;
             if (!shared[k]) {       /* nobody else reads it: streams from DRAM */
-                miss += sz[k];
+                for (uint32_t ci = 0; ci < nc; ci++)
+                    miss[ci] += sz[k];
                 touched += sz[k];
                 continue;
             }
             int64_t last = g->panel_last[ids[k]];
-            if (last == (int64_t)wave)
+            if (last == (int64_t)wave) {
+                if (grouped)        /* one more reader of it in this wave */
+                    g->wpanel[g->panel_slot[ids[k]]].readers++;
                 continue;           /* another CTA of this wave already fetched it */
-            touched += sz[k];
-            int hit = 0;
-            if (last >= 0) {
-                double since = prev_cum - (last > 0 ? g->wave_cum[last - 1] : 0);
-                hit = since + sz[k] <= l2_cap;
             }
-            if (!hit)
-                miss += sz[k];
+            touched += sz[k];
+            double since = -1;
+            if (last >= 0)
+                since = prev_cum - (last > 0 ? g->wave_cum[last - 1] : 0);
+            uint32_t missed = 0;    /* bit ci: it missed cache ci */
+            for (uint32_t ci = 0; ci < nc; ci++)
+                if (!(since >= 0 && since + sz[k] <= cap[ci])) {
+                    miss[ci] += sz[k];
+                    missed |= 1u << ci;
+                }
             g->panel_last[ids[k]] = (int64_t)wave;
+            if (grouped) {
+                g->panel_slot[ids[k]] = nlist;
+                g->wpanel[nlist++] = (struct wpanel){sz[k], missed, 1};
+            }
         }
     }
     g->wave_cum[wave] = prev_cum + touched;
+    /* the replicated fetches into the instances of multi-instance caches */
+    for (uint32_t ci = 0; grouped && ci < nc; ci++) {
+        const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
+        if (L->instances <= 1)
+            continue;
+        double once = 0, copies = 0;
+        for (uint32_t i = 0; i < nlist; i++) {
+            const struct wpanel *w = &g->wpanel[i];
+            double n = dmin((double)w->readers, (double)L->instances);
+            once += w->bytes;
+            copies += w->bytes * n;
+            if (w->missed & (1u << ci))
+                miss[ci] += w->bytes * (n - 1);
+        }
+        g->repl[ci] = once > 0 ? copies / once : 1.0;
+    }
     double ctas = (double)(c1 - c0);
     *l2 = ctas * (a_panel + b_panel);
-    *dram = miss;
 }
 
 /* ---------------------------------------------------------------- runner */
@@ -871,7 +929,7 @@ static void account(struct runner *r, enum time_cat cat)
     r->t_mark = now;
 }
 
-static uint64_t pack_arg(enum flow_role role, uint32_t chunk, enum level lvl)
+static uint64_t pack_arg(enum flow_role role, uint32_t chunk, unsigned lvl)
 {
     return ((uint64_t)role << 16) | ((uint64_t)lvl << 8) | chunk;
 }
@@ -879,7 +937,7 @@ static uint64_t pack_arg(enum flow_role role, uint32_t chunk, enum level lvl)
 static void runner_flow_done(struct engine *e, void *owner, uint64_t arg);
 
 static void start_flow(struct runner *r, struct flowsrv *s, double amount, double cap,
-                       enum flow_role role, uint32_t chunk, enum level lvl, uint32_t *counter)
+                       enum flow_role role, uint32_t chunk, unsigned lvl, uint32_t *counter)
 {
     if (amount <= 0)
         return;
@@ -946,20 +1004,31 @@ static void wave_begin(struct runner *r)
     r->mult = 1;
     if (p->ctas_per_unit >= 2 && r->wave + 1 < full)
         r->mult = (uint32_t)umin(full - r->wave, UINT32_MAX / (p->ksteps + 1));
-    double dram_loop = 0, l2_loop = 0;
+    const uint32_t nc = c->ncaches;
+    double miss_loop[HW_MAX_LEVELS] = {0}, l2_loop = 0;
     for (uint32_t m = 0; m < r->mult; m++) {
         uint64_t a = (r->wave + m) * slots, b = umin(ctas, a + slots);
-        double d1 = 0, l1 = 0;
-        wave_reuse(g, p, r->wave + m, a, b, &d1, &l1);
-        dram_loop += d1;
+        double m1[HW_MAX_LEVELS], l1 = 0;
+        wave_reuse(g, p, r->wave + m, a, b, m1, &l1);
+        for (uint32_t ci = 0; ci < nc; ci++)
+            miss_loop[ci] += m1[ci];
         l2_loop += l1;
     }
     double n = (double)wctas * r->mult, steps = p->ksteps;
     double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
-    r->w_dram_r = dram_loop + reread;
+    r->w_dram_r = miss_loop[nc - 1] + reread;
     r->w_l2_r = l2_loop + reread;
+    for (uint32_t ci = 1; ci < nc; ci++)        /* what reaches the outer caches */
+        r->w_cache_r[ci] = miss_loop[ci - 1] + reread;
     r->w_pro = p->pro_bytes * n;
-    r->load_lat = r->w_dram_r + r->w_pro > 0 ? g->cfg->dram_latency_ps : g->cfg->l2_latency_ps;
+    /* a chunk's data is usable one latency of the outermost level it
+     * reaches after its flows drain */
+    r->load_lat = cfg_l2(c)->latency_ps;
+    for (uint32_t ci = 1; ci < nc; ci++)
+        if (r->w_cache_r[ci] > 0)
+            r->load_lat = c->level[c->lv_cache[ci]].latency_ps;
+    if (r->w_dram_r + r->w_pro > 0)
+        r->load_lat = cfg_dram(c)->latency_ps;
     r->w_mflops = p->mflops_step * steps * n;
     r->w_vflops = p->vflops_step * steps * n;
     r->w_smem = p->smem_step * steps * n;
@@ -969,9 +1038,11 @@ static void wave_begin(struct runner *r)
 
     struct op_result *res = r->res;
     double wst = r->w_store_loop + r->w_store_end;
-    res->bytes[LVL_DRAM] += r->w_dram_r + r->w_pro + wst;
-    res->bytes[LVL_L2] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
-    res->bytes[LVL_SMEM] += r->w_smem + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
+    res->bytes[c->lv_dram] += r->w_dram_r + r->w_pro + wst;
+    res->bytes[c->lv_cache[0]] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
+    for (uint32_t ci = 1; ci < nc; ci++)        /* stores pass through to DRAM */
+        res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
+    res->bytes[c->lv_smem] += r->w_smem + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
     /* per-wave rate caps from the SMs that carry the wave */
     double u = r->units;
@@ -981,13 +1052,15 @@ static void wave_begin(struct runner *r)
     else if (!p->async_copy)
         inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
     else
-        inflight = dmin(inflight, (double)c->smem_bytes_per_unit);
-    r->cap_dram = u * inflight / ((double)c->eff_dram_loaded_latency_ps * 1e-12) / p->dram_cost;
-    r->cap_l2 = u * c->l2_port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
+        inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
+    r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
+    r->cap_l2 = u * cfg_l2(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
                 c->clock_hz;
     r->cap_m = u * unit_matrix_rate(c, p->mdt);
     r->cap_v = u * unit_vector_rate(c, p->vdt);
-    r->cap_smem = u * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
+    r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
+                      ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
+                      : u * cfg_smem(c)->bw_bytes_per_s / c->units;
 
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
     r->nchunks = chunk_plan(p->ksteps * r->mult, pro, r->frac);
@@ -1014,12 +1087,17 @@ static void runner_try_load(struct runner *r)
     double f = r->frac[ch];
     double dram = r->w_dram_r * f + (ch == 0 ? r->w_pro : 0);
     double l2 = r->w_l2_r * f + (ch == 0 ? r->w_pro : 0);
-    r->load_level[ch] = dram > 0 ? LVL_DRAM : LVL_L2;
+    const struct hw_config *c = g->cfg;
+    r->load_level[ch] = (uint8_t)(dram > 0 ? c->lv_dram : c->lv_cache[0]);
     r->load_busy = 1;
     r->load_pending = 0;
     start_flow(r, g->dramp, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
-               LVL_DRAM, &r->load_pending);
-    start_flow(r, &g->l2, l2, r->cap_l2, FR_LOAD, ch, LVL_L2, &r->load_pending);
+               (unsigned)c->lv_dram, &r->load_pending);
+    start_flow(r, &g->cache[0], l2, r->cap_l2, FR_LOAD, ch, (unsigned)c->lv_cache[0],
+               &r->load_pending);
+    for (uint32_t ci = 1; ci < c->ncaches; ci++)
+        start_flow(r, &g->cache[ci], r->w_cache_r[ci] * f + (ch == 0 ? r->w_pro : 0), 0, FR_LOAD,
+                   ch, (unsigned)c->lv_cache[ci], &r->load_pending);
     if (r->load_pending == 0) {
         r->load_busy = 0;
         chunk_ready_at(r, ch, 0);
@@ -1034,7 +1112,7 @@ static void runner_compute_done(struct runner *r)
     /* busy while the pipes ran; operand reads beyond that are smem stall */
     uint64_t pd = r->pipe_done ? r->pipe_done : r->comp_start;
     r->res->time_ps[CAT_BUSY] += pd - r->t_mark;
-    r->res->time_ps[CAT_STALL + LVL_SMEM] += now - pd;
+    r->res->time_ps[CAT_STALL + g->cfg->lv_smem] += now - pd;
     r->t_mark = now;
     r->comp_busy = 0;
     uint32_t ch = r->comp_next++;
@@ -1044,14 +1122,18 @@ static void runner_compute_done(struct runner *r)
         store += r->w_store_end;
         l2_end = r->w_l2_end;
     }
+    const struct hw_config *c = g->cfg;
     if (store > 0) {
-        r->store_level = LVL_DRAM;
-        start_flow(r, g->dramp, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch, LVL_DRAM,
-                   &r->store_pending);
-        start_flow(r, &g->l2, store, r->cap_l2, FR_STORE, ch, LVL_L2, &r->store_pending);
+        r->store_level = (uint8_t)c->lv_dram;
+        start_flow(r, g->dramp, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch,
+                   (unsigned)c->lv_dram, &r->store_pending);
+        for (uint32_t ci = 0; ci < c->ncaches; ci++)
+            start_flow(r, &g->cache[ci], store, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[ci],
+                       &r->store_pending);
     }
     if (l2_end > 0)
-        start_flow(r, &g->l2, l2_end, r->cap_l2, FR_STORE, ch, LVL_L2, &r->store_pending);
+        start_flow(r, &g->cache[0], l2_end, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[0],
+                   &r->store_pending);
     runner_try_load(r);
     runner_try_compute(r);
     runner_check_wave_end(r);
@@ -1069,10 +1151,11 @@ static void runner_try_compute(struct runner *r)
     r->pipe_done = 0;
     r->comp_pending = r->pipe_pending = 0;
     double f = r->frac[ch];
-    start_flow(r, &g->mpipe, r->w_mflops * f, r->cap_m, FR_PIPE, ch, LVL_SMEM, &r->pipe_pending);
-    start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, LVL_SMEM, &r->pipe_pending);
+    unsigned smem = (unsigned)g->cfg->lv_smem;
+    start_flow(r, &g->mpipe, r->w_mflops * f, r->cap_m, FR_PIPE, ch, smem, &r->pipe_pending);
+    start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
     r->comp_pending = r->pipe_pending;
-    start_flow(r, &g->smem, r->w_smem * f, r->cap_smem, FR_SMEM, ch, LVL_SMEM, &r->comp_pending);
+    start_flow(r, &g->smem, r->w_smem * f, r->cap_smem, FR_SMEM, ch, smem, &r->comp_pending);
     if (r->pipe_pending == 0)
         r->pipe_done = r->comp_start;
     if (r->comp_pending == 0)
@@ -1112,7 +1195,7 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
 {
     struct runner *r = owner;
     enum flow_role role = (enum flow_role)(arg >> 16);
-    enum level lvl = (enum level)((arg >> 8) & 0xff);
+    unsigned lvl = (unsigned)((arg >> 8) & 0xff);
     uint32_t ch = (uint32_t)(arg & 0xff);
     switch (role) {
     case FR_LOAD:
@@ -1159,16 +1242,17 @@ static void runner_dma(struct runner *r)
     r->w_dram_r = r->w_pro = 0;
     r->store_pending = 0;
     r->load_level[0] = (uint8_t)p->dma_level;
-    r->load_lat = p->dma_level == LVL_PCIE ? g->cfg->pcie_latency_ps : g->cfg->dram_latency_ps;
-    if (p->dma_level == LVL_PCIE) {
+    const struct hw_config *c = g->cfg;
+    r->load_lat = c->level[p->dma_level].latency_ps;
+    if (p->dma_level == c->lv_host) {
         struct flowsrv *link = p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
-        r->res->bytes[LVL_PCIE] += p->dma_bytes;
-        r->res->bytes[LVL_DRAM] += p->dma_bytes;
-        start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, LVL_PCIE, &r->load_pending);
-        start_flow(r, g->dramp, p->dma_bytes, 0, FR_LOAD, 0, LVL_DRAM, &r->load_pending);
+        r->res->bytes[c->lv_host] += p->dma_bytes;
+        r->res->bytes[c->lv_dram] += p->dma_bytes;
+        start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, (unsigned)c->lv_host, &r->load_pending);
+        start_flow(r, g->dramp, p->dma_bytes, 0, FR_LOAD, 0, (unsigned)c->lv_dram, &r->load_pending);
     } else {
-        r->res->bytes[LVL_DRAM] += 2.0 * p->dma_bytes;
-        start_flow(r, g->dramp, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, LVL_DRAM,
+        r->res->bytes[c->lv_dram] += 2.0 * p->dma_bytes;
+        start_flow(r, g->dramp, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, (unsigned)c->lv_dram,
                    &r->load_pending);
     }
 }
@@ -1236,7 +1320,9 @@ static void gpu_handle(struct engine *e, void *self, const struct eq_event *ev)
         r->nwaves = ceil_div(ctas, slots);
         r->wave = 0;
         r->store_pending = 0;
-        r->store_level = LVL_L2;
+        r->store_level = (uint8_t)r->g->cfg->lv_cache[0];
+        for (uint32_t ci = 0; ci < HW_MAX_LEVELS; ci++)
+            r->g->repl[ci] = 1.0;
         r->draining = 0;
         r->res->ctas += ctas;
         uint64_t npanels = p->gb * (p->gm + p->gn);
@@ -1275,9 +1361,13 @@ static void gpu_destroy(void *dev)
     struct gpu *g = dev;
     if (g == NULL)
         return;
-    struct flowsrv *srv[] = {&g->dram, &g->l2, &g->smem, &g->mpipe, &g->vpipe, &g->h2d, &g->d2h};
+    struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->h2d, &g->d2h};
     for (size_t i = 0; i < sizeof srv / sizeof srv[0]; i++)
         flowsrv_destroy(srv[i]);
+    for (uint32_t ci = 0; ci < g->cfg->ncaches; ci++)
+        flowsrv_destroy(&g->cache[ci]);
+    free(g->wpanel);
+    free(g->panel_slot);
     free(g->low);
     free(g->waitq);
     free(g->waitq_res);
@@ -1295,16 +1385,22 @@ static void gpu_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
 /* Let the timeline see what each server serves. */
 static void gpu_watch_servers(struct gpu *g)
 {
-    struct { struct flowsrv *srv; unsigned which; double cap; } m[] = {
-        {g->dramp, LVL_DRAM, g->cfg->dram_bw_bytes_per_s},
-        {&g->l2, LVL_L2, g->cfg->l2_bw_bytes_per_s},
-        {&g->smem, LVL_SMEM, cfg_smem_bw(g->cfg)},
-        {&g->h2d, LVL_PCIE, 2 * g->cfg->pcie_bw_bytes_per_s},
-        {&g->d2h, LVL_PCIE, 2 * g->cfg->pcie_bw_bytes_per_s},
+    const struct hw_config *c = g->cfg;
+    struct { struct flowsrv *srv; unsigned which; double cap; } m[HW_MAX_LEVELS + 6] = {
+        {g->dramp, (unsigned)c->lv_dram, cfg_dram(c)->bw_bytes_per_s},
+        {&g->smem, (unsigned)c->lv_smem, cfg_smem_bw(c)},
+        {&g->h2d, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
+        {&g->d2h, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
         {&g->mpipe, TL_SERIES_MATRIX, g->mpipe.capacity * 1e12},
         {&g->vpipe, TL_SERIES_VECTOR, g->vpipe.capacity * 1e12},
     };
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    size_t nm = 6;
+    for (uint32_t ci = 0; ci < c->ncaches; ci++, nm++) {
+        m[nm].srv = &g->cache[ci];
+        m[nm].which = (unsigned)c->lv_cache[ci];
+        m[nm].cap = c->level[c->lv_cache[ci]].bw_bytes_per_s;
+    }
+    for (size_t i = 0; i < nm; i++) {
         g->watch[i].tl = g->tl;
         g->watch[i].s = tl_series(g->tl, g->device, m[i].which);
         g->watch[i].s->capacity_per_s = m[i].cap;
@@ -1323,9 +1419,13 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->device = device;
     g->e = e;
     g->comp = engine_register(e, &gpu_comp_ops, g);
-    flowsrv_init(&g->dram, e, "dram", cfg->dram_bw_bytes_per_s * cfg->eff_dram_bw);
+    flowsrv_init(&g->dram, e, "dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
     g->dramp = shared_dram != NULL ? shared_dram : &g->dram;
-    flowsrv_init(&g->l2, e, "l2", cfg->l2_bw_bytes_per_s);
+    for (uint32_t ci = 0; ci < cfg->ncaches; ci++) {
+        const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
+        flowsrv_init(&g->cache[ci], e, L->name, L->bw_bytes_per_s);
+        g->repl[ci] = 1.0;
+    }
     flowsrv_init(&g->smem, e, "smem", cfg_smem_bw(cfg));
     double mpeak = 0, vpeak = 0;
     for (unsigned i = 0; i < DT_COUNT; i++) {
@@ -1336,8 +1436,8 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
      * cap (set per wave from the op's dtype) is what binds */
     flowsrv_init(&g->mpipe, e, "matrix", mpeak * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
-    flowsrv_init(&g->h2d, e, "pcie_h2d", cfg->pcie_bw_bytes_per_s);
-    flowsrv_init(&g->d2h, e, "pcie_d2h", cfg->pcie_bw_bytes_per_s);
+    flowsrv_init(&g->h2d, e, "host_h2d", cfg_host(cfg)->bw_bytes_per_s);
+    flowsrv_init(&g->d2h, e, "host_d2h", cfg_host(cfg)->bw_bytes_per_s);
     g->tl = tl;
     if (tl != NULL)
         gpu_watch_servers(g);
@@ -1345,7 +1445,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->low = sim_xcalloc(t->nops, sizeof *g->low);
     /* more weights and KV than the device holds: the rest streams in */
     double wbytes = 0, ws = trace_working_set(t, device, &wbytes);
-    double over = ws - (double)cfg->dram_bytes;
+    double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
     double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
     g->waitq_cap = t->nops;
     g->waitq = sim_xcalloc(t->nops, sizeof *g->waitq);
@@ -1384,6 +1484,10 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         }
     }
     g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
+    g->panel_slot = sim_xcalloc(panels, sizeof *g->panel_slot);
+    /* a wave fetches at most two panels per CTA, and holds at most every
+     * unit's resident CTAs */
+    g->wpanel = sim_xcalloc(2 * (size_t)cfg->units * cfg->max_ctas_per_unit, sizeof *g->wpanel);
     g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
     return g;
 }

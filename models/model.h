@@ -17,38 +17,23 @@
 #include "engine.h"
 #include "trace.h"
 
-/* Memory levels, innermost first.  "smem" is registers + shared memory. */
-#define LEVEL_MAP(X)        \
-    X(SMEM, "smem")         \
-    X(L2, "l2")             \
-    X(DRAM, "dram")         \
-    X(PCIE, "pcie")         \
-    X(NVLINK, "nvlink")
-
-enum level {
-#define LEVEL_ENUM_(e, n) LVL_##e,
-    LEVEL_MAP(LEVEL_ENUM_)
-#undef LEVEL_ENUM_
-    LVL_COUNT
-};
-
-/* Where an op's time went: computing, waiting at a level, or launching.
- * The categories of one op add up to its duration. */
+/* Where an op's time went: computing, waiting at a memory level, or
+ * launching.  Levels are the config's (struct hw_config level[], innermost
+ * first): CAT_STALL + i is waiting on level i.  The categories of one op add
+ * up to its duration. */
 enum time_cat {
     CAT_BUSY = 0,               /* the compute pipes were working */
     CAT_LAUNCH = 1,             /* kernel launch overhead */
     CAT_STALL = 2,              /* CAT_STALL + level: waiting on that level */
-    CAT_COUNT = CAT_STALL + LVL_COUNT
+    CAT_COUNT = CAT_STALL + HW_MAX_LEVELS
 };
-
-const char *level_name(enum level l);
 
 struct op_result {
     uint64_t ready_ps;          /* dependencies done, handed to the device */
     uint64_t start_ps;          /* began (launch started) */
     uint64_t end_ps;            /* finished */
     double flops;               /* useful FLOPs (not padding) */
-    double bytes[LVL_COUNT];    /* bytes moved at each level */
+    double bytes[HW_MAX_LEVELS];/* bytes moved at each level (config order) */
     uint64_t time_ps[CAT_COUNT];/* breakdown of end - start */
     uint32_t kernels;           /* kernels the op was lowered to */
     uint64_t ctas;              /* thread blocks over all its kernels */

@@ -25,14 +25,3 @@ const struct model_ops *model_lookup(const char *family)
             return model_table[i].ops;
     return NULL;
 }
-
-static const char *const level_names[LVL_COUNT] = {
-#define LEVEL_NAME_(e, n) n,
-    LEVEL_MAP(LEVEL_NAME_)
-#undef LEVEL_NAME_
-};
-
-const char *level_name(enum level l)
-{
-    return (unsigned)l < LVL_COUNT ? level_names[l] : "?";
-}

@@ -17,7 +17,10 @@
  */
 #include "cfg.h"
 
+#include "check.h"
+
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -617,26 +620,43 @@ static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, co
 }
 
 static const char *const top_keys[] = {
-    "name", "family", "clock_MHz", "compute", "registers", "shared_memory", "l2", "dram",
-    "pcie", "nvlink", "launch", "efficiency", NULL};
+    "name", "family", "clock_MHz", "compute", "threads", "systolic", "levels", "launch",
+    "efficiency", NULL};
 static const char *const compute_keys[] = {
-    "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
-    "max_threads_per_unit", "max_ctas_per_unit", "systolic", NULL};
-static const char *const systolic_keys[] = {"rows", "cols", NULL};
-static const char *const registers_keys[] = {"capacity_KiB_per_unit", NULL};
-static const char *const smem_keys[] = {
-    "capacity_KiB_per_unit", "bandwidth_bytes_per_cycle_per_unit", NULL};
-static const char *const l2_keys[] = {
-    "capacity_MiB", "bandwidth_GBps", "latency_ns", "port_bytes_per_cycle_per_unit", NULL};
-static const char *const dram_keys[] = {
-    "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps", "latency_ns", "channels", "unified", NULL};
-static const char *const pcie_keys[] = {"bandwidth_GBps_per_direction", "latency_ns", NULL};
-static const char *const nvlink_keys[] = {
-    "links", "bandwidth_GBps_per_link_per_direction", "latency_ns", NULL};
+    "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit", NULL};
+static const char *const threads_keys[] = {"max_threads_per_unit", "max_ctas_per_unit", NULL};
+static const char *const systolic_keys[] = {"rows", "cols", "max_tiles_per_unit", NULL};
 static const char *const launch_keys[] = {"kernel_overhead_ns", NULL};
 static const char *const efficiency_keys[] = {
-    "matrix_pipe_fraction", "vector_pipe_fraction", "dram_bandwidth_fraction",
-    "dram_rw_turnaround_penalty", "dram_loaded_latency_ns", "inflight_bytes_per_unit", NULL};
+    "matrix_pipe_fraction", "vector_pipe_fraction", "inflight_bytes_per_unit", NULL};
+
+/* A level's keys, per kind: what each kind of level is described by. */
+static const char *const level_keys[LK_COUNT][16] = {
+    [LK_REGISTERS] = {"name", "kind", "scope", "capacity_KiB", "capacity_MiB", NULL},
+    [LK_SCRATCHPAD] = {"name", "kind", "scope", "capacity_KiB", "capacity_MiB",
+                       "bandwidth_bytes_per_cycle", "bandwidth_GBps", "latency_ns", NULL},
+    [LK_CACHE] = {"name", "kind", "scope", "units_per_group", "capacity_KiB", "capacity_MiB",
+                  "capacity_GB", "capacity_GiB", "bandwidth_GBps", "bandwidth_bytes_per_cycle",
+                  "latency_ns", "port_bytes_per_cycle_per_unit", NULL},
+    [LK_DRAM] = {"name", "kind", "scope", "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps",
+                 "latency_ns", "unified", "efficiency", NULL},
+    [LK_LINK] = {"name", "kind", "scope", "ports", "bandwidth_GBps", "latency_ns", "efficiency",
+                 NULL},
+};
+static const char *const dram_eff_keys[] = {
+    "bandwidth_fraction", "rw_turnaround_penalty", "loaded_latency_ns", NULL};
+static const char *const link_eff_keys[] = {"bandwidth_fraction", NULL};
+
+static const char *const level_kind_names[LK_COUNT] = {
+#define LEVEL_KIND_NAME_(e, n) [e] = n,
+    LEVEL_KIND_MAP(LEVEL_KIND_NAME_)
+#undef LEVEL_KIND_NAME_
+};
+static const char *const level_scope_names[LS_COUNT] = {
+#define LEVEL_SCOPE_NAME_(e, n) [e] = n,
+    LEVEL_SCOPE_MAP(LEVEL_SCOPE_NAME_)
+#undef LEVEL_SCOPE_NAME_
+};
 
 /* Look up section name, check its keys.  Returns node, -1 error, -2 absent. */
 static int open_section(struct cfg_parse *c, int root, const char *name,
@@ -648,9 +668,333 @@ static int open_section(struct cfg_parse *c, int root, const char *name,
     return s;
 }
 
+/* The family block: how many tiles a unit holds at once.  A GPU says it in
+ * threads and thread blocks (`threads`); a systolic chip in tiles
+ * (`systolic`, with its array shape).  A GPU config may carry `systolic:
+ * {rows, cols}` too, as a what-if (its tensor cores become arrays). */
+static int fill_family_block(struct cfg_parse *c, int root, struct hw_config *h)
+{
+    int gpu = strcmp(h->family, "gpu") == 0;
+    int th = open_section(c, root, "threads", threads_keys, 0);
+    int sy = open_section(c, root, "systolic", systolic_keys, 0);
+    if (th == -1 || sy == -1)
+        return -1;
+    if (gpu) {
+        if (th == -2)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "threads",
+                            "family gpu needs {max_threads_per_unit, max_ctas_per_unit}");
+        if (get_u32(c, th, "threads", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
+            get_u32(c, th, "threads", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
+            return -1;
+        if (sy >= 0 && lookup(c, sy, "max_tiles_per_unit") >= 0)
+            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path,
+                            c->nodes[lookup(c, sy, "max_tiles_per_unit")].line,
+                            "systolic.max_tiles_per_unit",
+                            "a gpu's threads block says how many tiles a unit holds");
+    } else {
+        if (th >= 0)
+            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, map_line(c, th), "threads",
+                            "family %s has no threads; say systolic.max_tiles_per_unit",
+                            h->family);
+        if (sy == -2)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "systolic",
+                            "family %s needs the array shape {rows, cols, max_tiles_per_unit}",
+                            h->family);
+        if (get_u32(c, sy, "systolic", "max_tiles_per_unit", &h->max_ctas_per_unit) != 0)
+            return -1;
+        /* a tile is one 256-thread CTA of the tiled model */
+        if (h->max_ctas_per_unit > 65536)
+            return diag_set(c->d, DIAG_E_RANGE, c->path,
+                            c->nodes[lookup(c, sy, "max_tiles_per_unit")].line,
+                            "systolic.max_tiles_per_unit", "at most 65536, got %u",
+                            h->max_ctas_per_unit);
+        h->max_threads_per_unit = h->max_ctas_per_unit * 256u;
+    }
+    if (sy >= 0) {
+        if (get_u32(c, sy, "systolic", "rows", &h->sa_rows) != 0 ||
+            get_u32(c, sy, "systolic", "cols", &h->sa_cols) != 0)
+            return -1;
+        if (h->sa_rows > 65536 || h->sa_cols > 65536) {
+            int rows = h->sa_rows > 65536;
+            return diag_set(c->d, DIAG_E_RANGE, c->path,
+                            c->nodes[lookup(c, sy, rows ? "rows" : "cols")].line,
+                            rows ? "systolic.rows" : "systolic.cols", "at most 65536 PEs, got %u",
+                            rows ? h->sa_rows : h->sa_cols);
+        }
+    }
+    return 0;
+}
+
+/* One of several alternative keys (capacity_KiB or capacity_MiB ...): the
+ * index of the one given, -1 if none, -2 (error set) if more than one. */
+static int one_of(struct cfg_parse *c, int map, const char *section, const char *const *keys,
+                  int n, int *value)
+{
+    int found = -1;
+    char field[128];
+    for (int i = 0; i < n; i++) {
+        int v = lookup(c, map, keys[i]);
+        if (v < 0)
+            continue;
+        if (found >= 0) {
+            field_name(field, sizeof field, section, keys[i]);
+            diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[v].line, field,
+                     "give one of %s and %s, not both", keys[found], keys[i]);
+            return -2;
+        }
+        found = i;
+        *value = v;
+    }
+    return found;
+}
+
+/* Names a level may not take: they are time categories of the reports. */
+static int reserved_level_name(const char *s)
+{
+    static const char *const r[] = {"busy", "launch", "idle", "compute", "matrix", "vector"};
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (strcmp(s, r[i]) == 0)
+            return 1;
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return 1;
+    return 0;
+}
+
+static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h,
+                      struct hw_level *L)
+{
+    const double GB = 1e9;
+    char sec[48], field[128], word[24];
+    double x;
+    snprintf(sec, sizeof sec, "levels[%d]", idx);
+    if (c->nodes[map].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[map].line, sec,
+                        "expected a mapping {name, kind, ...}, got %s", kind_name(c, map));
+    if (get_string(c, map, sec, "name", 1, L->name, sizeof L->name) != 0)
+        return -1;
+    if (reserved_level_name(L->name))
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, "name")].line,
+                        "levels.name", "'%s': a level name is lower-case letters, digits and _, "
+                        "and not busy, launch, idle, compute, matrix or vector", L->name);
+    snprintf(sec, sizeof sec, "levels.%s", L->name);
+    if (get_string(c, map, sec, "kind", 1, word, sizeof word) != 0)
+        return -1;
+    int k;
+    for (k = 0; k < LK_COUNT; k++)
+        if (strcmp(word, level_kind_names[k]) == 0)
+            break;
+    if (k == LK_COUNT)
+        return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[lookup(c, map, "kind")].line,
+                        "levels.kind", "unknown kind '%s'; known: registers, scratchpad, cache, "
+                        "dram, link", word);
+    L->kind = (enum level_kind)k;
+    if (check_keys(c, map, sec, level_keys[L->kind]) != 0)
+        return -1;
+    /* scope: registers and scratchpads belong to a unit, caches and DRAM
+     * to the device unless said otherwise; a link must say where it goes */
+    word[0] = '\0';
+    if (get_string(c, map, sec, "scope", L->kind == LK_LINK, word, sizeof word) != 0)
+        return -1;
+    L->scope = L->kind <= LK_SCRATCHPAD ? LS_UNIT : LS_DEVICE;
+    if (word[0] != '\0') {
+        int sc;
+        for (sc = 0; sc < LS_COUNT; sc++)
+            if (strcmp(word, level_scope_names[sc]) == 0)
+                break;
+        field_name(field, sizeof field, sec, "scope");
+        int line = c->nodes[lookup(c, map, "scope")].line;
+        if (sc == LS_COUNT)
+            return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, line, field,
+                            "unknown scope '%s'; known: unit, group, device, host, system", word);
+        int ok = L->kind == LK_LINK ? (sc == LS_HOST || sc == LS_SYSTEM)
+                 : L->kind == LK_CACHE ? (sc == LS_UNIT || sc == LS_GROUP || sc == LS_DEVICE)
+                 : L->kind == LK_DRAM ? sc == LS_DEVICE
+                                      : sc == LS_UNIT;
+        if (!ok)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, line, field,
+                            "a %s level cannot have scope %s", level_kind_names[L->kind], word);
+        L->scope = (enum level_scope)sc;
+    }
+    L->instances = L->scope == LS_UNIT ? h->units : 1;
+    if (L->scope == LS_GROUP) {
+        if (get_u32(c, map, sec, "units_per_group", &L->units_per_group) != 0)
+            return -1;
+        if (h->units % L->units_per_group != 0)
+            return diag_set(c->d, DIAG_E_RANGE, c->path,
+                            c->nodes[lookup(c, map, "units_per_group")].line,
+                            "levels.units_per_group", "%u units do not split into groups of %u",
+                            h->units, L->units_per_group);
+        L->instances = h->units / L->units_per_group;
+    } else if (lookup(c, map, "units_per_group") >= 0) {
+        return diag_set(c->d, DIAG_E_RANGE, c->path,
+                        c->nodes[lookup(c, map, "units_per_group")].line, "levels.units_per_group",
+                        "only a level of scope group has groups");
+    }
+
+    /* capacity, per instance */
+    if (L->kind != LK_LINK) {
+        static const char *const ck[] = {"capacity_KiB", "capacity_MiB", "capacity_GB",
+                                         "capacity_GiB"};
+        static const double cs[] = {1024.0, 1048576.0, 1e9, 1073741824.0};
+        int v = -1, which = one_of(c, map, sec, ck, 4, &v);
+        if (which == -2)
+            return -1;
+        if (which < 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), sec,
+                            "required key capacity_KiB, capacity_MiB, capacity_GB or "
+                            "capacity_GiB is missing");
+        if (get_scaled_u64(c, map, sec, ck[which], RANGE_POS, cs[which], &L->capacity_bytes) != 0)
+            return -1;
+    }
+    if (L->kind == LK_REGISTERS)
+        return 0;
+
+    /* bandwidth, per instance: bytes per cycle or GB/s */
+    if (L->kind == LK_LINK) {
+        L->instances = 1;
+        if (lookup(c, map, "ports") >= 0 && get_u32(c, map, sec, "ports", &L->instances) != 0)
+            return -1;
+        if (get_number(c, map, sec, "bandwidth_GBps", RANGE_POS, 1, &x) != 0)
+            return -1;
+        L->bw_bytes_per_s = (double)L->instances * (x * GB);
+    } else {
+        static const char *const bk[] = {"bandwidth_bytes_per_cycle", "bandwidth_GBps"};
+        int v = -1, which = one_of(c, map, sec, bk, 2, &v);
+        if (which == -2)
+            return -1;
+        if (which < 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), sec,
+                            "required key bandwidth_GBps (or bandwidth_bytes_per_cycle) is missing");
+        if (get_number(c, map, sec, bk[which], RANGE_POS, 1, &x) != 0)
+            return -1;
+        if (which == 0) {
+            L->bw_bytes_per_cycle = x;
+            L->bw_bytes_per_s = (double)L->instances * x * h->clock_hz;
+        }
+        else
+            L->bw_bytes_per_s = L->instances == 1 ? x * GB : (double)L->instances * (x * GB);
+    }
+    L->eff_bw = 1.0;
+    if (L->kind == LK_SCRATCHPAD) {
+        if (lookup(c, map, "latency_ns") >= 0 &&
+            get_scaled_u64(c, map, sec, "latency_ns", RANGE_POS, 1000.0, &L->latency_ps) != 0)
+            return -1;
+        return 0;
+    }
+    if (get_scaled_u64(c, map, sec, "latency_ns", RANGE_POS, 1000.0, &L->latency_ps) != 0)
+        return -1;
+    if (L->kind == LK_CACHE)
+        return get_number(c, map, sec, "port_bytes_per_cycle_per_unit", RANGE_POS, 1,
+                          &L->port_bytes_per_cycle_per_unit);
+    int e = lookup(c, map, "efficiency");
+    snprintf(field, sizeof field, "%s.efficiency", sec);
+    if (e >= 0 && c->nodes[e].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[e].line, field,
+                        "expected a mapping, got %s", kind_name(c, e));
+    if (L->kind == LK_LINK) {
+        if (e >= 0 && (check_keys(c, e, field, link_eff_keys) != 0 ||
+                       get_number(c, e, field, "bandwidth_fraction", RANGE_FRAC, 1, &L->eff_bw) != 0))
+            return -1;
+        return 0;
+    }
+    /* DRAM */
+    if (get_string(c, map, sec, "type", 0, L->type, sizeof L->type) != 0)
+        return -1;
+    char u[16] = "";
+    if (get_string(c, map, sec, "unified", 0, u, sizeof u) != 0)
+        return -1;
+    if (strcmp(u, "true") == 0)
+        L->unified = 1;
+    else if (u[0] != '\0' && strcmp(u, "false") != 0)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, map, "unified")].line,
+                        "levels.unified", "expected true or false, got '%s'", u);
+    if (e < 0)
+        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+                        "required: {bandwidth_fraction, rw_turnaround_penalty, loaded_latency_ns}");
+    if (check_keys(c, e, field, dram_eff_keys) != 0 ||
+        get_number(c, e, field, "bandwidth_fraction", RANGE_FRAC, 1, &L->eff_bw) != 0 ||
+        get_number(c, e, field, "rw_turnaround_penalty", RANGE_FRAC0, 1, &L->eff_rw_penalty) != 0 ||
+        get_scaled_u64(c, e, field, "loaded_latency_ns", RANGE_POS, 1000.0,
+                       &L->eff_loaded_latency_ps) != 0)
+        return -1;
+    /* Cross-check: a loaded latency below the unloaded one is a typo. */
+    if (L->eff_loaded_latency_ps < L->latency_ps)
+        return diag_set(c->d, DIAG_E_RANGE, c->path,
+                        c->nodes[lookup(c, e, "loaded_latency_ns")].line,
+                        "efficiency.loaded_latency_ns", "must be >= latency_ns (%g), got %g",
+                        (double)L->latency_ps / 1000.0, (double)L->eff_loaded_latency_ps / 1000.0);
+    return 0;
+}
+
+/* `levels:` innermost first.  The tiled model needs one register file and
+ * one scratchpad per unit, one or more caches, one DRAM and a link to the
+ * host; a link to peer devices is optional. */
+static int fill_levels(struct cfg_parse *c, int root, struct hw_config *h)
+{
+    int seq = lookup(c, root, "levels");
+    if (seq < 0)
+        return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "levels",
+                        "required: the memory levels, innermost first (see configs/README.md)");
+    if (c->nodes[seq].kind != NODE_SEQUENCE)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[seq].line, "levels",
+                        "expected a list of levels, got %s", kind_name(c, seq));
+    h->lv_regs = h->lv_smem = h->lv_dram = h->lv_host = h->lv_peer = -1;
+    int idx = 0;
+    for (int m = c->nodes[seq].first; m >= 0; m = c->nodes[m].next, idx++) {
+        if (idx >= HW_MAX_LEVELS)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[m].line, "levels",
+                            "more than %d levels", HW_MAX_LEVELS);
+        struct hw_level *L = &h->level[idx];
+        if (fill_level(c, m, idx, h, L) != 0)
+            return -1;
+        int line = c->nodes[m].line;
+        for (int j = 0; j < idx; j++)
+            if (strcmp(h->level[j].name, L->name) == 0)
+                return diag_set(c->d, DIAG_E_DUPLICATE, c->path, line, "levels.name",
+                                "two levels named '%s'", L->name);
+        if (idx > 0 && L->kind < h->level[idx - 1].kind)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, line, "levels",
+                            "level '%s' (%s) after '%s' (%s): levels go innermost first "
+                            "(registers, scratchpad, caches, dram, links)",
+                            L->name, level_kind_names[L->kind], h->level[idx - 1].name,
+                            level_kind_names[h->level[idx - 1].kind]);
+        int8_t *role = NULL;
+        switch (L->kind) {
+        case LK_REGISTERS: role = &h->lv_regs; break;
+        case LK_SCRATCHPAD: role = &h->lv_smem; break;
+        case LK_DRAM: role = &h->lv_dram; break;
+        case LK_LINK: role = L->scope == LS_HOST ? &h->lv_host : &h->lv_peer; break;
+        case LK_CACHE: h->lv_cache[h->ncaches++] = (int8_t)idx; break;
+        case LK_COUNT: SIM_CHECK(0); break;
+        }
+        if (role != NULL && *role >= 0)
+            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, line, "levels",
+                            "a second %s%s level '%s' (the first is '%s')",
+                            L->kind == LK_LINK ? (L->scope == LS_HOST ? "host " : "peer ") : "",
+                            level_kind_names[L->kind], L->name, h->level[*role].name);
+        if (role != NULL)
+            *role = (int8_t)idx;
+    }
+    h->nlevels = (uint32_t)idx;
+    static const struct { size_t off; const char *what; } need[] = {
+        {offsetof(struct hw_config, lv_regs), "a registers level"},
+        {offsetof(struct hw_config, lv_smem), "a scratchpad level"},
+        {offsetof(struct hw_config, lv_dram), "a dram level"},
+        {offsetof(struct hw_config, lv_host), "a link of scope host"},
+    };
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (*((const int8_t *)h + need[i].off) < 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, seq), "levels",
+                            "the list needs %s", need[i].what);
+    if (h->ncaches == 0)
+        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, seq), "levels",
+                        "the list needs a cache level");
+    return 0;
+}
+
 static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
 {
-    const double GB = 1e9, KiB = 1024.0, MiB = 1048576.0, GiB = 1073741824.0;
     double x;
     int s;
 
@@ -680,102 +1024,10 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_dtype_rates(c, s, "compute", "matrix_flops_per_cycle_per_unit",
                         h->matrix_flops_per_cycle) != 0 ||
         get_dtype_rates(c, s, "compute", "vector_flops_per_cycle_per_unit",
-                        h->vector_flops_per_cycle) != 0 ||
-        get_u32(c, s, "compute", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
-        get_u32(c, s, "compute", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
+                        h->vector_flops_per_cycle) != 0)
         return -1;
-    {
-        int sys = lookup(c, s, "systolic");
-        if (sys >= 0 && c->nodes[sys].kind != NODE_MAPPING)
-            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[sys].line, "compute.systolic",
-                            "expected a mapping {rows, cols}, got %s", kind_name(c, sys));
-        if (sys >= 0 && (check_keys(c, sys, "compute.systolic", systolic_keys) != 0 ||
-                         get_u32(c, sys, "compute.systolic", "rows", &h->sa_rows) != 0 ||
-                         get_u32(c, sys, "compute.systolic", "cols", &h->sa_cols) != 0))
-            return -1;
-        if (sys >= 0 && (h->sa_rows > 65536 || h->sa_cols > 65536)) {
-            int rows = h->sa_rows > 65536;
-            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, sys, rows ? "rows" : "cols")].line,
-                            rows ? "compute.systolic.rows" : "compute.systolic.cols",
-                            "at most 65536 PEs, got %u", rows ? h->sa_rows : h->sa_cols);
-        }
-        if (sys < 0 && strcmp(h->family, "gpu") != 0)
-            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, s), "compute.systolic",
-                            "family %s needs the array shape (rows, cols)", h->family);
-    }
-
-    if ((s = open_section(c, root, "registers", registers_keys, 1)) < 0 ||
-        get_scaled_u64(c, s, "registers", "capacity_KiB_per_unit", RANGE_POS, KiB,
-                       &h->regfile_bytes_per_unit) != 0)
+    if (fill_family_block(c, root, h) != 0 || fill_levels(c, root, h) != 0)
         return -1;
-
-    if ((s = open_section(c, root, "shared_memory", smem_keys, 1)) < 0 ||
-        get_scaled_u64(c, s, "shared_memory", "capacity_KiB_per_unit", RANGE_POS, KiB,
-                       &h->smem_bytes_per_unit) != 0 ||
-        get_number(c, s, "shared_memory", "bandwidth_bytes_per_cycle_per_unit", RANGE_POS, 1,
-                   &h->smem_bytes_per_cycle_per_unit) != 0)
-        return -1;
-
-    if ((s = open_section(c, root, "l2", l2_keys, 1)) < 0 ||
-        get_scaled_u64(c, s, "l2", "capacity_MiB", RANGE_POS, MiB, &h->l2_bytes) != 0 ||
-        get_number(c, s, "l2", "bandwidth_GBps", RANGE_POS, 1, &x) != 0 ||
-        get_scaled_u64(c, s, "l2", "latency_ns", RANGE_POS, 1000.0, &h->l2_latency_ps) != 0 ||
-        get_number(c, s, "l2", "port_bytes_per_cycle_per_unit", RANGE_POS, 1,
-                   &h->l2_port_bytes_per_cycle_per_unit) != 0)
-        return -1;
-    h->l2_bw_bytes_per_s = x * GB;
-
-    if ((s = open_section(c, root, "dram", dram_keys, 1)) < 0 ||
-        get_string(c, s, "dram", "type", 0, h->dram_type, sizeof h->dram_type) != 0)
-        return -1;
-    {
-        int gb = lookup(c, s, "capacity_GB"), gib = lookup(c, s, "capacity_GiB");
-        if (gb >= 0 && gib >= 0)
-            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[gib].line,
-                            "dram.capacity_GiB",
-                            "give capacity_GB or capacity_GiB, not both (capacity_GB is on line %d)",
-                            c->nodes[gb].line);
-        if (gb < 0 && gib < 0)
-            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, s), "dram.capacity_GB",
-                            "required key is missing (or give capacity_GiB)");
-        if (get_scaled_u64(c, s, "dram", gb >= 0 ? "capacity_GB" : "capacity_GiB", RANGE_POS,
-                           gb >= 0 ? GB : GiB, &h->dram_bytes) != 0)
-            return -1;
-    }
-    if (get_number(c, s, "dram", "bandwidth_GBps", RANGE_POS, 1, &x) != 0 ||
-        get_scaled_u64(c, s, "dram", "latency_ns", RANGE_POS, 1000.0, &h->dram_latency_ps) != 0 ||
-        get_u32(c, s, "dram", "channels", &h->dram_channels) != 0)
-        return -1;
-    h->dram_bw_bytes_per_s = x * GB;
-    {
-        char u[16] = "";
-        if (get_string(c, s, "dram", "unified", 0, u, sizeof u) != 0)
-            return -1;
-        if (strcmp(u, "true") == 0)
-            h->dram_unified = 1;
-        else if (u[0] != '\0' && strcmp(u, "false") != 0)
-            return diag_set(c->d, DIAG_E_TYPE, c->path, map_line(c, lookup(c, s, "unified")),
-                            "dram.unified", "expected true or false, got '%s'", u);
-    }
-
-    if ((s = open_section(c, root, "pcie", pcie_keys, 1)) < 0 ||
-        get_number(c, s, "pcie", "bandwidth_GBps_per_direction", RANGE_POS, 1, &x) != 0 ||
-        get_scaled_u64(c, s, "pcie", "latency_ns", RANGE_POS, 1000.0, &h->pcie_latency_ps) != 0)
-        return -1;
-    h->pcie_bw_bytes_per_s = x * GB;
-
-    s = open_section(c, root, "nvlink", nvlink_keys, 0);
-    if (s == -1)
-        return -1;
-    if (s >= 0) {
-        if (get_u32(c, s, "nvlink", "links", &h->nvlink_links) != 0 ||
-            get_number(c, s, "nvlink", "bandwidth_GBps_per_link_per_direction", RANGE_POS, 1,
-                       &x) != 0 ||
-            get_scaled_u64(c, s, "nvlink", "latency_ns", RANGE_POS, 1000.0,
-                           &h->nvlink_latency_ps) != 0)
-            return -1;
-        h->nvlink_bw_bytes_per_s_per_link = x * GB;
-    }
 
     if ((s = open_section(c, root, "launch", launch_keys, 1)) < 0 ||
         get_scaled_u64(c, s, "launch", "kernel_overhead_ns", RANGE_NONNEG, 1000.0,
@@ -787,23 +1039,9 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
                    &h->eff_matrix_pipe) != 0 ||
         get_number(c, s, "efficiency", "vector_pipe_fraction", RANGE_FRAC, 1,
                    &h->eff_vector_pipe) != 0 ||
-        get_number(c, s, "efficiency", "dram_bandwidth_fraction", RANGE_FRAC, 1,
-                   &h->eff_dram_bw) != 0 ||
-        get_number(c, s, "efficiency", "dram_rw_turnaround_penalty", RANGE_FRAC0, 1,
-                   &h->eff_dram_rw_penalty) != 0 ||
-        get_scaled_u64(c, s, "efficiency", "dram_loaded_latency_ns", RANGE_POS, 1000.0,
-                       &h->eff_dram_loaded_latency_ps) != 0 ||
         get_number(c, s, "efficiency", "inflight_bytes_per_unit", RANGE_POS, 1,
                    &h->eff_inflight_bytes_per_unit) != 0)
         return -1;
-    /* Cross-check: a loaded latency below the unloaded one is a typo. */
-    if (h->eff_dram_loaded_latency_ps < h->dram_latency_ps)
-        return diag_set(c->d, DIAG_E_RANGE, c->path,
-                        c->nodes[lookup(c, s, "dram_loaded_latency_ns")].line,
-                        "efficiency.dram_loaded_latency_ns",
-                        "must be >= dram.latency_ns (%g), got %g",
-                        (double)h->dram_latency_ps / 1000.0,
-                        (double)h->eff_dram_loaded_latency_ps / 1000.0);
     return 0;
 }
 
@@ -849,5 +1087,23 @@ double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t)
 
 double cfg_smem_bw(const struct hw_config *c)
 {
-    return (double)c->units * c->smem_bytes_per_cycle_per_unit * c->clock_hz;
+    return cfg_smem(c)->bw_bytes_per_s;
+}
+
+const char *level_kind_name(enum level_kind k)
+{
+    return (unsigned)k < LK_COUNT ? level_kind_names[k] : "?";
+}
+
+const char *level_scope_name(enum level_scope sc)
+{
+    return (unsigned)sc < LS_COUNT ? level_scope_names[sc] : "?";
+}
+
+int cfg_level_index(const struct hw_config *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->nlevels; i++)
+        if (strcmp(c->level[i].name, name) == 0)
+            return (int)i;
+    return -1;
 }

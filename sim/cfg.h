@@ -15,6 +15,62 @@
 #include "diag.h"
 #include "dtype.h"
 
+/* What a memory level is (innermost kinds first: a level list must keep
+ * this order).  LEVEL_KIND_MAP is the one list of them: the loader's names
+ * and the enum come from it. */
+#define LEVEL_KIND_MAP(X)                                                    \
+    X(LK_REGISTERS, "registers")  /* register file: capacity only (occupancy) */ \
+    X(LK_SCRATCHPAD, "scratchpad")/* software-managed (shared memory, LDS, staging) */ \
+    X(LK_CACHE, "cache")          /* hardware cache: reuse by capacity */    \
+    X(LK_DRAM, "dram")            /* the device's main memory */              \
+    X(LK_LINK, "link")            /* an off-chip port: host (PCIe) or peers (NVLink, ICI) */
+
+enum level_kind {
+#define LEVEL_KIND_ENUM_(e, n) e,
+    LEVEL_KIND_MAP(LEVEL_KIND_ENUM_)
+#undef LEVEL_KIND_ENUM_
+    LK_COUNT
+};
+
+/* Who shares one instance of a level; its capacity and bandwidth are
+ * given per instance. */
+#define LEVEL_SCOPE_MAP(X)                                                   \
+    X(LS_UNIT, "unit")            /* one per compute unit (SM, CU, MXU) */    \
+    X(LS_GROUP, "group")          /* one per group of units (a die: MI300X XCD) */ \
+    X(LS_DEVICE, "device")        /* one per device */                       \
+    X(LS_HOST, "host")            /* a link to the host */                   \
+    X(LS_SYSTEM, "system")        /* a link to other devices of a system */
+
+enum level_scope {
+#define LEVEL_SCOPE_ENUM_(e, n) e,
+    LEVEL_SCOPE_MAP(LEVEL_SCOPE_ENUM_)
+#undef LEVEL_SCOPE_ENUM_
+    LS_COUNT
+};
+
+#define HW_MAX_LEVELS 8         /* levels one chip may list */
+#define HW_LEVEL_NAME 16        /* bytes of a level name, NUL included */
+
+/* One memory level, from the config's `levels:` list. */
+struct hw_level {
+    char name[HW_LEVEL_NAME];   /* as reports name it: "smem", "l2", "vmem", "hbm", "nvlink" */
+    enum level_kind kind;
+    enum level_scope scope;
+    uint32_t instances;         /* how many: units, groups, 1 (device) or ports (a link) */
+    uint32_t units_per_group;   /* LS_GROUP: compute units sharing one instance; else 0 */
+    uint64_t capacity_bytes;    /* per instance, bytes (0 for links) */
+    double bw_bytes_per_s;      /* all instances together, bytes/s (a link: per direction) */
+    double bw_bytes_per_cycle;  /* per instance, bytes/cycle, when the config gives it so (else 0) */
+    uint64_t latency_ps;        /* load-to-use latency (a link: one-way), ps */
+    double port_bytes_per_cycle_per_unit; /* cache: width of its port to one unit, bytes/cycle */
+    char type[32];              /* dram: "HBM3", "LPDDR5" (informational) */
+    int unified;                /* dram: one pool shared by every device of the run (an SoC) */
+    /* calibrated (see each config for what they were fitted to) */
+    double eff_bw;              /* achievable fraction of bw, 0..1 (1 if not given) */
+    double eff_rw_penalty;      /* dram: bandwidth lost at a 50/50 read/write mix, 0..1 */
+    uint64_t eff_loaded_latency_ps; /* dram: load latency under full load, ps */
+};
+
 struct hw_config {
     char name[64];          /* chip name, e.g. "nvidia-h100-sxm" */
     char family[32];        /* model registry key, e.g. "gpu" */
@@ -23,45 +79,29 @@ struct hw_config {
     /* clock */
     double clock_hz;        /* compute clock used for peak rates, Hz */
 
-    /* compute units (SMs on a GPU) */
+    /* compute units (SMs on a GPU, MXUs on a TPU) */
     uint32_t units;                             /* number of compute units */
     double matrix_flops_per_cycle[DT_COUNT];    /* dense matrix-pipe FLOP/cycle/unit; 0 = unsupported */
     double vector_flops_per_cycle[DT_COUNT];    /* vector-pipe FLOP/cycle/unit (FMA = 2); 0 = unsupported */
+    /* family block: `threads` (gpu) or `systolic` (tpu, npu) */
     uint32_t max_threads_per_unit;              /* resident threads per unit */
     /* the matrix pipe of a unit is a systolic array of sa_rows x sa_cols
      * PEs, weight stationary (TPU MXU, NPU MAC array); 0 = not systolic
      * (a GPU tensor core: no fold or fill cost) */
     uint32_t sa_rows, sa_cols;
-    uint32_t max_ctas_per_unit;                 /* resident thread blocks per unit */
+    uint32_t max_ctas_per_unit;                 /* resident thread blocks (tiles) per unit */
 
-    /* per-unit storage */
-    uint64_t regfile_bytes_per_unit;            /* register file, bytes per unit */
-    uint64_t smem_bytes_per_unit;               /* shared memory usable by one unit, bytes */
-    double smem_bytes_per_cycle_per_unit;       /* shared-memory bandwidth, bytes/cycle/unit */
-
-    /* L2 */
-    uint64_t l2_bytes;                          /* capacity, bytes */
-    double l2_bw_bytes_per_s;                   /* aggregate read bandwidth, bytes/s */
-    uint64_t l2_latency_ps;                     /* load-to-use latency of an L2 hit, ps */
-    double l2_port_bytes_per_cycle_per_unit;    /* L2 -> unit port width, bytes/cycle */
-
-    /* DRAM (HBM, GDDR, LPDDR) */
-    char dram_type[32];                         /* "HBM3", "GDDR6X", ... (informational) */
-    uint64_t dram_bytes;                        /* capacity, bytes */
-    double dram_bw_bytes_per_s;                 /* peak bandwidth (spec sheet), bytes/s */
-    uint64_t dram_latency_ps;                   /* unloaded load-to-use latency, ps */
-    uint32_t dram_channels;                     /* memory controllers / channels */
-    int dram_unified;                           /* one memory pool shared by every device of the run
-                                                   (an SoC's CPU, GPU and NPU), so they contend */
-
-    /* host link */
-    double pcie_bw_bytes_per_s;                 /* per direction, bytes/s */
-    uint64_t pcie_latency_ps;                   /* one-way latency of a transfer, ps */
-
-    /* device-to-device link (0 links = none) */
-    uint32_t nvlink_links;                      /* number of links */
-    double nvlink_bw_bytes_per_s_per_link;      /* per link per direction, bytes/s */
-    uint64_t nvlink_latency_ps;                 /* one-way latency, ps */
+    /* memory levels, innermost first (kinds in LEVEL_KIND_MAP order) */
+    uint32_t nlevels;
+    struct hw_level level[HW_MAX_LEVELS];
+    /* what the tiled model needs, as indices into level[] (-1 = none) */
+    int8_t lv_regs;                             /* the register file */
+    int8_t lv_smem;                             /* the scratchpad operands are staged in */
+    int8_t lv_dram;                             /* main memory */
+    int8_t lv_host;                             /* the link to the host */
+    int8_t lv_peer;                             /* the link to other devices */
+    uint8_t ncaches;                            /* caches between scratchpad and DRAM */
+    int8_t lv_cache[HW_MAX_LEVELS];             /* their indices, innermost first */
 
     /* software */
     uint64_t launch_overhead_ps;                /* GPU front-end cost per kernel launch, ps */
@@ -69,11 +109,20 @@ struct hw_config {
     /* calibrated efficiency parameters (see each config for what they were fitted to) */
     double eff_matrix_pipe;                     /* achievable fraction of matrix peak, 0..1 */
     double eff_vector_pipe;                     /* achievable fraction of vector peak, 0..1 */
-    double eff_dram_bw;                         /* achievable fraction of DRAM peak (streaming writes), 0..1 */
-    double eff_dram_rw_penalty;                 /* bandwidth lost at a 50/50 read/write mix, 0..1 */
-    uint64_t eff_dram_loaded_latency_ps;        /* load latency under full load, ps */
     double eff_inflight_bytes_per_unit;         /* max bytes of loads one unit keeps in flight */
 };
+
+/* The levels the tiled model reads (always present in a loaded config). */
+static inline const struct hw_level *cfg_smem(const struct hw_config *c) { return &c->level[c->lv_smem]; }
+static inline const struct hw_level *cfg_regs(const struct hw_config *c) { return &c->level[c->lv_regs]; }
+static inline const struct hw_level *cfg_l2(const struct hw_config *c) { return &c->level[c->lv_cache[0]]; }
+static inline const struct hw_level *cfg_dram(const struct hw_config *c) { return &c->level[c->lv_dram]; }
+static inline const struct hw_level *cfg_host(const struct hw_config *c) { return &c->level[c->lv_host]; }
+
+const char *level_kind_name(enum level_kind k);
+const char *level_scope_name(enum level_scope s);
+/* Index of the level called name, or -1. */
+int cfg_level_index(const struct hw_config *c, const char *name);
 
 /* Load and validate path into *out.  Returns 0, or -1 with *d filled. */
 int cfg_load(const char *path, struct hw_config *out, struct diag *d);

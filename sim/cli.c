@@ -101,9 +101,9 @@ static void *whatif_worker(void *arg)
     for (unsigned i = j->first; i < NWHATIF; i += j->step) {
         struct hw_config c = *j->cfg;
         if (i == 0)
-            c.dram_bw_bytes_per_s *= 2;
+            c.level[c.lv_dram].bw_bytes_per_s *= 2;
         else if (i == 1)
-            c.l2_bw_bytes_per_s *= 2;
+            c.level[c.lv_cache[0]].bw_bytes_per_s *= 2;
         else if (i == 4)
             c.launch_overhead_ps = 0;
         else
@@ -246,7 +246,7 @@ int cli_run(int argc, char **argv)
                 "strata run: warning: the trace's weights and KV cache (%.3g GB) exceed %s's %.3g GB; "
                 "the %.3g GB that do not fit are streamed from host memory over PCIe before the GEMMs "
                 "that need them (see strata fit)\n",
-                r.working_set / 1e9, cfg.name, (double)cfg.dram_bytes / 1e9, r.spill / 1e9);
+                r.working_set / 1e9, cfg.name, (double)cfg_dram(&cfg)->capacity_bytes / 1e9, r.spill / 1e9);
     struct whatif w[8];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
     if (outdir != NULL && !no_whatif)

@@ -86,12 +86,12 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     }
     f->workspace = FIT_WORKSPACE_BYTES;
     f->total = f->weights + f->kv_cache + f->activations + f->optimizer + f->workspace;
-    f->capacity = (double)cfg->dram_bytes;
+    f->capacity = (double)cfg_dram(cfg)->capacity_bytes;
     f->fits = f->total <= f->capacity;
     if (!f->fits) {
         double over = f->total - f->capacity;
         f->spill = over < f->weights ? over : f->weights;
-        f->spill_pcie_s = cfg->pcie_bw_bytes_per_s > 0 ? f->spill / cfg->pcie_bw_bytes_per_s : (double)INFINITY;
+        f->spill_pcie_s = cfg_host(cfg)->bw_bytes_per_s > 0 ? f->spill / cfg_host(cfg)->bw_bytes_per_s : (double)INFINITY;
         f->spill_storage_s = f->spill / FIT_STORAGE_BPS;
     }
 }

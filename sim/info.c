@@ -12,15 +12,12 @@ void info_derive(const struct hw_config *c, struct info_out *o)
         o->matrix_flops[t] = cfg_matrix_peak_flops(c, (enum dtype)t);
         o->vector_flops[t] = cfg_vector_peak_flops(c, (enum dtype)t);
     }
-    o->bw[LVL_SMEM] = cfg_smem_bw(c);
-    o->bw[LVL_L2] = c->l2_bw_bytes_per_s;
-    o->bw[LVL_DRAM] = c->dram_bw_bytes_per_s;
-    o->bw[LVL_PCIE] = c->pcie_bw_bytes_per_s;
-    o->bw[LVL_NVLINK] = c->nvlink_links * c->nvlink_bw_bytes_per_s_per_link;
-    memcpy(o->bw_achievable, o->bw, sizeof o->bw);
-    o->bw_achievable[LVL_DRAM] = c->dram_bw_bytes_per_s * c->eff_dram_bw;
+    for (unsigned l = 0; l < c->nlevels; l++) {
+        o->bw[l] = c->level[l].bw_bytes_per_s;
+        o->bw_achievable[l] = c->level[l].bw_bytes_per_s * c->level[l].eff_bw;
+    }
     for (unsigned t = 0; t < DT_COUNT; t++)
-        for (unsigned l = 0; l < LVL_COUNT; l++)
+        for (unsigned l = 0; l < c->nlevels; l++)
             o->ridge[t][l] = o->bw[l] > 0 ? o->matrix_flops[t] / o->bw[l] : 0;
 }
 
@@ -47,17 +44,35 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
             head = pref[i];
             break;
         }
-    fprintf(f, "\n  level     bandwidth     achievable    ridge (%s FLOP/byte)\n", dtype_name(head));
-    for (unsigned l = 0; l < LVL_COUNT; l++) {
-        if (o->bw[l] <= 0)
-            continue;
+    fprintf(f, "\n  level        kind        scope          capacity   bandwidth    achievable"
+               "    latency  ridge (%s FLOP/byte)\n", dtype_name(head));
+    for (unsigned l = 0; l < c->nlevels; l++) {
+        const struct hw_level *L = &c->level[l];
+        char b3[32], b4[48], b5[32];
+        if (L->kind == LK_LINK)
+            snprintf(b3, sizeof b3, "%u port%s", L->instances, L->instances == 1 ? "" : "s");
+        else
+            report_fmt_si(b3, sizeof b3, (double)L->capacity_bytes, "B");
+        if (L->instances > 1 && L->kind != LK_LINK)
+            snprintf(b4, sizeof b4, "%u x %s", L->instances, b3);
+        else
+            snprintf(b4, sizeof b4, "%s", b3);
+        snprintf(b5, sizeof b5, "%s", level_scope_name(L->scope));
+        if (L->scope == LS_GROUP)
+            snprintf(b5, sizeof b5, "group of %u", L->units_per_group);
         report_fmt_si(b1, sizeof b1, o->bw[l], "B/s");
         report_fmt_si(b2, sizeof b2, o->bw_achievable[l], "B/s");
-        fprintf(f, "  %-8s %12s  %12s  %10.1f\n", level_name((enum level)l), b1, b2,
-                o->ridge[head][l]);
+        report_fmt_time(b3, sizeof b3, (double)L->latency_ps * 1e-12);
+        fprintf(f, "  %-12s %-11s %-12s %12s %11s  %11s  %9s  ", L->name, level_kind_name(L->kind),
+                b5, b4, o->bw[l] > 0 ? b1 : "-", o->bw[l] > 0 ? b2 : "-",
+                L->latency_ps > 0 ? b3 : "-");
+        if (o->bw[l] > 0)
+            fprintf(f, "%10.1f\n", o->ridge[head][l]);
+        else
+            fprintf(f, "%10s\n", "-");
     }
-    report_fmt_si(b1, sizeof b1, (double)c->l2_bytes, "B");
-    report_fmt_si(b2, sizeof b2, (double)c->dram_bytes, "B");
-    fprintf(f, "\n  capacity: L2 %s, %s %s; launch overhead %.2f us\n", b1,
-            c->dram_type[0] ? c->dram_type : "DRAM", b2, (double)c->launch_overhead_ps * 1e-6);
+    const struct hw_level *D = cfg_dram(c);
+    fprintf(f, "\n  %s%s%s; launch overhead %.2f us\n", D->type[0] ? D->type : "DRAM",
+            D->unified ? ", unified (shared by every device of a run)" : "",
+            c->lv_peer >= 0 ? "" : "; no peer link", (double)c->launch_overhead_ps * 1e-6);
 }

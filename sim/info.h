@@ -9,14 +9,13 @@
 
 #include "cfg.h"
 #include "diag.h"
-#include "model.h"
 
 struct info_out {
     double matrix_flops[DT_COUNT];      /* peak, FLOP/s */
     double vector_flops[DT_COUNT];      /* peak, FLOP/s */
-    double bw[LVL_COUNT];               /* peak bandwidth per level, bytes/s (0 = none) */
-    double bw_achievable[LVL_COUNT];    /* after calibrated efficiencies, bytes/s */
-    double ridge[DT_COUNT][LVL_COUNT];  /* matrix peak / bw, FLOP/byte */
+    double bw[HW_MAX_LEVELS];           /* peak bandwidth per level (config order), bytes/s (0 = none) */
+    double bw_achievable[HW_MAX_LEVELS];/* after calibrated efficiencies, bytes/s */
+    double ridge[DT_COUNT][HW_MAX_LEVELS]; /* matrix peak / bw, FLOP/byte */
 };
 
 void info_derive(const struct hw_config *c, struct info_out *o);

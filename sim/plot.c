@@ -29,7 +29,8 @@
 #include "numfmt.h"
 #include "report.h"
 
-#define NLVL LVL_COUNT
+#define NLVL HW_MAX_LEVELS /* levels a report may name */
+#define NCATMAX (2 + NLVL)
 
 struct pop {
     const char *name, *kind, *bound, *tile;
@@ -44,13 +45,17 @@ struct pgroup {
     char name[100];             /* the name with each digit run replaced by '#' */
     uint32_t count;
     double time;
-    double cat[7];
+    double cat[NCATMAX];
 };
 
 struct pdata {
     const char *hw_name, *trace_path;
     double total, tokens_per_s, flops, busy, launch, idle;
     double bytes[NLVL], stall[NLVL];
+    /* the levels the report names (its "bytes" keys, in order) */
+    unsigned nlvl;
+    char lvl[NLVL][HW_LEVEL_NAME];
+    int lvl_dram, lvl_l2;       /* the DRAM and the first cache, -1 if unknown */
     uint32_t nops;
     struct pop *ops;
     uint32_t *order;            /* op indices, slowest first */
@@ -104,11 +109,46 @@ static const char *jstr(const cJSON *o, const char *k)
     return cJSON_IsString(it) ? it->valuestring : "";
 }
 
-static void jlevels(const cJSON *o, const char *k, double *v)
+static void jlevels(const struct pdata *p, const cJSON *o, const char *k, double *v)
 {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, k);
-    for (unsigned i = 0; i < NLVL; i++)
-        v[i] = jnum(l, level_name((enum level)i));
+    for (unsigned i = 0; i < p->nlvl; i++)
+        v[i] = jnum(l, p->lvl[i]);
+}
+
+/* The report's levels: the keys of its "bytes" object, in order; their
+ * kinds from hardware_derived.levels when the report has them. */
+static void read_levels(struct pdata *p, const cJSON *r)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes"), *it;
+    p->nlvl = 0;
+    p->lvl_dram = p->lvl_l2 = -1;
+    cJSON_ArrayForEach(it, b)
+    {
+        if (p->nlvl >= NLVL || it->string == NULL)
+            break;
+        snprintf(p->lvl[p->nlvl++], HW_LEVEL_NAME, "%s", it->string);
+    }
+    const cJSON *hl = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r, "hardware_derived"), "levels");
+    cJSON_ArrayForEach(it, hl)
+    {
+        const char *nm = jstr(it, "name"), *kind = jstr(it, "kind");
+        for (unsigned l = 0; l < p->nlvl; l++) {
+            if (strcmp(p->lvl[l], nm) != 0)
+                continue;
+            if (strcmp(kind, "dram") == 0)
+                p->lvl_dram = (int)l;
+            if (strcmp(kind, "cache") == 0 && p->lvl_l2 < 0)
+                p->lvl_l2 = (int)l;
+        }
+    }
+    for (unsigned l = 0; l < p->nlvl; l++) {    /* reports without hardware_derived */
+        if (p->lvl_dram < 0 && strcmp(p->lvl[l], "dram") == 0)
+            p->lvl_dram = (int)l;
+        if (p->lvl_l2 < 0 && strcmp(p->lvl[l], "l2") == 0)
+            p->lvl_l2 = (int)l;
+    }
 }
 
 /* qsort has no context argument, so the key travels with the index (no
@@ -213,8 +253,9 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
     p->busy = jnum(r, "busy_s");
     p->launch = jnum(r, "launch_s");
     p->idle = jnum(r, "idle_s");
-    jlevels(r, "bytes", p->bytes);
-    jlevels(r, "stall_s", p->stall);
+    read_levels(p, r);
+    jlevels(p, r, "bytes", p->bytes);
+    jlevels(p, r, "stall_s", p->stall);
     p->nops = (uint32_t)cJSON_GetArraySize(ops);
     p->ops = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
     p->order = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->order);
@@ -277,12 +318,12 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
                     /* strata writes the levels in order: try that one first */
                     if (lv->string == NULL)
                         continue;
-                    if (pos < NLVL && strcmp(lv->string, level_name((enum level)pos)) == 0) {
+                    if (pos < p->nlvl && strcmp(lv->string, p->lvl[pos]) == 0) {
                         dst[pos++] = num(lv);
                         continue;
                     }
-                    for (unsigned l = 0; l < NLVL; l++)
-                        if (strcmp(lv->string, level_name((enum level)l)) == 0)
+                    for (unsigned l = 0; l < p->nlvl; l++)
+                        if (strcmp(lv->string, p->lvl[l]) == 0)
                             dst[l] = num(lv);
                 }
             }
@@ -305,7 +346,7 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
             p->peak = jnum(mp, pref[k]);
             snprintf(p->peak_dtype, sizeof p->peak_dtype, "%s", pref[k]);
         }
-        jlevels(p->hwd, "bandwidth_bytes_per_s", p->bw);
+        jlevels(p, p->hwd, "bandwidth_bytes_per_s", p->bw);
         p->have_hw = p->peak > 0;
     }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(r, "timeseries");
@@ -459,8 +500,12 @@ static void sb_puts(struct sb *b, const char *s)
 
 /* ------------------------------------------------------------------ gnuplot */
 
-static const char *const cat_names[] = {"busy", "launch", "smem", "l2", "dram", "pcie", "nvlink"};
-#define NCAT 7
+/* Time categories: busy, launch, then waiting on each level. */
+#define NCAT ((int)(2 + p->nlvl))
+static const char *cat_name(const struct pdata *p, int c)
+{
+    return c == 0 ? "busy" : c == 1 ? "launch" : p->lvl[c - 2];
+}
 
 static double op_cat(const struct pop *o, int c)
 {
@@ -468,9 +513,10 @@ static double op_cat(const struct pop *o, int c)
 }
 
 static const char *const level_colors[NLVL] = {"#8c564b", "#2ca02c", "#1f77b4", "#9467bd",
-                                               "#ff7f0e"};
-static const char *const cat_colors[NCAT] = {"#4daf4a", "#999999", "#8c564b", "#2ca02c",
-                                             "#1f77b4", "#9467bd", "#ff7f0e"};
+                                               "#ff7f0e", "#e377c2", "#17becf", "#bcbd22"};
+static const char *const cat_colors[NCATMAX] = {"#4daf4a", "#999999", "#8c564b", "#2ca02c",
+                                                "#1f77b4", "#9467bd", "#ff7f0e", "#e377c2",
+                                                "#17becf", "#bcbd22"};
 
 static void gp_head(struct sb *g, const char *name, const char *title)
 {
@@ -505,18 +551,18 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
     struct sb dat = {0}, gp = {0};
     sb_printf(&dat, "# roofline: one block per memory level: roof points, then ops\n");
     sb_printf(&dat, "# level intensity_flop_per_byte flops_per_s name\n");
-    for (unsigned l = 0; l < NLVL; l++) {
+    for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
         double ridge = p->peak / p->bw[l];
         sb_printf(&dat, "# roof %s\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n\n\n",
-                  level_name((enum level)l), level_name((enum level)l), 1e-2, p->bw[l] * 1e-2,
-                  level_name((enum level)l), ridge, p->peak, level_name((enum level)l), 1e5, p->peak);
+                  p->lvl[l], p->lvl[l], 1e-2, p->bw[l] * 1e-2,
+                  p->lvl[l], ridge, p->peak, p->lvl[l], 1e5, p->peak);
     }
-    for (unsigned l = 0; l < NLVL; l++) {
+    for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
-        sb_printf(&dat, "# ops at %s\n", level_name((enum level)l));
+        sb_printf(&dat, "# ops at %s\n", p->lvl[l]);
         uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
         int any = 0;
         for (uint32_t k = 0; k < m; k++) {
@@ -526,7 +572,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             char ia[32], pa[32];
             numfmt_sig(ia, sizeof ia, o->flops / o->bytes[l], 6);
             numfmt_sig(pa, sizeof pa, o->flops / o->time, 6);
-            const char *parts[] = {level_name((enum level)l), " ", ia, " ", pa, " "};
+            const char *parts[] = {p->lvl[l], " ", ia, " ", pa, " "};
             for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++)
                 sb_puts(&dat, parts[q]);
             sb_gpstr(&dat, o->name);
@@ -534,7 +580,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             any = 1;
         }
         if (!any)
-            sb_printf(&dat, "%s nan nan \"-\"\n", level_name((enum level)l));
+            sb_printf(&dat, "%s nan nan \"-\"\n", p->lvl[l]);
         sb_printf(&dat, "\n\n");
     }
     gp_head(&gp, "roofline", "hierarchical roofline");
@@ -543,16 +589,16 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
     struct sb cmd = {0};
     sb_printf(&cmd, "plot ");
     int idx = 0, first = 1;
-    for (unsigned l = 0; l < NLVL; l++)
+    for (unsigned l = 0; l < p->nlvl; l++)
         if (p->bw[l] > 0) {
             sb_printf(&cmd, "%s\"roofline.dat\" index %d using 2:3 with lines lw 2 lc rgb \"%s\" title \"%s roof\"",
-                      first ? "" : ", ", idx++, level_colors[l], level_name((enum level)l));
+                      first ? "" : ", ", idx++, level_colors[l], p->lvl[l]);
             first = 0;
         }
-    for (unsigned l = 0; l < NLVL; l++)
+    for (unsigned l = 0; l < p->nlvl; l++)
         if (p->bw[l] > 0)
             sb_printf(&cmd, ", \"roofline.dat\" index %d using 2:3 with points pt 7 ps 0.6 lc rgb \"%s\" title \"ops at %s\"",
-                      idx++, level_colors[l], level_name((enum level)l));
+                      idx++, level_colors[l], p->lvl[l]);
     gp_outputs(&gp, "roofline", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "roofline", &dat, &gp, d);
@@ -564,10 +610,10 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
     struct sb dat = {0}, gp = {0};
     sb_printf(&dat, "# where the slowest ops spent their time, microseconds; ops whose names differ\n# only in numbers are summed (name with # for the numbers, x count)\n# name");
     for (int c = 0; c < NCAT; c++)
-        sb_printf(&dat, " %s", cat_names[c]);
+        sb_printf(&dat, " %s", cat_name(p, c));
     sb_printf(&dat, "\n");
     uint32_t top = p->ngroups < PLOT_TOP_STALLS ? p->ngroups : PLOT_TOP_STALLS;
-    double other[NCAT] = {0};
+    double other[NCATMAX] = {0};
     uint32_t nother = 0;
     for (uint32_t k = 0; k < p->ngroups; k++) {
         const struct pgroup *g = &p->groups[k];
@@ -599,9 +645,9 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
                    "set boxwidth 0.8\nset xtics rotate by -45\nset ylabel \"microseconds\"\n");
     struct sb cmd = {0};
     sb_printf(&cmd, "plot \"stalls.dat\" using 2:xtic(1) lc rgb \"%s\" title \"%s\"", cat_colors[0],
-              cat_names[0]);
+              cat_name(p, 0));
     for (int c = 1; c < NCAT; c++)
-        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cat_names[c]);
+        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cat_name(p, c));
     gp_outputs(&gp, "stalls", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "stalls", &dat, &gp, d);
@@ -609,7 +655,7 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
 
 static int ts_len(const struct pdata *p, unsigned l)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, p->lvl[l]);
     return cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
 }
 
@@ -618,25 +664,25 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
 {
     struct sb dat = {0}, gp = {0};
     int n = 0;
-    for (unsigned l = 0; l < NLVL; l++)
+    for (unsigned l = 0; l < p->nlvl; l++)
         if (ts_len(p, l) > n)
             n = ts_len(p, l);
     sb_printf(&dat, "# %s: bandwidth per level, GB/s, bucket %.6g s\n# time_us", p->ts_dev_name,
               p->bucket_s);
-    for (unsigned l = 0; l < NLVL; l++)
-        sb_printf(&dat, " %s", level_name((enum level)l));
+    for (unsigned l = 0; l < p->nlvl; l++)
+        sb_printf(&dat, " %s", p->lvl[l]);
     sb_printf(&dat, "\n");
     /* cJSON arrays are lists: walk them once */
     const cJSON *cur[NLVL];
-    for (unsigned l = 0; l < NLVL; l++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+    for (unsigned l = 0; l < p->nlvl; l++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, p->lvl[l]);
         cur[l] = cJSON_IsArray(a) ? a->child : NULL;
     }
     for (int i = 0; i < n; i++) {
         char tb[32];
         numfmt_fix(tb, sizeof tb, (i + 0.5) * p->bucket_s * 1e6, 4);
         sb_putn(&dat, tb, strlen(tb));
-        for (unsigned l = 0; l < NLVL; l++) {
+        for (unsigned l = 0; l < p->nlvl; l++) {
             double v = cur[l] ? num(cur[l]) : 0.0;
             if (cur[l])
                 cur[l] = cur[l]->next;
@@ -651,9 +697,9 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
     sb_printf(&gp, "set xlabel \"time (us)\"\nset ylabel \"GB/s\"\n");
     struct sb cmd = {0};
     sb_printf(&cmd, "plot ");
-    for (unsigned l = 0; l < NLVL; l++)
+    for (unsigned l = 0; l < p->nlvl; l++)
         sb_printf(&cmd, "%s\"bandwidth.dat\" using 1:%u with steps lw 2 lc rgb \"%s\" title \"%s\"",
-                  l ? ", " : "", l + 2, level_colors[l], level_name((enum level)l));
+                  l ? ", " : "", l + 2, level_colors[l], p->lvl[l]);
     gp_outputs(&gp, "bandwidth", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "bandwidth", &dat, &gp, d);
@@ -851,7 +897,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     svg_frame(h, &x, &y, "arithmetic intensity (FLOP/byte)", yl);
     const char *names[NLVL], *cols[NLVL];
     int nl = 0;
-    for (unsigned l = 0; l < NLVL; l++) {
+    for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
         double ridge = p->peak / p->bw[l];
@@ -865,7 +911,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
                   level_colors[l], ax_map(&x, x0), ax_map(&y, y0), ax_map(&x, xr),
                   ax_map(&y, p->bw[l] * xr < p->peak ? p->bw[l] * xr : p->peak), ax_map(&x, x.hi),
                   ax_map(&y, p->peak));
-        names[nl] = level_name((enum level)l);
+        names[nl] = p->lvl[l];
         cols[nl++] = level_colors[l];
     }
     /* Ops that land on the same pixel at a level (the same layer of each
@@ -887,7 +933,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         if (o->flops <= 0 || o->time <= 0)
             continue;
         double perf = o->flops / o->time;
-        for (unsigned l = 0; l < NLVL; l++) {
+        for (unsigned l = 0; l < p->nlvl; l++) {
             if (p->bw[l] <= 0 || o->bytes[l] <= 0)
                 continue;
             double ai = o->flops / o->bytes[l];
@@ -928,7 +974,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
             sb_puts(h, head[j]);
         sb_html(h, p->ops[q->op].name);
-        const char *tail[] = {more, " at ", level_name((enum level)q->l), ": ", ia, " FLOP/B, ", pa,
+        const char *tail[] = {more, " at ", p->lvl[q->l], ": ", ia, " FLOP/B, ", pa,
                               " FLOP/s</title></circle>\n"};
         for (size_t j = 0; j < sizeof tail / sizeof tail[0]; j++)
             sb_puts(h, tail[j]);
@@ -943,7 +989,7 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
 {
     uint32_t top = p->ngroups < PLOT_TOP_STALLS ? p->ngroups : PLOT_TOP_STALLS;
     int bars = (int)top + (p->ngroups > top ? 1 : 0);
-    double vals[PLOT_TOP_STALLS + 1][NCAT];
+    double vals[PLOT_TOP_STALLS + 1][NCATMAX];
     memset(vals, 0, sizeof vals);
     double vmax = 0;
     for (uint32_t k = 0; k < p->ngroups; k++) {
@@ -980,7 +1026,7 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
             sb_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                       x.px0 + b * bw + bw * 0.1, y1, bw * 0.8, y0 - y1, cat_colors[c]);
             sb_html(h, nm);
-            sb_printf(h, ": %s %.3f us</title></rect>\n", cat_names[c], vals[b][c]);
+            sb_printf(h, ": %s %.3f us</title></rect>\n", cat_name(p, c), vals[b][c]);
             acc += vals[b][c];
         }
         sb_printf(h, "<text transform=\"translate(%.1f,%.1f) rotate(45)\" font-size=\"9\">",
@@ -990,7 +1036,10 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
         sb_html(h, shortname);
         sb_printf(h, "</text>\n");
     }
-    svg_legend(h, 780, 30, cat_names, cat_colors, NCAT);
+    const char *cn[NCATMAX];
+    for (int c = 0; c < NCAT; c++)
+        cn[c] = cat_name(p, c);
+    svg_legend(h, 780, 30, cn, cat_colors, NCAT);
     sb_printf(h, "</svg></figure>\n");
 }
 
@@ -1012,11 +1061,11 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
 {
     int n = 0;
     double vmax = 0;
-    for (unsigned l = 0; l < NLVL; l++) {
+    for (unsigned l = 0; l < p->nlvl; l++) {
         int k = ts_len(p, l);
         if (k > n)
             n = k;
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, p->lvl[l]);
         for (const cJSON *v = cJSON_IsArray(a) ? a->child : NULL; v != NULL; v = v->next)
             if (num(v) > vmax)
                 vmax = num(v);
@@ -1027,8 +1076,8 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
     svg_frame(h, &x, &y, "time (us)", "GB/s");
     const char *names[NLVL], *cols[NLVL];
     int nl = 0;
-    for (unsigned l = 0; l < NLVL; l++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, level_name((enum level)l));
+    for (unsigned l = 0; l < p->nlvl; l++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(p->ts_dev, p->lvl[l]);
         if (!cJSON_IsArray(a) || a->child == NULL)
             continue;
         sb_printf(h, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", level_colors[l]);
@@ -1056,7 +1105,7 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
         if (i > 0)
             svg_step(h, &x, seg0 * p->bucket_s * 1e6, i * p->bucket_s * 1e6, y0);
         sb_printf(h, "\"/>\n");
-        names[nl] = level_name((enum level)l);
+        names[nl] = p->lvl[l];
         cols[nl++] = level_colors[l];
     }
     svg_legend(h, 780, 30, names, cols, nl);
@@ -1086,20 +1135,21 @@ static void verdicts(struct sb *h, const struct pdata *p)
     }
     /* the largest waiting level */
     int worst = -1;
-    for (unsigned l = 0; l < NLVL; l++)
+    for (unsigned l = 0; l < p->nlvl; l++)
         if (p->stall[l] > 0 && (worst < 0 || p->stall[l] > p->stall[worst]))
             worst = (int)l;
-    static const char *const wname[NLVL] = {"", "l2_bw_x2", "dram_bw_x2", "", ""};
-    static const char *const wlabel[NLVL] = {"shared memory", "L2", "DRAM", "PCIe", "NVLink"};
     if (worst >= 0) {
+        /* the built-in what-ifs double the DRAM and the first cache */
+        const char *wname = worst == p->lvl_dram ? "dram_bw_x2" : worst == p->lvl_l2 ? "l2_bw_x2" : "";
+        const char *wlabel = p->lvl[worst];
         sb_printf(h, "<li>%.0f%% of the time the compute units waited on %s.", 100 * p->stall[worst] / p->total,
-                  wlabel[worst]);
-        double t2 = p->whatif ? whatif_time(p, wname[worst]) : 0;
+                  wlabel);
+        double t2 = p->whatif ? whatif_time(p, wname) : 0;
         if (t2 > 0) {
             report_fmt_time(a, sizeof a, p->total);
             report_fmt_time(b, sizeof b, t2);
             sb_printf(h, " Doubling %s bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
-                      wlabel[worst], 100 * (1 - t2 / p->total), a, b);
+                      wlabel, 100 * (1 - t2 / p->total), a, b);
         }
         sb_printf(h, "</li>\n");
     }
@@ -1162,12 +1212,12 @@ static void html_report(struct sb *h, const struct pdata *p)
     report_fmt_si(a, sizeof a, p->flops, "FLOP");
     report_fmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
     sb_printf(h, " &middot; %s (%s)</p>\n<p>Bytes moved:", a, b);
-    for (unsigned l = 0; l < NLVL; l++) {
+    for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bytes[l] <= 0)
             continue;
         report_fmt_si(a, sizeof a, p->bytes[l], "B");
         report_fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
-        sb_printf(h, " %s %s (%s);", level_name((enum level)l), a, b);
+        sb_printf(h, " %s %s (%s);", p->lvl[l], a, b);
     }
     sb_printf(h, "</p>\n");
     verdicts(h, p);
@@ -1176,14 +1226,14 @@ static void html_report(struct sb *h, const struct pdata *p)
                      "<th>achievable</th><th>ridge (%s FLOP/byte)</th></tr>\n",
                   p->peak_dtype);
         double ach[NLVL];
-        jlevels(p->hwd, "achievable_bandwidth_bytes_per_s", ach);
-        for (unsigned l = 0; l < NLVL; l++) {
+        jlevels(p, p->hwd, "achievable_bandwidth_bytes_per_s", ach);
+        for (unsigned l = 0; l < p->nlvl; l++) {
             if (p->bw[l] <= 0)
                 continue;
             report_fmt_si(a, sizeof a, p->bw[l], "B/s");
             report_fmt_si(b, sizeof b, ach[l], "B/s");
             sb_printf(h, "<tr><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n",
-                      level_name((enum level)l), a, b, p->peak / p->bw[l]);
+                      p->lvl[l], a, b, p->peak / p->bw[l]);
         }
         sb_printf(h, "</table>\n<p>Peak FLOP/s:");
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
@@ -1222,8 +1272,9 @@ static void html_report(struct sb *h, const struct pdata *p)
         numfmt_fix(sh, sizeof sh, p->total > 0 ? 100 * o->time / p->total : 0, 1);
         numfmt_g(fv, sizeof fv, floor(o->flops));
         numfmt_fix(f3, sizeof f3, o->flops * 1e-9, 3);
-        numfmt_g(dv, sizeof dv, floor(o->bytes[LVL_DRAM]));
-        numfmt_fix(d3, sizeof d3, o->bytes[LVL_DRAM] * 1e-6, 3);
+        double db = p->lvl_dram >= 0 ? o->bytes[p->lvl_dram] : 0;
+        numfmt_g(dv, sizeof dv, floor(db));
+        numfmt_fix(d3, sizeof d3, db * 1e-6, 3);
         const char *cells[] = {"<tr><td class=\"l\">", NULL, "</td><td class=\"l\">", NULL,
                                "</td><td data-v=\"", tv, "\">", t3, "</td><td data-v=\"", tv, "\">",
                                sh, "%</td><td data-v=\"", fv, "\">", f3, "</td><td data-v=\"", dv,

@@ -69,7 +69,7 @@ static double op_time_s(const struct op_result *o)
 }
 
 static int cmp_desc_time(const void *a, const void *b, void *ctx);
-static cJSON *levels_obj(const double *v, double scale);
+static cJSON *levels_obj(const struct hw_config *c, const double *v, double scale);
 static cJSON *info_obj(const struct hw_config *c, const struct info_out *o);
 
 /* qsort_r is not C17; sort an index array with a small insertion-merge. */
@@ -124,21 +124,22 @@ void report_text(const struct report_ctx *c, FILE *out)
     report_fmt_si(b2, sizeof b2, total > 0 ? r->flops / total : 0, "FLOP/s");
     fprintf(out, "  work           %s (%s achieved)\n", b1, b2);
     fprintf(out, "  bytes moved   ");
-    for (unsigned l = 0; l < LVL_COUNT; l++) {
+    const struct hw_config *cfg = c->cfg;
+    for (unsigned l = 0; l < cfg->nlevels; l++) {
         if (r->bytes[l] <= 0)
             continue;
         report_fmt_si(b1, sizeof b1, r->bytes[l], "B");
         report_fmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
-        fprintf(out, " %s %s (%s)", level_name((enum level)l), b1, b2);
+        fprintf(out, " %s %s (%s)", cfg->level[l].name, b1, b2);
     }
     fprintf(out, "\n  where the time went:");
     for (unsigned k = 0; k <= RUN_IDLE; k++) {
         double f = total > 0 ? r->time_ps[k] * PS / total : 0;
         if (f < 0.0005)
             continue;
-        fprintf(out, " %s %.1f%%", k >= CAT_STALL && k < CAT_COUNT ? "" : run_cat_name(k), 100 * f);
+        fprintf(out, " %s %.1f%%", k >= CAT_STALL && k < CAT_COUNT ? "" : run_cat_name(cfg, k), 100 * f);
         if (k >= CAT_STALL && k < CAT_COUNT)
-            fprintf(out, " waiting on %s", run_cat_name(k));
+            fprintf(out, " waiting on %s", run_cat_name(cfg, k));
         fprintf(out, ";");
     }
     fprintf(out, "\n");
@@ -151,20 +152,31 @@ void report_text(const struct report_ctx *c, FILE *out)
     unsigned top = c->top ? c->top : 15;
     if (top > n)
         top = n;
+    /* the stall columns: every level that can hold an op up (not the
+     * register file, which has no traffic of its own) */
+    char cats[160] = "stalls (busy/launch";
+    size_t used = strlen(cats);
+    for (unsigned l = 0; l < cfg->nlevels && used < sizeof cats; l++)
+        if (cfg->level[l].kind != LK_REGISTERS)
+            used += (size_t)snprintf(cats + used, sizeof cats - used, "/%s", cfg->level[l].name);
+    if (used < sizeof cats)
+        snprintf(cats + used, sizeof cats - used, ")");
     fprintf(out, "\n  %-28s %-11s %10s %6s %10s %10s %-8s %s\n", "op (slowest first)", "kind",
-            "time", "share", "FLOP", "DRAM B", "bound", "stalls (busy/launch/smem/l2/dram/pcie)");
+            "time", "share", "FLOP", "DRAM B", "bound", cats);
     for (unsigned k = 0; k < top; k++) {
         const struct op_result *o = &r->ops[idx[k]];
         const struct op *op = &t->ops[idx[k]];
         double ts = op_time_s(o);
         report_fmt_time(b1, sizeof b1, ts);
         report_fmt_si(b2, sizeof b2, o->flops, "");
-        report_fmt_si(b3, sizeof b3, o->bytes[LVL_DRAM], "");
+        report_fmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
         fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", op->name, op_kind_name(op->kind),
-                b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(o));
+                b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
         uint64_t dur = o->end_ps - o->start_ps;
-        for (unsigned cat = 0; cat < CAT_COUNT - 1; cat++)
-            fprintf(out, "%s%.0f", cat ? "/" : " ", dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
+        for (unsigned cat = 0; cat < CAT_STALL + cfg->nlevels; cat++)
+            if (cat < CAT_STALL || cfg->level[cat - CAT_STALL].kind != LK_REGISTERS)
+                fprintf(out, "%s%.0f", cat ? "/" : " ",
+                        dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
         fprintf(out, "%%\n");
     }
     if (n > top)
@@ -172,19 +184,20 @@ void report_text(const struct report_ctx *c, FILE *out)
     free(idx);
 }
 
-static cJSON *levels_obj(const double *v, double scale)
+/* One number per level of the config, keyed by the level's name. */
+static cJSON *levels_obj(const struct hw_config *c, const double *v, double scale)
 {
     cJSON *o = cJSON_CreateObject();
-    for (unsigned l = 0; l < LVL_COUNT; l++)
-        add_num(o, level_name((enum level)l), v[l] * scale);
+    for (unsigned l = 0; l < c->nlevels; l++)
+        add_num(o, c->level[l].name, v[l] * scale);
     return o;
 }
 
-static cJSON *stall_obj_u64(const uint64_t *t)
+static cJSON *stall_obj_u64(const struct hw_config *c, const uint64_t *t)
 {
     cJSON *o = cJSON_CreateObject();
-    for (unsigned l = 0; l < LVL_COUNT; l++)
-        add_num(o, level_name((enum level)l), (double)t[CAT_STALL + l] * PS);
+    for (unsigned l = 0; l < c->nlevels; l++)
+        add_num(o, c->level[l].name, (double)t[CAT_STALL + l] * PS);
     return o;
 }
 
@@ -227,10 +240,10 @@ void *report_json_tree(const struct report_ctx *c)
     add_num(root, "flops", r->flops);
     add_num(root, "working_set_bytes", r->working_set);
     add_num(root, "spill_bytes", r->spill);
-    cJSON_AddItemToObject(root, "bytes", levels_obj(r->bytes, 1.0));
+    cJSON_AddItemToObject(root, "bytes", levels_obj(c->cfg, r->bytes, 1.0));
     cJSON *st = cJSON_CreateObject();
-    for (unsigned l = 0; l < LVL_COUNT; l++)
-        add_num(st, level_name((enum level)l), r->time_ps[CAT_STALL + l] * PS);
+    for (unsigned l = 0; l < c->cfg->nlevels; l++)
+        add_num(st, c->cfg->level[l].name, r->time_ps[CAT_STALL + l] * PS);
     cJSON_AddItemToObject(root, "stall_s", st);
     add_num(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
     add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
@@ -256,9 +269,9 @@ void *report_json_tree(const struct report_ctx *c)
         cJSON *devs = cJSON_AddObjectToObject(ts, "devices");
         for (uint32_t dv = 0; dv < tl->ndev; dv++) {
             cJSON *dj = cJSON_AddObjectToObject(devs, t->devices[dv]);
-            for (unsigned l = 0; l < LVL_COUNT; l++) {
+            for (unsigned l = 0; l < c->cfg->nlevels; l++) {
                 const struct tl_series *se = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + l];
-                cJSON *arr = cJSON_AddArrayToObject(dj, level_name((enum level)l));
+                cJSON *arr = cJSON_AddArrayToObject(dj, c->cfg->level[l].name);
                 for (uint32_t b = 0; b < se->n; b += group) {
                     double sum = 0;
                     for (uint32_t k = b; k < b + group && k < se->n; k++)
@@ -293,9 +306,9 @@ void *report_json_tree(const struct report_ctx *c)
         add_num(j, "start_s", (double)o->start_ps * PS);
         add_num(j, "time_s", op_time_s(o));
         add_num(j, "flops", o->flops);
-        cJSON_AddItemToObject(j, "bytes", levels_obj(o->bytes, 1.0));
-        cJSON_AddStringToObject(j, "bound", run_bound_name(o));
-        cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(o->time_ps));
+        cJSON_AddItemToObject(j, "bytes", levels_obj(c->cfg, o->bytes, 1.0));
+        cJSON_AddStringToObject(j, "bound", run_bound_name(c->cfg, o));
+        cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps));
         add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
         add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
         add_num(j, "kernels", o->kernels);
@@ -351,11 +364,12 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         return -1;
     FILE *f = a.f;
     fprintf(f, "id,name,kind,device,stream,dtype,start_s,time_s,flops");
-    for (unsigned l = 0; l < LVL_COUNT; l++)
-        fprintf(f, ",bytes_%s", level_name((enum level)l));
+    const struct hw_config *cfg = c->cfg;
+    for (unsigned l = 0; l < cfg->nlevels; l++)
+        fprintf(f, ",bytes_%s", cfg->level[l].name);
     fprintf(f, ",busy_s,launch_s");
-    for (unsigned l = 0; l < LVL_COUNT; l++)
-        fprintf(f, ",stall_%s_s", level_name((enum level)l));
+    for (unsigned l = 0; l < cfg->nlevels; l++)
+        fprintf(f, ",stall_%s_s", cfg->level[l].name);
     fprintf(f, ",bound,kernels,ctas,waves,tile\n");
     for (uint32_t i = 0; i < r->nops; i++) {
         const struct op_result *o = &r->ops[i];
@@ -368,13 +382,13 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         fprintf(f, ",%u,%s,%.9g,%.9g,%.9g", op->stream, dtype_name(op->dtype),
                 (double)o->start_ps * PS, op_time_s(o), o->flops);
         char nb[40];
-        for (unsigned l = 0; l < LVL_COUNT; l++) {
+        for (unsigned l = 0; l < cfg->nlevels; l++) {
             numfmt_g(nb, sizeof nb, o->bytes[l]);
             fprintf(f, ",%s", nb);
         }
-        for (unsigned k = 0; k < CAT_COUNT; k++)
+        for (unsigned k = 0; k < CAT_STALL + cfg->nlevels; k++)
             fprintf(f, ",%.9g", (double)o->time_ps[k] * PS);
-        fprintf(f, ",%s,%u,%llu,%u,", run_bound_name(o), o->kernels, (unsigned long long)o->ctas,
+        fprintf(f, ",%s,%u,%llu,%u,", run_bound_name(cfg, o), o->kernels, (unsigned long long)o->ctas,
                 o->waves);
         csv_str(f, o->tile);
         fputc('\n', f);
@@ -400,17 +414,31 @@ static cJSON *info_obj(const struct hw_config *c, const struct info_out *o)
         if (o->matrix_flops[t] > 0) {
             add_num(mp, n, o->matrix_flops[t]);
             cJSON *r = cJSON_AddObjectToObject(rp, n);
-            for (unsigned l = 0; l < LVL_COUNT; l++)
+            for (unsigned l = 0; l < c->nlevels; l++)
                 if (o->bw[l] > 0)
-                    add_num(r, level_name((enum level)l), o->ridge[t][l]);
+                    add_num(r, c->level[l].name, o->ridge[t][l]);
         }
         if (o->vector_flops[t] > 0)
             add_num(vp, n, o->vector_flops[t]);
     }
-    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", levels_obj(o->bw, 1.0));
-    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", levels_obj(o->bw_achievable, 1.0));
-    add_num(root, "l2_bytes", (double)c->l2_bytes);
-    add_num(root, "dram_bytes", (double)c->dram_bytes);
+    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", levels_obj(c, o->bw, 1.0));
+    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", levels_obj(c, o->bw_achievable, 1.0));
+    /* the memory levels as the config lists them, innermost first */
+    cJSON *lv = cJSON_AddArrayToObject(root, "levels");
+    for (unsigned l = 0; l < c->nlevels; l++) {
+        const struct hw_level *L = &c->level[l];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", L->name);
+        cJSON_AddStringToObject(j, "kind", level_kind_name(L->kind));
+        cJSON_AddStringToObject(j, "scope", level_scope_name(L->scope));
+        add_num(j, "instances", L->instances);
+        add_num(j, "capacity_bytes", (double)L->capacity_bytes);
+        add_num(j, "bandwidth_bytes_per_s", L->bw_bytes_per_s);
+        add_num(j, "latency_s", (double)L->latency_ps * 1e-12);
+        cJSON_AddItemToArray(lv, j);
+    }
+    add_num(root, "l2_bytes", (double)cfg_l2(c)->capacity_bytes);
+    add_num(root, "dram_bytes", (double)cfg_dram(c)->capacity_bytes);
     add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
     return root;
 }

@@ -238,9 +238,9 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         eng_ok = 1;
         s.dev = sim_xcalloc(t->ndevices, sizeof *s.dev);
         /* unified memory: every device's DRAM traffic goes through one server */
-        if (cfg->dram_unified) {
+        if (cfg_dram(cfg)->unified) {
             shared = sim_xcalloc(1, sizeof *shared);
-            flowsrv_init(shared, &e, "unified_dram", cfg->dram_bw_bytes_per_s * cfg->eff_dram_bw);
+            flowsrv_init(shared, &e, "unified_dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
         }
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
             s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, shared, d);
@@ -275,7 +275,7 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
             if (o->end_ps > out->total_ps)
                 out->total_ps = o->end_ps;
             out->flops += o->flops;
-            for (unsigned l = 0; l < LVL_COUNT; l++)
+            for (unsigned l = 0; l < HW_MAX_LEVELS; l++)
                 out->bytes[l] += o->bytes[l];
         }
         run_attribute(out);
@@ -283,7 +283,7 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
             double ws = trace_working_set(t, dv, NULL);
             if (ws > out->working_set)
                 out->working_set = ws;
-            double over = ws - (double)cfg->dram_bytes;
+            double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
             if (over > out->spill)
                 out->spill = over;
         }
@@ -316,24 +316,24 @@ void run_result_free(struct run_result *r)
     memset(r, 0, sizeof *r);
 }
 
-const char *run_cat_name(unsigned cat)
+const char *run_cat_name(const struct hw_config *c, unsigned cat)
 {
     if (cat == CAT_BUSY)
         return "busy";
     if (cat == CAT_LAUNCH)
         return "launch";
-    if (cat >= CAT_STALL && cat < CAT_COUNT)
-        return level_name((enum level)(cat - CAT_STALL));
+    if (cat >= CAT_STALL && cat < CAT_STALL + c->nlevels)
+        return c->level[cat - CAT_STALL].name;
     if (cat == RUN_IDLE)
         return "idle";
     return "?";
 }
 
-const char *run_bound_name(const struct op_result *r)
+const char *run_bound_name(const struct hw_config *c, const struct op_result *r)
 {
     unsigned best = CAT_BUSY;
-    for (unsigned c = 0; c < CAT_COUNT; c++)
-        if (r->time_ps[c] > r->time_ps[best])
-            best = c;
-    return best == CAT_BUSY ? "compute" : run_cat_name(best);
+    for (unsigned k = 0; k < CAT_COUNT; k++)
+        if (r->time_ps[k] > r->time_ps[best])
+            best = k;
+    return best == CAT_BUSY ? "compute" : run_cat_name(c, best);
 }

@@ -27,7 +27,7 @@ struct run_result {
     double flops;                   /* useful FLOPs of all ops */
     double working_set;             /* largest per-device weights + KV bytes (trace_working_set) */
     double spill;                   /* bytes of it beyond the device's memory (streamed from host) */
-    double bytes[LVL_COUNT];        /* bytes moved per level, all ops */
+    double bytes[HW_MAX_LEVELS];    /* bytes moved per level (config order), all ops */
     /* Where the run's wall time went: each instant is shared among the ops
      * running then; CAT_COUNT extra slot = nothing running (idle on
      * dependencies or the host).  Adds up to total_ps. */
@@ -49,8 +49,8 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
 void run_result_free(struct run_result *r);
 
 /* The category that took most of an op's time: "compute", "launch" or a level name. */
-const char *run_bound_name(const struct op_result *r);
+const char *run_bound_name(const struct hw_config *c, const struct op_result *r);
 /* Name of a time category ("busy", "launch", "smem", ..., "idle"). */
-const char *run_cat_name(unsigned cat);
+const char *run_cat_name(const struct hw_config *c, unsigned cat);
 
 #endif

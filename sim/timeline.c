@@ -345,11 +345,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
         lb_puts(l, ",\"args\":{\"kind\":\"");
         lb_puts(l, op_kind_name(o->kind));
         lb_puts(l, "\",\"bound\":\"");
-        lb_puts(l, run_bound_name(x));
+        lb_puts(l, run_bound_name(cfg, x));
         lb_puts(l, "\",\"flops\":");
         lb_num(l, x->flops);
         lb_puts(l, ",\"dram_bytes\":");
-        lb_num(l, x->bytes[LVL_DRAM]);
+        lb_num(l, x->bytes[cfg->lv_dram]);
         lb_puts(l, ",\"kernels\":");
         lb_u64(l, x->kernels);
         lb_puts(l, ",\"tile\":");
@@ -397,11 +397,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t dv = 0; dv < tl->ndev; dv++) {
         for (unsigned w = 0; w < TL_SERIES_PER_DEV; w++) {
             const struct tl_series *s = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + w];
-            if (s->n == 0)
+            if (s->n == 0 || (w < HW_MAX_LEVELS && w >= cfg->nlevels))
                 continue;
-            const char *nm = w < LVL_COUNT ? level_name((enum level)w) : pipe_names[w - LVL_COUNT];
-            const char *unit = w < LVL_COUNT ? "GB/s" : "TFLOP/s";
-            double scale = w < LVL_COUNT ? 1e-9 : 1e-12;
+            const char *nm = w < HW_MAX_LEVELS ? cfg->level[w].name : pipe_names[w - HW_MAX_LEVELS];
+            const char *unit = w < HW_MAX_LEVELS ? "GB/s" : "TFLOP/s";
+            double scale = w < HW_MAX_LEVELS ? 1e-9 : 1e-12;
             /* one counter event per change carries both the rate and the
              * share of peak; Perfetto shows each arg as its own track */
             char head[48], args[160];

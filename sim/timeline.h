@@ -26,9 +26,9 @@
 #include "trace.h"
 
 #define TL_MAX_BUCKETS 1024
-#define TL_SERIES_PER_DEV (LVL_COUNT + 2) /* levels, then matrix and vector pipe */
-#define TL_SERIES_MATRIX LVL_COUNT
-#define TL_SERIES_VECTOR (LVL_COUNT + 1)
+#define TL_SERIES_PER_DEV (HW_MAX_LEVELS + 2) /* levels (config order), then matrix and vector pipe */
+#define TL_SERIES_MATRIX HW_MAX_LEVELS
+#define TL_SERIES_VECTOR (HW_MAX_LEVELS + 1)
 
 struct tl_series {
     double capacity_per_s;  /* peak of the resource, for the % counter (0 = unknown) */

@@ -309,8 +309,8 @@ static int build_workload(const char *spec, const char *root, const char *file, 
 }
 
 
-static int convert(const char *metric, const char *unit, const struct run_result *r,
-                   double time_s, double elements, double tokens, double *out)
+static int convert(const char *metric, const char *unit, const struct hw_config *c,
+                   const struct run_result *r, double time_s, double elements, double tokens, double *out)
 {
     if (strcmp(metric, "latency") == 0) {
         if (strcmp(unit, "ms") == 0)
@@ -337,7 +337,7 @@ static int convert(const char *metric, const char *unit, const struct run_result
         return 0;
     }
     if (strcmp(metric, "achieved_dram_bandwidth") == 0 && strcmp(unit, "GB/s") == 0) {
-        *out = r->bytes[LVL_DRAM] / time_s / 1e9;
+        *out = r->bytes[c->lv_dram] / time_s / 1e9;
         return 0;
     }
     return -1;
@@ -472,7 +472,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             goto out;
         }
         double time_s = (double)r.total_ps * 1e-12 + host_s;
-        if (convert(row.metric, row.unit, &r, time_s, elements, t.tokens, &row.predicted) != 0) {
+        if (convert(row.metric, row.unit, &cfgs[ci].cfg, &r, time_s, elements, t.tokens, &row.predicted) != 0) {
             run_result_free(&r);
             trace_free(&t);
             rc = diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "metric",

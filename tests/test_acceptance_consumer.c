@@ -50,12 +50,12 @@ static void check_unified(void)
     struct trace t;
     struct run_result r;
     CHECK_EQ_INT(cfg_load("configs/apple-m2-max-38c.yaml", &cfg, &d), 0);
-    CHECK(cfg.dram_unified);
+    CHECK(cfg.level[cfg.lv_dram].unified);
     CHECK_EQ_INT(trace_load(path, &t, &d), 0);
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
     double shared = (double)r.total_ps;
     run_result_free(&r);
-    cfg.dram_unified = 0;
+    cfg.level[cfg.lv_dram].unified = 0;
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
     double separate = (double)r.total_ps;
     run_result_free(&r);

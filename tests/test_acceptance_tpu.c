@@ -51,7 +51,7 @@ static void check_peaks(void)
         CHECK_EQ_INT(cfg_load(c[i].path, &h, &d), 0);
         double peak = h.units * h.matrix_flops_per_cycle[c[i].dt] * h.clock_hz;
         CHECK_NEAR_REL(peak, c[i].peak, 0.005);
-        CHECK_NEAR_REL(h.dram_bw_bytes_per_s, c[i].dram, 1e-9);
+        CHECK_NEAR_REL(h.level[h.lv_dram].bw_bytes_per_s, c[i].dram, 1e-9);
         CHECK_EQ_INT(h.sa_rows, c[i].rows);
         CHECK_EQ_INT(h.sa_cols, c[i].rows);
         /* one array per unit: a unit's matrix rate is its array's 2 R C */
@@ -91,13 +91,13 @@ static struct llm_run run_llm(const char *hw, enum llm_phase ph)
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
     out.total_s = (double)r.total_ps * 1e-12;
     out.tok_s = t.tokens / out.total_s;
-    out.bytes_dram = r.bytes[LVL_DRAM];
+    out.bytes_dram = r.bytes[cfg.lv_dram];
     /* the breakdown adds up to the run */
     double sum = 0;
     for (unsigned k = 0; k <= CAT_COUNT; k++)
         sum += r.time_ps[k];
     CHECK_NEAR_REL(sum, (double)r.total_ps, 1e-9);
-    out.dram_stall_share = r.time_ps[CAT_STALL + LVL_DRAM] / (double)r.total_ps;
+    out.dram_stall_share = r.time_ps[CAT_STALL + cfg.lv_dram] / (double)r.total_ps;
     /* share of GEMM time in ops whose largest part is busy (compute-bound) */
     double gemm = 0, busy = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
@@ -205,12 +205,12 @@ static void check_mechanism(void)
     struct hw_config h;
     CHECK_EQ_INT(cfg_load("configs/google-tpu-v5e.yaml", &h, &d), 0);
     /* make memory (nearly) free and instant so the matrix pipe decides */
-    h.dram_bw_bytes_per_s *= 1000;
-    h.l2_bw_bytes_per_s *= 1000;
-    h.l2_port_bytes_per_cycle_per_unit *= 1000;
-    h.smem_bytes_per_cycle_per_unit *= 1000;
+    h.level[h.lv_dram].bw_bytes_per_s *= 1000;
+    h.level[h.lv_cache[0]].bw_bytes_per_s *= 1000;
+    h.level[h.lv_cache[0]].port_bytes_per_cycle_per_unit *= 1000;
+    h.level[h.lv_smem].bw_bytes_per_cycle *= 1000;
     h.launch_overhead_ps = 0;
-    h.dram_latency_ps = h.l2_latency_ps = h.eff_dram_loaded_latency_ps = 1000;
+    h.level[h.lv_dram].latency_ps = h.level[h.lv_cache[0]].latency_ps = h.level[h.lv_dram].eff_loaded_latency_ps = 1000;
     double s32 = gemm_time(&h, 32), s128 = gemm_time(&h, 128), s1024 = gemm_time(&h, 1024);
     struct hw_config g = h;
     g.sa_rows = g.sa_cols = 0; /* the same chip with a GPU-like matrix pipe */
@@ -241,8 +241,8 @@ static void check_npu(void)
         return;
     }
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
-    double stall = r.time_ps[CAT_STALL + LVL_DRAM] / (double)r.total_ps;
-    double bw = r.bytes[LVL_DRAM] / ((double)r.total_ps * 1e-12);
+    double stall = r.time_ps[CAT_STALL + cfg.lv_dram] / (double)r.total_ps;
+    double bw = r.bytes[cfg.lv_dram] / ((double)r.total_ps * 1e-12);
     printf("  ethos-u65 SmolLM-135M int8 prefill 128: %.1f ms, DRAM stall %.0f%%, %.2f GB/s\n",
            (double)r.total_ps * 1e-9, 100 * stall, bw / 1e9);
     CHECK(stall > 0.5);

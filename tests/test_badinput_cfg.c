@@ -19,36 +19,44 @@ static const char base[] =
     "  units: 4\n"                                                 /*  5 */
     "  matrix_flops_per_cycle_per_unit: {bf16: 1024, fp16: 1024}\n" /*  6 */
     "  vector_flops_per_cycle_per_unit: {fp32: 256}\n"             /*  7 */
-    "  max_threads_per_unit: 2048\n"                               /*  8 */
-    "  max_ctas_per_unit: 32\n"                                    /*  9 */
-    "registers:\n"                                                 /* 10 */
-    "  capacity_KiB_per_unit: 256\n"                               /* 11 */
-    "shared_memory:\n"                                             /* 12 */
-    "  capacity_KiB_per_unit: 228\n"                               /* 13 */
-    "  bandwidth_bytes_per_cycle_per_unit: 128\n"                  /* 14 */
-    "l2:\n"                                                        /* 15 */
-    "  capacity_MiB: 50\n"                                         /* 16 */
-    "  bandwidth_GBps: 10000\n"                                    /* 17 */
-    "  latency_ns: 150\n"                                          /* 18 */
-    "  port_bytes_per_cycle_per_unit: 64\n"                        /* 19 */
-    "dram:\n"                                                      /* 20 */
-    "  type: HBM3\n"                                               /* 21 */
-    "  capacity_GB: 80\n"                                          /* 22 */
-    "  bandwidth_GBps: 3350\n"                                     /* 23 */
-    "  latency_ns: 400\n"                                          /* 24 */
-    "  channels: 10\n"                                             /* 25 */
-    "pcie:\n"                                                      /* 26 */
-    "  bandwidth_GBps_per_direction: 63\n"                         /* 27 */
-    "  latency_ns: 1000\n"                                         /* 28 */
-    "launch:\n"                                                    /* 29 */
-    "  kernel_overhead_ns: 2500\n"                                 /* 30 */
-    "efficiency:\n"                                                /* 31 */
-    "  matrix_pipe_fraction: 0.93\n"                               /* 32 */
-    "  vector_pipe_fraction: 0.9\n"                                /* 33 */
-    "  dram_bandwidth_fraction: 0.92\n"                            /* 34 */
-    "  dram_rw_turnaround_penalty: 0.08\n"                         /* 35 */
-    "  dram_loaded_latency_ns: 900\n"                              /* 36 */
-    "  inflight_bytes_per_unit: 32768\n";                          /* 37 */
+    "threads:\n"                                                   /*  8 */
+    "  max_threads_per_unit: 2048\n"                               /*  9 */
+    "  max_ctas_per_unit: 32\n"                                    /* 10 */
+    "levels:\n"                                                    /* 11 */
+    "  - name: registers\n"                                        /* 12 */
+    "    kind: registers\n"                                        /* 13 */
+    "    capacity_KiB: 256\n"                                      /* 14 */
+    "  - name: smem\n"                                             /* 15 */
+    "    kind: scratchpad\n"                                       /* 16 */
+    "    capacity_KiB: 228\n"                                      /* 17 */
+    "    bandwidth_bytes_per_cycle: 128\n"                         /* 18 */
+    "  - name: l2\n"                                               /* 19 */
+    "    kind: cache\n"                                            /* 20 */
+    "    capacity_MiB: 50\n"                                       /* 21 */
+    "    bandwidth_GBps: 10000\n"                                  /* 22 */
+    "    latency_ns: 150\n"                                        /* 23 */
+    "    port_bytes_per_cycle_per_unit: 64\n"                      /* 24 */
+    "  - name: dram\n"                                             /* 25 */
+    "    kind: dram\n"                                             /* 26 */
+    "    type: HBM3\n"                                             /* 27 */
+    "    capacity_GB: 80\n"                                        /* 28 */
+    "    bandwidth_GBps: 3350\n"                                   /* 29 */
+    "    latency_ns: 400\n"                                        /* 30 */
+    "    efficiency:\n"                                            /* 31 */
+    "      bandwidth_fraction: 0.92\n"                             /* 32 */
+    "      rw_turnaround_penalty: 0.08\n"                          /* 33 */
+    "      loaded_latency_ns: 900\n"                               /* 34 */
+    "  - name: pcie\n"                                             /* 35 */
+    "    kind: link\n"                                             /* 36 */
+    "    scope: host\n"                                            /* 37 */
+    "    bandwidth_GBps: 63\n"                                     /* 38 */
+    "    latency_ns: 1000\n"                                       /* 39 */
+    "launch:\n"                                                    /* 40 */
+    "  kernel_overhead_ns: 2500\n"                                 /* 41 */
+    "efficiency:\n"                                                /* 42 */
+    "  matrix_pipe_fraction: 0.93\n"                               /* 43 */
+    "  vector_pipe_fraction: 0.9\n"                                /* 44 */
+    "  inflight_bytes_per_unit: 32768\n";                          /* 45 */
 
 static char tmpdir[64];
 static char tmpfile_[128];
@@ -119,9 +127,11 @@ static void test_base_is_valid(void)
         diag_print(&d, stderr);
     CHECK_EQ_INT(rc, 0);
     CHECK_EQ_INT(h.units, 4);
-    CHECK_EQ_INT(h.nvlink_links, 0);
-    CHECK_EQ_INT(h.l2_latency_ps, 150000);
-    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
+    CHECK(h.lv_peer < 0);
+    CHECK_EQ_INT(h.nlevels, 5);
+    CHECK_EQ_INT(h.ncaches, 1);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].latency_ps, 150000);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 80000000000ULL);
     CHECK(cfg_matrix_peak_flops(&h, DT_BF16) == 4 * 1024 * 1e9);
     CHECK(cfg_matrix_peak_flops(&h, DT_INT8) == 0);
     CHECK(cfg_vector_peak_flops(&h, DT_FP32) == 4 * 256 * 1e9);
@@ -147,33 +157,46 @@ static void test_valid_variants(void)
         "    bf16: 512.5   # decimal rate\n"
         "    int4: 0\n"
         "  vector_flops_per_cycle_per_unit: {fp32: 128, fp64: 0}\n"
-        "  max_threads_per_unit: 1024\n"
-        "  max_ctas_per_unit: 16\n"
-        "registers: {capacity_KiB_per_unit: 64}\n"
-        "shared_memory:\n"
-        "  capacity_KiB_per_unit: 0.5\n"
-        "  bandwidth_bytes_per_cycle_per_unit: 64\n"
-        "l2: {capacity_MiB: 1, bandwidth_GBps: 100, latency_ns: 0.0015, port_bytes_per_cycle_per_unit: 32}\n"
-        "dram:\n"
-        "  capacity_GiB: 2\n"
-        "  bandwidth_GBps: 50\n"
-        "  latency_ns: 300.25\n"
-        "  channels: 2\n"
-        "pcie:\n"
-        "  bandwidth_GBps_per_direction: 8\n"
-        "  latency_ns: 500\n"
-        "nvlink:\n"
-        "  links: 4\n"
-        "  bandwidth_GBps_per_link_per_direction: 12.5\n"
-        "  latency_ns: 700\n"
+        "threads: {max_threads_per_unit: 1024, max_ctas_per_unit: 16}\n"
+        "levels:\n"
+        "  - {name: registers, kind: registers, capacity_KiB: 64}\n"
+        "  - name: smem\n"
+        "    kind: scratchpad\n"
+        "    scope: unit\n"
+        "    capacity_KiB: 0.5\n"
+        "    bandwidth_bytes_per_cycle: 64\n"
+        "  - {name: l2, kind: cache, capacity_MiB: 1, bandwidth_GBps: 100, latency_ns: 0.0015, port_bytes_per_cycle_per_unit: 32}\n"
+        "  - name: l3     # a second cache, per group of units\n"
+        "    kind: cache\n"
+        "    scope: group\n"
+        "    units_per_group: 1\n"
+        "    capacity_MiB: 4\n"
+        "    bandwidth_GBps: 80\n"
+        "    latency_ns: 100\n"
+        "    port_bytes_per_cycle_per_unit: 16\n"
+        "  - name: dram\n"
+        "    kind: dram\n"
+        "    capacity_GiB: 2\n"
+        "    bandwidth_GBps: 50\n"
+        "    latency_ns: 300.25\n"
+        "    efficiency: {bandwidth_fraction: 0.5, rw_turnaround_penalty: 0, loaded_latency_ns: 300.25}\n"
+        "  - name: pcie\n"
+        "    kind: link\n"
+        "    scope: host\n"
+        "    bandwidth_GBps: 8\n"
+        "    latency_ns: 500\n"
+        "  - name: nvlink\n"
+        "    kind: link\n"
+        "    scope: system\n"
+        "    ports: 4\n"
+        "    bandwidth_GBps: 12.5\n"
+        "    latency_ns: 700\n"
+        "    efficiency: {bandwidth_fraction: 0.9}\n"
         "launch:\n"
         "  kernel_overhead_ns: 0\n"
         "efficiency:\n"
         "  matrix_pipe_fraction: 1\n"
         "  vector_pipe_fraction: 1.0\n"
-        "  dram_bandwidth_fraction: 0.5\n"
-        "  dram_rw_turnaround_penalty: 0\n"
-        "  dram_loaded_latency_ns: 300.25\n"
         "  inflight_bytes_per_unit: 1e4\n"
         "...\n"
         "# trailing comment\n";
@@ -185,14 +208,20 @@ static void test_valid_variants(void)
     CHECK(h.clock_hz == 1.5e9);
     CHECK(h.matrix_flops_per_cycle[DT_BF16] == 512.5);
     CHECK(h.matrix_flops_per_cycle[DT_FP16] == 0);
-    CHECK_EQ_INT(h.smem_bytes_per_unit, 512);
-    CHECK_EQ_INT(h.l2_latency_ps, 2); /* 1.5 ps rounds to 2 */
-    CHECK_EQ_INT(h.dram_bytes, 2ULL << 30);
-    CHECK_EQ_INT(h.dram_latency_ps, 300250);
-    CHECK_EQ_INT(h.nvlink_links, 4);
-    CHECK(h.nvlink_bw_bytes_per_s_per_link == 12.5e9);
+    CHECK_EQ_INT(h.level[h.lv_smem].capacity_bytes, 512);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].latency_ps, 2); /* 1.5 ps rounds to 2 */
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 2ULL << 30);
+    CHECK_EQ_INT(h.level[h.lv_dram].latency_ps, 300250);
+    CHECK_EQ_INT(h.level[h.lv_peer].instances, 4);
+    CHECK(h.level[h.lv_peer].bw_bytes_per_s == 4 * 12.5e9);
+    CHECK(h.level[h.lv_peer].eff_bw == 0.9);
+    CHECK_EQ_INT(h.ncaches, 2);
+    CHECK(strcmp(h.level[h.lv_cache[1]].name, "l3") == 0);
+    CHECK_EQ_INT(h.level[h.lv_cache[1]].instances, 2);      /* 2 units, 1 per group */
+    CHECK(h.level[h.lv_cache[1]].bw_bytes_per_s == 2 * 80e9);
+    CHECK(h.level[h.lv_smem].bw_bytes_per_s == 2 * 64 * 1.5e9);
     CHECK_EQ_INT(h.launch_overhead_ps, 0);
-    CHECK(strcmp(h.dram_type, "") == 0);
+    CHECK(strcmp(h.level[h.lv_dram].type, "") == 0);
     CHECK(h.eff_inflight_bytes_per_unit == 1e4);
 }
 
@@ -206,34 +235,69 @@ static void test_bad_cases(void)
     expect_variant("tab indentation", "  units: 4\n", "\tunits: 4\n", DIAG_E_PARSE, 5, "", "");
     expect_variant("unknown top-level key", "  inflight_bytes_per_unit: 32768\n",
                    "  inflight_bytes_per_unit: 32768\nturbo: 1\n",
-                   DIAG_E_UNKNOWN_KEY, 38, "turbo", "expected one of: name, family");
-    expect_variant("unknown nested key", "  latency_ns: 150\n",
-                   "  latency_ns: 150\n  latncy_ns: 5\n",
-                   DIAG_E_UNKNOWN_KEY, 19, "l2.latncy_ns", "unknown key");
-    expect_variant("missing required key", "  channels: 10\n", "",
-                   DIAG_E_MISSING, 20, "dram.channels", "missing");
+                   DIAG_E_UNKNOWN_KEY, 46, "turbo", "expected one of: name, family");
+    expect_variant("unknown level key", "    latency_ns: 150\n",
+                   "    latency_ns: 150\n    latncy_ns: 5\n",
+                   DIAG_E_UNKNOWN_KEY, 24, "levels.l2.latncy_ns", "unknown key");
+    expect_variant("key of another kind", "    latency_ns: 150\n",
+                   "    latency_ns: 150\n    type: SRAM\n",
+                   DIAG_E_UNKNOWN_KEY, 24, "levels.l2.type", "unknown key");
+    expect_variant("missing level key", "    latency_ns: 400\n", "",
+                   DIAG_E_MISSING, 25, "levels.dram.latency_ns", "missing");
     expect_variant("missing top-level key", "clock_MHz: 1000\n", "",
                    DIAG_E_MISSING, 1, "clock_MHz", "missing");
     expect_variant("missing section", "launch:\n  kernel_overhead_ns: 2500\n", "",
                    DIAG_E_MISSING, 1, "launch", "missing");
-    expect_variant("missing dram capacity", "  capacity_GB: 80\n", "",
-                   DIAG_E_MISSING, 20, "dram.capacity_GB", "capacity_GiB");
-    expect_variant("missing nvlink key", "launch:\n",
-                   "nvlink:\n  links: 4\n  latency_ns: 10\nlaunch:\n",
-                   DIAG_E_MISSING, 29, "nvlink.bandwidth_GBps_per_link_per_direction",
-                   "missing");
-    expect_variant("negative number", "  bandwidth_GBps: 3350\n", "  bandwidth_GBps: -5\n",
-                   DIAG_E_RANGE, 23, "dram.bandwidth_GBps", "must be between 0.001 and 1e+15, got -5");
+    expect_variant("missing dram capacity", "    capacity_GB: 80\n", "",
+                   DIAG_E_MISSING, 25, "levels.dram", "capacity_GiB");
+    expect_variant("missing link key", "launch:\n",
+                   "  - {name: nvlink, kind: link, scope: system, ports: 4, latency_ns: 10}\nlaunch:\n",
+                   DIAG_E_MISSING, 40, "levels.nvlink.bandwidth_GBps", "missing");
+    expect_variant("link without scope", "    scope: host\n", "",
+                   DIAG_E_MISSING, 35, "levels.pcie.scope", "missing");
+    expect_variant("unknown level kind", "    kind: cache\n", "    kind: cach\n",
+                   DIAG_E_UNKNOWN_NAME, 20, "levels.kind", "unknown kind 'cach'");
+    expect_variant("unknown scope", "    scope: host\n", "    scope: hots\n",
+                   DIAG_E_UNKNOWN_NAME, 37, "levels.pcie.scope", "unknown scope");
+    expect_variant("scope a kind cannot have", "    kind: cache\n", "    kind: cache\n    scope: host\n",
+                   DIAG_E_RANGE, 21, "levels.l2.scope", "cannot have scope host");
+    expect_variant("groups that do not divide", "    kind: cache\n",
+                   "    kind: cache\n    scope: group\n    units_per_group: 3\n",
+                   DIAG_E_RANGE, 22, "levels.units_per_group", "do not split");
+    expect_variant("levels out of order", "  - name: smem\n    kind: scratchpad\n"
+                   "    capacity_KiB: 228\n    bandwidth_bytes_per_cycle: 128\n", "",
+                   DIAG_E_MISSING, 11, "levels", "needs a scratchpad level");
+    expect_variant("cache before scratchpad", "  - name: registers\n",
+                   "  - {name: l1, kind: cache, capacity_KiB: 64, bandwidth_GBps: 1, latency_ns: 1, "
+                   "port_bytes_per_cycle_per_unit: 1}\n  - name: registers\n",
+                   DIAG_E_RANGE, 13, "levels", "innermost first");
+    expect_variant("two levels of one name", "  - name: l2\n", "  - name: smem\n",
+                   DIAG_E_DUPLICATE, 19, "levels.name", "two levels named 'smem'");
+    expect_variant("two DRAMs", "  - name: pcie\n",
+                   "  - {name: dram2, kind: dram, capacity_GB: 1, bandwidth_GBps: 1, latency_ns: 1, "
+                   "efficiency: {bandwidth_fraction: 1, rw_turnaround_penalty: 0, loaded_latency_ns: 1}}\n"
+                   "  - name: pcie\n",
+                   DIAG_E_DUPLICATE, 35, "levels", "a second dram level 'dram2'");
+    expect_variant("reserved level name", "  - name: l2\n", "  - name: busy\n",
+                   DIAG_E_RANGE, 19, "levels.name", "not busy");
+    expect_variant("level name with a space", "  - name: l2\n", "  - name: L 2\n",
+                   DIAG_E_RANGE, 19, "levels.name", "lower-case");
+    expect_variant("levels not a list", "levels:\n", "levels: 5\nx_levels:\n",
+                   DIAG_E_UNKNOWN_KEY, 12, "x_levels", "unknown key");
+    expect_variant("level not a mapping", "  - name: registers\n    kind: registers\n    capacity_KiB: 256\n",
+                   "  - registers\n", DIAG_E_TYPE, 12, "levels[0]", "expected a mapping");
+    expect_variant("negative number", "    bandwidth_GBps: 3350\n", "    bandwidth_GBps: -5\n",
+                   DIAG_E_RANGE, 29, "levels.dram.bandwidth_GBps", "must be between 0.001 and 1e+15, got -5");
     expect_variant("zero units", "units: 4", "units: 0",
                    DIAG_E_RANGE, 5, "compute.units", "got 0");
     expect_variant("fractional units", "units: 4", "units: 4.5",
                    DIAG_E_TYPE, 5, "compute.units", "whole number");
-    expect_variant("huge count", "channels: 10", "channels: 1e10",
-                   DIAG_E_RANGE, 25, "dram.channels", "between 1 and");
+    expect_variant("huge count", "max_ctas_per_unit: 32", "max_ctas_per_unit: 1e10",
+                   DIAG_E_RANGE, 10, "threads.max_ctas_per_unit", "between 1 and");
     expect_variant("overflowing number", "capacity_MiB: 50", "capacity_MiB: 1e400",
-                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "too large");
+                   DIAG_E_RANGE, 21, "levels.l2.capacity_MiB", "too large");
     expect_variant("too many bytes", "capacity_MiB: 50", "capacity_MiB: 1e300",
-                   DIAG_E_RANGE, 16, "l2.capacity_MiB", "must be between 0.001 and 1e+15");
+                   DIAG_E_RANGE, 21, "levels.l2.capacity_MiB", "must be between 0.001 and 1e+15");
     /* tiny but positive: passed "> 0" and made every time infinite */
     expect_variant("tiny clock", "clock_MHz: 1000", "clock_MHz: 1e-300",
                    DIAG_E_RANGE, 3, "clock_MHz", "must be between 0.001 and 1e+15");
@@ -253,10 +317,8 @@ static void test_bad_cases(void)
                    DIAG_E_TYPE, 3, "clock_MHz", "got a sequence");
     expect_variant("mapping where string expected", "name: test-chip", "name: {a: b}",
                    DIAG_E_TYPE, 1, "name", "expected a string");
-    expect_variant("scalar where section expected", "l2:\n  capacity_MiB: 50\n"
-                   "  bandwidth_GBps: 10000\n  latency_ns: 150\n"
-                   "  port_bytes_per_cycle_per_unit: 64\n", "l2: 5\n",
-                   DIAG_E_TYPE, 15, "l2", "expected a mapping");
+    expect_variant("scalar where section expected", "launch:\n  kernel_overhead_ns: 2500\n",
+                   "launch: 5\n", DIAG_E_TYPE, 40, "launch", "expected a mapping");
     expect_variant("empty name", "name: test-chip", "name: ''",
                    DIAG_E_RANGE, 1, "name", "empty");
     expect_variant("name too long", "name: test-chip",
@@ -281,47 +343,57 @@ static void test_bad_cases(void)
                    "expected a mapping");
     expect_variant("unknown family", "family: gpu", "family: fpga",
                    DIAG_E_UNKNOWN_NAME, 2, "family", "unknown family 'fpga'");
+    expect_variant("tpu with threads", "family: gpu", "family: tpu",
+                   DIAG_E_UNKNOWN_KEY, 8, "threads", "family tpu has no threads");
     expect_variant("tpu without an array", "family: gpu", "family: tpu",
-                   DIAG_E_MISSING, 4, "compute.systolic", "family tpu needs the array shape");
-    expect_variant("systolic zero rows", "  units: 4\n", "  units: 4\n  systolic: {rows: 0, cols: 8}\n",
-                   DIAG_E_RANGE, 6, "compute.systolic.rows", "");
-    expect_variant("systolic unknown key", "  units: 4\n", "  units: 4\n  systolic: {rows: 8, colums: 8}\n",
-                   DIAG_E_UNKNOWN_KEY, 6, "compute.systolic.colums", "");
-    expect_variant("systolic not a mapping", "  units: 4\n", "  units: 4\n  systolic: 128\n",
-                   DIAG_E_TYPE, 6, "compute.systolic", "expected a mapping");
-    expect_variant("systolic too wide", "  units: 4\n", "  units: 4\n  systolic: {rows: 8, cols: 70000}\n",
-                   DIAG_E_RANGE, 6, "compute.systolic.cols", "at most 65536 PEs, got 70000");
-    expect_variant("duplicate key", "  latency_ns: 150\n",
-                   "  latency_ns: 150\n  latency_ns: 160\n",
-                   DIAG_E_DUPLICATE, 19, "l2.latency_ns", "first given on line 18");
+                   DIAG_E_UNKNOWN_KEY, 8, "threads", "");
+    expect_variant("gpu without threads", "threads:\n  max_threads_per_unit: 2048\n  max_ctas_per_unit: 32\n",
+                   "", DIAG_E_MISSING, 1, "threads", "family gpu needs");
+    expect_variant("systolic zero rows", "levels:\n", "systolic: {rows: 0, cols: 8}\nlevels:\n",
+                   DIAG_E_RANGE, 11, "systolic.rows", "");
+    expect_variant("systolic unknown key", "levels:\n", "systolic: {rows: 8, colums: 8}\nlevels:\n",
+                   DIAG_E_UNKNOWN_KEY, 11, "systolic.colums", "");
+    expect_variant("systolic not a mapping", "levels:\n", "systolic: 128\nlevels:\n",
+                   DIAG_E_TYPE, 11, "systolic", "expected a mapping");
+    expect_variant("systolic too wide", "levels:\n", "systolic: {rows: 8, cols: 70000}\nlevels:\n",
+                   DIAG_E_RANGE, 11, "systolic.cols", "at most 65536 PEs, got 70000");
+    expect_variant("gpu systolic with tiles", "levels:\n",
+                   "systolic: {rows: 8, cols: 8, max_tiles_per_unit: 1}\nlevels:\n",
+                   DIAG_E_UNKNOWN_KEY, 11, "systolic.max_tiles_per_unit", "threads block");
+    expect_variant("duplicate key", "    latency_ns: 150\n",
+                   "    latency_ns: 150\n    latency_ns: 160\n",
+                   DIAG_E_DUPLICATE, 24, "levels.l2.latency_ns", "first given on line 23");
     expect_variant("duplicate section", "launch:\n", "launch: {kernel_overhead_ns: 1}\nlaunch:\n",
-                   DIAG_E_DUPLICATE, 30, "launch", "first given on line 29");
-    expect_variant("both capacity units", "  capacity_GB: 80\n",
-                   "  capacity_GB: 80\n  capacity_GiB: 75\n",
-                   DIAG_E_DUPLICATE, 23, "dram.capacity_GiB", "not both");
+                   DIAG_E_DUPLICATE, 41, "launch", "first given on line 40");
+    expect_variant("both capacity units", "    capacity_GB: 80\n",
+                   "    capacity_GB: 80\n    capacity_GiB: 75\n",
+                   DIAG_E_DUPLICATE, 29, "levels.dram.capacity_GiB", "not both");
     expect_variant("fraction > 1", "matrix_pipe_fraction: 0.93", "matrix_pipe_fraction: 1.5",
-                   DIAG_E_RANGE, 32, "efficiency.matrix_pipe_fraction", "[0.001, 1]");
-    expect_variant("fraction = 0", "dram_bandwidth_fraction: 0.92",
-                   "dram_bandwidth_fraction: 0", DIAG_E_RANGE, 34,
-                   "efficiency.dram_bandwidth_fraction", "[0.001, 1]");
-    expect_variant("penalty = 1", "dram_rw_turnaround_penalty: 0.08",
-                   "dram_rw_turnaround_penalty: 1", DIAG_E_RANGE, 35,
-                   "efficiency.dram_rw_turnaround_penalty", "[0, 1)");
-    expect_variant("loaded latency below unloaded", "dram_loaded_latency_ns: 900",
-                   "dram_loaded_latency_ns: 300", DIAG_E_RANGE, 36,
-                   "efficiency.dram_loaded_latency_ns", "dram.latency_ns");
+                   DIAG_E_RANGE, 43, "efficiency.matrix_pipe_fraction", "[0.001, 1]");
+    expect_variant("fraction = 0", "bandwidth_fraction: 0.92",
+                   "bandwidth_fraction: 0", DIAG_E_RANGE, 32,
+                   "levels.dram.efficiency.bandwidth_fraction", "[0.001, 1]");
+    expect_variant("penalty = 1", "rw_turnaround_penalty: 0.08",
+                   "rw_turnaround_penalty: 1", DIAG_E_RANGE, 33,
+                   "levels.dram.efficiency.rw_turnaround_penalty", "[0, 1)");
+    expect_variant("loaded latency below unloaded", "loaded_latency_ns: 900",
+                   "loaded_latency_ns: 300", DIAG_E_RANGE, 34,
+                   "efficiency.loaded_latency_ns", "latency_ns (400)");
+    expect_variant("dram without efficiency", "    efficiency:\n      bandwidth_fraction: 0.92\n"
+                   "      rw_turnaround_penalty: 0.08\n      loaded_latency_ns: 900\n", "",
+                   DIAG_E_MISSING, 25, "levels.dram.efficiency", "required");
     expect_variant("negative overhead", "kernel_overhead_ns: 2500", "kernel_overhead_ns: -1",
-                   DIAG_E_RANGE, 30, "launch.kernel_overhead_ns", ">= 0");
-    expect_variant("non-scalar key", "registers:\n", "? [a]\n: 1\nregisters:\n",
-                   DIAG_E_TYPE, 10, "", "keys must be");
+                   DIAG_E_RANGE, 41, "launch.kernel_overhead_ns", ">= 0");
+    expect_variant("non-scalar key", "launch:\n", "? [a]\n: 1\nlaunch:\n",
+                   DIAG_E_TYPE, 40, "", "keys must be");
     expect_variant("anchor", "clock_MHz: 1000", "clock_MHz: &c 1000",
                    DIAG_E_UNSUPPORTED, 3, "", "anchors");
-    expect_variant("alias", "  latency_ns: 400\n", "  latency_ns: *c\n",
-                   DIAG_E_UNSUPPORTED, 24, "", "aliases");
+    expect_variant("alias", "    latency_ns: 400\n", "    latency_ns: *c\n",
+                   DIAG_E_UNSUPPORTED, 30, "", "aliases");
     expect_variant("anchor and alias", "clock_MHz: 1000\n",
                    "clock_MHz: 1000\nx: &a 1\ny: *a\n", DIAG_E_UNSUPPORTED, 4, "", "anchors");
-    expect_variant("merge key", "registers:\n", "<<: *r\nregisters:\n",
-                   DIAG_E_UNSUPPORTED, 10, "", "aliases");
+    expect_variant("merge key", "launch:\n", "<<: *r\nlaunch:\n",
+                   DIAG_E_UNSUPPORTED, 40, "", "aliases");
     expect_variant("explicit tag", "clock_MHz: 1000", "clock_MHz: !!float 1000",
                    DIAG_E_UNSUPPORTED, 3, "", "tags");
     expect_variant("deep nesting", "clock_MHz: 1000",
@@ -380,7 +452,7 @@ static void test_files(void)
     CHECK_EQ_INT(cfg_load(path, &h, NULL), -1); /* d may be NULL */
 
     /* The printed form is "file:line: field: message". */
-    char *v = variant("  bandwidth_GBps: 3350\n", "  bandwidth_GBps: -5\n");
+    char *v = variant("    bandwidth_GBps: 3350\n", "    bandwidth_GBps: -5\n");
     CHECK_EQ_INT(load_bytes(v, strlen(v), &h, &d), -1);
     free(v);
     char *out = NULL;
@@ -391,7 +463,7 @@ static void test_files(void)
     diag_print(&d, mem);
     fclose(mem);
     char want[256];
-    snprintf(want, sizeof want, "%s:23: dram.bandwidth_GBps: must be between 0.001 and 1e+15, got -5\n", tmpfile_);
+    snprintf(want, sizeof want, "%s:29: levels.dram.bandwidth_GBps: must be between 0.001 and 1e+15, got -5\n", tmpfile_);
     CHECK_STR_CONTAINS(out, want);
     free(out);
 }

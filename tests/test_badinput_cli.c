@@ -178,8 +178,8 @@ static void test_configs(void)
     snprintf(text, n + 64, "%s%sbogus_key: 1\n", h100, n > 0 && h100[n - 1] != '\n' ? "\n" : "");
     bad_config("unknown-key", text, "bogus_key");
 
-    /* a negative DRAM bandwidth: the first "bandwidth_GBps:" after "dram:" */
-    const char *dram = strstr(h100, "\ndram:");
+    /* a negative DRAM bandwidth: the first "bandwidth_GBps:" after the dram level */
+    const char *dram = strstr(h100, "- name: dram");
     const char *bw = dram ? strstr(dram, "bandwidth_GBps:") : NULL;
     CHECK(bw != NULL);
     if (bw != NULL) {

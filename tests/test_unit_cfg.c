@@ -19,16 +19,16 @@ static void check_common(const struct hw_config *h, const char *path, const char
     CHECK(h->units >= 1);
     CHECK(h->eff_matrix_pipe > 0 && h->eff_matrix_pipe <= 1);
     CHECK(h->eff_vector_pipe > 0 && h->eff_vector_pipe <= 1);
-    CHECK(h->eff_dram_bw > 0 && h->eff_dram_bw <= 1);
-    CHECK(h->eff_dram_rw_penalty >= 0 && h->eff_dram_rw_penalty < 1);
-    CHECK(h->eff_dram_loaded_latency_ps >= h->dram_latency_ps);
+    CHECK(h->level[h->lv_dram].eff_bw > 0 && h->level[h->lv_dram].eff_bw <= 1);
+    CHECK(h->level[h->lv_dram].eff_rw_penalty >= 0 && h->level[h->lv_dram].eff_rw_penalty < 1);
+    CHECK(h->level[h->lv_dram].eff_loaded_latency_ps >= h->level[h->lv_dram].latency_ps);
     CHECK(h->eff_inflight_bytes_per_unit > 0);
-    CHECK(h->l2_latency_ps < h->dram_latency_ps);
-    CHECK(h->l2_bw_bytes_per_s > h->dram_bw_bytes_per_s);
+    CHECK(h->level[h->lv_cache[0]].latency_ps < h->level[h->lv_dram].latency_ps);
+    CHECK(h->level[h->lv_cache[0]].bw_bytes_per_s > h->level[h->lv_dram].bw_bytes_per_s);
     CHECK_EQ_INT(h->launch_overhead_ps, 2500000);
-    CHECK_EQ_INT(h->pcie_latency_ps, 1000000);
-    CHECK_EQ_INT(h->regfile_bytes_per_unit, 256 * 1024);
-    CHECK(h->smem_bytes_per_cycle_per_unit == 128);
+    CHECK_EQ_INT(h->level[h->lv_host].latency_ps, 1000000);
+    CHECK_EQ_INT(h->level[h->lv_regs].capacity_bytes, 256 * 1024);
+    CHECK(h->level[h->lv_smem].bw_bytes_per_cycle == 128);
     CHECK(cfg_matrix_peak_flops(h, DT_COUNT) == 0);
     CHECK(cfg_vector_peak_flops(h, DT_COUNT) == 0);
     CHECK(cfg_matrix_peak_flops(h, DT_BF16) > cfg_vector_peak_flops(h, DT_FP32));
@@ -51,19 +51,18 @@ static void test_h100(void)
     CHECK(cfg_matrix_peak_flops(&h, DT_INT4) == 0);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 67.0e12, 1e-3);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP64), 33.5e12, 1e-3);
-    CHECK(h.dram_bw_bytes_per_s == 3.35e12);
-    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
-    CHECK_EQ_INT(h.dram_channels, 10);
-    CHECK(strcmp(h.dram_type, "HBM3") == 0);
-    CHECK_EQ_INT(h.l2_bytes, 50ULL * 1048576);
-    CHECK_EQ_INT(h.l2_latency_ps, 151200);
-    CHECK_EQ_INT(h.dram_latency_ps, 375200);
-    CHECK_EQ_INT(h.smem_bytes_per_unit, 228 * 1024);
+    CHECK(h.level[h.lv_dram].bw_bytes_per_s == 3.35e12);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 80000000000ULL);
+    CHECK(strcmp(h.level[h.lv_dram].type, "HBM3") == 0);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].capacity_bytes, 50ULL * 1048576);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].latency_ps, 151200);
+    CHECK_EQ_INT(h.level[h.lv_dram].latency_ps, 375200);
+    CHECK_EQ_INT(h.level[h.lv_smem].capacity_bytes, 228 * 1024);
     CHECK_EQ_INT(h.max_threads_per_unit, 2048);
     CHECK_EQ_INT(h.max_ctas_per_unit, 32);
-    CHECK_EQ_INT(h.nvlink_links, 18);
-    CHECK(h.nvlink_bw_bytes_per_s_per_link == 25e9);
-    CHECK(h.pcie_bw_bytes_per_s == 63e9);
+    CHECK_EQ_INT(h.level[h.lv_peer].instances, 18);
+    CHECK(h.level[h.lv_peer].bw_bytes_per_s == 18 * 25e9);
+    CHECK(h.level[h.lv_host].bw_bytes_per_s == 63e9);
     CHECK_NEAR_REL(cfg_smem_bw(&h), 132 * 128 * 1.83e9, 1e-12);
 }
 
@@ -80,12 +79,11 @@ static void test_h200(void)
         CHECK(h.vector_flops_per_cycle[t] == h100.vector_flops_per_cycle[t]);
     }
     CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_BF16), 989.4e12, 1e-3);
-    CHECK(h.dram_bw_bytes_per_s == 4.8e12);
-    CHECK_EQ_INT(h.dram_bytes, 141000000000ULL);
-    CHECK_EQ_INT(h.dram_channels, 12);
-    CHECK(strcmp(h.dram_type, "HBM3e") == 0);
-    CHECK_NEAR_REL(h.l2_bw_bytes_per_s, 10.148e12, 1e-9);
-    CHECK_EQ_INT(h.nvlink_links, 18);
+    CHECK(h.level[h.lv_dram].bw_bytes_per_s == 4.8e12);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 141000000000ULL);
+    CHECK(strcmp(h.level[h.lv_dram].type, "HBM3e") == 0);
+    CHECK_NEAR_REL(h.level[h.lv_cache[0]].bw_bytes_per_s, 10.148e12, 1e-9);
+    CHECK_EQ_INT(h.level[h.lv_peer].instances, 18);
 }
 
 static void test_a100(void)
@@ -104,15 +102,14 @@ static void test_a100(void)
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 19.5e12, 2e-3);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP64), 9.7e12, 1e-2);
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP16), 78e12, 2e-3);
-    CHECK_EQ_INT(h.smem_bytes_per_unit, 164 * 1024);
+    CHECK_EQ_INT(h.level[h.lv_smem].capacity_bytes, 164 * 1024);
     CHECK_NEAR_REL(cfg_smem_bw(&h), 108 * 128 * 1.41e9, 1e-12);
-    CHECK_EQ_INT(h.l2_bytes, 40ULL * 1048576);
-    CHECK_EQ_INT(h.l2_latency_ps, 149600);
-    CHECK(h.dram_bw_bytes_per_s == 2039e9);
-    CHECK_EQ_INT(h.dram_bytes, 80000000000ULL);
-    CHECK_EQ_INT(h.dram_channels, 10);
-    CHECK_EQ_INT(h.nvlink_links, 12);
-    CHECK(h.nvlink_bw_bytes_per_s_per_link == 25e9);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].capacity_bytes, 40ULL * 1048576);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].latency_ps, 149600);
+    CHECK(h.level[h.lv_dram].bw_bytes_per_s == 2039e9);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 80000000000ULL);
+    CHECK_EQ_INT(h.level[h.lv_peer].instances, 12);
+    CHECK(h.level[h.lv_peer].bw_bytes_per_s == 12 * 25e9);
 }
 
 static void test_rtx4090(void)
@@ -130,15 +127,12 @@ static void test_rtx4090(void)
     CHECK_NEAR_REL(cfg_vector_peak_flops(&h, DT_FP32), 82.6e12, 1e-3);
     CHECK_EQ_INT(h.max_threads_per_unit, 1536);
     CHECK_EQ_INT(h.max_ctas_per_unit, 24);
-    CHECK_EQ_INT(h.smem_bytes_per_unit, 100 * 1024);
-    CHECK_EQ_INT(h.l2_bytes, 72ULL * 1048576);
-    CHECK(h.dram_bw_bytes_per_s == 1008e9);
-    CHECK_EQ_INT(h.dram_bytes, 24000000000ULL);
-    CHECK_EQ_INT(h.dram_channels, 12);
-    CHECK(strcmp(h.dram_type, "GDDR6X") == 0);
-    CHECK_EQ_INT(h.nvlink_links, 0);
-    CHECK(h.nvlink_bw_bytes_per_s_per_link == 0);
-    CHECK_EQ_INT(h.nvlink_latency_ps, 0);
+    CHECK_EQ_INT(h.level[h.lv_smem].capacity_bytes, 100 * 1024);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].capacity_bytes, 72ULL * 1048576);
+    CHECK(h.level[h.lv_dram].bw_bytes_per_s == 1008e9);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 24000000000ULL);
+    CHECK(strcmp(h.level[h.lv_dram].type, "GDDR6X") == 0);
+    CHECK(h.lv_peer < 0);   /* no NVLink on the RTX 4090 */
 }
 
 /* Every YAML file in configs/: loads, is named after its file, has a
@@ -212,8 +206,8 @@ static void test_every_config(void)
         /* buffers too small for any tile: still a plan (tiles taken as if
          * they fit), not an abort */
         struct hw_config small = h;
-        small.smem_bytes_per_unit = 1024;
-        small.regfile_bytes_per_unit = 4096;
+        small.level[small.lv_smem].capacity_bytes = 1024;
+        small.level[small.lv_regs].capacity_bytes = 4096;
         CHECK_EQ_INT(run_trace(&small, &tiny, &r, &d), 0);
         CHECK(r.total_ps > 0);
         run_result_free(&r);

@@ -61,29 +61,28 @@ static void check_chip(const struct published *p)
     }
     CHECK(strcmp(h.name, p->name) == 0);
     CHECK(strcmp(h.family, "gpu") == 0);
-    CHECK(strcmp(h.dram_type, p->dram_type) == 0);
+    CHECK(strcmp(h.level[h.lv_dram].type, p->dram_type) == 0);
     CHECK_EQ_INT(h.units, p->cores);
     CHECK_NEAR_REL(h.clock_hz, p->clock_mhz * 1e6, 1e-9);
 
     /* Published capacity and bandwidth, within 1%. */
-    CHECK_NEAR_REL((double)h.dram_bytes, p->cap_gb * 1e9, 0.01);
-    CHECK_NEAR_REL(h.dram_bw_bytes_per_s, p->bw_gbps * 1e9, 0.01);
+    CHECK_NEAR_REL((double)h.level[h.lv_dram].capacity_bytes, p->cap_gb * 1e9, 0.01);
+    CHECK_NEAR_REL(h.level[h.lv_dram].bw_bytes_per_s, p->bw_gbps * 1e9, 0.01);
 
     /* Invariants of a usable config. */
-    CHECK(h.nvlink_links == 0);
-    CHECK(h.pcie_bw_bytes_per_s > 0);
-    CHECK(h.l2_bytes > 0);
-    CHECK(h.l2_bw_bytes_per_s > h.dram_bw_bytes_per_s);
-    CHECK(h.l2_latency_ps < h.dram_latency_ps);
-    CHECK(h.eff_dram_loaded_latency_ps >= h.dram_latency_ps);
+    CHECK(h.lv_peer < 0);
+    CHECK(h.level[h.lv_host].bw_bytes_per_s > 0);
+    CHECK(h.level[h.lv_cache[0]].capacity_bytes > 0);
+    CHECK(h.level[h.lv_cache[0]].bw_bytes_per_s > h.level[h.lv_dram].bw_bytes_per_s);
+    CHECK(h.level[h.lv_cache[0]].latency_ps < h.level[h.lv_dram].latency_ps);
+    CHECK(h.level[h.lv_dram].eff_loaded_latency_ps >= h.level[h.lv_dram].latency_ps);
     CHECK(h.eff_matrix_pipe > 0 && h.eff_matrix_pipe <= 1);
     CHECK(h.eff_vector_pipe > 0 && h.eff_vector_pipe <= 1);
-    CHECK(h.eff_dram_bw > 0 && h.eff_dram_bw <= 1);
-    CHECK(h.dram_channels >= 1);
+    CHECK(h.level[h.lv_dram].eff_bw > 0 && h.level[h.lv_dram].eff_bw <= 1);
     /* The L2 port of all units together must be able to carry the DRAM
      * stream, or the model would cap DRAM-bound kernels below the data sheet. */
-    CHECK((double)h.units * h.l2_port_bytes_per_cycle_per_unit * h.clock_hz >
-          h.dram_bw_bytes_per_s);
+    CHECK((double)h.units * h.level[h.lv_cache[0]].port_bytes_per_cycle_per_unit * h.clock_hz >
+          h.level[h.lv_dram].bw_bytes_per_s);
     CHECK(cfg_vector_peak_flops(&h, DT_FP32) > 0);
     CHECK(cfg_matrix_peak_flops(&h, DT_FP16) > 0);
 
@@ -97,7 +96,7 @@ static void check_chip(const struct published *p)
         CHECK(cfg_matrix_peak_flops(&h, DT_FP16) <= cfg_vector_peak_flops(&h, DT_FP16));
         CHECK(cfg_vector_peak_flops(&h, DT_FP64) == 0);
         CHECK(h.launch_overhead_ps == 5000000);
-        CHECK_EQ_INT(h.smem_bytes_per_unit, 32 * 1024);
+        CHECK_EQ_INT(h.level[h.lv_smem].capacity_bytes, 32 * 1024);
     } else {
         CHECK(h.launch_overhead_ps == 4000000);
     }
@@ -142,7 +141,7 @@ static void test_quoted_peaks(void)
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-jetson-orin-nano-8gb.yaml", &h), 0);
     CHECK_NEAR_REL(2 * cfg_matrix_peak_flops(&h, DT_INT8), 40e12, 0.03);
     CHECK_NEAR_REL(cfg_matrix_peak_flops(&h, DT_FP16), 10e12, 0.03);
-    CHECK_EQ_INT(h.l2_bytes, 2ULL * 1048576);
+    CHECK_EQ_INT(h.level[h.lv_cache[0]].capacity_bytes, 2ULL * 1048576);
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-jetson-orin-nano-8gb-super.yaml", &h), 0);
     CHECK_NEAR_REL(2 * cfg_matrix_peak_flops(&h, DT_INT8), 67e12, 0.03);
 
@@ -159,9 +158,9 @@ static void test_capacities(void)
 {
     struct hw_config h;
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-40c.yaml", &h), 0);
-    CHECK((double)h.dram_bytes >= 128e9);
+    CHECK((double)h.level[h.lv_dram].capacity_bytes >= 128e9);
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &h), 0);
-    CHECK_EQ_INT(h.dram_bytes, 24000000000ULL);
+    CHECK_EQ_INT(h.level[h.lv_dram].capacity_bytes, 24000000000ULL);
 
     /* Bins: the 60-core M3 Ultra tops out at 256 GB (512 GB needs the 80-core
      * bin); the 30-core M3 Max and 32-core M4 Max have a 384-bit bus (3/4 of
@@ -169,15 +168,15 @@ static void test_capacities(void)
     struct hw_config lo;
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-ultra-60c.yaml", &lo), 0);
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-ultra-80c.yaml", &h), 0);
-    CHECK(lo.dram_bytes < h.dram_bytes);
-    CHECK_NEAR_REL(lo.dram_bw_bytes_per_s, h.dram_bw_bytes_per_s, 1e-9);
+    CHECK(lo.level[lo.lv_dram].capacity_bytes < h.level[h.lv_dram].capacity_bytes);
+    CHECK_NEAR_REL(lo.level[lo.lv_dram].bw_bytes_per_s, h.level[h.lv_dram].bw_bytes_per_s, 1e-9);
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-max-30c.yaml", &lo), 0);
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m3-max-40c.yaml", &h), 0);
-    CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
+    CHECK_NEAR_REL(lo.level[lo.lv_dram].bw_bytes_per_s * 4, h.level[h.lv_dram].bw_bytes_per_s * 3, 0.01);
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-32c.yaml", &lo), 0);
     CHECK_EQ_INT(tu_load_cfg("configs/apple-m4-max-40c.yaml", &h), 0);
-    CHECK_EQ_INT(lo.dram_channels * 4, h.dram_channels * 3);
-    CHECK(lo.dram_bytes < h.dram_bytes);
+    CHECK_NEAR_REL(lo.level[lo.lv_dram].bw_bytes_per_s * 4, h.level[h.lv_dram].bw_bytes_per_s * 3, 0.01);
+    CHECK(lo.level[lo.lv_dram].capacity_bytes < h.level[h.lv_dram].capacity_bytes);
 }
 
 int main(void)

@@ -105,7 +105,7 @@ static void test_many_streams(void)
     for (uint32_t i = 0; i < r.nops; i++)
         CHECK(r.ops[i].end_ps > r.ops[i].start_ps);
     /* 300 x 4 MiB through DRAM at no more than its peak */
-    CHECK((double)r.total_ps * 1e-12 >= 300.0 * 4 * 1048576 / c.dram_bw_bytes_per_s);
+    CHECK((double)r.total_ps * 1e-12 >= 300.0 * 4 * 1048576 / c.level[c.lv_dram].bw_bytes_per_s);
     run_result_free(&r);
     trace_free(&t);
     tu_rmtree(dir);

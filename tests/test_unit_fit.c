@@ -63,8 +63,8 @@ int main(void)
         double secs = (double)r.total_ps * 1e-12;
         printf("  70B bf16 decode on RTX 4090: %.3f s/token, %.1f GB spilled\n", secs, r.spill / 1e9);
         CHECK(r.spill > 100e9);
-        CHECK(secs >= r.spill / cfg.pcie_bw_bytes_per_s);
-        CHECK(r.time_ps[CAT_STALL + LVL_PCIE] > 0.9 * (double)r.total_ps);
+        CHECK(secs >= r.spill / cfg.level[cfg.lv_host].bw_bytes_per_s);
+        CHECK(r.time_ps[CAT_STALL + cfg.lv_host] > 0.9 * (double)r.total_ps);
         run_result_free(&r);
         trace_free(&t);
     }
