@@ -1,8 +1,10 @@
 /* info.c: see info.h. */
 #include "info.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "report.h"
 
 void info_derive(const struct hw_config *c, struct info_out *o)
@@ -60,4 +62,44 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
     report_fmt_si(b2, sizeof b2, (double)c->dram_bytes, "B");
     fprintf(f, "\n  capacity: L2 %s, %s %s; launch overhead %.2f us\n", b1,
             c->dram_type[0] ? c->dram_type : "DRAM", b2, (double)c->launch_overhead_ps * 1e-6);
+}
+
+void *info_json_tree(const struct hw_config *c, const struct info_out *o)
+{
+    cJSON *root = cJSON_CreateObject();
+    jout_add_num(root, "strata_info", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "name", c->name);
+    cJSON_AddStringToObject(root, "family", c->family);
+    cJSON_AddStringToObject(root, "config", c->path);
+    jout_add_num(root, "units", c->units);
+    jout_add_num(root, "clock_hz", c->clock_hz);
+    cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
+    cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
+    cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
+    for (unsigned t = 0; t < DT_COUNT; t++) {
+        const char *n = dtype_name((enum dtype)t);
+        if (o->matrix_flops[t] > 0) {
+            jout_add_num(mp, n, o->matrix_flops[t]);
+            cJSON *r = cJSON_AddObjectToObject(rp, n);
+            for (unsigned l = 0; l < LVL_COUNT; l++)
+                if (o->bw[l] > 0)
+                    jout_add_num(r, level_name((enum level)l), o->ridge[t][l]);
+        }
+        if (o->vector_flops[t] > 0)
+            jout_add_num(vp, n, o->vector_flops[t]);
+    }
+    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", jout_levels(o->bw, 1.0));
+    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", jout_levels(o->bw_achievable, 1.0));
+    jout_add_num(root, "l2_bytes", (double)c->l2_bytes);
+    jout_add_num(root, "dram_bytes", (double)c->dram_bytes);
+    jout_add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    return root;
+}
+
+int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
+{
+    cJSON *root = info_json_tree(c, o);
+    int rc = jout_write(root, path, d);
+    cJSON_Delete(root);
+    return rc;
 }
