@@ -59,7 +59,7 @@
 #include "check.h"
 #include "flow.h"
 #include "model.h"
-#include "timeline.h"
+#include "record.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
 #define GPU_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM

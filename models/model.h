@@ -2,7 +2,7 @@
  *
  * A hardware family (GPU, systolic array, ...) implements one struct
  * model_ops; models/registry.c maps the config's `family` to it.  The run
- * driver (sim/run.c) creates one model instance per device, hands it ops
+ * driver (sim/run/run.c) creates one model instance per device, hands it ops
  * whose dependencies are satisfied, and is called back when each finishes.
  * The model fills the op's struct op_result: time, work, bytes per memory
  * level, and where the time went.
@@ -41,10 +41,16 @@ struct op_result {
     char tile[48];              /* lowering summary, e.g. "128x128x64 s3 split1" */
 };
 
+/* The timeline series a device records (tl_init's nseries): one per level
+ * (bytes), then the matrix and the vector pipe (FLOPs). */
+#define TL_SERIES_PER_DEV (HW_MAX_LEVELS + 2)
+#define TL_SERIES_MATRIX HW_MAX_LEVELS
+#define TL_SERIES_VECTOR (HW_MAX_LEVELS + 1)
+
 typedef void (*model_done_fn)(struct engine *e, void *ctx, uint32_t op_index);
 
-struct timeline; /* sim/timeline.h; NULL when no timeline is recorded */
-struct flowsrv;  /* sim/flow.h; a DRAM server shared by the run's devices, or NULL */
+struct timeline; /* sim/engine/record.h; NULL when no timeline is recorded */
+struct flowsrv;  /* sim/engine/flow.h; a DRAM server shared by the run's devices, or NULL */
 
 struct model_ops {
     const char *family;

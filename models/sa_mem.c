@@ -72,6 +72,8 @@ static int64_t pf_elem(const struct geom *g, int op, uint64_t r, uint64_t c)
             uint64_t f = (r / g->W) * g->C + c;
             return f < g->F ? filter_addr(g, r % g->W, f) : -1;
         }
+    case SA_IS:
+    case SA_DATAFLOW_COUNT:
     default:
         if (op == SA_IFMAP) {
             uint64_t p = (r / g->W) * g->C + c;
@@ -98,6 +100,8 @@ static void pf_shape(const struct geom *g, int op, uint64_t *mr, uint64_t *nc, i
         *nc = op == SA_IFMAP ? g->R : g->C;
         *diag = op == SA_IFMAP;
         break;
+    case SA_IS:
+    case SA_DATAFLOW_COUNT:
     default:
         *mr = op == SA_IFMAP ? g->cf * g->W : g->rf * g->F;
         *nc = op == SA_IFMAP ? g->C : g->R;
@@ -443,6 +447,8 @@ static int64_t serve_read(struct rbuf *b, const struct geom *g, int op, const st
             case SA_WS: /* only the ifmap streams */
                 x = ifmap_addr(g, t, f->a + cc);
                 break;
+            case SA_IS:
+            case SA_DATAFLOW_COUNT:
             default:    /* only the filter streams */
                 x = filter_addr(g, f->a + cc, t);
                 break;
@@ -500,6 +506,8 @@ static int geom_init(const struct sa_mem_config *c, const struct sa_conv *v, str
     switch (c->df) {
     case SA_OS: *sr = g->P; *sc = g->F; g->T = g->W; break;
     case SA_WS: *sr = g->W; *sc = g->F; g->T = g->P; break;
+    case SA_IS:
+    case SA_DATAFLOW_COUNT:
     default: *sr = g->W; *sc = g->P; g->T = g->F; break;
     }
     g->rf = cdiv(*sr, g->R);

@@ -45,6 +45,8 @@ int sa_run_layer(uint64_t rows, uint64_t cols, enum sa_dataflow df, const struct
     switch (df) {
     case SA_OS: sr = l->ofmap_px; sc = l->filters; t = l->window; break;
     case SA_WS: sr = l->window; sc = l->filters; t = l->ofmap_px; break;
+    case SA_IS:
+    case SA_DATAFLOW_COUNT:
     default: sr = l->window; sc = l->ofmap_px; t = l->filters; break;
     }
     r->row_folds = ceil_div(sr, rows);
@@ -89,6 +91,8 @@ int sa_run_layer(uint64_t rows, uint64_t cols, enum sa_dataflow df, const struct
         r->filter_reads = used_pes;
         r->ofmap_writes = tt * sum_cols * rf;
         break;
+    case SA_IS:
+    case SA_DATAFLOW_COUNT:
     default:     /* ifmap stationary; filters stream into the rows */
         r->ifmap_reads = used_pes;
         r->filter_reads = tt * sum_rows * cf;

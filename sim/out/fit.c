@@ -1,4 +1,4 @@
-/* fit.c: `strata fit`: will a model run on a device, and what does it cost
+/* fit.c: `strata fit` (sim/cli/fit.c): will a model run on a device, and what does it cost
  * when it does not?
  *
  *   strata fit --hw CFG --model HF.json --phase decode|prefill|train
@@ -34,7 +34,6 @@
 #include <string.h>
 
 #include "cfg.h"
-#include "cli.h"
 #include "fit.h"
 #include "llm.h"
 #include "report.h"
@@ -96,7 +95,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     }
 }
 
-static int fit_json(const struct fit_result *f, const char *path, struct diag *d)
+int fit_json(const struct fit_result *f, const char *path, struct diag *d)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddNumberToObject(r, "strata_fit", 1);
@@ -117,104 +116,4 @@ static int fit_json(const struct fit_result *f, const char *path, struct diag *d
     int rc = report_tree_write(r, path, d);
     report_tree_free(r);
     return rc;
-}
-
-static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *out)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (v[0] == '\0' || v[0] == '-' || *end != '\0' || x < min || x > (1ull << 40)) {
-        fprintf(stderr, "strata fit: %s: expected an integer >= %llu, got '%s'\n", opt,
-                (unsigned long long)min, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-int cli_fit(int argc, char **argv)
-{
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *hw = cli_get(&o, "--hw"), *model = cli_get(&o, "--model");
-    const char *phase = cli_get(&o, "--phase"), *batch = cli_get(&o, "--batch");
-    const char *prompt = cli_get(&o, "--prompt"), *context = cli_get(&o, "--context");
-    const char *dtype = cli_get(&o, "--dtype"), *weights = cli_get(&o, "--weights");
-    const char *kvd = cli_get(&o, "--kv-dtype"), *js = cli_get(&o, "--json");
-    int rc = cli_check(&o, "fit");
-    if (rc)
-        return rc;
-    if (hw == NULL || model == NULL || phase == NULL) {
-        fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
-        return 2;
-    }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
-    int train = strcmp(phase, "train") == 0;
-    if (strcmp(phase, "prefill") == 0 || train) {
-        s.phase = LLM_PREFILL;
-        s.prompt = 2048;
-    } else if (strcmp(phase, "decode") != 0) {
-        fprintf(stderr, "strata fit: --phase: expected decode, prefill or train, got '%s'\n", phase);
-        return 2;
-    }
-    if ((batch && parse_count("--batch", batch, 1, &s.batch)) ||
-        (prompt && parse_count("--prompt", prompt, 1, &s.prompt)) ||
-        (context && parse_count("--context", context, 0, &s.context)))
-        return 2;
-    if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
-        fprintf(stderr, "strata fit: --dtype: unknown dtype '%s'\n", dtype);
-        return 2;
-    }
-    if (weights && llm_weights_from_name(weights, &s) != 0) {
-        fprintf(stderr, "strata fit: --weights: unknown weight format '%s'\n", weights);
-        return 2;
-    }
-    if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
-        fprintf(stderr, "strata fit: --kv-dtype: unknown dtype '%s'\n", kvd);
-        return 2;
-    }
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct hw_config cfg;
-    struct llm_config c;
-    if (cfg_load(hw, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    uint64_t seq = s.context + (s.phase == LLM_DECODE ? 1 : s.prompt);
-    if (seq > c.max_pos) {
-        d.code = DIAG_E_RANGE;
-        diag_set(&d, DIAG_E_RANGE, model, 0, "max_position_embeddings",
-                 "context %llu + new tokens = %llu exceeds the model's %llu",
-                 (unsigned long long)s.context, (unsigned long long)seq, (unsigned long long)c.max_pos);
-        diag_print(&d, stderr);
-        return 1;
-    }
-    struct fit_result f;
-    fit_budget(&cfg, &c, &s, train, &f);
-    char a[32], b[32];
-    printf("strata fit: %s (%.2f B params) %s on %s\n", model, f.params / 1e9, phase, cfg.name);
-    const struct { const char *name; double v; } rows[] = {
-        {"weights", f.weights},       {"KV cache", f.kv_cache},   {"activations", f.activations},
-        {"optimizer state", f.optimizer}, {"workspace", f.workspace},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        report_fmt_si(a, sizeof a, rows[i].v, "B");
-        printf("  %-16s %12s  (%.3f GiB)\n", rows[i].name, a, rows[i].v / 1073741824.0);
-    }
-    report_fmt_si(a, sizeof a, f.total, "B");
-    report_fmt_si(b, sizeof b, f.capacity, "B");
-    printf("  %-16s %12s of %s: %s\n", "total", a, b,
-           f.fits ? "FITS" : "DOES NOT FIT");
-    if (!f.fits) {
-        report_fmt_si(a, sizeof a, f.spill, "B");
-        printf("  %s of weights must be streamed every step: %.3f s over PCIe from host memory, "
-               "%.3f s from an NVMe SSD (7 GB/s)\n",
-               a, f.spill_pcie_s, f.spill_storage_s);
-    }
-    if (js != NULL && fit_json(&f, js, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    return 0;
 }

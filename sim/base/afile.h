@@ -26,5 +26,8 @@ int afile_open(struct afile *a, const char *path, struct diag *d);
 int afile_commit(struct afile *a, struct diag *d);
 /* Close and remove the temp file. */
 void afile_abort(struct afile *a);
+/* Create dir if it is missing (its parent must exist); opt names the
+ * option in the diagnostic.  0, or -1 with *d. */
+int afile_make_dir(const char *dir, const char *opt, struct diag *d);
 
 #endif

@@ -1,159 +1,21 @@
-/* cli.c: `strata run` and `strata info`, plus option parsing.  The other
- * verbs live next to what they drive (llm.c, validate.c). */
-#include "cli.h"
-
-#include <errno.h>
-#include <math.h>
-#include <pthread.h>
-#include <sys/stat.h>
-#include <unistd.h>
+/* run.c: `strata run`: load, simulate, write the reports (and with --out
+ * the what-ifs, the timeline and the plots). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "afile.h"
 #include "cfg.h"
+#include "cli.h"
 #include "diag.h"
-#include "info.h"
 #include "plot.h"
 #include "report.h"
 #include "run.h"
 #include "timeline.h"
 #include "trace.h"
-
-void cli_opts_init(struct cli_opts *o, int argc, char **argv)
-{
-    memset(o, 0, sizeof *o);
-    o->argc = argc < 64 ? argc : 64;
-    o->argv = argv;
-}
-
-const char *cli_get(struct cli_opts *o, const char *name)
-{
-    for (int i = 1; i + 1 < o->argc; i++) {
-        if (!o->used[i] && strcmp(o->argv[i], name) == 0) {
-            o->used[i] = o->used[i + 1] = 1;
-            return o->argv[i + 1];
-        }
-    }
-    return NULL;
-}
-
-int cli_flag(struct cli_opts *o, const char *name)
-{
-    for (int i = 1; i < o->argc; i++) {
-        if (!o->used[i] && strcmp(o->argv[i], name) == 0) {
-            o->used[i] = 1;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int cli_check(struct cli_opts *o, const char *verb)
-{
-    for (int i = 1; i < o->argc; i++) {
-        if (!o->used[i]) {
-            fprintf(stderr, "strata %s: unexpected argument '%s' (see strata --help)\n", verb,
-                    o->argv[i]);
-            return 2;
-        }
-    }
-    return 0;
-}
-
-static int fail(const struct diag *d)
-{
-    diag_print(d, stderr);
-    return 1;
-}
-
-int cli_make_dir(const char *dir, const char *opt, struct diag *d)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return 0;
-        return diag_set(d, DIAG_E_IO, dir, 0, opt, "exists and is not a folder");
-    }
-    if (mkdir(dir, 0755) != 0)
-        return diag_set(d, DIAG_E_IO, dir, 0, opt, "cannot create the output folder: %s",
-                        strerror(errno));
-    return 0;
-}
-
-/* Re-simulate with one resource doubled (or launch overhead removed), so
- * the report's "would cut at most" figures are simulated, not guessed.
- * Each what-if is its own engine instance, so they run on two threads; the
- * results land by index, so the report does not depend on which finishes
- * first. */
-enum { NWHATIF = 5 };
-
-struct whatif_job {
-    const struct hw_config *cfg;
-    const struct trace *t;
-    unsigned first, step;      /* runs what-ifs first, first+step, ... */
-    double time_s[NWHATIF];    /* < 0: that run failed */
-};
-
-static void *whatif_worker(void *arg)
-{
-    struct whatif_job *j = arg;
-    for (unsigned i = j->first; i < NWHATIF; i += j->step) {
-        struct hw_config c = *j->cfg;
-        if (i == 0)
-            c.level[c.lv_dram].bw_bytes_per_s *= 2;
-        else if (i == 1)
-            c.level[c.lv_cache[0]].bw_bytes_per_s *= 2;
-        else if (i == 4)
-            c.launch_overhead_ps = 0;
-        else
-            for (unsigned dt = 0; dt < DT_COUNT; dt++) {
-                if (i == 2)
-                    c.matrix_flops_per_cycle[dt] *= 2;
-                else
-                    c.vector_flops_per_cycle[dt] *= 2;
-            }
-        struct diag d;
-        memset(&d, 0, sizeof d);
-        struct run_result r;
-        j->time_s[i] = -1;
-        if (run_trace(&c, j->t, &r, &d) != 0)
-            continue;
-        j->time_s[i] = (double)r.total_ps * 1e-12;
-        run_result_free(&r);
-    }
-    return NULL;
-}
-
-static unsigned run_whatifs(const struct hw_config *cfg, const struct trace *t, struct whatif *w)
-{
-    static const struct { const char *name, *desc; } k[NWHATIF] = {
-        {"dram_bw_x2", "DRAM bandwidth x2"},
-        {"l2_bw_x2", "L2 bandwidth x2"},
-        {"matrix_x2", "matrix pipe FLOP/s x2"},
-        {"vector_x2", "vector pipe FLOP/s x2"},
-        {"no_launch", "zero kernel launch overhead"},
-    };
-    struct whatif_job j[2] = {{cfg, t, 0, 2, {0}}, {cfg, t, 1, 2, {0}}};
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;
-    if (!threaded)
-        j[0].step = 1; /* no second thread: this one runs them all */
-    whatif_worker(&j[0]);
-    if (threaded)
-        pthread_join(th, NULL);
-    unsigned n = 0;
-    for (unsigned i = 0; i < NWHATIF; i++) {
-        double ts = j[threaded ? i % 2 : 0].time_s[i];
-        if (ts < 0)
-            continue;
-        snprintf(w[n].name, sizeof w[n].name, "%s", k[i].name);
-        snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
-        w[n].total_time_s = ts;
-        n++;
-    }
-    return n;
-}
+#include "whatif.h"
 
 int cli_run(int argc, char **argv)
 {
@@ -216,20 +78,20 @@ int cli_run(int argc, char **argv)
     memset(&d, 0, sizeof d);
     struct hw_config cfg;
     if (cfg_load(hw, &cfg, &d) != 0)
-        return fail(&d);
+        return cli_fail(&d);
     struct trace t;
     if (trace_load(tr, &t, &d) != 0)
-        return fail(&d);
+        return cli_fail(&d);
     struct stat ost;
     int made_outdir = outdir != NULL && stat(outdir, &ost) != 0; /* ours to remove on failure */
-    if (outdir != NULL && cli_make_dir(outdir, "--out", &d) != 0) {
+    if (outdir != NULL && afile_make_dir(outdir, "--out", &d) != 0) {
         trace_free(&t);
-        return fail(&d);
+        return cli_fail(&d);
     }
     struct timeline tl;
     struct run_opts ro = {NULL};
     if (outdir != NULL) {
-        tl_init(&tl, t.ndevices, (uint64_t)(gran_us * 1e6));
+        tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(gran_us * 1e6));
         ro.tl = &tl;
     }
     struct run_result r;
@@ -239,7 +101,7 @@ int cli_run(int argc, char **argv)
         trace_free(&t);
         if (made_outdir)
             rmdir(outdir); /* nothing is in it yet */
-        return fail(&d);
+        return cli_fail(&d);
     }
     if (r.spill > 0)
         fprintf(stderr,
@@ -247,10 +109,10 @@ int cli_run(int argc, char **argv)
                 "the %.3g GB that do not fit are streamed from host memory over PCIe before the GEMMs "
                 "that need them (see strata fit)\n",
                 r.working_set / 1e9, cfg.name, (double)cfg_dram(&cfg)->capacity_bytes / 1e9, r.spill / 1e9);
-    struct whatif w[8];
+    struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
     if (outdir != NULL && !no_whatif)
-        c.nwhatif = run_whatifs(&cfg, &t, w);
+        c.nwhatif = whatif_run(&cfg, &t, w);
     /* every file or none: remember what was written, remove it on failure */
     void *tree = NULL;
     char written[6][1100];
@@ -307,29 +169,4 @@ int cli_run(int argc, char **argv)
     run_result_free(&r);
     trace_free(&t);
     return rc;
-}
-
-int cli_info(int argc, char **argv)
-{
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *hw = cli_get(&o, "--hw"), *js = cli_get(&o, "--json");
-    int rc = cli_check(&o, "info");
-    if (rc)
-        return rc;
-    if (hw == NULL) {
-        fprintf(stderr, "strata info: --hw is required\n");
-        return 2;
-    }
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct hw_config cfg;
-    if (cfg_load(hw, &cfg, &d) != 0)
-        return fail(&d);
-    struct info_out inf;
-    info_derive(&cfg, &inf);
-    info_print(&cfg, &inf, stdout);
-    if (js != NULL && info_json(&cfg, &inf, js, &d) != 0)
-        return fail(&d);
-    return 0;
 }

@@ -1,6 +1,6 @@
 /* plot.h: plots and a self-contained HTML page from a saved run report.
  *
- * plot_render() reads a report written by `strata run --json` (fields:
+ * plot_render_ex() reads a report written by `strata run --json` (fields:
  * docs/report.md) and writes, into outdir:
  *
  *   report.html            one page, no network and no other files needed:
@@ -52,25 +52,11 @@ struct plot_summary {
     char gnuplot[512];  /* the binary used ("" if none) */
 };
 
-int plot_render(const char *report_path, const char *outdir, struct diag *d);
+/* Reads the report at report_path; fills *sum (may be NULL). */
+int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
+                   struct diag *d);
 /* Same from a report already in memory (the cJSON tree report_json_tree()
  * builds; name is used in messages). */
 int plot_render_tree(const void *report, const char *name, const char *outdir, struct diag *d);
-/* Same as plot_render; fills *sum (may be NULL). */
-int plot_render_ex(const char *report_path, const char *outdir, struct plot_summary *sum,
-                   struct diag *d);
-
-/* A line plot for parameter sweeps: plots/<name>.dat and plots/<name>.gp
- * under outdir (both directories are created if missing; outdir's parent
- * must exist), rendered like the others.  name is 1-63 characters of
- * [A-Za-z0-9_-]; y holds nseries rows of nx values (row-major), one line
- * per series; a NaN y leaves a gap.  Returns 0 or -1 with *d (nothing left
- * behind).  Labels and series names may be any text (they are escaped). */
-int plot_sweep(const char *outdir, const char *name, const char *xlabel, const char *ylabel,
-               const char *const *series_names, int nseries, const double *x, int nx,
-               const double *y, struct diag *d);
-
-/* `strata plot --report FILE --out DIR`: 0 ok, 1 bad input, 2 bad usage. */
-int cli_plot(int argc, char **argv);
 
 #endif

@@ -1,7 +1,5 @@
-/* compare.c: `strata import` and `strata compare`.
- *
- *   strata import pytorch FILE -o OUT.json     Kineto or execution trace -> strata trace
- *   strata compare --trace T --hw H [--top N] [--json F]
+/* compare.c: measured against predicted kernel times (`strata compare`;
+ * sim/cli/compare.c loads and runs the trace).
  *
  * compare runs the trace and, op class by op class, sets strata's kernel
  * time (the op's time minus its launch overhead: a profiler's kernel
@@ -9,6 +7,8 @@
  * carries.  Ops with a fixed_s were not simulated (no shapes) and are
  * listed as their own class.
  */
+#include "compare.h"
+
 #include <cjson/cJSON.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -17,88 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cfg.h"
 #include "check.h"
-#include "cli.h"
-#include "import.h"
 #include "report.h"
-#include "run.h"
-#include "trace.h"
-
-int cli_import(int argc, char **argv)
-{
-    if (argc < 3 || (strcmp(argv[1], "pytorch") != 0 && strcmp(argv[1], "chakra") != 0)) {
-        fprintf(stderr, "strata import: expected 'strata import pytorch|chakra FILE -o OUT.json'\n");
-        return 2;
-    }
-    int chakra = strcmp(argv[1], "chakra") == 0;
-    const char *in = argv[2];
-    struct cli_opts o;
-    cli_opts_init(&o, argc - 2, argv + 2);
-    const char *out = cli_get(&o, "-o");
-    if (out == NULL)
-        out = cli_get(&o, "--output");
-    int rc = cli_check(&o, "import");
-    if (rc)
-        return rc;
-    if (out == NULL) {
-        fprintf(stderr, "strata import: -o OUT.json is required\n");
-        return 2;
-    }
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct trace t;
-    struct import_stats st;
-    if ((chakra ? import_chakra(in, &t, &st, &d) : import_pytorch(in, &t, &st, &d)) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    if (trace_write(&t, out, &d) != 0) {
-        diag_print(&d, stderr);
-        trace_free(&t);
-        return 1;
-    }
-    printf("wrote %s: %u ops on %u device(s)", out, t.nops, t.ndevices);
-    for (unsigned k = 0; k < OP_KIND_COUNT; k++)
-        if (st.by_kind[k])
-            printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
-    if (chakra)
-        printf("\n  read %u nodes; %u became ops (%u from their operator's shapes, %u with only a "
-               "duration), the rest were left out with their dependencies passed on\n",
-               st.cpu_ops, st.mapped, st.owners, st.fixed_noshape);
-    else
-        printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with "
-               "shapes\n",
-               st.cpu_ops, st.kernels, st.copies, st.owners, st.mapped);
-    if (st.syncs > 0)
-        printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
-               st.sync_deps);
-    if (st.partial > 0)
-        fprintf(stderr,
-                "strata import: warning: %u GEMMs own only a library's helper kernels (split-K "
-                "reduction, epilogue): their main kernel is not in the trace, so they carry no "
-                "measured time\n",
-                st.partial);
-    if (st.syncs_skipped > 0)
-        fprintf(stderr,
-                "strata import: warning: the last %u synchronisation events were not used (past "
-                "the work bound in docs/import.md)\n",
-                st.syncs_skipped);
-    if (st.deps_dropped > 0)
-        fprintf(stderr, "strata import: warning: %u dependencies left out (past the bounds in "
-                        "docs/import.md)\n",
-                st.deps_dropped);
-    unsigned fixed = st.fixed_noshape + st.fixed_unknown + st.fixed_collective + st.orphan_kernels;
-    if (!chakra && (fixed > 0 || st.malformed > 0))
-        fprintf(stderr,
-                "strata import: warning: %u ops kept as their measured time (fixed_s): %u without "
-                "shapes, %u of kinds strata does not model, %u collectives, %u kernels without a CPU "
-                "op; %u malformed events skipped\n",
-                fixed, st.fixed_noshape, st.fixed_unknown, st.fixed_collective, st.orphan_kernels,
-                st.malformed);
-    trace_free(&t);
-    return 0;
-}
 
 /* A measured time below a nanosecond (no profiler resolves one) has no
  * relative error to speak of: such ops count as not measured. */
@@ -192,46 +112,22 @@ static struct kfam *kernel_families(const struct trace *t, const double *pred, u
     return f;
 }
 
-int cli_compare(int argc, char **argv)
+int compare_report(const struct hw_config *cfg, const struct trace *t, const struct run_result *r,
+                   unsigned ntop, const char *js, struct diag *d)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *tr = cli_get(&o, "--trace"), *hw = cli_get(&o, "--hw");
-    const char *js = cli_get(&o, "--json"), *top = cli_get(&o, "--top");
-    int rc = cli_check(&o, "compare");
-    if (rc)
-        return rc;
-    if (tr == NULL || hw == NULL) {
-        fprintf(stderr, "strata compare: --trace and --hw are required\n");
-        return 2;
-    }
-    unsigned ntop = top ? (unsigned)strtoul(top, NULL, 10) : 10;
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct hw_config cfg;
-    struct trace t;
-    struct run_result r;
-    if (cfg_load(hw, &cfg, &d) != 0 || trace_load(tr, &t, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    if (run_trace(&cfg, &t, &r, &d) != 0) {
-        diag_print(&d, stderr);
-        trace_free(&t);
-        return 1;
-    }
+    int rc = 0;
     struct cls cl[OP_KIND_COUNT + 1];
     memset(cl, 0, sizeof cl);
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
         snprintf(cl[k].name, sizeof cl[k].name, "%s",
                  k < OP_KIND_COUNT ? op_kind_name((enum op_kind)k) : "fixed (no shapes)");
-        cl[k].err = sim_xcalloc(t.nops + 1, sizeof *cl[k].err);
+        cl[k].err = sim_xcalloc(t->nops + 1, sizeof *cl[k].err);
     }
-    double *pred = sim_xcalloc(t.nops + 1, sizeof *pred);
+    double *pred = sim_xcalloc(t->nops + 1, sizeof *pred);
     uint32_t nmeas = 0;
-    for (uint32_t i = 0; i < t.nops; i++) {
-        const struct op *op = &t.ops[i];
-        const struct op_result *x = &r.ops[i];
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *op = &t->ops[i];
+        const struct op_result *x = &r->ops[i];
         pred[i] = (double)(x->end_ps - x->start_ps - x->time_ps[CAT_LAUNCH]) * 1e-12;
         if (!(op->measured_s >= COMPARE_MIN_MEASURED_S))
             continue;
@@ -241,7 +137,7 @@ int cli_compare(int argc, char **argv)
         c->pred += pred[i];
         c->err[c->n++] = fabs(pred[i] / op->measured_s - 1.0);
     }
-    printf("strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t.path, cfg.name,
+    printf("strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg->name,
            nmeas);
     printf("%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
            "median |err|");
@@ -256,7 +152,7 @@ int cli_compare(int argc, char **argv)
     }
     /* by kernel family, where the trace names the kernels */
     uint32_t nfam;
-    struct kfam *fam = kernel_families(&t, pred, &nfam);
+    struct kfam *fam = kernel_families(t, pred, &nfam);
     if (nfam > 0) {
         printf("\nby kernel family (each op's longest kernel; the most measured time first):\n");
         printf("%-12s %-44s %5s %12s %12s %10s %13s\n", "class", "kernel family", "ops", "measured",
@@ -270,16 +166,16 @@ int cli_compare(int argc, char **argv)
     if (nfam > ntop)
         printf("  ... %u more families (--top N, --json)\n", nfam - ntop);
     /* the ops with the largest time error */
-    uint32_t *idx = sim_xcalloc(t.nops + 1, sizeof *idx);
+    uint32_t *idx = sim_xcalloc(t->nops + 1, sizeof *idx);
     uint32_t m = 0;
-    for (uint32_t i = 0; i < t.nops; i++)
-        if (t.ops[i].measured_s >= COMPARE_MIN_MEASURED_S && t.ops[i].fixed_s < 0)
+    for (uint32_t i = 0; i < t->nops; i++)
+        if (t->ops[i].measured_s >= COMPARE_MIN_MEASURED_S && t->ops[i].fixed_s < 0)
             idx[m++] = i;
     for (uint32_t a = 0; a < m && a < ntop; a++) { /* partial selection, deterministic */
         uint32_t best = a;
         for (uint32_t b = a + 1; b < m; b++) {
-            double eb = fabs(pred[idx[b]] - t.ops[idx[b]].measured_s);
-            double ea = fabs(pred[idx[best]] - t.ops[idx[best]].measured_s);
+            double eb = fabs(pred[idx[b]] - t->ops[idx[b]].measured_s);
+            double ea = fabs(pred[idx[best]] - t->ops[idx[best]].measured_s);
             if (eb > ea)
                 best = b;
         }
@@ -290,7 +186,7 @@ int cli_compare(int argc, char **argv)
     if (m > 0)
         printf("\nlargest errors (kernel time):\n");
     for (uint32_t a = 0; a < m && a < ntop; a++) {
-        const struct op *op = &t.ops[idx[a]];
+        const struct op *op = &t->ops[idx[a]];
         char shape[96] = "";
         if (op->kind == OP_GEMM)
             snprintf(shape, sizeof shape, "%llux%llux%llu b%llu %s", (unsigned long long)op->u.gemm.m,
@@ -303,8 +199,8 @@ int cli_compare(int argc, char **argv)
     if (js != NULL) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "strata_compare", 1);
-        cJSON_AddStringToObject(root, "trace", t.path);
-        cJSON_AddStringToObject(root, "hardware", cfg.name);
+        cJSON_AddStringToObject(root, "trace", t->path);
+        cJSON_AddStringToObject(root, "hardware", cfg->name);
         cJSON *cs = cJSON_AddObjectToObject(root, "classes");
         for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
             if (cl[k].n == 0)
@@ -327,10 +223,8 @@ int cli_compare(int argc, char **argv)
             cJSON_AddNumberToObject(k, "median_abs_error", fam[a].err);
             cJSON_AddItemToArray(ks, k);
         }
-        if (report_tree_write(root, js, &d) != 0) {
-            rc = 1;
-            diag_print(&d, stderr);
-        }
+        if (report_tree_write(root, js, d) != 0)
+            rc = -1;
         report_tree_free(root);
     }
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++)
@@ -338,7 +232,5 @@ int cli_compare(int argc, char **argv)
     free(pred);
     free(idx);
     free(fam);
-    run_result_free(&r);
-    trace_free(&t);
     return rc;
 }

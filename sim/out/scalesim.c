@@ -1,5 +1,6 @@
-/* scalesim.c: `strata scalesim`, a SCALE-Sim v2 compatible front end to the
- * systolic array model (models/systolic.h).
+/* scalesim.c: `strata scalesim` (sim/cli/scalesim.c parses its options), a
+ * SCALE-Sim v2 compatible front end to the systolic array model
+ * (models/systolic.h).
  *
  *   strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR]
  *
@@ -10,6 +11,8 @@
  * interface of Bandwidth words per cycle) walks the demand rows through the
  * double-buffered SRAMs (models/sa_mem.h).
  */
+#include "scalesim.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -21,7 +24,6 @@
 
 #include "afile.h"
 #include "check.h"
-#include "cli.h"
 #include "diag.h"
 #include "sa_mem.h"
 #include "systolic.h"
@@ -395,34 +397,15 @@ static void drop_reports(const char *dir, const char *const *reports, int keep)
         }
 }
 
-int cli_scalesim(int argc, char **argv)
+int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdir, int quiet,
+                 struct diag *d)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *cfgp = cli_get(&o, "-c"), *topo = cli_get(&o, "-t");
-    const char *mode = cli_get(&o, "-i"), *outdir = cli_get(&o, "-p");
-    int quiet = cli_flag(&o, "--quiet");
-    int rc = cli_check(&o, "scalesim");
-    if (rc)
-        return rc;
-    if (cfgp == NULL || topo == NULL) {
-        fprintf(stderr, "strata scalesim: -c CONFIG.cfg and -t TOPOLOGY.csv are required\n");
-        return 2;
-    }
-    if (mode != NULL && strcmp(mode, "conv") != 0 && strcmp(mode, "gemm") != 0) {
-        fprintf(stderr, "strata scalesim: -i: expected conv or gemm, got '%s'\n", mode);
-        return 2;
-    }
-    int gemm = mode != NULL && strcmp(mode, "gemm") == 0;
-    struct diag d;
-    memset(&d, 0, sizeof d);
+    int rc = 0;
     struct ss_config c;
     struct ss_layer *L = NULL;
     size_t n = 0;
-    if (ss_config_load(cfgp, &c, &d) != 0 || ss_topology_load(topo, gemm, &L, &n, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
+    if (ss_config_load(cfgp, &c, d) != 0 || ss_topology_load(topo, gemm, &L, &n, d) != 0)
+        return -1;
     struct sa_result *res = calloc(n, sizeof *res);
     struct sa_mem_result *mem = calloc(n, sizeof *mem);
     if (res == NULL || mem == NULL)
@@ -432,22 +415,22 @@ int cli_scalesim(int argc, char **argv)
                                c.bw};
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0) {
-            rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
+            rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large for the model (fold count over 2^32)");
             break;
         }
         int mrc = c.user_bw ? sa_mem_run(&mc, &L[i].v, &mem[i]) : sa_mem_calc(&mc, &L[i].v, &mem[i]);
         if (mrc != 0)
-            rc = diag_set(&d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
+            rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large to walk cycle by cycle in %s mode",
                           c.user_bw ? "USER" : "CALC");
     }
     char dir[1200], path[1300];
     if (rc == 0 && outdir != NULL) {
         snprintf(dir, sizeof dir, "%s/%s", outdir, c.run_name);
-        rc = cli_make_dir(outdir, "-p", &d);
+        rc = afile_make_dir(outdir, "-p", d);
         if (rc == 0)
-            rc = cli_make_dir(dir, "-p", &d);
+            rc = afile_make_dir(dir, "-p", d);
     }
     static const char *const reports[3] = {"COMPUTE_REPORT", "BANDWIDTH_REPORT",
                                            "DETAILED_ACCESS_REPORT"};
@@ -455,7 +438,7 @@ int cli_scalesim(int argc, char **argv)
     int opened = 0;
     for (int k = 0; k < 3 && rc == 0 && outdir != NULL; k++) {
         snprintf(path, sizeof path, "%s/%s.csv", dir, reports[k]);
-        rc = afile_open(&a[k], path, &d);
+        rc = afile_open(&a[k], path, d);
         if (rc == 0) {
             opened++;
         } else {
@@ -505,7 +488,7 @@ int cli_scalesim(int argc, char **argv)
         }
         /* all three or none */
         int k = 0;
-        while (k < 3 && afile_commit(&a[k], &d) == 0)
+        while (k < 3 && afile_commit(&a[k], d) == 0)
             k++;
         if (k < 3) {
             /* none of the three: this run's, and an earlier run's that would
@@ -519,9 +502,7 @@ int cli_scalesim(int argc, char **argv)
     }
     for (int k = 0; k < opened; k++) /* an open failed: drop the others */
         afile_abort(&a[k]);
-    if (rc != 0) {
-        diag_print(&d, stderr);
-    } else if (!quiet) {
+    if (rc == 0 && !quiet) {
         printf("strata scalesim: %s, %llux%llu array, %s dataflow, %s bandwidth",
                c.run_name, (unsigned long long)c.rows, (unsigned long long)c.cols,
                sa_dataflow_name(c.df), c.user_bw ? "USER" : "CALC");
@@ -553,5 +534,5 @@ int cli_scalesim(int argc, char **argv)
     free(mem);
     free(res);
     free(L);
-    return rc != 0;
+    return rc != 0 ? -1 : 0;
 }

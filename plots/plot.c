@@ -23,7 +23,6 @@
 
 #include "afile.h"
 #include "check.h"
-#include "cli.h"
 #include "jsondoc.h"
 #include "model.h"
 #include "numfmt.h"
@@ -1424,107 +1423,4 @@ static int render_doc(const struct jsondoc *docp, const char *outdir, struct plo
     free(p.order);
     free(p.groups);
     return rc;
-}
-
-int plot_render(const char *report_path, const char *outdir, struct diag *d)
-{
-    return plot_render_ex(report_path, outdir, NULL, d);
-}
-
-int plot_sweep(const char *outdir, const char *name, const char *xlabel, const char *ylabel,
-               const char *const *series_names, int nseries, const double *x, int nx,
-               const double *y, struct diag *d)
-{
-    size_t nl = strlen(name);
-    if (strlen(outdir) > 1000)
-        return diag_set(d, DIAG_E_IO, outdir, 0, "", "path too long");
-    if (nl == 0 || nl > 63 || strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != nl)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "name", "plot names are 1-63 of [A-Za-z0-9_-], got '%s'", name);
-    if (nseries <= 0 || nx <= 0)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "series", "a sweep plot needs data");
-    struct written w;
-    memset(&w, 0, sizeof w);
-    char plots[1100], path[1200];
-    snprintf(plots, sizeof plots, "%s/plots", outdir);
-    snprintf(w.outdir, sizeof w.outdir, "%s", outdir);
-    snprintf(w.plots_dir, sizeof w.plots_dir, "%s", plots);
-    if (ensure_dir(outdir, &w.made_outdir, d) != 0)
-        return -1;
-    if (ensure_dir(plots, &w.made_plots_dir, d) != 0) {
-        undo(&w);
-        return -1;
-    }
-    struct sb dat = {0}, gp = {0}, cmd = {0};
-    sb_printf(&dat, "# sweep %s: x then one column per series\n# x", name);
-    for (int s = 0; s < nseries; s++) {
-        sb_printf(&dat, " ");
-        sb_gpstr(&dat, series_names[s]);
-    }
-    sb_printf(&dat, "\n");
-    for (int i = 0; i < nx; i++) {
-        sb_printf(&dat, "%.9g", x[i]);
-        for (int s = 0; s < nseries; s++) {
-            double v = y[(size_t)s * (size_t)nx + (size_t)i];
-            if (isfinite(v))
-                sb_printf(&dat, " %.9g", v);
-            else
-                sb_printf(&dat, " NaN");
-        }
-        sb_printf(&dat, "\n");
-    }
-    sb_printf(&gp, "# %s.gp: written by strata; render with: gnuplot %s.gp\nset key outside right\nset grid\n"
-                   "set datafile missing \"NaN\"\nset xlabel ",
-              name, name);
-    sb_gpstr(&gp, xlabel);
-    sb_printf(&gp, "\nset ylabel ");
-    sb_gpstr(&gp, ylabel);
-    sb_printf(&gp, "\n");
-    sb_printf(&cmd, "plot ");
-    for (int s = 0; s < nseries; s++) {
-        sb_printf(&cmd, "%s\"%s.dat\" using 1:%d with linespoints lw 2 title ", s ? ", " : "", name, s + 2);
-        sb_gpstr(&cmd, series_names[s]);
-    }
-    gp_outputs(&gp, name, cmd.s);
-    snprintf(path, sizeof path, "%s/%s.dat", plots, name);
-    int rc = put_file(&w, path, dat.s, dat.n, d);
-    snprintf(path, sizeof path, "%s/%s.gp", plots, name);
-    if (rc == 0)
-        rc = put_file(&w, path, gp.s, gp.n, d);
-    if (rc == 0) {
-        char gnuplot[512];
-        const char *one[1] = {name};
-        int have1[1] = {1}, ok1[1];
-        if (find_gnuplot(gnuplot, sizeof gnuplot))
-            run_gnuplots(gnuplot, plots, one, have1, 1, ok1);
-    }
-    free(dat.s);
-    free(gp.s);
-    free(cmd.s);
-    if (rc != 0)
-        undo(&w);
-    return rc;
-}
-
-int cli_plot(int argc, char **argv)
-{
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *rep = cli_get(&o, "--report"), *out = cli_get(&o, "--out");
-    int rc = cli_check(&o, "plot");
-    if (rc)
-        return rc;
-    if (rep == NULL || out == NULL) {
-        fprintf(stderr, "strata plot: --report and --out are required\n");
-        return 2;
-    }
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct plot_summary s;
-    if (plot_render_ex(rep, out, &s, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    printf("wrote %s/report.html and %d plots in %s/plots (%s)\n", out, s.plots, out,
-           s.gnuplot_found ? "rendered with gnuplot" : "gnuplot not found: .dat and .gp only");
-    return 0;
 }

@@ -14,13 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "cfg.h"
 #include "cli.h"
-#include "diag.h"
-#include "plot.h"
-#include "report.h"
-#include "run.h"
-#include "trace.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {

@@ -20,7 +20,9 @@ struct info_out {
 
 void info_derive(const struct hw_config *c, struct info_out *o);
 void info_print(const struct hw_config *c, const struct info_out *o, FILE *f);
-/* Written by report.c (the JSON writer). */
+/* The derived figures as a cJSON object (void * keeps cJSON out of this
+ * header); the caller owns it (cJSON_Delete, or add it to a tree). */
+void *info_json_tree(const struct hw_config *c, const struct info_out *o);
 int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d);
 
 #endif

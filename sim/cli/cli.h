@@ -1,5 +1,6 @@
-/* cli.h: the verbs of the strata command (each returns the exit status:
- * 0 ok, 1 bad input, 2 bad usage). */
+/* cli.h: the verbs of the strata command, one file each in sim/cli/ (each
+ * returns the exit status: 0 ok, 1 bad input, 2 bad usage).  Only sim/cli
+ * includes this header. */
 #ifndef STRATA_CLI_H
 #define STRATA_CLI_H
 
@@ -11,6 +12,7 @@ int cli_import(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_fit(int argc, char **argv);
 int cli_scalesim(int argc, char **argv);
+int cli_plot(int argc, char **argv);
 
 /* Option parsing shared by the verbs: --name VALUE pairs after the verb.
  * Returns the value of --name, or NULL. */
@@ -25,9 +27,8 @@ const char *cli_get(struct cli_opts *o, const char *name);
 int cli_flag(struct cli_opts *o, const char *name);
 /* 0 if every argument was consumed, else prints an error and returns 2. */
 int cli_check(struct cli_opts *o, const char *verb);
-/* Create dir if it is missing (its parent must exist); opt names the
- * option in the diagnostic.  0, or -1 with *d. */
+/* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
-int cli_make_dir(const char *dir, const char *opt, struct diag *d);
+int cli_fail(const struct diag *d);
 
 #endif

@@ -42,7 +42,7 @@ int validate_run(const struct validate_opts *o, struct validate_result *r, struc
 void validate_free(struct validate_result *r);
 /* Per group (id prefix) statistics; returns the number of groups filled. */
 int validate_groups(const struct validate_result *r, struct validate_group *g, int max);
-/* JSON report of rows and groups (written by report.c). */
+/* JSON report of rows and groups. */
 int validate_json(const struct validate_result *r, const char *path, struct diag *d);
 
 #endif

@@ -3,6 +3,7 @@
 #define STRATA_FIT_H
 
 #include "cfg.h"
+#include "diag.h"
 #include "llm.h"
 
 struct fit_result {
@@ -23,5 +24,7 @@ struct fit_result {
 /* train: training step (optimizer state, stored activations, no KV cache). */
 void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
                 int train, struct fit_result *f);
+/* The budget as JSON ("strata_fit": 1).  0, or -1 with *d. */
+int fit_json(const struct fit_result *f, const char *path, struct diag *d);
 
 #endif

@@ -13,18 +13,11 @@
 #include "diag.h"
 #include "run.h"
 #include "trace.h"
+#include "version.h"
+#include "whatif.h"
 
-#define STRATA_VERSION "0.1.0"
-#define REPORT_FORMAT 1
 
 struct timeline;
-
-/* A what-if re-simulation: the same trace on a changed config. */
-struct whatif {
-    char name[24];              /* "dram_bw_x2", ... */
-    char description[64];       /* "DRAM bandwidth x2" */
-    double total_time_s;
-};
 
 struct report_ctx {
     const struct hw_config *cfg;

@@ -1,8 +1,10 @@
 /* info.c: see info.h. */
 #include "info.h"
 
+#include <cjson/cJSON.h>
 #include <string.h>
 
+#include "jsonout.h"
 #include "report.h"
 
 void info_derive(const struct hw_config *c, struct info_out *o)
@@ -75,4 +77,58 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
     fprintf(f, "\n  %s%s%s; launch overhead %.2f us\n", D->type[0] ? D->type : "DRAM",
             D->unified ? ", unified (shared by every device of a run)" : "",
             c->lv_peer >= 0 ? "" : "; no peer link", (double)c->launch_overhead_ps * 1e-6);
+}
+
+void *info_json_tree(const struct hw_config *c, const struct info_out *o)
+{
+    cJSON *root = cJSON_CreateObject();
+    jout_add_num(root, "strata_info", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "name", c->name);
+    cJSON_AddStringToObject(root, "family", c->family);
+    cJSON_AddStringToObject(root, "config", c->path);
+    jout_add_num(root, "units", c->units);
+    jout_add_num(root, "clock_hz", c->clock_hz);
+    cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
+    cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
+    cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
+    for (unsigned t = 0; t < DT_COUNT; t++) {
+        const char *n = dtype_name((enum dtype)t);
+        if (o->matrix_flops[t] > 0) {
+            jout_add_num(mp, n, o->matrix_flops[t]);
+            cJSON *r = cJSON_AddObjectToObject(rp, n);
+            for (unsigned l = 0; l < c->nlevels; l++)
+                if (o->bw[l] > 0)
+                    jout_add_num(r, c->level[l].name, o->ridge[t][l]);
+        }
+        if (o->vector_flops[t] > 0)
+            jout_add_num(vp, n, o->vector_flops[t]);
+    }
+    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", jout_levels(c, o->bw, 1.0));
+    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", jout_levels(c, o->bw_achievable, 1.0));
+    /* the memory levels as the config lists them, innermost first */
+    cJSON *lv = cJSON_AddArrayToObject(root, "levels");
+    for (unsigned l = 0; l < c->nlevels; l++) {
+        const struct hw_level *L = &c->level[l];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", L->name);
+        cJSON_AddStringToObject(j, "kind", level_kind_name(L->kind));
+        cJSON_AddStringToObject(j, "scope", level_scope_name(L->scope));
+        jout_add_num(j, "instances", L->instances);
+        jout_add_num(j, "capacity_bytes", (double)L->capacity_bytes);
+        jout_add_num(j, "bandwidth_bytes_per_s", L->bw_bytes_per_s);
+        jout_add_num(j, "latency_s", (double)L->latency_ps * 1e-12);
+        cJSON_AddItemToArray(lv, j);
+    }
+    jout_add_num(root, "l2_bytes", (double)cfg_l2(c)->capacity_bytes);
+    jout_add_num(root, "dram_bytes", (double)cfg_dram(c)->capacity_bytes);
+    jout_add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    return root;
+}
+
+int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
+{
+    cJSON *root = info_json_tree(c, o);
+    int rc = jout_write(root, path, d);
+    cJSON_Delete(root);
+    return rc;
 }

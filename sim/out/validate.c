@@ -13,6 +13,7 @@
  */
 #include "validate.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -23,10 +24,11 @@
 
 #include "afile.h"
 #include "check.h"
-#include "cli.h"
+#include "jsonout.h"
 #include "llm.h"
 #include "run.h"
 #include "trace.h"
+#include "version.h"
 
 #define VAL_MAX_COLS 32
 #define VAL_MAX_LINE 8192
@@ -541,61 +543,37 @@ int validate_groups(const struct validate_result *r, struct validate_group *g, i
     return n;
 }
 
-int cli_validate(int argc, char **argv)
+int validate_json(const struct validate_result *r, const char *path, struct diag *d)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    struct validate_opts vo;
-    memset(&vo, 0, sizeof vo);
-    vo.data = cli_get(&o, "--data");
-    const char *configs = cli_get(&o, "--configs");
-    const char *js = cli_get(&o, "--json");
-    int quiet = cli_flag(&o, "--quiet");
-    int rc = cli_check(&o, "validate");
-    if (rc)
-        return rc;
-    if (vo.data == NULL) {
-        fprintf(stderr, "strata validate: --data is required\n");
-        return 2;
-    }
-    vo.configs = configs ? configs : "configs";
-    /* model paths in specs are relative to the directory holding configs/ */
-    char root[1024];
-    snprintf(root, sizeof root, "%s", vo.configs);
-    char *slash = strrchr(root, '/');
-    if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(root, sizeof root, ".");
-    vo.root = root;
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct validate_result res;
-    if (validate_run(&vo, &res, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    if (!quiet) {
-        printf("%-14s %-22s %-24s %12s %12s %8s\n", "id", "config", "metric", "predicted",
-               "measured", "error");
-        for (uint32_t i = 0; i < res.nrows; i++) {
-            const struct val_row *w = &res.rows[i];
-            printf("%-14s %-22.22s %-24.24s %12.4g %12.4g %+7.1f%%\n", w->id, w->config, w->metric,
-                   w->predicted, w->measured, 100 * w->err);
-        }
+    cJSON *root = cJSON_CreateObject();
+    jout_add_num(root, "strata_validate", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "version", STRATA_VERSION);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (uint32_t i = 0; i < r->nrows; i++) {
+        const struct val_row *w = &r->rows[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "id", w->id);
+        cJSON_AddStringToObject(j, "group", w->group);
+        cJSON_AddStringToObject(j, "config", w->config);
+        cJSON_AddStringToObject(j, "spec", w->spec);
+        cJSON_AddStringToObject(j, "metric", w->metric);
+        cJSON_AddStringToObject(j, "unit", w->unit);
+        jout_add_num(j, "predicted", w->predicted);
+        jout_add_num(j, "measured", w->measured);
+        jout_add_num(j, "error", w->err);
+        cJSON_AddItemToArray(rows, j);
     }
     struct validate_group g[32];
-    int ng = validate_groups(&res, g, 32);
-    printf("\n%-20s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
-    for (int k = 0; k < ng; k++)
-        printf("%-20s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
-               100 * g[k].worst_abs_err);
-    if (res.skipped)
-        printf("(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
-    if (js != NULL && validate_json(&res, js, &d) != 0) {
-        diag_print(&d, stderr);
-        rc = 1;
+    int ng = validate_groups(r, g, 32);
+    cJSON *groups = cJSON_AddObjectToObject(root, "groups");
+    for (int k = 0; k < ng; k++) {
+        cJSON *j = cJSON_AddObjectToObject(groups, g[k].name);
+        jout_add_num(j, "rows", g[k].count);
+        jout_add_num(j, "median_abs_error", g[k].median_abs_err);
+        jout_add_num(j, "worst_abs_error", g[k].worst_abs_err);
     }
-    validate_free(&res);
+    jout_add_num(root, "skipped", r->skipped);
+    int rc = jout_write(root, path, d);
+    cJSON_Delete(root);
     return rc;
 }

@@ -279,7 +279,9 @@ static int build_tree(struct cfg_parse *c, const unsigned char *buf, size_t len)
             if (depth > 0)
                 depth--;
             break;
-        default: /* stream start, document end, none */
+        case YAML_STREAM_START_EVENT:
+        case YAML_DOCUMENT_END_EVENT:
+        case YAML_NO_EVENT:
             break;
         }
         yaml_event_delete(&ev);
@@ -307,6 +309,7 @@ static const char *kind_name(const struct cfg_parse *c, int n)
         return "a mapping";
     case NODE_SEQUENCE:
         return "a sequence";
+    case NODE_SCALAR:
     default:
         return c->nodes[n].plain ? "a scalar" : "a quoted string";
     }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "cli.h"
 #include "jsondoc.h"
 
 #define LLM_MAX_DIM (1ull << 24)
@@ -279,103 +278,4 @@ int llm_weights_from_name(const char *name, struct llm_step *s)
     }
     s->q4_k_m = 0;
     return wfmt_from_name(name, &s->weights);
-}
-
-/* ------------------------------------------------------------ strata gen llm */
-
-static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out)
-{
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (v[0] == '\0' || v[0] == '-' || *end != '\0' || x < min || x > (1ull << 40)) {
-        fprintf(stderr, "strata gen llm: %s: expected an integer >= %llu, got '%s'\n", opt,
-                (unsigned long long)min, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-int cli_gen(int argc, char **argv)
-{
-    if (argc < 2 || strcmp(argv[1], "llm") != 0) {
-        fprintf(stderr, "strata gen: expected 'strata gen llm ...'\n");
-        return 2;
-    }
-    struct cli_opts o;
-    cli_opts_init(&o, argc - 1, argv + 1);
-    const char *model = cli_get(&o, "--model"), *phase = cli_get(&o, "--phase");
-    const char *batch = cli_get(&o, "--batch"), *prompt = cli_get(&o, "--prompt");
-    const char *context = cli_get(&o, "--context"), *dtype = cli_get(&o, "--dtype");
-    const char *attn = cli_get(&o, "--attn"), *outp = cli_get(&o, "-o");
-    const char *weights = cli_get(&o, "--weights"), *kvd = cli_get(&o, "--kv-dtype");
-    const char *fw = cli_get(&o, "--framework");
-    if (outp == NULL)
-        outp = cli_get(&o, "--output");
-    int rc = cli_check(&o, "gen llm");
-    if (rc)
-        return rc;
-    if (model == NULL || phase == NULL || outp == NULL) {
-        fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
-        return 2;
-    }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
-    if (strcmp(phase, "prefill") == 0)
-        s.phase = LLM_PREFILL;
-    else if (strcmp(phase, "decode") != 0) {
-        fprintf(stderr, "strata gen llm: --phase: expected prefill or decode, got '%s'\n", phase);
-        return 2;
-    }
-    if (s.phase == LLM_PREFILL)
-        s.prompt = 512;
-    if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
-        (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
-        (context && parse_u64("--context", context, 0, &s.context)))
-        return 2;
-    if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
-        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
-        return 2;
-    }
-    if (weights && llm_weights_from_name(weights, &s) != 0) {
-        fprintf(stderr, "strata gen llm: --weights: unknown weight format '%s' (q4_0, q4_1, q5_0, q8_0, "
-                        "q4_k, q4_k_m, q5_k, q6_k, int4_g32, int4_g64, int4_g128, int8, nf4, fp8)\n",
-                weights);
-        return 2;
-    }
-    if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
-        fprintf(stderr, "strata gen llm: --kv-dtype: unknown dtype '%s'\n", kvd);
-        return 2;
-    }
-    if (fw && llm_framework_from_name(fw, &s.framework) != 0) {
-        fprintf(stderr, "strata gen llm: --framework: expected fused or llama.cpp, got '%s'\n", fw);
-        return 2;
-    }
-    if (s.kv_dtype == DT_COUNT)
-        s.kv_dtype = s.dtype;
-    if (attn) {
-        if (strcmp(attn, "naive") == 0)
-            s.attn = ATTN_NAIVE;
-        else if (strcmp(attn, "flash") != 0) {
-            fprintf(stderr, "strata gen llm: --attn: expected flash or naive, got '%s'\n", attn);
-            return 2;
-        }
-    }
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    struct llm_config c;
-    struct trace t;
-    if (llm_config_load(model, &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
-        diag_print(&d, stderr);
-        return 1;
-    }
-    rc = trace_write(&t, outp, &d);
-    if (rc != 0)
-        diag_print(&d, stderr);
-    else
-        printf("wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
-               outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : "prefill",
-               (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
-               (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
-    trace_free(&t);
-    return rc ? 1 : 0;
 }

@@ -100,3 +100,17 @@ void afile_abort(struct afile *a)
     if (a->tmp[0] != '\0')
         unlink(a->tmp);
 }
+
+int afile_make_dir(const char *dir, const char *opt, struct diag *d)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        return diag_set(d, DIAG_E_IO, dir, 0, opt, "exists and is not a folder");
+    }
+    if (mkdir(dir, 0755) != 0)
+        return diag_set(d, DIAG_E_IO, dir, 0, opt, "cannot create the output folder: %s",
+                        strerror(errno));
+    return 0;
+}

@@ -10,34 +10,12 @@
 #include "afile.h"
 #include "check.h"
 #include "info.h"
+#include "jsonout.h"
 #include "numfmt.h"
 #include "timeline.h"
-#include "validate.h"
 
 #define PS 1e-12
 #define REPORT_MAX_BUCKETS 512
-
-/* Numbers go in as raw text with 10 significant digits: cJSON's own number
- * printing (print, parse back, maybe print again) was most of the cost of
- * writing a report. */
-static cJSON *num_item(double v)
-{
-    char buf[40];
-    if (isfinite(v))
-        numfmt_g(buf, sizeof buf, v);
-    else
-        snprintf(buf, sizeof buf, "null");
-    cJSON *it = cJSON_CreateRaw(buf);
-    /* keep the value too, so in-memory readers (plot.c) need not parse the
-     * text; cJSON ignores valuedouble on raw items */
-    it->valuedouble = isfinite(v) ? v : 0.0;
-    return it;
-}
-
-static void add_num(cJSON *o, const char *key, double v)
-{
-    cJSON_AddItemToObject(o, key, num_item(v));
-}
 
 void report_fmt_time(char *buf, size_t n, double s)
 {
@@ -69,8 +47,6 @@ static double op_time_s(const struct op_result *o)
 }
 
 static int cmp_desc_time(const void *a, const void *b, void *ctx);
-static cJSON *levels_obj(const struct hw_config *c, const double *v, double scale);
-static cJSON *info_obj(const struct hw_config *c, const struct info_out *o);
 
 /* qsort_r is not C17; sort an index array with a small insertion-merge. */
 static void sort_ops_by_time(const struct run_result *r, uint32_t *idx, uint32_t n)
@@ -184,37 +160,12 @@ void report_text(const struct report_ctx *c, FILE *out)
     free(idx);
 }
 
-/* One number per level of the config, keyed by the level's name. */
-static cJSON *levels_obj(const struct hw_config *c, const double *v, double scale)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (unsigned l = 0; l < c->nlevels; l++)
-        add_num(o, c->level[l].name, v[l] * scale);
-    return o;
-}
-
 static cJSON *stall_obj_u64(const struct hw_config *c, const uint64_t *t)
 {
     cJSON *o = cJSON_CreateObject();
     for (unsigned l = 0; l < c->nlevels; l++)
-        add_num(o, c->level[l].name, (double)t[CAT_STALL + l] * PS);
+        jout_add_num(o, c->level[l].name, (double)t[CAT_STALL + l] * PS);
     return o;
-}
-
-static int write_json_tree(cJSON *root, const char *path, struct diag *d)
-{
-    char *text = cJSON_PrintBuffered(root, 1 << 20, 1);
-    if (text == NULL)
-        sim_oom(0);
-    struct afile a;
-    int rc = afile_open(&a, path, d);
-    if (rc == 0) {
-        fputs(text, a.f);
-        fputc('\n', a.f);
-        rc = afile_commit(&a, d);
-    }
-    free(text);
-    return rc;
 }
 
 void *report_json_tree(const struct report_ctx *c)
@@ -223,7 +174,7 @@ void *report_json_tree(const struct report_ctx *c)
     const struct trace *t = c->t;
     double total = (double)r->total_ps * PS;
     cJSON *root = cJSON_CreateObject();
-    add_num(root, "strata_report", REPORT_FORMAT);
+    jout_add_num(root, "strata_report", REPORT_FORMAT);
     cJSON_AddStringToObject(root, "version", STRATA_VERSION);
     cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
     cJSON_AddStringToObject(hw, "name", c->cfg->name);
@@ -231,27 +182,27 @@ void *report_json_tree(const struct report_ctx *c)
     cJSON_AddStringToObject(hw, "config", c->cfg->path);
     cJSON *tr = cJSON_AddObjectToObject(root, "trace");
     cJSON_AddStringToObject(tr, "path", t->path);
-    add_num(tr, "ops", t->nops);
-    add_num(root, "total_time_s", total);
+    jout_add_num(tr, "ops", t->nops);
+    jout_add_num(root, "total_time_s", total);
     if (c->tokens > 0) {
-        add_num(root, "tokens", c->tokens);
-        add_num(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
+        jout_add_num(root, "tokens", c->tokens);
+        jout_add_num(root, "tokens_per_s", total > 0 ? c->tokens / total : 0);
     }
-    add_num(root, "flops", r->flops);
-    add_num(root, "working_set_bytes", r->working_set);
-    add_num(root, "spill_bytes", r->spill);
-    cJSON_AddItemToObject(root, "bytes", levels_obj(c->cfg, r->bytes, 1.0));
+    jout_add_num(root, "flops", r->flops);
+    jout_add_num(root, "working_set_bytes", r->working_set);
+    jout_add_num(root, "spill_bytes", r->spill);
+    cJSON_AddItemToObject(root, "bytes", jout_levels(c->cfg, r->bytes, 1.0));
     cJSON *st = cJSON_CreateObject();
     for (unsigned l = 0; l < c->cfg->nlevels; l++)
-        add_num(st, c->cfg->level[l].name, r->time_ps[CAT_STALL + l] * PS);
+        jout_add_num(st, c->cfg->level[l].name, r->time_ps[CAT_STALL + l] * PS);
     cJSON_AddItemToObject(root, "stall_s", st);
-    add_num(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
-    add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
-    add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
-    add_num(root, "engine_events", (double)r->events);
+    jout_add_num(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
+    jout_add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
+    jout_add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
+    jout_add_num(root, "engine_events", (double)r->events);
     struct info_out inf;
     info_derive(c->cfg, &inf);
-    cJSON_AddItemToObject(root, "hardware_derived", info_obj(c->cfg, &inf));
+    cJSON_AddItemToObject(root, "hardware_derived", info_json_tree(c->cfg, &inf));
     if (c->tl != NULL) {
         const struct timeline *tl = c->tl;
         cJSON *ts = cJSON_AddObjectToObject(root, "timeseries");
@@ -265,7 +216,7 @@ void *report_json_tree(const struct report_ctx *c)
         if (group == 0)
             group = 1;
         double bucket_s = (double)tl->bucket_ps * group * PS;
-        add_num(ts, "bucket_s", bucket_s);
+        jout_add_num(ts, "bucket_s", bucket_s);
         cJSON *devs = cJSON_AddObjectToObject(ts, "devices");
         for (uint32_t dv = 0; dv < tl->ndev; dv++) {
             cJSON *dj = cJSON_AddObjectToObject(devs, t->devices[dv]);
@@ -277,7 +228,7 @@ void *report_json_tree(const struct report_ctx *c)
                     for (uint32_t k = b; k < b + group && k < se->n; k++)
                         sum += se->amount[k];
                     /* whole bytes per second are precise enough and print fast */
-                    cJSON_AddItemToArray(arr, num_item(floor(sum / bucket_s + 0.5)));
+                    cJSON_AddItemToArray(arr, jout_num(floor(sum / bucket_s + 0.5)));
                 }
             }
         }
@@ -288,7 +239,7 @@ void *report_json_tree(const struct report_ctx *c)
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "name", c->whatif[k].name);
             cJSON_AddStringToObject(w, "description", c->whatif[k].description);
-            add_num(w, "total_time_s", c->whatif[k].total_time_s);
+            jout_add_num(w, "total_time_s", c->whatif[k].total_time_s);
             cJSON_AddItemToArray(wa, w);
         }
     }
@@ -301,22 +252,22 @@ void *report_json_tree(const struct report_ctx *c)
         cJSON_AddStringToObject(j, "name", op->name);
         cJSON_AddStringToObject(j, "kind", op_kind_name(op->kind));
         cJSON_AddStringToObject(j, "device", t->devices[op->device]);
-        add_num(j, "stream", op->stream);
+        jout_add_num(j, "stream", op->stream);
         cJSON_AddStringToObject(j, "dtype", dtype_name(op->dtype));
-        add_num(j, "start_s", (double)o->start_ps * PS);
-        add_num(j, "time_s", op_time_s(o));
-        add_num(j, "flops", o->flops);
-        cJSON_AddItemToObject(j, "bytes", levels_obj(c->cfg, o->bytes, 1.0));
+        jout_add_num(j, "start_s", (double)o->start_ps * PS);
+        jout_add_num(j, "time_s", op_time_s(o));
+        jout_add_num(j, "flops", o->flops);
+        cJSON_AddItemToObject(j, "bytes", jout_levels(c->cfg, o->bytes, 1.0));
         cJSON_AddStringToObject(j, "bound", run_bound_name(c->cfg, o));
         cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps));
-        add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
-        add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
-        add_num(j, "kernels", o->kernels);
-        add_num(j, "ctas", (double)o->ctas);
-        add_num(j, "waves", o->waves);
+        jout_add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
+        jout_add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
+        jout_add_num(j, "kernels", o->kernels);
+        jout_add_num(j, "ctas", (double)o->ctas);
+        jout_add_num(j, "waves", o->waves);
         cJSON_AddStringToObject(j, "tile", o->tile);
         if (op->measured_s >= 0)
-            add_num(j, "measured_s", op->measured_s);
+            jout_add_num(j, "measured_s", op->measured_s);
         cJSON_AddItemToArray(ops, j);
     }
     return root;
@@ -324,7 +275,7 @@ void *report_json_tree(const struct report_ctx *c)
 
 int report_tree_write(const void *tree, const char *path, struct diag *d)
 {
-    return write_json_tree((cJSON *)(uintptr_t)tree, path, d);
+    return jout_write((cJSON *)(uintptr_t)tree, path, d);
 }
 
 void report_tree_free(void *tree)
@@ -394,94 +345,4 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         fputc('\n', f);
     }
     return afile_commit(&a, d);
-}
-
-/* The derived figures of a config (strata info), as a JSON object. */
-static cJSON *info_obj(const struct hw_config *c, const struct info_out *o)
-{
-    cJSON *root = cJSON_CreateObject();
-    add_num(root, "strata_info", REPORT_FORMAT);
-    cJSON_AddStringToObject(root, "name", c->name);
-    cJSON_AddStringToObject(root, "family", c->family);
-    cJSON_AddStringToObject(root, "config", c->path);
-    add_num(root, "units", c->units);
-    add_num(root, "clock_hz", c->clock_hz);
-    cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
-    cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
-    cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
-    for (unsigned t = 0; t < DT_COUNT; t++) {
-        const char *n = dtype_name((enum dtype)t);
-        if (o->matrix_flops[t] > 0) {
-            add_num(mp, n, o->matrix_flops[t]);
-            cJSON *r = cJSON_AddObjectToObject(rp, n);
-            for (unsigned l = 0; l < c->nlevels; l++)
-                if (o->bw[l] > 0)
-                    add_num(r, c->level[l].name, o->ridge[t][l]);
-        }
-        if (o->vector_flops[t] > 0)
-            add_num(vp, n, o->vector_flops[t]);
-    }
-    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", levels_obj(c, o->bw, 1.0));
-    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", levels_obj(c, o->bw_achievable, 1.0));
-    /* the memory levels as the config lists them, innermost first */
-    cJSON *lv = cJSON_AddArrayToObject(root, "levels");
-    for (unsigned l = 0; l < c->nlevels; l++) {
-        const struct hw_level *L = &c->level[l];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", L->name);
-        cJSON_AddStringToObject(j, "kind", level_kind_name(L->kind));
-        cJSON_AddStringToObject(j, "scope", level_scope_name(L->scope));
-        add_num(j, "instances", L->instances);
-        add_num(j, "capacity_bytes", (double)L->capacity_bytes);
-        add_num(j, "bandwidth_bytes_per_s", L->bw_bytes_per_s);
-        add_num(j, "latency_s", (double)L->latency_ps * 1e-12);
-        cJSON_AddItemToArray(lv, j);
-    }
-    add_num(root, "l2_bytes", (double)cfg_l2(c)->capacity_bytes);
-    add_num(root, "dram_bytes", (double)cfg_dram(c)->capacity_bytes);
-    add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
-    return root;
-}
-
-int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d)
-{
-    cJSON *root = info_obj(c, o);
-    int rc = write_json_tree(root, path, d);
-    cJSON_Delete(root);
-    return rc;
-}
-
-int validate_json(const struct validate_result *r, const char *path, struct diag *d)
-{
-    cJSON *root = cJSON_CreateObject();
-    add_num(root, "strata_validate", REPORT_FORMAT);
-    cJSON_AddStringToObject(root, "version", STRATA_VERSION);
-    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
-    for (uint32_t i = 0; i < r->nrows; i++) {
-        const struct val_row *w = &r->rows[i];
-        cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "id", w->id);
-        cJSON_AddStringToObject(j, "group", w->group);
-        cJSON_AddStringToObject(j, "config", w->config);
-        cJSON_AddStringToObject(j, "spec", w->spec);
-        cJSON_AddStringToObject(j, "metric", w->metric);
-        cJSON_AddStringToObject(j, "unit", w->unit);
-        add_num(j, "predicted", w->predicted);
-        add_num(j, "measured", w->measured);
-        add_num(j, "error", w->err);
-        cJSON_AddItemToArray(rows, j);
-    }
-    struct validate_group g[32];
-    int ng = validate_groups(r, g, 32);
-    cJSON *groups = cJSON_AddObjectToObject(root, "groups");
-    for (int k = 0; k < ng; k++) {
-        cJSON *j = cJSON_AddObjectToObject(groups, g[k].name);
-        add_num(j, "rows", g[k].count);
-        add_num(j, "median_abs_error", g[k].median_abs_err);
-        add_num(j, "worst_abs_error", g[k].worst_abs_err);
-    }
-    add_num(root, "skipped", r->skipped);
-    int rc = write_json_tree(root, path, d);
-    cJSON_Delete(root);
-    return rc;
 }

@@ -1,0 +1,84 @@
+/* import.c: `strata import pytorch|chakra FILE -o OUT.json`: a profiler's
+ * trace as a strata trace (sim/work/import.h, docs/import.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diag.h"
+#include "import.h"
+#include "trace.h"
+
+int cli_import(int argc, char **argv)
+{
+    if (argc < 3 || (strcmp(argv[1], "pytorch") != 0 && strcmp(argv[1], "chakra") != 0)) {
+        fprintf(stderr, "strata import: expected 'strata import pytorch|chakra FILE -o OUT.json'\n");
+        return 2;
+    }
+    int chakra = strcmp(argv[1], "chakra") == 0;
+    const char *in = argv[2];
+    struct cli_opts o;
+    cli_opts_init(&o, argc - 2, argv + 2);
+    const char *out = cli_get(&o, "-o");
+    if (out == NULL)
+        out = cli_get(&o, "--output");
+    int rc = cli_check(&o, "import");
+    if (rc)
+        return rc;
+    if (out == NULL) {
+        fprintf(stderr, "strata import: -o OUT.json is required\n");
+        return 2;
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
+    struct import_stats st;
+    if ((chakra ? import_chakra(in, &t, &st, &d) : import_pytorch(in, &t, &st, &d)) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    if (trace_write(&t, out, &d) != 0) {
+        diag_print(&d, stderr);
+        trace_free(&t);
+        return 1;
+    }
+    printf("wrote %s: %u ops on %u device(s)", out, t.nops, t.ndevices);
+    for (unsigned k = 0; k < OP_KIND_COUNT; k++)
+        if (st.by_kind[k])
+            printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
+    if (chakra)
+        printf("\n  read %u nodes; %u became ops (%u from their operator's shapes, %u with only a "
+               "duration), the rest were left out with their dependencies passed on\n",
+               st.cpu_ops, st.mapped, st.owners, st.fixed_noshape);
+    else
+        printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with "
+               "shapes\n",
+               st.cpu_ops, st.kernels, st.copies, st.owners, st.mapped);
+    if (st.syncs > 0)
+        printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
+               st.sync_deps);
+    if (st.partial > 0)
+        fprintf(stderr,
+                "strata import: warning: %u GEMMs own only a library's helper kernels (split-K "
+                "reduction, epilogue): their main kernel is not in the trace, so they carry no "
+                "measured time\n",
+                st.partial);
+    if (st.syncs_skipped > 0)
+        fprintf(stderr,
+                "strata import: warning: the last %u synchronisation events were not used (past "
+                "the work bound in docs/import.md)\n",
+                st.syncs_skipped);
+    if (st.deps_dropped > 0)
+        fprintf(stderr, "strata import: warning: %u dependencies left out (past the bounds in "
+                        "docs/import.md)\n",
+                st.deps_dropped);
+    unsigned fixed = st.fixed_noshape + st.fixed_unknown + st.fixed_collective + st.orphan_kernels;
+    if (!chakra && (fixed > 0 || st.malformed > 0))
+        fprintf(stderr,
+                "strata import: warning: %u ops kept as their measured time (fixed_s): %u without "
+                "shapes, %u of kinds strata does not model, %u collectives, %u kernels without a CPU "
+                "op; %u malformed events skipped\n",
+                fixed, st.fixed_noshape, st.fixed_unknown, st.fixed_collective, st.orphan_kernels,
+                st.malformed);
+    trace_free(&t);
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* whatif.h: what-if re-simulations for the report.
+ *
+ * Re-simulate with one resource doubled (or launch overhead removed), so
+ * the report's "would cut at most" figures are simulated, not guessed.
+ * Each what-if is its own engine instance, so they run on two threads; the
+ * results land by index, so the report does not depend on which finishes
+ * first.
+ */
+#ifndef STRATA_WHATIF_H
+#define STRATA_WHATIF_H
+
+#include "cfg.h"
+#include "trace.h"
+
+#define WHATIF_COUNT 5 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead */
+
+/* A what-if re-simulation: the same trace on a changed config. */
+struct whatif {
+    char name[24];              /* "dram_bw_x2", ... */
+    char description[64];       /* "DRAM bandwidth x2" */
+    double total_time_s;
+};
+
+/* Runs the what-ifs; w holds WHATIF_COUNT.  Returns how many succeeded
+ * (they are packed in order; a failed run is left out). */
+unsigned whatif_run(const struct hw_config *cfg, const struct trace *t, struct whatif *w);
+
+#endif
