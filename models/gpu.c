@@ -542,8 +542,12 @@ static double out_bytes_for(enum dtype t)
     switch (t) {
     case DT_FP64: return 8;
     case DT_FP32: case DT_TF32: return 4;
-    default: return 2;          /* fp16/bf16 out; fp8/int8/int4 dequantise to 16-bit */
+    case DT_FP16: case DT_BF16:                 /* 16-bit out */
+    case DT_FP8_E4M3: case DT_FP8_E5M2: case DT_INT8: case DT_INT4: /* dequantised to 16-bit */
+    case DT_COUNT:
+        break;
     }
+    return 2;
 }
 
 /* FlashAttention-2 style: a CTA owns Br query rows of one KV head (GQA
@@ -753,7 +757,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         L->flops = o->u.gen.flops;
         break;
     }
-    default:
+    case OP_KIND_COUNT:
         SIM_CHECK(0);
     }
     if (spill_frac > 0 && o->kind == OP_GEMM && L->nk < GPU_MAX_KERNELS) {
