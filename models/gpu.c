@@ -59,6 +59,7 @@
 #include "check.h"
 #include "flow.h"
 #include "model.h"
+#include "net.h"
 #include "record.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
@@ -84,6 +85,9 @@ struct kplan {
     char what[16];              /* "gemm", "flash", "stream", "dma", ... */
     int dma;                    /* copy engine transfer, no SMs */
     int dma_h2d;                /* host to device regardless of the op (spilled weights) */
+    int dma_net;                /* crosses the system's links: route[] holds its path */
+    uint32_t route;             /* index into gpu.route when dma_net */
+    uint32_t peer;              /* p2p: the trace device written */
     uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
     int fixed;
     uint8_t dma_level;          /* level index: the host link for h2d/d2h, DRAM for d2d */
@@ -182,6 +186,9 @@ struct gpu {
     model_done_fn done;
     void *ctx;
     struct timeline *tl;        /* NULL = not recording */
+    struct run_env *env;        /* what the run's devices share (links, peers' DRAM) */
+    struct sys_route *route;    /* paths of this device's copies that cross the system's links */
+    uint32_t nroutes;
     struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
 };
 
@@ -745,6 +752,8 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         p->dma = 1;
         p->dma_bytes = (double)o->u.copy.bytes;
         p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
+        p->peer = o->u.copy.dir == MEMCPY_P2P ? o->u.copy.peer : TRACE_NO_DEVICE;
+        p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* gpu_create finds its route */
         p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
         snprintf(p->what, sizeof p->what, "dma");
         snprintf(p->tile, sizeof p->tile, "copy engine");
@@ -774,6 +783,7 @@ static void lower_op(const struct hw_config *c, const struct op *o, double spill
         p->dma_level = (uint8_t)c->lv_host;
         p->dram_cost = 1.0;
         p->dma_h2d = 1;
+        p->peer = TRACE_NO_DEVICE;
         snprintf(p->what, sizeof p->what, "spill");
         snprintf(p->tile, sizeof p->tile, "weights from host");
         L->nk++;
@@ -1230,6 +1240,12 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
 
 /* A copy-engine transfer: the bytes cross PCIe (or DRAM for d2d) with
  * the link's latency; no SMs involved. */
+/* A copy-engine transfer; no SMs involved.  h2d/d2h cross the chip's host
+ * link (or, in a system file, the links to the nearest host), d2d reads and
+ * writes device memory, p2p reads this device's memory, crosses the links
+ * of its route and writes the peer's.  Every flow starts at once, so the
+ * copy goes at the rate of its most contended server; its data lands one
+ * route latency after the last flow drains. */
 static void runner_dma(struct runner *r)
 {
     struct gpu *g = r->g;
@@ -1248,16 +1264,45 @@ static void runner_dma(struct runner *r)
     r->load_level[0] = (uint8_t)p->dma_level;
     const struct hw_config *c = g->cfg;
     r->load_lat = c->level[p->dma_level].latency_ps;
-    if (p->dma_level == c->lv_host) {
+    double B = p->dma_bytes;
+    if (p->dma_net) {
+        const struct sys_route *rt = &g->route[p->route];
+        const struct hw_system *sys = g->env->sys;
+        r->load_lat = rt->latency_ps;
+        uint32_t counted = 0;       /* bit per level: bytes counted once per level */
+        for (uint32_t h = 0; h < rt->nhops; h++) {
+            const struct sys_link *l = &sys->links[rt->link[h]];
+            if (!(counted & (1u << l->level)))
+                r->res->bytes[l->level] += B;
+            counted |= 1u << l->level;
+            start_flow(r, net_link_srv(g->env->net, rt->link[h], rt->dir[h]), B, 0, FR_LOAD, 0,
+                       (unsigned)l->level, &r->load_pending);
+        }
+        for (uint32_t v = 0; v < rt->nvia; v++)  /* switches and host memories on the way */
+            start_flow(r, &g->env->net->node[rt->via[v]], B * rt->via_times[v], 0, FR_LOAD, 0,
+                       (unsigned)sys->links[rt->link[0]].level, &r->load_pending);
+        /* this device's memory, and for p2p the peer's */
+        start_flow(r, g->dramp, B, 0, FR_LOAD, 0, (unsigned)c->lv_dram, &r->load_pending);
+        r->res->bytes[c->lv_dram] += B;
+        if (p->peer != TRACE_NO_DEVICE) {
+            start_flow(r, g->env->dram[p->peer], B, 0, FR_LOAD, 0, (unsigned)c->lv_dram,
+                       &r->load_pending);
+            r->res->bytes[c->lv_dram] += B;
+        }
+    } else if (p->dma_level == c->lv_host) {
         struct flowsrv *link = p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
-        r->res->bytes[c->lv_host] += p->dma_bytes;
-        r->res->bytes[c->lv_dram] += p->dma_bytes;
-        start_flow(r, link, p->dma_bytes, 0, FR_LOAD, 0, (unsigned)c->lv_host, &r->load_pending);
-        start_flow(r, g->dramp, p->dma_bytes, 0, FR_LOAD, 0, (unsigned)c->lv_dram, &r->load_pending);
+        r->res->bytes[c->lv_host] += B;
+        r->res->bytes[c->lv_dram] += B;
+        start_flow(r, link, B, 0, FR_LOAD, 0, (unsigned)c->lv_host, &r->load_pending);
+        start_flow(r, g->dramp, B, 0, FR_LOAD, 0, (unsigned)c->lv_dram, &r->load_pending);
     } else {
-        r->res->bytes[c->lv_dram] += 2.0 * p->dma_bytes;
-        start_flow(r, g->dramp, 2.0 * p->dma_bytes * p->dram_cost, 0, FR_LOAD, 0, (unsigned)c->lv_dram,
+        r->res->bytes[c->lv_dram] += 2.0 * B;
+        start_flow(r, g->dramp, 2.0 * B * p->dram_cost, 0, FR_LOAD, 0, (unsigned)c->lv_dram,
                    &r->load_pending);
+    }
+    if (r->load_pending == 0) {  /* nothing to move: a copy of bytes no level carries */
+        r->load_busy = 0;
+        chunk_ready_at(r, 0, r->load_lat);
     }
 }
 
@@ -1373,6 +1418,7 @@ static void gpu_destroy(void *dev)
     free(g->wpanel);
     free(g->panel_slot);
     free(g->low);
+    free(g->route);
     free(g->waitq);
     free(g->waitq_res);
     free(g->panel_last);
@@ -1413,8 +1459,51 @@ static void gpu_watch_servers(struct gpu *g)
     }
 }
 
+/* The system paths of device's copies that leave it: p2p copies always,
+ * host copies when the run is on a system file.  0, or -1 with *d (no path). */
+static int gpu_routes(struct gpu *g, struct diag *d)
+{
+    const struct trace *t = g->t;
+    struct run_env *env = g->env;
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        if (t->ops[i].device != g->device)
+            continue;
+        for (uint32_t k = 0; k < g->low[i].nk; k++) {
+            struct kplan *p = &g->low[i].k[k];
+            if (!p->dma || (p->dma_level != g->cfg->lv_host && !p->dma_net))
+                continue;
+            if (!p->dma_net && !env->host_over_net)
+                continue;       /* the chip's own host link */
+            if (g->nroutes == cap) {
+                cap = cap ? 2 * cap : 8;
+                void *q = realloc(g->route, cap * sizeof *g->route);
+                if (q == NULL)
+                    sim_oom(cap * sizeof *g->route);
+                g->route = q;
+            }
+            struct sys_route *rt = &g->route[g->nroutes];
+            uint32_t from = env->sysdev[g->device];
+            int rc = p->dma_net ? sys_route(env->sys, from, env->sysdev[p->peer], rt, env->net->scratch)
+                                : sys_route_host(env->sys, from, rt, env->net->scratch);
+            if (rc != 0 || rt->nhops == 0) {
+                char field[48];
+                snprintf(field, sizeof field, "ops[%u]", i);
+                return diag_set(d, DIAG_E_RANGE, t->path, t->ops[i].line, field,
+                                "no path of at most %d links from %s to %s in %s", SYS_MAX_HOPS,
+                                t->devices[g->device],
+                                p->dma_net ? t->devices[p->peer] : "a host", env->sys->path);
+            }
+            p->dma_net = 1;
+            p->route = g->nroutes++;
+            p->dma_level = (uint8_t)env->sys->links[rt->link[0]].level;
+        }
+    }
+    return 0;
+}
+
 static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
-                        uint32_t device, struct timeline *tl, struct flowsrv *shared_dram,
+                        uint32_t device, struct timeline *tl, struct run_env *env,
                         struct diag *d)
 {
     struct gpu *g = sim_xcalloc(1, sizeof *g);
@@ -1424,7 +1513,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->e = e;
     g->comp = engine_register(e, &gpu_comp_ops, g);
     flowsrv_init(&g->dram, e, "dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
-    g->dramp = shared_dram != NULL ? shared_dram : &g->dram;
+    g->env = env;
+    g->dramp = env->shared_dram != NULL ? env->shared_dram : &g->dram;
+    env->dram[device] = g->dramp;
     for (uint32_t ci = 0; ci < cfg->ncaches; ci++) {
         const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
         flowsrv_init(&g->cache[ci], e, L->name, L->bw_bytes_per_s);
@@ -1486,6 +1577,10 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             if (nw > waves)
                 waves = nw;
         }
+    }
+    if (gpu_routes(g, d) != 0) {
+        gpu_destroy(g);
+        return NULL;
     }
     g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
     g->panel_slot = sim_xcalloc(panels, sizeof *g->panel_slot);

@@ -15,6 +15,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "engine.h"
+#include "system.h"
 #include "trace.h"
 
 /* Where an op's time went: computing, waiting at a memory level, or
@@ -50,17 +51,29 @@ struct op_result {
 typedef void (*model_done_fn)(struct engine *e, void *ctx, uint32_t op_index);
 
 struct timeline; /* sim/engine/record.h; NULL when no timeline is recorded */
-struct flowsrv;  /* sim/engine/flow.h; a DRAM server shared by the run's devices, or NULL */
+struct flowsrv;  /* sim/engine/flow.h */
+struct net;      /* models/net.h */
+
+/* What the devices of one run share.  The run driver fills it before it
+ * creates the devices; each device's create() puts its DRAM server in
+ * dram[device], so a copy between devices can write the peer's memory. */
+struct run_env {
+    const struct hw_system *sys;    /* the system (a chip config implies one) */
+    const uint32_t *sysdev;         /* trace device -> system device (node index) */
+    struct net *net;                /* the system's links and switches */
+    struct flowsrv *shared_dram;    /* unified memory: one DRAM server for all, or NULL */
+    struct flowsrv **dram;          /* per trace device: its DRAM server */
+    int host_over_net;              /* host copies cross the system's links (a system file)
+                                     * rather than each chip's own host link */
+};
 
 struct model_ops {
     const char *family;
     /* Create a device instance for trace device index `device`.  Everything
-     * the run needs is allocated here; start_op never allocates.  With
-     * shared_dram the device uses that server for its DRAM traffic (unified
-     * memory) instead of its own. */
+     * the run needs is allocated here; start_op never allocates. */
     void *(*create)(struct engine *e, const struct hw_config *cfg,
                     const struct trace *t, uint32_t device, struct timeline *tl,
-                    struct flowsrv *shared_dram, struct diag *d);
+                    struct run_env *env, struct diag *d);
     /* Begin op t->ops[op_index] now; call done(e, ctx, op_index) when it ends. */
     void (*start_op)(void *dev, uint32_t op_index, struct op_result *res,
                      model_done_fn done, void *ctx);

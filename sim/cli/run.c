@@ -13,6 +13,7 @@
 #include "plot.h"
 #include "report.h"
 #include "run.h"
+#include "system.h"
 #include "timeline.h"
 #include "trace.h"
 #include "whatif.h"
@@ -76,16 +77,28 @@ int cli_run(int argc, char **argv)
     }
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct hw_config cfg;
-    if (cfg_load(hw, &cfg, &d) != 0)
+    /* --hw: a system file, or a chip config (one chip per trace device) */
+    struct hw_system sys;
+    int sr = sys_load(hw, &sys, &d);
+    if (sr < 0)
+        return cli_fail(&d);
+    struct hw_config chip;
+    if (sr == 1 && cfg_load(hw, &chip, &d) != 0)
         return cli_fail(&d);
     struct trace t;
-    if (trace_load(tr, &t, &d) != 0)
+    if (trace_load(tr, &t, &d) != 0) {
+        if (sr == 0)
+            sys_free(&sys);
         return cli_fail(&d);
+    }
+    if (sr == 1)
+        sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
+    const struct hw_config cfg = sys.chip;
     struct stat ost;
     int made_outdir = outdir != NULL && stat(outdir, &ost) != 0; /* ours to remove on failure */
     if (outdir != NULL && afile_make_dir(outdir, "--out", &d) != 0) {
         trace_free(&t);
+        sys_free(&sys);
         return cli_fail(&d);
     }
     struct timeline tl;
@@ -95,10 +108,11 @@ int cli_run(int argc, char **argv)
         ro.tl = &tl;
     }
     struct run_result r;
-    if (run_trace_opts(&cfg, &t, &ro, &r, &d) != 0) {
+    if (run_system_opts(&sys, &t, &ro, &r, &d) != 0) {
         if (ro.tl)
             tl_free(&tl);
         trace_free(&t);
+        sys_free(&sys);
         if (made_outdir)
             rmdir(outdir); /* nothing is in it yet */
         return cli_fail(&d);
@@ -110,9 +124,9 @@ int cli_run(int argc, char **argv)
                 "that need them (see strata fit)\n",
                 r.working_set / 1e9, cfg.name, (double)cfg_dram(&cfg)->capacity_bytes / 1e9, r.spill / 1e9);
     struct whatif w[WHATIF_COUNT];
-    struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0};
+    struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (outdir != NULL && !no_whatif)
-        c.nwhatif = whatif_run(&cfg, &t, w);
+        c.nwhatif = whatif_run(&sys, &t, w);
     /* every file or none: remember what was written, remove it on failure */
     void *tree = NULL;
     char written[6][1100];
@@ -168,5 +182,6 @@ int cli_run(int argc, char **argv)
         tl_free(&tl);
     run_result_free(&r);
     trace_free(&t);
+    sys_free(&sys);
     return rc;
 }

@@ -18,6 +18,7 @@
 #include "cfg.h"
 
 #include "check.h"
+#include "system.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -1071,6 +1072,301 @@ int cfg_load(const char *path, struct hw_config *out, struct diag *d)
     if (rc != 0)
         return -1;
     *out = h;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- systems */
+
+static const char *const sys_top_keys[] = {"name", "chip", "devices", "nodes", "links",
+                                            "unified_bandwidth_GBps", NULL};
+static const char *const sys_node_keys[] = {"name", "kind", "bandwidth_GBps", NULL};
+static const char *const sys_link_keys[] = {
+    "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", NULL};
+
+/* A node name: a device, switch or host is [A-Za-z0-9_.-]+. */
+static int check_node_name(struct cfg_parse *c, int v, const char *field, const char *s)
+{
+    if (s[0] == '\0' || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                  "0123456789_.-") != strlen(s))
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[v].line, field,
+                        "'%s': a name is letters, digits, '_', '.' and '-'", s);
+    return 0;
+}
+
+/* Scalar node v as a string into buf (size bytes). */
+static int scalar_string(struct cfg_parse *c, int v, const char *field, char *buf, size_t size)
+{
+    const struct node *n = &c->nodes[v];
+    if (n->kind != NODE_SCALAR)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field, "expected a name, got %s",
+                        kind_name(c, v));
+    if (n->len == 0 || n->len >= size || strlen(node_text(c, v)) != n->len)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
+                        "a name of 1 to %zu characters, got '%.40s'", size - 1, node_text(c, v));
+    memcpy(buf, node_text(c, v), n->len + 1);
+    return check_node_name(c, v, field, buf);
+}
+
+static uint32_t sys_add_node(struct hw_system *s, uint32_t *cap, const char *name,
+                             enum sys_node_kind kind, int line)
+{
+    if (s->nnodes == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        s->nodes = cfg_xrealloc(s->nodes, *cap * sizeof *s->nodes);
+    }
+    struct sys_node *n = &s->nodes[s->nnodes];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->kind = kind;
+    n->line = line;
+    return s->nnodes++;
+}
+
+/* The node a link end names: an error unless it exists. */
+static int sys_end(struct cfg_parse *c, const struct hw_system *s, int v, const char *field,
+                   uint32_t *out)
+{
+    char name[SYS_NAME_MAX];
+    if (scalar_string(c, v, field, name, sizeof name) != 0)
+        return -1;
+    int i = sys_node_index(s, name);
+    if (i < 0)
+        return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[v].line, field,
+                        "no device or node '%s' in this system (a link to nowhere)", name);
+    *out = (uint32_t)i;
+    return 0;
+}
+
+static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
+{
+    uint32_t ncap = 0, lcap = 0;
+    char field[96];
+    if (check_keys(c, root, "", sys_top_keys) != 0 ||
+        get_string(c, root, "", "name", 1, s->name, sizeof s->name) != 0)
+        return -1;
+    /* the chip, relative to this file's folder */
+    char chip[512], full[1100];
+    if (get_string(c, root, "", "chip", 1, chip, sizeof chip) != 0)
+        return -1;
+    const char *slash = strrchr(c->path, '/');
+    if (chip[0] == '/' || slash == NULL)
+        snprintf(full, sizeof full, "%s", chip);
+    else
+        snprintf(full, sizeof full, "%.*s/%s", (int)(slash - c->path), c->path, chip);
+    struct diag cd;
+    memset(&cd, 0, sizeof cd);
+    if (cfg_load(full, &s->chip, &cd) != 0) {
+        if (cd.code == DIAG_E_IO)
+            return diag_set(c->d, DIAG_E_IO, c->path, c->nodes[lookup(c, root, "chip")].line,
+                            "chip", "cannot load '%s': %s", full, cd.msg);
+        *c->d = cd;     /* the chip's own error, with its own file and line */
+        return -1;
+    }
+    double ub;
+    int urc = get_number(c, root, "", "unified_bandwidth_GBps", RANGE_POS, 0, &ub);
+    if (urc < 0)
+        return -1;
+    if (urc == 0 && !cfg_dram(&s->chip)->unified)
+        return diag_set(c->d, DIAG_E_RANGE, c->path,
+                        c->nodes[lookup(c, root, "unified_bandwidth_GBps")].line,
+                        "unified_bandwidth_GBps", "the chip's DRAM is not unified (dram unified: true)");
+    if (urc == 0)
+        s->unified_bw_bytes_per_s = ub * 1e9;
+    /* devices: a count (gpu0, gpu1, ...) or a list of names */
+    int dv = lookup(c, root, "devices");
+    if (dv < 0)
+        return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "devices",
+                        "required: a count or a list of device names");
+    if (c->nodes[dv].kind == NODE_SEQUENCE) {
+        int i = 0;
+        for (int m = c->nodes[dv].first; m >= 0; m = c->nodes[m].next, i++) {
+            char name[SYS_NAME_MAX];
+            snprintf(field, sizeof field, "devices[%d]", i);
+            if (scalar_string(c, m, field, name, sizeof name) != 0)
+                return -1;
+            int prev = sys_node_index(s, name);
+            if (prev >= 0)
+                return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
+                                "duplicate device name '%s'", name);
+            sys_add_node(s, &ncap, name, SN_DEVICE, c->nodes[m].line);
+        }
+    } else {
+        double x;
+        if (number_value(c, dv, "devices", RANGE_COUNT, &x) != 0)
+            return -1;
+        if (x > 4096)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[dv].line, "devices",
+                            "at most 4096 devices, got %.0f", x);
+        for (uint32_t i = 0; i < (uint32_t)x; i++) {
+            char name[SYS_NAME_MAX];
+            snprintf(name, sizeof name, "gpu%u", i);
+            sys_add_node(s, &ncap, name, SN_DEVICE, c->nodes[dv].line);
+        }
+    }
+    s->ndevices = s->nnodes;
+    if (s->ndevices == 0)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[dv].line, "devices",
+                        "a system needs at least one device");
+    /* other nodes */
+    int nv = lookup(c, root, "nodes");
+    if (nv >= 0 && c->nodes[nv].kind != NODE_SEQUENCE)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[nv].line, "nodes",
+                        "expected a list of {name, kind, bandwidth_GBps}, got %s", kind_name(c, nv));
+    int i = 0;
+    for (int m = nv >= 0 ? c->nodes[nv].first : -1; m >= 0; m = c->nodes[m].next, i++) {
+        snprintf(field, sizeof field, "nodes[%d]", i);
+        if (c->nodes[m].kind != NODE_MAPPING)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[m].line, field,
+                            "expected a mapping {name, kind}, got %s", kind_name(c, m));
+        char name[SYS_NAME_MAX], kind[16];
+        if (check_keys(c, m, field, sys_node_keys) != 0 ||
+            get_string(c, m, field, "name", 1, name, sizeof name) != 0 ||
+            check_node_name(c, lookup(c, m, "name"), field, name) != 0 ||
+            get_string(c, m, field, "kind", 1, kind, sizeof kind) != 0)
+            return -1;
+        int prev = sys_node_index(s, name);
+        if (prev >= 0)
+            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
+                            "'%s' is already a %s (line %d)", name,
+                            sys_node_kind_name(s->nodes[prev].kind), s->nodes[prev].line);
+        enum sys_node_kind k;
+        if (strcmp(kind, "switch") == 0)
+            k = SN_SWITCH;
+        else if (strcmp(kind, "host") == 0)
+            k = SN_HOST;
+        else
+            return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
+                            c->nodes[lookup(c, m, "kind")].line, field,
+                            "unknown node kind '%s'; known: switch, host (devices come from "
+                            "`devices`)", kind);
+        uint32_t ni = sys_add_node(s, &ncap, name, k, c->nodes[m].line);
+        double x;
+        int rc = get_number(c, m, field, "bandwidth_GBps", RANGE_POS, 0, &x);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            s->nodes[ni].bw_bytes_per_s = x * 1e9;
+        if (s->nnodes > SYS_MAX_NODES)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[m].line, "nodes",
+                            "more than %d nodes", SYS_MAX_NODES);
+    }
+    /* links */
+    int lv = lookup(c, root, "links");
+    if (lv >= 0 && c->nodes[lv].kind != NODE_SEQUENCE)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lv].line, "links",
+                        "expected a list of links, got %s", kind_name(c, lv));
+    i = 0;
+    for (int m = lv >= 0 ? c->nodes[lv].first : -1; m >= 0; m = c->nodes[m].next, i++) {
+        snprintf(field, sizeof field, "links[%d]", i);
+        if (c->nodes[m].kind != NODE_MAPPING)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[m].line, field,
+                            "expected a mapping {level, from, to, ...}, got %s", kind_name(c, m));
+        struct sys_link tpl;
+        memset(&tpl, 0, sizeof tpl);
+        char level[HW_LEVEL_NAME];
+        double bw, eff = 1.0;
+        if (check_keys(c, m, field, sys_link_keys) != 0 ||
+            get_string(c, m, field, "level", 1, level, sizeof level) != 0)
+            return -1;
+        int li = cfg_level_index(&s->chip, level);
+        char lf[112];
+        field_name(lf, sizeof lf, field, "level");
+        if (li < 0 || s->chip.level[li].kind != LK_LINK)
+            return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
+                            c->nodes[lookup(c, m, "level")].line, lf,
+                            "'%s' is not a link level of %s (its links: %s%s%s)", level,
+                            s->chip.name, s->chip.level[s->chip.lv_host].name,
+                            s->chip.lv_peer >= 0 ? ", " : "",
+                            s->chip.lv_peer >= 0 ? s->chip.level[s->chip.lv_peer].name : "");
+        tpl.level = (int8_t)li;
+        snprintf(tpl.name, sizeof tpl.name, "%s", level);
+        if (get_string(c, m, field, "name", 0, tpl.name, sizeof tpl.name) != 0 ||
+            get_number(c, m, field, "bandwidth_GBps", RANGE_POS, 1, &bw) != 0 ||
+            get_scaled_u64(c, m, field, "latency_ns", RANGE_NONNEG, 1000.0, &tpl.latency_ps) != 0)
+            return -1;
+        int e = lookup(c, m, "efficiency");
+        char ef[112];
+        field_name(ef, sizeof ef, field, "efficiency");
+        if (e >= 0 && (c->nodes[e].kind != NODE_MAPPING || check_keys(c, e, ef, link_eff_keys) != 0 ||
+                       get_number(c, e, ef, "bandwidth_fraction", RANGE_FRAC, 1, &eff) != 0)) {
+            if (c->nodes[e].kind != NODE_MAPPING)
+                return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[e].line, ef,
+                                "expected {bandwidth_fraction}, got %s", kind_name(c, e));
+            return -1;
+        }
+        tpl.bw_bytes_per_s = bw * 1e9 * eff;
+        tpl.line = c->nodes[m].line;
+        char tf[112];
+        field_name(tf, sizeof tf, field, "to");
+        int tv = lookup(c, m, "to"), fv = lookup(c, m, "from");
+        if (tv < 0 || fv < 0)
+            return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[m].line, field,
+                            "a link needs from and to");
+        if (sys_end(c, s, tv, tf, &tpl.b) != 0)
+            return -1;
+        /* from: one name, a list of names, or "*" (every device): one link each */
+        field_name(tf, sizeof tf, field, "from");
+        int first = fv, list = c->nodes[fv].kind == NODE_SEQUENCE;
+        if (list)
+            first = c->nodes[fv].first;
+        int all = !list && c->nodes[fv].kind == NODE_SCALAR && strcmp(node_text(c, fv), "*") == 0;
+        uint32_t nfrom = all ? s->ndevices : 0;
+        if (!all)
+            for (int f = first; f >= 0; f = list ? c->nodes[f].next : -1)
+                nfrom++;
+        for (uint32_t k = 0, f = (uint32_t)first; k < nfrom; k++) {
+            struct sys_link l = tpl;
+            if (all) {
+                l.a = k;
+            } else {
+                if (sys_end(c, s, (int)f, tf, &l.a) != 0)
+                    return -1;
+                f = list ? (uint32_t)c->nodes[f].next : f;
+            }
+            if (l.a == l.b)
+                return diag_set(c->d, DIAG_E_RANGE, c->path, tpl.line, field,
+                                "a link from '%s' to itself", s->nodes[l.a].name);
+            if (s->nlinks == lcap) {
+                lcap = lcap ? lcap * 2 : 16;
+                s->links = cfg_xrealloc(s->links, lcap * sizeof *s->links);
+            }
+            if (s->nlinks >= SYS_MAX_LINKS)
+                return diag_set(c->d, DIAG_E_RANGE, c->path, tpl.line, "links",
+                                "more than %d links", SYS_MAX_LINKS);
+            s->links[s->nlinks++] = l;
+        }
+    }
+    return 0;
+}
+
+int sys_load(const char *path, struct hw_system *out, struct diag *d)
+{
+    if (path == NULL || out == NULL)
+        return diag_set(d, DIAG_E_USAGE, "", 0, "", "sys_load: path and out are required");
+    struct hw_system s;
+    memset(&s, 0, sizeof s);
+    if (strlen(path) >= sizeof s.path)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
+                        sizeof s.path - 1);
+    memcpy(s.path, path, strlen(path) + 1);
+    struct cfg_parse c = {.path = path, .d = d};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (read_file(&c, &buf, &len) != 0)
+        return -1;
+    int root = build_tree(&c, buf, len);
+    int rc = root < 0 ? -1 : 0;
+    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0))
+        rc = 1;         /* not a system: a chip config (or an error cfg_load will report) */
+    if (rc == 0)
+        rc = fill_system(&c, root, &s);
+    free(buf);
+    cfg_parse_free(&c);
+    if (rc != 0) {
+        sys_free(&s);
+        return rc;
+    }
+    *out = s;
     return 0;
 }
 

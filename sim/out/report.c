@@ -86,7 +86,11 @@ void report_text(const struct report_ctx *c, FILE *out)
     double total = (double)r->total_ps * PS;
     char b1[32], b2[32], b3[32];
     report_fmt_time(b1, sizeof b1, total);
-    fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, c->cfg->name);
+    if (c->sys != NULL)
+        fprintf(out, "strata %s: %s on %s (%u x %s, %u links)\n", STRATA_VERSION, t->path,
+                c->sys->name, c->sys->ndevices, c->cfg->name, c->sys->nlinks);
+    else
+        fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, c->cfg->name);
     fprintf(out, "  total time     %s", b1);
     if (c->tokens > 0 && total > 0)
         fprintf(out, "   (%.1f tokens/s)", c->tokens / total);
@@ -180,6 +184,33 @@ void *report_json_tree(const struct report_ctx *c)
     cJSON_AddStringToObject(hw, "name", c->cfg->name);
     cJSON_AddStringToObject(hw, "family", c->cfg->family);
     cJSON_AddStringToObject(hw, "config", c->cfg->path);
+    if (c->sys != NULL) {
+        const struct hw_system *s = c->sys;
+        cJSON *sj = cJSON_AddObjectToObject(hw, "system");
+        cJSON_AddStringToObject(sj, "name", s->name);
+        cJSON_AddStringToObject(sj, "config", s->path);
+        jout_add_num(sj, "devices", s->ndevices);
+        cJSON *nodes = cJSON_AddArrayToObject(sj, "nodes");
+        for (uint32_t i = 0; i < s->nnodes; i++) {
+            cJSON *n = cJSON_CreateObject();
+            cJSON_AddStringToObject(n, "name", s->nodes[i].name);
+            cJSON_AddStringToObject(n, "kind", sys_node_kind_name(s->nodes[i].kind));
+            jout_add_num(n, "bandwidth_bytes_per_s", s->nodes[i].bw_bytes_per_s);
+            cJSON_AddItemToArray(nodes, n);
+        }
+        cJSON *links = cJSON_AddArrayToObject(sj, "links");
+        for (uint32_t i = 0; i < s->nlinks; i++) {
+            const struct sys_link *l = &s->links[i];
+            cJSON *n = cJSON_CreateObject();
+            cJSON_AddStringToObject(n, "name", l->name);
+            cJSON_AddStringToObject(n, "from", s->nodes[l->a].name);
+            cJSON_AddStringToObject(n, "to", s->nodes[l->b].name);
+            cJSON_AddStringToObject(n, "level", c->cfg->level[l->level].name);
+            jout_add_num(n, "bandwidth_bytes_per_s_per_direction", l->bw_bytes_per_s);
+            jout_add_num(n, "latency_s", (double)l->latency_ps * 1e-12);
+            cJSON_AddItemToArray(links, n);
+        }
+    }
     cJSON *tr = cJSON_AddObjectToObject(root, "trace");
     cJSON_AddStringToObject(tr, "path", t->path);
     jout_add_num(tr, "ops", t->nops);

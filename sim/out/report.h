@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "run.h"
+#include "system.h"
 #include "trace.h"
 #include "version.h"
 #include "whatif.h"
@@ -28,6 +29,7 @@ struct report_ctx {
     const struct timeline *tl;  /* adds "timeseries" to the JSON when set */
     const struct whatif *whatif;/* adds "whatif" to the JSON when nwhatif > 0 */
     unsigned nwhatif;
+    const struct hw_system *sys;/* the system file the run was on, or NULL (a chip config) */
 };
 
 void report_text(const struct report_ctx *c, FILE *out);

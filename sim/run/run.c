@@ -12,6 +12,7 @@
 #include "check.h"
 #include "engine.h"
 #include "flow.h"
+#include "net.h"
 
 struct sched {
     const struct trace *t;
@@ -215,10 +216,63 @@ int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_res
     return run_trace_opts(cfg, t, NULL, out, d);
 }
 
+/* Each trace device is the system device of the same name (a system a
+ * chip config implies has exactly the trace's devices).  A trace that uses
+ * none of the system's names (a one-device "gpu0" trace on a TPU slice of
+ * chip0 .. chip7) runs its i-th device on the system's i-th.  A device that
+ * an op uses must be there. */
+static int map_devices(const struct hw_system *sys, const struct trace *t, uint32_t *sysdev,
+                       struct diag *d)
+{
+    uint32_t named = 0;
+    for (uint32_t i = 0; i < t->ndevices; i++) {
+        int k = sys_node_index(sys, t->devices[i]);
+        sysdev[i] = k >= 0 && (uint32_t)k < sys->ndevices ? (uint32_t)k : UINT32_MAX;
+        named += sysdev[i] != UINT32_MAX;
+    }
+    for (uint32_t i = 0; named == 0 && i < t->ndevices; i++)
+        sysdev[i] = i < sys->ndevices ? i : UINT32_MAX;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *o = &t->ops[i];
+        uint32_t dv = o->device;
+        const char *what = "device";
+        if (sysdev[dv] == UINT32_MAX && o->kind == OP_MEMCPY && o->u.copy.dir == MEMCPY_P2P)
+            what = "src_device";
+        if (sysdev[dv] != UINT32_MAX && o->kind == OP_MEMCPY && o->u.copy.dir == MEMCPY_P2P &&
+            sysdev[o->u.copy.peer] == UINT32_MAX) {
+            dv = o->u.copy.peer;
+            what = "dst_device";
+        }
+        if (sysdev[dv] != UINT32_MAX)
+            continue;
+        char field[48], list[200] = "";
+        size_t used = 0;
+        for (uint32_t k = 0; k < sys->ndevices && used < sizeof list; k++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
+                                     sys->nodes[k].name);
+        snprintf(field, sizeof field, "ops[%u].%s", i, what);
+        return diag_set(d, DIAG_E_UNKNOWN_NAME, t->path, t->ops[i].line, field,
+                        "device '%s' is not in system %s (devices: %s)", t->devices[dv],
+                        sys->name, list);
+    }
+    return 0;
+}
+
 int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const struct run_opts *opts,
                    struct run_result *out, struct diag *d)
 {
+    struct hw_system sys;
+    sys_from_chip(cfg, t->ndevices, (const char (*)[32])t->devices, &sys);
+    int rc = run_system_opts(&sys, t, opts, out, d);
+    sys_free(&sys);
+    return rc;
+}
+
+int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
+                    struct run_result *out, struct diag *d)
+{
     memset(out, 0, sizeof *out);
+    const struct hw_config *cfg = &sys->chip;
     const struct model_ops *mops = model_lookup(cfg->family);
     if (mops == NULL)
         return diag_set(d, DIAG_E_UNKNOWN_NAME, cfg->path, 0, "family",
@@ -228,7 +282,12 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
     s.t = t;
     s.out = out;
     s.mops = mops;
-    int rc = sched_build(&s, d);
+    struct run_env env;
+    memset(&env, 0, sizeof env);
+    uint32_t *sysdev = sim_xcalloc(t->ndevices, sizeof *sysdev);
+    int rc = map_devices(sys, t, sysdev, d);
+    if (rc == 0)
+        rc = sched_build(&s, d);
     struct engine e;
     struct flowsrv *shared = NULL;
     int eng_ok = 0;
@@ -240,10 +299,18 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         /* unified memory: every device's DRAM traffic goes through one server */
         if (cfg_dram(cfg)->unified) {
             shared = sim_xcalloc(1, sizeof *shared);
-            flowsrv_init(shared, &e, "unified_dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
+            double bw = sys->unified_bw_bytes_per_s > 0 ? sys->unified_bw_bytes_per_s
+                                                        : cfg_dram(cfg)->bw_bytes_per_s;
+            flowsrv_init(shared, &e, "unified_dram", bw * cfg_dram(cfg)->eff_bw);
         }
+        env.sys = sys;
+        env.sysdev = sysdev;
+        env.net = net_create(&e, sys);
+        env.shared_dram = shared;
+        env.dram = sim_xcalloc(t->ndevices, sizeof *env.dram);
+        env.host_over_net = !sys->implied;
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
-            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, shared, d);
+            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, &env, d);
             if (s.dev[i] == NULL)
                 rc = -1;
         }
@@ -297,6 +364,9 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
         flowsrv_destroy(shared);
         free(shared);
     }
+    net_destroy(env.net);
+    free(env.dram);
+    free(sysdev);
     if (eng_ok)
         engine_destroy(&e);
     free(s.waiting);

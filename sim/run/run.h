@@ -16,6 +16,7 @@
 #include "cfg.h"
 #include "diag.h"
 #include "model.h"
+#include "system.h"
 #include "trace.h"
 
 struct run_result {
@@ -46,6 +47,10 @@ int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_res
               struct diag *d);
 int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const struct run_opts *o,
                    struct run_result *out, struct diag *d);
+/* The same on a system: its devices, links and switches (system.h).  Each
+ * trace device runs on the system device of its name. */
+int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *o,
+                    struct run_result *out, struct diag *d);
 void run_result_free(struct run_result *r);
 
 /* The category that took most of an op's time: "compute", "launch" or a level name. */

@@ -8,7 +8,7 @@
 #include "run.h"
 
 struct whatif_job {
-    const struct hw_config *cfg;
+    const struct hw_system *sys;
     const struct trace *t;
     unsigned first, step;      /* runs what-ifs first, first+step, ... */
     double time_s[WHATIF_COUNT];    /* < 0: that run failed */
@@ -18,7 +18,8 @@ static void *whatif_worker(void *arg)
 {
     struct whatif_job *j = arg;
     for (unsigned i = j->first; i < WHATIF_COUNT; i += j->step) {
-        struct hw_config c = *j->cfg;
+        struct hw_system sys = *j->sys;     /* shares the nodes and links, read only */
+        struct hw_config c = sys.chip;
         if (i == 0)
             c.level[c.lv_dram].bw_bytes_per_s *= 2;
         else if (i == 1)
@@ -36,7 +37,8 @@ static void *whatif_worker(void *arg)
         memset(&d, 0, sizeof d);
         struct run_result r;
         j->time_s[i] = -1;
-        if (run_trace(&c, j->t, &r, &d) != 0)
+        sys.chip = c;
+        if (run_system_opts(&sys, j->t, NULL, &r, &d) != 0)
             continue;
         j->time_s[i] = (double)r.total_ps * 1e-12;
         run_result_free(&r);
@@ -44,16 +46,17 @@ static void *whatif_worker(void *arg)
     return NULL;
 }
 
-unsigned whatif_run(const struct hw_config *cfg, const struct trace *t, struct whatif *w)
+unsigned whatif_run(const struct hw_system *sys, const struct trace *t, struct whatif *w)
 {
     static const struct { const char *name, *desc; } k[WHATIF_COUNT] = {
-        {"dram_bw_x2", "DRAM bandwidth x2"},
-        {"l2_bw_x2", "L2 bandwidth x2"},
+        {"dram_bw_x2", "bandwidth x2"},        /* of the DRAM level, named in the description */
+        {"l2_bw_x2", "bandwidth x2"},          /* of the first cache */
         {"matrix_x2", "matrix pipe FLOP/s x2"},
         {"vector_x2", "vector pipe FLOP/s x2"},
         {"no_launch", "zero kernel launch overhead"},
     };
-    struct whatif_job j[2] = {{cfg, t, 0, 2, {0}}, {cfg, t, 1, 2, {0}}};
+    struct whatif_job j[2] = {{sys, t, 0, 2, {0}}, {sys, t, 1, 2, {0}}};
+    const struct hw_config *cfg = &sys->chip;
     pthread_t th;
     int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;
     if (!threaded)
@@ -67,7 +70,11 @@ unsigned whatif_run(const struct hw_config *cfg, const struct trace *t, struct w
         if (ts < 0)
             continue;
         snprintf(w[n].name, sizeof w[n].name, "%s", k[i].name);
-        snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
+        if (i < 2)
+            snprintf(w[n].description, sizeof w[n].description, "%s %s",
+                     cfg->level[i == 0 ? cfg->lv_dram : cfg->lv_cache[0]].name, k[i].desc);
+        else
+            snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
         w[n].total_time_s = ts;
         n++;
     }

@@ -10,6 +10,7 @@
 #define STRATA_WHATIF_H
 
 #include "cfg.h"
+#include "system.h"
 #include "trace.h"
 
 #define WHATIF_COUNT 5 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead */
@@ -21,8 +22,9 @@ struct whatif {
     double total_time_s;
 };
 
-/* Runs the what-ifs; w holds WHATIF_COUNT.  Returns how many succeeded
- * (they are packed in order; a failed run is left out). */
-unsigned whatif_run(const struct hw_config *cfg, const struct trace *t, struct whatif *w);
+/* Runs the what-ifs on sys (its chip changed, its links as they are); w
+ * holds WHATIF_COUNT.  Returns how many succeeded (they are packed in
+ * order; a failed run is left out). */
+unsigned whatif_run(const struct hw_system *sys, const struct trace *t, struct whatif *w);
 
 #endif

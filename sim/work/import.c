@@ -1009,6 +1009,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                 o->kind = OP_MEMCPY;
                 o->dtype = DT_INT8;
                 o->u.copy.bytes = (uint64_t)k->bytes;
+                o->u.copy.peer = o->u.copy.src = TRACE_NO_DEVICE;
                 o->u.copy.dir = strstr(nm, "HtoD") ? MEMCPY_H2D
                                                    : (strstr(nm, "DtoH") ? MEMCPY_D2H : MEMCPY_D2D);
                 o->measured_s = k->dur * 1e-6;
@@ -1850,6 +1851,7 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
                 st->owners++;
             } else if (kind == OP_MEMCPY) {
                 o->u.copy.bytes = (uint64_t)bytes;
+                o->u.copy.peer = o->u.copy.src = TRACE_NO_DEVICE;
                 o->u.copy.dir = c->type == CN_MEM_LOAD ? MEMCPY_H2D : MEMCPY_D2H;
             } else if (flops > 0 || bytes > 0) {
                 o->u.gen.flops = flops;

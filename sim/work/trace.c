@@ -75,7 +75,7 @@ int op_kind_from_name(const char *name, enum op_kind *out)
 }
 
 static const char *const impl_names[] = {"flash", "naive"};       /* enum attn_impl */
-static const char *const dir_names[] = {"h2d", "d2h", "d2d"};      /* enum memcpy_dir */
+static const char *const dir_names[] = {"h2d", "d2h", "d2d", "p2p"}; /* enum memcpy_dir */
 
 /* ---- the kind-specific fields ----------------------------------------- */
 
@@ -87,7 +87,8 @@ enum ftype {
     F_IMPL,  /* enum attn_impl, by name */
     F_DIR,   /* enum memcpy_dir, by name */
     F_WFMT,  /* enum wfmt, by name */
-    F_DTYPE  /* enum dtype, by name (DT_COUNT default = the op's dtype) */
+    F_DTYPE, /* enum dtype, by name (DT_COUNT default = the op's dtype) */
+    F_DEVICE /* uint32_t, a device of the trace by name (default TRACE_NO_DEVICE) */
 };
 
 struct op_field {
@@ -131,6 +132,8 @@ static const struct op_field op_fields[] = {
     {OP_EMBEDDING, "dim", F_SIZE, 1, U_(emb.dim), 0},
     {OP_MEMCPY, "bytes", F_SIZE, 1, U_(copy.bytes), 0},
     {OP_MEMCPY, "direction", F_DIR, 1, U_(copy.dir), 0},
+    {OP_MEMCPY, "src_device", F_DEVICE, 0, U_(copy.src), -1},
+    {OP_MEMCPY, "dst_device", F_DEVICE, 0, U_(copy.peer), -1},
     {OP_GENERIC, "flops", F_NUM, 1, U_(gen.flops), 0},
     {OP_GENERIC, "bytes", F_NUM, 1, U_(gen.bytes), 0},
 };
@@ -394,6 +397,7 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         case F_DIR: *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)f->def; break;
         case F_WFMT: *(enum wfmt *)(void *)dst = (enum wfmt)f->def; break;
         case F_DTYPE: *(enum dtype *)(void *)dst = (enum dtype)f->def; break;
+        case F_DEVICE: *(uint32_t *)(void *)dst = TRACE_NO_DEVICE; break;
         }
         return 0;
     }
@@ -427,13 +431,27 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         *(int *)(void *)dst = v;
         return 0;
     }
+    case F_DEVICE: {
+        const char *s;
+        if (jsondoc_get_string(doc, it, L->prefix, f->key, SIZE_MAX, &s, L->d))
+            return -1;
+        int64_t dev = ni_find(&L->devs, s);
+        if (dev < 0) {
+            char known[256], msg[400];
+            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
+                     device_list(L->t, known, sizeof known));
+            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, f->key, "%s", msg);
+        }
+        *(uint32_t *)(void *)dst = (uint32_t)dev;
+        return 0;
+    }
     case F_IMPL:
     case F_DIR:
     case F_WFMT:
     case F_DTYPE: {
         const char *names_buf[32]; /* WFMT_COUNT and DT_COUNT fit */
         const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
-        size_t n = f->type == F_IMPL ? 2 : 3;
+        size_t n = f->type == F_IMPL ? 2 : 4;
         if (f->type == F_WFMT || f->type == F_DTYPE) {
             n = f->type == F_WFMT ? WFMT_COUNT : DT_COUNT;
             for (size_t i = 0; i < n; i++)
@@ -678,6 +696,31 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return -1;
 
     /* Checks across fields. */
+    if (op->kind == OP_MEMCPY) {
+        const cJSON *src = NULL, *dst = NULL;
+        for (unsigned r = 0; r < nrows; r++) {
+            if (strcmp(rows[r]->key, "src_device") == 0)
+                src = items[N_COMMON + r];
+            if (strcmp(rows[r]->key, "dst_device") == 0)
+                dst = items[N_COMMON + r];
+        }
+        if (op->u.copy.src != TRACE_NO_DEVICE) {
+            if (items[K_DEVICE] != NULL && op->device != op->u.copy.src)
+                return lerr(L, DIAG_E_RANGE, src, line, "src_device",
+                            "src_device and device name different devices");
+            op->device = op->u.copy.src;   /* the source's copy engine does the copy */
+        }
+        if (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer == TRACE_NO_DEVICE)
+            return lerr(L, DIAG_E_MISSING, NULL, line, "dst_device",
+                        "a p2p copy needs \"dst_device\", the device it writes");
+        if (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer == op->device)
+            return lerr(L, DIAG_E_RANGE, dst, line, "dst_device",
+                        "a p2p copy to its own device; use direction \"d2d\"");
+        if (op->u.copy.dir != MEMCPY_P2P && (op->u.copy.peer != TRACE_NO_DEVICE ||
+                                             op->u.copy.src != TRACE_NO_DEVICE))
+            return lerr(L, DIAG_E_RANGE, dst ? dst : src, line, dst ? "dst_device" : "src_device",
+                        "src_device and dst_device are for a copy with direction \"p2p\"");
+    }
     if (op->kind == OP_ATTENTION) {
         /* Causal queries are the last q_len of the kv_len keys. */
         if (op->u.attn.causal && op->u.attn.q_len > op->u.attn.kv_len)
@@ -1060,6 +1103,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
     unsigned nrows = kind_fields(op->kind, rows);
     for (unsigned r = 0; r < nrows; r++) {
         const char *src = (const char *)op + rows[r]->off;
+        if (rows[r]->type == F_DEVICE && (op->u.copy.dir != MEMCPY_P2P ||
+                                          *(const uint32_t *)(const void *)src >= t->ndevices))
+            continue;           /* not given, or not a p2p copy's */
         fprintf(f, ", \"%s\": ", rows[r]->key);
         switch (rows[r]->type) {
         case F_SIZE: fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)src); break;
@@ -1078,6 +1124,10 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         case F_DTYPE:
             fprintf(f, "\"%s\"", dtype_name(*(const enum dtype *)(const void *)src));
             break;
+        case F_DEVICE: {
+            put_string(f, t->devices[*(const uint32_t *)(const void *)src], TRACE_DEVICE_MAX);
+            break;
+        }
         }
     }
     if (op->measured_s >= 0.0) {
@@ -1123,8 +1173,9 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
                 return diag_set(d, DIAG_E_RANGE, path, 0, field, "dep index out of range");
         if (op->kind == OP_ATTENTION && (unsigned)op->u.attn.impl > ATTN_NAIVE)
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad attention impl");
-        if (op->kind == OP_MEMCPY && (unsigned)op->u.copy.dir > MEMCPY_D2D)
-            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad memcpy direction");
+        if (op->kind == OP_MEMCPY && ((unsigned)op->u.copy.dir > MEMCPY_P2P ||
+                                      (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer >= t->ndevices)))
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad memcpy direction or dst_device");
         const struct op_field *rows[MAX_KIND_FIELDS];
         unsigned nrows = kind_fields(op->kind, rows);
         for (unsigned r = 0; r < nrows; r++) {

@@ -49,7 +49,10 @@ enum op_kind {
 };
 
 enum attn_impl { ATTN_FLASH, ATTN_NAIVE };
-enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D };
+/* h2d/d2h cross the host link, d2d stays in device memory, p2p goes from
+ * the op's device to copy.peer over the system's links */
+enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_P2P };
+#define TRACE_NO_DEVICE UINT32_MAX
 
 struct op {
     char id[TRACE_ID_MAX];        /* unique id (numbers are kept as their decimal text) */
@@ -84,7 +87,12 @@ struct op {
         } ew;
         struct { uint64_t rows, cols; } rc;                  /* softmax, norm, reduction */
         struct { uint64_t tokens, dim; } emb;
-        struct { uint64_t bytes; enum memcpy_dir dir; } copy;
+        struct {
+            uint64_t bytes;
+            enum memcpy_dir dir;
+            uint32_t peer;              /* p2p: the device written (dst_device); else TRACE_NO_DEVICE */
+            uint32_t src;               /* src_device as given (TRACE_NO_DEVICE if not); the op runs on it */
+        } copy;
         struct { double flops, bytes; } gen;
     } u;
 };

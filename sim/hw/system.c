@@ -1,0 +1,176 @@
+/* system.c: see system.h.  The YAML side of sys_load() is in cfg.c, the
+ * only file that reads YAML. */
+#include "system.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static const char *const node_kind_names[SN_COUNT] = {
+#define SYS_NODE_NAME_(e, n) [e] = n,
+    SYS_NODE_KIND_MAP(SYS_NODE_NAME_)
+#undef SYS_NODE_NAME_
+};
+
+const char *sys_node_kind_name(enum sys_node_kind k)
+{
+    return (unsigned)k < SN_COUNT ? node_kind_names[k] : "?";
+}
+
+void sys_free(struct hw_system *s)
+{
+    free(s->nodes);
+    free(s->links);
+    memset(s, 0, sizeof *s);
+}
+
+int sys_node_index(const struct hw_system *s, const char *name)
+{
+    for (uint32_t i = 0; i < s->nnodes; i++)
+        if (strcmp(s->nodes[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*names)[32],
+                   struct hw_system *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", chip->name);
+    snprintf(out->path, sizeof out->path, "%s", chip->path);
+    out->implied = 1;
+    out->chip = *chip;
+    out->ndevices = ndev;
+    int peer = chip->lv_peer >= 0;
+    out->nnodes = ndev + 1 + (uint32_t)peer;
+    out->nodes = sim_xcalloc(out->nnodes, sizeof *out->nodes);
+    for (uint32_t i = 0; i < ndev; i++) {
+        snprintf(out->nodes[i].name, SYS_NAME_MAX, "%s", names[i]);
+        out->nodes[i].kind = SN_DEVICE;
+    }
+    uint32_t host = ndev, sw = ndev + 1;
+    snprintf(out->nodes[host].name, SYS_NAME_MAX, "host");
+    out->nodes[host].kind = SN_HOST;
+    if (peer) {
+        snprintf(out->nodes[sw].name, SYS_NAME_MAX, "switch");
+        out->nodes[sw].kind = SN_SWITCH;
+    }
+    /* peer links first: between two devices they win the tie with the host path */
+    out->nlinks = ndev * (1u + (uint32_t)peer);
+    out->links = sim_xcalloc(out->nlinks, sizeof *out->links);
+    uint32_t k = 0;
+    for (int pass = peer ? 0 : 1; pass < 2; pass++) {
+        const struct hw_level *L = &chip->level[pass == 0 ? chip->lv_peer : chip->lv_host];
+        for (uint32_t i = 0; i < ndev; i++, k++) {
+            struct sys_link *l = &out->links[k];
+            snprintf(l->name, SYS_NAME_MAX, "%s", L->name);
+            l->a = i;
+            l->b = pass == 0 ? sw : host;
+            l->bw_bytes_per_s = L->bw_bytes_per_s * L->eff_bw;
+            l->latency_ps = L->latency_ps;
+            l->level = pass == 0 ? chip->lv_peer : chip->lv_host;
+        }
+    }
+}
+
+/* Breadth-first search from a; prev[n] = the link that reached n (+1), 0 =
+ * not reached.  Stops when target is reached (or, for target < 0, at the
+ * first host node).  Returns the node found, or -1. */
+static int bfs(const struct hw_system *s, uint32_t a, int target, uint32_t *scratch)
+{
+    uint32_t *prev = scratch, *queue = scratch + s->nnodes;
+    memset(prev, 0, s->nnodes * sizeof *prev);
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = a;
+    prev[a] = UINT32_MAX;
+    while (head < tail) {
+        uint32_t n = queue[head++];
+        if ((target >= 0 && n == (uint32_t)target) ||
+            (target < 0 && s->nodes[n].kind == SN_HOST))
+            return (int)n;
+        /* a transfer passes through switches and hosts, never through
+         * another device */
+        if (n != a && s->nodes[n].kind == SN_DEVICE)
+            continue;
+        for (uint32_t k = 0; k < s->nlinks; k++) {
+            const struct sys_link *l = &s->links[k];
+            uint32_t m;
+            if (l->a == n)
+                m = l->b;
+            else if (l->b == n)
+                m = l->a;
+            else
+                continue;
+            if (prev[m] == 0) {
+                prev[m] = k + 1;
+                queue[tail++] = m;
+            }
+        }
+    }
+    return -1;
+}
+
+static int walk_back(const struct hw_system *s, uint32_t a, uint32_t b, const uint32_t *prev,
+                     struct sys_route *r)
+{
+    memset(r, 0, sizeof *r);
+    uint32_t n = b, hops = 0, tmp[SYS_MAX_HOPS];
+    uint8_t dir[SYS_MAX_HOPS];
+    while (n != a) {
+        if (hops == SYS_MAX_HOPS)
+            return -1;
+        uint32_t k = prev[n] - 1;
+        const struct sys_link *l = &s->links[k];
+        dir[hops] = l->b == n ? 0 : 1;  /* crossed towards n */
+        tmp[hops++] = k;
+        n = l->b == n ? l->a : l->b;
+    }
+    int staged = 0;
+    for (uint32_t i = 0; i < hops; i++) {     /* reverse into source-first order */
+        uint32_t k = tmp[hops - 1 - i];
+        r->link[i] = k;
+        r->dir[i] = dir[hops - 1 - i];
+        r->latency_ps += s->links[k].latency_ps;
+        if (i > 0) {
+            const struct sys_link *l = &s->links[k];
+            uint32_t from = r->dir[i] == 0 ? l->a : l->b;
+            int host = s->nodes[from].kind == SN_HOST;
+            if (host && staged)
+                continue;       /* staged already: this host only forwards */
+            staged |= host;
+            if (s->nodes[from].bw_bytes_per_s > 0) {
+                r->via_times[r->nvia] = host ? 2 : 1;
+                r->via[r->nvia++] = from;
+            }
+        }
+    }
+    r->nhops = hops;
+    return 0;
+}
+
+int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
+              uint32_t *scratch)
+{
+    SIM_CHECK(a < s->nnodes && b < s->nnodes);
+    if (bfs(s, a, (int)b, scratch) < 0)
+        return -1;
+    return walk_back(s, a, b, scratch, r);
+}
+
+int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
+                   uint32_t *scratch)
+{
+    int h = bfs(s, dev, -1, scratch);
+    if (h < 0)
+        return -1;
+    if (walk_back(s, dev, (uint32_t)h, scratch, r) != 0)
+        return -1;
+    /* the host's own memory is the far end of the transfer */
+    if (s->nodes[h].bw_bytes_per_s > 0 && r->nvia < SYS_MAX_HOPS) {
+        r->via_times[r->nvia] = 1;
+        r->via[r->nvia++] = (uint32_t)h;
+    }
+    return 0;
+}
