@@ -25,7 +25,7 @@ STREAM = {"init": (0, 1), "read": (1, 0), "scale": (1, 1), "triad": (2, 1),
 STREAM_ELEMS = 1 << 27
 
 CONFIG = {"A100-SXM4-80GB": "nvidia-a100-sxm-80gb", "H200": "nvidia-h200-sxm",
-          "A100-80GB": "nvidia-a100-sxm-80gb", "MI210": "amd-mi210"}
+          "A100-80GB": "nvidia-a100-sxm-80gb"}
 
 def spec_for(r):
     wid, hw, wl, shape, dt, metric = r["id"], r["hardware"], r["workload"], r["shape_or_model"], r["dtype"], r["metric"]

@@ -16,12 +16,16 @@ def main(a, b, tol=1e-12):
             print(f'{n}: missing in {b}'); bad += 1; continue
         ja, jb = json.load(open(pa)), json.load(open(pb))
         if n == 'validate.json':
-            ra, rb = ja.get('rows', []), jb.get('rows', [])
-            for x, y in zip(ra, rb):
-                if rel(x.get('predicted', 0), y.get('predicted', 0)) > tol:
-                    print(f'{n}: {x.get("id")}: {x.get("predicted")} != {y.get("predicted")}'); bad += 1
-            if len(ra) != len(rb):
-                print(f'{n}: {len(ra)} rows != {len(rb)}'); bad += 1
+            ra = {x.get('id'): x for x in ja.get('rows', [])}
+            rb = {x.get('id'): x for x in jb.get('rows', [])}
+            for k, x in ra.items():
+                y = rb.get(k)
+                if y is None:
+                    print(f'{n}: {k}: missing in {b}'); bad += 1
+                elif rel(x.get('predicted', 0), y.get('predicted', 0)) > tol:
+                    print(f'{n}: {k}: {x.get("predicted")} != {y.get("predicted")}'); bad += 1
+            if len(rb) > len(ra):
+                print(f'{n}: {len(rb) - len(ra)} new rows in {b} (not compared)')
             continue
         if rel(ja['total_time_s'], jb['total_time_s']) > tol:
             print(f'{n}: total {ja["total_time_s"]} != {jb["total_time_s"]}'); bad += 1

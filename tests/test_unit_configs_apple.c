@@ -70,7 +70,7 @@ static void check_chip(const struct published *p)
     CHECK_NEAR_REL(h.level[h.lv_dram].bw_bytes_per_s, p->bw_gbps * 1e9, 0.01);
 
     /* Invariants of a usable config. */
-    CHECK(h.lv_peer < 0);
+    CHECK(h.lv_peer < 0 || strcmp(h.level[h.lv_peer].name, "ultrafusion") == 0); /* M2 Max: the die-to-die port an M2 Ultra joins */
     CHECK(h.level[h.lv_host].bw_bytes_per_s > 0);
     CHECK(h.level[h.lv_cache[0]].capacity_bytes > 0);
     CHECK(h.level[h.lv_cache[0]].bw_bytes_per_s > h.level[h.lv_dram].bw_bytes_per_s);
