@@ -1081,7 +1081,7 @@ static const char *const sys_top_keys[] = {"name", "chip", "devices", "nodes", "
                                             "unified_bandwidth_GBps", NULL};
 static const char *const sys_node_keys[] = {"name", "kind", "bandwidth_GBps", NULL};
 static const char *const sys_link_keys[] = {
-    "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", NULL};
+    "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", "forward", NULL};
 
 /* A node name: a device, switch or host is [A-Za-z0-9_.-]+. */
 static int check_node_name(struct cfg_parse *c, int v, const char *field, const char *s)
@@ -1295,6 +1295,14 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             return -1;
         }
         tpl.bw_bytes_per_s = bw * 1e9 * eff;
+        char fw[8] = "";
+        if (get_string(c, m, field, "forward", 0, fw, sizeof fw) != 0)
+            return -1;
+        if (strcmp(fw, "true") == 0)
+            tpl.forward = 1;
+        else if (fw[0] != '\0' && strcmp(fw, "false") != 0)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, m, "forward")].line,
+                            "links.forward", "expected true or false, got '%s'", fw);
         tpl.line = c->nodes[m].line;
         char tf[112];
         field_name(tf, sizeof tf, field, "to");

@@ -77,8 +77,10 @@ void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*nam
 
 /* Breadth-first search from a; prev[n] = the link that reached n (+1), 0 =
  * not reached.  Stops when target is reached (or, for target < 0, at the
- * first host node).  Returns the node found, or -1. */
-static int bfs(const struct hw_system *s, uint32_t a, int target, uint32_t *scratch)
+ * first host node).  With through_hosts 0 a path may not pass a host (a
+ * peer-to-peer path).  Returns the node found, or -1. */
+static int bfs(const struct hw_system *s, uint32_t a, int target, int through_hosts,
+               uint32_t *scratch)
 {
     uint32_t *prev = scratch, *queue = scratch + s->nnodes;
     memset(prev, 0, s->nnodes * sizeof *prev);
@@ -92,10 +94,16 @@ static int bfs(const struct hw_system *s, uint32_t a, int target, uint32_t *scra
             return (int)n;
         /* a transfer passes through switches and hosts, never through
          * another device */
-        if (n != a && s->nodes[n].kind == SN_DEVICE)
+        /* a device forwards only between links that route through it */
+        int via_dev = n != a && s->nodes[n].kind == SN_DEVICE;
+        if (via_dev && !s->links[prev[n] - 1].forward)
+            continue;
+        if (n != a && !through_hosts && s->nodes[n].kind == SN_HOST)
             continue;
         for (uint32_t k = 0; k < s->nlinks; k++) {
             const struct sys_link *l = &s->links[k];
+            if (via_dev && !l->forward)
+                continue;
             uint32_t m;
             if (l->a == n)
                 m = l->b;
@@ -154,7 +162,8 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
               uint32_t *scratch)
 {
     SIM_CHECK(a < s->nnodes && b < s->nnodes);
-    if (bfs(s, a, (int)b, scratch) < 0)
+    /* a peer-to-peer path if there is one; staging in a host only if not */
+    if (bfs(s, a, (int)b, 0, scratch) < 0 && bfs(s, a, (int)b, 1, scratch) < 0)
         return -1;
     return walk_back(s, a, b, scratch, r);
 }
@@ -162,7 +171,7 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
 int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
                    uint32_t *scratch)
 {
-    int h = bfs(s, dev, -1, scratch);
+    int h = bfs(s, dev, -1, 1, scratch);
     if (h < 0)
         return -1;
     if (walk_back(s, dev, (uint32_t)h, scratch, r) != 0)

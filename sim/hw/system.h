@@ -10,12 +10,13 @@
  *
  * Every link is full duplex: a bandwidth per direction.  A node may have a
  * forwarding bandwidth that every transfer through it shares (an NVSwitch's
- * or a host memory's); 0 means it never limits.  A copy between two devices
+ * or a host memory's); 0 means it never limits.  A copy between devices
+ * takes a peer-to-peer path (switches and links only) when there is one.  A copy between two devices
  * that has to pass a host (no peer-to-peer path) is staged in the memory of
  * the first host on its way: written there and read back, twice its bytes;
  * later hosts on the way only forward it (root complex to root complex).  sys_route() finds the
- * path with the fewest hops (ties go to the link listed first), so routes
- * are the same on every run.
+ * path with the fewest hops (ties go to the link listed first: list the
+ * fastest links first), so routes are the same on every run.
  *
  * Ownership: sys_load and sys_from_chip allocate; sys_free releases.
  */
@@ -57,6 +58,8 @@ struct sys_link {
     double bw_bytes_per_s;      /* per direction, after its efficiency */
     uint64_t latency_ps;        /* one way */
     int8_t level;               /* chip level (kind link) whose bytes and stalls it counts as */
+    int forward;                /* devices route between their links of this kind (a TPU's ICI
+                                 * router): a path may pass a device from one such link to another */
     int line;
 };
 
