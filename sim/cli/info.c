@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "info.h"
+#include "system.h"
 
 int cli_info(int argc, char **argv)
 {
@@ -21,12 +22,23 @@ int cli_info(int argc, char **argv)
     }
     struct diag d;
     memset(&d, 0, sizeof d);
+    /* a system file: its chip's figures, then its devices and links */
+    struct hw_system sys;
+    int sr = sys_load(hw, &sys, &d);
+    if (sr < 0)
+        return cli_fail(&d);
     struct hw_config cfg;
-    if (cfg_load(hw, &cfg, &d) != 0)
+    if (sr == 0)
+        cfg = sys.chip;
+    else if (cfg_load(hw, &cfg, &d) != 0)
         return cli_fail(&d);
     struct info_out inf;
     info_derive(&cfg, &inf);
     info_print(&cfg, &inf, stdout);
+    if (sr == 0) {
+        info_print_system(&sys, stdout);
+        sys_free(&sys);
+    }
     if (js != NULL && info_json(&cfg, &inf, js, &d) != 0)
         return cli_fail(&d);
     return 0;

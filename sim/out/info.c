@@ -1,5 +1,6 @@
 /* info.c: see info.h. */
 #include "info.h"
+#include "system.h"
 
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -46,7 +47,7 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
             head = pref[i];
             break;
         }
-    fprintf(f, "\n  level        kind        scope          capacity   bandwidth    achievable"
+    fprintf(f, "\n  level          kind        scope          capacity   bandwidth    achievable"
                "    latency  ridge (%s FLOP/byte)\n", dtype_name(head));
     for (unsigned l = 0; l < c->nlevels; l++) {
         const struct hw_level *L = &c->level[l];
@@ -65,7 +66,7 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
         report_fmt_si(b1, sizeof b1, o->bw[l], "B/s");
         report_fmt_si(b2, sizeof b2, o->bw_achievable[l], "B/s");
         report_fmt_time(b3, sizeof b3, (double)L->latency_ps * 1e-12);
-        fprintf(f, "  %-12s %-11s %-12s %12s %11s  %11s  %9s  ", L->name, level_kind_name(L->kind),
+        fprintf(f, "  %-14s %-11s %-12s %12s %11s  %11s  %9s  ", L->name, level_kind_name(L->kind),
                 b5, b4, o->bw[l] > 0 ? b1 : "-", o->bw[l] > 0 ? b2 : "-",
                 L->latency_ps > 0 ? b3 : "-");
         if (o->bw[l] > 0)
@@ -131,4 +132,36 @@ int info_json(const struct hw_config *c, const struct info_out *o, const char *p
     int rc = jout_write(root, path, d);
     cJSON_Delete(root);
     return rc;
+}
+
+void info_print_system(const struct hw_system *s, FILE *f)
+{
+    char b1[32];
+    fprintf(f, "\nsystem %s (%s): %u devices of %s, %u other nodes, %u links\n", s->name, s->path,
+            s->ndevices, s->chip.name, s->nnodes - s->ndevices, s->nlinks);
+    fprintf(f, "  devices:");
+    for (uint32_t i = 0; i < s->ndevices; i++)
+        fprintf(f, " %s", s->nodes[i].name);
+    fprintf(f, "\n");
+    for (uint32_t i = s->ndevices; i < s->nnodes; i++) {
+        const struct sys_node *n = &s->nodes[i];
+        report_fmt_si(b1, sizeof b1, n->bw_bytes_per_s, "B/s");
+        fprintf(f, "  %-6s %-12s %s\n", sys_node_kind_name(n->kind), n->name,
+                n->bw_bytes_per_s > 0 ? b1 : "(does not limit)");
+    }
+    if (s->unified_bw_bytes_per_s > 0) {
+        report_fmt_si(b1, sizeof b1, s->unified_bw_bytes_per_s, "B/s");
+        fprintf(f, "  unified memory shared by all devices: %s\n", b1);
+    }
+    fprintf(f, "  %-12s %-10s %-10s %-10s %14s %10s\n", "link", "from", "to", "level",
+            "per direction", "latency");
+    for (uint32_t k = 0; k < s->nlinks; k++) {
+        const struct sys_link *l = &s->links[k];
+        char b2[32];
+        report_fmt_si(b1, sizeof b1, l->bw_bytes_per_s, "B/s");
+        report_fmt_time(b2, sizeof b2, (double)l->latency_ps * 1e-12);
+        fprintf(f, "  %-12s %-10s %-10s %-10s %14s %10s%s\n", l->name, s->nodes[l->a].name,
+                s->nodes[l->b].name, s->chip.level[l->level].name, b1, b2,
+                l->forward ? "  forwards" : "");
+    }
 }

@@ -20,6 +20,9 @@ struct info_out {
 
 void info_derive(const struct hw_config *c, struct info_out *o);
 void info_print(const struct hw_config *c, const struct info_out *o, FILE *f);
+/* A system's devices, other nodes and links (after info_print of its chip). */
+struct hw_system;
+void info_print_system(const struct hw_system *s, FILE *f);
 /* The derived figures as a cJSON object (void * keeps cJSON out of this
  * header); the caller owns it (cJSON_Delete, or add it to a tree). */
 void *info_json_tree(const struct hw_config *c, const struct info_out *o);
