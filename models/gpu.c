@@ -177,6 +177,7 @@ struct gpu {
     struct wpanel { double bytes; uint32_t missed; uint32_t readers; } *wpanel;
     uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
+    uint32_t wave_npanels;      /* wpanel entries of the current wave */
     struct runner run[GPU_MAX_RUNNING];
     /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
      * sized for every op of the trace) */
@@ -845,14 +846,67 @@ static void cta_next(const struct kplan *p, struct cta_pos *c)
  * at the next level.  The copies also crowd each other out, so the reuse
  * test counts the capacity of all instances divided by the replication the
  * previous wave saw (g->repl, 1 at the start of a kernel). */
+static inline void wave_reuse_loop(struct gpu *g, const struct kplan *p, uint64_t wave,
+                                   uint64_t c0, uint64_t c1, double *miss, const double *cap,
+                                   const uint32_t nc, const int grouped)
+{
+    double steps = p->ksteps;
+    const double sz[2] = {p->a_step * steps, p->b_step * steps};
+    const int shared[2] = {p->gn > 1, p->gm > 1};
+    uint64_t na = p->gb * p->gm;
+    double touched = 0, all = 0;    /* all: bytes that miss every cache */
+    double lm[HW_MAX_LEVELS] = {0}; /* misses per cache, kept local (miss may alias g's arrays) */
+    uint32_t nlist = 0;
+    double prev_cum = wave > 0 ? g->wave_cum[wave - 1] : 0;
+    struct cta_pos pos;
+    cta_coords(p, c0, &pos);
+    /* a panel nobody else reads streams from DRAM: its bytes, per CTA */
+    double alone = (sz[0] > 0 && !shared[0] ? sz[0] : 0) + (sz[1] > 0 && !shared[1] ? sz[1] : 0);
+    const int look[2] = {sz[0] > 0 && shared[0], sz[1] > 0 && shared[1]};
+    for (uint64_t c = c0; c < c1; c++, cta_next(p, &pos)) {
+        all += alone;
+        touched += alone;
+        for (int k = 0; k < 2; k++) {
+            if (!look[k])
+                continue;
+            uint64_t id = k == 0 ? pos.b * p->gm + pos.first + pos.li : na + pos.b * p->gn + pos.j;
+            int64_t last = g->panel_last[id];
+            if (last == (int64_t)wave) {
+                if (grouped)        /* one more reader of it in this wave */
+                    g->wpanel[g->panel_slot[id]].readers++;
+                continue;           /* another CTA of this wave already fetched it */
+            }
+            touched += sz[k];
+            uint32_t missed = 0;    /* bit ci: it missed cache ci */
+            if (last < 0) {
+                all += sz[k];
+                missed = ~0u;
+            } else {
+                double since = prev_cum - (last > 0 ? g->wave_cum[last - 1] : 0);
+                for (uint32_t ci = 0; ci < nc; ci++)
+                    if (since + sz[k] > cap[ci]) {
+                        lm[ci] += sz[k];
+                        missed |= 1u << ci;
+                    }
+            }
+            g->panel_last[id] = (int64_t)wave;
+            if (grouped) {
+                g->panel_slot[id] = nlist;
+                g->wpanel[nlist++] = (struct wpanel){sz[k], missed, 1};
+            }
+        }
+    }
+    for (uint32_t ci = 0; ci < nc; ci++)
+        miss[ci] += lm[ci] + all;
+    g->wave_cum[wave] = prev_cum + touched;
+    g->wave_npanels = nlist;
+}
+
 static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
                        uint64_t c1, double *miss, double *l2)
 {
     const struct hw_config *cfg = g->cfg;
     const uint32_t nc = cfg->ncaches;
-    double steps = p->ksteps;
-    double a_panel = p->a_step * steps, b_panel = p->b_step * steps;
-    uint64_t na = p->gb * p->gm;
     double cap[HW_MAX_LEVELS];
     int grouped = 0;
     for (uint32_t ci = 0; ci < nc; ci++) {
@@ -864,55 +918,19 @@ static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint
         }
         miss[ci] = 0;
     }
-    double touched = 0;
-    uint32_t nlist = 0;
-    double prev_cum = wave > 0 ? g->wave_cum[wave - 1] : 0;
-    const double sz[2] = {a_panel, b_panel};
-    const int shared[2] = {p->gn > 1, p->gm > 1};
-    struct cta_pos pos;
-    cta_coords(p, c0, &pos);
-    for (uint64_t c = c0; c < c1; c++, cta_next(p, &pos)) {
-        uint64_t ids[2] = {pos.b * p->gm + pos.first + pos.li, na + pos.b * p->gn + pos.j};
-        for (int k = 0; k < 2; k++) {
-            if (sz[k] <= 0)
-                continue;
-            if (!shared[k]) {       /* nobody else reads it: streams from DRAM */
-                for (uint32_t ci = 0; ci < nc; ci++)
-                    miss[ci] += sz[k];
-                touched += sz[k];
-                continue;
-            }
-            int64_t last = g->panel_last[ids[k]];
-            if (last == (int64_t)wave) {
-                if (grouped)        /* one more reader of it in this wave */
-                    g->wpanel[g->panel_slot[ids[k]]].readers++;
-                continue;           /* another CTA of this wave already fetched it */
-            }
-            touched += sz[k];
-            double since = -1;
-            if (last >= 0)
-                since = prev_cum - (last > 0 ? g->wave_cum[last - 1] : 0);
-            uint32_t missed = 0;    /* bit ci: it missed cache ci */
-            for (uint32_t ci = 0; ci < nc; ci++)
-                if (!(since >= 0 && since + sz[k] <= cap[ci])) {
-                    miss[ci] += sz[k];
-                    missed |= 1u << ci;
-                }
-            g->panel_last[ids[k]] = (int64_t)wave;
-            if (grouped) {
-                g->panel_slot[ids[k]] = nlist;
-                g->wpanel[nlist++] = (struct wpanel){sz[k], missed, 1};
-            }
-        }
-    }
-    g->wave_cum[wave] = prev_cum + touched;
+    /* the common chip (one cache, one instance) gets its own copy of the
+     * loop, with the cache count a constant */
+    if (nc == 1 && !grouped)
+        wave_reuse_loop(g, p, wave, c0, c1, miss, cap, 1, 0);
+    else
+        wave_reuse_loop(g, p, wave, c0, c1, miss, cap, nc, grouped);
     /* the replicated fetches into the instances of multi-instance caches */
     for (uint32_t ci = 0; grouped && ci < nc; ci++) {
         const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
         if (L->instances <= 1)
             continue;
         double once = 0, copies = 0;
-        for (uint32_t i = 0; i < nlist; i++) {
+        for (uint32_t i = 0; i < g->wave_npanels; i++) {
             const struct wpanel *w = &g->wpanel[i];
             double n = dmin((double)w->readers, (double)L->instances);
             once += w->bytes;
@@ -922,8 +940,8 @@ static void wave_reuse(struct gpu *g, const struct kplan *p, uint64_t wave, uint
         }
         g->repl[ci] = once > 0 ? copies / once : 1.0;
     }
-    double ctas = (double)(c1 - c0);
-    *l2 = ctas * (a_panel + b_panel);
+    double steps = p->ksteps;
+    *l2 = (double)(c1 - c0) * (p->a_step * steps + p->b_step * steps);
 }
 
 /* ---------------------------------------------------------------- runner */

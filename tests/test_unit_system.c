@@ -38,10 +38,9 @@ static int run_ops(const char *sys_path, const char *devices, const char *ops,
         return rc;
     rc = sys_load(sys_path, &sys, &d);
     if (rc == 1) {              /* a chip config: the system it implies */
-        struct hw_config c;
-        rc = tu_load_cfg(sys_path, &c);
-        if (rc == 0)
-            sys_from_chip(&c, t.ndevices, (const char (*)[32])t.devices, &sys);
+        struct hw_config c = sys.chip;
+        rc = 0;
+        sys_from_chip(&c, t.ndevices, (const char (*)[32])t.devices, &sys);
     }
     if (rc == 0) {
         rc = run_system_opts(&sys, &t, NULL, r, &d);

@@ -27,11 +27,7 @@ int cli_info(int argc, char **argv)
     int sr = sys_load(hw, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
-    struct hw_config cfg;
-    if (sr == 0)
-        cfg = sys.chip;
-    else if (cfg_load(hw, &cfg, &d) != 0)
-        return cli_fail(&d);
+    struct hw_config cfg = sys.chip;    /* a chip config fills only this */
     struct info_out inf;
     info_derive(&cfg, &inf);
     info_print(&cfg, &inf, stdout);

@@ -82,9 +82,7 @@ int cli_run(int argc, char **argv)
     int sr = sys_load(hw, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
-    struct hw_config chip;
-    if (sr == 1 && cfg_load(hw, &chip, &d) != 0)
-        return cli_fail(&d);
+    struct hw_config chip = sys.chip;   /* a chip config: filled by sys_load */
     struct trace t;
     if (trace_load(tr, &t, &d) != 0) {
         if (sr == 0)

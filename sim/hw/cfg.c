@@ -1364,18 +1364,21 @@ int sys_load(const char *path, struct hw_system *out, struct diag *d)
         return -1;
     int root = build_tree(&c, buf, len);
     int rc = root < 0 ? -1 : 0;
-    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0))
-        rc = 1;         /* not a system: a chip config (or an error cfg_load will report) */
+    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0)) {
+        /* not a system: a chip config, read into s.chip from the same tree */
+        memcpy(s.chip.path, path, strlen(path) + 1);
+        rc = fill_config(&c, root, &s.chip) != 0 ? -1 : 1;
+    }
     if (rc == 0)
         rc = fill_system(&c, root, &s);
     free(buf);
     cfg_parse_free(&c);
-    if (rc != 0) {
+    if (rc < 0) {
         sys_free(&s);
         return rc;
     }
     *out = s;
-    return 0;
+    return rc;
 }
 
 double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t)

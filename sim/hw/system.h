@@ -92,8 +92,10 @@ struct sys_route {
     uint64_t latency_ps;        /* sum of the hops' latencies */
 };
 
-/* Load a system file (or, when path is a chip config, nothing: returns 1).
- * 0 on success, -1 with *d. */
+/* Load a system file: 0.  When path is a chip config instead, only
+ * out->chip is filled (the file read once) and the result is 1; the caller
+ * makes the system the chip implies for its trace (sys_from_chip).  -1
+ * with *d on an error in either. */
 int sys_load(const char *path, struct hw_system *out, struct diag *d);
 /* The system a chip config implies for ndev devices named names[i]. */
 void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*names)[32],
