@@ -61,6 +61,7 @@
 #include "model.h"
 #include "net.h"
 #include "record.h"
+#include "systolic.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
 #define GPU_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
@@ -332,27 +333,30 @@ static double gemm_load_frac(uint64_t n, uint64_t k, double eb)
     return w / 16.0;
 }
 
-/* Matrix-pipe work of one tile step on a systolic unit (compute.systolic):
- * a (rows x k) x (k x n) product with the k x n operand held in the array
- * (weight stationary).  It is cut into ceil(k/R) x ceil(n/C) folds; each
- * streams the `rows` rows through the array, and the next fold's weights
- * shift in (R cycles) while the current one streams (double-buffered, as in
- * the TPU's MXU), so a fold costs max(rows, R) cycles.  Returned as FLOPs
- * at the array's peak (2 R C per cycle), so short or narrow products cost
- * what the idle PEs and weight loads cost.  On a GPU (no array): 2 rows k n. */
+/* Matrix-pipe work of one tile step on a systolic unit (the `systolic`
+ * block): a (rows x k) x (k x n) product with the k x n operand held in the
+ * array (weight stationary).  It is cut into ceil(k/R) x ceil(n/C) folds;
+ * each streams the `rows` rows through the array.  The timing of a fold is
+ * models/systolic.c's rule (the one `strata scalesim` uses) with the
+ * weights double-buffered, as the TPU's MXU loads the next fold's while the
+ * current one streams: max(rows, R) cycles a fold.  Returned as FLOPs at
+ * the array's peak (2 R C per cycle), so short or narrow products cost what
+ * the idle PEs and weight loads cost.  On a GPU (no array): 2 rows k n. */
 static double systolic_flops(const struct hw_config *c, double rows, double k, double n)
 {
     if (c->sa_rows == 0)
         return 2.0 * rows * k * n;
     double R = c->sa_rows, C = c->sa_cols;
     double folds = ceil(k / R) * ceil(n / C);
-    return 2.0 * R * C * folds * dmax(rows, R);
+    return 2.0 * R * C * folds * sa_fold_cycles(R, C, SA_WS, rows, 1);
 }
 
-/* The array's fill and drain (R + C - 2 cycles) once per tile, as FLOPs. */
+/* The array's fill and drain once per tile (the same rule), as FLOPs. */
 static double systolic_fill_flops(const struct hw_config *c)
 {
-    return c->sa_rows == 0 ? 0 : 2.0 * c->sa_rows * (double)c->sa_cols * (c->sa_rows + c->sa_cols - 2.0);
+    return c->sa_rows == 0 ? 0
+                           : 2.0 * c->sa_rows * (double)c->sa_cols *
+                                 sa_fill_cycles(c->sa_rows, c->sa_cols, 1);
 }
 
 /* fp32/fp64 GEMMs on a chip without a matrix pipe for that type run as

@@ -32,6 +32,18 @@ static uint64_t used_in_fold(uint64_t n, uint64_t size, uint64_t f)
     return left < size ? left : size;
 }
 
+double sa_fold_cycles(double rows, double cols, enum sa_dataflow df, double t, int overlap)
+{
+    if (overlap)
+        return t > rows ? t : rows;
+    return (df == SA_OS ? rows : 2 * rows) + cols + t - 2;
+}
+
+double sa_fill_cycles(double rows, double cols, int overlap)
+{
+    return overlap ? rows + cols - 2.0 : 0.0;
+}
+
 int sa_run_layer(uint64_t rows, uint64_t cols, enum sa_dataflow df, const struct sa_layer *l,
                  struct sa_result *r)
 {
@@ -53,7 +65,7 @@ int sa_run_layer(uint64_t rows, uint64_t cols, enum sa_dataflow df, const struct
     r->col_folds = ceil_div(sc, cols);
     /* fill + stream + drain of one fold; ws and is first shift the
      * stationary operand down the rows */
-    r->fold_cycles = (df == SA_OS ? rows : 2 * rows) + cols + t - 2;
+    r->fold_cycles = (uint64_t)sa_fold_cycles((double)rows, (double)cols, df, (double)t, 0);
     uint64_t folds = r->row_folds * r->col_folds;
     if (folds > lim || r->fold_cycles > lim)
         return -1;

@@ -54,6 +54,21 @@ struct sa_result {
     double ifmap_reads, filter_reads, ofmap_writes; /* SRAM words */
 };
 
+/* The one fold-timing rule, shared by `strata scalesim` (sa_run_layer) and
+ * the tiled model's systolic chips (models/gpu.c).  A fold streams t rows
+ * of the moving operand through the array after its stationary operand is
+ * in place.
+ *   overlap 0 (SCALE-Sim v2): each fold fills and drains on its own:
+ *     os: rows + cols + t - 2 cycles; ws, is: 2 rows + cols + t - 2.
+ *   overlap 1 (a double-buffered stationary operand, as a TPU MXU loads
+ *     its next weights while the current ones stream): folds follow each
+ *     other every max(t, rows) cycles, and the array's fill and drain,
+ *     sa_fill_cycles = rows + cols - 2, is paid once per run of folds.
+ * Doubles, so the tiled model can pass the rows a partial tile streams;
+ * exact for whole numbers below 2^53. */
+double sa_fold_cycles(double rows, double cols, enum sa_dataflow df, double t, int overlap);
+double sa_fill_cycles(double rows, double cols, int overlap);
+
 /* Walks the folds of one layer on a rows x cols array.  Returns 0, or -1
  * when a dimension is zero or the counts would overflow. */
 int sa_run_layer(uint64_t rows, uint64_t cols, enum sa_dataflow df, const struct sa_layer *l,

@@ -1053,25 +1053,20 @@ int cfg_load(const char *path, struct hw_config *out, struct diag *d)
 {
     if (path == NULL || out == NULL)
         return diag_set(d, DIAG_E_USAGE, "", 0, "", "cfg_load: path and out are required");
-    struct hw_config h;
-    memset(&h, 0, sizeof h);
-    if (strlen(path) >= sizeof h.path)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
-                        sizeof h.path - 1);
-    memcpy(h.path, path, strlen(path) + 1);
-
-    struct cfg_parse c = {.path = path, .d = d};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (read_file(&c, &buf, &len) != 0)
+    /* one reader for both kinds of file: sys_load gives a chip config's
+     * contents in s.chip */
+    struct hw_system s;
+    int rc = sys_load(path, &s, d);
+    if (rc < 0)
         return -1;
-    int root = build_tree(&c, buf, len);
-    int rc = root < 0 ? -1 : fill_config(&c, root, &h);
-    free(buf);
-    cfg_parse_free(&c);
-    if (rc != 0)
+    if (rc == 0) {
+        diag_set(d, DIAG_E_UNSUPPORTED, path, 0, "chip",
+                 "a system file (%u devices of %s) where a chip config is needed", s.ndevices,
+                 s.chip.name);
+        sys_free(&s);
         return -1;
-    *out = h;
+    }
+    *out = s.chip;
     return 0;
 }
 
