@@ -17,4 +17,7 @@ echo
 echo "the same step on a TPU v5e (systolic MXUs; docs/tpu.md):"
 ./build/strata run --hw configs/google-tpu-v5e.yaml --trace out/llama-2-7b-decode-2048.json --top 3
 echo
+echo "eight A100s on NVSwitch copying to each other, as p2pBandwidthLatencyTest does (docs/systems.md):"
+./build/strata run --hw configs/systems/nvidia-dgx-a100.yaml --trace traces/systems/p2p-matrix-8gpu.json --top 3
+echo
 echo "open out/demo/report.html in a browser; drag out/demo/timeline.json into ui.perfetto.dev"
