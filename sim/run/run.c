@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "flow.h"
 #include "net.h"
+#include "record.h"
 
 struct sched {
     const struct trace *t;
@@ -216,6 +217,46 @@ int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_res
     return run_trace_opts(cfg, t, NULL, out, d);
 }
 
+/* What a link server serves shows on the timeline as its device's counter
+ * for the link's level (both directions of a device's link on one). */
+struct link_watch {
+    struct timeline *tl;
+    struct tl_series *s;
+};
+
+static void link_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
+{
+    struct link_watch *w = ctx;
+    tl_add(w->tl, w->s, t0, t1, amount);
+}
+
+/* Watch every link that ends at a device of the trace; returns the watch
+ * array (the caller frees it). */
+static struct link_watch *watch_links(struct timeline *tl, const struct hw_system *sys,
+                                      const struct trace *t, const uint32_t *sysdev, struct net *n)
+{
+    struct link_watch *w = sim_xcalloc(2 * (size_t)sys->nlinks + 1, sizeof *w);
+    for (uint32_t k = 0; k < sys->nlinks; k++) {
+        const struct sys_link *l = &sys->links[k];
+        uint32_t dev = UINT32_MAX;
+        for (uint32_t i = 0; i < t->ndevices; i++)
+            if (sysdev[i] == l->a || sysdev[i] == l->b)
+                dev = i;
+        if (dev == UINT32_MAX)
+            continue;           /* a switch-to-host or host-to-host link */
+        for (uint8_t dir = 0; dir < 2; dir++) {
+            struct link_watch *x = &w[2 * k + dir];
+            x->tl = tl;
+            x->s = tl_series(tl, dev, (unsigned)l->level);
+            x->s->capacity_per_s = 2 * l->bw_bytes_per_s;
+            struct flowsrv *srv = net_link_srv(n, k, dir);
+            srv->observe = link_observe;
+            srv->observe_ctx = x;
+        }
+    }
+    return w;
+}
+
 /* Each trace device is the system device of the same name (a system a
  * chip config implies has exactly the trace's devices).  A trace that uses
  * none of the system's names (a one-device "gpu0" trace on a TPU slice of
@@ -284,6 +325,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     s.mops = mops;
     struct run_env env;
     memset(&env, 0, sizeof env);
+    struct link_watch *watch = NULL;
     uint32_t *sysdev = sim_xcalloc(t->ndevices, sizeof *sysdev);
     int rc = map_devices(sys, t, sysdev, d);
     if (rc == 0)
@@ -309,6 +351,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         env.shared_dram = shared;
         env.dram = sim_xcalloc(t->ndevices, sizeof *env.dram);
         env.host_over_net = !sys->implied;
+        if (opts != NULL && opts->tl != NULL)
+            watch = watch_links(opts->tl, sys, t, sysdev, env.net);
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
             s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, &env, d);
             if (s.dev[i] == NULL)
@@ -365,6 +409,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         free(shared);
     }
     net_destroy(env.net);
+    free(watch);
     free(env.dram);
     free(sysdev);
     if (eng_ok)
