@@ -36,6 +36,10 @@ for hw in google-tpu-v5e google-tpu-v6e; do
     awk -v hw="$hw" -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on %s: %8.2f ms wall per run, %7d events, %.2f M events/s\n", w, hw, ms, ev, ev / (ms / 1e3) / 1e6 }'
   done
 done
+# a system: eight A100s copying to each other over NVSwitch (320 copies)
+ms=$(timeit 10 $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace traces/systems/p2p-matrix-8gpu.json --quiet)
+ev=$(events $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace traces/systems/p2p-matrix-8gpu.json)
+awk -v ms="$ms" -v ev="$ev" 'BEGIN { printf "p2p matrix (320 copies) on DGX A100: %8.2f ms wall per run, %7d events\n", ms, ev }'
 # what the reports cost on top of a decode run
 base=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --quiet)
 js=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --json "$T/r.json" --csv "$T/r.csv" --quiet)
