@@ -3,7 +3,7 @@
  *
  * Scans every .c and .h under sim/ (one level of layer folders), models/
  * and plots/, and the folders inside a layer's folder that belong to it
- * (models/tiled/: built into that layer's library, see
+ * (models/tiled/, sim/work/import/: built into that layer's library, see
  * strata_layer_part in CMakeLists.txt), for #include "..." lines, maps
  * each included header to the folder that holds it, and fails on
  *   - an include of a header no scanned folder holds (or two folders hold),
@@ -37,7 +37,7 @@ static const struct {
     const char *dir;
     int layer;
 } folders[] = {
-    {"sim/base", 0}, {"sim/engine", 1}, {"sim/hw", 2},  {"sim/work", 3},
+    {"sim/base", 0}, {"sim/engine", 1}, {"sim/hw", 2},  {"sim/work", 3}, {"sim/work/import", 3},
     {"models", 4},   {"models/tiled", 4}, {"sim/run", 5}, {"sim/out", 6},  {"plots", 7},
     {"sim/cli", 8},
 };
