@@ -6,7 +6,7 @@
 
 extern const struct model_ops gpu_model_ops;
 
-/* The tiled model (gpu.c) serves chips whose matrix pipe is a systolic
+/* The tiled model (models/tiled/) serves chips whose matrix pipe is a systolic
  * array too: TPUs and NPUs differ from GPUs in their YAML (units = arrays,
  * compute.systolic), not in code. */
 static const struct {

@@ -55,7 +55,7 @@ struct sa_result {
 };
 
 /* The one fold-timing rule, shared by `strata scalesim` (sa_run_layer) and
- * the tiled model's systolic chips (models/gpu.c).  A fold streams t rows
+ * the tiled model's systolic chips (models/tiled/unit.c).  A fold streams t rows
  * of the moving operand through the array after its stationary operand is
  * in place.
  *   overlap 0 (SCALE-Sim v2): each fold fills and drains on its own:

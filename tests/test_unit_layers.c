@@ -2,8 +2,10 @@
  * only point down (STYLE.md "Layers you can see in the tree").
  *
  * Scans every .c and .h under sim/ (one level of layer folders), models/
- * and plots/ for #include "..." lines, maps each included header to the
- * folder that holds it, and fails on
+ * and plots/, and the folders inside a layer's folder that belong to it
+ * (models/tiled/, sim/work/import/: built into that layer's library, see
+ * strata_layer_part in CMakeLists.txt), for #include "..." lines, maps
+ * each included header to the folder that holds it, and fails on
  *   - an include of a header no scanned folder holds (or two folders hold),
  *   - an include that points up: the includer's layer ranks below the
  *     header's, in the order base < engine < hw < work < models < run <
@@ -30,6 +32,17 @@ static const char *const layers[] = {
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
+/* The folders scanned, each with its layer (an index into layers[]). */
+static const struct {
+    const char *dir;
+    int layer;
+} folders[] = {
+    {"sim/base", 0}, {"sim/engine", 1}, {"sim/hw", 2},  {"sim/work", 3}, {"sim/work/import", 3},
+    {"models", 4},   {"models/tiled", 4}, {"sim/run", 5}, {"sim/out", 6},  {"plots", 7},
+    {"sim/cli", 8},
+};
+enum { NFOLDERS = sizeof folders / sizeof folders[0] };
+
 struct file {
     char name[256];             /* base name, e.g. "record.h" */
     char path[512];             /* relative to the source root */
@@ -49,10 +62,11 @@ static int ends_with(const char *s, const char *suf)
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-static void scan_folder(int layer)
+static void scan_folder(int folder)
 {
+    int layer = folders[folder].layer;
     char dir[4200];
-    snprintf(dir, sizeof dir, "%s/%s", STRATA_SOURCE_DIR, layers[layer]);
+    snprintf(dir, sizeof dir, "%s/%s", STRATA_SOURCE_DIR, folders[folder].dir);
     DIR *d = opendir(dir);
     if (d == NULL) {
         fprintf(stderr, "cannot open %s\n", dir);
@@ -70,7 +84,7 @@ static void scan_folder(int layer)
         struct file *f = &files[nfiles++];
         memset(f, 0, sizeof *f);
         snprintf(f->name, sizeof f->name, "%s", e->d_name);
-        snprintf(f->path, sizeof f->path, "%s/%s", layers[layer], e->d_name);
+        snprintf(f->path, sizeof f->path, "%s/%s", folders[folder].dir, e->d_name);
         f->layer = layer;
     }
     closedir(d);
@@ -181,7 +195,7 @@ static int loose_files(void)
 int main(void)
 {
     CHECK_EQ_INT(loose_files(), 0);
-    for (int l = 0; l < NLAYERS; l++)
+    for (int l = 0; l < NFOLDERS; l++)
         scan_folder(l);
     int nincs = 0, nup = 0, nunknown = 0;
     int per_layer[NLAYERS] = {0};

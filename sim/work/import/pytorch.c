@@ -1,7 +1,9 @@
-/* import.c: Kineto and PyTorch execution-trace importers.  See import.h. */
+/* pytorch.c: the PyTorch importers: the profiler's Kineto JSON trace
+ * (import_kineto, read as a stream) and the execution trace
+ * (import_pytorch_et), and import_pytorch, which tells them apart by their
+ * contents.  What they make of a trace: import.h. */
 #include "import.h"
 
-#include <errno.h>
 #include <gsl/gsl_sort.h>
 #include <math.h>
 #include <stdio.h>
@@ -10,62 +12,9 @@
 
 #include "check.h"
 #include "gz.h"
+#include "imp.h"
 #include "jsondoc.h"
-#include "uheap.h"
 #include "opmap.h"
-
-/* ------------------------------------------------------------ small map */
-
-struct imap {
-    int64_t *key;
-    uint32_t *val;
-    size_t mask;
-};
-
-static void imap_init(struct imap *m, size_t n)
-{
-    size_t cap = 16;
-    while (cap < 2 * n + 2)
-        cap *= 2;
-    m->key = sim_xcalloc(cap, sizeof *m->key);
-    m->val = sim_xcalloc(cap, sizeof *m->val);
-    m->mask = cap - 1;
-    for (size_t i = 0; i < cap; i++)
-        m->key[i] = INT64_MIN;
-}
-
-static void imap_free(struct imap *m)
-{
-    free(m->key);
-    free(m->val);
-}
-
-static size_t imap_slot(const struct imap *m, int64_t k)
-{
-    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h >> 20) & m->mask;
-    while (m->key[i] != INT64_MIN && m->key[i] != k)
-        i = (i + 1) & m->mask;
-    return i;
-}
-
-static void imap_put(struct imap *m, int64_t k, uint32_t v)
-{
-    size_t i = imap_slot(m, k);
-    if (m->key[i] == INT64_MIN) { /* first one wins */
-        m->key[i] = k;
-        m->val[i] = v;
-    }
-}
-
-static int imap_get(const struct imap *m, int64_t k, uint32_t *v)
-{
-    size_t i = imap_slot(m, k);
-    if (m->key[i] == INT64_MIN)
-        return 0;
-    *v = m->val[i];
-    return 1;
-}
 
 /* ------------------------------------------------------------ helpers */
 
@@ -94,143 +43,6 @@ static int opt_i64(const cJSON *o, const char *k, int64_t def, int64_t *v)
     return cJSON_GetObjectItemCaseSensitive(o, k) == NULL ? 0 : get_i64(o, k, v);
 }
 
-/* shapes and types from a Kineto "Input Dims"/"Input type" pair or an ET
- * "input_shapes"/"input_types" pair */
-static void fill_inputs(struct opmap_in *in, const cJSON *dims, const cJSON *types,
-                        const cJSON *concrete)
-{
-    in->ninputs = 0;
-    const cJSON *dl = cJSON_IsArray(dims) ? dims->child : NULL;
-    const cJSON *tl = cJSON_IsArray(types) ? types->child : NULL;
-    const cJSON *cl = cJSON_IsArray(concrete) ? concrete->child : NULL;
-    while (dl != NULL && in->ninputs < OPMAP_MAX_IN) {
-        int i = in->ninputs++;
-        in->ndims[i] = -1;
-        in->types[i] = tl && cJSON_IsString(tl) ? tl->valuestring : "";
-        in->concrete[i] = cl && cJSON_IsString(cl) ? cl->valuestring : "";
-        if (cJSON_IsArray(dl)) {
-            int n = 0, ok = 1;
-            for (const cJSON *x = dl->child; x != NULL; x = x->next) {
-                if (!cJSON_IsNumber(x) || n == OPMAP_MAX_DIMS ||
-                    !(fabs(x->valuedouble) < 9.2e18)) {
-                    ok = 0;
-                    break;
-                }
-                in->dims[i][n++] = (int64_t)x->valuedouble;
-            }
-            /* [] is a scalar; a tensor has at least one dim */
-            if (ok && n > 0)
-                in->ndims[i] = n;
-        }
-        dl = dl->next;
-        if (tl)
-            tl = tl->next;
-        if (cl)
-            cl = cl->next;
-    }
-}
-
-/* ------------------------------------------------------------ trace building */
-
-struct builder {
-    struct trace *t;
-    uint32_t cap, dcap, ndev;
-    int64_t dev_ids[64];
-    struct { int64_t dev, stream; } streams[256];
-    uint32_t nstreams;
-};
-
-static void b_init(struct builder *b, struct trace *t, uint32_t cap)
-{
-    memset(t, 0, sizeof *t);
-    memset(b, 0, sizeof *b);
-    b->t = t;
-    b->cap = cap ? cap : 1;
-    b->dcap = b->cap;
-    t->ops = sim_xcalloc(b->cap, sizeof *t->ops);
-    t->deps = sim_xcalloc(b->dcap, sizeof *t->deps);
-    t->topo = sim_xcalloc(b->cap, sizeof *t->topo);
-    t->devices = sim_xcalloc(64, sizeof *t->devices);
-}
-
-static uint32_t b_device(struct builder *b, int64_t dev)
-{
-    for (uint32_t i = 0; i < b->ndev; i++)
-        if (b->dev_ids[i] == dev)
-            return i;
-    if (b->ndev == 64)
-        return 63;
-    b->dev_ids[b->ndev] = dev;
-    snprintf(b->t->devices[b->ndev], sizeof b->t->devices[0], "gpu%lld", (long long)dev);
-    return b->ndev++;
-}
-
-static uint32_t b_stream(struct builder *b, int64_t dev, int64_t stream)
-{
-    /* streams numbered per device in order of appearance */
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < b->nstreams; i++) {
-        if (b->streams[i].dev == dev) {
-            if (b->streams[i].stream == stream)
-                return n;
-            n++;
-        }
-    }
-    if (b->nstreams < 256) {
-        b->streams[b->nstreams].dev = dev;
-        b->streams[b->nstreams].stream = stream;
-        b->nstreams++;
-    }
-    return n;
-}
-
-static struct op *b_add(struct builder *b, const char *name)
-{
-    struct trace *t = b->t;
-    if (t->nops == b->cap) {
-        b->cap *= 2;
-        void *p = realloc(t->ops, b->cap * sizeof *t->ops);
-        void *q = realloc(t->topo, b->cap * sizeof *t->topo);
-        if (p == NULL || q == NULL)
-            sim_oom(b->cap * sizeof *t->ops);
-        t->ops = p;
-        t->topo = q;
-    }
-    uint32_t i = t->nops++;
-    struct op *o = &t->ops[i];
-    memset(o, 0, sizeof *o);
-    snprintf(o->id, sizeof o->id, "op%u", i);
-    snprintf(o->name, sizeof o->name, "%s", name);
-    o->measured_s = -1;
-    o->fixed_s = -1;
-    o->deps_off = t->ndeps;
-    t->topo[i] = i;
-    return o;
-}
-
-static void b_dep(struct builder *b, uint32_t on)
-{
-    struct trace *t = b->t;
-    if (t->ndeps == b->dcap) {
-        b->dcap *= 2;
-        void *p = realloc(t->deps, b->dcap * sizeof *t->deps);
-        if (p == NULL)
-            sim_oom(b->dcap * sizeof *t->deps);
-        t->deps = p;
-    }
-    t->deps[t->ndeps++] = on;
-    t->ops[t->nops - 1].ndeps++;
-}
-
-static void b_fixed(struct op *o, double seconds)
-{
-    o->kind = OP_GENERIC;
-    o->dtype = DT_INT8;
-    o->u.gen.flops = 0;
-    o->u.gen.bytes = 0;
-    o->fixed_s = seconds;
-    o->measured_s = seconds;
-}
 
 /* ------------------------------------------------------------ Kineto */
 
@@ -385,17 +197,6 @@ struct kstate {
     struct import_stats *st;
 };
 
-#define GROW(arr, n, cap)                                                  \
-    do {                                                                   \
-        if ((n) == (cap)) {                                                \
-            (cap) = (cap) ? (cap) * 2 : 1024;                              \
-            void *p_ = realloc((arr), (size_t)(cap) * sizeof *(arr));      \
-            if (p_ == NULL)                                                \
-                sim_oom((size_t)(cap) * sizeof *(arr));                    \
-            (arr) = p_;                                                    \
-        }                                                                  \
-    } while (0)
-
 static void ks_init(struct kstate *S, struct import_stats *st)
 {
     memset(S, 0, sizeof *S);
@@ -530,7 +331,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
     double ts, dur;
     if (is_cat(e, "cpu_op", "operator")) {
-        GROW(S->cpu, S->ncpu, S->cap_cpu);
+        IMP_GROW(S->cpu, S->ncpu, S->cap_cpu);
         struct kcpu *c = &S->cpu[S->ncpu];
         memset(c, 0, sizeof *c);
         if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || get_i64(e, "pid", &c->pid) ||
@@ -547,7 +348,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             get_i64(args, "External id", &c->ext);
             struct opmap_in in;
             memset(&in, 0, sizeof in);
-            fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
+            imp_fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(args, "Input Dims"),
                         cJSON_GetObjectItemCaseSensitive(args, "Input type"),
                         opmap_uses_concrete(name->valuestring)
                             ? cJSON_GetObjectItemCaseSensitive(args, "Concrete Inputs")
@@ -555,12 +356,12 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             c->in_off = S->nin;
             c->nin = (uint32_t)in.ninputs;
             for (int i = 0; i < in.ninputs; i++) {
-                GROW(S->in, S->nin, S->cap_in);
+                IMP_GROW(S->in, S->nin, S->cap_in);
                 struct kinput *k = &S->in[S->nin++];
                 k->ndims = (int8_t)in.ndims[i];
                 k->dim_off = S->ndims;
                 for (int j = 0; j < in.ndims[i]; j++) {
-                    GROW(S->dims, S->ndims, S->cap_dims);
+                    IMP_GROW(S->dims, S->ndims, S->cap_dims);
                     S->dims[S->ndims++] = in.dims[i][j];
                 }
                 k->type = st_intern(&S->names, in.types[i]);
@@ -570,7 +371,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
         S->ncpu++;
         st->cpu_ops++;
     } else if (is_cat(e, "cuda_runtime", "hip_runtime") || is_cat(e, "runtime", NULL)) {
-        GROW(S->rt, S->nrt, S->cap_rt);
+        IMP_GROW(S->rt, S->nrt, S->cap_rt);
         struct krt *r = &S->rt[S->nrt];
         if (get_num(e, "ts", &ts) || get_i64(e, "pid", &r->pid) || get_i64(e, "tid", &r->tid) ||
             !cJSON_IsObject(args) || get_i64(args, "correlation", &r->corr))
@@ -581,7 +382,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
         const cJSON *kind = cJSON_IsObject(args)
                                 ? cJSON_GetObjectItemCaseSensitive(args, "cuda_sync_kind")
                                 : NULL;
-        GROW(S->sy, S->nsy, S->cap_sy);
+        IMP_GROW(S->sy, S->nsy, S->cap_sy);
         struct ksync *y = &S->sy[S->nsy];
         memset(y, 0, sizeof *y);
         if (get_num(e, "ts", &ts) || !cJSON_IsString(kind)) {
@@ -608,7 +409,7 @@ static void kineto_event(struct kstate *S, const cJSON *e)
         S->nsy++;
         st->syncs++;
     } else if (is_cat(e, "kernel", NULL) || is_cat(e, "gpu_memcpy", "gpu_memset")) {
-        GROW(S->dv, S->ndv, S->cap_dv);
+        IMP_GROW(S->dv, S->ndv, S->cap_dv);
         struct kdev *k = &S->dv[S->ndv];
         if (get_num(e, "ts", &ts) || get_num(e, "dur", &dur) || !cJSON_IsObject(args) ||
             !cJSON_IsString(name)) {
@@ -782,7 +583,7 @@ static void kdep_add(struct kdeps *k, uint32_t op, uint32_t grp, uint32_t on,
 }
 
 static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32_t nent,
-                              const struct imap *by_corr, uint32_t *ndep)
+                              const struct imp_map *by_corr, uint32_t *ndep)
 {
     *ndep = 0;
     if (S->nsy == 0 || nent == 0)
@@ -796,7 +597,7 @@ static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32
         } else {
             const struct kdev *k = &S->dv[ent[i].dev_event];
             double t = k->ts;
-            if (k->corr != INT64_MIN && imap_get(by_corr, k->corr, &r))
+            if (k->corr != INT64_MIN && imp_map_get(by_corr, k->corr, &r))
                 t = S->rt[r].ts;
             p[i] = (struct kpos){k->dev, k->stream, t, i};
         }
@@ -831,7 +632,7 @@ static struct kdep *sync_deps(struct kstate *S, const struct kentry *ent, uint32
         }
         budget--;
         if (y->kind == KS_WAIT_EVENT || y->kind == KS_EVENT) {
-            if (!imap_get(by_corr, y->rec_corr, &r))
+            if (!imp_map_get(by_corr, y->rec_corr, &r))
                 continue; /* the event's record is not in the trace */
             rec = S->rt[r].ts;
         }
@@ -897,14 +698,14 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
     struct krt *rt = S->rt;
     uint32_t ncpu = S->ncpu, ndv = S->ndv, nrt = S->nrt;
     owners_by_time(cpu, ncpu, rt, nrt);
-    struct imap by_ext, by_corr;
-    imap_init(&by_ext, ncpu);
-    imap_init(&by_corr, nrt);
+    struct imp_map by_ext, by_corr;
+    imp_map_init(&by_ext, ncpu);
+    imp_map_init(&by_corr, nrt);
     for (uint32_t i = 0; i < ncpu; i++)
         if (cpu[i].ext != INT64_MIN)
-            imap_put(&by_ext, cpu[i].ext, i);
+            imp_map_put(&by_ext, cpu[i].ext, i);
     for (uint32_t i = 0; i < nrt; i++)
-        imap_put(&by_corr, rt[i].corr, i);
+        imp_map_put(&by_corr, rt[i].corr, i);
     struct kentry *ent = sim_xcalloc((size_t)ndv + 1, sizeof *ent);
     uint32_t nent = 0;
     for (uint32_t i = 0; i < ndv; i++) {
@@ -915,9 +716,9 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         }
         uint32_t owner = 0, r;
         int have = 0;
-        if (k->ext != INT64_MIN && imap_get(&by_ext, k->ext, &owner))
+        if (k->ext != INT64_MIN && imp_map_get(&by_ext, k->ext, &owner))
             have = 1;
-        else if (k->corr != INT64_MIN && imap_get(&by_corr, k->corr, &r) && rt[r].owner >= 0) {
+        else if (k->corr != INT64_MIN && imp_map_get(&by_corr, k->corr, &r) && rt[r].owner >= 0) {
             owner = (uint32_t)rt[r].owner;
             have = 1;
         }
@@ -934,7 +735,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             add_entry(ent, &nent, k->ts, (int)owner, 0);
             st->owners++;
         }
-        if (k->corr != INT64_MIN && imap_get(&by_corr, k->corr, &r) &&
+        if (k->corr != INT64_MIN && imp_map_get(&by_corr, k->corr, &r) &&
             (c->nkern == 0 || rt[r].ts < c->launch))
             c->launch = rt[r].ts;
         if (c->nkern == 0 || k->dur > c->kmax) {
@@ -953,15 +754,15 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
     uint32_t ndep = 0;
     struct kdep *dep = sync_deps(S, ent, nent, &by_corr, &ndep);
     uint32_t di = 0;
-    struct builder b;
-    b_init(&b, out, nent);
+    struct imp_builder b;
+    imp_build_init(&b, out, nent);
     for (uint32_t i = 0; i < nent; i++) {
         struct op *o;
         int64_t dev, stream;
         if (ent[i].cpu >= 0) {
             struct kcpu *c = &cpu[ent[i].cpu];
             const char *nm = st_str(&S->names, c->name);
-            o = b_add(&b, nm);
+            o = imp_build_add(&b, nm);
             opmap_kernel_family(st_str(&S->names, c->kname), o->kernel, sizeof o->kernel);
             dev = c->dev;
             stream = c->stream;
@@ -990,7 +791,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                     o->measured_s = c->kern_s;
                 st->mapped++;
             } else {
-                b_fixed(o, c->kern_s);
+                imp_build_fixed(o, c->kern_s);
                 if (mr == OPMAP_NOSHAPE)
                     st->fixed_noshape++;
                 else if (mr == OPMAP_COLLECTIVE)
@@ -1001,7 +802,7 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         } else {
             struct kdev *k = &dv[ent[i].dev_event];
             const char *nm = st_str(&S->names, k->name);
-            o = b_add(&b, nm);
+            o = imp_build_add(&b, nm);
             opmap_kernel_family(nm, o->kernel, sizeof o->kernel);
             dev = k->dev;
             stream = k->stream;
@@ -1023,13 +824,13 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
                 o->u.ew.vector_bytes = 16;
                 o->measured_s = k->dur * 1e-6;
             } else {
-                b_fixed(o, k->dur * 1e-6);
+                imp_build_fixed(o, k->dur * 1e-6);
             }
         }
-        o->device = b_device(&b, dev);
-        o->stream = b_stream(&b, dev, stream);
+        o->device = imp_build_device(&b, dev);
+        o->stream = imp_build_stream(&b, dev, stream);
         for (; di < ndep && dep[di].op == i; di++)
-            b_dep(&b, dep[di].on);
+            imp_build_dep(&b, dep[di].on);
         st->by_kind[o->kind]++;
     }
     out->ndevices = b.ndev ? b.ndev : 1;
@@ -1037,8 +838,8 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
         snprintf(out->devices[0], sizeof out->devices[0], "gpu0");
     snprintf(out->path, sizeof out->path, "%s", path);
     snprintf(out->name, sizeof out->name, "imported from %.60s", path);
-    imap_free(&by_ext);
-    imap_free(&by_corr);
+    imp_map_free(&by_ext);
+    imp_map_free(&by_corr);
     free(ent);
     free(dep);
     if (out->nops == 0) {
@@ -1330,20 +1131,20 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
 {
     uint32_t n = (uint32_t)cJSON_GetArraySize(nodes);
     /* which node ids are parents */
-    struct imap parent;
-    imap_init(&parent, n);
+    struct imp_map parent;
+    imp_map_init(&parent, n);
     const cJSON *nd;
     cJSON_ArrayForEach(nd, nodes)
     {
         int64_t p;
         if (cJSON_IsObject(nd) && get_i64(nd, "parent", &p) == 0)
-            imap_put(&parent, p, 1);
+            imp_map_put(&parent, p, 1);
     }
-    struct builder b;
-    b_init(&b, out, n);
-    b_device(&b, 0);
-    struct imap writer; /* storage id -> op index + 1 of its last writer */
-    imap_init(&writer, 4 * (size_t)n);
+    struct imp_builder b;
+    imp_build_init(&b, out, n);
+    imp_build_device(&b, 0);
+    struct imp_map writer; /* storage id -> op index + 1 of its last writer */
+    imp_map_init(&writer, 4 * (size_t)n);
     cJSON_ArrayForEach(nd, nodes)
     {
         int64_t id;
@@ -1356,13 +1157,13 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
         const char *nm = name->valuestring;
         int is_op = strncmp(nm, "aten::", 6) == 0 || strncmp(nm, "c10d::", 6) == 0 ||
                     strncmp(nm, "nccl:", 5) == 0 || strncmp(nm, "record_param_comms", 18) == 0;
-        if (!is_op || imap_get(&parent, id, &dummy))
+        if (!is_op || imp_map_get(&parent, id, &dummy))
             continue; /* not an operator, or not a leaf */
         st->cpu_ops++;
         struct opmap_in in;
         memset(&in, 0, sizeof in);
         in.name = nm;
-        fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(nd, "input_shapes"),
+        imp_fill_inputs(&in, cJSON_GetObjectItemCaseSensitive(nd, "input_shapes"),
                     cJSON_GetObjectItemCaseSensitive(nd, "input_types"), NULL);
         struct op tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -1375,7 +1176,7 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
                 st->fixed_unknown++;
             continue;
         }
-        struct op *o = b_add(&b, nm);
+        struct op *o = imp_build_add(&b, nm);
         if (mr == OPMAP_COLLECTIVE) {
             /* bytes of the tensors it communicates; timed as generic traffic */
             double bytes = 0;
@@ -1406,13 +1207,13 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
         {
             int64_t sid = storage_of(v);
             uint32_t w;
-            if (sid != INT64_MIN && imap_get(&writer, sid, &w) && w - 1 != me) {
+            if (sid != INT64_MIN && imp_map_get(&writer, sid, &w) && w - 1 != me) {
                 int dup = 0;
                 for (uint32_t k = 0; k < out->ops[me].ndeps; k++)
                     if (out->deps[out->ops[me].deps_off + k] == w - 1)
                         dup = 1;
                 if (!dup)
-                    b_dep(&b, w - 1);
+                    imp_build_dep(&b, w - 1);
             }
         }
         const cJSON *outs = cJSON_GetObjectItemCaseSensitive(nd, "outputs");
@@ -1420,15 +1221,15 @@ static int et_build(const struct jsondoc *doc, const cJSON *nodes, struct trace 
         {
             int64_t sid = storage_of(v);
             if (sid != INT64_MIN) {
-                size_t slot = imap_slot(&writer, sid);
+                size_t slot = imp_map_slot(&writer, sid);
                 writer.key[slot] = sid;
                 writer.val[slot] = me + 1;
             }
         }
         st->by_kind[o->kind]++;
     }
-    imap_free(&parent);
-    imap_free(&writer);
+    imp_map_free(&parent);
+    imp_map_free(&writer);
     out->ndevices = 1;
     snprintf(out->path, sizeof out->path, "%s", doc->name);
     if (out->nops == 0) {
@@ -1472,542 +1273,6 @@ int import_pytorch(const char *path, struct trace *out, struct import_stats *st,
     else
         rc = diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "",
                       "neither a PyTorch profiler trace (traceEvents) nor an execution trace (nodes)");
-    jsondoc_free(&doc);
-    return rc;
-}
-
-/* ------------------------------------------------------------ Chakra */
-
-/* Chakra execution traces (MLCommons; what ASTRA-sim replays) in their JSON
- * form: the nodes as chakra_jsonizer writes them (protobuf JSON objects one
- * after another, the first the global metadata), or a JSON array of nodes,
- * or an object with a "nodes" array.  Keys may be camelCase (protobuf JSON)
- * or snake_case, integers numbers or strings. */
-
-enum cnode_type {
-    CN_INVALID, CN_METADATA, CN_MEM_LOAD, CN_MEM_STORE, CN_COMP, CN_SEND, CN_RECV, CN_COLL,
-    CN_TYPES
-};
-static const char *const cnode_names[CN_TYPES] = {
-    "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE",
-    "COMP_NODE",    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE"};
-
-/* Top-level JSON values one after another -> one array, with the same
- * lines (a comma goes after each value that another follows). */
-static char *chakra_wrap(const char *text, int *open)
-{
-    size_t len = strlen(text);
-    char *w = sim_xcalloc(2 * len + 3, 1); /* at most one comma per input byte */
-    size_t o = 0, i = 0;
-    w[o++] = '[';
-    int depth = 0, in_str = 0, ended = 0;
-    for (; i < len; i++) {
-        char c = text[i];
-        if (ended && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-            w[o++] = ',';
-            ended = 0;
-        }
-        w[o++] = c;
-        if (in_str) {
-            if (c == '\\' && i + 1 < len)
-                w[o++] = text[++i];
-            else if (c == '"')
-                in_str = 0;
-            if (!in_str && depth == 0)
-                ended = 1;
-            continue;
-        }
-        if (c == '"')
-            in_str = 1;
-        else if (c == '{' || c == '[')
-            depth++;
-        else if ((c == '}' || c == ']') && depth > 0 && --depth == 0)
-            ended = 1;
-    }
-    w[o++] = ']';
-    w[o] = '\0';
-    *open = in_str || depth > 0;
-    return w;
-}
-
-/* member k (camelCase) or its snake_case spelling s */
-static const cJSON *c_get(const cJSON *o, const char *k, const char *s)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
-    return it != NULL ? it : cJSON_GetObjectItemCaseSensitive(o, s);
-}
-
-/* An integer given as a number or a decimal string (protobuf JSON writes
- * 64-bit integers as strings).  0 ok, -1 not an integer in [0, max]. */
-static int c_uint(const cJSON *it, uint64_t max, uint64_t *v)
-{
-    double x;
-    if (cJSON_IsNumber(it)) {
-        x = it->valuedouble;
-    } else if (cJSON_IsString(it) && it->valuestring[0] >= '0' && it->valuestring[0] <= '9') {
-        char *end;
-        errno = 0;
-        unsigned long long u = strtoull(it->valuestring, &end, 10);
-        if (*end != '\0' || errno != 0 || u > max)
-            return -1;
-        *v = u;
-        return 0;
-    } else {
-        return -1;
-    }
-    /* a JSON number above 2^53 has lost digits: large ids come as strings */
-    if (!(x >= 0 && x <= (double)max && x < 9007199254740992.0) || x != floor(x))
-        return -1;
-    *v = (uint64_t)x;
-    return 0;
-}
-
-/* The value of attribute `name` as a number (bools are 0/1).  1 found,
- * 0 absent, -1 present but not a number >= 0. */
-static int c_attr(const cJSON *node, const char *name, double *v, const cJSON **where)
-{
-    const cJSON *a, *m;
-    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(node, "attr"))
-    {
-        const cJSON *n = cJSON_GetObjectItemCaseSensitive(a, "name");
-        if (!cJSON_IsString(n) || strcmp(n->valuestring, name) != 0)
-            continue;
-        *where = a;
-        cJSON_ArrayForEach(m, a)
-        {
-            size_t kl = m->string ? strlen(m->string) : 0;
-            if (kl < 4 || (strcmp(m->string + kl - 3, "Val") != 0 &&
-                           strcmp(m->string + kl - 4, "_val") != 0))
-                continue;
-            uint64_t u;
-            if (cJSON_IsBool(m)) {
-                *v = cJSON_IsTrue(m);
-                return 1;
-            }
-            if (cJSON_IsNumber(m) && isfinite(m->valuedouble) && m->valuedouble >= 0) {
-                *v = m->valuedouble;
-                return 1;
-            }
-            if (c_uint(m, UINT64_MAX, &u) == 0) {
-                *v = (double)u;
-                return 1;
-            }
-            return -1;
-        }
-        return -1;
-    }
-    return 0;
-}
-
-struct cnode {
-    const cJSON *item;
-    uint64_t id;
-    enum cnode_type type;
-    uint32_t dep_off, ndep;     /* into the dep pool (node indices once resolved) */
-    uint32_t indeg;
-    int32_t op;                 /* output op, -1: left out */
-    uint32_t eff_off, neff;     /* left out: the ops it stands for, to its successors */
-};
-
-/* Largest work or size a Chakra attribute may give (bytes or FLOPs). */
-#define CHAKRA_MAX_VALUE 1e18
-/* A left-out node passes at most this many ops on to its successors. */
-#define CHAKRA_MAX_EFF 64
-
-/* A compute node converted from a PyTorch execution trace names its aten
- * operator and keeps the input shapes and types as Python lists in
- * "inputs" ("[[2048, 4096], [4096, 4096]]", "['Tensor(c10::BFloat16)', ...]").
- * When the operator is one strata knows, *o gets its kind, dtype and
- * sizes (a GEMM on the matrix units rather than num_ops on the vector
- * ones); 1 then, else 0. */
-static int chakra_shaped(const cJSON *node, struct op *o)
-{
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(node, "name");
-    const cJSON *io = cJSON_GetObjectItemCaseSensitive(node, "inputs");
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(io, "shapes");
-    const cJSON *ty = cJSON_GetObjectItemCaseSensitive(io, "types");
-    if (!cJSON_IsString(nm) || !cJSON_IsString(sh) || !cJSON_IsString(ty))
-        return 0;
-    size_t tl = strlen(ty->valuestring);
-    char *t = sim_xcalloc(tl + 1, 1);
-    memcpy(t, ty->valuestring, tl);
-    for (char *p = t; *p; p++)
-        if (*p == '\'')
-            *p = '"';
-    cJSON *shapes = cJSON_Parse(sh->valuestring), *types = cJSON_Parse(t);
-    free(t);
-    int ok = 0;
-    if (cJSON_IsArray(shapes) && cJSON_IsArray(types)) {
-        struct opmap_in in;
-        memset(&in, 0, sizeof in);
-        in.name = nm->valuestring;
-        fill_inputs(&in, shapes, types, NULL);
-        memset(o, 0, sizeof *o);
-        ok = opmap_map(&in, o) == OPMAP_OK;
-    }
-    cJSON_Delete(shapes);
-    cJSON_Delete(types);
-    return ok;
-}
-
-static int u32_cmp(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : (x > y);
-}
-
-/* The nodes (items of doc) -> ops in an order that respects every
- * dependency; nodes strata does not run are left out and pass their
- * dependencies on. */
-static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t n,
-                        struct trace *out, struct import_stats *st, struct diag *d)
-{
-    struct cnode *nd = sim_xcalloc((size_t)n + 1, sizeof *nd);
-    struct imap byid;
-    imap_init(&byid, n);
-    uint32_t *pool = NULL, npool = 0, cappool = 0;
-    int rc = -1;
-    uint32_t *heap = NULL, *succ_off = NULL, *succ = NULL, *eff = NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        const cJSON *it = items[i], *v;
-        nd[i].item = it;
-        nd[i].op = -1;
-        const cJSON *idv = cJSON_GetObjectItemCaseSensitive(it, "id");
-        if (idv != NULL && c_uint(idv, (uint64_t)INT64_MAX - 1, &nd[i].id) != 0) {
-            diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, it), "id",
-                     "a Chakra node needs an integer \"id\" (0 .. 2^63-2)");
-            goto done;
-        }
-        uint32_t prev;
-        if (imap_get(&byid, (int64_t)nd[i].id, &prev)) {
-            diag_set(d, DIAG_E_DUPLICATE, doc->name, jsondoc_line(doc, it), "id",
-                     "node id %llu is given twice (first on line %d)", (unsigned long long)nd[i].id,
-                     jsondoc_line(doc, items[prev]));
-            goto done;
-        }
-        imap_put(&byid, (int64_t)nd[i].id, i);
-        v = cJSON_GetObjectItemCaseSensitive(it, "type");
-        uint64_t t = 0;
-        if (cJSON_IsString(v)) {
-            while (t < CN_TYPES && strcmp(v->valuestring, cnode_names[t]) != 0)
-                t++;
-        } else if (v != NULL && c_uint(v, 1000, &t) != 0) {
-            t = CN_TYPES;
-        }
-        nd[i].type = t < CN_TYPES ? (enum cnode_type)t : CN_INVALID; /* later kinds: left out */
-        nd[i].dep_off = npool;
-        static const char *const dk[2][2] = {{"ctrlDeps", "ctrl_deps"}, {"dataDeps", "data_deps"}};
-        for (int k = 0; k < 2; k++) {
-            const cJSON *arr = c_get(it, dk[k][0], dk[k][1]), *x;
-            if (arr != NULL && !cJSON_IsArray(arr)) {
-                diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, arr), dk[k][0],
-                         "must be a list of node ids");
-                goto done;
-            }
-            cJSON_ArrayForEach(x, arr)
-            {
-                uint64_t id;
-                if (c_uint(x, (uint64_t)INT64_MAX - 1, &id) != 0) {
-                    diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, x), dk[k][0],
-                             "a dependency must be a node id");
-                    goto done;
-                }
-                GROW(pool, npool, cappool);
-                pool[npool++] = (uint32_t)(id & 0xffffffffu); /* resolved below */
-                GROW(pool, npool, cappool);
-                pool[npool++] = (uint32_t)(id >> 32);
-            }
-        }
-        nd[i].ndep = (npool - nd[i].dep_off) / 2;
-    }
-    /* resolve ids to node indices (in place: the pool halves) and count
-     * each node's successors */
-    succ_off = sim_xcalloc((size_t)n + 2, sizeof *succ_off);
-    for (uint32_t i = 0; i < n; i++) {
-        for (uint32_t j = 0; j < nd[i].ndep; j++) {
-            uint64_t id = pool[nd[i].dep_off + 2 * j] | (uint64_t)pool[nd[i].dep_off + 2 * j + 1] << 32;
-            uint32_t k;
-            if (!imap_get(&byid, (int64_t)id, &k)) {
-                diag_set(d, DIAG_E_UNKNOWN_NAME, doc->name, jsondoc_line(doc, nd[i].item), "deps",
-                         "node %llu depends on node %llu, which is not in the trace",
-                         (unsigned long long)nd[i].id, (unsigned long long)id);
-                goto done;
-            }
-            pool[nd[i].dep_off + j] = k;
-            succ_off[k + 1]++;
-        }
-        nd[i].indeg = nd[i].ndep;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        succ_off[i + 1] += succ_off[i];
-    succ = sim_xcalloc((size_t)succ_off[n] + 1, sizeof *succ);
-    {
-        uint32_t *fill = sim_xcalloc((size_t)n + 1, sizeof *fill);
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = 0; j < nd[i].ndep; j++) {
-                uint32_t k = pool[nd[i].dep_off + j];
-                succ[succ_off[k] + fill[k]++] = i;
-            }
-        free(fill);
-    }
-    struct builder b;
-    b_init(&b, out, n);
-    b_device(&b, 0);
-    heap = sim_xcalloc((size_t)n + 1, sizeof *heap);
-    uint32_t nheap = 0, done_n = 0, neff = 0, capeff = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (nd[i].indeg == 0)
-            uheap_push(heap, &nheap, i);
-    uint32_t *deps = NULL, capdeps = 0;
-    while (nheap > 0) {
-        uint32_t i = uheap_pop(heap, &nheap);
-        struct cnode *c = &nd[i];
-        done_n++;
-        /* the ops this node waits for: kept dependencies, and what left-out
-         * ones stand for (each at most CHAKRA_MAX_EFF) */
-        uint32_t nd_ = 0;
-        for (uint32_t j = 0; j < c->ndep; j++) {
-            const struct cnode *p = &nd[pool[c->dep_off + j]];
-            if (p->op >= 0) {
-                GROW(deps, nd_, capdeps);
-                deps[nd_++] = (uint32_t)p->op;
-            } else {
-                for (uint32_t e = 0; e < p->neff; e++) {
-                    GROW(deps, nd_, capdeps);
-                    deps[nd_++] = eff[p->eff_off + e];
-                }
-            }
-        }
-        if (nd_ > 1)
-            qsort(deps, nd_, sizeof *deps, u32_cmp);
-        uint32_t m = 0;
-        for (uint32_t j = 0; j < nd_; j++)
-            if (m == 0 || deps[j] != deps[m - 1])
-                deps[m++] = deps[j];
-        /* what the node is */
-        double flops = 0, bytes = 0, cpu = 0, dur_us = 0, csize = 0;
-        const cJSON *w = c->item, *dv;
-        static const char *const an[4] = {"num_ops", "tensor_size", "comm_size", "is_cpu_op"};
-        double *av[4] = {&flops, &bytes, &csize, &cpu};
-        for (int k = 0; k < 4; k++) {
-            int r = c_attr(c->item, an[k], av[k], &w);
-            if (r < 0 || *av[k] > CHAKRA_MAX_VALUE) {
-                diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), an[k],
-                         "node %llu: must be a number from 0 to 1e18",
-                         (unsigned long long)c->id);
-                free(deps);
-                trace_free(out);
-                goto done;
-            }
-        }
-        uint64_t du = 0;
-        if ((dv = c_get(c->item, "durationMicros", "duration_micros")) != NULL &&
-            c_uint(dv, (uint64_t)1e12, &du) != 0) {
-            diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, dv), "durationMicros",
-                     "node %llu: must be a whole number of microseconds up to 1e12",
-                     (unsigned long long)c->id);
-            free(deps);
-            trace_free(out);
-            goto done;
-        }
-        dur_us = (double)du;
-        enum op_kind kind = OP_GENERIC;
-        int keep = 0, stream = 0, shaped = 0;
-        struct op sop;
-        if (c->type == CN_COMP && cpu == 0 && chakra_shaped(c->item, &sop)) {
-            keep = shaped = 1;
-            kind = sop.kind;
-        } else if (c->type == CN_COMP && cpu == 0 && (flops > 0 || bytes > 0 || dur_us > 0)) {
-            keep = 1;
-        } else if ((c->type == CN_COLL || c->type == CN_SEND || c->type == CN_RECV) &&
-                   (csize > 0 || dur_us > 0)) {
-            keep = 1;
-            flops = 0;
-            bytes = csize;
-            stream = 2;
-        } else if ((c->type == CN_MEM_LOAD || c->type == CN_MEM_STORE) && bytes >= 1) {
-            keep = 1;
-            kind = OP_MEMCPY;
-            stream = 1;
-            if (bytes > (double)TRACE_SIZE_CAP) {
-                c_attr(c->item, "tensor_size", &bytes, &w);
-                diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), "tensor_size",
-                         "node %llu: a copy of at most 2^50 bytes", (unsigned long long)c->id);
-                free(deps);
-                trace_free(out);
-                goto done;
-            }
-        }
-        if (keep) {
-            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c->item, "name");
-            struct op *o = b_add(&b, cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring
-                                                                             : cnode_names[c->type]);
-            snprintf(o->id, sizeof o->id, "%llu", (unsigned long long)c->id);
-            o->kind = kind;
-            o->dtype = DT_INT8;
-            if (shaped) {
-                o->dtype = sop.dtype;
-                o->u = sop.u;
-                st->owners++;
-            } else if (kind == OP_MEMCPY) {
-                o->u.copy.bytes = (uint64_t)bytes;
-                o->u.copy.peer = o->u.copy.src = TRACE_NO_DEVICE;
-                o->u.copy.dir = c->type == CN_MEM_LOAD ? MEMCPY_H2D : MEMCPY_D2H;
-            } else if (flops > 0 || bytes > 0) {
-                o->u.gen.flops = flops;
-                o->u.gen.bytes = bytes;
-            } else {
-                b_fixed(o, dur_us * 1e-6);
-                st->fixed_noshape++;
-            }
-            if (dur_us > 0)
-                o->measured_s = dur_us * 1e-6;
-            o->device = 0;
-            o->stream = b_stream(&b, 0, stream);
-            for (uint32_t j = 0; j < m; j++)
-                b_dep(&b, deps[j]);
-            c->op = (int32_t)(out->nops - 1);
-            st->mapped++;
-            st->by_kind[o->kind]++;
-        } else {
-            /* left out: successors wait for what it waited for */
-            if (m > CHAKRA_MAX_EFF) { /* keep the latest ones */
-                memmove(deps, deps + (m - CHAKRA_MAX_EFF), CHAKRA_MAX_EFF * sizeof *deps);
-                st->deps_dropped += m - CHAKRA_MAX_EFF;
-                m = CHAKRA_MAX_EFF;
-            }
-            c->eff_off = neff;
-            c->neff = m;
-            for (uint32_t j = 0; j < m; j++) {
-                GROW(eff, neff, capeff);
-                eff[neff++] = deps[j];
-            }
-        }
-        for (uint32_t s = succ_off[i]; s < succ_off[i + 1]; s++)
-            if (--nd[succ[s]].indeg == 0)
-                uheap_push(heap, &nheap, succ[s]);
-    }
-    free(deps);
-    if (done_n < n) {
-        /* an unplaced node waits for another unplaced one: walk back until
-         * a node repeats; that one is in the cycle */
-        uint32_t i = 0;
-        while (i < n && nd[i].indeg == 0)
-            i++;
-        unsigned char *seen = sim_xcalloc(n, 1);
-        while (!seen[i]) {
-            seen[i] = 1;
-            uint32_t j = 0;
-            while (j < nd[i].ndep && nd[pool[nd[i].dep_off + j]].indeg == 0)
-                j++;
-            if (j == nd[i].ndep)
-                break; /* cannot happen: it would have been placed */
-            i = pool[nd[i].dep_off + j];
-        }
-        free(seen);
-        diag_set(d, DIAG_E_CYCLE, doc->name, jsondoc_line(doc, nd[i].item), "deps",
-                 "node %llu is in a dependency cycle", (unsigned long long)nd[i].id);
-        trace_free(out);
-        goto done;
-    }
-    if (out->nops == 0) {
-        trace_free(out);
-        diag_set(d, DIAG_E_RANGE, doc->name, 1, "nodes",
-                 "no node strata can run (compute, communication or memory nodes with work)");
-        goto done;
-    }
-    out->ndevices = 1;
-    snprintf(out->path, sizeof out->path, "%s", doc->name);
-    snprintf(out->name, sizeof out->name, "imported from %.60s", doc->name);
-    rc = 0;
-done:
-    free(nd);
-    free(pool);
-    free(heap);
-    free(succ_off);
-    free(succ);
-    free(eff);
-    imap_free(&byid);
-    return rc;
-}
-
-/* Add x to the nodes if it is one.  protobuf JSON leaves out fields at
- * their default (id 0, type INVALID_NODE); an object with none of a node's
- * fields is the global metadata. */
-static int chakra_take(const struct jsondoc *doc, const cJSON *x, const cJSON ***items,
-                       uint32_t *n, uint32_t *cap, struct import_stats *st, struct diag *d)
-{
-    static const char *const keys[] = {"id",       "name",     "type",     "ctrlDeps",
-                                       "ctrl_deps", "dataDeps", "data_deps"};
-    if (!cJSON_IsObject(x))
-        return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, x), "",
-                        "a Chakra trace holds node objects, not a %s", jsondoc_type_name(x));
-    int node = 0;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-        node |= cJSON_GetObjectItemCaseSensitive(x, keys[k]) != NULL;
-    if (!node)
-        return 0;
-    GROW(*items, *n, *cap);
-    (*items)[(*n)++] = x;
-    st->cpu_ops++;
-    return 0;
-}
-
-int import_chakra(const char *path, struct trace *out, struct import_stats *st, struct diag *d)
-{
-    memset(st, 0, sizeof *st);
-    char *text;
-    size_t len;
-    if (gz_read_all(path, &text, &len, d) != 0)
-        return -1;
-    if (strlen(text) != len) {
-        free(text);
-        return diag_set(d, DIAG_E_PARSE, path, 0, "", "not a JSON file (NUL byte)");
-    }
-    int open = 0;
-    char *w = chakra_wrap(text, &open);
-    if (open) {
-        int line = 1;
-        for (const char *c = text; *c; c++)
-            line += *c == '\n';
-        free(text);
-        free(w);
-        return diag_set(d, DIAG_E_PARSE, path, line, "",
-                        "the file ends inside a JSON value (cut short?)");
-    }
-    free(text);
-    struct jsondoc doc;
-    int rc = jsondoc_parse_string(w, path, &doc, d);
-    free(w);
-    if (rc != 0)
-        return -1;
-    /* the nodes: the objects one after another, or the elements of one
-     * array, or of a "nodes" array */
-    const cJSON *top = doc.root, *e, *x;
-    if (cJSON_GetArraySize(top) == 1 && cJSON_IsArray(cJSON_GetArrayItem(top, 0)))
-        top = cJSON_GetArrayItem(top, 0);
-    uint32_t n = 0, cap = 0;
-    const cJSON **items = NULL;
-    cJSON_ArrayForEach(e, top)
-    {
-        const cJSON *sub = cJSON_GetObjectItemCaseSensitive(e, "nodes");
-        if (!cJSON_IsArray(sub)) {
-            rc = chakra_take(&doc, e, &items, &n, &cap, st, d);
-        } else {
-            cJSON_ArrayForEach(x, sub)
-            {
-                if ((rc = chakra_take(&doc, x, &items, &n, &cap, st, d)) != 0)
-                    break;
-            }
-        }
-        if (rc != 0)
-            break;
-    }
-    if (rc == 0 && n == 0)
-        rc = diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "", "not a Chakra trace: no node objects");
-    if (rc == 0)
-        rc = chakra_build(&doc, items, n, out, st, d);
-    free(items);
     jsondoc_free(&doc);
     return rc;
 }

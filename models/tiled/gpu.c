@@ -1,0 +1,264 @@
+/* gpu.c: the tiled model's device: a GPU (SMs, tensor and vector pipes,
+ * shared memory, caches, DRAM, PCIe), or a TPU or NPU whose units are
+ * systolic arrays (compute.systolic in the config; same code).
+ *
+ * What it models.  Every op is lowered to one or more kernels the way a GPU
+ * library would run it (lower.c), and each kernel runs as waves of thread
+ * blocks (CTAs) on the device's servers (runner.c).  This file builds the
+ * device: one bandwidth server per memory level (DRAM, each cache level,
+ * shared memory, the host link each way) and per pipe (matrix, vector),
+ * all shared by every op running on the device, so concurrent streams
+ * contend for DRAM, the caches and the pipes.  It lowers every op of its
+ * device up front (the run never allocates), sizes the cache-reuse scratch
+ * for the largest kernel, finds the system routes of copies that leave the
+ * device, and admits at most GPU_MAX_RUNNING ops at once (the rest wait in
+ * FIFO order).
+ *
+ * Deliberately ignored: instruction issue limits, warp scheduling, bank
+ * conflicts, L1 (loads are counted at L2), cross-op L2 reuse (each op
+ * starts with a cold L2), DVFS and power limits (a config can model a
+ * power-limited part with its own clock and efficiencies), SM partitioning
+ * between concurrent kernels (they share the pipe servers instead).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "tiled.h"
+
+#define GPU_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
+                                    * (1214 on an A100) or a 131072-token attention of
+                                    * 8 x 64 heads (4855); bounds absurd runs to seconds */
+#define GPU_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
+
+static const struct comp_ops gpu_comp_ops = {"gpu", runner_handle};
+
+/* ---------------------------------------------------------------- model ops */
+
+static void gpu_destroy(void *dev)
+{
+    struct gpu *g = dev;
+    if (g == NULL)
+        return;
+    struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->h2d, &g->d2h};
+    for (size_t i = 0; i < sizeof srv / sizeof srv[0]; i++)
+        flowsrv_destroy(srv[i]);
+    for (uint32_t ci = 0; ci < g->cfg->ncaches; ci++)
+        flowsrv_destroy(&g->cache[ci]);
+    free(g->wpanel);
+    free(g->panel_slot);
+    free(g->low);
+    free(g->route);
+    free(g->waitq);
+    free(g->waitq_res);
+    free(g->panel_last);
+    free(g->wave_cum);
+    free(g);
+}
+
+static void gpu_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
+{
+    struct gpu_watch *w = ctx;
+    tl_add(w->tl, w->s, t0, t1, amount);
+}
+
+/* Let the timeline see what each server serves. */
+static void gpu_watch_servers(struct gpu *g)
+{
+    const struct hw_config *c = g->cfg;
+    struct { struct flowsrv *srv; unsigned which; double cap; } m[HW_MAX_LEVELS + 6] = {
+        {g->dramp, (unsigned)c->lv_dram, cfg_dram(c)->bw_bytes_per_s},
+        {&g->smem, (unsigned)c->lv_smem, cfg_smem_bw(c)},
+        {&g->h2d, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
+        {&g->d2h, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
+        {&g->mpipe, TL_SERIES_MATRIX, g->mpipe.capacity * 1e12},
+        {&g->vpipe, TL_SERIES_VECTOR, g->vpipe.capacity * 1e12},
+    };
+    size_t nm = 6;
+    for (uint32_t ci = 0; ci < c->ncaches; ci++, nm++) {
+        m[nm].srv = &g->cache[ci];
+        m[nm].which = (unsigned)c->lv_cache[ci];
+        m[nm].cap = c->level[c->lv_cache[ci]].bw_bytes_per_s;
+    }
+    for (size_t i = 0; i < nm; i++) {
+        g->watch[i].tl = g->tl;
+        g->watch[i].s = tl_series(g->tl, g->device, m[i].which);
+        g->watch[i].s->capacity_per_s = m[i].cap;
+        m[i].srv->observe = gpu_observe;
+        m[i].srv->observe_ctx = &g->watch[i];
+    }
+}
+
+/* The system paths of device's copies that leave it: p2p copies always,
+ * host copies when the run is on a system file.  0, or -1 with *d (no path). */
+static int gpu_routes(struct gpu *g, struct diag *d)
+{
+    const struct trace *t = g->t;
+    struct run_env *env = g->env;
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        if (t->ops[i].device != g->device)
+            continue;
+        for (uint32_t k = 0; k < g->low[i].nk; k++) {
+            struct kplan *p = &g->low[i].k[k];
+            if (!p->dma || (p->dma_level != g->cfg->lv_host && !p->dma_net))
+                continue;
+            if (!p->dma_net && !env->host_over_net)
+                continue;       /* the chip's own host link */
+            if (g->nroutes == cap) {
+                cap = cap ? 2 * cap : 8;
+                void *q = realloc(g->route, cap * sizeof *g->route);
+                if (q == NULL)
+                    sim_oom(cap * sizeof *g->route);
+                g->route = q;
+            }
+            struct sys_route *rt = &g->route[g->nroutes];
+            uint32_t from = env->sysdev[g->device];
+            int rc = p->dma_net ? sys_route(env->sys, from, env->sysdev[p->peer], rt, env->net->scratch)
+                                : sys_route_host(env->sys, from, rt, env->net->scratch);
+            if (rc != 0 || rt->nhops == 0) {
+                char field[48];
+                snprintf(field, sizeof field, "ops[%u]", i);
+                return diag_set(d, DIAG_E_RANGE, t->path, t->ops[i].line, field,
+                                "no path of at most %d links from %s to %s in %s", SYS_MAX_HOPS,
+                                t->devices[g->device],
+                                p->dma_net ? t->devices[p->peer] : "a host", env->sys->path);
+            }
+            p->dma_net = 1;
+            p->route = g->nroutes++;
+            p->dma_level = (uint8_t)env->sys->links[rt->link[0]].level;
+        }
+    }
+    return 0;
+}
+
+static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
+                        uint32_t device, struct timeline *tl, struct run_env *env,
+                        struct diag *d)
+{
+    struct gpu *g = sim_xcalloc(1, sizeof *g);
+    g->cfg = cfg;
+    g->t = t;
+    g->device = device;
+    g->e = e;
+    g->comp = engine_register(e, &gpu_comp_ops, g);
+    flowsrv_init(&g->dram, e, "dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
+    g->env = env;
+    g->dramp = env->shared_dram != NULL ? env->shared_dram : &g->dram;
+    env->dram[device] = g->dramp;
+    for (uint32_t ci = 0; ci < cfg->ncaches; ci++) {
+        const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
+        flowsrv_init(&g->cache[ci], e, L->name, L->bw_bytes_per_s);
+        g->repl[ci] = 1.0;
+    }
+    flowsrv_init(&g->smem, e, "smem", cfg_smem_bw(cfg));
+    double mpeak = 0, vpeak = 0;
+    for (unsigned i = 0; i < DT_COUNT; i++) {
+        mpeak = dmax(mpeak, cfg->matrix_flops_per_cycle[i]);
+        vpeak = dmax(vpeak, cfg->vector_flops_per_cycle[i]);
+    }
+    /* pipe servers: capacity generous enough for any dtype; the per-flow
+     * cap (set per wave from the op's dtype) is what binds */
+    flowsrv_init(&g->mpipe, e, "matrix", mpeak * cfg->clock_hz * cfg->units);
+    flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
+    flowsrv_init(&g->h2d, e, "host_h2d", cfg_host(cfg)->bw_bytes_per_s);
+    flowsrv_init(&g->d2h, e, "host_d2h", cfg_host(cfg)->bw_bytes_per_s);
+    g->tl = tl;
+    if (tl != NULL)
+        gpu_watch_servers(g);
+    /* Lower every op of this device up front: the run never allocates. */
+    g->low = sim_xcalloc(t->nops, sizeof *g->low);
+    /* more weights and KV than the device holds: the rest streams in */
+    double wbytes = 0, ws = trace_working_set(t, device, &wbytes);
+    double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
+    double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
+    g->waitq_cap = t->nops;
+    g->waitq = sim_xcalloc(t->nops, sizeof *g->waitq);
+    g->waitq_res = sim_xcalloc(t->nops, sizeof *g->waitq_res);
+    size_t panels = 1, waves = 1;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        if (t->ops[i].device != device)
+            continue;
+        lower_op(cfg, &t->ops[i], spill_frac, &g->low[i]);
+        for (uint32_t k = 0; k < g->low[i].nk; k++) {
+            const struct kplan *p = &g->low[i].k[k];
+            if (p->dma || p->fixed)
+                continue;
+            double slots = (double)cfg->units * p->ctas_per_unit;
+            double npd = (double)p->gb * ((double)p->gm + (double)p->gn);
+            double nwd = ceil((double)p->gm * (double)p->gn * (double)p->gb / slots);
+            /* the L2 reuse model keeps a word per operand panel and per
+             * wave; an op past these sizes is no real kernel */
+            if (npd > GPU_MAX_PANELS || nwd > GPU_MAX_WAVES) {
+                if (nwd > GPU_MAX_WAVES)
+                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                             "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
+                             cfg->name, nwd, p->tile, (double)GPU_MAX_WAVES);
+                else
+                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                             "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
+                             cfg->name, npd, p->tile, (double)GPU_MAX_PANELS);
+                gpu_destroy(g);
+                return NULL;
+            }
+            size_t np = (size_t)npd, nw = (size_t)nwd;
+            if (np > panels)
+                panels = np;
+            if (nw > waves)
+                waves = nw;
+        }
+    }
+    if (gpu_routes(g, d) != 0) {
+        gpu_destroy(g);
+        return NULL;
+    }
+    g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
+    g->panel_slot = sim_xcalloc(panels, sizeof *g->panel_slot);
+    /* a wave fetches at most two panels per CTA, and holds at most every
+     * unit's resident CTAs */
+    g->wpanel = sim_xcalloc(2 * (size_t)cfg->units * cfg->max_ctas_per_unit, sizeof *g->wpanel);
+    g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
+    return g;
+}
+
+void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+                         model_done_fn done, void *ctx)
+{
+    struct gpu *g = dev;
+    g->done = done;
+    g->ctx = ctx;
+    struct runner *r = NULL;
+    for (uint32_t i = 0; i < GPU_MAX_RUNNING; i++) {
+        if (!g->run[i].in_use) {
+            r = &g->run[i];
+            break;
+        }
+    }
+    if (r == NULL) {
+        SIM_CHECK(g->waitq_n < g->waitq_cap);
+        uint32_t at = (g->waitq_head + g->waitq_n) % g->waitq_cap;
+        g->waitq[at] = op_index;
+        g->waitq_res[at] = res;
+        g->waitq_n++;
+        return;
+    }
+    memset(r, 0, sizeof *r);
+    r->in_use = 1;
+    r->g = g;
+    r->op = op_index;
+    r->res = res;
+    r->done = done;
+    r->ctx = ctx;
+    r->low = &g->low[op_index];
+    r->kern = 0;
+    r->p = NULL;
+    res->start_ps = g->e->now_ps;
+    r->t_mark = g->e->now_ps;
+    const struct lowered *L = r->low;
+    snprintf(res->tile, sizeof res->tile, "%s", L->nk > 0 ? L->k[0].tile : "");
+    runner_next_kernel(r);
+}
+
+const struct model_ops gpu_model_ops = {"gpu", gpu_create, gpu_start_op, gpu_destroy};

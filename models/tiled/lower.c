@@ -1,0 +1,541 @@
+/* lower.c: the tiled model's lowering of ops to kernels.
+ *
+ * What it models.  Every op is lowered to one or more kernels the way a GPU
+ * library would run it: a grid of thread blocks (CTAs), each owning an
+ * output tile and looping over a reduction dimension in k-steps.  Tile
+ * shape, pipeline depth and split-K are picked per shape by a library-style
+ * heuristic bounded by shared-memory and register capacity (plan_gemm).
+ * CTAs are resident `ctas_per_unit` at a time per SM, so the grid runs in
+ * waves; the last wave may be partial (wave quantisation, tail effect).
+ * Streaming and row kernels (elementwise, softmax, norms) are grid-stride
+ * loops (plan_stream), attention is FlashAttention-2 (plan_flash) or three
+ * kernels, copies go to the copy engine.  A kernel is described per CTA and
+ * per k-step (struct kplan): bytes loaded, stored and read again, FLOPs on
+ * each pipe, shared-memory operand bytes; runner.c turns that into flows.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "tiled.h"
+
+#define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
+#define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
+#define GPU_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
+
+/* DRAM capacity used per byte when a kernel mixes reads and writes. */
+static double dram_cost(const struct hw_config *c, double rd, double wr)
+{
+    double tot = rd + wr;
+    if (tot <= 0)
+        return 1.0;
+    double mix = 2.0 * dmin(rd, wr) / tot;
+    return 1.0 / (1.0 - cfg_dram(c)->eff_rw_penalty * mix);
+}
+
+/* ---------------------------------------------------------------- lowering */
+
+static void plan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t threads,
+                           double smem_cta, double regs_cta)
+{
+    uint64_t cpu = c->max_ctas_per_unit;
+    cpu = umin(cpu, c->max_threads_per_unit / threads);
+    if (smem_cta > 0)
+        cpu = umin(cpu, (uint64_t)((double)cfg_smem(c)->capacity_bytes / smem_cta));
+    if (regs_cta > 0)
+        cpu = umin(cpu, (uint64_t)((double)cfg_regs(c)->capacity_bytes / regs_cta));
+    p->ctas_per_unit = cpu > 0 ? (uint32_t)cpu : 1;
+}
+
+/* A streaming kernel over `items` work items of `item_bytes` loaded bytes:
+ * a grid-stride loop on a persistent grid (at most one full wave), as
+ * PyTorch's and CUTLASS's elementwise kernels effectively behave.
+ * min_ctas forces at least that many CTAs (one per row for row kernels). */
+static void plan_stream(const struct hw_config *c, struct kplan *p, const char *what,
+                        double load_bytes, double store_bytes, double vflops,
+                        enum dtype vdt, uint64_t rows, uint32_t inputs, double vec_bytes)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->what, sizeof p->what, "%s", what);
+    uint32_t threads = 256;
+    plan_occupancy(c, p, threads, 0, 0);
+    double per_step = threads * vec_bytes * (inputs > 0 ? inputs : 1);
+    double traffic = dmax(load_bytes, store_bytes);
+    uint64_t items = (uint64_t)ceil(dmax(traffic, 1.0) / per_step);
+    uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
+    uint64_t ctas = rows > 0 ? rows : items;
+    if (ctas > slots * 64)      /* group rows so a grid is at most 64 waves */
+        ctas = slots * 64;
+    if (rows == 0 && ctas > slots)
+        ctas = slots;
+    if (ctas > items && rows == 0)
+        ctas = items;
+    if (ctas == 0)
+        ctas = 1;
+    uint64_t steps = ceil_div(items, ctas);
+    if (steps == 0)
+        steps = 1;
+    p->gm = ctas;
+    p->gn = 1;
+    p->gb = 1;
+    p->swizzle = 1;
+    p->ksteps = (uint32_t)umin(steps, UINT32_MAX);
+    p->stages = 2;
+    double per_cta_step = 1.0 / ((double)ctas * (double)p->ksteps);
+    p->a_step = load_bytes * per_cta_step;
+    p->store_step = store_bytes * per_cta_step;
+    p->vflops_step = vflops * per_cta_step;
+    p->smem_step = 0;
+    /* each thread keeps one access per input in flight */
+    p->inflight_cta = dmin(per_step, dmax(p->a_step * p->ksteps, 1.0));
+    p->async_copy = 0;
+    p->vdt = vdt;
+    p->mdt = vdt;
+    p->dram_cost = dram_cost(c, load_bytes, store_bytes);
+    snprintf(p->tile, sizeof p->tile, "%llu ctas x %u steps",
+             (unsigned long long)ctas, p->ksteps);
+}
+
+/* GEMM C[b](M x N) = A[b](M x K) B[b](K x N).  Candidate tiles are scored
+ * with a quick per-wave estimate (as library heuristics do); the winner is
+ * then simulated in full.  Split-K CTAs exchange fp32 partials through L2. */
+struct gemm_shape {
+    uint64_t m, n, k, b;
+    enum dtype dt;
+    double out_bytes;           /* bytes per output element */
+    double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
+    double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
+    double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
+};
+
+/* Widest load (1, 2, 4, 8 or 16 bytes) a GEMM kernel can use: the row
+ * lengths of A (k elements) and B and C (n elements) must be multiples of
+ * it, or libraries fall back to narrower loads (cuBLAS/CUTLASS "align1"
+ * kernels).  A narrower load moves fewer bytes per load instruction, so the
+ * same tile takes that many more requests through the SM's L2 port; the
+ * port's bytes per cycle are scaled by width / 16 (runner.c
+ * wave_begin).  Returned as that fraction. */
+static double gemm_load_frac(uint64_t n, uint64_t k, double eb)
+{
+    double w = 16.0;
+    while (w > eb && w >= 2.0 &&
+           ((double)k * eb / w != floor((double)k * eb / w) ||
+            (double)n * eb / w != floor((double)n * eb / w)))
+        w /= 2.0;
+    return w / 16.0;
+}
+
+static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
+                            uint32_t tm, uint32_t tn, uint32_t tk, uint32_t split,
+                            uint32_t cpu, struct kplan *p)
+{
+    double eb = dtype_bytes(s->dt, 1.0);
+    enum dtype mdt = unit_matrix_type(c, s->dt);
+    uint64_t gm = ceil_div(s->m, tm), gn = ceil_div(s->n, tn);
+    uint64_t ctas = gm * gn * s->b * split;
+    uint64_t kper = ceil_div(s->k, split);
+    uint32_t steps = (uint32_t)ceil_div(kper, tk);
+    uint64_t slots = (uint64_t)c->units * cpu;
+    uint64_t waves = ceil_div(ctas, slots);
+    double rows_a = dmin((double)tm, (double)s->m);
+    double cols_b = dmin((double)tn, (double)s->n);
+    double a_step = rows_a * tk * eb, b_step = cols_b * tk * s->b_bytes;
+
+    /* the padded tile on a GPU; on a systolic unit, the folds of the rows
+     * the tile really streams */
+    double mstep = c->sa_rows == 0 ? 2.0 * tm * tn * (double)tk
+                                   : unit_systolic_flops(c, rows_a, tk, tn) +
+                                         unit_systolic_fill_flops(c) / steps;
+    /* quick estimate, only to choose */
+    double cta_flops = mstep * steps;
+    double per_unit = unit_gemm_simt(c, s->dt) ? unit_vector_rate(c, unit_simt_type(c, s->dt))
+                                          : unit_matrix_rate(c, mdt);
+    double active = (double)umin(ctas, slots);
+    double units_busy = dmin((double)c->units, ceil(active / cpu));
+    double cpu_eff = active / units_busy;
+    double t_comp = waves * cpu_eff * cta_flops / per_unit;
+    double dram_bytes = (double)s->b * ((double)s->m * s->k * eb + (double)s->k * s->n * s->b_bytes);
+    /* A is re-read once per wave-column of B that does not fit in L2 */
+    double b_bytes = (double)s->k * s->n * s->b_bytes * s->b;
+    if (b_bytes > cfg_l2(c)->capacity_bytes * GPU_L2_USABLE && waves > 1)
+        dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
+    dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
+    double dram_bw = cfg_dram(c)->bw_bytes_per_s * cfg_dram(c)->eff_bw;
+    double little = units_busy *
+                    (c->sa_rows ? (double)c->eff_inflight_bytes_per_unit
+                                : dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
+                                       (double)cfg_smem(c)->capacity_bytes)) /
+                    ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12);
+    double t_dram = dram_bytes / dmin(dram_bw, little);
+    double l2_bytes = (double)ctas * steps * (a_step + b_step);
+    double l2_bw = dmin(cfg_l2(c)->bw_bytes_per_s,
+                        units_busy * cfg_l2(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
+    double t_l2 = l2_bytes / l2_bw;
+    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_l2(c)->bw_bytes_per_s : 0;
+    /* pipeline fill: once per wave with one CTA per SM, once overall when
+     * SMs hold two CTAs and overlap one's prologue with the other's loop */
+    double t_pro = (double)cfg_dram(c)->latency_ps * 1e-12 +
+                   (p->stages - 1) * (a_step + b_step) * units_busy * cpu / l2_bw;
+    double t_fill = t_pro * (cpu >= 2 ? 1.0 : (double)waves);
+    /* a soft maximum: between two tiles with the same bottleneck time,
+     * prefer the one whose other resources have more slack */
+    double t = cbrt(t_comp * t_comp * t_comp + t_dram * t_dram * t_dram + t_l2 * t_l2 * t_l2) +
+               t_split + t_fill;
+
+    p->gm = gm;
+    p->gn = gn;
+    p->gb = s->b * split;
+    p->ksteps = steps;
+    p->a_step = a_step;
+    p->b_step = b_step;
+    p->mflops_step = mstep;
+    return t;
+}
+
+static void plan_gemm(const struct hw_config *c, struct kplan *best, const struct gemm_shape *s)
+{
+    static const uint32_t tms[] = {16, 32, 64, 128, 256};
+    static const uint32_t tns[] = {32, 64, 128, 256};
+    static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    double eb = dtype_bytes(s->dt, 1.0);
+    double best_t = INFINITY;
+    /* relax: on a chip whose shared memory or registers hold no tile at all
+     * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
+     * (two stages, registers unchecked) rather than have no plan */
+    for (int relax = 0; relax < 2 && !isfinite(best_t); relax++)
+    for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
+    /* a systolic unit takes one array height of k per step (a shorter step
+     * would leave rows of the array idle), or as much of it as the unit's
+     * buffers hold for the smallest tile (16 x 64, two stages) */
+    uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
+    if (c->sa_rows) {
+        tk = c->sa_rows;
+        while (tk > 16 && 2.0 * (16 + 64) * tk * eb > (double)cfg_smem(c)->capacity_bytes)
+            tk /= 2;
+    }
+    if (c->sa_rows && tkb > 64)
+        break;
+    for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
+        uint32_t tm = tms[i];
+        if (tm > 16 && (double)s->m <= tm / 2.0)
+            continue;           /* no tile much taller than M */
+        for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
+            uint32_t tn = tns[j];
+            /* no tile much wider than N; in the relaxed pass 64 stays
+             * allowed: with the minimum tile area below, a GEMM with
+             * m <= 16 and n <= 32 would otherwise have no tile at all */
+            if (tn > (relax ? 64u : 32u) && (double)s->n <= tn / 2.0)
+                continue;
+            if ((uint64_t)tm * tn < 16 * 64 || (uint64_t)tm * tn > 128 * 256)
+                continue;
+            uint32_t threads = (uint64_t)tm * tn >= 128 * 128 ? 256 : 128;
+            uint32_t stages = 0;
+            double smem = 0;
+            for (uint32_t st = 4; st >= 2; st--) {
+                smem = st * (double)(tm + tn) * tk * eb;
+                if (smem <= (double)cfg_smem(c)->capacity_bytes) {
+                    stages = st;
+                    break;
+                }
+            }
+            if (stages == 0 && relax)
+                stages = 2;
+            if (stages == 0)
+                continue;
+            double regs = tm * (double)tn * 4.0 * 1.5 + threads * 64.0 * 4.0;
+            struct kplan cand;
+            memset(&cand, 0, sizeof cand);
+            plan_occupancy(c, &cand, threads, smem, regs);
+            if (regs > (double)cfg_regs(c)->capacity_bytes && !relax)
+                continue;
+            cand.stages = stages;
+            for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
+                uint32_t sp = splits[k];
+                if (sp > 1 && s->k / sp < 4ull * tk)
+                    break;
+                double t = gemm_estimate(c, s, tm, tn, tk, sp, cand.ctas_per_unit, &cand);
+                /* prefer the larger tile / smaller split on near-ties (< 1%) */
+                if (t < best_t * 0.99) {
+                    best_t = t;
+                    *best = cand;
+                    snprintf(best->what, sizeof best->what, "gemm");
+                    best->swizzle = 8;
+                    best->pro_bytes = 0;
+                    double wm = dmin(64.0, tm), wn = dmin(128.0, tn);
+                    best->smem_step = tk * eb * (tm * (double)tn / wn + tm * (double)tn / wm);
+                    best->store_end = sp > 1 ? 0 : dmin(tm, (double)s->m) * dmin(tn, (double)s->n) * s->out_bytes;
+                    best->l2_only_end = sp > 1 ? tm * (double)tn * 4.0 * 2.0 : 0;
+                    if (sp > 1)
+                        best->store_end = dmin(tm, (double)s->m) * dmin(tn, (double)s->n) *
+                                          s->out_bytes / sp;
+                    best->inflight_cta = (stages - 1) * (best->a_step + best->b_step);
+                    best->async_copy = 1;
+                    best->mdt = unit_matrix_type(c, s->dt);
+                    best->vdt = DT_FP32;
+                    if (unit_gemm_simt(c, s->dt)) {
+                        /* FMAs on the vector pipe: the tile's own work, no
+                         * array folding */
+                        best->vflops_step = 2.0 * tm * tn * (double)tk;
+                        best->mflops_step = 0;
+                        best->vdt = unit_simt_type(c, s->dt);
+                    }
+                    /* quantised weights are dequantised as each B tile is loaded */
+                    best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
+                    best->dram_cost = 1.0;
+                    best->load_frac = s->load_frac;
+                    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u%s",
+                             tm, tn, tk, stages, sp, s->load_frac < 1 ? " narrow" : "");
+                }
+            }
+        }
+    }
+    }
+    SIM_CHECK(isfinite(best_t));
+}
+
+static double out_bytes_for(enum dtype t)
+{
+    switch (t) {
+    case DT_FP64: return 8;
+    case DT_FP32: case DT_TF32: return 4;
+    case DT_FP16: case DT_BF16:                 /* 16-bit out */
+    case DT_FP8_E4M3: case DT_FP8_E5M2: case DT_INT8: case DT_INT4: /* dequantised to 16-bit */
+    case DT_COUNT:
+        break;
+    }
+    return 2;
+}
+
+/* FlashAttention-2 style: a CTA owns Br query rows of one KV head (GQA
+ * query heads of a group are packed into the rows) and streams K and V in
+ * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
+ * the vector pipe.  Short queries split the KV range over CTAs
+ * (flash-decoding) so the grid fills the SMs. */
+static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->what, sizeof p->what, "flash");
+    double eb = dtype_bytes(o->dtype, 1.0);
+    uint64_t d = o->u.attn.head_dim;
+    uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
+    uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
+    uint32_t br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
+    uint32_t bc = d > 128 ? 32 : 64;
+    uint64_t qt = ceil_div(rows, br);
+    uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
+    /* average KV length a query tile attends to */
+    double kv = (double)o->u.attn.kv_len;
+    if (o->u.attn.causal) {
+        double q = (double)o->u.attn.q_len;
+        double prefix = kv - q;             /* cached tokens all queries see */
+        kv = dmax(1.0, prefix + (q + br / (double)group) / 2.0);
+        if (kv > (double)o->u.attn.kv_len)
+            kv = (double)o->u.attn.kv_len;
+    }
+    uint64_t kblocks = (uint64_t)ceil(kv / bc);
+    uint64_t split = 1;
+    if (base < c->units && kblocks >= 8) {
+        split = ceil_div(c->units, base);
+        split = umin(split, kblocks / 4 > 0 ? kblocks / 4 : 1);
+    }
+    uint64_t steps = ceil_div(kblocks, split);
+    uint32_t threads = br >= 128 ? 256 : 128;
+    double smem = (br * (double)d + 2.0 * 2.0 * bc * d) * eb;  /* Q + double-buffered K,V */
+    double regs = br * (double)bc * 4.0 + br * (double)d * 4.0 + threads * 64.0 * 4.0;
+    plan_occupancy(c, p, threads, smem, regs);
+    p->gm = qt;
+    p->gn = 1;
+    p->gb = o->u.attn.batch * o->u.attn.kv_heads * split;
+    p->swizzle = (uint32_t)umin(qt, 64);
+    p->ksteps = (uint32_t)steps;
+    p->stages = 2;
+    double q_rows = dmin((double)br, (double)rows);
+    p->pro_bytes = q_rows * d * eb;
+    p->a_step = 0;
+    /* K and V block, shared by the KV head's CTAs, in the cache's type */
+    p->b_step = 2.0 * bc * d * dtype_bytes(o->u.attn.kv_dtype, 1.0);
+    /* S = Q K^T, then O += P V: two products per key block */
+    p->mflops_step = c->sa_rows == 0 ? 4.0 * br * (double)bc * d
+                                     : unit_systolic_flops(c, q_rows, (double)d, (double)bc) +
+                                           unit_systolic_flops(c, q_rows, (double)bc, (double)d) +
+                                           unit_systolic_fill_flops(c) / (double)steps;
+    p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
+    if (c->sa_rows) {
+        /* a few query rows fill a systolic array poorly: the products run on
+         * the vector unit when that is faster (decode attention on a TPU) */
+        double useful = 4.0 * q_rows * (double)bc * d;
+        if (useful / unit_vector_rate(c, DT_FP32) < p->mflops_step / unit_matrix_rate(c, unit_matrix_type(c, o->dtype))) {
+            p->vflops_step += useful;
+            p->mflops_step = 0;
+        }
+    }
+    p->smem_step = (2.0 * br * bc + 2.0 * bc * d) * eb;
+    p->store_end = q_rows * d * eb + (split > 1 ? q_rows * (d + 2.0) * 4.0 : 0);
+    p->inflight_cta = p->b_step;
+    p->async_copy = 1;
+    p->mdt = unit_matrix_type(c, o->dtype);
+    p->vdt = DT_FP32;
+    p->dram_cost = 1.0;
+    snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
+}
+
+void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
+                     struct lowered *L)
+{
+    memset(L, 0, sizeof *L);
+    if (o->fixed_s >= 0) {
+        /* the trace says how long it takes (e.g. an imported kernel without
+         * shapes): one kernel of that length, busy the whole time */
+        struct kplan *p = &L->k[0];
+        p->fixed = 1;
+        p->fixed_ps = (uint64_t)llround(o->fixed_s * 1e12);
+        snprintf(p->what, sizeof p->what, "fixed");
+        snprintf(p->tile, sizeof p->tile, "fixed %.3f us", o->fixed_s * 1e6);
+        L->nk = 1;
+        return;
+    }
+    double eb = dtype_bytes(o->dtype, 1.0);
+    enum dtype vdt = unit_vector_type(c, o->dtype);
+    switch (o->kind) {
+    case OP_GEMM: {
+        enum wfmt wf = o->u.gemm.weights;
+        struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
+                               o->dtype, out_bytes_for(o->dtype),
+                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0};
+        /* the narrow-load rule is about GPU libraries' kernels; a systolic
+         * chip's DMA and quantised weights (packed blocks) are not bound by it */
+        if (c->sa_rows == 0 && wf == WF_NONE)
+            s.load_frac = gemm_load_frac(s.n, s.k, eb);
+        L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
+        L->nk = 1;
+        if (s.m <= GPU_GEMV_MAX_M) {
+            /* matrix-vector: libraries stream B through registers with FMAs
+             * on the vector pipe; no tiles, no tensor cores, no reuse;
+             * quantised weights are dequantised once each */
+            double w = (double)s.k * s.n * s.b;
+            double wb = w * s.b_bytes;
+            double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
+            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
+                        GPU_VEC_BYTES);
+            break;
+        }
+        plan_gemm(c, &L->k[0], &s);
+        break;
+    }
+    case OP_ATTENTION: {
+        const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
+        const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim;
+        double pairs = (double)q * kv;
+        if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
+            pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
+        L->flops = 4.0 * b * h * pairs * d;
+        if (o->u.attn.impl == ATTN_FLASH) {
+            plan_flash(c, &L->k[0], o);
+            L->nk = 1;
+        } else {
+            /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
+            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
+            plan_gemm(c, &L->k[0], &s1);
+            snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
+            double el = (double)b * h * q * kv;
+            plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
+            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
+            plan_gemm(c, &L->k[2], &s2);
+            snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
+            L->nk = 3;
+        }
+        break;
+    }
+    case OP_ELEMENTWISE: {
+        double el = (double)o->u.ew.elements;
+        plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
+                    el * eb * o->u.ew.outputs, el * o->u.ew.flops_per_element, vdt, 0,
+                    o->u.ew.inputs, o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
+        L->nk = 1;
+        L->flops = el * o->u.ew.flops_per_element;
+        break;
+    }
+    case OP_SOFTMAX: case OP_NORM: case OP_REDUCTION: {
+        /* Row kernels.  A row of up to 1024 elements lives in one warp's
+         * registers (PyTorch's persistent warp softmax, Triton's persistent
+         * reductions): 4 rows per 128-thread CTA, 8 when rows are short,
+         * one pass.  Longer rows get a CTA each and are read again from
+         * DRAM: PyTorch's block softmax reads its input twice (max/sum,
+         * then normalise), and a looped norm reads it three times (mean,
+         * variance, normalise) once a row exceeds 16 KB.  The extra passes
+         * are fitted to the LLMC softmax/layernorm sweeps' large-N rows
+         * (docs/calibration.md). */
+        double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols;
+        double el = rows * cols;
+        double fpe = o->kind == OP_SOFTMAX ? 5.0 : (o->kind == OP_NORM ? 5.0 : 1.0);
+        double out = o->kind == OP_REDUCTION ? rows * eb : el * eb;
+        const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
+        uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
+        uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
+        /* Softmax is issue-bound, not FLOP-bound: per element it spends
+         * vector-pipe slots on exp, fp16<->fp32 converts and the warp
+         * shuffles of two row reductions.  GPU_SOFTMAX_ISSUE slots per
+         * element were fitted to LLMC-103 (A100, 4096 x 4096 fp16); the
+         * report still counts 5 useful FLOP per element. */
+        double slots_pe = o->kind == OP_SOFTMAX ? GPU_SOFTMAX_ISSUE : fpe;
+        plan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, GPU_VEC_BYTES);
+        double passes = 1;
+        if (o->kind == OP_SOFTMAX && cols > 1024)
+            passes = 2;
+        if (o->kind == OP_NORM && cols * eb > 16384)
+            passes = 3;
+        L->k[0].reread_step = L->k[0].a_step * (passes - 1);
+        L->nk = 1;
+        L->flops = el * fpe;
+        break;
+    }
+    case OP_EMBEDDING: {
+        double el = (double)o->u.emb.tokens * o->u.emb.dim;
+        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1, GPU_VEC_BYTES);
+        L->nk = 1;
+        break;
+    }
+    case OP_MEMCPY: {
+        struct kplan *p = &L->k[0];
+        memset(p, 0, sizeof *p);
+        p->dma = 1;
+        p->dma_bytes = (double)o->u.copy.bytes;
+        p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
+        p->peer = o->u.copy.dir == MEMCPY_P2P ? o->u.copy.peer : TRACE_NO_DEVICE;
+        p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* gpu_create finds its route */
+        p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
+        snprintf(p->what, sizeof p->what, "dma");
+        snprintf(p->tile, sizeof p->tile, "copy engine");
+        L->nk = 1;
+        break;
+    }
+    case OP_GENERIC: {
+        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1, GPU_VEC_BYTES);
+        L->nk = 1;
+        L->flops = o->u.gen.flops;
+        break;
+    }
+    case OP_KIND_COUNT:
+        SIM_CHECK(0);
+    }
+    if (spill_frac > 0 && o->kind == OP_GEMM && L->nk < GPU_MAX_KERNELS) {
+        /* the device cannot hold every weight: this GEMM's share of the
+         * overflow is copied from host memory over PCIe before it runs */
+        double n = (double)o->u.gemm.k * o->u.gemm.n * o->u.gemm.batch;
+        double wb = o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
+                                                 : dtype_bytes(o->dtype, n);
+        memmove(&L->k[1], &L->k[0], L->nk * sizeof L->k[0]);
+        struct kplan *p = &L->k[0];
+        memset(p, 0, sizeof *p);
+        p->dma = 1;
+        p->dma_bytes = wb * spill_frac;
+        p->dma_level = (uint8_t)c->lv_host;
+        p->dram_cost = 1.0;
+        p->dma_h2d = 1;
+        p->peer = TRACE_NO_DEVICE;
+        snprintf(p->what, sizeof p->what, "spill");
+        snprintf(p->tile, sizeof p->tile, "weights from host");
+        L->nk++;
+    }
+}

@@ -1,0 +1,174 @@
+/* tiled.h: what the files of the tiled model share (private to models/).
+ *
+ * The tiled model (models/tiled/) serves the `gpu`, `tpu` and `npu` families:
+ *   gpu.c     the device: its servers, op admission, `gpu_model_ops`;
+ *   lower.c   ops -> kernels (tile shapes, grids, bytes and FLOPs per step);
+ *   unit.c    the compute unit's rates and types, the systolic array's work;
+ *   reuse.c   which operand bytes a wave of CTAs finds in the caches;
+ *   runner.c  one op in flight: its kernels, waves, chunks and copies.
+ * Each file opens with the part of the model it holds.  Units are in the
+ * names; times are picoseconds, rates per second.
+ */
+#ifndef STRATA_TILED_H
+#define STRATA_TILED_H
+
+#include <stdint.h>
+
+#include "flow.h"
+#include "model.h"
+#include "net.h"
+#include "record.h"
+
+#define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
+#define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
+#define GPU_MAX_RUNNING 64      /* ops running at once on one device */
+#define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
+
+/* One kernel as the library would launch it. */
+struct kplan {
+    char what[16];              /* "gemm", "flash", "stream", "dma", ... */
+    int dma;                    /* copy engine transfer, no SMs */
+    int dma_h2d;                /* host to device regardless of the op (spilled weights) */
+    int dma_net;                /* crosses the system's links: route[] holds its path */
+    uint32_t route;             /* index into gpu.route when dma_net */
+    uint32_t peer;              /* p2p: the trace device written */
+    uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
+    int fixed;
+    uint8_t dma_level;          /* level index: the host link for h2d/d2h, DRAM for d2d */
+    double dma_bytes;
+    uint64_t gm, gn, gb;        /* CTA grid: row blocks x column blocks x batch */
+    uint32_t swizzle;           /* row blocks per raster group */
+    uint32_t ctas_per_unit;     /* resident CTAs per SM */
+    uint32_t ksteps;            /* main-loop steps per CTA */
+    uint32_t stages;            /* smem pipeline stages */
+    double a_step, b_step;      /* load bytes per CTA per step: A panel (shared along n), B panel (shared along m) */
+    double pro_bytes;           /* bytes per CTA loaded once before the loop, not shared */
+    double reread_step;         /* bytes per CTA per step read again from DRAM (multi-pass kernels) */
+    double store_step;          /* bytes per CTA per step written back (streaming outputs) */
+    double store_end;           /* bytes per CTA written after the loop (output tile) */
+    double l2_only_end;         /* bytes per CTA exchanged through L2 only (split-K partials) */
+    double mflops_step;         /* matrix-pipe FLOPs per CTA per step (padded tile) */
+    double vflops_step;         /* vector-pipe FLOPs per CTA per step */
+    double smem_step;           /* shared-memory operand bytes per CTA per step */
+    double inflight_cta;        /* load bytes one CTA keeps in flight */
+    int async_copy;             /* loads go to smem asynchronously (cp.async/TMA) */
+    enum dtype mdt;             /* matrix pipe type */
+    enum dtype vdt;             /* vector pipe type */
+    double dram_cost;           /* DRAM capacity used per byte (read/write turnaround) */
+    double load_frac;           /* L2 port share usable by its loads (narrow loads: < 1; 0 = 1) */
+    char tile[48];
+};
+
+struct lowered {
+    uint32_t nk;
+    struct kplan k[GPU_MAX_KERNELS];
+    double flops;               /* useful FLOPs of the op */
+};
+
+struct gpu;
+
+/* One op in flight. */
+struct runner {
+    struct gpu *g;
+    int in_use;
+    uint32_t op;
+    struct op_result *res;
+    model_done_fn done;
+    void *ctx;
+    const struct lowered *low;
+    uint32_t kern;
+    const struct kplan *p;
+    uint64_t wave, nwaves;
+    uint32_t mult;              /* full waves simulated as this one */
+    uint64_t t_mark;            /* time up to which res->time_ps is accounted */
+    /* current wave */
+    uint32_t units;             /* SMs busy in this wave */
+    uint32_t nchunks;
+    double frac[GPU_MAX_CHUNKS];
+    double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
+    double w_cache_r[HW_MAX_LEVELS]; /* ... reaching cache i >= 1 (misses of cache i-1) */
+    double w_pro;               /* prologue loads (read from DRAM through L2) */
+    uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */
+    double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
+    double cap_dram, cap_l2, cap_m, cap_v, cap_smem;
+    /* pipeline state */
+    uint32_t load_next, comp_next;
+    int load_busy, comp_busy;
+    uint32_t load_pending, comp_pending, pipe_pending, store_pending;
+    uint64_t comp_start, pipe_done;
+    uint8_t ready[GPU_MAX_CHUNKS];
+    uint8_t load_level[GPU_MAX_CHUNKS];
+    uint8_t store_level;
+    uint64_t wave_start;        /* when the current wave group began */
+    int draining;               /* all waves computed, waiting for stores */
+};
+
+struct gpu {
+    const struct hw_config *cfg;
+    const struct trace *t;
+    uint32_t device;
+    uint32_t comp;
+    struct engine *e;
+    struct flowsrv dram, smem, mpipe, vpipe, h2d, d2h;
+    struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
+    struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
+    uint64_t frontend_free_ps;  /* launches are issued one at a time */
+    struct lowered *low;        /* per op of the trace (only this device's are filled) */
+    /* L2 reuse scratch, sized for the largest plan */
+    int64_t *panel_last;        /* last wave a panel was used, -1 = never */
+    double *wave_cum;           /* bytes touched up to and including wave w */
+    /* multi-instance caches: the panels a wave fetched, with their readers */
+    struct wpanel { double bytes; uint32_t missed; uint32_t readers; } *wpanel;
+    uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
+    double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
+    uint32_t wave_npanels;      /* wpanel entries of the current wave */
+    struct runner run[GPU_MAX_RUNNING];
+    /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
+     * sized for every op of the trace) */
+    uint32_t *waitq;
+    struct op_result **waitq_res;
+    uint32_t waitq_head, waitq_n, waitq_cap;
+    model_done_fn done;
+    void *ctx;
+    struct timeline *tl;        /* NULL = not recording */
+    struct run_env *env;        /* what the run's devices share (links, peers' DRAM) */
+    struct sys_route *route;    /* paths of this device's copies that cross the system's links */
+    uint32_t nroutes;
+    struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
+};
+
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static inline uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* unit.c: rates of one unit (SM, array), pipe types, systolic work */
+double unit_matrix_rate(const struct hw_config *c, enum dtype t);
+double unit_vector_rate(const struct hw_config *c, enum dtype t);
+enum dtype unit_vector_type(const struct hw_config *c, enum dtype t);
+enum dtype unit_matrix_type(const struct hw_config *c, enum dtype t);
+double unit_systolic_flops(const struct hw_config *c, double rows, double k, double n);
+double unit_systolic_fill_flops(const struct hw_config *c);
+int unit_gemm_simt(const struct hw_config *c, enum dtype t);
+enum dtype unit_simt_type(const struct hw_config *c, enum dtype t);
+
+/* lower.c: fills *L with the kernels op o runs as on chip c; spill_frac is
+ * the share of its weights that must first be copied from the host */
+void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
+              struct lowered *L);
+
+/* reuse.c: the load bytes of CTAs [c0, c1) of wave `wave` of p: *l2 what
+ * they read from the first cache, miss[i] what misses cache i */
+void reuse_wave(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
+                uint64_t c1, double *miss, double *l2);
+
+/* runner.c: the device's event handler, and the step to an op's next
+ * kernel (its first when r->p is NULL; finishes the op after its last) */
+void runner_handle(struct engine *e, void *self, const struct eq_event *ev);
+void runner_next_kernel(struct runner *r);
+
+/* gpu.c: hands op op_index to the device (runs it now or queues it) */
+void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+                  model_done_fn done, void *ctx);
+
+#endif
