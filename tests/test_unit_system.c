@@ -237,6 +237,25 @@ static void test_pcie_server_cross_socket(void)
     run_result_free(&r);
 }
 
+/* Two DGX A100 nodes on HDR InfiniBand: gpu0 -> gpu8 and gpu1 -> gpu9 at
+ * once take rails 0 and 1 (each GPU its own NIC, each rail its own leaf):
+ * 25 GB/s each, 1e9 / 25e9 = 40 ms for 1 GB, plus the 2.5 us launch and the
+ * route's 0.5 + 0.6 + 0.6 + 0.5 us. */
+static void test_two_nodes(void)
+{
+    const char *ops = "{\"id\": \"a\", \"kind\": \"memcpy\", \"device\": \"gpu0\", "
+                      "\"direction\": \"p2p\", \"dst_device\": \"gpu8\", \"bytes\": 1000000000},"
+                      "{\"id\": \"b\", \"kind\": \"memcpy\", \"device\": \"gpu1\", "
+                      "\"direction\": \"p2p\", \"dst_device\": \"gpu9\", \"bytes\": 1000000000}";
+    struct run_result r;
+    CHECK_EQ_INT(run_ops("configs/systems/two-dgx-a100-hdr.yaml",
+                         "\"gpu0\", \"gpu1\", \"gpu8\", \"gpu9\"", ops, &r), 0);
+    if (r.nops == 2)
+        for (uint32_t i = 0; i < 2; i++)    /* + 2.5 us launch, 0.5 + 0.6 + 0.6 + 0.5 us route */
+            CHECK_NEAR_REL(op_s(&r, i), 1e9 / 25e9 + 4.7e-6, 0.001);
+    run_result_free(&r);
+}
+
 /* A chip config with several devices implies a system: peer copies go
  * over the chip's peer link to a non-blocking switch (A100: 12 x 25 =
  * 300 GB/s, no efficiency given), or over the host links when the chip has
@@ -297,6 +316,7 @@ int main(void)
     test_dgx_h2d_shared_uplinks();
     test_pcie_server_cross_socket();
     test_implied_system();
+    test_two_nodes();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }
