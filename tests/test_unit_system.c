@@ -5,6 +5,7 @@
  * that share one contend.  The expected figures below are derived by hand
  * from the shipped system files (configs/systems/) and the measurements
  * they are checked against are cited where they are used. */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -306,8 +307,51 @@ static void test_routes(void)
     CHECK_EQ_INT(sys_load("configs/nvidia-h100-sxm.yaml", &s, &d), 1);
 }
 
+/* Every shipped system file loads, names itself after its file and runs
+ * the two-stream example on its first device. */
+static void test_shipped_systems(void)
+{
+    DIR *dr = opendir("configs/systems");
+    CHECK(dr != NULL);
+    if (dr == NULL)
+        return;
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(dr)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        char path[600], want[256];
+        snprintf(path, sizeof path, "configs/systems/%s", e->d_name);
+        snprintf(want, sizeof want, "%.*s", (int)(len - 5), e->d_name);
+        struct hw_system s;
+        struct diag d;
+        memset(&d, 0, sizeof d);
+        int rc = sys_load(path, &s, &d);
+        if (rc != 0)
+            diag_print(&d, stderr);
+        CHECK_EQ_INT(rc, 0);
+        if (rc != 0)
+            continue;
+        CHECK(strcmp(s.name, want) == 0);
+        CHECK(s.ndevices >= 2 && s.nlinks >= 1);
+        struct trace t;
+        CHECK_EQ_INT(tu_load_trace("traces/examples/two-streams.json", &t), 0);
+        struct run_result r;
+        CHECK_EQ_INT(run_system_opts(&s, &t, NULL, &r, &d), 0);
+        CHECK(r.total_ps > 0);
+        run_result_free(&r);
+        trace_free(&t);
+        sys_free(&s);
+        n++;
+    }
+    closedir(dr);
+    CHECK(n >= 8);
+}
+
 int main(void)
 {
+    test_shipped_systems();
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-sys") == 0);
     test_routes();
     test_dgx_a100_p2p_matrix();
