@@ -53,6 +53,20 @@ def spec_for(r):
             return None
         i, o = STREAM[k[1]]
         return cfg, f"elementwise elements={STREAM_ELEMS} inputs={i} outputs={o} flops=2 vector_bytes=8 dtype=fp64", 0.0
+    if wid.startswith("FA") and metric == "fwd+bwd_TFLOPs":
+        # flash-attention's benchmarks/benchmark_flash_attention.py: fp16 (the
+        # README charts), batch x seqlen = 16k, nheads x headdim = 2048,
+        # self-attention, fwd FLOPs 4 b h s^2 d (halved for causal), bwd 2.5x
+        impls = {"FlashAttention-2": "fa2", "FlashAttention-1": "fa1", "FlashAttention Triton": "triton",
+                 "xformers": "xformers", "PyTorch standard attention": "math"}
+        m = re.match(r"attention fwd\+bwd \((.*)\)", wl)
+        g = re.match(r"seqlen=(\d+) headdim=(\d+) causal=(\w+) batch=(\d+) nheads=(\d+)", shape)
+        if m is None or g is None or m[1] not in impls or not hw.startswith("A100-SXM4-80GB"):
+            return None
+        causal = 1 if g[3] == "True" else 0
+        return ("nvidia-a100-sxm-80gb",
+                f"attention batch={g[4]} heads={g[5]} seqlen={g[1]} headdim={g[2]} causal={causal} "
+                f"impl={impls[m[1]]} pass=fwd+bwd dtype=fp16", 0.0)
     weights = {"bf16": "", "int8 weight-only": " weights=int8", "int4 weight-only G=32": " weights=int4_g32"}
     if wid.startswith("GPTFAST") and metric == "decode_throughput" and dt in weights and hw.startswith("A100-SXM4-80GB (power"):
         models = {"Llama-2-7B": "llama-2-7b", "Llama-3.1-8B": "llama-3.1-8b"}

@@ -42,7 +42,7 @@ static void gpu_destroy(void *dev)
     struct gpu *g = dev;
     if (g == NULL)
         return;
-    struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->h2d, &g->d2h};
+    struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->sfu, &g->h2d, &g->d2h};
     for (size_t i = 0; i < sizeof srv / sizeof srv[0]; i++)
         flowsrv_destroy(srv[i]);
     for (uint32_t ci = 0; ci < g->cfg->ncaches; ci++)
@@ -163,6 +163,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
      * cap (set per wave from the op's dtype) is what binds */
     flowsrv_init(&g->mpipe, e, "matrix", mpeak * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
+    flowsrv_init(&g->sfu, e, "sfu", cfg->sfu_ops_per_cycle * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->h2d, e, "host_h2d", cfg_host(cfg)->bw_bytes_per_s);
     flowsrv_init(&g->d2h, e, "host_d2h", cfg_host(cfg)->bw_bytes_per_s);
     g->tl = tl;
@@ -181,6 +182,14 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     for (uint32_t i = 0; i < t->nops; i++) {
         if (t->ops[i].device != device)
             continue;
+        char msg[320];
+        if (t->ops[i].kind == OP_ATTENTION && lower_attn_check(cfg, &t->ops[i], msg, sizeof msg) != 0) {
+            char field[48];
+            snprintf(field, sizeof field, "ops[%u].impl", i);
+            diag_set(d, DIAG_E_UNSUPPORTED, t->path, (int)t->ops[i].line, field, "%s", msg);
+            gpu_destroy(g);
+            return NULL;
+        }
         lower_op(cfg, &t->ops[i], spill_frac, &g->low[i]);
         for (uint32_t k = 0; k < g->low[i].nk; k++) {
             const struct kplan *p = &g->low[i].k[k];

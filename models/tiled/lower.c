@@ -380,10 +380,302 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
 }
 
+/* ---------------------------------------------------------------- attention */
+
+/* What each attention library issues (docs/attention.md).  A GPU kernel
+ * runs its matrix products on one instruction path of the chip (its rate:
+ * compute.matrix_paths) and its softmax on the vector pipe and the
+ * special-function unit (one exp per score).  FA1, FA2, Triton and xFormers
+ * issue a step's softmax after its GEMMs (a warp waits for one before the
+ * other); FA3 and cuDNN on Hopper overlap them (ping-pong warpgroups).
+ * `issue` is the share of the issue rate a library's kernels reach beyond
+ * that (register pressure, shuffles, synchronisation): fitted per library
+ * on a third of its rows of shared/data's FA group (docs/calibration.md). */
+struct attn_lib {
+    enum attn_impl impl;
+    enum matrix_path path[2];   /* the paths it can issue on, preferred first (MP_COUNT: none) */
+    int serial;                 /* a step's softmax waits for its GEMMs */
+    int o_roundtrip;            /* FA1: O rescaled every KV block and exchanged between warps */
+    int dq_atomic;              /* backward: dQ accumulated with fp32 atomics in L2 */
+    double issue_fwd, issue_bwd;
+};
+
+static const struct attn_lib attn_libs[] = {
+    /* issue: scripts/fit_attention.py, median measured/predicted over at
+     * most a third of each library's FA rows (seqlen 2048 and 4096) of
+     * shared/data, A100, fwd+bwd; the rest are held out */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT}, 1, 1, 0, 0.367, 0.367},       /* 8 of 24 rows */
+    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA}, 1, 0, 1, 0.760, 0.760},        /* 7 of 21 rows */
+    /* FA3 and cuDNN: no measurement here; their Hopper kernels overlap the
+     * softmax with the GEMMs and are taken at FA2's issue efficiency */
+    {ATTN_FA3, {MP_WGMMA, MP_COUNT}, 0, 0, 1, 0.760, 0.760},
+    {ATTN_CUDNN, {MP_WGMMA, MP_MMA_SYNC}, 0, 0, 1, 0.760, 0.760},
+    {ATTN_TRITON, {MP_WGMMA, MP_MMA_SYNC}, 1, 0, 1, 0.373, 0.373},   /* 8 of 24 rows */
+    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT}, 1, 0, 1, 0.355, 0.355}, /* 8 of 24 rows */
+};
+
+/* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
+ * and the path it issues on; NULL for the array's own fused attention on a
+ * systolic chip (flash there), for naive and math (library GEMMs). */
+static const struct attn_lib *attn_lib_on(const struct hw_config *c, enum attn_impl impl,
+                                          enum matrix_path *path)
+{
+    if (impl == ATTN_FLASH)
+        impl = c->sa_rows ? ATTN_IMPL_COUNT : ATTN_FA2;
+    for (size_t i = 0; i < sizeof attn_libs / sizeof attn_libs[0]; i++) {
+        const struct attn_lib *a = &attn_libs[i];
+        if (a->impl != impl)
+            continue;
+        for (int k = 0; k < 2; k++)
+            if (a->path[k] < MP_COUNT && c->matrix_path_frac[a->path[k]] > 0) {
+                *path = a->path[k];
+                return a;
+            }
+        return NULL;
+    }
+    return NULL;
+}
+
+int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n)
+{
+    enum attn_impl impl = o->u.attn.impl;
+    enum matrix_path path;
+    if (impl == ATTN_NAIVE || impl == ATTN_MATH || (impl == ATTN_FLASH && c->sa_rows))
+        return 0;
+    if (attn_lib_on(c, impl, &path) != NULL)
+        return 0;
+    char ok[160] = "naive, math";
+    size_t used = strlen(ok);
+    if (c->sa_rows)
+        used += (size_t)snprintf(ok + used, sizeof ok - used, ", flash");
+    for (size_t i = 0; i < sizeof attn_libs / sizeof attn_libs[0] && used < sizeof ok; i++)
+        if (attn_lib_on(c, attn_libs[i].impl, &path) != NULL)
+            used += (size_t)snprintf(ok + used, sizeof ok - used, "%s%s",
+                                     attn_libs[i].impl == ATTN_FA2 ? ", flash, " : ", ",
+                                     op_attn_impl_name(attn_libs[i].impl));
+    snprintf(msg, n, "%s runs on none of %s's matrix paths; it can run: %s",
+             op_attn_impl_name(impl), c->name, ok);
+    return -1;
+}
+
+/* A library's fused forward kernel: plan_flash's tiles, with the library's
+ * path, tile, softmax issue and O round trips. */
+static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const struct op *o,
+                          const struct attn_lib *a, enum matrix_path path)
+{
+    plan_flash(c, p, o);
+    double d = (double)o->u.attn.head_dim;
+    /* plan_flash's tile */
+    double rows = (double)(o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads));
+    double br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
+    double q_rows = dmin(br, rows), bc = d > 128 ? 32 : 64;
+    /* the softmax: one exp per score on the SFU (or the vector pipe when
+     * the chip has none), five FP32 operations (scale and subtract the max,
+     * running max, sum, rescale, convert) */
+    p->vflops_step = 5.0 * q_rows * bc;
+    p->sfu_step = q_rows * bc;
+    if (c->sfu_ops_per_cycle <= 0) {
+        p->vflops_step += p->sfu_step;
+        p->sfu_step = 0;
+    }
+    p->serial = a->serial;
+    p->rate_frac = c->matrix_path_frac[path] * a->issue_fwd;
+    if (a->o_roundtrip) {
+        /* FA1 rescales its output every key block (FA2 once at the end), and
+         * its warps split the key block, so they exchange partial outputs
+         * through shared memory each step (FlashAttention-2 paper, sec. 3) */
+        p->vflops_step += 2.0 * q_rows * d;
+        p->smem_step += 2.0 * q_rows * d * 4.0;
+    }
+    snprintf(p->what, sizeof p->what, "%s_fwd", op_attn_impl_name(a->impl));
+}
+
+/* The fused backward (FlashAttention-2's algorithm): a CTA owns a block of
+ * Bc keys of one head, keeps K_j, V_j, dK_j, dV_j on chip and walks the
+ * query blocks that see it; per block five products (S = QK^T recomputed,
+ * dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K), one exp per score
+ * and dS = P (dP - D).  dQ is accumulated in fp32: with atomics in L2 (FA2,
+ * Triton) or read and written in HBM (FA1).  Two small kernels go around
+ * it: D = rowsum(dO o O) before, dQ to the input type after. */
+static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const struct op *o,
+                              const struct attn_lib *a, enum matrix_path path)
+{
+    double eb = dtype_bytes(o->dtype, 1.0), kvb = dtype_bytes(o->u.attn.kv_dtype, 1.0);
+    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, kvh = o->u.attn.kv_heads;
+    const uint64_t d = o->u.attn.head_dim, q = o->u.attn.q_len, kv = o->u.attn.kv_len;
+    double rows = (double)b * h * q;
+    plan_stream(c, &k[0], "attn_bwd_dot", 2.0 * rows * d * eb, rows * 4.0, 2.0 * rows * d,
+                DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, GPU_VEC_BYTES);
+    struct kplan *p = &k[1];
+    memset(p, 0, sizeof *p);
+    uint32_t bc = d > 64 ? 64 : 128, br = 64;
+    uint64_t group = h / kvh;
+    uint64_t kt = ceil_div(kv, bc);
+    /* query rows a key block sees: all, or (causal) those at or after it */
+    double qr = (double)q * group;
+    if (o->u.attn.causal)
+        qr = dmax((double)br, qr / 2.0 + bc * group / 2.0);
+    uint64_t steps = (uint64_t)ceil(qr / br);
+    uint32_t threads = 256;
+    double smem = (2.0 * bc * d + 2.0 * 2.0 * br * d) * eb;   /* K, V + double-buffered Q, dO */
+    double regs = 2.0 * bc * (double)d * 4.0 + br * (double)bc * 4.0 + threads * 64.0 * 4.0;
+    plan_occupancy(c, p, threads, smem, regs);
+    p->gm = kt;
+    p->gn = 1;
+    p->gb = b * kvh;
+    p->swizzle = (uint32_t)umin(kt, 64);
+    p->ksteps = (uint32_t)(steps > 0 ? steps : 1);
+    p->stages = 2;
+    p->pro_bytes = 2.0 * bc * d * kvb;                       /* K_j, V_j */
+    p->b_step = 2.0 * br * d * eb + br * 8.0;                 /* Q_i, dO_i, lse_i, D_i */
+    p->mflops_step = 10.0 * br * (double)bc * d;
+    p->vflops_step = 6.0 * br * (double)bc;
+    p->sfu_step = br * (double)bc;
+    if (c->sfu_ops_per_cycle <= 0) {
+        p->vflops_step += p->sfu_step;
+        p->sfu_step = 0;
+    }
+    if (a->dq_atomic)
+        p->l2_step = br * (double)d * 4.0;                    /* dQ_i += dS K_j, fp32 atomics */
+    else {
+        p->store_step = br * (double)d * 4.0;                 /* dQ_i out and back, fp32 */
+        p->reread_step = p->store_step;
+    }
+    p->store_end = 2.0 * bc * d * eb;                         /* dK_j, dV_j */
+    p->smem_step = (4.0 * br * bc + 6.0 * br * d) * eb;
+    p->inflight_cta = p->b_step;
+    p->async_copy = 1;
+    p->mdt = unit_matrix_type(c, o->dtype);
+    p->vdt = DT_FP32;
+    p->dram_cost = 1.0;
+    p->serial = a->serial;
+    p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
+    snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));
+    snprintf(p->tile, sizeof p->tile, "Br%u Bc%u bwd", br, bc);
+    plan_stream(c, &k[2], "attn_bwd_dq", rows * d * 4.0, rows * d * eb, rows * d, DT_FP32, 0, 1,
+                GPU_VEC_BYTES);
+    return 3;
+}
+
+/* PyTorch's standard attention (the `math` backend): S = (Q K^T) scale as
+ * one batched GEMM into HBM, the causal mask added to S, softmax, P V; and
+ * for the backward dV = P^T dO, dP = dO V^T, dS = softmax_backward(P, dP),
+ * dQ = dS K, dK = dS^T Q.  Every S-sized tensor goes through HBM. */
+static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
+                               int minimal)
+{
+    double eb = dtype_bytes(o->dtype, 1.0), kvb = dtype_bytes(o->u.attn.kv_dtype, 1.0);
+    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
+    const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim, bh = b * h;
+    double el = (double)bh * q * kv;
+    enum dtype vdt = unit_vector_type(c, o->dtype);
+    uint32_t n = 0;
+    enum attn_pass pass = o->u.attn.pass;
+    double mask = (double)q * kv;   /* one causal mask, shared by every head */
+    if (minimal && pass != PASS_BWD) {
+        /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
+        struct gemm_shape s1 = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &s1);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_qk");
+        plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 5.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+        struct gemm_shape s2 = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &s2);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_pv");
+    } else if (pass != PASS_BWD) {
+        struct gemm_shape s1 = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &s1);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_qk");
+        if (o->u.attn.causal) {
+            /* the mask is built every call: full() and triu() in fp32, then
+             * cast to the input type (three small kernels, one here), and
+             * added to S (flash-attention's benchmark, attention_pytorch) */
+            plan_stream(c, &k[n++], "mask_build", 8.0 * mask, (8.0 + eb) * mask, mask, vdt, 0, 1,
+                        GPU_VEC_BYTES);
+            plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 2,
+                        GPU_VEC_BYTES);
+        }
+        plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 50.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+        /* F.dropout in training mode: PyTorch's fused dropout writes the
+         * result and a byte mask even at p = 0 (an assumption: it depends on
+         * the PyTorch version) */
+        plan_stream(c, &k[n++], "dropout", el * eb, el * (eb + 1.0), el, vdt, 0, 1, GPU_VEC_BYTES);
+        struct gemm_shape s2 = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &s2);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_pv");
+    }
+    if (pass != PASS_FWD) {
+        struct gemm_shape dv = {kv, d, q, bh, o->dtype, eb, eb, 0, 1.0};
+        plan_gemm(c, &k[n], &dv);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_dv");
+        struct gemm_shape dp = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &dp);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_dp");
+        if (!minimal)
+            plan_stream(c, &k[n++], "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2,
+                        GPU_VEC_BYTES);
+        plan_stream(c, &k[n++], "softmax_bwd", 2.0 * el * eb, el * eb, 4.0 * el, vdt, bh * q, 2,
+                    GPU_VEC_BYTES);
+        struct gemm_shape dq = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
+        plan_gemm(c, &k[n], &dq);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_dq");
+        struct gemm_shape dk = {kv, d, q, bh, o->dtype, eb, eb, 0, 1.0};
+        plan_gemm(c, &k[n], &dk);
+        snprintf(k[n++].what, sizeof k[0].what, "bmm_dk");
+    }
+    return n;
+}
+
+/* Lower an attention op (fills L; FLOPs: 4 pairs d per head forward, 2.5x
+ * that backward, as FlashAttention's benchmarks count them). */
+static void lower_attention(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
+    const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim;
+    double pairs = (double)q * kv;
+    if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
+        pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
+    double fwd = 4.0 * b * h * pairs * d;
+    enum attn_pass pass = o->u.attn.pass;
+    L->flops = pass == PASS_FWD ? fwd : pass == PASS_BWD ? 2.5 * fwd : 3.5 * fwd;
+    enum attn_impl impl = o->u.attn.impl;
+    enum matrix_path path = MP_COUNT;
+    const struct attn_lib *a = attn_lib_on(c, impl, &path);
+    if (impl == ATTN_MATH || impl == ATTN_NAIVE || (a == NULL && impl != ATTN_FLASH)) {
+        /* naive: three kernels forward (as before); math: PyTorch's full list */
+        L->nk = plan_attn_math(c, L->k, o, impl != ATTN_MATH);
+        return;
+    }
+    if (a == NULL) {            /* flash on a systolic chip: the array's fused kernel */
+        uint32_t n = 0;
+        if (pass != PASS_BWD)
+            plan_flash(c, &L->k[n++], o);
+        if (pass != PASS_FWD) {
+            /* its backward: the same tiles with the five products of the
+             * backward (2.5x the forward's) and the recomputed softmax plus
+             * dS (1.5x); an approximation, no TPU measurement checks it */
+            struct kplan *p = &L->k[n++];
+            plan_flash(c, p, o);
+            p->mflops_step *= 2.5;
+            p->vflops_step *= 1.5;
+            p->store_end *= 3.0;            /* dQ, dK, dV */
+            snprintf(p->what, sizeof p->what, "flash_bwd");
+        }
+        L->nk = n;
+        return;
+    }
+    uint32_t n = 0;
+    if (pass != PASS_BWD)
+        plan_attn_fwd(c, &L->k[n++], o, a, path);
+    if (pass != PASS_FWD)
+        n += plan_attn_bwd(c, &L->k[n], o, a, path);
+    L->nk = n;
+}
+
 void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
                      struct lowered *L)
 {
-    memset(L, 0, sizeof *L);
+    L->nk = 0;      /* each planner fills its own kernels whole; the rest stay unread */
+    L->flops = 0;
     if (o->fixed_s >= 0) {
         /* the trace says how long it takes (e.g. an imported kernel without
          * shapes): one kernel of that length, busy the whole time */
@@ -423,30 +715,9 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         plan_gemm(c, &L->k[0], &s);
         break;
     }
-    case OP_ATTENTION: {
-        const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
-        const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim;
-        double pairs = (double)q * kv;
-        if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
-            pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
-        L->flops = 4.0 * b * h * pairs * d;
-        if (o->u.attn.impl == ATTN_FLASH) {
-            plan_flash(c, &L->k[0], o);
-            L->nk = 1;
-        } else {
-            /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
-            struct gemm_shape s1 = {q, kv, d, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
-            plan_gemm(c, &L->k[0], &s1);
-            snprintf(L->k[0].what, sizeof L->k[0].what, "bmm_qk");
-            double el = (double)b * h * q * kv;
-            plan_stream(c, &L->k[1], "softmax", el * eb, el * eb, 5.0 * el, vdt, b * h * q, 1, GPU_VEC_BYTES);
-            struct gemm_shape s2 = {q, d, kv, b * h, o->dtype, eb, dtype_bytes(o->u.attn.kv_dtype, 1.0), 0, 1.0};
-            plan_gemm(c, &L->k[2], &s2);
-            snprintf(L->k[2].what, sizeof L->k[2].what, "bmm_pv");
-            L->nk = 3;
-        }
+    case OP_ATTENTION:
+        lower_attention(c, o, L);
         break;
-    }
     case OP_ELEMENTWISE: {
         double el = (double)o->u.ew.elements;
         plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,

@@ -156,6 +156,8 @@ static void wave_begin(struct runner *r)
     if (r->w_dram_r + r->w_pro > 0)
         r->load_lat = cfg_dram(c)->latency_ps;
     r->w_mflops = p->mflops_step * steps * n;
+    r->w_sfu = p->sfu_step * steps * n;
+    r->w_l2_loop = p->l2_step * steps * n;
     r->w_vflops = p->vflops_step * steps * n;
     r->w_smem = p->smem_step * steps * n;
     r->w_store_loop = p->store_step * steps * n;
@@ -182,8 +184,10 @@ static void wave_begin(struct runner *r)
     r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
     r->cap_l2 = u * cfg_l2(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
                 c->clock_hz;
-    r->cap_m = u * unit_matrix_rate(c, p->mdt);
-    r->cap_v = u * unit_vector_rate(c, p->vdt);
+    double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
+    r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
+    r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
+    r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
     r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
                       ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
                       : u * cfg_smem(c)->bw_bytes_per_s / c->units;
@@ -243,11 +247,9 @@ static void runner_compute_done(struct runner *r)
     r->comp_busy = 0;
     uint32_t ch = r->comp_next++;
     double f = r->frac[ch];
-    double store = r->w_store_loop * f, l2_end = 0;
-    if (r->comp_next == r->nchunks) {
+    double store = r->w_store_loop * f, l2_end = r->w_l2_loop * f;
+    if (r->comp_next == r->nchunks)
         store += r->w_store_end;
-        l2_end = r->w_l2_end;
-    }
     const struct hw_config *c = g->cfg;
     if (store > 0) {
         r->store_level = (uint8_t)c->lv_dram;
@@ -257,12 +259,26 @@ static void runner_compute_done(struct runner *r)
             start_flow(r, &g->cache[ci], store, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[ci],
                        &r->store_pending);
     }
+    if (r->comp_next == r->nchunks)
+        l2_end += r->w_l2_end;
     if (l2_end > 0)
         start_flow(r, &g->cache[0], l2_end, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[0],
                    &r->store_pending);
     runner_try_load(r);
     runner_try_compute(r);
     runner_check_wave_end(r);
+}
+
+/* The vector and special-function work of a chunk (phase 1).  A serial
+ * kernel starts it when its matrix work is done, others with it. */
+static void runner_softmax_phase(struct runner *r, uint32_t ch)
+{
+    struct gpu *g = r->g;
+    double f = r->frac[ch];
+    unsigned smem = (unsigned)g->cfg->lv_smem;
+    r->phase = 1;
+    start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
+    start_flow(r, &g->sfu, r->w_sfu * f, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
 }
 
 static void runner_try_compute(struct runner *r)
@@ -278,8 +294,10 @@ static void runner_try_compute(struct runner *r)
     r->comp_pending = r->pipe_pending = 0;
     double f = r->frac[ch];
     unsigned smem = (unsigned)g->cfg->lv_smem;
+    r->phase = 0;
     start_flow(r, &g->mpipe, r->w_mflops * f, r->cap_m, FR_PIPE, ch, smem, &r->pipe_pending);
-    start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
+    if (!r->p->serial || r->pipe_pending == 0)
+        runner_softmax_phase(r, ch);
     r->comp_pending = r->pipe_pending;
     start_flow(r, &g->smem, r->w_smem * f, r->cap_smem, FR_SMEM, ch, smem, &r->comp_pending);
     if (r->pipe_pending == 0)
@@ -333,9 +351,16 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
         }
         break;
     case FR_PIPE:
-        if (--r->pipe_pending == 0)
+        --r->comp_pending;
+        if (--r->pipe_pending == 0 && r->phase == 0 && r->p->serial) {
+            /* the matrix work is done: now the softmax of the step */
+            uint32_t before = r->pipe_pending;
+            runner_softmax_phase(r, ch);
+            r->comp_pending += r->pipe_pending - before;
+        }
+        if (r->pipe_pending == 0)
             r->pipe_done = e->now_ps;
-        if (--r->comp_pending == 0)
+        if (r->comp_pending == 0)
             runner_compute_done(r);
         break;
     case FR_SMEM:

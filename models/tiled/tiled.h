@@ -20,7 +20,7 @@
 #include "record.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
-#define GPU_MAX_KERNELS 3       /* kernels one op lowers to */
+#define GPU_MAX_KERNELS 12      /* kernels one op lowers to (math attention forward + backward: 12) */
 #define GPU_MAX_RUNNING 64      /* ops running at once on one device */
 #define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 
@@ -49,6 +49,12 @@ struct kplan {
     double l2_only_end;         /* bytes per CTA exchanged through L2 only (split-K partials) */
     double mflops_step;         /* matrix-pipe FLOPs per CTA per step (padded tile) */
     double vflops_step;         /* vector-pipe FLOPs per CTA per step */
+    double sfu_step;            /* special-function results (exp) per CTA per step */
+    double l2_step;             /* bytes per CTA per step that go to L2 only (fp32 atomics) */
+    int serial;                 /* a step's matrix work, then its softmax: one after the other
+                                 * (a warp issues them in turn); 0 = they overlap (FA3 ping-pong) */
+    double rate_frac;           /* share of the pipes' rate the kernel reaches: its matrix path's
+                                 * fraction times its library's issue efficiency (0 = 1) */
     double smem_step;           /* shared-memory operand bytes per CTA per step */
     double inflight_cta;        /* load bytes one CTA keeps in flight */
     int async_copy;             /* loads go to smem asynchronously (cp.async/TMA) */
@@ -90,7 +96,9 @@ struct runner {
     double w_pro;               /* prologue loads (read from DRAM through L2) */
     uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */
     double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
-    double cap_dram, cap_l2, cap_m, cap_v, cap_smem;
+    double w_sfu, w_l2_loop;    /* special-function ops; L2-only bytes of the loop */
+    double cap_dram, cap_l2, cap_m, cap_v, cap_smem, cap_s;
+    int phase;                  /* serial kernels: 0 = matrix work, 1 = softmax */
     /* pipeline state */
     uint32_t load_next, comp_next;
     int load_busy, comp_busy;
@@ -109,7 +117,7 @@ struct gpu {
     uint32_t device;
     uint32_t comp;
     struct engine *e;
-    struct flowsrv dram, smem, mpipe, vpipe, h2d, d2h;
+    struct flowsrv dram, smem, mpipe, vpipe, sfu, h2d, d2h;
     struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
     struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
@@ -154,6 +162,9 @@ enum dtype unit_simt_type(const struct hw_config *c, enum dtype t);
 
 /* lower.c: fills *L with the kernels op o runs as on chip c; spill_frac is
  * the share of its weights that must first be copied from the host */
+/* 0 if chip c can run attention op o's impl, else -1 with a message
+ * naming the impls it can run. */
+int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n);
 void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
               struct lowered *L);
 

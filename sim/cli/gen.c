@@ -79,10 +79,15 @@ int cli_gen(int argc, char **argv)
     if (s.kv_dtype == DT_COUNT)
         s.kv_dtype = s.dtype;
     if (attn) {
-        if (strcmp(attn, "naive") == 0)
-            s.attn = ATTN_NAIVE;
-        else if (strcmp(attn, "flash") != 0) {
-            fprintf(stderr, "strata gen llm: --attn: expected flash or naive, got '%s'\n", attn);
+        int found = 0;
+        for (int i = 0; i < ATTN_IMPL_COUNT; i++)
+            if (strcmp(attn, op_attn_impl_name((enum attn_impl)i)) == 0) {
+                s.attn = (enum attn_impl)i;
+                found = 1;
+            }
+        if (!found) {
+            fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
+                            "triton, xformers or math, got '%s'\n", attn);
             return 2;
         }
     }

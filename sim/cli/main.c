@@ -27,7 +27,7 @@ static void usage(FILE *f)
             "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
             "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
             "  strata gen llm  --model CONFIG.json --phase prefill|decode [--batch B] [--prompt P]\n"
-            "                  [--context C] [--dtype bf16] [--attn flash|naive] [--weights FMT]\n"
+            "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
             "                  [--kv-dtype D] -o TRACE.json\n"
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
             "  strata plot     --report REPORT.json --out DIR\n"

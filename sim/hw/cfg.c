@@ -627,7 +627,13 @@ static const char *const top_keys[] = {
     "name", "family", "clock_MHz", "compute", "threads", "systolic", "levels", "launch",
     "efficiency", NULL};
 static const char *const compute_keys[] = {
-    "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit", NULL};
+    "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
+    "special_function_ops_per_cycle_per_unit", "matrix_paths", NULL};
+static const char *const matrix_path_names[MP_COUNT] = {
+#define MATRIX_PATH_NAME_(e, n) [e] = n,
+    MATRIX_PATH_MAP(MATRIX_PATH_NAME_)
+#undef MATRIX_PATH_NAME_
+};
 static const char *const threads_keys[] = {"max_threads_per_unit", "max_ctas_per_unit", NULL};
 static const char *const systolic_keys[] = {"rows", "cols", "max_tiles_per_unit", NULL};
 static const char *const launch_keys[] = {"kernel_overhead_ns", NULL};
@@ -726,6 +732,51 @@ static int fill_family_block(struct cfg_parse *c, int root, struct hw_config *h)
                             rows ? h->sa_rows : h->sa_cols);
         }
     }
+    return 0;
+}
+
+/* compute.special_function_ops_per_cycle_per_unit and compute.matrix_paths
+ * (both optional).  Without matrix_paths a systolic chip has its array and
+ * a GPU mma.sync at the full rate (Ampere, Ada); Hopper lists wgmma and
+ * what mma.sync reaches there, AMD chips mfma. */
+static int fill_matrix_paths(struct cfg_parse *c, int s, struct hw_config *h)
+{
+    double x;
+    int rc = get_number(c, s, "compute", "special_function_ops_per_cycle_per_unit", RANGE_POS, 0, &x);
+    if (rc < 0)
+        return -1;
+    if (rc == 0)
+        h->sfu_ops_per_cycle = x;
+    int v = lookup(c, s, "matrix_paths");
+    if (v < 0) {
+        h->matrix_path_frac[h->sa_rows ? MP_SYSTOLIC : MP_MMA_SYNC] = 1.0;
+        return 0;
+    }
+    if (c->nodes[v].kind != NODE_MAPPING)
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, "compute.matrix_paths",
+                        "expected a mapping of path: fraction of the matrix rate, got %s",
+                        kind_name(c, v));
+    int any = 0;
+    for (int k = c->nodes[v].first; k >= 0; k = next_key(c, k)) {
+        char field[96];
+        snprintf(field, sizeof field, "compute.matrix_paths.%.40s", node_text(c, k));
+        int p;
+        for (p = 0; p < MP_COUNT; p++)
+            if (key_eq(c, k, matrix_path_names[p]))
+                break;
+        if (p == MP_COUNT)
+            return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[k].line, field,
+                            "unknown path; known: mma_sync, wgmma, tcgen05, mfma, systolic");
+        if (h->matrix_path_frac[p] > 0)
+            return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[k].line, field,
+                            "duplicate key");
+        if (number_value(c, c->nodes[k].next, field, RANGE_FRAC, &h->matrix_path_frac[p]) != 0)
+            return -1;
+        any = 1;
+    }
+    if (!any)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[v].line, "compute.matrix_paths",
+                        "list at least one path");
     return 0;
 }
 
@@ -1030,7 +1081,8 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_dtype_rates(c, s, "compute", "vector_flops_per_cycle_per_unit",
                         h->vector_flops_per_cycle) != 0)
         return -1;
-    if (fill_family_block(c, root, h) != 0 || fill_levels(c, root, h) != 0)
+    if (fill_family_block(c, root, h) != 0 || fill_levels(c, root, h) != 0 ||
+        fill_matrix_paths(c, s, h) != 0)
         return -1;
 
     if ((s = open_section(c, root, "launch", launch_keys, 1)) < 0 ||
@@ -1393,6 +1445,11 @@ double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t)
 double cfg_smem_bw(const struct hw_config *c)
 {
     return cfg_smem(c)->bw_bytes_per_s;
+}
+
+const char *matrix_path_name(enum matrix_path p)
+{
+    return (unsigned)p < MP_COUNT ? matrix_path_names[p] : "?";
 }
 
 const char *level_kind_name(enum level_kind k)

@@ -48,6 +48,23 @@ enum level_scope {
     LS_COUNT
 };
 
+/* The instructions a matrix pipe can be driven by.  A kernel names the one
+ * it issues (models/tiled/lower.c); a chip lists the ones it has, each with
+ * the fraction of the pipe's rate it reaches (compute.matrix_paths). */
+#define MATRIX_PATH_MAP(X)                                                   \
+    X(MP_MMA_SYNC, "mma_sync")    /* warp-level mma.sync (Volta .. Blackwell) */ \
+    X(MP_WGMMA, "wgmma")          /* Hopper's warpgroup wgmma, async with TMA */ \
+    X(MP_TCGEN05, "tcgen05")      /* Blackwell's tensor-memory MMA */        \
+    X(MP_MFMA, "mfma")            /* AMD CDNA matrix cores */                \
+    X(MP_SYSTOLIC, "systolic")    /* a TPU/NPU array, fed by its compiler */
+
+enum matrix_path {
+#define MATRIX_PATH_ENUM_(e, n) e,
+    MATRIX_PATH_MAP(MATRIX_PATH_ENUM_)
+#undef MATRIX_PATH_ENUM_
+    MP_COUNT
+};
+
 #define HW_MAX_LEVELS 8         /* levels one chip may list */
 #define HW_LEVEL_NAME 16        /* bytes of a level name, NUL included */
 
@@ -90,6 +107,10 @@ struct hw_config {
      * (a GPU tensor core: no fold or fill cost) */
     uint32_t sa_rows, sa_cols;
     uint32_t max_ctas_per_unit;                 /* resident thread blocks (tiles) per unit */
+    double sfu_ops_per_cycle;                   /* special-function results (exp2, rsqrt) per cycle
+                                                   per unit; 0 = they issue on the vector pipe */
+    double matrix_path_frac[MP_COUNT];          /* fraction of the matrix rate each instruction path
+                                                   reaches; 0 = the chip has no such path */
 
     /* memory levels, innermost first (kinds in LEVEL_KIND_MAP order) */
     uint32_t nlevels;
@@ -120,6 +141,7 @@ static inline const struct hw_level *cfg_dram(const struct hw_config *c) { retur
 static inline const struct hw_level *cfg_host(const struct hw_config *c) { return &c->level[c->lv_host]; }
 
 const char *level_kind_name(enum level_kind k);
+const char *matrix_path_name(enum matrix_path p);
 const char *level_scope_name(enum level_scope s);
 /* Index of the level called name, or -1. */
 int cfg_level_index(const struct hw_config *c, const char *name);

@@ -251,7 +251,9 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
             return -1;
         if (attn != NULL)
-            st.attn = strcmp(attn, "naive") == 0 ? ATTN_NAIVE : ATTN_FLASH;
+            for (int i = 0; i < ATTN_IMPL_COUNT; i++)
+                if (strcmp(attn, op_attn_impl_name((enum attn_impl)i)) == 0)
+                    st.attn = (enum attn_impl)i;
         if (weights != NULL && llm_weights_from_name(weights, &st) != 0)
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown weight format '%s'",
                             weights);
@@ -295,10 +297,49 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         o.u.ew.vector_bytes = (uint32_t)(vb < 64 ? vb : 64);
         o.u.ew.outputs = (uint32_t)out;
         *elements = (double)o.u.ew.elements;
+    } else if (strcmp(kind, "attention") == 0) {
+        /* attention batch=B heads=H seqlen=N headdim=D [kv_heads=K] [causal=0|1]
+         * [impl=fa2] [pass=fwd|bwd|fwd+bwd]: self-attention over N tokens */
+        o.kind = OP_ATTENTION;
+        uint64_t n, causal;
+        if (spec_u64(&s, "batch", 1, 0, 1, &o.u.attn.batch) ||
+            spec_u64(&s, "heads", 1, 0, 1, &o.u.attn.heads) ||
+            spec_u64(&s, "seqlen", 1, 0, 1, &n) ||
+            spec_u64(&s, "headdim", 1, 0, 1, &o.u.attn.head_dim) ||
+            spec_u64(&s, "kv_heads", 0, o.u.attn.heads, 1, &o.u.attn.kv_heads) ||
+            spec_u64(&s, "causal", 0, 0, 0, &causal))
+            return -1;
+        if (o.u.attn.kv_heads == 0 || o.u.attn.heads % o.u.attn.kv_heads != 0)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "kv_heads must divide heads");
+        o.u.attn.q_len = o.u.attn.kv_len = n;
+        o.u.attn.causal = causal != 0;
+        o.u.attn.kv_dtype = o.dtype;
+        const char *impl = spec_get(&s, "impl"), *pass = spec_get(&s, "pass");
+        o.u.attn.impl = ATTN_FLASH;
+        o.u.attn.pass = PASS_FWD;
+        int found = impl == NULL;
+        for (int i = 0; impl != NULL && i < ATTN_IMPL_COUNT; i++)
+            if (strcmp(impl, op_attn_impl_name((enum attn_impl)i)) == 0) {
+                o.u.attn.impl = (enum attn_impl)i;
+                found = 1;
+            }
+        if (!found)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown impl '%s'", impl);
+        if (pass != NULL) {
+            if (strcmp(pass, "fwd") == 0)
+                o.u.attn.pass = PASS_FWD;
+            else if (strcmp(pass, "bwd") == 0)
+                o.u.attn.pass = PASS_BWD;
+            else if (strcmp(pass, "fwd+bwd") == 0)
+                o.u.attn.pass = PASS_FWDBWD;
+            else
+                return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                                "unknown pass '%s' (fwd, bwd, fwd+bwd)", pass);
+        }
     } else {
         return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
-                        "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, elementwise)",
-                        kind);
+                        "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, "
+                        "elementwise, attention)", kind);
     }
     if (spec_done(&s))
         return -1;
@@ -325,7 +366,9 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
             return -1;
         return 0;
     }
-    if (strcmp(metric, "achieved_TFLOPs") == 0 && strcmp(unit, "TFLOP/s") == 0) {
+    if ((strcmp(metric, "achieved_TFLOPs") == 0 || strcmp(metric, "fwd+bwd_TFLOPs") == 0 ||
+         strcmp(metric, "fwd_TFLOPs") == 0 || strcmp(metric, "bwd_TFLOPs") == 0) &&
+        strcmp(unit, "TFLOP/s") == 0) {
         *out = r->flops / time_s / 1e12;
         return 0;
     }
@@ -411,7 +454,11 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         /* group: id prefix and workload kind, e.g. "LLMC/gemm"; LLM rows by
          * phase ("GPTFAST/decode") */
         const char *ph = strstr(col[c_spec], "phase=");
-        if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)
+        const char *im = strstr(col[c_spec], "impl=");
+        if (strncmp(col[c_spec], "attention ", 10) == 0 && im != NULL)   /* per implementation */
+            snprintf(row.group, sizeof row.group, "%.*s/attention-%.*s", (int)strcspn(col[c_id], "-"),
+                     col[c_id], (int)strcspn(im + 5, " "), im + 5);
+        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)
             snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"), col[c_id],
                      (int)strcspn(ph + 6, " "), ph + 6);
         else

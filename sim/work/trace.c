@@ -74,7 +74,17 @@ int op_kind_from_name(const char *name, enum op_kind *out)
     return -1;
 }
 
-static const char *const impl_names[] = {"flash", "naive"};       /* enum attn_impl */
+static const char *const impl_names[] = {                            /* enum attn_impl */
+#define ATTN_IMPL_NAME_(e, n) n,
+    ATTN_IMPL_MAP(ATTN_IMPL_NAME_)
+#undef ATTN_IMPL_NAME_
+};
+static const char *const pass_names[] = {"fwd", "bwd", "fwd+bwd"};  /* enum attn_pass */
+
+const char *op_attn_impl_name(enum attn_impl i)
+{
+    return (unsigned)i < ATTN_IMPL_COUNT ? impl_names[i] : "?";
+}
 static const char *const dir_names[] = {"h2d", "d2h", "d2d", "p2p"}; /* enum memcpy_dir */
 
 /* ---- the kind-specific fields ----------------------------------------- */
@@ -88,6 +98,7 @@ enum ftype {
     F_DIR,   /* enum memcpy_dir, by name */
     F_WFMT,  /* enum wfmt, by name */
     F_DTYPE, /* enum dtype, by name (DT_COUNT default = the op's dtype) */
+    F_PASS,  /* enum attn_pass, by name */
     F_DEVICE /* uint32_t, a device of the trace by name (default TRACE_NO_DEVICE) */
 };
 
@@ -116,6 +127,7 @@ static const struct op_field op_fields[] = {
     {OP_ATTENTION, "kv_heads", F_SIZE, 0, U_(attn.kv_heads), 0},
     {OP_ATTENTION, "causal", F_BOOL, 0, U_(attn.causal), 0},
     {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
+    {OP_ATTENTION, "pass", F_PASS, 0, U_(attn.pass), PASS_FWD},
     {OP_ATTENTION, "kv_dtype", F_DTYPE, 0, U_(attn.kv_dtype), DT_COUNT},
     {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
@@ -394,6 +406,7 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         case F_NUM: *(double *)(void *)dst = f->def; break;
         case F_BOOL: *(int *)(void *)dst = (int)f->def; break;
         case F_IMPL: *(enum attn_impl *)(void *)dst = (enum attn_impl)f->def; break;
+        case F_PASS: *(enum attn_pass *)(void *)dst = (enum attn_pass)f->def; break;
         case F_DIR: *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)f->def; break;
         case F_WFMT: *(enum wfmt *)(void *)dst = (enum wfmt)f->def; break;
         case F_DTYPE: *(enum dtype *)(void *)dst = (enum dtype)f->def; break;
@@ -446,12 +459,14 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         return 0;
     }
     case F_IMPL:
+    case F_PASS:
     case F_DIR:
     case F_WFMT:
     case F_DTYPE: {
         const char *names_buf[32]; /* WFMT_COUNT and DT_COUNT fit */
-        const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
-        size_t n = f->type == F_IMPL ? 2 : 4;
+        const char *const *names = f->type == F_IMPL ? impl_names : f->type == F_PASS ? pass_names
+                                                                                     : dir_names;
+        size_t n = f->type == F_IMPL ? ATTN_IMPL_COUNT : f->type == F_PASS ? PASS_COUNT : 4;
         if (f->type == F_WFMT || f->type == F_DTYPE) {
             n = f->type == F_WFMT ? WFMT_COUNT : DT_COUNT;
             for (size_t i = 0; i < n; i++)
@@ -465,6 +480,8 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
             if (strcmp(s, names[i]) == 0) {
                 if (f->type == F_IMPL)
                     *(enum attn_impl *)(void *)dst = (enum attn_impl)i;
+                else if (f->type == F_PASS)
+                    *(enum attn_pass *)(void *)dst = (enum attn_pass)i;
                 else if (f->type == F_DIR)
                     *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)i;
                 else if (f->type == F_WFMT)
@@ -1115,6 +1132,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         case F_IMPL:
             fprintf(f, "\"%s\"", impl_names[*(const enum attn_impl *)(const void *)src]);
             break;
+        case F_PASS:
+            fprintf(f, "\"%s\"", pass_names[*(const enum attn_pass *)(const void *)src]);
+            break;
         case F_DIR:
             fprintf(f, "\"%s\"", dir_names[*(const enum memcpy_dir *)(const void *)src]);
             break;
@@ -1171,8 +1191,9 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         for (uint32_t j = 0; j < op->ndeps; j++)
             if (t->deps[op->deps_off + j] >= t->nops)
                 return diag_set(d, DIAG_E_RANGE, path, 0, field, "dep index out of range");
-        if (op->kind == OP_ATTENTION && (unsigned)op->u.attn.impl > ATTN_NAIVE)
-            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad attention impl");
+        if (op->kind == OP_ATTENTION && ((unsigned)op->u.attn.impl >= ATTN_IMPL_COUNT ||
+                                         (unsigned)op->u.attn.pass >= PASS_COUNT))
+            return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad attention impl or pass");
         if (op->kind == OP_MEMCPY && ((unsigned)op->u.copy.dir > MEMCPY_P2P ||
                                       (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer >= t->ndevices)))
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad memcpy direction or dst_device");

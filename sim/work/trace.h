@@ -48,7 +48,31 @@ enum op_kind {
     OP_KIND_COUNT
 };
 
-enum attn_impl { ATTN_FLASH, ATTN_NAIVE };
+/* Attention implementations, as users name them (docs/attention.md).
+ * flash: the chip's fused attention (FlashAttention-2 on a GPU, the array's
+ * fused kernel on a TPU/NPU); naive: QK^T, softmax, PV as three kernels;
+ * the others are the libraries of those names. */
+#define ATTN_IMPL_MAP(X)                                                    \
+    X(ATTN_FLASH, "flash")                                                  \
+    X(ATTN_NAIVE, "naive")                                                  \
+    X(ATTN_FA1, "fa1")          /* FlashAttention 1 (CUDA) */               \
+    X(ATTN_FA2, "fa2")          /* FlashAttention 2 (CUDA, mma.sync) */     \
+    X(ATTN_FA3, "fa3")          /* FlashAttention 3 (Hopper: wgmma, TMA) */ \
+    X(ATTN_CUDNN, "cudnn")      /* cuDNN's fused attention */               \
+    X(ATTN_TRITON, "triton")    /* the FlashAttention algorithm in Triton */\
+    X(ATTN_XFORMERS, "xformers")/* xFormers' memory-efficient (CUTLASS) */  \
+    X(ATTN_MATH, "math")        /* PyTorch standard attention, every kernel */
+
+enum attn_impl {
+#define ATTN_IMPL_ENUM_(e, n) e,
+    ATTN_IMPL_MAP(ATTN_IMPL_ENUM_)
+#undef ATTN_IMPL_ENUM_
+    ATTN_IMPL_COUNT
+};
+
+/* Which passes an attention op stands for: the forward, the backward
+ * (gradients of Q, K, V given dO), or both one after the other. */
+enum attn_pass { PASS_FWD, PASS_BWD, PASS_FWDBWD, PASS_COUNT };
 /* h2d/d2h cross the host link, d2d stays in device memory, p2p goes from
  * the op's device to copy.peer over the system's links */
 enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_P2P };
@@ -77,6 +101,7 @@ struct op {
             uint64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
             int causal;
             enum attn_impl impl;
+            enum attn_pass pass;
             enum dtype kv_dtype;        /* K/V cache element type (default: dtype) */
         } attn;
         struct {
@@ -111,6 +136,7 @@ struct trace {
 };
 
 const char *op_kind_name(enum op_kind k);
+const char *op_attn_impl_name(enum attn_impl i);
 int op_kind_from_name(const char *name, enum op_kind *out);
 
 /* Load and validate.  Returns 0, or -1 with *d filled; *out untouched on error. */

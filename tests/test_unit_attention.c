@@ -1,0 +1,101 @@
+/* test_unit_attention.c: attention implementations (models/tiled/lower.c).
+ *
+ * No prediction may beat what the library's best published run on that
+ * chip reached, nor run faster than the matrix path it issues on allows;
+ * an impl a chip cannot run is an error at the op's line.  The bounds:
+ *   A100: FlashAttention-2 "reaching 50-73% of the theoretical maximum
+ *         FLOPs/s" (FA2 paper abstract, arXiv 2307.08691): 0.73 x 312 =
+ *         228 TFLOP/s;
+ *   H100: FlashAttention-3 "up to 740 TFLOPs/s" fp16 (FA3 paper abstract,
+ *         arXiv 2407.08608); FA2 issues mma.sync, which reaches 0.62 of the
+ *         H100's 989 TFLOP/s in its config. */
+#include <stdio.h>
+#include <string.h>
+
+#include "run.h"
+#include "test.h"
+#include "util.h"
+
+static char dir[64];
+
+/* Runs one attention op; returns its TFLOP/s (or -1 and the diag). */
+static double attn_tflops(const char *cfg, const char *impl, const char *pass, unsigned d,
+                          unsigned n, int causal, struct diag *dg)
+{
+    char path[128], text[512];
+    snprintf(path, sizeof path, "%s/a.json", dir);
+    unsigned batch = 16384 / n, heads = 2048 / d;
+    snprintf(text, sizeof text,
+             "{\"strata_trace\": 1, \"ops\": [\n"
+             "{\"id\": \"a\", \"kind\": \"attention\", \"dtype\": \"fp16\", \"batch\": %u, "
+             "\"heads\": %u, \"q_len\": %u, \"kv_len\": %u, \"head_dim\": %u, \"causal\": %s, "
+             "\"impl\": \"%s\", \"pass\": \"%s\"}]}\n",
+             batch, heads, n, n, d, causal ? "true" : "false", impl, pass);
+    tu_write_file(path, text);
+    struct hw_config c;
+    struct trace t;
+    if (tu_load_cfg(cfg, &c) != 0 || tu_load_trace(path, &t) != 0)
+        return -2;
+    struct run_result r;
+    memset(dg, 0, sizeof *dg);
+    int rc = run_trace(&c, &t, &r, dg);
+    trace_free(&t);
+    if (rc != 0)
+        return -1;
+    double tf = r.flops / ((double)r.total_ps * 1e-12) / 1e12;
+    run_result_free(&r);
+    return tf;
+}
+
+static void bound_all(const char *cfg, const char *const *impls, int nimpl, double bound,
+                      const char *what)
+{
+    static const char *const passes[] = {"fwd", "bwd", "fwd+bwd"};
+    double best = 0;
+    for (int i = 0; i < nimpl; i++)
+        for (int p = 0; p < 3; p++)
+            for (unsigned d = 64; d <= 128; d *= 2)
+                for (unsigned n = 512; n <= 16384; n *= 4)
+                    for (int causal = 0; causal < 2; causal++) {
+                        struct diag dg;
+                        double tf = attn_tflops(cfg, impls[i], passes[p], d, n, causal, &dg);
+                        CHECK(tf > 0);
+                        if (tf > bound)
+                            fprintf(stderr, "  %s %s %s d%u n%u causal%d: %.1f > %.1f TFLOP/s\n",
+                                    cfg, impls[i], passes[p], d, n, causal, tf, bound);
+                        CHECK(tf <= bound);
+                        if (tf > best)
+                            best = tf;
+                    }
+    printf("  %s: best %.1f TFLOP/s (bound %.0f, %s)\n", cfg, best, bound, what);
+}
+
+int main(void)
+{
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-attn") == 0);
+    static const char *const a100[] = {"flash", "fa1", "fa2", "triton", "xformers", "math", "naive"};
+    bound_all("configs/nvidia-a100-sxm-80gb.yaml", a100, 7, 228.0, "FA2 paper: 73% of 312");
+    static const char *const h100[] = {"fa3", "cudnn", "fa2", "triton", "math"};
+    bound_all("configs/nvidia-h100-sxm.yaml", h100, 5, 740.0, "FA3 paper: up to 740");
+    /* FA2 on Hopper issues mma.sync: never above that path's share of the peak */
+    static const char *const fa2[] = {"fa2"};
+    bound_all("configs/nvidia-h100-sxm.yaml", fa2, 1, 0.62 * 989.4, "mma.sync path, 0.62 x 989");
+    /* FA3 is faster than FA2 on Hopper (wgmma, overlapped softmax) */
+    struct diag dg;
+    double f3 = attn_tflops("configs/nvidia-h100-sxm.yaml", "fa3", "fwd", 128, 16384, 0, &dg);
+    double f2 = attn_tflops("configs/nvidia-h100-sxm.yaml", "fa2", "fwd", 128, 16384, 0, &dg);
+    printf("  H100 d128 16k forward: fa3 %.0f, fa2 %.0f TFLOP/s (FA3 paper: 648, 370)\n", f3, f2);
+    CHECK(f3 > 1.5 * f2);
+    /* what a chip cannot run is an error naming the op's line and what it can run */
+    CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa3", "fwd", 64, 2048, 0, &dg) == -1);
+    CHECK_EQ_INT(dg.line, 2);
+    CHECK(strcmp(dg.field, "ops[0].impl") == 0);
+    CHECK_STR_CONTAINS(dg.msg, "fa3 runs on none of nvidia-a100-sxm-80gb's matrix paths");
+    CHECK_STR_CONTAINS(dg.msg, "fa2");
+    CHECK(attn_tflops("configs/google-tpu-v5e.yaml", "fa2", "fwd", 64, 2048, 0, &dg) == -1);
+    CHECK_STR_CONTAINS(dg.msg, "flash");
+    /* the systolic chip's own fused attention still runs */
+    CHECK(attn_tflops("configs/google-tpu-v5e.yaml", "flash", "fwd+bwd", 128, 2048, 1, &dg) > 0);
+    tu_rmtree(dir);
+    TEST_MAIN_END();
+}
