@@ -570,7 +570,7 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
     double el = (double)bh * q * kv;
     enum dtype vdt = unit_vector_type(c, o->dtype);
     uint32_t n = 0;
-    enum attn_pass pass = o->u.attn.pass;
+    enum attn_pass pass = o->pass;
     double mask = (double)q * kv;   /* one causal mask, shared by every head */
     if (minimal && pass != PASS_BWD) {
         /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
@@ -635,7 +635,7 @@ static void lower_attention(const struct hw_config *c, const struct op *o, struc
     if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
         pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
     double fwd = 4.0 * b * h * pairs * d;
-    enum attn_pass pass = o->u.attn.pass;
+    enum attn_pass pass = o->pass;
     L->flops = pass == PASS_FWD ? fwd : pass == PASS_BWD ? 2.5 * fwd : 3.5 * fwd;
     enum attn_impl impl = o->u.attn.impl;
     enum matrix_path path = MP_COUNT;
@@ -668,6 +668,83 @@ static void lower_attention(const struct hw_config *c, const struct op *o, struc
         plan_attn_fwd(c, &L->k[n++], o, a, path);
     if (pass != PASS_FWD)
         n += plan_attn_bwd(c, &L->k[n], o, a, path);
+    L->nk = n;
+}
+
+/* ---------------------------------------------------------------- backward */
+
+/* The backward pass of an op other than attention (which lowers its own),
+ * as PyTorch's autograd runs it: appended to L's kernels (or in their place
+ * for a backward-only op), L->flops gaining its FLOPs.
+ *   gemm: dA = dC B^T (m x k over n) and dB = A^T dC (k x n over m), two
+ *         GEMMs of the forward's FLOPs each (weights train in the op's type);
+ *   softmax: dx = y (dy - sum(dy y)), one row kernel reading y and dy;
+ *   norm: dx from x, dy and the saved statistics (a row kernel), and the
+ *         gamma (and beta) gradients, a column reduction reading x and dy
+ *         again (PyTorch's layer_norm_backward: two kernels);
+ *   elementwise: the inputs' gradients from the outputs' and the saved
+ *         inputs, the forward's work again;
+ *   embedding: the rows' gradients scattered into the fp32 table gradient
+ *         with atomics (index_add). */
+static void lower_backward(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    double eb = dtype_bytes(o->dtype, 1.0);
+    enum dtype vdt = unit_vector_type(c, o->dtype);
+    if (o->pass == PASS_BWD) {
+        L->nk = 0;
+        L->flops = 0;
+    }
+    uint32_t n = L->nk;
+    switch (o->kind) {
+    case OP_GEMM: {
+        const uint64_t m = o->u.gemm.m, nn = o->u.gemm.n, k = o->u.gemm.k, b = o->u.gemm.batch;
+        double ob = out_bytes_for(o->dtype);
+        struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0};
+        struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0};
+        if (c->sa_rows == 0) {
+            da.load_frac = gemm_load_frac(da.n, da.k, eb);
+            db.load_frac = gemm_load_frac(db.n, db.k, eb);
+        }
+        plan_gemm(c, &L->k[n], &da);
+        snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_dgrad");
+        plan_gemm(c, &L->k[n], &db);
+        snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_wgrad");
+        L->flops += 4.0 * (double)m * nn * k * b;
+        break;
+    }
+    case OP_SOFTMAX: case OP_NORM: {
+        double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols, el = rows * cols;
+        uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
+        uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
+        plan_stream(c, &L->k[n++], o->kind == OP_SOFTMAX ? "softmax_bwd" : "norm_bwd", 2.0 * el * eb,
+                    el * eb, (o->kind == OP_SOFTMAX ? 4.0 : 8.0) * el, vdt, ctas, 2, GPU_VEC_BYTES);
+        if (o->kind == OP_NORM)     /* gamma and beta: sums over the rows */
+            plan_stream(c, &L->k[n++], "norm_bwd_gamma", 2.0 * el * eb, 2.0 * cols * 4.0, 2.0 * el,
+                        vdt, 0, 2, GPU_VEC_BYTES);
+        L->flops += (o->kind == OP_SOFTMAX ? 4.0 : 10.0) * el;
+        break;
+    }
+    case OP_ELEMENTWISE: {
+        double el = (double)o->u.ew.elements;
+        uint32_t in = o->u.ew.inputs, out = o->u.ew.outputs;
+        plan_stream(c, &L->k[n++], "elementwise_bwd", el * eb * (in + out), el * eb * (in ? in : 1),
+                    el * o->u.ew.flops_per_element, vdt, 0, in + out,
+                    o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
+        L->flops += el * o->u.ew.flops_per_element;
+        break;
+    }
+    case OP_EMBEDDING: {
+        double el = (double)o->u.emb.tokens * o->u.emb.dim;
+        plan_stream(c, &L->k[n], "embedding_bwd", el * eb, 0, el, DT_FP32, o->u.emb.tokens, 1,
+                    GPU_VEC_BYTES);
+        struct kplan *p = &L->k[n++];       /* fp32 atomics into the table's gradient */
+        p->l2_step = 4.0 * el / ((double)(p->gm * p->gn * p->gb) * p->ksteps);
+        L->flops += el;
+        break;
+    }
+    case OP_ATTENTION: case OP_REDUCTION: case OP_MEMCPY: case OP_GENERIC: case OP_KIND_COUNT:
+        break;
+    }
     L->nk = n;
 }
 
@@ -790,6 +867,8 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
     case OP_KIND_COUNT:
         SIM_CHECK(0);
     }
+    if (o->pass != PASS_FWD && o->kind != OP_ATTENTION && o->fixed_s < 0)
+        lower_backward(c, o, L);
     if (spill_frac > 0 && o->kind == OP_GEMM && L->nk < GPU_MAX_KERNELS) {
         /* the device cannot hold every weight: this GEMM's share of the
          * overflow is copied from host memory over PCIe before it runs */

@@ -48,11 +48,14 @@ int cli_gen(int argc, char **argv)
     struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
+    else if (strcmp(phase, "train") == 0)
+        s.phase = LLM_TRAIN;
     else if (strcmp(phase, "decode") != 0) {
-        fprintf(stderr, "strata gen llm: --phase: expected prefill or decode, got '%s'\n", phase);
+        fprintf(stderr, "strata gen llm: --phase: expected prefill, decode or train, got '%s'\n",
+                phase);
         return 2;
     }
-    if (s.phase == LLM_PREFILL)
+    if (s.phase != LLM_DECODE)
         s.prompt = 512;
     if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
         (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
@@ -104,7 +107,7 @@ int cli_gen(int argc, char **argv)
         diag_print(&d, stderr);
     else
         printf("wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
-               outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : "prefill",
+               outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : s.phase == LLM_TRAIN ? "train" : "prefill",
                (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
                (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
     trace_free(&t);

@@ -316,7 +316,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         o.u.attn.kv_dtype = o.dtype;
         const char *impl = spec_get(&s, "impl"), *pass = spec_get(&s, "pass");
         o.u.attn.impl = ATTN_FLASH;
-        o.u.attn.pass = PASS_FWD;
+        o.pass = PASS_FWD;
         int found = impl == NULL;
         for (int i = 0; impl != NULL && i < ATTN_IMPL_COUNT; i++)
             if (strcmp(impl, op_attn_impl_name((enum attn_impl)i)) == 0) {
@@ -327,11 +327,11 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown impl '%s'", impl);
         if (pass != NULL) {
             if (strcmp(pass, "fwd") == 0)
-                o.u.attn.pass = PASS_FWD;
+                o.pass = PASS_FWD;
             else if (strcmp(pass, "bwd") == 0)
-                o.u.attn.pass = PASS_BWD;
+                o.pass = PASS_BWD;
             else if (strcmp(pass, "fwd+bwd") == 0)
-                o.u.attn.pass = PASS_FWDBWD;
+                o.pass = PASS_FWDBWD;
             else
                 return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
                                 "unknown pass '%s' (fwd, bwd, fwd+bwd)", pass);

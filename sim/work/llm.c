@@ -179,7 +179,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         (unsigned long long)kv_len, (unsigned long long)c->max_pos);
     uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
     uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 10;
-    uint32_t cap = (uint32_t)(c->layers * per_layer + 4);
+    int train = s->phase == LLM_TRAIN;
+    uint32_t cap = (uint32_t)(c->layers * per_layer + 4) * (train ? 2 : 1) + 1;
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
     t->deps = sim_xcalloc(cap, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
@@ -187,6 +188,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
     t->ndevices = 1;
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt);
+    if (s->phase == LLM_TRAIN && s->context != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap};
     enum dtype dt = s->dtype;
@@ -252,9 +255,29 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             add_ew(&b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 #undef ID
     }
-    add_rc(&b, "final_norm", OP_NORM, dt, s->batch, h);
-    add_gemm(&b, "lm_head", dt, s->batch, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
-    add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
+    /* inference samples the last token of each sequence; training takes
+     * the loss (a softmax cross-entropy) over every token */
+    uint64_t out_rows = train ? rows : s->batch;
+    add_rc(&b, "final_norm", OP_NORM, dt, out_rows, h);
+    add_gemm(&b, "lm_head", dt, out_rows, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
+    if (!train) {
+        add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
+        return 0;
+    }
+    add_rc(&b, "loss", OP_SOFTMAX, dt, rows, c->vocab);
+    /* the backward: every op's, last first, on the same stream */
+    uint32_t nfwd = t->nops;
+    for (uint32_t j = nfwd; j-- > 0;) {
+        char bid[TRACE_ID_MAX];
+        snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, t->ops[j].id);
+        struct op src = t->ops[j];
+        struct op *o = add_op(&b, bid, src.kind, src.dtype);
+        o->u = src.u;
+        o->pass = PASS_BWD;
+    }
+    /* AdamW on fp32 master weights: read the weight, its gradient and both
+     * moments, write the three and the training-type copy of the weight */
+    add_ew(&b, "adamw", DT_FP32, llm_param_count(c), 4, 4, 14.0);
     return 0;
 }
 

@@ -33,7 +33,10 @@ struct llm_config {
     int tied;                       /* tie_word_embeddings */
 };
 
-enum llm_phase { LLM_PREFILL, LLM_DECODE };
+/* TRAIN: one training step of `batch` sequences of `prompt` tokens: the
+ * forward over every token (loss on every token), the backward of every op
+ * in reverse order, and an AdamW update with fp32 master weights. */
+enum llm_phase { LLM_PREFILL, LLM_DECODE, LLM_TRAIN };
 
 /* Which kernels one layer becomes.  FUSED: what a compiled stack launches
  * (gpt-fast under torch.compile, vLLM), 10 kernels per layer.  LLAMA_CPP:

@@ -127,7 +127,6 @@ static const struct op_field op_fields[] = {
     {OP_ATTENTION, "kv_heads", F_SIZE, 0, U_(attn.kv_heads), 0},
     {OP_ATTENTION, "causal", F_BOOL, 0, U_(attn.causal), 0},
     {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
-    {OP_ATTENTION, "pass", F_PASS, 0, U_(attn.pass), PASS_FWD},
     {OP_ATTENTION, "kv_dtype", F_DTYPE, 0, U_(attn.kv_dtype), DT_COUNT},
     {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
@@ -154,11 +153,12 @@ static const struct op_field op_fields[] = {
 
 /* Keys every op may have, in the order they are written. */
 enum {
-    K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, K_KERNEL,
+    K_ID, K_NAME, K_KIND, K_DEVICE, K_STREAM, K_DTYPE, K_DEPS, K_MEASURED, K_FIXED, K_KERNEL, K_PASS,
     N_COMMON
 };
 static const char *const common_keys[N_COMMON] = {
-    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s", "kernel"};
+    "id", "name", "kind", "device", "stream", "dtype", "deps", "measured_s", "fixed_s", "kernel",
+    "pass"};
 #define MAX_KIND_FIELDS 12
 #define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
 
@@ -684,6 +684,24 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     if ((it = items[K_FIXED]) != NULL &&
         jsondoc_get_number(doc, it, L->prefix, "fixed_s", 0.0, TRACE_MAX_OP_S, &op->fixed_s, L->d))
         return -1;
+    op->pass = PASS_FWD;
+    if ((it = items[K_PASS]) != NULL) {
+        if (jsondoc_get_string(doc, it, L->prefix, "pass", SIZE_MAX, &s, L->d))
+            return -1;
+        int p;
+        for (p = 0; p < PASS_COUNT; p++)
+            if (strcmp(s, pass_names[p]) == 0)
+                break;
+        if (p == PASS_COUNT) {
+            snprintf(msg, sizeof msg, "unknown pass \"%.40s\" (known: fwd, bwd, fwd+bwd)", s);
+            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "pass", "%s", msg);
+        }
+        if (p != PASS_FWD && (op->kind == OP_MEMCPY || op->kind == OP_GENERIC ||
+                              op->kind == OP_REDUCTION))
+            return lerr(L, DIAG_E_RANGE, it, 0, "pass", "a %s op has no backward pass here",
+                        kind_names[op->kind]);
+        op->pass = (enum attn_pass)p;
+    }
     op->kernel[0] = '\0';
     if ((it = items[K_KERNEL]) != NULL) {
         if (jsondoc_get_string(doc, it, L->prefix, "kernel", TRACE_KERNEL_MAX - 1, &s, L->d))
@@ -1158,6 +1176,8 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         fputs(", \"fixed_s\": ", f);
         put_double(f, op->fixed_s);
     }
+    if (op->pass != PASS_FWD)
+        fprintf(f, ", \"pass\": \"%s\"", pass_names[op->pass]);
     if (op->kernel[0] != '\0') {
         fputs(", \"kernel\": ", f);
         put_string(f, op->kernel, TRACE_KERNEL_MAX);
@@ -1191,8 +1211,8 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         for (uint32_t j = 0; j < op->ndeps; j++)
             if (t->deps[op->deps_off + j] >= t->nops)
                 return diag_set(d, DIAG_E_RANGE, path, 0, field, "dep index out of range");
-        if (op->kind == OP_ATTENTION && ((unsigned)op->u.attn.impl >= ATTN_IMPL_COUNT ||
-                                         (unsigned)op->u.attn.pass >= PASS_COUNT))
+        if ((unsigned)op->pass >= PASS_COUNT ||
+            (op->kind == OP_ATTENTION && (unsigned)op->u.attn.impl >= ATTN_IMPL_COUNT))
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad attention impl or pass");
         if (op->kind == OP_MEMCPY && ((unsigned)op->u.copy.dir > MEMCPY_P2P ||
                                       (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer >= t->ndevices)))

@@ -70,8 +70,9 @@ enum attn_impl {
     ATTN_IMPL_COUNT
 };
 
-/* Which passes an attention op stands for: the forward, the backward
- * (gradients of Q, K, V given dO), or both one after the other. */
+/* Which passes an op stands for: the forward, the backward (the gradients
+ * of its inputs, and of its weights for a GEMM, given those of its
+ * outputs), or both one after the other. */
 enum attn_pass { PASS_FWD, PASS_BWD, PASS_FWDBWD, PASS_COUNT };
 /* h2d/d2h cross the host link, d2d stays in device memory, p2p goes from
  * the op's device to copy.peer over the system's links */
@@ -85,6 +86,7 @@ struct op {
     enum dtype dtype;             /* element type of the op's tensors */
     uint32_t device;              /* index into trace.devices */
     uint32_t stream;              /* stream number on that device (default 0) */
+    enum attn_pass pass;          /* forward, backward or both (default forward) */
     uint32_t deps_off;            /* first dependency in trace.deps */
     uint32_t ndeps;               /* number of dependencies */
     int line;                     /* line of the op in the trace file */
@@ -101,7 +103,6 @@ struct op {
             uint64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
             int causal;
             enum attn_impl impl;
-            enum attn_pass pass;
             enum dtype kv_dtype;        /* K/V cache element type (default: dtype) */
         } attn;
         struct {

@@ -1,0 +1,105 @@
+/* test_unit_backward.c: backward passes (the `pass` field) and the
+ * training step of `gen llm --phase train`. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "llm.h"
+#include "run.h"
+#include "test.h"
+#include "util.h"
+
+static char dir[64];
+
+static int run_text(const char *text, const char *cfg, struct run_result *r, struct diag *d)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    tu_write_file(path, text);
+    struct trace t;
+    memset(d, 0, sizeof *d);
+    if (trace_load(path, &t, d) != 0)
+        return -1;
+    struct hw_config c;
+    int rc = tu_load_cfg(cfg, &c);
+    if (rc == 0)
+        rc = run_trace(&c, &t, r, d);
+    trace_free(&t);
+    return rc;
+}
+
+#define A100 "configs/nvidia-a100-sxm-80gb.yaml"
+
+int main(void)
+{
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-bwd") == 0);
+    struct run_result f, b;
+    struct diag d;
+    /* a GEMM's backward is two GEMMs of its FLOPs (dgrad, wgrad) */
+    CHECK_EQ_INT(run_text("{\"strata_trace\": 1, \"ops\": [{\"id\": \"g\", \"kind\": \"gemm\", "
+                          "\"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096}]}", A100, &f, &d), 0);
+    CHECK_EQ_INT(run_text("{\"strata_trace\": 1, \"ops\": [{\"id\": \"g\", \"kind\": \"gemm\", "
+                          "\"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"pass\": \"fwd+bwd\"}]}",
+                          A100, &b, &d), 0);
+    if (f.nops == 1 && b.nops == 1) {
+        CHECK_NEAR_REL(b.flops, 3.0 * f.flops, 1e-12);
+        CHECK_EQ_INT(b.ops[0].kernels, 3);
+        CHECK((double)b.total_ps > 2.5 * (double)f.total_ps && (double)b.total_ps < 3.5 * (double)f.total_ps);
+    }
+    run_result_free(&f);
+    run_result_free(&b);
+    /* each kind's backward runs and moves DRAM bytes */
+    struct hw_config a100;
+    CHECK_EQ_INT(tu_load_cfg(A100, &a100), 0);
+    static const char *const kinds[] = {
+        "\"kind\": \"softmax\", \"rows\": 4096, \"cols\": 4096",
+        "\"kind\": \"norm\", \"rows\": 8192, \"cols\": 4096",
+        "\"kind\": \"elementwise\", \"elements\": 33554432, \"inputs\": 1, \"outputs\": 1",
+        "\"kind\": \"embedding\", \"tokens\": 8192, \"dim\": 4096",
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char t1[256], t2[256];
+        snprintf(t1, sizeof t1, "{\"strata_trace\": 1, \"ops\": [{\"id\": \"x\", \"dtype\": \"bf16\", %s}]}", kinds[i]);
+        snprintf(t2, sizeof t2, "{\"strata_trace\": 1, \"ops\": [{\"id\": \"x\", \"dtype\": \"bf16\", %s, \"pass\": \"bwd\"}]}", kinds[i]);
+        CHECK_EQ_INT(run_text(t1, A100, &f, &d), 0);
+        CHECK_EQ_INT(run_text(t2, A100, &b, &d), 0);
+        if (f.nops == 1 && b.nops == 1)
+            CHECK(b.ops[0].bytes[a100.lv_dram] > 0 && b.total_ps > f.total_ps / 2);
+        run_result_free(&f);
+        run_result_free(&b);
+    }
+    /* a copy has no backward: an error at the op's line */
+    CHECK_EQ_INT(run_text("{\"strata_trace\": 1, \"ops\": [\n{\"id\": \"c\", \"kind\": \"memcpy\", "
+                          "\"bytes\": 100, \"direction\": \"h2d\", \"pass\": \"bwd\"}]}", A100, &f, &d), -1);
+    CHECK_EQ_INT(d.line, 2);
+    CHECK_STR_CONTAINS(d.msg, "no backward");
+
+    /* a training step: forward, every op's backward in reverse, AdamW */
+    struct llm_config c;
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 2048, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0, LLM_FW_FUSED};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    uint32_t nfwd = (t.nops - 1) / 2;
+    CHECK_EQ_INT(t.nops, 2 * nfwd + 1);
+    CHECK(strcmp(t.ops[t.nops - 1].id, "adamw") == 0);
+    CHECK(strcmp(t.ops[nfwd].id, "loss.bwd") == 0 && t.ops[nfwd].pass == PASS_BWD);
+    CHECK(strcmp(t.ops[2 * nfwd - 1].id, "embed.bwd") == 0);
+    struct hw_config h;
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct run_result r;
+    CHECK_EQ_INT(run_trace(&h, &t, &r, &d), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    double step = (double)r.total_ps * 1e-12, mfu = r.flops / step / 989.4e12;
+    printf("  Llama-2-7B training step, 2048 tokens, H100: %.3f s, MFU %.2f, simulated in %.3f s\n",
+           step, mfu, wall);
+    CHECK(wall < 2.0);                  /* the bound (an ASan build is slower still) */
+    CHECK(mfu > 0.2 && mfu < 0.75);     /* below the best published (FA3-era trainers ~0.5-0.6) */
+    run_result_free(&r);
+    trace_free(&t);
+    tu_rmtree(dir);
+    TEST_MAIN_END();
+}
