@@ -98,7 +98,6 @@ enum ftype {
     F_DIR,   /* enum memcpy_dir, by name */
     F_WFMT,  /* enum wfmt, by name */
     F_DTYPE, /* enum dtype, by name (DT_COUNT default = the op's dtype) */
-    F_PASS,  /* enum attn_pass, by name */
     F_DEVICE /* uint32_t, a device of the trace by name (default TRACE_NO_DEVICE) */
 };
 
@@ -406,7 +405,6 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         case F_NUM: *(double *)(void *)dst = f->def; break;
         case F_BOOL: *(int *)(void *)dst = (int)f->def; break;
         case F_IMPL: *(enum attn_impl *)(void *)dst = (enum attn_impl)f->def; break;
-        case F_PASS: *(enum attn_pass *)(void *)dst = (enum attn_pass)f->def; break;
         case F_DIR: *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)f->def; break;
         case F_WFMT: *(enum wfmt *)(void *)dst = (enum wfmt)f->def; break;
         case F_DTYPE: *(enum dtype *)(void *)dst = (enum dtype)f->def; break;
@@ -459,14 +457,12 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         return 0;
     }
     case F_IMPL:
-    case F_PASS:
     case F_DIR:
     case F_WFMT:
     case F_DTYPE: {
         const char *names_buf[32]; /* WFMT_COUNT and DT_COUNT fit */
-        const char *const *names = f->type == F_IMPL ? impl_names : f->type == F_PASS ? pass_names
-                                                                                     : dir_names;
-        size_t n = f->type == F_IMPL ? ATTN_IMPL_COUNT : f->type == F_PASS ? PASS_COUNT : 4;
+        const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
+        size_t n = f->type == F_IMPL ? ATTN_IMPL_COUNT : 4;
         if (f->type == F_WFMT || f->type == F_DTYPE) {
             n = f->type == F_WFMT ? WFMT_COUNT : DT_COUNT;
             for (size_t i = 0; i < n; i++)
@@ -480,8 +476,6 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
             if (strcmp(s, names[i]) == 0) {
                 if (f->type == F_IMPL)
                     *(enum attn_impl *)(void *)dst = (enum attn_impl)i;
-                else if (f->type == F_PASS)
-                    *(enum attn_pass *)(void *)dst = (enum attn_pass)i;
                 else if (f->type == F_DIR)
                     *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)i;
                 else if (f->type == F_WFMT)
@@ -1149,9 +1143,6 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         case F_BOOL: fputs(*(const int *)(const void *)src ? "true" : "false", f); break;
         case F_IMPL:
             fprintf(f, "\"%s\"", impl_names[*(const enum attn_impl *)(const void *)src]);
-            break;
-        case F_PASS:
-            fprintf(f, "\"%s\"", pass_names[*(const enum attn_pass *)(const void *)src]);
             break;
         case F_DIR:
             fprintf(f, "\"%s\"", dir_names[*(const enum memcpy_dir *)(const void *)src]);
