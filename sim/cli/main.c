@@ -2,7 +2,7 @@
  *
  *   strata run      --hw CFG --trace TRACE [--json F] [--csv F] [--top N] [--quiet]
  *   strata info     --hw CFG [--json F]
- *   strata gen llm  --model HF_CONFIG --phase prefill|decode [options] -o TRACE
+ *   strata gen llm  --model HF_CONFIG --phase prefill|decode|train [options] -o TRACE
  *   strata validate --data CSV [--json F] [--configs DIR]
  *
  * Every user error is printed as "file:line: field: message" and exits 1;
@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
             "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
             "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
-            "  strata gen llm  --model CONFIG.json --phase prefill|decode [--batch B] [--prompt P]\n"
+            "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
             "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
             "                  [--kv-dtype D] -o TRACE.json\n"
             "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
