@@ -561,6 +561,15 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
  * one batched GEMM into HBM, the causal mask added to S, softmax, P V; and
  * for the backward dV = P^T dO, dP = dO V^T, dS = softmax_backward(P, dP),
  * dQ = dS K, dK = dS^T Q.  Every S-sized tensor goes through HBM. */
+/* One batched GEMM of an unfused attention, named for the report. */
+static void attn_bmm(const struct hw_config *c, struct kplan *k, const char *what, uint64_t m,
+                     uint64_t n, uint64_t kk, uint64_t batch, enum dtype dt, double eb, double beb)
+{
+    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0};
+    plan_gemm(c, k, &g);
+    snprintf(k->what, sizeof k->what, "%s", what);
+}
+
 static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
                                int minimal)
 {
@@ -574,17 +583,11 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
     double mask = (double)q * kv;   /* one causal mask, shared by every head */
     if (minimal && pass != PASS_BWD) {
         /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
-        struct gemm_shape s1 = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &s1);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_qk");
+        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 5.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
-        struct gemm_shape s2 = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &s2);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_pv");
+        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
     } else if (pass != PASS_BWD) {
-        struct gemm_shape s1 = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &s1);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_qk");
+        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         if (o->u.attn.causal) {
             /* the mask is built every call: full() and triu() in fp32, then
              * cast to the input type (three small kernels, one here), and
@@ -599,28 +602,18 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
          * result and a byte mask even at p = 0 (an assumption: it depends on
          * the PyTorch version) */
         plan_stream(c, &k[n++], "dropout", el * eb, el * (eb + 1.0), el, vdt, 0, 1, GPU_VEC_BYTES);
-        struct gemm_shape s2 = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &s2);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_pv");
+        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
     }
     if (pass != PASS_FWD) {
-        struct gemm_shape dv = {kv, d, q, bh, o->dtype, eb, eb, 0, 1.0};
-        plan_gemm(c, &k[n], &dv);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_dv");
-        struct gemm_shape dp = {q, kv, d, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &dp);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_dp");
+        attn_bmm(c, &k[n++], "bmm_dv", kv, d, q, bh, o->dtype, eb, eb);
+        attn_bmm(c, &k[n++], "bmm_dp", q, kv, d, bh, o->dtype, eb, kvb);
         if (!minimal)
             plan_stream(c, &k[n++], "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2,
                         GPU_VEC_BYTES);
         plan_stream(c, &k[n++], "softmax_bwd", 2.0 * el * eb, el * eb, 4.0 * el, vdt, bh * q, 2,
                     GPU_VEC_BYTES);
-        struct gemm_shape dq = {q, d, kv, bh, o->dtype, eb, kvb, 0, 1.0};
-        plan_gemm(c, &k[n], &dq);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_dq");
-        struct gemm_shape dk = {kv, d, q, bh, o->dtype, eb, eb, 0, 1.0};
-        plan_gemm(c, &k[n], &dk);
-        snprintf(k[n++].what, sizeof k[0].what, "bmm_dk");
+        attn_bmm(c, &k[n++], "bmm_dq", q, d, kv, bh, o->dtype, eb, kvb);
+        attn_bmm(c, &k[n++], "bmm_dk", kv, d, q, bh, o->dtype, eb, eb);
     }
     return n;
 }
