@@ -22,6 +22,11 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
         return diag_set(d, DIAG_E_IO, path, 0, "", "path too long");
     snprintf(a->path, sizeof a->path, "%s", path);
     snprintf(a->target, sizeof a->target, "%s", path);
+    if (strcmp(path, "-") == 0) {
+        a->f = stdout;
+        a->to_stdout = 1;
+        return 0;
+    }
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         char *real = realpath(path, NULL);
@@ -68,6 +73,13 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
 
 int afile_commit(struct afile *a, struct diag *d)
 {
+    if (a->to_stdout) {
+        a->f = NULL;
+        if (ferror(stdout) || fflush(stdout) != 0)
+            return diag_set(d, DIAG_E_IO, "<stdout>", 0, "", "write failed: %s",
+                            strerror(errno ? errno : EIO));
+        return 0;
+    }
     int bad = ferror(a->f) || fflush(a->f) != 0;
     int e = errno ? errno : EIO;
     if (fclose(a->f) != 0 && !bad) {
@@ -91,6 +103,10 @@ int afile_commit(struct afile *a, struct diag *d)
 
 void afile_abort(struct afile *a)
 {
+    if (a->to_stdout) {
+        a->f = NULL; /* what was written is gone already */
+        return;
+    }
     if (a->f != NULL) {
         fclose(a->f);
         a->f = NULL;

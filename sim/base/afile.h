@@ -1,6 +1,9 @@
 /* afile.h: write a file atomically.  Output goes to "<path>.tmp.XXXXXX" in
  * the same directory and is renamed over <path> only by afile_commit(), so
  * an error or a crash never leaves a half-written file under the real name.
+ * The path "-" is standard output: written in place and flushed by
+ * afile_commit, with no temporary file, so there an error can leave part of
+ * the output behind (a pipe cannot be taken back).
  */
 #ifndef STRATA_AFILE_H
 #define STRATA_AFILE_H
@@ -15,6 +18,7 @@ struct afile {
     char path[1024];   /* as the caller named it, for messages */
     char target[4096]; /* what is replaced: path, or the file a symbolic link names */
     char tmp[4200];
+    int to_stdout; /* path was "-": f is stdout, not ours to close */
 };
 
 /* Returns 0 with a->f open for writing, or -1 with *d filled.  A path that

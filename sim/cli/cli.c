@@ -1,51 +1,154 @@
-/* cli.c: option parsing shared by the verbs (cli.h).  Each verb lives in
- * its own file here (run.c, info.c, gen.c, ...); main.c dispatches. */
+/* cli.c: option parsing shared by the verbs (cli.h), on glibc's
+ * getopt_long.  Each verb lives in its own file here (run.c, info.c,
+ * gen.c, ...) with its option table and usage; main.c dispatches.
+ *
+ * getopt_long alone would take "--json --quiet" as the file "--quiet": a
+ * value given as its own argument that spells an option of the verb is
+ * refused as a missing value instead.  Attached values ("--json=--quiet")
+ * are taken as written.  Long options may be abbreviated while unambiguous
+ * (getopt_long's rule). */
 #include "cli.h"
 
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diag.h"
 
-void cli_opts_init(struct cli_opts *o, int argc, char **argv)
+enum { CLI_MAX_OPTS = 32, CLI_LONG_VAL = 256 /* getopt val of a long-only option: 256 + index */ };
+
+void cli_usage(FILE *f, const char *usage)
 {
-    memset(o, 0, sizeof *o);
-    o->argc = argc < 64 ? argc : 64;
-    o->argv = argv;
+    fprintf(f, "usage:\n%s", usage);
 }
 
-const char *cli_get(struct cli_opts *o, const char *name)
+/* Is arg an option of the table ("--name", "--name=..." or "-x")? */
+static int is_known(const char *arg, const struct cli_opt *opts)
 {
-    for (int i = 1; i + 1 < o->argc; i++) {
-        if (!o->used[i] && strcmp(o->argv[i], name) == 0) {
-            o->used[i] = o->used[i + 1] = 1;
-            return o->argv[i + 1];
-        }
-    }
-    return NULL;
-}
-
-int cli_flag(struct cli_opts *o, const char *name)
-{
-    for (int i = 1; i < o->argc; i++) {
-        if (!o->used[i] && strcmp(o->argv[i], name) == 0) {
-            o->used[i] = 1;
+    if (strncmp(arg, "--", 2) == 0) {
+        const char *n = arg + 2;
+        size_t len = strcspn(n, "=");
+        if (len == 0)
+            return 0;
+        if (len == 4 && strncmp(n, "help", 4) == 0)
             return 1;
-        }
+        for (const struct cli_opt *o = opts; o->name || o->letter; o++)
+            if (o->name && strlen(o->name) == len && strncmp(o->name, n, len) == 0)
+                return 1;
+        return 0;
+    }
+    if (arg[0] == '-' && arg[1] != '\0' && arg[2] == '\0') {
+        if (arg[1] == 'h')
+            return 1;
+        for (const struct cli_opt *o = opts; o->name || o->letter; o++)
+            if (o->letter && o->letter == arg[1])
+                return 1;
     }
     return 0;
 }
 
-int cli_check(struct cli_opts *o, const char *verb)
+/* The option as the user typed it, without an attached value. */
+static void typed(char *buf, size_t n, const char *arg)
 {
-    for (int i = 1; i < o->argc; i++) {
-        if (!o->used[i]) {
-            fprintf(stderr, "strata %s: unexpected argument '%s' (see strata --help)\n", verb,
-                    o->argv[i]);
+    snprintf(buf, n, "%.*s", (int)strcspn(arg, "="), arg);
+}
+
+int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, int argc,
+              char **argv, int *first_pos)
+{
+    struct option lo[CLI_MAX_OPTS + 2];
+    char shorts[3 * CLI_MAX_OPTS + 4] = ":h"; /* ':' first: a missing value returns ':' */
+    size_t ns = 2, nl = 0;
+    int nopts = 0;
+    while (opts[nopts].name || opts[nopts].letter)
+        nopts++;
+    if (nopts > CLI_MAX_OPTS) {
+        fprintf(stderr, "strata %s: internal error: too many options\n", verb);
+        return 2;
+    }
+    for (int i = 0; i < nopts; i++) {
+        const struct cli_opt *o = &opts[i];
+        int val = o->letter ? o->letter : CLI_LONG_VAL + i;
+        if (o->letter) {
+            shorts[ns++] = o->letter;
+            if (o->value)
+                shorts[ns++] = ':';
+        }
+        if (o->name)
+            lo[nl++] = (struct option){o->name, o->value ? required_argument : no_argument, NULL, val};
+    }
+    shorts[ns] = '\0';
+    lo[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+    lo[nl] = (struct option){NULL, 0, NULL, 0};
+
+    opterr = 0; /* our messages, naming the verb */
+    optind = 0; /* 0, not 1: glibc starts over (each verb parses once, tests call main many times) */
+    char name[64];
+    int c;
+    while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+        if (c == 'h') {
+            cli_usage(stdout, usage);
+            return 0;
+        }
+        if (c == ':') {
+            typed(name, sizeof name, argv[optind - 1]);
+            fprintf(stderr, "strata %s: option '%s' needs a value\n", verb, name);
             return 2;
         }
+        if (c == '?') {
+            if (optopt != 0 && optopt < CLI_LONG_VAL && strncmp(argv[optind - 1], "--", 2) != 0)
+                snprintf(name, sizeof name, "-%c", optopt);
+            else
+                typed(name, sizeof name, argv[optind - 1]);
+            fprintf(stderr, "strata %s: unknown option '%s' (see strata %s --help)\n", verb, name,
+                    verb);
+            return 2;
+        }
+        const struct cli_opt *o = NULL;
+        for (int i = 0; i < nopts && o == NULL; i++)
+            if ((opts[i].letter ? opts[i].letter : CLI_LONG_VAL + i) == c)
+                o = &opts[i];
+        if (o == NULL) /* getopt_long returned a val we never gave it */
+            abort();
+        if (o->flag != NULL) {
+            *o->flag = 1;
+            continue;
+        }
+        /* a value given as its own argument (not "--opt=V" or "-oV") */
+        int separate = optind >= 2 && optarg == argv[optind - 1];
+        if (optarg[0] == '\0' || (separate && is_known(optarg, opts))) {
+            typed(name, sizeof name, separate ? argv[optind - 2] : argv[optind - 1]);
+            fprintf(stderr, "strata %s: option '%s' needs a value\n", verb, name);
+            return 2;
+        }
+        *o->value = optarg;
     }
+    if (first_pos != NULL)
+        *first_pos = optind;
+    else if (optind < argc) {
+        fprintf(stderr, "strata %s: unexpected argument '%s' (see strata %s --help)\n", verb,
+                argv[optind], verb);
+        return 2;
+    }
+    return -1;
+}
+
+int cli_count(const char *verb, const char *opt, const char *v, unsigned max, unsigned *out)
+{
+    char *end;
+    unsigned long x = strtoul(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || *end != '\0' || x > max) {
+        fprintf(stderr, "strata %s: %s: expected a count, got '%s'\n", verb, opt, v);
+        return 2;
+    }
+    *out = (unsigned)x;
     return 0;
+}
+
+int cli_is_stdout(const char *path)
+{
+    return path != NULL && strcmp(path, "-") == 0;
 }
 
 int cli_fail(const struct diag *d)

@@ -4,6 +4,8 @@
 #ifndef STRATA_CLI_H
 #define STRATA_CLI_H
 
+#include <stdio.h>
+
 int cli_run(int argc, char **argv);
 int cli_info(int argc, char **argv);
 int cli_gen(int argc, char **argv);
@@ -14,19 +16,41 @@ int cli_fit(int argc, char **argv);
 int cli_scalesim(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 
-/* Option parsing shared by the verbs: --name VALUE pairs after the verb.
- * Returns the value of --name, or NULL. */
-struct cli_opts {
-    int argc;
-    char **argv;
-    int used[64];
-    const char *bad;            /* first unrecognised argument, set by cli_check */
+/* Each verb's usage lines, defined next to its option list in its own file;
+ * `strata VERB --help` and `strata --help` print the same text. */
+extern const char cli_run_usage[], cli_info_usage[], cli_gen_usage[], cli_validate_usage[],
+    cli_plot_usage[], cli_import_usage[], cli_fit_usage[], cli_compare_usage[],
+    cli_scalesim_usage[];
+
+/* One option of a verb, parsed with getopt_long.  name is the long
+ * spelling without "--" (NULL: short only), letter the short one (0: long
+ * only).  An option with value != NULL takes a value (--name V, --name=V,
+ * -x V), stored there; one with flag != NULL is a switch that sets *flag to
+ * 1.  A verb's table ends with an entry whose name and letter are both 0;
+ * -h and --help are added to every verb. */
+struct cli_opt {
+    const char *name;
+    char letter;
+    const char **value;
+    int *flag;
 };
-void cli_opts_init(struct cli_opts *o, int argc, char **argv);
-const char *cli_get(struct cli_opts *o, const char *name);
-int cli_flag(struct cli_opts *o, const char *name);
-/* 0 if every argument was consumed, else prints an error and returns 2. */
-int cli_check(struct cli_opts *o, const char *verb);
+
+/* Parses argv[1..argc-1] (argv[0] is the verb) against opts.  Returns -1
+ * when the verb should go on, with the arguments that are not options moved
+ * to argv[*first_pos .. argc-1] (first_pos NULL: there must be none);
+ * 0 after printing usage to stdout for -h/--help; 2 after printing a usage
+ * error to stderr (unknown option, a value missing, a stray argument).  A
+ * value that is itself a known option of the verb ("--json --quiet") counts
+ * as missing.  Uses getopt's global state: not reentrant. */
+int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, int argc,
+              char **argv, int *first_pos);
+/* Prints "usage:" and usage to f. */
+void cli_usage(FILE *f, const char *usage);
+/* Parses a count for --top-like options: digits only, at most max.
+ * 0, or 2 after a message naming verb and opt. */
+int cli_count(const char *verb, const char *opt, const char *v, unsigned max, unsigned *out);
+/* Is path the stdout marker "-" of the output options (--json, --csv, -o)? */
+int cli_is_stdout(const char *path);
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

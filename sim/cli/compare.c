@@ -12,20 +12,28 @@
 #include "run.h"
 #include "trace.h"
 
+const char cli_compare_usage[] =
+    "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n";
+
 int cli_compare(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *tr = cli_get(&o, "--trace"), *hw = cli_get(&o, "--hw");
-    const char *js = cli_get(&o, "--json"), *top = cli_get(&o, "--top");
-    int rc = cli_check(&o, "compare");
-    if (rc)
+    const char *tr = NULL, *hw = NULL, *js = NULL, *top = NULL;
+    const struct cli_opt opts[] = {
+        {"trace", 0, &tr, NULL}, {"hw", 0, &hw, NULL},
+        {"json", 0, &js, NULL},  {"top", 0, &top, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("compare", cli_compare_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
+    rc = 0;
     if (tr == NULL || hw == NULL) {
         fprintf(stderr, "strata compare: --trace and --hw are required\n");
         return 2;
     }
-    unsigned ntop = top ? (unsigned)strtoul(top, NULL, 10) : 10;
+    unsigned ntop = 10;
+    if (top != NULL && cli_count("compare", "--top", top, 1000000, &ntop) != 0)
+        return 2;
     struct diag d;
     memset(&d, 0, sizeof d);
     struct hw_config cfg;
@@ -40,7 +48,7 @@ int cli_compare(int argc, char **argv)
         trace_free(&t);
         return 1;
     }
-    if (compare_report(&cfg, &t, &r, ntop, js, &d) != 0) {
+    if (compare_report(&cfg, &t, &r, ntop, js, cli_is_stdout(js) ? stderr : stdout, &d) != 0) {
         rc = 1;
         diag_print(&d, stderr);
     }

@@ -25,17 +25,25 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
     return 0;
 }
 
+const char cli_fit_usage[] =
+    "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
+    "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
+    "                  [--kv-dtype D] [--json OUT.json]\n";
+
 int cli_fit(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *hw = cli_get(&o, "--hw"), *model = cli_get(&o, "--model");
-    const char *phase = cli_get(&o, "--phase"), *batch = cli_get(&o, "--batch");
-    const char *prompt = cli_get(&o, "--prompt"), *context = cli_get(&o, "--context");
-    const char *dtype = cli_get(&o, "--dtype"), *weights = cli_get(&o, "--weights");
-    const char *kvd = cli_get(&o, "--kv-dtype"), *js = cli_get(&o, "--json");
-    int rc = cli_check(&o, "fit");
-    if (rc)
+    const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
+    const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
+    const struct cli_opt opts[] = {
+        {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
+        {"phase", 0, &phase, NULL},     {"batch", 0, &batch, NULL},
+        {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
+        {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
+        {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("fit", cli_fit_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
     if (hw == NULL || model == NULL || phase == NULL) {
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
@@ -85,23 +93,24 @@ int cli_fit(int argc, char **argv)
     }
     struct fit_result f;
     fit_budget(&cfg, &c, &s, train, &f);
+    FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the table moves aside */
     char a[32], b[32];
-    printf("strata fit: %s (%.2f B params) %s on %s\n", model, f.params / 1e9, phase, cfg.name);
+    fprintf(txt, "strata fit: %s (%.2f B params) %s on %s\n", model, f.params / 1e9, phase, cfg.name);
     const struct { const char *name; double v; } rows[] = {
         {"weights", f.weights},       {"KV cache", f.kv_cache},   {"activations", f.activations},
         {"optimizer state", f.optimizer}, {"workspace", f.workspace},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         report_fmt_si(a, sizeof a, rows[i].v, "B");
-        printf("  %-16s %12s  (%.3f GiB)\n", rows[i].name, a, rows[i].v / 1073741824.0);
+        fprintf(txt, "  %-16s %12s  (%.3f GiB)\n", rows[i].name, a, rows[i].v / 1073741824.0);
     }
     report_fmt_si(a, sizeof a, f.total, "B");
     report_fmt_si(b, sizeof b, f.capacity, "B");
-    printf("  %-16s %12s of %s: %s\n", "total", a, b,
+    fprintf(txt, "  %-16s %12s of %s: %s\n", "total", a, b,
            f.fits ? "FITS" : "DOES NOT FIT");
     if (!f.fits) {
         report_fmt_si(a, sizeof a, f.spill, "B");
-        printf("  %s of weights must be streamed every step: %.3f s over PCIe from host memory, "
+        fprintf(txt, "  %s of weights must be streamed every step: %.3f s over PCIe from host memory, "
                "%.3f s from an NVMe SSD (7 GB/s)\n",
                a, f.spill_pcie_s, f.spill_storage_s);
     }

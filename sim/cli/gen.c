@@ -22,24 +22,34 @@ static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out
     return 0;
 }
 
+const char cli_gen_usage[] =
+    "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
+    "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
+    "                  [--kv-dtype D] [--framework fused|llama.cpp] -o TRACE.json\n";
+
 int cli_gen(int argc, char **argv)
 {
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        cli_usage(stdout, cli_gen_usage);
+        return 0;
+    }
     if (argc < 2 || strcmp(argv[1], "llm") != 0) {
-        fprintf(stderr, "strata gen: expected 'strata gen llm ...'\n");
+        fprintf(stderr, "strata gen: expected 'strata gen llm ...' (see strata gen --help)\n");
         return 2;
     }
-    struct cli_opts o;
-    cli_opts_init(&o, argc - 1, argv + 1);
-    const char *model = cli_get(&o, "--model"), *phase = cli_get(&o, "--phase");
-    const char *batch = cli_get(&o, "--batch"), *prompt = cli_get(&o, "--prompt");
-    const char *context = cli_get(&o, "--context"), *dtype = cli_get(&o, "--dtype");
-    const char *attn = cli_get(&o, "--attn"), *outp = cli_get(&o, "-o");
-    const char *weights = cli_get(&o, "--weights"), *kvd = cli_get(&o, "--kv-dtype");
-    const char *fw = cli_get(&o, "--framework");
-    if (outp == NULL)
-        outp = cli_get(&o, "--output");
-    int rc = cli_check(&o, "gen llm");
-    if (rc)
+    const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
+    const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
+    const char *fw = NULL;
+    const struct cli_opt opts[] = {
+        {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
+        {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
+        {"context", 0, &context, NULL}, {"dtype", 0, &dtype, NULL},
+        {"attn", 0, &attn, NULL},       {"output", 'o', &outp, NULL},
+        {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
+        {"framework", 0, &fw, NULL},    {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
+    if (rc >= 0)
         return rc;
     if (model == NULL || phase == NULL || outp == NULL) {
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
@@ -105,8 +115,8 @@ int cli_gen(int argc, char **argv)
     rc = trace_write(&t, outp, &d);
     if (rc != 0)
         diag_print(&d, stderr);
-    else
-        printf("wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
+    else /* with -o -, stdout holds the trace */
+        fprintf(cli_is_stdout(outp) ? stderr : stdout, "wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
                outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : s.phase == LLM_TRAIN ? "train" : "prefill",
                (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
                (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);

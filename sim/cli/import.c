@@ -8,22 +8,40 @@
 #include "import.h"
 #include "trace.h"
 
+const char cli_import_usage[] =
+    "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
+    "  strata import   chakra TRACE.json[.gz] -o OUT.json   (chakra_jsonizer output)\n";
+
 int cli_import(int argc, char **argv)
 {
-    if (argc < 3 || (strcmp(argv[1], "pytorch") != 0 && strcmp(argv[1], "chakra") != 0)) {
+    if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        cli_usage(stdout, cli_import_usage);
+        return 0;
+    }
+    if (argc < 2 || (strcmp(argv[1], "pytorch") != 0 && strcmp(argv[1], "chakra") != 0)) {
         fprintf(stderr, "strata import: expected 'strata import pytorch|chakra FILE -o OUT.json'\n");
         return 2;
     }
     int chakra = strcmp(argv[1], "chakra") == 0;
-    const char *in = argv[2];
-    struct cli_opts o;
-    cli_opts_init(&o, argc - 2, argv + 2);
-    const char *out = cli_get(&o, "-o");
-    if (out == NULL)
-        out = cli_get(&o, "--output");
-    int rc = cli_check(&o, "import");
-    if (rc)
+    const char *out = NULL;
+    const struct cli_opt opts[] = {
+        {"output", 'o', &out, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    /* argv[1] is the format; the input file is the one argument left */
+    int pos = 0;
+    int rc = cli_parse("import", cli_import_usage, opts, argc - 1, argv + 1, &pos);
+    if (rc >= 0)
         return rc;
+    if (pos + 1 != argc - 1) {
+        if (pos + 1 < argc - 1)
+            fprintf(stderr, "strata import: unexpected argument '%s' (see strata import --help)\n",
+                    argv[1 + pos + 1]);
+        else
+            fprintf(stderr, "strata import: expected 'strata import pytorch|chakra FILE -o OUT.json'\n");
+        return 2;
+    }
+    const char *in = argv[1 + pos];
     if (out == NULL) {
         fprintf(stderr, "strata import: -o OUT.json is required\n");
         return 2;
@@ -41,20 +59,21 @@ int cli_import(int argc, char **argv)
         trace_free(&t);
         return 1;
     }
-    printf("wrote %s: %u ops on %u device(s)", out, t.nops, t.ndevices);
+    FILE *txt = cli_is_stdout(out) ? stderr : stdout; /* with -o -, stdout holds the trace */
+    fprintf(txt, "wrote %s: %u ops on %u device(s)", out, t.nops, t.ndevices);
     for (unsigned k = 0; k < OP_KIND_COUNT; k++)
         if (st.by_kind[k])
-            printf(", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
+            fprintf(txt, ", %u %s", st.by_kind[k], op_kind_name((enum op_kind)k));
     if (chakra)
-        printf("\n  read %u nodes; %u became ops (%u from their operator's shapes, %u with only a "
+        fprintf(txt, "\n  read %u nodes; %u became ops (%u from their operator's shapes, %u with only a "
                "duration), the rest were left out with their dependencies passed on\n",
                st.cpu_ops, st.mapped, st.owners, st.fixed_noshape);
     else
-        printf("\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with "
+        fprintf(txt, "\n  read %u CPU ops, %u kernels, %u copies; %u ops own kernels, %u mapped with "
                "shapes\n",
                st.cpu_ops, st.kernels, st.copies, st.owners, st.mapped);
     if (st.syncs > 0)
-        printf("  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
+        fprintf(txt, "  %u synchronisation events -> %u dependencies between streams\n", st.syncs,
                st.sync_deps);
     if (st.partial > 0)
         fprintf(stderr,

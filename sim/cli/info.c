@@ -8,13 +8,18 @@
 #include "info.h"
 #include "system.h"
 
+const char cli_info_usage[] = "  strata info     --hw CONFIG.yaml [--json OUT.json]\n";
+
 int cli_info(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *hw = cli_get(&o, "--hw"), *js = cli_get(&o, "--json");
-    int rc = cli_check(&o, "info");
-    if (rc)
+    const char *hw = NULL, *js = NULL;
+    const struct cli_opt opts[] = {
+        {"hw", 0, &hw, NULL},
+        {"json", 0, &js, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("info", cli_info_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
     if (hw == NULL) {
         fprintf(stderr, "strata info: --hw is required\n");
@@ -30,9 +35,10 @@ int cli_info(int argc, char **argv)
     struct hw_config cfg = sys.chip;    /* a chip config fills only this */
     struct info_out inf;
     info_derive(&cfg, &inf);
-    info_print(&cfg, &inf, stdout);
+    FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the text moves aside */
+    info_print(&cfg, &inf, txt);
     if (sr == 0) {
-        info_print_system(&sys, stdout);
+        info_print_system(&sys, txt);
         sys_free(&sys);
     }
     if (js != NULL && info_json(&cfg, &inf, js, &d) != 0)

@@ -1,9 +1,8 @@
 /* main.c: the strata command line.
  *
- *   strata run      --hw CFG --trace TRACE [--json F] [--csv F] [--top N] [--quiet]
- *   strata info     --hw CFG [--json F]
- *   strata gen llm  --model HF_CONFIG --phase prefill|decode|train [options] -o TRACE
- *   strata validate --data CSV [--json F] [--configs DIR]
+ *   strata VERB [options]     (run, info, gen llm, validate, plot, import, fit,
+ *                              compare, scalesim; each file sim/cli/VERB.c holds
+ *                              the verb's options and usage text)
  *
  * Every user error is printed as "file:line: field: message" and exits 1;
  * usage errors exit 2.
@@ -17,31 +16,43 @@
 #include "cli.h"
 #include "version.h"
 
+/* The verbs, each with the usage text its own file defines. */
+static const struct verb {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *usage;
+} verbs[] = {
+    {"run", cli_run, cli_run_usage},
+    {"info", cli_info, cli_info_usage},
+    {"gen", cli_gen, cli_gen_usage},
+    {"validate", cli_validate, cli_validate_usage},
+    {"plot", cli_plot, cli_plot_usage},
+    {"import", cli_import, cli_import_usage},
+    {"fit", cli_fit, cli_fit_usage},
+    {"compare", cli_compare, cli_compare_usage},
+    {"scalesim", cli_scalesim, cli_scalesim_usage},
+};
+enum { NVERBS = sizeof verbs / sizeof verbs[0] };
+
+static const struct verb *find_verb(const char *name)
+{
+    for (int i = 0; i < NVERBS; i++)
+        if (strcmp(verbs[i].name, name) == 0)
+            return &verbs[i];
+    return NULL;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "strata %s: a cycle-approximate accelerator simulator\n"
-            "\n"
-            "usage:\n"
-            "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
-            "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
-            "  strata info     --hw CONFIG.yaml [--json OUT.json]\n"
-            "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
-            "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-            "                  [--kv-dtype D] -o TRACE.json\n"
-            "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json]\n"
-            "  strata plot     --report REPORT.json --out DIR\n"
-            "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
-            "  strata import   chakra TRACE.json[.gz] -o OUT.json   (chakra_jsonizer output)\n"
-            "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
-            "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-            "                  [--kv-dtype D] [--json OUT.json]\n"
-            "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
-            "  strata scalesim -c SCALESIM.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR] [--quiet]\n"
-            "  strata version\n"
-            "\n"
-            "See README.md and docs/ for the formats.\n",
-            STRATA_VERSION);
+    fprintf(f, "strata %s: a cycle-approximate accelerator simulator\n\nusage:\n", STRATA_VERSION);
+    for (int i = 0; i < NVERBS; i++)
+        fputs(verbs[i].usage, f);
+    fprintf(f, "  strata help VERB   (or strata VERB --help)\n"
+               "  strata version     (or strata -V, strata --version)\n"
+               "\n"
+               "Options take their value as --opt VALUE or --opt=VALUE; an output file given as '-'\n"
+               "(--json -, --csv -, -o -) is written to stdout, and the text summary goes to stderr.\n"
+               "See README.md and docs/ for the formats.\n");
 }
 
 /* A run is short (milliseconds) and its writers build and free buffers of
@@ -66,31 +77,28 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *verb = argv[1];
-    if (strcmp(verb, "run") == 0)
-        return cli_run(argc - 1, argv + 1);
-    if (strcmp(verb, "info") == 0)
-        return cli_info(argc - 1, argv + 1);
-    if (strcmp(verb, "gen") == 0)
-        return cli_gen(argc - 1, argv + 1);
-    if (strcmp(verb, "fit") == 0)
-        return cli_fit(argc - 1, argv + 1);
-    if (strcmp(verb, "import") == 0)
-        return cli_import(argc - 1, argv + 1);
-    if (strcmp(verb, "compare") == 0)
-        return cli_compare(argc - 1, argv + 1);
-    if (strcmp(verb, "plot") == 0)
-        return cli_plot(argc - 1, argv + 1);
-    if (strcmp(verb, "scalesim") == 0)
-        return cli_scalesim(argc - 1, argv + 1);
-    if (strcmp(verb, "validate") == 0)
-        return cli_validate(argc - 1, argv + 1);
-    if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0) {
+    const struct verb *v = find_verb(verb);
+    if (v != NULL)
+        return v->fn(argc - 1, argv + 1);
+    if (strcmp(verb, "version") == 0 || strcmp(verb, "--version") == 0 || strcmp(verb, "-V") == 0) {
         printf("strata %s\n", STRATA_VERSION);
         return 0;
     }
     if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
-        usage(stdout);
-        return 0;
+        if (argc < 3) {
+            usage(stdout);
+            return 0;
+        }
+        v = find_verb(argv[2]);
+        if (v == NULL) {
+            fprintf(stderr, "strata help: unknown command '%s'\n\n", argv[2]);
+            usage(stderr);
+            return 2;
+        }
+        char name[16], help[] = "--help";
+        snprintf(name, sizeof name, "%s", v->name);
+        char *hargv[] = {name, help, NULL};
+        return v->fn(2, hargv);
     }
     fprintf(stderr, "strata: unknown command '%s'\n\n", verb);
     usage(stderr);

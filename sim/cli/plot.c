@@ -7,13 +7,18 @@
 #include "diag.h"
 #include "plot.h"
 
+const char cli_plot_usage[] = "  strata plot     --report REPORT.json --out DIR\n";
+
 int cli_plot(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *rep = cli_get(&o, "--report"), *out = cli_get(&o, "--out");
-    int rc = cli_check(&o, "plot");
-    if (rc)
+    const char *rep = NULL, *out = NULL;
+    const struct cli_opt opts[] = {
+        {"report", 0, &rep, NULL},
+        {"out", 0, &out, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("plot", cli_plot_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
     if (rep == NULL || out == NULL) {
         fprintf(stderr, "strata plot: --report and --out are required\n");

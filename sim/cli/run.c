@@ -18,33 +18,34 @@
 #include "trace.h"
 #include "whatif.h"
 
+const char cli_run_usage[] =
+    "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
+    "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n";
+
 int cli_run(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *hw = cli_get(&o, "--hw"), *tr = cli_get(&o, "--trace");
-    const char *js = cli_get(&o, "--json"), *csv = cli_get(&o, "--csv");
-    const char *top = cli_get(&o, "--top"), *outdir = cli_get(&o, "--out");
-    const char *gran = cli_get(&o, "--timeline-granularity-us");
-    int quiet = cli_flag(&o, "--quiet");
-    int no_whatif = cli_flag(&o, "--no-whatif");
-    int rc = cli_check(&o, "run");
-    if (rc)
+    const char *hw = NULL, *tr = NULL, *js = NULL, *csv = NULL, *top = NULL, *outdir = NULL;
+    const char *gran = NULL;
+    int quiet = 0, no_whatif = 0;
+    const struct cli_opt opts[] = {
+        {"hw", 0, &hw, NULL},        {"trace", 0, &tr, NULL},
+        {"json", 0, &js, NULL},      {"csv", 0, &csv, NULL},
+        {"top", 0, &top, NULL},      {"out", 0, &outdir, NULL},
+        {"timeline-granularity-us", 0, &gran, NULL},
+        {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("run", cli_run_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
+    rc = 0;
     if (hw == NULL || tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");
         return 2;
     }
     unsigned ntop = 15;
-    if (top != NULL) {
-        char *end;
-        long v = strtol(top, &end, 10);
-        if (end == top || *end != '\0' || v < 0 || v > 1000000) {
-            fprintf(stderr, "strata run: --top: expected a count, got '%s'\n", top);
-            return 2;
-        }
-        ntop = (unsigned)v;
-    }
+    if (top != NULL && cli_count("run", "--top", top, 1000000, &ntop) != 0)
+        return 2;
     double gran_us = 10.0;
     if (gran != NULL) {
         char *end;
@@ -133,13 +134,13 @@ int cli_run(int argc, char **argv)
     if (js != NULL) {
         if (report_json(&c, js, &d) != 0)
             rc = 1;
-        else
+        else if (!cli_is_stdout(js)) /* stdout cannot be taken back */
             snprintf(written[nw++], sizeof written[0], "%s", js);
     }
     if (rc == 0 && csv != NULL) {
         if (report_csv(&c, csv, &d) != 0)
             rc = 1;
-        else
+        else if (!cli_is_stdout(csv))
             snprintf(written[nw++], sizeof written[0], "%s", csv);
     }
     if (rc == 0 && outdir != NULL) {
@@ -171,9 +172,11 @@ int cli_run(int argc, char **argv)
         if (made_outdir)
             rmdir(outdir); /* only if empty: the plot step removes its own */
     } else if (!quiet) {
-        report_text(&c, stdout);
+        /* a report on stdout: the summary goes to stderr, out of its way */
+        FILE *txt = cli_is_stdout(js) || cli_is_stdout(csv) ? stderr : stdout;
+        report_text(&c, txt);
         if (outdir != NULL)
-            printf("\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
+            fprintf(txt, "\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
                    outdir, ", report.html, plots/");
     }
     if (ro.tl)

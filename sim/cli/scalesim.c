@@ -7,15 +7,20 @@
 #include "diag.h"
 #include "scalesim.h"
 
+const char cli_scalesim_usage[] =
+    "  strata scalesim -c SCALESIM.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR] [--quiet]\n";
+
 int cli_scalesim(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
-    const char *cfgp = cli_get(&o, "-c"), *topo = cli_get(&o, "-t");
-    const char *mode = cli_get(&o, "-i"), *outdir = cli_get(&o, "-p");
-    int quiet = cli_flag(&o, "--quiet");
-    int rc = cli_check(&o, "scalesim");
-    if (rc)
+    const char *cfgp = NULL, *topo = NULL, *mode = NULL, *outdir = NULL;
+    int quiet = 0;
+    const struct cli_opt opts[] = {
+        {NULL, 'c', &cfgp, NULL},   {NULL, 't', &topo, NULL},
+        {NULL, 'i', &mode, NULL},   {NULL, 'p', &outdir, NULL},
+        {"quiet", 0, NULL, &quiet}, {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("scalesim", cli_scalesim_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
     if (cfgp == NULL || topo == NULL) {
         fprintf(stderr, "strata scalesim: -c CONFIG.cfg and -t TOPOLOGY.csv are required\n");

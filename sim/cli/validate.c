@@ -8,19 +8,24 @@
 #include "diag.h"
 #include "validate.h"
 
+const char cli_validate_usage[] =
+    "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json] [--quiet]\n";
+
 int cli_validate(int argc, char **argv)
 {
-    struct cli_opts o;
-    cli_opts_init(&o, argc, argv);
     struct validate_opts vo;
     memset(&vo, 0, sizeof vo);
-    vo.data = cli_get(&o, "--data");
-    const char *configs = cli_get(&o, "--configs");
-    const char *js = cli_get(&o, "--json");
-    int quiet = cli_flag(&o, "--quiet");
-    int rc = cli_check(&o, "validate");
-    if (rc)
+    const char *configs = NULL, *js = NULL;
+    int quiet = 0;
+    const struct cli_opt opts[] = {
+        {"data", 0, &vo.data, NULL}, {"configs", 0, &configs, NULL},
+        {"json", 0, &js, NULL},      {"quiet", 0, NULL, &quiet},
+        {NULL, 0, NULL, NULL},
+    };
+    int rc = cli_parse("validate", cli_validate_usage, opts, argc, argv, NULL);
+    if (rc >= 0)
         return rc;
+    rc = 0;
     if (vo.data == NULL) {
         fprintf(stderr, "strata validate: --data is required\n");
         return 2;
@@ -42,23 +47,24 @@ int cli_validate(int argc, char **argv)
         diag_print(&d, stderr);
         return 1;
     }
+    FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the tables move aside */
     if (!quiet) {
-        printf("%-14s %-22s %-24s %12s %12s %8s\n", "id", "config", "metric", "predicted",
+        fprintf(txt, "%-14s %-22s %-24s %12s %12s %8s\n", "id", "config", "metric", "predicted",
                "measured", "error");
         for (uint32_t i = 0; i < res.nrows; i++) {
             const struct val_row *w = &res.rows[i];
-            printf("%-14s %-22.22s %-24.24s %12.4g %12.4g %+7.1f%%\n", w->id, w->config, w->metric,
+            fprintf(txt, "%-14s %-22.22s %-24.24s %12.4g %12.4g %+7.1f%%\n", w->id, w->config, w->metric,
                    w->predicted, w->measured, 100 * w->err);
         }
     }
     struct validate_group g[32];
     int ng = validate_groups(&res, g, 32);
-    printf("\n%-20s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
+    fprintf(txt, "\n%-20s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
     for (int k = 0; k < ng; k++)
-        printf("%-20s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
+        fprintf(txt, "%-20s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
                100 * g[k].worst_abs_err);
     if (res.skipped)
-        printf("(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
+        fprintf(txt, "(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
     if (js != NULL && validate_json(&res, js, &d) != 0) {
         diag_print(&d, stderr);
         rc = 1;

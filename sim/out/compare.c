@@ -113,7 +113,7 @@ static struct kfam *kernel_families(const struct trace *t, const double *pred, u
 }
 
 int compare_report(const struct hw_config *cfg, const struct trace *t, const struct run_result *r,
-                   unsigned ntop, const char *js, struct diag *d)
+                   unsigned ntop, const char *js, FILE *txt, struct diag *d)
 {
     int rc = 0;
     struct cls cl[OP_KIND_COUNT + 1];
@@ -137,9 +137,9 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         c->pred += pred[i];
         c->err[c->n++] = fabs(pred[i] / op->measured_s - 1.0);
     }
-    printf("strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg->name,
+    fprintf(txt, "strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg->name,
            nmeas);
-    printf("%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
+    fprintf(txt, "%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
            "median |err|");
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
         struct cls *c = &cl[k];
@@ -147,24 +147,24 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
             continue;
         gsl_sort(c->err, 1, c->n);
         c->median = gsl_stats_median_from_sorted_data(c->err, 1, c->n);
-        printf("%-18s %5u %11.3f ms %11.3f ms %+8.1f%% %13.1f%%\n", c->name, c->n, c->meas * 1e3,
+        fprintf(txt, "%-18s %5u %11.3f ms %11.3f ms %+8.1f%% %13.1f%%\n", c->name, c->n, c->meas * 1e3,
                c->pred * 1e3, c->meas > 0 ? 100 * (c->pred / c->meas - 1) : 0, 100 * c->median);
     }
     /* by kernel family, where the trace names the kernels */
     uint32_t nfam;
     struct kfam *fam = kernel_families(t, pred, &nfam);
     if (nfam > 0) {
-        printf("\nby kernel family (each op's longest kernel; the most measured time first):\n");
-        printf("%-12s %-44s %5s %12s %12s %10s %13s\n", "class", "kernel family", "ops", "measured",
+        fprintf(txt, "\nby kernel family (each op's longest kernel; the most measured time first):\n");
+        fprintf(txt, "%-12s %-44s %5s %12s %12s %10s %13s\n", "class", "kernel family", "ops", "measured",
                "predicted", "pred/meas", "median |err|");
     }
     for (uint32_t a = 0; a < nfam && a < ntop; a++) {
         const struct kfam *g = &fam[a];
-        printf("%-12s %-44.44s %5u %9.3f ms %9.3f ms %10.2f %12.1f%%\n", op_kind_name(g->kind),
+        fprintf(txt, "%-12s %-44.44s %5u %9.3f ms %9.3f ms %10.2f %12.1f%%\n", op_kind_name(g->kind),
                g->kernel, g->n, g->meas * 1e3, g->pred * 1e3, g->ratio, 100 * g->err);
     }
     if (nfam > ntop)
-        printf("  ... %u more families (--top N, --json)\n", nfam - ntop);
+        fprintf(txt, "  ... %u more families (--top N, --json)\n", nfam - ntop);
     /* the ops with the largest time error */
     uint32_t *idx = sim_xcalloc(t->nops + 1, sizeof *idx);
     uint32_t m = 0;
@@ -184,7 +184,7 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         idx[best] = tmp;
     }
     if (m > 0)
-        printf("\nlargest errors (kernel time):\n");
+        fprintf(txt, "\nlargest errors (kernel time):\n");
     for (uint32_t a = 0; a < m && a < ntop; a++) {
         const struct op *op = &t->ops[idx[a]];
         char shape[96] = "";
@@ -192,7 +192,7 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
             snprintf(shape, sizeof shape, "%llux%llux%llu b%llu %s", (unsigned long long)op->u.gemm.m,
                      (unsigned long long)op->u.gemm.n, (unsigned long long)op->u.gemm.k,
                      (unsigned long long)op->u.gemm.batch, dtype_name(op->dtype));
-        printf("  %-8s %-28.28s %-30.30s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", op->id,
+        fprintf(txt, "  %-8s %-28.28s %-30.30s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", op->id,
                op->name, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
                100 * (pred[idx[a]] / op->measured_s - 1));
     }
