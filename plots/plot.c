@@ -347,6 +347,25 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
         }
         jlevels(p, p->hwd, "bandwidth_bytes_per_s", p->bw);
         p->have_hw = p->peak > 0;
+        /* The roofline's log axes span the peak and the roofs: a peak or a
+         * bandwidth far outside what a chip can have (1e308, 5e-324) gives
+         * an axis of infinite or zero range. */
+        char field[128];
+        snprintf(field, sizeof field, "matrix_peak_flops.%s", p->peak_dtype);
+        if (p->have_hw && (p->peak < PLOT_MIN_RATE || p->peak > PLOT_MAX_RATE))
+            return diag_set(d, DIAG_E_RANGE, doc->name,
+                            jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(mp, p->peak_dtype)),
+                            field, "%g FLOP/s is outside [%g, %g]", p->peak, PLOT_MIN_RATE,
+                            PLOT_MAX_RATE);
+        const cJSON *bws = cJSON_GetObjectItemCaseSensitive(p->hwd, "bandwidth_bytes_per_s");
+        for (unsigned l = 0; l < p->nlvl && p->have_hw; l++)
+            if (p->bw[l] > 0 && (p->bw[l] < PLOT_MIN_RATE || p->bw[l] > PLOT_MAX_RATE)) {
+                snprintf(field, sizeof field, "bandwidth_bytes_per_s.%s", p->lvl[l]);
+                return diag_set(d, DIAG_E_RANGE, doc->name,
+                                jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(bws, p->lvl[l])),
+                                field, "%g B/s is outside [%g, %g]", p->bw[l], PLOT_MIN_RATE,
+                                PLOT_MAX_RATE);
+            }
     }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(r, "timeseries");
     if (cJSON_IsObject(ts)) {
@@ -840,7 +859,11 @@ static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, 
     for (int axis = 0; axis < 2; axis++) {
         const struct axis *a = axis ? y : x;
         if (a->log > 0) {
-            for (double v = pow(10, floor(log10(a->lo))); v <= a->hi * 1.0001; v *= 10) {
+            /* bounded: the ranges are checked when the report is read, and an axis of more
+             * than 64 decades would be unreadable anyway */
+            int ticks = 0;
+            for (double v = pow(10, floor(log10(a->lo))); v > 0 && v <= a->hi * 1.0001 && ticks < 64;
+                 v *= 10, ticks++) {
                 if (v < a->lo * 0.9999)
                     continue;
                 double px = ax_map(a, v);

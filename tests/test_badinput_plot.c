@@ -12,7 +12,8 @@ static void expect_fail(const char *name, const char *report, const char *out, c
 {
     char cmd[2048], errp[256];
     snprintf(errp, sizeof errp, "%s/err.txt", dir);
-    snprintf(cmd, sizeof cmd, "'%s' plot --report '%s' --out '%s' >/dev/null 2>'%s'", STRATA_BINARY,
+    /* a bounded run: a plot that never ends is a failure, not a hung test */
+    snprintf(cmd, sizeof cmd, "timeout 20 '%s' plot --report '%s' --out '%s' >/dev/null 2>'%s'", STRATA_BINARY,
              report, out, errp);
     int st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
@@ -28,11 +29,32 @@ static void expect_fail(const char *name, const char *report, const char *out, c
     CHECK(!tu_exists(p));
 }
 
+/* The good report with its first `from` replaced by `to`, written to dir/name; returns the path
+ * (static). */
+static const char *variant(const char *good, const char *name, const char *from, const char *to)
+{
+    static char path[256];
+    char *full = tu_read_file(good, NULL);
+    CHECK(full != NULL);
+    char *at = full ? strstr(full, from) : NULL;
+    CHECK(at != NULL);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (at != NULL) {
+        size_t n = strlen(full) + strlen(to) + 1;
+        char *out = malloc(n);
+        snprintf(out, n, "%.*s%s%s", (int)(at - full), full, to, at + strlen(from));
+        tu_write_file(path, out);
+        free(out);
+    }
+    free(full);
+    return path;
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     setenv("STRATA_GNUPLOT", "none", 1);
-    char p[256], out[256], good[] = "tests/data/report-small.json";
+    char p[320], out[256], good[] = "tests/data/report-small.json";
     snprintf(out, sizeof out, "%s/out", dir);
 
     snprintf(p, sizeof p, "%s/trace.json", dir);
@@ -61,6 +83,21 @@ int main(void)
     snprintf(p, sizeof p, "%s/inf.json", dir);
     tu_write_file(p, "{\"strata_report\": 1, \"ops\": [],\n \"total_time_s\": 1e400}\n");
     expect_fail("infinite", p, out, ":2: total_time_s: not a finite number");
+
+    /* absurd but finite roofline ranges: refused with their line, nothing written (the
+     * log-axis ticks once looped until memory ran out) */
+    expect_fail("huge peak", variant(good, "peak-huge.json", "\"bf16\": 989429760000000", "\"bf16\": 1e308"),
+                out, ":842: matrix_peak_flops.bf16: ");
+    expect_fail("tiny peak", variant(good, "peak-tiny.json", "\"bf16\": 989429760000000", "\"bf16\": 5e-324"),
+                out, ":842: matrix_peak_flops.bf16: ");
+    expect_fail("huge bandwidth",
+                variant(good, "bw-huge.json", "\"dram\": 3350000000000", "\"dram\": 1e308"), out,
+                ":856: bandwidth_bytes_per_s.dram: ");
+    expect_fail("tiny bandwidth",
+                variant(good, "bw-tiny.json", "\"dram\": 3350000000000", "\"dram\": 5e-324"), out,
+                ":856: bandwidth_bytes_per_s.dram: ");
+    snprintf(p, sizeof p, "%s/plots", out);
+    CHECK(!tu_exists(p));
 
     /* an output folder under a regular file cannot be created */
     snprintf(p, sizeof p, "%s/afile", dir);
