@@ -50,6 +50,39 @@ static const char *variant(const char *good, const char *name, const char *from,
     return path;
 }
 
+/* Every `from` in file src replaced by `to`, written back to src. */
+static void replace_all(const char *src, const char *from, const char *to)
+{
+    char *full = tu_read_file(src, NULL);
+    CHECK(full != NULL && strstr(full, from) != NULL);
+    if (full == NULL)
+        return;
+    size_t cap = strlen(full) * (strlen(to) + 1) + 1, n = 0;
+    char *out = malloc(cap);
+    for (const char *s = full, *at; (at = strstr(s, from)) != NULL || *s; s = at + strlen(from)) {
+        if (at == NULL) {
+            n += (size_t)snprintf(out + n, cap - n, "%s", s);
+            break;
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%.*s%s", (int)(at - s), s, to);
+    }
+    out[n] = '\0';
+    tu_write_file(src, out);
+    free(out);
+    free(full);
+}
+
+/* 1 if file path contains needle (an unreadable file counts as containing it) */
+static int file_has(const char *path, const char *needle)
+{
+    char *t = tu_read_file(path, NULL);
+    int has = t == NULL || strstr(t, needle) != NULL;
+    if (has)
+        fprintf(stderr, "  %s contains %s\n", path, needle);
+    free(t);
+    return has;
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
@@ -98,6 +131,38 @@ int main(void)
                 ":856: bandwidth_bytes_per_s.dram: ");
     snprintf(p, sizeof p, "%s/plots", out);
     CHECK(!tu_exists(p));
+
+    /* report strings reach the page and the gnuplot files only escaped: a crafted kind, bound
+     * or level name runs no script in the browser and no command in gnuplot */
+    {
+        char rep[256], cmd[2048], hp[512], gp[512];
+        snprintf(rep, sizeof rep, "%s", variant(good, "crafted.json", "\"strata_report\"",
+                                                 "\"strata_report\""));
+        replace_all(rep, "\"kind\": \"memcpy\"", "\"kind\": \"<script>alert(1)</script>\"");
+        replace_all(rep, "\"kind\": \"gemm\"", "\"kind\": \"<script>alert(1)</script>\"");
+        replace_all(rep, "\"bound\": \"pcie\"", "\"bound\": \"<img src=x onerror=alert(2)>\"");
+        replace_all(rep, "\"bound\": \"launch\"", "\"bound\": \"<img src=x onerror=alert(2)>\"");
+        replace_all(rep, "\"dram\": ", "\"d<i>\\\"; system(\\\"touch PWN\\\") #`id`\": ");
+        snprintf(cmd, sizeof cmd, "timeout 20 '%s' plot --report '%s' --out '%s' >/dev/null 2>&1",
+                 STRATA_BINARY, rep, out);
+        int st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        snprintf(hp, sizeof hp, "%s/report.html", out);
+        CHECK(!file_has(hp, "<script>alert"));
+        CHECK(!file_has(hp, "<img"));
+        CHECK(!file_has(hp, "<i>"));
+        CHECK(!file_has(hp, "\"; system"));
+        static const char *const files[] = {"roofline.gp", "roofline.dat", "stalls.gp", "stalls.dat",
+                                            "bandwidth.gp", "bandwidth.dat"};
+        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+            snprintf(gp, sizeof gp, "%s/plots/%s", out, files[k]);
+            CHECK(!file_has(gp, "system("));
+            CHECK(!file_has(gp, "`"));
+            CHECK(!file_has(gp, "<i>"));
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+        tu_sh(cmd);
+    }
 
     /* an output folder under a regular file cannot be created */
     snprintf(p, sizeof p, "%s/afile", dir);
