@@ -8,6 +8,7 @@
 #include "plot.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -347,6 +348,25 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
         }
         jlevels(p, p->hwd, "bandwidth_bytes_per_s", p->bw);
         p->have_hw = p->peak > 0;
+        /* The roofline's log axes span the peak and the roofs: a peak or a
+         * bandwidth far outside what a chip can have (1e308, 5e-324) gives
+         * an axis of infinite or zero range. */
+        char field[128];
+        snprintf(field, sizeof field, "matrix_peak_flops.%s", p->peak_dtype);
+        if (p->have_hw && (p->peak < PLOT_MIN_RATE || p->peak > PLOT_MAX_RATE))
+            return diag_set(d, DIAG_E_RANGE, doc->name,
+                            jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(mp, p->peak_dtype)),
+                            field, "%g FLOP/s is outside [%g, %g]", p->peak, PLOT_MIN_RATE,
+                            PLOT_MAX_RATE);
+        const cJSON *bws = cJSON_GetObjectItemCaseSensitive(p->hwd, "bandwidth_bytes_per_s");
+        for (unsigned l = 0; l < p->nlvl && p->have_hw; l++)
+            if (p->bw[l] > 0 && (p->bw[l] < PLOT_MIN_RATE || p->bw[l] > PLOT_MAX_RATE)) {
+                snprintf(field, sizeof field, "bandwidth_bytes_per_s.%s", p->lvl[l]);
+                return diag_set(d, DIAG_E_RANGE, doc->name,
+                                jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(bws, p->lvl[l])),
+                                field, "%g B/s is outside [%g, %g]", p->bw[l], PLOT_MIN_RATE,
+                                PLOT_MAX_RATE);
+            }
     }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(r, "timeseries");
     if (cJSON_IsObject(ts)) {
@@ -475,12 +495,13 @@ static void sb_html(struct sb *b, const char *s)
     }
 }
 
-/* a gnuplot data string: double quotes, no quotes or newlines inside */
+/* a gnuplot data string: double quotes, no quotes, backquotes, backslashes
+ * or newlines inside */
 static void sb_gpstr(struct sb *b, const char *s)
 {
     sb_putn(b, "\"", 1);
     for (;;) {
-        size_t run = strcspn(s, "\"\n\r\\");
+        size_t run = strcspn(s, "\"\n\r\\`");
         sb_putn(b, s, run);
         s += run;
         if (*s == '\0')
@@ -494,6 +515,21 @@ static void sb_gpstr(struct sb *b, const char *s)
 static void sb_puts(struct sb *b, const char *s)
 {
     sb_putn(b, s, strlen(s));
+}
+
+/* A report string (a level or device name) as a bare word for a gnuplot
+ * script or data file: anything but letters, digits and _.+- becomes _, so
+ * it cannot end a quoted string, a comment line or start a backquoted
+ * shell command.  out must hold n bytes. */
+static const char *gp_word(char *out, size_t n, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] != '\0' && i + 1 < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = (isalnum(c) || strchr("_.+-", c) != NULL) ? (char)c : '_';
+    }
+    out[i] = '\0';
+    return out;
 }
 
 
@@ -550,18 +586,20 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
     struct sb dat = {0}, gp = {0};
     sb_printf(&dat, "# roofline: one block per memory level: roof points, then ops\n");
     sb_printf(&dat, "# level intensity_flop_per_byte flops_per_s name\n");
+    char lw[NLVL][HW_LEVEL_NAME];
+    for (unsigned l = 0; l < p->nlvl; l++)
+        gp_word(lw[l], sizeof lw[l], p->lvl[l]);
     for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
         double ridge = p->peak / p->bw[l];
         sb_printf(&dat, "# roof %s\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n\n\n",
-                  p->lvl[l], p->lvl[l], 1e-2, p->bw[l] * 1e-2,
-                  p->lvl[l], ridge, p->peak, p->lvl[l], 1e5, p->peak);
+                  lw[l], lw[l], 1e-2, p->bw[l] * 1e-2, lw[l], ridge, p->peak, lw[l], 1e5, p->peak);
     }
     for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
-        sb_printf(&dat, "# ops at %s\n", p->lvl[l]);
+        sb_printf(&dat, "# ops at %s\n", lw[l]);
         uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
         int any = 0;
         for (uint32_t k = 0; k < m; k++) {
@@ -571,7 +609,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             char ia[32], pa[32];
             numfmt_sig(ia, sizeof ia, o->flops / o->bytes[l], 6);
             numfmt_sig(pa, sizeof pa, o->flops / o->time, 6);
-            const char *parts[] = {p->lvl[l], " ", ia, " ", pa, " "};
+            const char *parts[] = {lw[l], " ", ia, " ", pa, " "};
             for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++)
                 sb_puts(&dat, parts[q]);
             sb_gpstr(&dat, o->name);
@@ -579,7 +617,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             any = 1;
         }
         if (!any)
-            sb_printf(&dat, "%s nan nan \"-\"\n", p->lvl[l]);
+            sb_printf(&dat, "%s nan nan \"-\"\n", lw[l]);
         sb_printf(&dat, "\n\n");
     }
     gp_head(&gp, "roofline", "hierarchical roofline");
@@ -591,13 +629,13 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
     for (unsigned l = 0; l < p->nlvl; l++)
         if (p->bw[l] > 0) {
             sb_printf(&cmd, "%s\"roofline.dat\" index %d using 2:3 with lines lw 2 lc rgb \"%s\" title \"%s roof\"",
-                      first ? "" : ", ", idx++, level_colors[l], p->lvl[l]);
+                      first ? "" : ", ", idx++, level_colors[l], lw[l]);
             first = 0;
         }
     for (unsigned l = 0; l < p->nlvl; l++)
         if (p->bw[l] > 0)
             sb_printf(&cmd, ", \"roofline.dat\" index %d using 2:3 with points pt 7 ps 0.6 lc rgb \"%s\" title \"ops at %s\"",
-                      idx++, level_colors[l], p->lvl[l]);
+                      idx++, level_colors[l], lw[l]);
     gp_outputs(&gp, "roofline", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "roofline", &dat, &gp, d);
@@ -608,8 +646,9 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
 {
     struct sb dat = {0}, gp = {0};
     sb_printf(&dat, "# where the slowest ops spent their time, microseconds; ops whose names differ\n# only in numbers are summed (name with # for the numbers, x count)\n# name");
+    char cw[NCATMAX][HW_LEVEL_NAME];
     for (int c = 0; c < NCAT; c++)
-        sb_printf(&dat, " %s", cat_name(p, c));
+        sb_printf(&dat, " %s", gp_word(cw[c], sizeof cw[c], cat_name(p, c)));
     sb_printf(&dat, "\n");
     uint32_t top = p->ngroups < PLOT_TOP_STALLS ? p->ngroups : PLOT_TOP_STALLS;
     double other[NCATMAX] = {0};
@@ -644,9 +683,9 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
                    "set boxwidth 0.8\nset xtics rotate by -45\nset ylabel \"microseconds\"\n");
     struct sb cmd = {0};
     sb_printf(&cmd, "plot \"stalls.dat\" using 2:xtic(1) lc rgb \"%s\" title \"%s\"", cat_colors[0],
-              cat_name(p, 0));
+              cw[0]);
     for (int c = 1; c < NCAT; c++)
-        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cat_name(p, c));
+        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cw[c]);
     gp_outputs(&gp, "stalls", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "stalls", &dat, &gp, d);
@@ -666,10 +705,11 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
     for (unsigned l = 0; l < p->nlvl; l++)
         if (ts_len(p, l) > n)
             n = ts_len(p, l);
-    sb_printf(&dat, "# %s: bandwidth per level, GB/s, bucket %.6g s\n# time_us", p->ts_dev_name,
-              p->bucket_s);
+    char devw[128], lw[NLVL][HW_LEVEL_NAME];
+    sb_printf(&dat, "# %s: bandwidth per level, GB/s, bucket %.6g s\n# time_us",
+              gp_word(devw, sizeof devw, p->ts_dev_name), p->bucket_s);
     for (unsigned l = 0; l < p->nlvl; l++)
-        sb_printf(&dat, " %s", p->lvl[l]);
+        sb_printf(&dat, " %s", gp_word(lw[l], sizeof lw[l], p->lvl[l]));
     sb_printf(&dat, "\n");
     /* cJSON arrays are lists: walk them once */
     const cJSON *cur[NLVL];
@@ -698,7 +738,7 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
     sb_printf(&cmd, "plot ");
     for (unsigned l = 0; l < p->nlvl; l++)
         sb_printf(&cmd, "%s\"bandwidth.dat\" using 1:%u with steps lw 2 lc rgb \"%s\" title \"%s\"",
-                  l ? ", " : "", l + 2, level_colors[l], p->lvl[l]);
+                  l ? ", " : "", l + 2, level_colors[l], lw[l]);
     gp_outputs(&gp, "bandwidth", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "bandwidth", &dat, &gp, d);
@@ -840,7 +880,11 @@ static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, 
     for (int axis = 0; axis < 2; axis++) {
         const struct axis *a = axis ? y : x;
         if (a->log > 0) {
-            for (double v = pow(10, floor(log10(a->lo))); v <= a->hi * 1.0001; v *= 10) {
+            /* bounded: the ranges are checked when the report is read, and an axis of more
+             * than 64 decades would be unreadable anyway */
+            int ticks = 0;
+            for (double v = pow(10, floor(log10(a->lo))); v > 0 && v <= a->hi * 1.0001 && ticks < 64;
+                 v *= 10, ticks++) {
                 if (v < a->lo * 0.9999)
                     continue;
                 double px = ax_map(a, v);
@@ -875,10 +919,13 @@ static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, 
 static void svg_legend(struct sb *h, int x, int y, const char *const *names, const char *const *colors,
                        int n)
 {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         sb_printf(h, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-                     "<text x=\"%d\" y=\"%d\">%s</text>\n",
-                  x, y + 16 * i, colors[i], x + 14, y + 16 * i + 9, names[i]);
+                     "<text x=\"%d\" y=\"%d\">",
+                  x, y + 16 * i, colors[i], x + 14, y + 16 * i + 9);
+        sb_html(h, names[i]);
+        sb_printf(h, "</text>\n");
+    }
 }
 
 static void svg_roofline(struct sb *h, const struct pdata *p)
@@ -973,8 +1020,10 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
             sb_puts(h, head[j]);
         sb_html(h, p->ops[q->op].name);
-        const char *tail[] = {more, " at ", p->lvl[q->l], ": ", ia, " FLOP/B, ", pa,
-                              " FLOP/s</title></circle>\n"};
+        sb_puts(h, more);
+        sb_puts(h, " at ");
+        sb_html(h, p->lvl[q->l]);
+        const char *tail[] = {": ", ia, " FLOP/B, ", pa, " FLOP/s</title></circle>\n"};
         for (size_t j = 0; j < sizeof tail / sizeof tail[0]; j++)
             sb_puts(h, tail[j]);
     }
@@ -1025,7 +1074,9 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
             sb_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                       x.px0 + b * bw + bw * 0.1, y1, bw * 0.8, y0 - y1, cat_colors[c]);
             sb_html(h, nm);
-            sb_printf(h, ": %s %.3f us</title></rect>\n", cat_name(p, c), vals[b][c]);
+            sb_printf(h, ": ");
+            sb_html(h, cat_name(p, c));
+            sb_printf(h, " %.3f us</title></rect>\n", vals[b][c]);
             acc += vals[b][c];
         }
         sb_printf(h, "<text transform=\"translate(%.1f,%.1f) rotate(45)\" font-size=\"9\">",
@@ -1141,14 +1192,17 @@ static void verdicts(struct sb *h, const struct pdata *p)
         /* the built-in what-ifs double the DRAM and the first cache */
         const char *wname = worst == p->lvl_dram ? "dram_bw_x2" : worst == p->lvl_l2 ? "l2_bw_x2" : "";
         const char *wlabel = p->lvl[worst];
-        sb_printf(h, "<li>%.0f%% of the time the compute units waited on %s.", 100 * p->stall[worst] / p->total,
-                  wlabel);
+        sb_printf(h, "<li>%.0f%% of the time the compute units waited on ", 100 * p->stall[worst] / p->total);
+        sb_html(h, wlabel);
+        sb_printf(h, ".");
         double t2 = p->whatif ? whatif_time(p, wname) : 0;
         if (t2 > 0) {
             report_fmt_time(a, sizeof a, p->total);
             report_fmt_time(b, sizeof b, t2);
-            sb_printf(h, " Doubling %s bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
-                      wlabel, 100 * (1 - t2 / p->total), a, b);
+            sb_printf(h, " Doubling ");
+            sb_html(h, wlabel);
+            sb_printf(h, " bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
+                      100 * (1 - t2 / p->total), a, b);
         }
         sb_printf(h, "</li>\n");
     }
@@ -1170,8 +1224,11 @@ static void verdicts(struct sb *h, const struct pdata *p)
         const struct pop *o = &p->ops[p->order[0]];
         sb_printf(h, "<li>The slowest op, <code>");
         sb_html(h, o->name);
-        sb_printf(h, "</code> (%s), takes %.1f%% of the run and is bound by %s.</li>\n", o->kind,
-                  100 * o->time / p->total, o->bound);
+        sb_printf(h, "</code> (");
+        sb_html(h, o->kind);
+        sb_printf(h, "), takes %.1f%% of the run and is bound by ", 100 * o->time / p->total);
+        sb_html(h, o->bound);
+        sb_printf(h, ".</li>\n");
     }
     sb_printf(h, "</ul>\n");
 }
@@ -1216,7 +1273,9 @@ static void html_report(struct sb *h, const struct pdata *p)
             continue;
         report_fmt_si(a, sizeof a, p->bytes[l], "B");
         report_fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
-        sb_printf(h, " %s %s (%s);", p->lvl[l], a, b);
+        sb_printf(h, " ");
+        sb_html(h, p->lvl[l]);
+        sb_printf(h, " %s (%s);", a, b);
     }
     sb_printf(h, "</p>\n");
     verdicts(h, p);
@@ -1231,8 +1290,9 @@ static void html_report(struct sb *h, const struct pdata *p)
                 continue;
             report_fmt_si(a, sizeof a, p->bw[l], "B/s");
             report_fmt_si(b, sizeof b, ach[l], "B/s");
-            sb_printf(h, "<tr><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n",
-                      p->lvl[l], a, b, p->peak / p->bw[l]);
+            sb_printf(h, "<tr><td class=\"l\">");
+            sb_html(h, p->lvl[l]);
+            sb_printf(h, "</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n", a, b, p->peak / p->bw[l]);
         }
         sb_printf(h, "</table>\n<p>Peak FLOP/s:");
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;

@@ -43,6 +43,10 @@
 #define PLOT_MAX_ROOF_OPS 200   /* ops placed on the roofline (slowest first) */
 #define PLOT_MAX_TABLE_ROWS 500 /* rows of the HTML op table (slowest first) */
 #define PLOT_GNUPLOT_TIMEOUT_S 60
+/* a report's peak FLOP/s and bandwidths (B/s) must lie in this range: the
+ * roofline's log axes are drawn around them */
+#define PLOT_MIN_RATE 1.0
+#define PLOT_MAX_RATE 1e30
 
 /* What plot_render_ex did besides writing the files. */
 struct plot_summary {

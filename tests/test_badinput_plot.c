@@ -12,7 +12,8 @@ static void expect_fail(const char *name, const char *report, const char *out, c
 {
     char cmd[2048], errp[256];
     snprintf(errp, sizeof errp, "%s/err.txt", dir);
-    snprintf(cmd, sizeof cmd, "'%s' plot --report '%s' --out '%s' >/dev/null 2>'%s'", STRATA_BINARY,
+    /* a bounded run: a plot that never ends is a failure, not a hung test */
+    snprintf(cmd, sizeof cmd, "timeout 20 '%s' plot --report '%s' --out '%s' >/dev/null 2>'%s'", STRATA_BINARY,
              report, out, errp);
     int st = system(cmd);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
@@ -28,11 +29,65 @@ static void expect_fail(const char *name, const char *report, const char *out, c
     CHECK(!tu_exists(p));
 }
 
+/* The good report with its first `from` replaced by `to`, written to dir/name; returns the path
+ * (static). */
+static const char *variant(const char *good, const char *name, const char *from, const char *to)
+{
+    static char path[256];
+    char *full = tu_read_file(good, NULL);
+    CHECK(full != NULL);
+    char *at = full ? strstr(full, from) : NULL;
+    CHECK(at != NULL);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (at != NULL) {
+        size_t n = strlen(full) + strlen(to) + 1;
+        char *out = malloc(n);
+        snprintf(out, n, "%.*s%s%s", (int)(at - full), full, to, at + strlen(from));
+        tu_write_file(path, out);
+        free(out);
+    }
+    free(full);
+    return path;
+}
+
+/* Every `from` in file src replaced by `to`, written back to src. */
+static void replace_all(const char *src, const char *from, const char *to)
+{
+    char *full = tu_read_file(src, NULL);
+    CHECK(full != NULL && strstr(full, from) != NULL);
+    if (full == NULL)
+        return;
+    size_t cap = strlen(full) * (strlen(to) + 1) + 1, n = 0;
+    char *out = malloc(cap);
+    for (const char *s = full, *at; (at = strstr(s, from)) != NULL || *s; s = at + strlen(from)) {
+        if (at == NULL) {
+            n += (size_t)snprintf(out + n, cap - n, "%s", s);
+            break;
+        }
+        n += (size_t)snprintf(out + n, cap - n, "%.*s%s", (int)(at - s), s, to);
+    }
+    out[n] = '\0';
+    tu_write_file(src, out);
+    free(out);
+    free(full);
+}
+
+/* 1 if file path contains needle (an unreadable file counts as containing it) */
+static int file_has(const char *path, const char *needle)
+{
+    char *t = tu_read_file(path, NULL);
+    int has = t == NULL || strstr(t, needle) != NULL;
+    if (has)
+        fprintf(stderr, "  %s contains %s\n", path, needle);
+    free(t);
+    return has;
+}
+
 int main(void)
 {
     CHECK(mkdtemp(dir) != NULL);
     setenv("STRATA_GNUPLOT", "none", 1);
-    char p[256], out[256], good[] = "tests/data/report-small.json";
+    char p[320], out[256], good[] = "tests/data/report-small.json";
     snprintf(out, sizeof out, "%s/out", dir);
 
     snprintf(p, sizeof p, "%s/trace.json", dir);
@@ -61,6 +116,53 @@ int main(void)
     snprintf(p, sizeof p, "%s/inf.json", dir);
     tu_write_file(p, "{\"strata_report\": 1, \"ops\": [],\n \"total_time_s\": 1e400}\n");
     expect_fail("infinite", p, out, ":2: total_time_s: not a finite number");
+
+    /* absurd but finite roofline ranges: refused with their line, nothing written (the
+     * log-axis ticks once looped until memory ran out) */
+    expect_fail("huge peak", variant(good, "peak-huge.json", "\"bf16\": 989429760000000", "\"bf16\": 1e308"),
+                out, ":842: matrix_peak_flops.bf16: ");
+    expect_fail("tiny peak", variant(good, "peak-tiny.json", "\"bf16\": 989429760000000", "\"bf16\": 5e-324"),
+                out, ":842: matrix_peak_flops.bf16: ");
+    expect_fail("huge bandwidth",
+                variant(good, "bw-huge.json", "\"dram\": 3350000000000", "\"dram\": 1e308"), out,
+                ":856: bandwidth_bytes_per_s.dram: ");
+    expect_fail("tiny bandwidth",
+                variant(good, "bw-tiny.json", "\"dram\": 3350000000000", "\"dram\": 5e-324"), out,
+                ":856: bandwidth_bytes_per_s.dram: ");
+    snprintf(p, sizeof p, "%s/plots", out);
+    CHECK(!tu_exists(p));
+
+    /* report strings reach the page and the gnuplot files only escaped: a crafted kind, bound
+     * or level name runs no script in the browser and no command in gnuplot */
+    {
+        char rep[256], cmd[2048], hp[512], gp[512];
+        snprintf(rep, sizeof rep, "%s", variant(good, "crafted.json", "\"strata_report\"",
+                                                 "\"strata_report\""));
+        replace_all(rep, "\"kind\": \"memcpy\"", "\"kind\": \"<script>alert(1)</script>\"");
+        replace_all(rep, "\"kind\": \"gemm\"", "\"kind\": \"<script>alert(1)</script>\"");
+        replace_all(rep, "\"bound\": \"pcie\"", "\"bound\": \"<img src=x onerror=alert(2)>\"");
+        replace_all(rep, "\"bound\": \"launch\"", "\"bound\": \"<img src=x onerror=alert(2)>\"");
+        replace_all(rep, "\"dram\": ", "\"d<i>\\\"; system(\\\"touch PWN\\\") #`id`\": ");
+        snprintf(cmd, sizeof cmd, "timeout 20 '%s' plot --report '%s' --out '%s' >/dev/null 2>&1",
+                 STRATA_BINARY, rep, out);
+        int st = system(cmd);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        snprintf(hp, sizeof hp, "%s/report.html", out);
+        CHECK(!file_has(hp, "<script>alert"));
+        CHECK(!file_has(hp, "<img"));
+        CHECK(!file_has(hp, "<i>"));
+        CHECK(!file_has(hp, "\"; system"));
+        static const char *const files[] = {"roofline.gp", "roofline.dat", "stalls.gp", "stalls.dat",
+                                            "bandwidth.gp", "bandwidth.dat"};
+        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+            snprintf(gp, sizeof gp, "%s/plots/%s", out, files[k]);
+            CHECK(!file_has(gp, "system("));
+            CHECK(!file_has(gp, "`"));
+            CHECK(!file_has(gp, "<i>"));
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
+        tu_sh(cmd);
+    }
 
     /* an output folder under a regular file cannot be created */
     snprintf(p, sizeof p, "%s/afile", dir);

@@ -216,6 +216,33 @@ static void check_broken(void)
     CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), -1);
     CHECK_EQ_INT(import_pytorch("/nonexistent.json.gz", &t, &st, &d), -1);
     CHECK(d.code == DIAG_E_IO);
+    /* durations out of range (1e308 us, negative): skipped and counted, and the trace
+     * written loads again (measured_s and fixed_s stay within TRACE_MAX_OP_S) */
+    snprintf(p, sizeof p, "%s/dur.json", dir);
+    tu_write_file(p, "{\"traceEvents\": [\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"huge\", \"ts\": 1, \"dur\": 1e308, \"args\": {}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"neg\", \"ts\": 2, \"dur\": -5, \"args\": {}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"ts\": 3, \"dur\": 1e300, \"args\": {\"bytes\": 64}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::relu\", \"ts\": 9, \"dur\": 20, \"pid\": 1, \"tid\": 1, \"args\": {\"External id\": 5}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"a\", \"ts\": 10, \"dur\": 9e11, \"args\": {\"External id\": 5}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"b\", \"ts\": 11, \"dur\": 9e11, \"args\": {\"External id\": 5}},\n"
+                     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ok\", \"ts\": 40, \"dur\": 2, \"args\": {}}]}\n");
+    CHECK_EQ_INT(import_pytorch(p, &t, &st, &d), 0);
+    CHECK_EQ_INT(st.dur_skipped, 3);
+    CHECK_EQ_INT(st.malformed, 3);
+    CHECK_EQ_INT(st.dur_clamped, 1);
+    for (uint32_t i = 0; i < t.nops; i++) {
+        CHECK(t.ops[i].measured_s <= TRACE_MAX_OP_S);
+        CHECK(t.ops[i].fixed_s <= TRACE_MAX_OP_S);
+    }
+    char tp[300];
+    snprintf(tp, sizeof tp, "%s/dur-trace.json", dir);
+    CHECK_EQ_INT(trace_write(&t, tp, &d), 0);
+    trace_free(&t);
+    CHECK_EQ_INT(trace_load(tp, &t, &d), 0);
+    if (t.nops == 0)
+        fprintf(stderr, "  %s:%d: %s: %s\n", d.file, d.line, d.field, d.msg);
+    trace_free(&t);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     tu_sh(cmd);
 }

@@ -45,7 +45,10 @@ struct import_stats {
     uint32_t fixed_unknown;     /* owners strata has no kind for -> fixed_s */
     uint32_t fixed_collective;  /* communication ops -> fixed_s */
     uint32_t orphan_kernels;    /* kernels with no CPU owner -> fixed_s */
-    uint32_t malformed;         /* events skipped because fields had wrong types */
+    uint32_t malformed;         /* events skipped because fields had wrong types or values
+                                 * out of range (dur_skipped among them) */
+    uint32_t dur_skipped;       /* Kineto events whose dur was negative or over TRACE_MAX_OP_S */
+    uint32_t dur_clamped;       /* ops whose kernels summed to more than TRACE_MAX_OP_S: cut to it */
     uint32_t partial;           /* GEMMs whose main kernel is not in the trace: no measured_s */
     uint32_t syncs;             /* synchronisation events read (cuda_sync) */
     uint32_t sync_deps;         /* dependencies between streams they gave */

@@ -27,6 +27,19 @@ static int get_num(const cJSON *o, const char *k, double *v)
     return 0;
 }
 
+/* An event's duration in microseconds: a negative one or one longer than
+ * an op may take (TRACE_MAX_OP_S) is no kernel's; such events are skipped
+ * and counted (a dur of 1e308 became measured_s 1e302, which the trace
+ * loader refuses; a negative one silently became 0). */
+static int dur_ok(struct import_stats *st, double dur_us)
+{
+    if (dur_us >= 0 && dur_us <= TRACE_MAX_OP_S * 1e6)
+        return 1;
+    st->dur_skipped++;
+    st->malformed++;
+    return 0;
+}
+
 static int get_i64(const cJSON *o, const char *k, int64_t *v)
 {
     double d;
@@ -339,9 +352,11 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             st->malformed++;
             return;
         }
+        if (!dur_ok(st, dur))
+            return;
         c->name = st_intern(&S->names, name->valuestring);
         c->ts = ts;
-        c->end = ts + (dur > 0 ? dur : 0);
+        c->end = ts + dur;
         c->ext = INT64_MIN;
         c->orig = S->ncpu;
         if (cJSON_IsObject(args)) {
@@ -416,9 +431,11 @@ static void kineto_event(struct kstate *S, const cJSON *e)
             st->malformed++;
             return;
         }
+        if (!dur_ok(st, dur))
+            return;
         k->name = st_intern(&S->names, name->valuestring);
         k->ts = ts;
-        k->dur = dur > 0 ? dur : 0;
+        k->dur = dur;
         k->dev = 0;
         k->stream = 0;
         k->ext = INT64_MIN;
@@ -766,6 +783,11 @@ static int kineto_finish(struct kstate *S, const char *path, struct trace *out, 
             opmap_kernel_family(st_str(&S->names, c->kname), o->kernel, sizeof o->kernel);
             dev = c->dev;
             stream = c->stream;
+            /* each kernel is within the bound, their sum need not be */
+            if (c->kern_s > TRACE_MAX_OP_S) {
+                c->kern_s = TRACE_MAX_OP_S;
+                st->dur_clamped++;
+            }
             struct opmap_in in;
             memset(&in, 0, sizeof in);
             in.name = nm;
