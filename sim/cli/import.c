@@ -98,6 +98,11 @@ int cli_import(int argc, char **argv)
                 "op; %u malformed events skipped\n",
                 fixed, st.fixed_noshape, st.fixed_unknown, st.fixed_collective, st.orphan_kernels,
                 st.malformed);
+    if (!chakra && (st.dur_skipped > 0 || st.dur_clamped > 0))
+        fprintf(stderr,
+                "strata import: warning: %u events with a negative duration or one over 1e6 s "
+                "skipped; %u ops whose kernels summed past 1e6 s cut to it\n",
+                st.dur_skipped, st.dur_clamped);
     trace_free(&t);
     return 0;
 }
