@@ -237,6 +237,9 @@ static void test_kinds(void)
     expect("attn-causal-q", HEAD "{\"id\": \"at\", \"kind\": \"attention\", \"dtype\": \"bf16\","
            " \"batch\": 1, \"heads\": 1, \"q_len\": 9, \"kv_len\": 8, \"head_dim\": 64,"
            " \"causal\": true}]}\n", DIAG_E_RANGE, 2, "ops[0].q_len", "q_len <= kv_len");
+    expect("meta-duplicate", "{\"strata_trace\": 1, \"meta\": {\"tokens\": 1,\n\"tokens\": 2},\n\"ops\": [\n"
+           "{\"id\": \"a\", \"kind\": \"memcpy\", \"bytes\": 1, \"direction\": \"h2d\"}]}\n",
+           DIAG_E_DUPLICATE, 2, "meta.tokens", "first given on line 1");
     expect("attn-impl", HEAD ATT ", \"impl\": \"fast\"}]}\n", DIAG_E_UNKNOWN_NAME, 2,
            "ops[0].impl", "flash, naive");
     expect("attn-causal", HEAD ATT ", \"causal\": \"yes\"}]}\n", DIAG_E_TYPE, 2,

@@ -162,6 +162,16 @@ static void expect_config_error(const char *name, const char *text, enum diag_co
 
 static void test_config_errors(void)
 {
+    /* Hugging Face keeps the last of two equal keys, cJSON the first: refused */
+    expect_config_error("duplicate-key",
+                        "{\"hidden_size\": 4096,\n"
+                        " \"intermediate_size\": 11008,\n"
+                        " \"num_hidden_layers\": 2,\n"
+                        " \"num_attention_heads\": 32,\n"
+                        " \"num_hidden_layers\": 32,\n"
+                        " \"vocab_size\": 32000,\n"
+                        " \"max_position_embeddings\": 4096}\n",
+                        DIAG_E_DUPLICATE, 5, "num_hidden_layers");
     expect_config_error("not-divisible",
                         "{\"hidden_size\": 4100,\n"
                         " \"intermediate_size\": 11008,\n"

@@ -480,3 +480,22 @@ int jsondoc_get_bool(const struct jsondoc *doc, const cJSON *item, const char *p
     *out = cJSON_IsTrue(item) ? 1 : 0;
     return 0;
 }
+
+int jsondoc_check_unique(const struct jsondoc *doc, const cJSON *obj, const char *prefix,
+                         struct diag *d)
+{
+    if (!cJSON_IsObject(obj))
+        return 0;
+    for (const cJSON *a = obj->child; a != NULL; a = a->next) {
+        if (a->string == NULL)
+            continue;
+        for (const cJSON *b = obj->child; b != a; b = b->next)
+            if (b->string != NULL && strcmp(a->string, b->string) == 0) {
+                char field[160];
+                return diag_set(d, DIAG_E_DUPLICATE, doc->name, jsondoc_line(doc, a),
+                                jsondoc_field(field, sizeof field, prefix, a->string),
+                                "duplicate key (first given on line %d)", jsondoc_line(doc, b));
+            }
+    }
+    return 0;
+}

@@ -85,5 +85,10 @@ int jsondoc_get_bool(const struct jsondoc *doc, const cJSON *item, const char *p
 
 /* Format "prefix.key" (or "key") into buf, for callers' own diagnostics. */
 const char *jsondoc_field(char *buf, size_t size, const char *prefix, const char *key);
+/* 0 if no key of object obj appears twice, else -1 with *d at the second
+ * one ("duplicate key (first given on line N)"): JSON readers disagree on
+ * which one wins (Hugging Face takes the last, cJSON the first). */
+int jsondoc_check_unique(const struct jsondoc *doc, const cJSON *obj, const char *prefix,
+                         struct diag *d);
 
 #endif

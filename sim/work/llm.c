@@ -36,6 +36,8 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
         goto out;
     }
     snprintf(c->path, sizeof c->path, "%s", path);
+    if (jsondoc_check_unique(&doc, doc.root, "", d))
+        goto out;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(doc.root, "model_type");
     snprintf(c->name, sizeof c->name, "%s", cJSON_IsString(mt) ? mt->valuestring : "llm");
     if (get_dim(&doc, "hidden_size", 1, 0, &c->hidden, d) ||

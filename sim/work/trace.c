@@ -987,6 +987,8 @@ static int build(struct loader *L)
     }
     /* meta is free-form provenance, except for the number meta.tokens. */
     if ((it = items[T_META]) != NULL && cJSON_IsObject(it)) {
+        if (jsondoc_check_unique(doc, it, "meta", L->d))
+            return -1;
         const cJSON *tok = cJSON_GetObjectItemCaseSensitive(it, "tokens");
         if (tok != NULL &&
             jsondoc_get_number(doc, tok, "meta", "tokens", 0.0, HUGE_VAL, &t->tokens, L->d))
