@@ -83,5 +83,17 @@ int main(void)
     CHECK(strcmp(a, "1e+03") == 0);
     numfmt_sig(a, sizeof a, 999.4, 3);
     CHECK(strcmp(a, "9.99e+02") == 0);
+
+    /* the strict reader: what a config or CSV may say for a number */
+    static const char *ok[] = {"1", "-2", "+3.5", ".5", "5.", "1e3", "1E-3", "0.25e+2"};
+    static const char *no[] = {"", "0x10", "0x1p3", "inf", "nan", "1e", "e5", ".", "1_000", " 1", "1 ", "--1", "1e3.5"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        CHECK(num_is_decimal(ok[i]));
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECK(!num_is_decimal(no[i]));
+    double pv = 0;
+    CHECK(num_parse("2.5e1", &pv) == 0 && pv == 25.0);
+    CHECK(num_parse("1e400", &pv) == -1);   /* decimal but not finite */
+    CHECK(num_parse("0x10", &pv) == -1 && pv == 25.0);
     TEST_MAIN_END();
 }

@@ -100,6 +100,44 @@ int main(void)
     CHECK_EQ_INT(validate_run(&o2, &r, &d), -1);
     CHECK_EQ_INT(d.line, 2);
     CHECK_STR_CONTAINS(d.msg, "at most 2^50 elements");
+
+    /* a number strtod would read but no spreadsheet means (0x10 is 16 to
+     * strtod), and a column named twice: errors at the line, not a value */
+    static const struct {
+        const char *what, *csv, *field;
+        int line;
+    } bad[] = {
+        {"hex value",
+         "id,metric,value,unit,config,spec\nX-1,latency,0x10,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16\n",
+         "value", 2},
+        {"inf value",
+         "id,metric,value,unit,config,spec\nX-1,latency,inf,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16\n",
+         "value", 2},
+        {"hex host",
+         "id,metric,value,unit,config,spec,host_overhead_us\n"
+         "X-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16,0x1p3\n",
+         "host_overhead_us", 2},
+        {"hex spec number",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "elementwise elements=1048576 flops=0x1p1 dtype=bf16\n",
+         "spec", 2},
+        {"duplicate column",
+         "id,metric,value,unit,config,spec,value\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16,2\n",
+         "value", 1},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(csv, sizeof csv, "%s/bad%zu.csv", dir, i);
+        tu_write_file(csv, bad[i].csv);
+        struct validate_opts ob = {csv, "configs", "."};
+        memset(&d, 0, sizeof d);
+        memset(&r, 0, sizeof r);
+        int brc = validate_run(&ob, &r, &d);
+        printf("  %-17s -> %s:%d: %s: %s\n", bad[i].what, d.file, d.line, d.field, d.msg);
+        CHECK_EQ_INT(brc, -1);
+        CHECK_EQ_INT(d.line, bad[i].line);
+        CHECK(strcmp(d.field, bad[i].field) == 0);
+        validate_free(&r);
+    }
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -375,6 +375,12 @@ static void test_bad_input(void)
     expect_bad("unknown-key", "[architecture_presets]\nArrayHieght: 8\n", gemm, "gemm",
                ".cfg:2: ArrayHieght: not a SCALE-Sim v2 key");
     expect_bad("no-section", "ArrayHeight: 8\n", gemm, "gemm", ".cfg:1: ArrayHeight: key before");
+    /* configparser (strict) refuses these; taking either value would run
+     * a different array than SCALE-Sim refuses to run */
+    expect_bad("dup-key", "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\narrayheight: 16\n", gemm,
+               "gemm", ".cfg:4: arrayheight: given twice in [architecture_presets] (first on line 2)");
+    expect_bad("dup-section", "[general]\nrun_name = t\n[general]\n", gemm, "gemm",
+               ".cfg:3: section [general] given twice (first on line 1)");
     expect_bad("no-colon", "[general]\nrun_name\n", gemm, "gemm", ".cfg:2: expected 'key: value'");
     expect_bad("zero-dim", good, "Layer,M,N,K,\n\nL0,16,0,16,\n", "gemm", ".csv:3: N: expected");
     expect_bad("text-dim", good, "Layer,M,N,K,\nL0,16,x,16,\n", "gemm", ".csv:2: N: expected");

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int put_u64(char *buf, size_t n, uint64_t u, int neg)
@@ -144,4 +145,42 @@ int numfmt_sig(char *buf, size_t n, double v, int sig)
         return snprintf(buf, n, "?");
     memcpy(buf, out, (size_t)k + 1);
     return k;
+}
+
+int num_is_decimal(const char *s)
+{
+    const char *p = s;
+    int digits = 0;
+    if (*p == '+' || *p == '-')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits++;
+    }
+    if (digits == 0)
+        return 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+int num_parse(const char *s, double *out)
+{
+    if (!num_is_decimal(s))
+        return -1;
+    double x = strtod(s, NULL);
+    if (!isfinite(x))
+        return -1;
+    *out = x;
+    return 0;
 }

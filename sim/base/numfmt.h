@@ -1,7 +1,8 @@
-/* numfmt.h: number printing for the writers.  printf's floating-point
- * conversion dominated the time of writing reports, so whole numbers and
- * fixed-point values are formatted with integer arithmetic; anything else
- * falls back to snprintf.  Output is deterministic either way. */
+/* numfmt.h: number printing for the writers, and the one strict number
+ * reader for the loaders.  printf's floating-point conversion dominated the
+ * time of writing reports, so whole numbers and fixed-point values are
+ * formatted with integer arithmetic; anything else falls back to snprintf.
+ * Output is deterministic either way. */
 #ifndef STRATA_NUMFMT_H
 #define STRATA_NUMFMT_H
 
@@ -18,5 +19,12 @@ int numfmt_sig(char *buf, size_t n, double v, int sig);
 /* Like "%.*f" with 0..6 decimals (ties round away from zero, and -0 prints
  * as 0); values too large to scale exactly fall back to snprintf. */
 int numfmt_fix(char *buf, size_t n, double v, int decimals);
+
+/* Strict decimal number: [+-]digits[.digits][(e|E)[+-]digits], at least one
+ * digit before or after the point, nothing after.  No hexadecimal (strtod
+ * reads "0x10" as 16), inf, nan, underscores or spaces.  1 if s is one. */
+int num_is_decimal(const char *s);
+/* num_is_decimal(s) and finite: stores the value and returns 0, else -1. */
+int num_parse(const char *s, double *out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"
+#include "numfmt.h"
 #include "plot.h"
 #include "report.h"
 #include "run.h"
@@ -48,10 +49,7 @@ int cli_run(int argc, char **argv)
         return 2;
     double gran_us = 10.0;
     if (gran != NULL) {
-        char *end;
-        gran_us = strtod(gran, &end);
-        if (end == gran || *end != '\0' || !(gran_us >= 0) || gran_us > 1e9 ||
-            strpbrk(gran, "xXpP") != NULL /* no hexadecimal */) {
+        if (num_parse(gran, &gran_us) != 0 || !(gran_us >= 0) || gran_us > 1e9) {
             fprintf(stderr, "strata run: --timeline-granularity-us: expected microseconds, got '%s'\n",
                     gran);
             return 2;

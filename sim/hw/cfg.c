@@ -18,6 +18,7 @@
 #include "cfg.h"
 
 #include "check.h"
+#include "numfmt.h"
 #include "system.h"
 
 #include <errno.h>
@@ -403,35 +404,6 @@ static int get_section(struct cfg_parse *c, int root, const char *name, int requ
     return v;
 }
 
-/* Strict decimal number: [+-]digits[.digits][(e|E)[+-]digits], at least one
- * digit before or after the point.  No hex, inf, nan, underscores. */
-static int is_decimal(const char *s)
-{
-    const char *p = s;
-    int digits = 0;
-    if (*p == '+' || *p == '-')
-        p++;
-    while (*p >= '0' && *p <= '9')
-        p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9')
-            p++, digits++;
-    }
-    if (digits == 0)
-        return 0;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!(*p >= '0' && *p <= '9'))
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return *p == '\0';
-}
-
 #define CFG_MIN_POS 1e-3 /* smallest positive figure a config may give */
 #define CFG_MAX_POS 1e15 /* and the largest */
 
@@ -457,7 +429,7 @@ static int number_value(struct cfg_parse *c, int v, const char *field, enum rang
     if (n->len == 0)
         return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
                         "expected a number, got nothing");
-    if (!is_decimal(s))
+    if (!num_is_decimal(s))
         return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
                         "expected a number, got '%.40s'", s);
     double x = strtod(s, NULL);

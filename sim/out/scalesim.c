@@ -160,6 +160,39 @@ static int cfg_key(struct ss_config *c, const char *path, int line, const char *
                     section);
 }
 
+/* Records section (key NULL) or section's key in seen; an error naming the
+ * first line if it was there already. */
+struct ss_seen {
+    char name[160];
+    int line;
+};
+
+static int ss_seen_add(struct ss_seen *seen, int *n, int max, const char *section, const char *key,
+                       const char *path, int line, struct diag *d)
+{
+    char name[sizeof seen->name];
+    if (key == NULL)
+        snprintf(name, sizeof name, "[%s]", section);
+    else
+        snprintf(name, sizeof name, "%s]%s", section, key);
+    for (char *p = name + strlen(section) + 1; key != NULL && *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
+    for (int i = 0; i < *n; i++)
+        if (strcmp(seen[i].name, name) == 0)
+            return key == NULL
+                ? diag_set(d, DIAG_E_PARSE, path, line, "", "section [%s] given twice (first on line %d)",
+                           section, seen[i].line)
+                : diag_set(d, DIAG_E_PARSE, path, line, key, "given twice in [%s] (first on line %d)",
+                           section, seen[i].line);
+    if (*n == max)
+        return diag_set(d, DIAG_E_RANGE, path, line, key != NULL ? key : "",
+                        "more than %d sections and keys", max);
+    snprintf(seen[*n].name, sizeof seen[*n].name, "%s", name);
+    seen[*n].line = line;
+    (*n)++;
+    return 0;
+}
+
 static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
 {
     memset(c, 0, sizeof *c);
@@ -168,6 +201,12 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
     char buf[1024], section[64] = "";
+    /* Python's configparser (strict, SCALE-Sim's reader) refuses a section
+     * or a key given twice; keys compare without case, as it lowercases
+     * them.  Each entry is "section]key" with the line it was first on. */
+    enum { SS_MAX_SEEN = 128 };
+    struct ss_seen seen[SS_MAX_SEEN];
+    int nseen = 0;
     int line = 0, rc = 0, got;
     while (rc == 0 && (got = next_line(f, buf, sizeof buf, path, &line, d)) != 0) {
         if (got < 0) {
@@ -185,6 +224,7 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
             }
             *e = '\0';
             snprintf(section, sizeof section, "%s", s + 1);
+            rc = ss_seen_add(seen, &nseen, SS_MAX_SEEN, section, NULL, path, line, d);
             continue;
         }
         char *sep = strpbrk(s, ":=");
@@ -202,7 +242,11 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
             rc = diag_set(d, DIAG_E_PARSE, path, line, "", "empty key");
             break;
         }
+        /* the key's own check first: a known key is short, so its entry
+         * is never cut */
         rc = cfg_key(c, path, line, section, key, v, d);
+        if (rc == 0)
+            rc = ss_seen_add(seen, &nseen, SS_MAX_SEEN, section, key, path, line, d);
     }
     fclose(f);
     if (rc != 0)

@@ -26,6 +26,7 @@
 #include "check.h"
 #include "jsonout.h"
 #include "llm.h"
+#include "numfmt.h"
 #include "run.h"
 #include "trace.h"
 #include "version.h"
@@ -170,9 +171,8 @@ static int spec_num(struct spec_ctx *s, const char *key, double def, double *out
         *out = def;
         return 0;
     }
-    char *end;
-    double x = strtod(v, &end);
-    if (*v == '\0' || *end != '\0' || !isfinite(x) || x < 0)
+    double x;
+    if (num_parse(v, &x) != 0 || x < 0)
         return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
                         "%s: expected a number >= 0, got '%s'", key, v);
     *out = x;
@@ -417,6 +417,17 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
     int c_value = col_index(hdr, nh, "value"), c_unit = col_index(hdr, nh, "unit");
     int c_cfg = col_index(hdr, nh, "config"), c_spec = col_index(hdr, nh, "spec");
     int c_host = col_index(hdr, nh, "host_overhead_us");
+    /* two columns of one name: which one a reader takes differs (pandas
+     * renames the second "value.1", csv.DictReader keeps the last) */
+    for (int i = 0; i < nh && rc == 0; i++)
+        for (int j = i + 1; j < nh; j++)
+            if (hdr[i][0] != '\0' && strcmp(hdr[i], hdr[j]) == 0) {
+                rc = diag_set(d, DIAG_E_PARSE, vo->data, 1, hdr[i],
+                              "column named twice (columns %d and %d)", i + 1, j + 1);
+                break;
+            }
+    if (rc != 0)
+        goto out;
     if (nh < 0 || c_id < 0 || c_metric < 0 || c_value < 0 || c_unit < 0) {
         rc = diag_set(d, DIAG_E_MISSING, vo->data, 1, "header",
                       "needs the columns id, metric, value, unit (and config, spec to be run)");
@@ -468,21 +479,19 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
         snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);
         snprintf(row.spec, sizeof row.spec, "%s", col[c_spec]);
-        char *end;
-        row.measured = strtod(col[c_value], &end);
-        if (*end != '\0' || !(row.measured > 0) || !isfinite(row.measured)) {
+        if (num_parse(col[c_value], &row.measured) != 0 || !(row.measured > 0)) {
             rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "value",
                           "expected a positive number, got '%s'", col[c_value]);
             goto out;
         }
         double host_s = 0;
         if (c_host >= 0 && col[c_host][0] != '\0') {
-            host_s = strtod(col[c_host], &end) * 1e-6;
-            if (*end != '\0' || !(host_s >= 0) || !isfinite(host_s)) {
+            if (num_parse(col[c_host], &host_s) != 0 || !(host_s >= 0)) {
                 rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "host_overhead_us",
                               "expected a number >= 0, got '%s'", col[c_host]);
                 goto out;
             }
+            host_s *= 1e-6;
         }
         /* config, loaded once */
         int ci;
