@@ -121,6 +121,20 @@ int main(void)
          "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
          "elementwise elements=1048576 flops=0x1p1 dtype=bf16\n",
          "spec", 2},
+        /* specs: a model outside the data's tree, and names that were
+         * read as decode or as the default attention */
+        {"model ..",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "llm model=traces/../../secret.json phase=decode dtype=bf16\n", "spec", 2},
+        {"model absolute",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "llm model=/etc/passwd phase=decode dtype=bf16\n", "spec", 2},
+        {"phase typo",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "llm model=traces/models/llama-2-7b.json phase=dcode dtype=bf16\n", "spec", 2},
+        {"attn typo",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "llm model=traces/models/llama-2-7b.json phase=decode attn=flsh dtype=bf16\n", "spec", 2},
         {"duplicate column",
          "id,metric,value,unit,config,spec,value\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16,2\n",
          "value", 1},

@@ -379,6 +379,17 @@ static void test_bad_input(void)
      * a different array than SCALE-Sim refuses to run */
     expect_bad("dup-key", "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\narrayheight: 16\n", gemm,
                "gemm", ".cfg:4: arrayheight: given twice in [architecture_presets] (first on line 2)");
+    /* the reports go to -p/run_name; ".." put them beside -p, over any
+     * reports of that name there */
+    expect_bad("dotdot-name",
+               "[general]\nrun_name = ..\n[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\n"
+               "Dataflow: os\n[run_presets]\nInterfaceBandwidth: CALC\n",
+               gemm, "gemm", ".cfg:2: run_name: must be a non-empty name");
+    {
+        char rep[300];
+        snprintf(rep, sizeof rep, "%s/COMPUTE_REPORT.csv", tmpdir);
+        CHECK(!tu_exists(rep));
+    }
     expect_bad("dup-section", "[general]\nrun_name = t\n[general]\n", gemm, "gemm",
                ".cfg:3: section [general] given twice (first on line 1)");
     expect_bad("no-colon", "[general]\nrun_name\n", gemm, "gemm", ".cfg:2: expected 'key: value'");

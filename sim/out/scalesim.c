@@ -97,9 +97,12 @@ static int cfg_key(struct ss_config *c, const char *path, int line, const char *
                    const char *key, const char *v, struct diag *d)
 {
     if (strcasecmp(key, "run_name") == 0) {
-        if (v[0] == '\0' || strlen(v) >= sizeof c->run_name || strchr(v, '/') != NULL)
+        /* the reports go to OUTDIR/run_name: "." and ".." would put them
+         * over files outside that folder of their own */
+        if (v[0] == '\0' || strlen(v) >= sizeof c->run_name || strchr(v, '/') != NULL ||
+            strcmp(v, ".") == 0 || strcmp(v, "..") == 0)
             return diag_set(d, DIAG_E_RANGE, path, line, key,
-                            "must be a non-empty name without '/' (under %zu characters)",
+                            "must be a non-empty name without '/', not '.' or '..' (under %zu characters)",
                             sizeof c->run_name);
         snprintf(c->run_name, sizeof c->run_name, "%s", v);
         return 0;

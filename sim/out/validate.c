@@ -246,14 +246,32 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown framework '%s'", fw);
         if (model == NULL || phase == NULL)
             return diag_set(d, DIAG_E_MISSING, file, line, "spec", "llm needs model= and phase=");
-        st.phase = strcmp(phase, "prefill") == 0 ? LLM_PREFILL : LLM_DECODE;
+        if (strcmp(phase, "prefill") == 0)
+            st.phase = LLM_PREFILL;
+        else if (strcmp(phase, "decode") == 0)
+            st.phase = LLM_DECODE;
+        else if (strcmp(phase, "train") == 0)
+            st.phase = LLM_TRAIN;
+        else
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                            "phase: expected prefill, decode or train, got '%s'", phase);
+        /* the model lies under the data's tree: no absolute path, no ".." */
+        if (model[0] == '/' || strcmp(model, "..") == 0 || strncmp(model, "../", 3) == 0 ||
+            strstr(model, "/../") != NULL ||
+            (strlen(model) >= 3 && strcmp(model + strlen(model) - 3, "/..") == 0))
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec",
+                            "model: '%s' must be a relative path under '%s' without '..'", model, root);
         if (spec_u64(&s, "batch", 0, 1, 1, &st.batch) || spec_u64(&s, "prompt", 0, 1, 1, &st.prompt) ||
             spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
             return -1;
-        if (attn != NULL)
-            for (int i = 0; i < ATTN_IMPL_COUNT; i++)
-                if (strcmp(attn, op_attn_impl_name((enum attn_impl)i)) == 0)
-                    st.attn = (enum attn_impl)i;
+        if (attn != NULL) {
+            int i = 0;
+            while (i < ATTN_IMPL_COUNT && strcmp(attn, op_attn_impl_name((enum attn_impl)i)) != 0)
+                i++;
+            if (i == ATTN_IMPL_COUNT)
+                return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown attn '%s'", attn);
+            st.attn = (enum attn_impl)i;
+        }
         if (weights != NULL && llm_weights_from_name(weights, &st) != 0)
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown weight format '%s'",
                             weights);
