@@ -152,6 +152,18 @@ int main(void)
         CHECK(strcmp(d.field, bad[i].field) == 0);
         validate_free(&r);
     }
+    /* a NUL byte in a row: it was read as the end of the line and
+     * reported as "1 columns, the header has 4" */
+    static const char nul_csv[] = "id,metric,value,unit\nX\0-1,latency,1,ms\n";
+    snprintf(csv, sizeof csv, "%s/nul.csv", dir);
+    tu_write_bytes(csv, nul_csv, sizeof nul_csv - 1);
+    struct validate_opts on = {csv, "configs", "."};
+    memset(&d, 0, sizeof d);
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(validate_run(&on, &r, &d), -1);
+    CHECK_EQ_INT(d.line, 2);
+    CHECK_STR_CONTAINS(d.msg, "NUL byte");
+    validate_free(&r);
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -379,6 +379,23 @@ static void test_bad_input(void)
      * a different array than SCALE-Sim refuses to run */
     expect_bad("dup-key", "[architecture_presets]\nArrayHeight: 8\nArrayWidth: 8\narrayheight: 16\n", gemm,
                "gemm", ".cfg:4: arrayheight: given twice in [architecture_presets] (first on line 2)");
+    /* a NUL byte: fgets took it for the end of the line, and the error
+     * said "line longer than 1022 bytes" (or too few fields) */
+    {
+        static const char nul_cfg[] = "[general]\nrun\0_name = t\n";
+        char cp[256], tp[256], args[1024], out[256];
+        snprintf(cp, sizeof cp, "%s/nul.cfg", tmpdir);
+        snprintf(tp, sizeof tp, "%s/nul.csv", tmpdir);
+        snprintf(out, sizeof out, "%s/bad-nul", tmpdir);
+        tu_write_bytes(cp, nul_cfg, sizeof nul_cfg - 1);
+        tu_write_file(tp, gemm);
+        snprintf(args, sizeof args, "-c '%s' -t '%s' -i gemm -p '%s'", cp, tp, out);
+        char *err = NULL;
+        CHECK_EQ_INT(scalesim(args, &err), 1);
+        CHECK_STR_CONTAINS(err, "nul.cfg:2: a NUL byte");
+        CHECK(!tu_exists(out));
+        free(err);
+    }
     /* the reports go to -p/run_name; ".." put them beside -p, over any
      * reports of that name there */
     expect_bad("dotdot-name",

@@ -26,6 +26,7 @@
 #include "check.h"
 #include "diag.h"
 #include "sa_mem.h"
+#include "textline.h"
 #include "systolic.h"
 
 struct ss_config {
@@ -73,11 +74,16 @@ static int parse_dim(const char *v, uint64_t *out)
  * *d when a line does not fit. */
 static int next_line(FILE *f, char *buf, size_t n, const char *path, int *line, struct diag *d)
 {
-    if (fgets(buf, (int)n, f) == NULL)
-        return ferror(f) ? diag_set(d, DIAG_E_IO, path, *line, "", "read error") : 0;
+    size_t len;
+    enum textline r = textline_read(f, buf, n, &len);
+    if (r == TEXTLINE_EOF)
+        return 0;
     ++*line;
-    if (strchr(buf, '\n') == NULL && !feof(f))
+    if (r == TEXTLINE_LONG)
         return diag_set(d, DIAG_E_PARSE, path, *line, "", "line longer than %zu bytes", n - 2);
+    if (r != TEXTLINE_OK)
+        return diag_set(d, r == TEXTLINE_ERROR ? DIAG_E_IO : DIAG_E_PARSE, path, *line, "", "%s",
+                        textline_what(r));
     return 1;
 }
 

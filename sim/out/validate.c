@@ -27,6 +27,7 @@
 #include "jsonout.h"
 #include "llm.h"
 #include "numfmt.h"
+#include "textline.h"
 #include "run.h"
 #include "trace.h"
 #include "version.h"
@@ -426,8 +427,13 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
     int rc = 0, lineno = 1;
     struct { char name[64]; struct hw_config cfg; } *cfgs = sim_xcalloc(VAL_MAX_CONFIGS, sizeof *cfgs);
     int ncfg = 0;
-    if (fgets(hline, VAL_MAX_LINE, f) == NULL) {
-        rc = diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "empty file");
+    size_t len;
+    enum textline tl = textline_read(f, hline, VAL_MAX_LINE, &len);
+    if (tl != TEXTLINE_OK) {
+        rc = tl == TEXTLINE_EOF ? diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "empty file")
+           : tl == TEXTLINE_LONG ? diag_set(d, DIAG_E_RANGE, vo->data, 1, "", "line longer than %d bytes",
+                                            VAL_MAX_LINE - 2)
+                                 : diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "%s", textline_what(tl));
         goto out;
     }
     int nh = csv_split(hline, hdr, VAL_MAX_COLS);
@@ -453,12 +459,15 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
     }
     size_t cap = 64;
     res->rows = sim_xcalloc(cap, sizeof *res->rows);
-    while (fgets(line, VAL_MAX_LINE, f) != NULL) {
+    while ((tl = textline_read(f, line, VAL_MAX_LINE, &len)) != TEXTLINE_EOF) {
         lineno++;
-        size_t len = strlen(line);
-        if (len == VAL_MAX_LINE - 1 && line[len - 1] != '\n') {
+        if (tl == TEXTLINE_LONG) {
             rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "", "line longer than %d bytes",
                           VAL_MAX_LINE - 2);
+            goto out;
+        }
+        if (tl != TEXTLINE_OK) {
+            rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "", "%s", textline_what(tl));
             goto out;
         }
         if (strspn(line, " \t\r\n") == len)
