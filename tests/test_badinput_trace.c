@@ -148,6 +148,16 @@ static void test_common_fields(void)
            DIAG_E_UNKNOWN_NAME, 3, "ops[1].kind", "known: gemm, attention");
     expect("kind-not-string", HEAD "{\"id\": \"b\", \"kind\": 3}]}\n", DIAG_E_TYPE, 2,
            "ops[0].kind", NULL);
+    /* names reach report.json (which must be UTF-8) and the terminal: an
+     * escape sequence or a byte that is not UTF-8 is refused where it is */
+    expect("name-escape", HEAD GEN("a") ", \"name\": \"x\\u001b[31mred\"}]}\n", DIAG_E_TYPE, 2,
+           "ops[0].name", "byte 1 (0x1b) is not printable UTF-8");
+    expect("name-not-utf8", HEAD GEN("a") ", \"name\": \"ab\xff\"}]}\n", DIAG_E_TYPE, 2,
+           "ops[0].name", "byte 2 (0xff)");
+    expect("name-overlong", HEAD GEN("a") ", \"name\": \"\xc0\xaf\"}]}\n", DIAG_E_TYPE, 2,
+           "ops[0].name", "byte 0 (0xc0)");
+    expect("name-c1", HEAD GEN("a") ", \"name\": \"\xc2\x9b\"}]}\n", DIAG_E_TYPE, 2,
+           "ops[0].name", "byte 0 (0xc2)");
     expect("missing-kind", HEAD "{\"id\": \"b\"}]}\n", DIAG_E_MISSING, 2, "ops[0].kind", NULL);
     expect("missing-id", HEAD "{\"kind\": \"gemm\"}]}\n", DIAG_E_MISSING, 2, "ops[0].id", NULL);
     expect("unknown-dtype", HEAD "{\"id\": \"g\", \"kind\": \"gemm\",\n \"dtype\": \"fp12\", "

@@ -526,6 +526,23 @@ static void test_load_all_kinds_and_round_trip(void)
     free(b1);
     free(b2);
 
+    /* a name the loader would refuse (an importer's kernel name) is
+     * written with U+FFFD for each bad byte, so the file loads again; a
+     * valid multi-byte name is written as it is */
+    char name0[sizeof t2.ops[0].name];
+    memcpy(name0, t2.ops[0].name, sizeof name0);
+    snprintf(t2.ops[0].name, sizeof t2.ops[0].name, "k\xff\x1b[0m\xe2\x86\x92");
+    CHECK_EQ_INT(trace_write(&t2, out2, &d), 0);
+    rc = trace_load(out2, &t3, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK(strcmp(t3.ops[0].name, "k\xef\xbf\xbd\xef\xbf\xbd[0m\xe2\x86\x92") == 0);
+        trace_free(&t3);
+    } else {
+        diag_print(&d, stderr);
+    }
+    memcpy(t2.ops[0].name, name0, sizeof name0);
+
     /* overwrite an existing file */
     CHECK_EQ_INT(trace_write(&t2, out1, &d), 0);
     CHECK_EQ_INT(trace_load(out1, &t3, &d), 0);

@@ -11,6 +11,7 @@
  * as a wrong line.
  */
 #include "jsondoc.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -467,6 +468,14 @@ int jsondoc_get_string(const struct jsondoc *doc, const cJSON *item, const char 
         return diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, item),
                         jsondoc_field(field, sizeof field, prefix, key),
                         "is too long: %zu bytes, at most %zu allowed", len, maxlen);
+    }
+    size_t bad;
+    if (!utf8_printable(item->valuestring, &bad)) {
+        char field[128];
+        return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, item),
+                        jsondoc_field(field, sizeof field, prefix, key),
+                        "byte %zu (0x%02x) is not printable UTF-8 (a control character, or not UTF-8)",
+                        bad, (unsigned)(unsigned char)item->valuestring[bad]);
     }
     *out = item->valuestring;
     return 0;

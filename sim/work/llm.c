@@ -39,7 +39,10 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
     if (jsondoc_check_unique(&doc, doc.root, "", d))
         goto out;
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(doc.root, "model_type");
-    snprintf(c->name, sizeof c->name, "%s", cJSON_IsString(mt) ? mt->valuestring : "llm");
+    const char *mname = "llm";
+    if (mt != NULL && jsondoc_get_string(&doc, mt, "", "model_type", sizeof c->name - 1, &mname, d))
+        goto out;   /* the name reaches report.json and the terminal */
+    snprintf(c->name, sizeof c->name, "%s", mname);
     if (get_dim(&doc, "hidden_size", 1, 0, &c->hidden, d) ||
         get_dim(&doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
         get_dim(&doc, "num_hidden_layers", 1, 0, &c->layers, d) ||

@@ -30,6 +30,7 @@
 #include "check.h"
 #include "jsondoc.h"
 #include "uheap.h"
+#include "utf8.h"
 
 #define TRACE_OPS_CAP 50000000u
 #define TRACE_LOOP_CAP ((uint64_t)1 << 34)      /* a GEMM's k, an attention's kv_len */
@@ -1085,19 +1086,27 @@ void trace_free(struct trace *t)
 /* A JSON string of at most max bytes of s (s need not be terminated). */
 static void put_string(FILE *f, const char *s, size_t max)
 {
+    /* what the loader would refuse (not UTF-8, control characters: an
+     * imported kernel name) becomes U+FFFD, a byte at a time */
+    size_t n = strnlen(s, max), out = 0;   /* at most max - 1 bytes, as the loader reads */
     fputc('"', f);
-    for (size_t i = 0; i < max && s[i] != '\0'; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_char_len(s + i, n - i);
+        if (out + (k == 0 ? 3 : k) > max - 1)
+            break;
+        if (k == 0) {
+            fputs(UTF8_REPLACEMENT, f);
+            out += 3;
+            i++;
+        } else if (s[i] == '"' || s[i] == '\\') {
+            fprintf(f, "\\%c", s[i]);
+            out++;
+            i++;
+        } else {
+            fwrite(s + i, 1, k, f);
+            out += k;
+            i += k;
+        }
     }
     fputc('"', f);
 }
