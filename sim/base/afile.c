@@ -40,10 +40,23 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
         snprintf(a->target, sizeof a->target, "%s", real);
         free(real);
     }
-    if (stat(a->target, &st) == 0 && !S_ISREG(st.st_mode))
-        return diag_set(d, DIAG_E_IO, path, 0, "",
-                        "cannot write: it exists and is not a regular file (%s)",
-                        S_ISDIR(st.st_mode) ? "a folder" : "a device, pipe or socket");
+    /* the mode open(2) would give: an existing file keeps its own (a 0600
+     * report stays private), a new one gets 0666 less the umask.  mkstemp
+     * makes 0600 whatever the umask.  umask() can only be read by setting
+     * it; files are written on the main thread (whatif's workers only
+     * simulate), so nothing sees the moment it is 0. */
+    mode_t mode;
+    if (stat(a->target, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return diag_set(d, DIAG_E_IO, path, 0, "",
+                            "cannot write: it exists and is not a regular file (%s)",
+                            S_ISDIR(st.st_mode) ? "a folder" : "a device, pipe or socket");
+        mode = st.st_mode & 0777;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
     snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", a->target);
     int fd = mkstemp(a->tmp);
     if (fd < 0) {
@@ -55,7 +68,7 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
                             strerror(e));
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
     }
-    if (fchmod(fd, 0644) != 0 || (a->f = fdopen(fd, "w")) == NULL) {
+    if (fchmod(fd, mode) != 0 || (a->f = fdopen(fd, "w")) == NULL) {
         int e = errno;
         close(fd);
         unlink(a->tmp);
