@@ -172,6 +172,17 @@ static void test_config_errors(void)
                         " \"vocab_size\": 32000,\n"
                         " \"max_position_embeddings\": 4096}\n",
                         DIAG_E_DUPLICATE, 5, "num_hidden_layers");
+    /* every size within its own limit, but the parameter count past 2^64
+     * (it wrapped around to a small number) */
+    expect_config_error("too-many-params",
+                        "{\"hidden_size\": 16777216,\n"
+                        " \"intermediate_size\": 16777216,\n"
+                        " \"num_hidden_layers\": 4096,\n"
+                        " \"num_attention_heads\": 16777216,\n"
+                        " \"head_dim\": 16777216,\n"
+                        " \"vocab_size\": 32000,\n"
+                        " \"max_position_embeddings\": 4096}\n",
+                        DIAG_E_RANGE, 1, "hidden_size");
     expect_config_error("not-divisible",
                         "{\"hidden_size\": 4100,\n"
                         " \"intermediate_size\": 11008,\n"

@@ -10,6 +10,7 @@
 
 #define LLM_MAX_DIM (1ull << 24)
 #define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
+#define LLM_MAX_PARAMS 2e15 /* parameters */
 
 static int get_dim(const struct jsondoc *doc, const char *key, int required, uint64_t def,
                    uint64_t *out, struct diag *d)
@@ -85,6 +86,20 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc.root, "tie_word_embeddings");
     if (tie != NULL && jsondoc_get_bool(&doc, tie, "", "tie_word_embeddings", &c->tied, d))
         goto out;
+    /* each size is at most 2^24, but their products are not: llm_param_count
+     * wrapped around 2^64 for head_dim x heads x hidden near the limits.
+     * The same sum in double, against a bound a thousand times the largest
+     * published dense models (~2e12), keeps every product below 2^63. */
+    double hd_ = (double)c->hidden, q_ = (double)c->heads * (double)c->head_dim,
+           kv_ = (double)c->kv_heads * (double)c->head_dim;
+    double layer_ = 2 * hd_ * q_ + 2 * hd_ * kv_ + 3 * hd_ * (double)c->intermediate + 2 * hd_;
+    double total_ = 2 * (double)c->vocab * hd_ + (double)c->layers * layer_ + hd_;
+    if (!(total_ <= LLM_MAX_PARAMS)) {
+        diag_set(d, DIAG_E_RANGE, path, 1, "hidden_size",
+                 "the sizes give %.3g parameters, more than %.0e: not a model strata can build", total_,
+                 LLM_MAX_PARAMS);
+        goto out;
+    }
     rc = 0;
 out:
     jsondoc_free(&doc);
