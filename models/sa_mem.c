@@ -592,6 +592,15 @@ int sa_mem_calc(const struct sa_mem_config *c, const struct sa_conv *v, struct s
     return 0;
 }
 
+double sa_mem_walk_units(const struct sa_mem_config *c, const struct sa_conv *v)
+{
+    struct geom g;
+    uint64_t sr, sc, fold_rows;
+    if (geom_init(c, v, &g, &sr, &sc, &fold_rows) != 0)
+        return -1;
+    return (double)g.rf * (double)g.cf * (double)fold_rows * (double)(g.R + 2 * g.C);
+}
+
 int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa_mem_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -602,11 +611,6 @@ int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa
     for (int k = 0; k < SA_OPERANDS; k++)
         if (c->sram_words[k] < 2 || c->sram_words[k] > (1ull << 34))
             return -1;
-    /* about a minute of walking at most: one unit of this product took
-     * about 32 ns on the development machine (a 1x1 array with K = 1e9,
-     * 3e9 units, walked in 97 s), so the cap is 2e9 */
-    if ((double)g.rf * (double)g.cf * (double)fold_rows * (double)(g.R + 2 * g.C) > 2e9)
-        return -1;
     struct rbuf ib, fb;
     if (rbuf_init(&ib, &g, SA_IFMAP, c->sram_words[SA_IFMAP], c->bw) != 0)
         return -1;

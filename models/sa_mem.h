@@ -70,9 +70,17 @@ struct sa_mem_result {
 uint64_t sa_conv_ofmap_h(const struct sa_conv *v);
 uint64_t sa_conv_ofmap_w(const struct sa_conv *v);
 
+/* The work sa_mem_run does for one layer, in walk units: folds x fold
+ * rows x (R + 2C) buffer steps.  One unit took about 32 ns on the
+ * development machine (a 1x1 array with K = 1e9, 3e9 units, walked in
+ * 97 s).  -1 when the layer's geometry is refused (as sa_mem_run would). */
+double sa_mem_walk_units(const struct sa_mem_config *c, const struct sa_conv *v);
+/* The default budget of walk units for a whole run: about a minute. */
+#define SA_MEM_WALK_BUDGET 2e9
+
 /* Runs one layer.  Returns 0, or -1 when a size is zero, the buffers are
- * smaller than two words, or the layer is too large to walk (2^31 words or
- * more in an operand, or over 10^11 demand entries). */
+ * smaller than two words, or an operand's addresses do not fit.  The
+ * caller bounds the work with sa_mem_walk_units (a per-run budget). */
 int sa_mem_run(const struct sa_mem_config *c, const struct sa_conv *v, struct sa_mem_result *r);
 
 /* The same figures when the interface keeps up (SCALE-Sim's CALC mode): no

@@ -491,7 +491,39 @@ static void test_bad_input(void)
     snprintf(topo, sizeof topo, "%swrap, 1073741824, 1073741824, 1, 1, 16, 1, 1048576,\n", conv_head);
     expect_bad("user-wrap", user, topo, "conv", ".csv:2: wrap: layer too large to walk");
     snprintf(topo, sizeof topo, "%sbig, 4096, 4096, 64, 64, 1, 128, 1,\n", conv_head);
-    expect_bad("user-big", user, topo, "conv", ".csv:2: big: layer too large to walk");
+    expect_bad("user-big", user, topo, "conv", ".csv:2: big: the layers up to here need");
+
+    /* the budget is the run's, not each layer's: three layers that each
+     * fit, but not together (issue 17, item 8: five short lines took 85 s) */
+    {
+        struct sa_mem_config mc = {128, 128, SA_OS, {64 * 1024, 64 * 1024, 64 * 1024}, 8};
+        struct sa_conv v = {64, 64, 3, 3, 64, 64, 1};
+        double u = sa_mem_walk_units(&mc, &v);
+        CHECK(u > 1000);
+        char out[256];
+        snprintf(cp, sizeof cp, "%s/budget.cfg", tmpdir);
+        snprintf(tp, sizeof tp, "%s/budget.csv", tmpdir);
+        tu_write_file(cp, user);
+        snprintf(topo, sizeof topo, "%sa, 64, 64, 3, 3, 64, 64, 1,\nb, 64, 64, 3, 3, 64, 64, 1,\n"
+                 "c, 64, 64, 3, 3, 64, 64, 1,\n", conv_head);
+        tu_write_file(tp, topo);
+        snprintf(out, sizeof out, "%s/budget-out", tmpdir);
+        snprintf(args, sizeof args, "-c '%s' -t '%s' -i conv -p '%s' --max-walk %.0f", cp, tp, out, 2.5 * u);
+        err = NULL;
+        CHECK_EQ_INT(scalesim(args, &err), 1);
+        CHECK_STR_CONTAINS(err, "budget.csv:4: c: the layers up to here need");
+        CHECK_STR_CONTAINS(err, "--max-walk");
+        CHECK(!tu_exists(out));
+        free(err);
+        err = NULL;
+        snprintf(args, sizeof args, "-c '%s' -t '%s' -i conv -p '%s' --max-walk %.0f", cp, tp, out, 3 * u);
+        CHECK_EQ_INT(scalesim(args, &err), 0);
+        free(err);
+        err = NULL;
+        CHECK_EQ_INT(scalesim("-c x -t y --max-walk 0x10", &err), 2);
+        CHECK_STR_CONTAINS(err, "--max-walk: expected");
+        free(err);
+    }
 }
 
 /* Lines closed part-full in the ofmap buffer are credited as whole ones

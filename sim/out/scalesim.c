@@ -451,7 +451,7 @@ static void drop_reports(const char *dir, const char *const *reports, int keep)
 }
 
 int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdir, int quiet,
-                 struct diag *d)
+                 double max_walk, struct diag *d)
 {
     int rc = 0;
     struct ss_config c;
@@ -466,6 +466,22 @@ int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdi
     struct sa_mem_config mc = {c.rows, c.cols, c.df,
                                {c.sram_kb[0] * 1024, c.sram_kb[1] * 1024, c.sram_kb[2] * 1024},
                                c.bw};
+    /* USER mode walks the buffers cycle by cycle: the whole run, not each
+     * layer, gets the budget, so five modest lines cannot add up to minutes */
+    if (max_walk <= 0)
+        max_walk = SA_MEM_WALK_BUDGET;
+    double walked = 0;
+    for (size_t i = 0; i < n && rc == 0 && c.user_bw; i++) {
+        double u = sa_mem_walk_units(&mc, &L[i].v);
+        if (u < 0)
+            break;   /* sa_mem_run refuses it below, with its line */
+        walked += u;
+        if (walked > max_walk)
+            rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
+                          "the layers up to here need %.3g units of USER-mode walking (about %.0f s), "
+                          "over the run's budget of %.3g; raise it with --max-walk UNITS",
+                          walked, walked * 32e-9, max_walk);
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0) {
             rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
