@@ -308,6 +308,48 @@ static void test_other(void)
     CHECK_EQ_INT(count_prefixed("out.json.tmp"), 0);
 }
 
+/* An output that is one of the command's inputs (by any name: a link
+ * too) is refused before anything is written; the input is unchanged
+ * (issue 17, item 6). */
+static void test_output_is_input(void)
+{
+    char trace[256], model[256], link[256], cfg[256], args[1400];
+    snprintf(trace, sizeof trace, "%s/in-trace.json", tmpdir);
+    snprintf(model, sizeof model, "%s/in-model.json", tmpdir);
+    snprintf(link, sizeof link, "%s/in-link.json", tmpdir);
+    snprintf(cfg, sizeof cfg, "%s/in-hw.yaml", tmpdir);
+    char *t0 = tu_read_file("traces/examples/llama-2-7b-decode-b1-ctx2048.json", NULL);
+    char *m0 = tu_read_file("traces/models/llama-2-7b.json", NULL);
+    char *c0 = tu_read_file(H100, NULL);
+    CHECK(t0 != NULL && m0 != NULL && c0 != NULL);
+    if (t0 == NULL || m0 == NULL || c0 == NULL)
+        return;
+    tu_write_file(trace, t0);
+    tu_write_file(model, m0);
+    tu_write_file(cfg, c0);
+    CHECK(symlink(model, link) == 0);
+    static const char *const what[] = {"run --json TRACE", "run --csv HW", "gen -o MODEL", "gen -o LINK"};
+    for (size_t i = 0; i < sizeof what / sizeof what[0]; i++) {
+        if (i == 0)
+            snprintf(args, sizeof args, "run --hw '%s' --trace '%s' --json '%s'", cfg, trace, trace);
+        else if (i == 1)
+            snprintf(args, sizeof args, "run --hw '%s' --trace '%s' --csv '%s'", cfg, trace, cfg);
+        else
+            snprintf(args, sizeof args, "gen llm --model '%s' --phase decode -o '%s'", model,
+                     i == 2 ? model : link);
+        char *err = NULL;
+        CHECK_EQ_INT(run_cli(args, &err), 1);
+        CHECK_STR_CONTAINS(err, "cannot write: it is one of this command's inputs");
+        printf("%-16s %s", what[i], err ? err : "(no stderr)\n");
+        free(err);
+    }
+    char *t1 = tu_read_file(trace, NULL), *m1 = tu_read_file(model, NULL), *c1 = tu_read_file(cfg, NULL);
+    CHECK(t1 != NULL && strcmp(t0, t1) == 0);
+    CHECK(m1 != NULL && strcmp(m0, m1) == 0);
+    CHECK(c1 != NULL && strcmp(c0, c1) == 0);
+    free(t0), free(m0), free(c0), free(t1), free(m1), free(c1);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-bad") != 0)
@@ -315,6 +357,7 @@ int main(void)
     test_traces();
     test_configs();
     test_other();
+    test_output_is_input();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

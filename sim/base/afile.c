@@ -15,6 +15,45 @@
 
 enum { AFILE_BUF = 1 << 16 }; /* below glibc's mmap threshold: reused, not faulted in per file */
 
+/* The files this process has read (device and inode: every name and link
+ * for one file matches).  Only the main thread reads and writes files. */
+static struct {
+    dev_t dev;
+    ino_t ino;
+} inputs[256];
+static int ninputs, guard;
+
+void afile_guard_inputs(void)
+{
+    guard = 1;
+}
+
+static void note(const struct stat *st)
+{
+    for (int i = 0; i < ninputs; i++)
+        if (inputs[i].dev == st->st_dev && inputs[i].ino == st->st_ino)
+            return;
+    if (ninputs < (int)(sizeof inputs / sizeof inputs[0])) {
+        inputs[ninputs].dev = st->st_dev;
+        inputs[ninputs].ino = st->st_ino;
+        ninputs++;
+    }
+}
+
+void afile_note_input(FILE *f)
+{
+    struct stat st;
+    if (f != NULL && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+        note(&st);
+}
+
+void afile_note_input_path(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        note(&st);
+}
+
 int afile_open(struct afile *a, const char *path, struct diag *d)
 {
     memset(a, 0, sizeof *a);
@@ -51,6 +90,10 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
             return diag_set(d, DIAG_E_IO, path, 0, "",
                             "cannot write: it exists and is not a regular file (%s)",
                             S_ISDIR(st.st_mode) ? "a folder" : "a device, pipe or socket");
+        for (int i = 0; guard && i < ninputs; i++)
+            if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino)
+                return diag_set(d, DIAG_E_IO, path, 0, "",
+                                "cannot write: it is one of this command's inputs");
         mode = st.st_mode & 0777;
     } else {
         mode_t mask = umask(0);

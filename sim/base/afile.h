@@ -24,12 +24,23 @@ struct afile {
 /* Returns 0 with a->f open for writing, or -1 with *d filled.  A path that
  * is a symbolic link writes the file it names (the link stays); a path that
  * exists but is not a regular file (a folder, a device such as /dev/null,
- * a pipe) is refused: renaming over it would replace it. */
+ * a pipe) is refused: renaming over it would replace it, and so is one of
+ * the command's inputs (afile_note_input). */
 int afile_open(struct afile *a, const char *path, struct diag *d);
 /* Flush, close and rename.  Returns 0, or -1 (temp file removed) with *d. */
 int afile_commit(struct afile *a, struct diag *d);
 /* Close and remove the temp file. */
 void afile_abort(struct afile *a);
+/* Records that f, just opened for reading, is an input of this command:
+ * afile_open then refuses to replace that file (`run --trace T --json T`
+ * would overwrite the trace).  The loaders call it; up to 256 inputs. */
+void afile_note_input(FILE *f);
+/* The same for a file read by name (zlib's gzopen). */
+void afile_note_input_path(const char *path);
+/* Turns that refusal on: the command line does, for the whole process.  A
+ * library caller (a test that reloads and rewrites one file) leaves it off. */
+void afile_guard_inputs(void);
+
 /* Create dir if it is missing (its parent must exist); opt names the
  * option in the diagnostic.  0, or -1 with *d. */
 int afile_make_dir(const char *dir, const char *opt, struct diag *d);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "afile.h"
 #include "check.h"
 
 int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
@@ -16,6 +17,7 @@ int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
     if (g == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot read: %s",
                         errno ? strerror(errno) : "out of memory");
+    afile_note_input_path(path);
     gzbuffer(g, 1 << 17);
     size_t cap = 1 << 20, n = 0;
     char *b = malloc(cap + 1);
@@ -75,6 +77,7 @@ void *gz_open_read(const char *path, struct diag *d)
         diag_set(d, DIAG_E_IO, path, 0, "", "cannot read: %s", errno ? strerror(errno) : "out of memory");
         return NULL;
     }
+    afile_note_input_path(path);
     gzbuffer(g, 1 << 17);
     return g;
 }

@@ -11,6 +11,7 @@
  * as a wrong line.
  */
 #include "jsondoc.h"
+#include "afile.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -268,6 +269,7 @@ int jsondoc_parse_string(const char *text, const char *name, struct jsondoc *doc
 int jsondoc_load(const char *path, struct jsondoc *doc, struct diag *d)
 {
     FILE *f = fopen(path, "rb");
+    afile_note_input(f);
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
     struct stat st;

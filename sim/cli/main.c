@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "afile.h"
 #include "cli.h"
 #include "version.h"
 
@@ -72,6 +73,7 @@ static void tune_malloc(void)
 int main(int argc, char **argv)
 {
     tune_malloc();
+    afile_guard_inputs();   /* no output may replace one of the command's inputs */
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -17,6 +17,7 @@
  */
 #include "cfg.h"
 
+#include "afile.h"
 #include "check.h"
 #include "numfmt.h"
 #include "system.h"
@@ -88,6 +89,7 @@ static int mark_line(yaml_mark_t m)
 static int read_file(struct cfg_parse *c, unsigned char **buf_out, size_t *len_out)
 {
     FILE *f = fopen(c->path, "rb");
+    afile_note_input(f);
     if (f == NULL)
         return diag_set(c->d, DIAG_E_IO, c->path, 0, "", "cannot open: %s", strerror(errno));
     size_t cap = 4096, len = 0;

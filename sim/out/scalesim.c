@@ -207,6 +207,7 @@ static int ss_config_load(const char *path, struct ss_config *c, struct diag *d)
     memset(c, 0, sizeof *c);
     snprintf(c->run_name, sizeof c->run_name, "scalesim_run");
     FILE *f = fopen(path, "r");
+    afile_note_input(f);
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
     char buf[1024], section[64] = "";
@@ -352,6 +353,7 @@ static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, s
     *out = NULL;
     *nout = 0;
     FILE *f = fopen(path, "r");
+    afile_note_input(f);
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open: %s", strerror(errno));
     char buf[4096];

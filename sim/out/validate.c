@@ -419,6 +419,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
 {
     memset(res, 0, sizeof *res);
     FILE *f = fopen(vo->data, "r");
+    afile_note_input(f);
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, vo->data, 0, "", "cannot read: %s", strerror(errno));
     char *line = sim_xcalloc(VAL_MAX_LINE, 1);
