@@ -65,6 +65,10 @@ int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
         return diag_set(d, DIAG_E_PARSE, path, 0, "", "corrupt or truncated gzip file");
     }
     b[n] = '\0';
+    if (memchr(b, '\0', n) != NULL) {   /* every caller reads JSON text */
+        free(b);
+        return diag_set(d, DIAG_E_PARSE, path, 0, "", "not a JSON file (NUL byte)");
+    }
     *buf = b;
     *len = n;
     return 0;

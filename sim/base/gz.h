@@ -11,7 +11,7 @@
 
 /* *buf gets a NUL-terminated copy of the (decompressed) contents; the
  * caller frees it.  Returns 0, or -1 with *d (unreadable, corrupt or
- * truncated gzip, too large). */
+ * truncated gzip, too large, or a NUL byte: the callers read JSON text). */
 int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d);
 
 /* Streaming: open (NULL with *d on failure), read up to n bytes (returns

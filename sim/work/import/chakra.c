@@ -499,10 +499,6 @@ int import_chakra(const char *path, struct trace *out, struct import_stats *st, 
     size_t len;
     if (gz_read_all(path, &text, &len, d) != 0)
         return -1;
-    if (strlen(text) != len) {
-        free(text);
-        return diag_set(d, DIAG_E_PARSE, path, 0, "", "not a JSON file (NUL byte)");
-    }
     int open = 0;
     char *w = chakra_wrap(text, &open);
     if (open) {

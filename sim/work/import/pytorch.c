@@ -1127,10 +1127,6 @@ static int load_json(const char *path, struct jsondoc *doc, struct diag *d)
     size_t len;
     if (gz_read_all(path, &text, &len, d) != 0)
         return -1;
-    if (strlen(text) != len) {
-        free(text);
-        return diag_set(d, DIAG_E_PARSE, path, 0, "", "not a JSON file (NUL byte)");
-    }
     int rc = jsondoc_parse_string(text, path, doc, d);
     free(text);
     return rc;
