@@ -1,5 +1,7 @@
 /* Runs the shipped calibration set and holds the accuracy the issue asks
  * for (docs/calibration.md): a model change that breaks it fails here. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test.h"
@@ -32,6 +34,9 @@ int main(void)
         {"FA/attention-fa1", 0.12, 0.26},
         {"FA/attention-triton", 0.13, 0.23},
         {"FA/attention-math", 0.11, 0.49},
+        /* nccl-tests all_reduce on 8x A100 (MLE-021..040): the issue's
+         * median 10%, worst 25%; sizes up to 1 MiB are checked below */
+        {"MLE/collective", 0.10, 0.25},
     };
     struct validate_opts o = {"traces/validation/calibration.csv", "configs", "."};
     struct validate_result r;
@@ -43,7 +48,17 @@ int main(void)
         diag_print(&d, stderr);
         TEST_MAIN_END();
     }
-    CHECK_EQ_INT(r.nrows, 263);
+    CHECK_EQ_INT(r.nrows, 283);
+    /* the latency regime: every all-reduce up to 1 MiB within 25% */
+    int small = 0;
+    for (uint32_t i = 0; i < r.nrows; i++) {
+        const char *bytes = strstr(r.rows[i].spec, "bytes=");
+        if (strncmp(r.rows[i].id, "MLE-", 4) != 0 || bytes == NULL || atof(bytes + 6) > 1048576)
+            continue;
+        small++;
+        CHECK(fabs(r.rows[i].err) <= 0.25);
+    }
+    CHECK_EQ_INT(small, 6);
     struct validate_group g[32];
     int ng = validate_groups(&r, g, 32);
     for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {

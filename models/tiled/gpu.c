@@ -180,7 +180,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->waitq_res = sim_xcalloc(t->nops, sizeof *g->waitq_res);
     size_t panels = 1, waves = 1;
     for (uint32_t i = 0; i < t->nops; i++) {
-        if (t->ops[i].device != device)
+        if (t->ops[i].device != device || t->ops[i].kind == OP_COLLECTIVE)
             continue;
         char msg[320];
         if (t->ops[i].kind == OP_ATTENTION && lower_attn_check(cfg, &t->ops[i], msg, sizeof msg) != 0) {

@@ -735,7 +735,8 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
         L->flops += el;
         break;
     }
-    case OP_ATTENTION: case OP_REDUCTION: case OP_MEMCPY: case OP_GENERIC: case OP_KIND_COUNT:
+    case OP_ATTENTION: case OP_REDUCTION: case OP_MEMCPY: case OP_GENERIC: case OP_COLLECTIVE:
+    case OP_KIND_COUNT:
         break;
     }
     L->nk = n;
@@ -857,6 +858,9 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         L->flops = o->u.gen.flops;
         break;
     }
+    case OP_COLLECTIVE:         /* the run's collective engine (models/coll.c) runs it */
+        L->nk = 0;
+        break;
     case OP_KIND_COUNT:
         SIM_CHECK(0);
     }

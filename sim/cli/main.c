@@ -32,6 +32,7 @@ static const struct verb {
     {"fit", cli_fit, cli_fit_usage},
     {"compare", cli_compare, cli_compare_usage},
     {"scalesim", cli_scalesim, cli_scalesim_usage},
+    {"bench", cli_bench, cli_bench_usage},
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 

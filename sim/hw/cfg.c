@@ -599,7 +599,10 @@ static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, co
 
 static const char *const top_keys[] = {
     "name", "family", "clock_MHz", "compute", "threads", "systolic", "levels", "launch",
-    "efficiency", NULL};
+    "collectives", "efficiency", NULL};
+static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GBps",
+                                               "call_overhead_us", "ll_bandwidth_GBps",
+                                               "hop_latency_scale", NULL};
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
     "special_function_ops_per_cycle_per_unit", "matrix_paths", NULL};
@@ -1064,6 +1067,35 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
                        &h->launch_overhead_ps) != 0)
         return -1;
 
+    h->coll_channels = 1;
+    h->coll_hop_scale = 1.0;
+    h->coll_overhead_ps = h->launch_overhead_ps;
+    if ((s = open_section(c, root, "collectives", collectives_keys, 0)) == -1)
+        return -1;
+    if (s >= 0) {
+        int rc = get_number(c, s, "collectives", "channels", RANGE_COUNT, 0, &x);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_channels = (uint32_t)x;
+        if ((rc = get_number(c, s, "collectives", "channel_bandwidth_GBps", RANGE_POS, 0, &x)) < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_channel_bw = x * 1e9;
+        if ((rc = get_number(c, s, "collectives", "hop_latency_scale", RANGE_POS, 0, &x)) < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_hop_scale = x;
+        if ((rc = get_number(c, s, "collectives", "ll_bandwidth_GBps", RANGE_POS, 0, &x)) < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_ll_bw = x * 1e9;
+        if ((rc = get_number(c, s, "collectives", "call_overhead_us", RANGE_NONNEG, 0, &x)) < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_overhead_ps = (uint64_t)llround(x * 1e6);
+    }
+
     if ((s = open_section(c, root, "efficiency", efficiency_keys, 1)) < 0 ||
         get_number(c, s, "efficiency", "matrix_pipe_fraction", RANGE_FRAC, 1,
                    &h->eff_matrix_pipe) != 0 ||
@@ -1102,7 +1134,8 @@ static const char *const sys_top_keys[] = {"name", "chip", "devices", "nodes", "
                                             "unified_bandwidth_GBps", NULL};
 static const char *const sys_node_keys[] = {"name", "kind", "bandwidth_GBps", NULL};
 static const char *const sys_link_keys[] = {
-    "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", "forward", NULL};
+    "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", "forward",
+    "transport", NULL};
 
 /* A node name: a device, switch or host is [A-Za-z0-9_.-]+. */
 static int check_node_name(struct cfg_parse *c, int v, const char *field, const char *s)
@@ -1324,6 +1357,20 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         else if (fw[0] != '\0' && strcmp(fw, "false") != 0)
             return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, m, "forward")].line,
                             "links.forward", "expected true or false, got '%s'", fw);
+        tpl.transport = li == s->chip.lv_peer ? ST_PEER : ST_PCIE;
+        char tr[16] = "";
+        if (get_string(c, m, field, "transport", 0, tr, sizeof tr) != 0)
+            return -1;
+        if (tr[0] != '\0') {
+            int k = 0;
+            while (k < ST_COUNT && strcmp(tr, sys_transport_name((enum sys_transport)k)) != 0)
+                k++;
+            if (k == ST_COUNT)
+                return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
+                                c->nodes[lookup(c, m, "transport")].line, "links.transport",
+                                "unknown transport '%s' (known: peer, pcie, network)", tr);
+            tpl.transport = (enum sys_transport)k;
+        }
         tpl.line = c->nodes[m].line;
         char tf[112];
         field_name(tf, sizeof tf, field, "to");

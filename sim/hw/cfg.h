@@ -126,6 +126,15 @@ struct hw_config {
 
     /* software */
     uint64_t launch_overhead_ps;                /* GPU front-end cost per kernel launch, ps */
+    /* collectives (NCCL-style, models/coll.c) */
+    uint32_t coll_channels;                     /* channels (rings) a collective runs on; >= 1 */
+    double coll_channel_bw;                     /* data bytes/s one channel's thread block copies
+                                                   and reduces; 0 = no limit but the links' */
+    uint64_t coll_overhead_ps;                  /* host-side cost of one collective call
+                                                   (enqueue, launch), ps */
+    double coll_hop_scale;                      /* x NCCL's per-hop latencies (1 = NCCL's) */
+    double coll_ll_bw;                          /* LL protocol's ceiling per rank, data bytes/s
+                                                   (NCCL's llMaxBw); 0 = none */
 
     /* calibrated efficiency parameters (see each config for what they were fitted to) */
     double eff_matrix_pipe;                     /* achievable fraction of matrix peak, 0..1 */

@@ -19,6 +19,17 @@ const char *sys_node_kind_name(enum sys_node_kind k)
     return (unsigned)k < SN_COUNT ? node_kind_names[k] : "?";
 }
 
+static const char *const transport_names[ST_COUNT] = {
+#define SYS_TRANSPORT_NAME_(e, n) n,
+    SYS_TRANSPORT_MAP(SYS_TRANSPORT_NAME_)
+#undef SYS_TRANSPORT_NAME_
+};
+
+const char *sys_transport_name(enum sys_transport t)
+{
+    return (unsigned)t < ST_COUNT ? transport_names[t] : "?";
+}
+
 void sys_free(struct hw_system *s)
 {
     free(s->nodes);
@@ -71,6 +82,7 @@ void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*nam
             l->bw_bytes_per_s = L->bw_bytes_per_s * L->eff_bw;
             l->latency_ps = L->latency_ps;
             l->level = pass == 0 ? chip->lv_peer : chip->lv_host;
+            l->transport = pass == 0 ? ST_PEER : ST_PCIE;
         }
     }
 }

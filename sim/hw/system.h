@@ -52,6 +52,20 @@ struct sys_node {
     int line;                   /* where the file defines it (0 if implied) */
 };
 
+/* What a link is to a collective library: its per-hop latency and protocol
+ * figures differ by class (NCCL's NVLINK, PCI and NET). */
+#define SYS_TRANSPORT_MAP(X)                                    \
+    X(ST_PEER, "peer")          /* NVLink, xGMI, ICI, UltraFusion */ \
+    X(ST_PCIE, "pcie")          /* PCIe, and socket links */    \
+    X(ST_NETWORK, "network")    /* InfiniBand, RoCE, Ethernet, DCN */
+
+enum sys_transport {
+#define SYS_TRANSPORT_ENUM_(e, n) e,
+    SYS_TRANSPORT_MAP(SYS_TRANSPORT_ENUM_)
+#undef SYS_TRANSPORT_ENUM_
+    ST_COUNT
+};
+
 struct sys_link {
     char name[SYS_NAME_MAX];    /* the link class, e.g. "nvlink", "pcie", "upi" */
     uint32_t a, b;              /* the nodes it joins */
@@ -60,6 +74,7 @@ struct sys_link {
     int8_t level;               /* chip level (kind link) whose bytes and stalls it counts as */
     int forward;                /* devices route between their links of this kind (a TPU's ICI
                                  * router): a path may pass a device from one such link to another */
+    enum sys_transport transport; /* default: peer for the chip's peer link, else pcie */
     int line;
 };
 
@@ -111,5 +126,6 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
 int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
                    uint32_t *scratch);
 const char *sys_node_kind_name(enum sys_node_kind k);
+const char *sys_transport_name(enum sys_transport t);
 
 #endif

@@ -28,7 +28,9 @@
 #include "llm.h"
 #include "numfmt.h"
 #include "textline.h"
+#include "coll.h"
 #include "run.h"
+#include "system.h"
 #include "trace.h"
 #include "version.h"
 
@@ -219,11 +221,18 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
     snprintf(t->path, sizeof t->path, "%s", name);
 }
 
-/* Build the workload of a row.  *elements gets the element count the
- * element_throughput metric divides by. */
+/* What a metric divides by: elements (element_throughput), or a
+ * collective's size and bus factor (busbw). */
+struct wl_info {
+    double elements;
+    double coll_bytes, coll_busfactor;
+};
+
+/* Build the workload of a row. */
 static int build_workload(const char *spec, const char *root, const char *file, int line,
-                          struct trace *t, double *elements, struct diag *d)
+                          struct trace *t, struct wl_info *wi, struct diag *d)
 {
+    double *elements = &wi->elements;
     struct spec_ctx s;
     memset(&s, 0, sizeof s);
     s.file = file;
@@ -287,6 +296,40 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         struct llm_config c;
         if (llm_config_load(path, &c, d) != 0 || llm_build(&c, &st, t, d) != 0)
             return -1;
+        return 0;
+    }
+    if (strcmp(kind, "collective") == 0) {
+        /* collective op=all_reduce ranks=8 bytes=N [dtype=fp32] [algo=auto]:
+         * one collective over the system's first `ranks` devices */
+        const char *opn = spec_get(&s, "op"), *algo = spec_get(&s, "algo");
+        uint64_t ranks, bytes;
+        enum dtype dt = DT_FP32;
+        if (spec_get(&s, "dtype") != NULL && spec_dtype(&s, &dt))
+            return -1;
+        if (spec_u64(&s, "ranks", 1, 0, 2, &ranks) || spec_u64(&s, "bytes", 1, 0, 1, &bytes))
+            return -1;
+        int k = 0, a = 0;
+        while (opn != NULL && k < COLL_KIND_COUNT && strcmp(opn, coll_kind_name((enum coll_kind)k)) != 0)
+            k++;
+        while (algo != NULL && a < COLL_ALGO_COUNT && strcmp(algo, coll_algo_name((enum coll_algo)a)) != 0)
+            a++;
+        if (opn == NULL || k == COLL_KIND_COUNT)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                            "collective needs op= all_reduce, all_gather, reduce_scatter, "
+                            "all_to_all or broadcast");
+        if (a == COLL_ALGO_COUNT)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                            "unknown algo '%s' (auto, ring, direct)", algo);
+        if (ranks > 65536 || bytes > TRACE_SIZE_CAP ||
+            (k != COLL_ALL_REDUCE && k != COLL_BROADCAST && bytes % ranks != 0))
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec",
+                            "ranks must be 2..65536 and bytes 1..2^50 (a multiple of ranks but "
+                            "for all_reduce and broadcast)");
+        if (spec_done(&s))
+            return -1;
+        trace_one_collective(t, (enum coll_kind)k, (enum coll_algo)a, dt, (uint32_t)ranks, bytes);
+        wi->coll_bytes = (double)bytes;
+        wi->coll_busfactor = coll_busbw_factor((enum coll_kind)k, (uint32_t)ranks);
         return 0;
     }
     if (spec_dtype(&s, &o.dtype))
@@ -358,7 +401,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     } else {
         return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
                         "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, "
-                        "elementwise, attention)", kind);
+                        "elementwise, attention, collective)", kind);
     }
     if (spec_done(&s))
         return -1;
@@ -372,8 +415,19 @@ static int build_workload(const char *spec, const char *root, const char *file, 
 
 
 static int convert(const char *metric, const char *unit, const struct hw_config *c,
-                   const struct run_result *r, double time_s, double elements, double tokens, double *out)
+                   const struct run_result *r, double time_s, const struct wl_info *wi,
+                   double tokens, double *out)
 {
+    double elements = wi->elements;
+    if (wi->coll_busfactor > 0 && strcmp(unit, "GB/s") == 0 &&
+        (strcmp(metric, "allreduce_busbw") == 0 || strcmp(metric, "busbw") == 0)) {
+        *out = wi->coll_bytes / time_s * wi->coll_busfactor / 1e9;
+        return 0;
+    }
+    if (wi->coll_busfactor > 0 && strcmp(unit, "GB/s") == 0 && strcmp(metric, "algbw") == 0) {
+        *out = wi->coll_bytes / time_s / 1e9;
+        return 0;
+    }
     if (strcmp(metric, "latency") == 0) {
         if (strcmp(unit, "ms") == 0)
             *out = time_s * 1e3;
@@ -426,7 +480,9 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
     char *hline = sim_xcalloc(VAL_MAX_LINE, 1);
     char *hdr[VAL_MAX_COLS], *col[VAL_MAX_COLS];
     int rc = 0, lineno = 1;
-    struct { char name[64]; struct hw_config cfg; } *cfgs = sim_xcalloc(VAL_MAX_CONFIGS, sizeof *cfgs);
+    /* a config column names a chip config, or a system file as systems/NAME */
+    struct { char name[64]; struct hw_system sys; int chip; } *cfgs =
+        sim_xcalloc(VAL_MAX_CONFIGS, sizeof *cfgs);
     int ncfg = 0;
     size_t len;
     enum textline tl = textline_read(f, hline, VAL_MAX_LINE, &len);
@@ -534,7 +590,8 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             }
             char path[1024];
             snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, row.config);
-            if (cfg_load(path, &cfgs[ci].cfg, d) != 0) {
+            int sr = sys_load(path, &cfgs[ci].sys, d);
+            if (sr < 0) {
                 if (d->line == 0 && d->code == DIAG_E_IO) {
                     diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
                              "no config '%s' (looked for %s)", row.config, path);
@@ -543,22 +600,24 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
                 goto out;
             }
             snprintf(cfgs[ci].name, sizeof cfgs[ci].name, "%s", row.config);
+            cfgs[ci].chip = sr == 1;
             ncfg++;
         }
         struct trace t;
-        double elements = 0;
-        if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &elements, d) != 0) {
+        struct wl_info wi = {0, 0, 0};
+        if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &wi, d) != 0) {
             rc = -1;
             goto out;
         }
         struct run_result r;
-        if (run_trace(&cfgs[ci].cfg, &t, &r, d) != 0) {
+        const struct hw_config *ccfg = &cfgs[ci].sys.chip;
+        if ((cfgs[ci].chip ? run_trace(ccfg, &t, &r, d) : run_system_opts(&cfgs[ci].sys, &t, NULL, &r, d)) != 0) {
             trace_free(&t);
             rc = -1;
             goto out;
         }
         double time_s = (double)r.total_ps * 1e-12 + host_s;
-        if (convert(row.metric, row.unit, &cfgs[ci].cfg, &r, time_s, elements, t.tokens, &row.predicted) != 0) {
+        if (convert(row.metric, row.unit, ccfg, &r, time_s, &wi, t.tokens, &row.predicted) != 0) {
             run_result_free(&r);
             trace_free(&t);
             rc = diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "metric",
@@ -584,6 +643,9 @@ out:
     fclose(f);
     free(line);
     free(hline);
+    for (int i = 0; i < ncfg; i++)
+        if (!cfgs[i].chip)
+            sys_free(&cfgs[i].sys);
     free(cfgs);
     if (rc != 0)
         validate_free(res);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "coll.h"
 #include "engine.h"
 #include "flow.h"
 #include "net.h"
@@ -23,6 +24,7 @@ struct sched {
     uint32_t *waiting;              /* unmet predecessors per op */
     uint32_t *succ_off, *succ;      /* successors, CSR */
     int32_t *stream_prev;           /* previous op on the same stream, -1 none */
+    struct coll_engine *coll;       /* runs the trace's collectives, NULL if none */
 };
 
 static void sched_done(struct engine *e, void *ctx, uint32_t op);
@@ -30,6 +32,10 @@ static void sched_done(struct engine *e, void *ctx, uint32_t op);
 static void sched_release(struct engine *e, struct sched *s, uint32_t i)
 {
     s->out->ops[i].ready_ps = e->now_ps;
+    if (s->t->ops[i].kind == OP_COLLECTIVE) {
+        coll_arrive(s->coll, i, &s->out->ops[i], sched_done, s);
+        return;
+    }
     s->mops->start_op(s->dev[s->t->ops[i].device], i, &s->out->ops[i], sched_done, s);
 }
 
@@ -358,6 +364,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
             if (s.dev[i] == NULL)
                 rc = -1;
         }
+        if (rc == 0 && t->ncolls > 0 && (s.coll = coll_create(&e, cfg, t, &env, d)) == NULL)
+            rc = -1;
     }
     if (rc == 0) {
         out->nops = t->nops;
@@ -369,7 +377,9 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         engine_run(&e);
         out->events = e.events;
         out->queue_grows = e.q.grows - grows0;
-        if (e.overflow)
+        if (s.coll != NULL && !e.overflow)
+            rc = coll_check_done(s.coll, d);
+        if (rc == 0 && e.overflow)
             rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
                           "the simulated time passed %.3g s on %s: the run is far too long for this "
                           "chip (an op far too large, or very many long ones)",
@@ -399,6 +409,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
                 out->spill = over;
         }
     }
+    coll_destroy(s.coll);
     if (s.dev) {
         for (uint32_t i = 0; i < t->ndevices; i++)
             mops->destroy(s.dev[i]);

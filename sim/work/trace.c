@@ -87,6 +87,37 @@ const char *op_attn_impl_name(enum attn_impl i)
     return (unsigned)i < ATTN_IMPL_COUNT ? impl_names[i] : "?";
 }
 static const char *const dir_names[] = {"h2d", "d2h", "d2d", "p2p"}; /* enum memcpy_dir */
+static const char *const coll_names[] = {                            /* enum coll_kind */
+#define COLL_KIND_NAME_(e, n) n,
+    COLL_KIND_MAP(COLL_KIND_NAME_)
+#undef COLL_KIND_NAME_
+};
+static const char *const algo_names[] = {                            /* enum coll_algo */
+#define COLL_ALGO_NAME_(e, n) n,
+    COLL_ALGO_MAP(COLL_ALGO_NAME_)
+#undef COLL_ALGO_NAME_
+};
+
+const char *coll_kind_name(enum coll_kind k)
+{
+    return (unsigned)k < COLL_KIND_COUNT ? coll_names[k] : "?";
+}
+
+const char *coll_algo_name(enum coll_algo a)
+{
+    return (unsigned)a < COLL_ALGO_COUNT ? algo_names[a] : "?";
+}
+
+int trace_group_rank(const struct trace *t, uint32_t g, uint32_t dev)
+{
+    if (g >= t->ngroups)
+        return -1;
+    const struct trace_group *gr = &t->groups[g];
+    for (uint32_t r = 0; r < gr->n; r++)
+        if (t->group_dev[gr->off + r] == dev)
+            return (int)r;
+    return -1;
+}
 
 /* ---- the kind-specific fields ----------------------------------------- */
 
@@ -99,7 +130,10 @@ enum ftype {
     F_DIR,   /* enum memcpy_dir, by name */
     F_WFMT,  /* enum wfmt, by name */
     F_DTYPE, /* enum dtype, by name (DT_COUNT default = the op's dtype) */
-    F_DEVICE /* uint32_t, a device of the trace by name (default TRACE_NO_DEVICE) */
+    F_DEVICE, /* uint32_t, a device of the trace by name (default TRACE_NO_DEVICE) */
+    F_COLL,  /* enum coll_kind, by name */
+    F_ALGO,  /* enum coll_algo, by name */
+    F_GROUP  /* uint32_t, a list of devices: index into trace.groups */
 };
 
 struct op_field {
@@ -147,6 +181,11 @@ static const struct op_field op_fields[] = {
     {OP_MEMCPY, "dst_device", F_DEVICE, 0, U_(copy.peer), -1},
     {OP_GENERIC, "flops", F_NUM, 1, U_(gen.flops), 0},
     {OP_GENERIC, "bytes", F_NUM, 1, U_(gen.bytes), 0},
+    {OP_COLLECTIVE, "collective", F_COLL, 1, U_(coll.what), 0},
+    {OP_COLLECTIVE, "group", F_GROUP, 1, U_(coll.group), 0},
+    {OP_COLLECTIVE, "bytes", F_SIZE, 1, U_(coll.bytes), 0},
+    {OP_COLLECTIVE, "algo", F_ALGO, 0, U_(coll.algo), COLL_AUTO},
+    {OP_COLLECTIVE, "root", F_DEVICE, 0, U_(coll.root), -1},
 };
 #undef U_
 #define N_OP_FIELDS (sizeof op_fields / sizeof op_fields[0])
@@ -251,6 +290,10 @@ struct loader {
     struct name_index ids;    /* over t->ops[].id */
     struct name_index devs;   /* over t->devices */
     char prefix[32];          /* "ops[12]" while checking op 12 */
+    uint32_t gcap, gdcap;     /* capacity of t->groups, t->group_dev */
+    uint32_t *ghash;          /* open-addressed: group index + 1, 0 = empty */
+    uint32_t ghash_cap;       /* a power of two, > 2 * t->ngroups */
+    uint32_t *gscratch;       /* device indices of the group being read */
 };
 
 /* Report code at item `at` (or at fallback_line when at is NULL) for the
@@ -389,6 +432,98 @@ static int parse_devices(struct loader *L, const cJSON *devs)
 }
 
 /* Checks one kind-specific field and stores it (or its default) in op. */
+static uint64_t group_hash(const uint32_t *dev, uint32_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= dev[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return h ^ (h >> 29);
+}
+
+/* A collective's "group": a list of at least two distinct devices of the
+ * trace, in rank order.  Equal lists share one entry of t->groups. */
+static int parse_group(struct loader *L, const cJSON *it, uint32_t *out)
+{
+    struct trace *t = L->t;
+    if (!cJSON_IsArray(it))
+        return lerr(L, DIAG_E_TYPE, it, 0, "group",
+                    "must be a list of device names like [\"gpu0\", \"gpu1\"], got %s",
+                    jsondoc_type_name(it));
+    if (L->gscratch == NULL)
+        L->gscratch = tr_alloc(t->ndevices, sizeof *L->gscratch);
+    uint32_t n = 0;
+    char known[256], msg[400];
+    for (const cJSON *c = it->child; c != NULL; c = c->next) {
+        const char *s;
+        if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
+            return -1;
+        int64_t dev = ni_find(&L->devs, s);
+        if (dev < 0) {
+            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
+                     device_list(t, known, sizeof known));
+            return lerr(L, DIAG_E_UNKNOWN_NAME, c, 0, "group", "%s", msg);
+        }
+        for (uint32_t k = 0; k < n; k++)
+            if (L->gscratch[k] == (uint32_t)dev)
+                return lerr(L, DIAG_E_DUPLICATE, c, 0, "group",
+                            "device \"%.40s\" is listed twice", s);
+        if (n == t->ndevices) /* cannot happen: distinct and known */
+            return lerr(L, DIAG_E_RANGE, c, 0, "group", "more devices than the trace has");
+        L->gscratch[n++] = (uint32_t)dev;
+    }
+    if (n < 2)
+        return lerr(L, DIAG_E_RANGE, it, 0, "group",
+                    "a collective needs a group of at least two devices, got %u", n);
+    uint64_t h = group_hash(L->gscratch, n);
+    if (L->ghash_cap <= 2 * (t->ngroups + 1)) {          /* grow and rehash */
+        uint32_t cap = L->ghash_cap ? 2 * L->ghash_cap : 64;
+        uint32_t *nh = tr_alloc(cap, sizeof *nh);
+        for (uint32_t g = 0; g < t->ngroups; g++) {
+            uint64_t k = group_hash(t->group_dev + t->groups[g].off, t->groups[g].n) & (cap - 1);
+            while (nh[k] != 0)
+                k = (k + 1) & (cap - 1);
+            nh[k] = g + 1;
+        }
+        free(L->ghash);
+        L->ghash = nh;
+        L->ghash_cap = cap;
+    }
+    uint64_t k = h & (L->ghash_cap - 1);
+    for (; L->ghash[k] != 0; k = (k + 1) & (L->ghash_cap - 1)) {
+        const struct trace_group *g = &t->groups[L->ghash[k] - 1];
+        if (g->n == n && memcmp(t->group_dev + g->off, L->gscratch, n * sizeof *L->gscratch) == 0) {
+            *out = L->ghash[k] - 1;
+            return 0;
+        }
+    }
+    if (t->ngroups == L->gcap) {
+        L->gcap = L->gcap ? 2 * L->gcap : 16;
+        void *q = realloc(t->groups, L->gcap * sizeof *t->groups);
+        if (q == NULL)
+            abort();
+        t->groups = q;
+    }
+    uint32_t used = t->ngroups ? t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n : 0;
+    if ((uint64_t)used + n > UINT32_MAX / 2)
+        return lerr(L, DIAG_E_RANGE, it, 0, "group", "the trace's groups list too many devices");
+    if (used + n > L->gdcap) {
+        while (used + n > L->gdcap)
+            L->gdcap = L->gdcap ? 2 * L->gdcap : 64;
+        void *q = realloc(t->group_dev, L->gdcap * sizeof *t->group_dev);
+        if (q == NULL)
+            abort();
+        t->group_dev = q;
+    }
+    memcpy(t->group_dev + used, L->gscratch, n * sizeof *L->gscratch);
+    t->groups[t->ngroups].off = used;
+    t->groups[t->ngroups].n = n;
+    L->ghash[k] = t->ngroups + 1;
+    *out = t->ngroups++;
+    return 0;
+}
+
 static int parse_field(struct loader *L, const struct op_field *f, const cJSON *it, int op_line,
                        struct op *op)
 {
@@ -410,6 +545,9 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         case F_WFMT: *(enum wfmt *)(void *)dst = (enum wfmt)f->def; break;
         case F_DTYPE: *(enum dtype *)(void *)dst = (enum dtype)f->def; break;
         case F_DEVICE: *(uint32_t *)(void *)dst = TRACE_NO_DEVICE; break;
+        case F_COLL: *(enum coll_kind *)(void *)dst = (enum coll_kind)f->def; break;
+        case F_ALGO: *(enum coll_algo *)(void *)dst = (enum coll_algo)f->def; break;
+        case F_GROUP: *(uint32_t *)(void *)dst = 0; break;
         }
         return 0;
     }
@@ -457,13 +595,21 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         *(uint32_t *)(void *)dst = (uint32_t)dev;
         return 0;
     }
+    case F_GROUP:
+        return parse_group(L, it, (uint32_t *)(void *)dst);
     case F_IMPL:
     case F_DIR:
     case F_WFMT:
-    case F_DTYPE: {
+    case F_DTYPE:
+    case F_COLL:
+    case F_ALGO: {
         const char *names_buf[32]; /* WFMT_COUNT and DT_COUNT fit */
-        const char *const *names = f->type == F_IMPL ? impl_names : dir_names;
-        size_t n = f->type == F_IMPL ? ATTN_IMPL_COUNT : 4;
+        const char *const *names = f->type == F_IMPL ? impl_names
+                                   : f->type == F_COLL ? coll_names
+                                   : f->type == F_ALGO ? algo_names : dir_names;
+        size_t n = f->type == F_IMPL ? ATTN_IMPL_COUNT
+                   : f->type == F_COLL ? COLL_KIND_COUNT
+                   : f->type == F_ALGO ? COLL_ALGO_COUNT : 4;
         if (f->type == F_WFMT || f->type == F_DTYPE) {
             n = f->type == F_WFMT ? WFMT_COUNT : DT_COUNT;
             for (size_t i = 0; i < n; i++)
@@ -481,6 +627,10 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
                     *(enum memcpy_dir *)(void *)dst = (enum memcpy_dir)i;
                 else if (f->type == F_WFMT)
                     *(enum wfmt *)(void *)dst = (enum wfmt)i;
+                else if (f->type == F_COLL)
+                    *(enum coll_kind *)(void *)dst = (enum coll_kind)i;
+                else if (f->type == F_ALGO)
+                    *(enum coll_algo *)(void *)dst = (enum coll_algo)i;
                 else
                     *(enum dtype *)(void *)dst = (enum dtype)i;
                 return 0;
@@ -663,6 +813,8 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
         }
     } else if (op->kind == OP_MEMCPY || op->kind == OP_GENERIC) {
         op->dtype = DT_INT8;
+    } else if (op->kind == OP_COLLECTIVE) {
+        op->dtype = DT_FP32;        /* nccl-tests' default type */
     } else {
         snprintf(msg, sizeof msg, "%s %s op needs a \"dtype\" (one of %s)",
                  article(kind_names[op->kind]), kind_names[op->kind],
@@ -692,7 +844,7 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "pass", "%s", msg);
         }
         if (p != PASS_FWD && (op->kind == OP_MEMCPY || op->kind == OP_GENERIC ||
-                              op->kind == OP_REDUCTION))
+                              op->kind == OP_REDUCTION || op->kind == OP_COLLECTIVE))
             return lerr(L, DIAG_E_RANGE, it, 0, "pass", "a %s op has no backward pass here",
                         kind_names[op->kind]);
         op->pass = (enum attn_pass)p;
@@ -776,6 +928,41 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return lerr(L, DIAG_E_RANGE, NULL, line, "inputs",
                         "an elementwise op must read or write at least one tensor "
                         "(inputs + outputs >= 1)");
+    } else if (op->kind == OP_COLLECTIVE) {
+        if (op->fixed_s >= 0)
+            return lerr(L, DIAG_E_RANGE, items[K_FIXED], line, "fixed_s",
+                        "a collective's time is simulated on the system's links; a step of "
+                        "known length is a generic op with fixed_s");
+        int rank = trace_group_rank(t, op->u.coll.group, op->device);
+        if (rank < 0) {
+            snprintf(msg, sizeof msg, "the op runs on device \"%s\", which is not in its group",
+                     t->devices[op->device]);
+            return lerr(L, DIAG_E_RANGE, NULL, line, "group", "%s", msg);
+        }
+        if (op->u.coll.root != TRACE_NO_DEVICE) {
+            if (op->u.coll.what != COLL_BROADCAST)
+                return lerr(L, DIAG_E_RANGE, NULL, line, "root",
+                            "only a broadcast has a root");
+            if (trace_group_rank(t, op->u.coll.group, op->u.coll.root) < 0)
+                return lerr(L, DIAG_E_RANGE, NULL, line, "root",
+                            "the root \"%s\" is not in the group", t->devices[op->u.coll.root]);
+        }
+        if (op->u.coll.algo == COLL_DIRECT && op->u.coll.what != COLL_ALL_TO_ALL &&
+            op->u.coll.what != COLL_ALL_GATHER)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
+                        "\"direct\" is an algorithm of all_to_all and all_gather only");
+        if (op->u.coll.algo == COLL_RING && op->u.coll.what == COLL_ALL_TO_ALL)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
+                        "all_to_all runs \"direct\" (or \"auto\"), not \"ring\"");
+        uint32_t gn = t->groups[op->u.coll.group].n;
+        if (op->u.coll.what != COLL_ALL_REDUCE && op->u.coll.what != COLL_BROADCAST &&
+            op->u.coll.bytes % gn != 0) {
+            snprintf(msg, sizeof msg, "%s %s over %u devices needs bytes divisible by %u "
+                     "(each rank's share), got %" PRIu64, article(coll_names[op->u.coll.what]),
+                     coll_names[op->u.coll.what], gn, gn,
+                     op->u.coll.bytes);
+            return lerr(L, DIAG_E_RANGE, NULL, line, "bytes", "%s", msg);
+        }
     } else if (op->kind == OP_GENERIC) {
         if (op->u.gen.flops == 0.0 && op->u.gen.bytes == 0.0 && op->fixed_s < 0)
             return lerr(L, DIAG_E_RANGE, NULL, line, "flops",
@@ -930,6 +1117,100 @@ static int order_ops(struct loader *L, const cJSON *ops)
     return rc;
 }
 
+/* Pair up collectives: the k-th op a device issues on a group is its part
+ * of the group's k-th collective, and every member must issue as many, of
+ * the same collective, size, type, algorithm and root. */
+static int match_colls(struct loader *L, const cJSON *ops)
+{
+    struct trace *t = L->t;
+    if (t->ngroups == 0)
+        return 0;
+    uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
+    uint32_t *cnt = tr_alloc(nslots, sizeof *cnt);
+    const cJSON *o = ops->child;
+    for (uint32_t i = 0; i < t->nops; i++, o = o->next) {
+        const struct op *op = &t->ops[i];
+        if (op->kind != OP_COLLECTIVE)
+            continue;
+        const struct trace_group *g = &t->groups[op->u.coll.group];
+        cnt[g->off + (uint32_t)trace_group_rank(t, op->u.coll.group, op->device)]++;
+    }
+    uint32_t *base = tr_alloc(t->ngroups, sizeof *base);
+    uint64_t total = 0;
+    for (uint32_t gi = 0; gi < t->ngroups; gi++) {
+        const struct trace_group *g = &t->groups[gi];
+        base[gi] = (uint32_t)total;
+        for (uint32_t r = 1; r < g->n; r++) {
+            if (cnt[g->off + r] == cnt[g->off])
+                continue;
+            uint32_t few = cnt[g->off + r] < cnt[g->off] ? r : 0, many = few ? 0 : r;
+            char msg[400];
+            snprintf(msg, sizeof msg, "device \"%s\" takes part in %u collectives on the group "
+                     "starting [\"%s\", ...] but \"%s\" in %u: every member must issue each one",
+                     t->devices[t->group_dev[g->off + many]], cnt[g->off + many],
+                     t->devices[t->group_dev[g->off]], t->devices[t->group_dev[g->off + few]],
+                     cnt[g->off + few]);
+            /* point at the first collective of the group that has no partner */
+            uint32_t seen = 0, at = 0;
+            for (uint32_t i = 0; i < t->nops; i++)
+                if (t->ops[i].kind == OP_COLLECTIVE && t->ops[i].u.coll.group == gi &&
+                    t->ops[i].device == t->group_dev[g->off + many] &&
+                    ++seen == cnt[g->off + few] + 1)
+                    at = i;
+            free(cnt);
+            free(base);
+            snprintf(L->prefix, sizeof L->prefix, "ops[%u]", at);
+            return lerr(L, DIAG_E_RANGE, NULL, t->ops[at].line, "group", "%s", msg);
+        }
+        total += cnt[g->off];
+    }
+    t->ncolls = (uint32_t)total;
+    t->colls = tr_alloc(total, sizeof *t->colls);
+    uint64_t nops = 0;
+    for (uint32_t gi = 0; gi < t->ngroups; gi++)
+        for (uint32_t k = 0; k < cnt[t->groups[gi].off]; k++) {
+            t->colls[base[gi] + k].group = gi;
+            t->colls[base[gi] + k].ops_off = (uint32_t)nops;
+            nops += t->groups[gi].n;
+        }
+    t->coll_ops = tr_alloc(nops, sizeof *t->coll_ops);
+    memset(cnt, 0, nslots * sizeof *cnt);
+    int rc = 0;
+    for (uint32_t i = 0; i < t->nops && rc == 0; i++) {
+        struct op *op = &t->ops[i];
+        if (op->kind != OP_COLLECTIVE)
+            continue;
+        uint32_t gi = op->u.coll.group;
+        uint32_t r = (uint32_t)trace_group_rank(t, gi, op->device);
+        uint32_t k = cnt[t->groups[gi].off + r]++;
+        op->u.coll.inst = base[gi] + k;
+        const struct trace_coll *c = &t->colls[op->u.coll.inst];
+        t->coll_ops[c->ops_off + r] = i;
+    }
+    for (uint32_t ci = 0; ci < t->ncolls && rc == 0; ci++) {
+        const struct trace_coll *c = &t->colls[ci];
+        const struct op *a = &t->ops[t->coll_ops[c->ops_off]];
+        for (uint32_t r = 1; r < t->groups[c->group].n && rc == 0; r++) {
+            uint32_t bi = t->coll_ops[c->ops_off + r];
+            const struct op *b = &t->ops[bi];
+            const char *what = a->u.coll.what != b->u.coll.what ? "collective"
+                               : a->u.coll.bytes != b->u.coll.bytes ? "bytes"
+                               : a->dtype != b->dtype ? "dtype"
+                               : a->u.coll.algo != b->u.coll.algo ? "algo"
+                               : a->u.coll.root != b->u.coll.root ? "root" : NULL;
+            if (what == NULL)
+                continue;
+            snprintf(L->prefix, sizeof L->prefix, "ops[%u]", bi);
+            rc = lerr(L, DIAG_E_RANGE, NULL, b->line, what,
+                      "op '%s' is the partner of op '%s' (line %d) in one collective (the same "
+                      "turn on the same group) but their %s differ", b->id, a->id, a->line, what);
+        }
+    }
+    free(cnt);
+    free(base);
+    return rc;
+}
+
 static int build(struct loader *L)
 {
     const struct jsondoc *doc = L->doc;
@@ -1036,6 +1317,8 @@ static int build(struct loader *L)
     }
     free(mark);
 
+    if (match_colls(L, ops))
+        return -1;
     t->topo = tr_alloc(n, sizeof *t->topo);
     return order_ops(L, ops);
 }
@@ -1057,6 +1340,8 @@ int trace_load(const char *path, struct trace *out, struct diag *d)
     int rc = build(&L);
     ni_free(&L.ids);
     ni_free(&L.devs);
+    free(L.ghash);
+    free(L.gscratch);
     jsondoc_free(&doc);
     if (rc != 0) {
         trace_free(&t);
@@ -1074,11 +1359,55 @@ void trace_free(struct trace *t)
     free(t->deps);
     free(t->topo);
     free(t->devices);
+    free(t->groups);
+    free(t->group_dev);
+    free(t->colls);
+    free(t->coll_ops);
     t->ops = NULL;
     t->deps = NULL;
     t->topo = NULL;
     t->devices = NULL;
-    t->nops = t->ndeps = t->ndevices = 0;
+    t->groups = NULL;
+    t->group_dev = NULL;
+    t->colls = NULL;
+    t->coll_ops = NULL;
+    t->nops = t->ndeps = t->ndevices = t->ngroups = t->ncolls = 0;
+}
+
+void trace_one_collective(struct trace *t, enum coll_kind kind, enum coll_algo algo,
+                          enum dtype dt, uint32_t n, uint64_t bytes)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "(%s over %u ranks)", coll_names[kind], n);
+    t->nops = t->ndevices = n;
+    t->ops = tr_alloc(n, sizeof *t->ops);
+    t->devices = tr_alloc(n, sizeof *t->devices);
+    t->topo = tr_alloc(n, sizeof *t->topo);
+    t->deps = tr_alloc(1, sizeof *t->deps);
+    t->ngroups = 1;
+    t->groups = tr_alloc(1, sizeof *t->groups);
+    t->groups[0].n = n;
+    t->group_dev = tr_alloc(n, sizeof *t->group_dev);
+    t->ncolls = 1;
+    t->colls = tr_alloc(1, sizeof *t->colls);
+    t->coll_ops = tr_alloc(n, sizeof *t->coll_ops);
+    for (uint32_t r = 0; r < n; r++) {
+        snprintf(t->devices[r], sizeof t->devices[r], "rank%u", r);
+        struct op *o = &t->ops[r];
+        snprintf(o->id, sizeof o->id, "rank%u", r);
+        snprintf(o->name, sizeof o->name, "%s", coll_names[kind]);
+        o->kind = OP_COLLECTIVE;
+        o->dtype = dt;
+        o->device = r;
+        o->measured_s = o->fixed_s = -1;
+        o->u.coll.bytes = bytes;
+        o->u.coll.what = kind;
+        o->u.coll.algo = algo;
+        o->u.coll.root = TRACE_NO_DEVICE;
+        t->group_dev[r] = r;
+        t->coll_ops[r] = r;
+        t->topo[r] = r;
+    }
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -1143,8 +1472,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
     unsigned nrows = kind_fields(op->kind, rows);
     for (unsigned r = 0; r < nrows; r++) {
         const char *src = (const char *)op + rows[r]->off;
-        if (rows[r]->type == F_DEVICE && (op->u.copy.dir != MEMCPY_P2P ||
-                                          *(const uint32_t *)(const void *)src >= t->ndevices))
+        if (rows[r]->type == F_DEVICE &&
+            ((op->kind == OP_MEMCPY && op->u.copy.dir != MEMCPY_P2P) ||
+             *(const uint32_t *)(const void *)src >= t->ndevices))
             continue;           /* not given, or not a p2p copy's */
         fprintf(f, ", \"%s\": ", rows[r]->key);
         switch (rows[r]->type) {
@@ -1166,6 +1496,23 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
             break;
         case F_DEVICE: {
             put_string(f, t->devices[*(const uint32_t *)(const void *)src], TRACE_DEVICE_MAX);
+            break;
+        }
+        case F_COLL:
+            fprintf(f, "\"%s\"", coll_names[*(const enum coll_kind *)(const void *)src]);
+            break;
+        case F_ALGO:
+            fprintf(f, "\"%s\"", algo_names[*(const enum coll_algo *)(const void *)src]);
+            break;
+        case F_GROUP: {
+            const struct trace_group *g = &t->groups[*(const uint32_t *)(const void *)src];
+            fputc('[', f);
+            for (uint32_t k = 0; k < g->n; k++) {
+                if (k)
+                    fputs(", ", f);
+                put_string(f, t->devices[t->group_dev[g->off + k]], TRACE_DEVICE_MAX);
+            }
+            fputc(']', f);
             break;
         }
         }
@@ -1219,6 +1566,12 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         if (op->kind == OP_MEMCPY && ((unsigned)op->u.copy.dir > MEMCPY_P2P ||
                                       (op->u.copy.dir == MEMCPY_P2P && op->u.copy.peer >= t->ndevices)))
             return diag_set(d, DIAG_E_RANGE, path, 0, field, "bad memcpy direction or dst_device");
+        if (op->kind == OP_COLLECTIVE &&
+            ((unsigned)op->u.coll.what >= COLL_KIND_COUNT ||
+             (unsigned)op->u.coll.algo >= COLL_ALGO_COUNT || op->u.coll.group >= t->ngroups ||
+             trace_group_rank(t, op->u.coll.group, op->device) < 0))
+            return diag_set(d, DIAG_E_RANGE, path, 0, field,
+                            "bad collective, algo or group, or a device not in its group");
         const struct op_field *rows[MAX_KIND_FIELDS];
         unsigned nrows = kind_fields(op->kind, rows);
         for (unsigned r = 0; r < nrows; r++) {

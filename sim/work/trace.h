@@ -39,7 +39,8 @@
     X(REDUCTION, "reduction")       \
     X(EMBEDDING, "embedding")       \
     X(MEMCPY, "memcpy")             \
-    X(GENERIC, "generic")
+    X(GENERIC, "generic")           \
+    X(COLLECTIVE, "collective")
 
 enum op_kind {
 #define OP_KIND_ENUM_(e, name) OP_##e,
@@ -78,6 +79,53 @@ enum attn_pass { PASS_FWD, PASS_BWD, PASS_FWDBWD, PASS_COUNT };
  * the op's device to copy.peer over the system's links */
 enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_P2P };
 #define TRACE_NO_DEVICE UINT32_MAX
+
+/* Collectives (docs/collectives.md).  `bytes` is what nccl-tests calls the
+ * size: the buffer of each rank for all_reduce and broadcast, the gathered
+ * output for all_gather, the scattered input for reduce_scatter, and what
+ * each rank sends in all for all_to_all. */
+#define COLL_KIND_MAP(X)                                 \
+    X(COLL_ALL_REDUCE, "all_reduce")                     \
+    X(COLL_ALL_GATHER, "all_gather")                     \
+    X(COLL_REDUCE_SCATTER, "reduce_scatter")             \
+    X(COLL_ALL_TO_ALL, "all_to_all")                     \
+    X(COLL_BROADCAST, "broadcast")
+
+enum coll_kind {
+#define COLL_KIND_ENUM_(e, n) e,
+    COLL_KIND_MAP(COLL_KIND_ENUM_)
+#undef COLL_KIND_ENUM_
+    COLL_KIND_COUNT
+};
+
+/* auto: what NCCL's tuning model picks for the size (models/coll.c);
+ * ring: a ring through the group in its order; direct: every rank sends to
+ * every other at once (all_to_all's algorithm, and all_gather's on a
+ * switch). */
+#define COLL_ALGO_MAP(X)            \
+    X(COLL_AUTO, "auto")            \
+    X(COLL_RING, "ring")            \
+    X(COLL_DIRECT, "direct")
+
+enum coll_algo {
+#define COLL_ALGO_ENUM_(e, n) e,
+    COLL_ALGO_MAP(COLL_ALGO_ENUM_)
+#undef COLL_ALGO_ENUM_
+    COLL_ALGO_COUNT
+};
+
+/* The devices of a collective, in rank order (trace.group_dev[off .. off+n)). */
+struct trace_group {
+    uint32_t off, n;
+};
+
+/* One collective as all its ranks take part in it: the op of rank r is
+ * trace.coll_ops[ops_off + r].  The k-th collective a device issues on a
+ * group is the k-th of every other member (NCCL's rule for a communicator). */
+struct trace_coll {
+    uint32_t group;
+    uint32_t ops_off;
+};
 
 struct op {
     char id[TRACE_ID_MAX];        /* unique id (numbers are kept as their decimal text) */
@@ -120,6 +168,14 @@ struct op {
             uint32_t src;               /* src_device as given (TRACE_NO_DEVICE if not); the op runs on it */
         } copy;
         struct { double flops, bytes; } gen;
+        struct {
+            uint64_t bytes;             /* nccl-tests' size (see COLL_KIND_MAP) */
+            enum coll_kind what;
+            enum coll_algo algo;
+            uint32_t group;             /* index into trace.groups */
+            uint32_t root;              /* broadcast: the trace device that sends (default: rank 0) */
+            uint32_t inst;              /* index into trace.colls */
+        } coll;
     } u;
 };
 
@@ -134,10 +190,20 @@ struct trace {
     char (*devices)[TRACE_DEVICE_MAX]; /* device names; default one device "gpu0" */
     char name[TRACE_NAME_MAX];    /* the trace's optional "name", "" if none */
     double tokens;                /* meta.tokens: tokens one replay produces (0 = not given) */
+    uint32_t ngroups;             /* distinct device groups of the collectives */
+    struct trace_group *groups;
+    uint32_t *group_dev;          /* trace device indices, groups[g].off .. +n */
+    uint32_t ncolls;              /* collectives (each a set of ops, one per rank) */
+    struct trace_coll *colls;
+    uint32_t *coll_ops;           /* op indices, ncolls x their group's size */
 };
 
 const char *op_kind_name(enum op_kind k);
 const char *op_attn_impl_name(enum attn_impl i);
+const char *coll_kind_name(enum coll_kind k);
+const char *coll_algo_name(enum coll_algo a);
+/* The rank of trace device dev in group g, or -1. */
+int trace_group_rank(const struct trace *t, uint32_t g, uint32_t dev);
 int op_kind_from_name(const char *name, enum op_kind *out);
 
 /* Load and validate.  Returns 0, or -1 with *d filled; *out untouched on error. */
@@ -149,6 +215,12 @@ void trace_free(struct trace *t);
  * every attention.  Activations are left out (they are small next to
  * these and reused between ops). */
 double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes);
+
+/* A trace of one collective over n devices named rank0 .. rank<n-1>, one
+ * op per rank, the group all of them in order (the run maps them onto a
+ * system's first n devices).  Sizes are not checked: trace_op_sizes_ok. */
+void trace_one_collective(struct trace *t, enum coll_kind kind, enum coll_algo algo,
+                          enum dtype dt, uint32_t n, uint64_t bytes);
 
 /* Write t as trace format v1 to path atomically.  Returns 0 or -1 with *d. */
 int trace_write(const struct trace *t, const char *path, struct diag *d);

@@ -1,0 +1,577 @@
+/* coll.c: collectives on the system's links.  See coll.h and
+ * docs/collectives.md.
+ *
+ * The model, in one paragraph.  A ring collective over n ranks is R rounds
+ * (all-reduce 2(n-1): reduce-scatter then all-gather; all-gather and
+ * reduce-scatter n-1; broadcast n-1 hops of a chain from the root); in each
+ * round a rank sends its successor d bytes (S/n, or S for broadcast).  NCCL
+ * cuts each round's data into C slices (its protocol's step size times the
+ * channels) and pipelines them: slice c of round k may go once slice c of
+ * round k-1 has arrived, so the rounds and slices form a wavefront of
+ * R + C - 1 steps.  strata runs that wavefront: each step starts, for every
+ * rank, one flow per link, switch and memory of its route carrying what the
+ * rank sends in that step, and ends when all have drained, plus one hop
+ * latency while the pipeline is still filling (the first R steps).  The
+ * middle steps, where every round is busy, are one stage of many slices,
+ * so a collective costs at most 2R stages, never an event per slice or per
+ * byte.  The protocol sets what share of a link's bytes is data (LL sends
+ * a flag with every 8 bytes: half; LL128 120 of 128; Simple all), the slice
+ * size and the hop latency; channels cap what one rank copies per second.
+ * All-to-all (and all-gather with algo direct) send every pair's share at
+ * once in one stage.  Flows share links, switches and DRAM with everything
+ * else running, so a collective slows down next to other traffic and slows
+ * it down, and a ring that crosses a slow link runs at that link's rate.
+ *
+ * What it leaves out: tree, NVLS/SHARP and hierarchical algorithms; the
+ * reduction's arithmetic (its memory traffic is counted); the thread
+ * blocks the kernels occupy; NCCL's per-size channel count.
+ */
+#include "coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "flow.h"
+#include "net.h"
+#include "system.h"
+
+/* NCCL's own figures, NVIDIA/nccl @5067397 (June 2026):
+ * src/graph/tuning.cc ncclTunerConstantsDefaults (base latencies of the
+ * ring algorithm and per-hop latencies per link class, us) and the protocol
+ * factors of ncclTopoTuneModel (LL x0.5, LL128 x0.92); step sizes from
+ * src/include/device.h and src/init.cc. */
+static const double base_lat_us[CP_COUNT] = {6.6, 14.0, 8.4};      /* ring: LL, LL128, Simple */
+static const double hop_lat_us[ST_COUNT][CP_COUNT] = {
+    [ST_PEER] = {0.6, 1.9, 3.4},            /* NVLINK */
+    [ST_PCIE] = {1.0, 2.5, 5.7},            /* PCI */
+    [ST_NETWORK] = {2.7, 4.0, 14.0},        /* NET */
+};
+static const double proto_eff[CP_COUNT] = {0.5, 0.92, 1.0};
+/* Data bytes one channel moves per pipeline slice: LL 8 lines x 512
+ * threads x 16-byte lines, half data (32 KiB); LL128 120 elements x 640
+ * threads x 8 bytes (600 KiB); Simple 2 steps (ALLREDUCE_SLICESTEPS) of a
+ * 4 MiB buffer in 8 steps (1 MiB). */
+static const double proto_slice[CP_COUNT] = {32768.0, 614400.0, 1048576.0};
+/* Channel tuning (src/enqueue.cc): a collective of B bytes runs on the
+ * largest nc <= the channels with B >= nc x threads x threshold, threads
+ * per channel 512 (LL, Simple) or 640 (LL128), thresholds 8 B per thread (LL
+ * times the ranks, LL128) and 64 B (Simple), src/include/comm.h. */
+static const double proto_threads[CP_COUNT] = {512, 640, 512};
+static const double proto_thread_bytes[CP_COUNT] = {8, 8, 64};
+
+static const char *const proto_names[CP_COUNT] = {
+#define COLL_PROTO_NAME_(e, n) n,
+    COLL_PROTO_MAP(COLL_PROTO_NAME_)
+#undef COLL_PROTO_NAME_
+};
+
+enum { COLL_EV_BEGIN = 1, COLL_EV_STAGE = 2 };
+
+struct coll_run {
+    uint32_t arrived;
+    int finished;
+    uint64_t t_all;             /* the last rank arrived */
+    uint64_t t_begin;           /* data began to move (after the call overhead) */
+    enum coll_proto proto;
+    enum coll_algo algo;        /* resolved: ring or direct */
+    uint32_t channels;          /* channels it runs on */
+    double cap;                 /* data bytes/s one rank can send (0 = no limit) */
+    uint32_t rounds, slices;    /* R, C */
+    double slice;               /* data bytes one rank sends per slice */
+    uint32_t step;              /* first wavefront step of the next stage */
+    uint32_t pending;           /* flows in flight */
+    uint64_t stage_lat_ps;      /* hop latency to wait out after this stage's flows */
+};
+
+struct coll_group {
+    uint32_t route_off;         /* ring: position p is group rank ring[route_off + p]; it
+                                 * sends to position p + 1 along routes[route_off + p] */
+    enum sys_transport transport; /* the slowest class any ring hop crosses */
+    int8_t level;               /* chip level of the ring's narrowest link */
+    double min_bw;              /* narrowest server on the ring, bytes/s */
+};
+
+struct coll_engine {
+    struct engine *e;
+    uint32_t comp;
+    const struct hw_config *cfg;
+    const struct trace *t;
+    struct run_env *env;
+    struct coll_run *run;               /* per trace collective */
+    struct op_result **res;             /* per rank op, as trace.coll_ops */
+    struct coll_group *group;           /* per trace group */
+    struct sys_route *routes;
+    uint32_t *ring;                     /* ring order per group (group ranks) */
+    model_done_fn done;
+    void *ctx;
+};
+
+const char *coll_proto_name(enum coll_proto p)
+{
+    return (unsigned)p < CP_COUNT ? proto_names[p] : "?";
+}
+
+double coll_busbw_factor(enum coll_kind k, uint32_t n)
+{
+    switch (k) {
+    case COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case COLL_ALL_GATHER:
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+    case COLL_BROADCAST:
+    case COLL_KIND_COUNT: break;
+    }
+    return 1.0;
+}
+
+static void coll_handle(struct engine *e, void *self, const struct eq_event *ev);
+static const struct comp_ops coll_comp_ops = {"collectives", coll_handle};
+
+/* The narrowest server of a route, bytes/s, its level and its class. */
+static void route_limits(const struct hw_system *sys, const struct sys_route *rt, double *bw,
+                         int8_t *level, enum sys_transport *cls)
+{
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        const struct sys_link *l = &sys->links[rt->link[h]];
+        if (l->bw_bytes_per_s < *bw) {
+            *bw = l->bw_bytes_per_s;
+            *level = l->level;
+        }
+        if (l->transport > *cls)
+            *cls = l->transport;
+    }
+    for (uint32_t v = 0; v < rt->nvia; v++) {
+        double b = sys->nodes[rt->via[v]].bw_bytes_per_s / rt->via_times[v];
+        if (b > 0 && b < *bw)
+            *bw = b;
+    }
+}
+
+/* Routes of the ring c->ring[off ..] of group g, and its limits: 0, or -1
+ * if a hop has no path. */
+static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t off)
+{
+    const struct trace *t = c->t;
+    const struct trace_group *gr = &t->groups[g];
+    struct coll_group *cg = &c->group[g];
+    const struct run_env *env = c->env;
+    cg->route_off = off;
+    cg->min_bw = HUGE_VAL;
+    cg->level = c->cfg->lv_peer >= 0 ? c->cfg->lv_peer : c->cfg->lv_host;
+    cg->transport = ST_PEER;
+    for (uint32_t p = 0; p < gr->n; p++) {
+        uint32_t a = t->group_dev[gr->off + c->ring[off + p]];
+        uint32_t b = t->group_dev[gr->off + c->ring[off + (p + 1) % gr->n]];
+        struct sys_route *rt = &c->routes[off + p];
+        if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
+            return -1;
+        route_limits(env->sys, rt, &cg->min_bw, &cg->level, &cg->transport);
+    }
+    return 0;
+}
+
+/* The ring NCCL would build: the group's order when every hop has a path;
+ * else islands (runs of the group joined without a network hop, a node)
+ * with every other island reversed, so that each crossing between nodes
+ * leaves and enters on the same rail (gpu7 of one node to gpu7 of the
+ * next, gpu0 back to gpu0). */
+static int ring_order(struct coll_engine *c, uint32_t g, uint32_t off)
+{
+    const struct trace *t = c->t;
+    const struct trace_group *gr = &t->groups[g];
+    const struct run_env *env = c->env;
+    for (uint32_t r = 0; r < gr->n; r++)
+        c->ring[off + r] = r;
+    if (ring_routes(c, g, off) == 0)
+        return 0;
+    uint32_t start = 0, island = 0;
+    for (uint32_t r = 0; r <= gr->n; r++) {
+        int edge = r == gr->n;
+        if (!edge && r > start) {
+            struct sys_route rt;
+            uint32_t a = t->group_dev[gr->off + r - 1], b = t->group_dev[gr->off + r];
+            edge = sys_route(env->sys, env->sysdev[a], env->sysdev[b], &rt, env->net->scratch) != 0;
+            for (uint32_t h = 0; !edge && h < rt.nhops; h++)
+                edge = env->sys->links[rt.link[h]].transport == ST_NETWORK;
+        }
+        if (!edge)
+            continue;
+        for (uint32_t k = start; k < r; k++)    /* odd islands run backwards */
+            c->ring[off + k] = island % 2 ? start + (r - 1 - k) : k;
+        island++;
+        start = r;
+    }
+    return ring_routes(c, g, off);
+}
+
+struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
+                                const struct trace *t, struct run_env *env, struct diag *d)
+{
+    struct coll_engine *c = sim_xcalloc(1, sizeof *c);
+    c->e = e;
+    c->cfg = cfg;
+    c->t = t;
+    c->env = env;
+    c->comp = engine_register(e, &coll_comp_ops, c);
+    c->run = sim_xcalloc(t->ncolls, sizeof *c->run);
+    uint64_t nslots = 0;
+    for (uint32_t g = 0; g < t->ngroups; g++)
+        nslots += t->groups[g].n;
+    uint64_t nrank_ops = 0;
+    for (uint32_t k = 0; k < t->ncolls; k++)
+        nrank_ops += t->groups[t->colls[k].group].n;
+    c->res = sim_xcalloc(nrank_ops, sizeof *c->res);
+    c->group = sim_xcalloc(t->ngroups, sizeof *c->group);
+    c->routes = sim_xcalloc(nslots, sizeof *c->routes);
+    c->ring = sim_xcalloc(nslots, sizeof *c->ring);
+    uint32_t off = 0;
+    for (uint32_t g = 0; g < t->ngroups; g++) {
+        if (ring_order(c, g, off) != 0) {
+            const struct trace_group *gr = &t->groups[g];
+            /* name the first op on this group, and the pair without a path */
+            uint32_t at = 0;
+            for (uint32_t i = 0; i < t->nops; i++)
+                if (t->ops[i].kind == OP_COLLECTIVE && t->ops[i].u.coll.group == g) {
+                    at = i;
+                    break;
+                }
+            uint32_t a = 0, b = 0;
+            for (uint32_t r = 0; r < gr->n; r++) {
+                a = t->group_dev[gr->off + r];
+                b = t->group_dev[gr->off + (r + 1) % gr->n];
+                struct sys_route rt;
+                if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], &rt, env->net->scratch) != 0)
+                    break;
+            }
+            char field[48];
+            snprintf(field, sizeof field, "ops[%u].group", at);
+            diag_set(d, DIAG_E_RANGE, t->path, t->ops[at].line, field,
+                     "devices '%s' and '%s' of the group have no path between them in system "
+                     "%s (no link, or more than %d hops), and no ring through the group has "
+                     "one on every hop", t->devices[a], t->devices[b], env->sys->name,
+                     SYS_MAX_HOPS);
+            coll_destroy(c);
+            return NULL;
+        }
+        off += t->groups[g].n;
+    }
+    return c;
+}
+
+void coll_destroy(struct coll_engine *c)
+{
+    if (c == NULL)
+        return;
+    free(c->run);
+    free(c->res);
+    free(c->group);
+    free(c->routes);
+    free(c->ring);
+    free(c);
+}
+
+/* Channels a collective of `bytes` runs on with protocol p, over n ranks. */
+static uint32_t channels_for(const struct coll_engine *c, enum coll_proto p, double bytes,
+                             uint32_t n)
+{
+    double per = proto_threads[p] * proto_thread_bytes[p] * (p == CP_LL ? n : 1);
+    double nc = floor(bytes / per);
+    if (nc < 1)
+        nc = 1;
+    return nc < c->cfg->coll_channels ? (uint32_t)nc : c->cfg->coll_channels;
+}
+
+/* The data rate one rank can push with protocol p on nc channels: the
+ * channels' copy rate, a share of it for the flag-carrying protocols, and
+ * LL's ceiling (0 = no limit). */
+static double rank_cap(const struct coll_engine *c, enum coll_proto p, uint32_t nc)
+{
+    double cap = c->cfg->coll_channel_bw > 0 ? c->cfg->coll_channel_bw * nc * proto_eff[p] : 0;
+    if (p == CP_LL && c->cfg->coll_ll_bw > 0 && (cap == 0 || c->cfg->coll_ll_bw < cap))
+        cap = c->cfg->coll_ll_bw;
+    return cap;
+}
+
+/* Rounds and bytes per round per rank of a collective with its algorithm. */
+static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint32_t *rounds,
+                       double *per_round)
+{
+    double S = (double)o->u.coll.bytes;
+    if (algo == COLL_DIRECT) {          /* every pair's share at once */
+        *rounds = 1;
+        *per_round = S / n * (n - 1);
+        return;
+    }
+    switch (o->u.coll.what) {
+    case COLL_ALL_REDUCE: *rounds = 2 * (n - 1); *per_round = S / n; return;
+    case COLL_ALL_GATHER:
+    case COLL_REDUCE_SCATTER: *rounds = n - 1; *per_round = S / n; return;
+    case COLL_BROADCAST: *rounds = n - 1; *per_round = S; return;
+    case COLL_ALL_TO_ALL:
+    case COLL_KIND_COUNT: break;
+    }
+    *rounds = 1;
+    *per_round = S;
+}
+
+/* Pick the protocol as NCCL's tuning model does: the least of base
+ * latency + R hop latencies + bytes over the ring's bandwidth for it. */
+static enum coll_proto pick_proto(const struct coll_engine *c, const struct coll_group *g,
+                                  uint32_t n, double bytes, uint32_t rounds, double per_round)
+{
+    enum coll_proto best = CP_SIMPLE;
+    double best_t = HUGE_VAL;
+    for (int p = 0; p < CP_COUNT; p++) {
+        double bw = g->min_bw * proto_eff[p];
+        double cap = rank_cap(c, (enum coll_proto)p, channels_for(c, (enum coll_proto)p, bytes, n));
+        if (cap > 0 && cap < bw)
+            bw = cap;
+        double tt = (base_lat_us[p] + rounds * hop_lat_us[g->transport][p] * c->cfg->coll_hop_scale) *
+                        1e-6 +
+                    rounds * per_round / bw;
+        if (tt < best_t) {
+            best_t = tt;
+            best = (enum coll_proto)p;
+        }
+    }
+    return best;
+}
+
+static void coll_flow_done(struct engine *e, void *owner, uint64_t arg);
+
+static void put_flow(struct coll_engine *c, struct coll_run *r, struct flowsrv *s, double amount,
+                     double cap, uint64_t inst)
+{
+    if (amount <= 0)
+        return;
+    r->pending++;
+    flowsrv_start(s, c->e, amount, cap, coll_flow_done, c, inst);
+}
+
+/* One rank's bytes to a peer along route rt: link flows (in wire bytes),
+ * switches and host memories on the way, its own memory read and the
+ * peer's written. */
+static void send_bytes(struct coll_engine *c, struct coll_run *r, uint64_t inst,
+                       const struct sys_route *rt, uint32_t src_dev, uint32_t dst_dev,
+                       double bytes, double read_factor, double cap, struct op_result *res)
+{
+    const struct hw_system *sys = c->env->sys;
+    double eff = proto_eff[r->proto];
+    double wire = bytes / eff, wcap = cap > 0 ? cap / eff : 0;
+    uint32_t counted = 0;
+    for (uint32_t h = 0; h < rt->nhops; h++) {
+        const struct sys_link *l = &sys->links[rt->link[h]];
+        if (!(counted & (1u << l->level)))
+            res->bytes[l->level] += bytes;
+        counted |= 1u << l->level;
+        put_flow(c, r, net_link_srv(c->env->net, rt->link[h], rt->dir[h]), wire, wcap, inst);
+    }
+    for (uint32_t v = 0; v < rt->nvia; v++)
+        put_flow(c, r, &c->env->net->node[rt->via[v]], wire * rt->via_times[v],
+                 wcap > 0 ? wcap * rt->via_times[v] : 0, inst);
+    int8_t dram = c->cfg->lv_dram;
+    put_flow(c, r, c->env->dram[src_dev], bytes * read_factor, cap > 0 ? cap * read_factor : 0,
+             inst);
+    put_flow(c, r, c->env->dram[dst_dev], bytes, cap, inst);
+    res->bytes[dram] += bytes * (read_factor + 1.0);
+}
+
+static void finish(struct coll_engine *c, uint32_t inst);
+
+/* Start the next stage of collective inst, or finish it. */
+static void run_stage(struct coll_engine *c, uint32_t inst)
+{
+    const struct trace *t = c->t;
+    struct coll_run *r = &c->run[inst];
+    const struct trace_coll *tc = &t->colls[inst];
+    const struct trace_group *gr = &t->groups[tc->group];
+    const struct coll_group *cg = &c->group[tc->group];
+    const struct op *o0 = &t->ops[t->coll_ops[tc->ops_off]];
+    uint32_t n = gr->n, R = r->rounds, C = r->slices;
+    uint32_t last = R + C - 1;          /* wavefront steps */
+    if (r->step >= last) {
+        finish(c, inst);
+        return;
+    }
+    double cap = r->cap;
+    uint64_t hop_ps = (uint64_t)llround(hop_lat_us[cg->transport][r->proto] *
+                                        c->cfg->coll_hop_scale * 1e6);
+    r->pending = 0;
+    if (r->algo == COLL_DIRECT) {
+        /* one stage: every rank sends every other its share at once */
+        double pair = (double)o0->u.coll.bytes / n;
+        double pcap = cap > 0 ? cap / (n - 1) : 0;
+        for (uint32_t a = 0; a < n; a++) {
+            uint32_t da = t->group_dev[gr->off + a];
+            struct op_result *res = c->res[tc->ops_off + a];
+            for (uint32_t b = 0; b < n; b++) {
+                if (b == a)
+                    continue;
+                uint32_t db = t->group_dev[gr->off + b];
+                struct sys_route rt;
+                int ok = sys_route(c->env->sys, c->env->sysdev[da], c->env->sysdev[db], &rt,
+                                   c->env->net->scratch);
+                SIM_CHECK(ok == 0);     /* the ring's routes connect the group */
+                send_bytes(c, r, inst, &rt, da, db, pair, 1.0, pcap, res);
+            }
+        }
+        r->step = last;
+        r->stage_lat_ps = hop_ps;
+    } else {
+        /* steps [s0, s1]: one step while filling or draining, all the
+         * steps where every round is busy at once */
+        uint32_t s0 = r->step, m = R < C ? R : C, M = R < C ? C : R, s1 = s0;
+        if (s0 + 1 >= m && s0 + 1 <= M)
+            s1 = M - 1;
+        uint32_t lat_steps = s0 < R ? (s1 < R ? s1 : R - 1) - s0 + 1 : 0;
+        r->stage_lat_ps = hop_ps * lat_steps;
+        double read_factor = o0->u.coll.what == COLL_ALL_REDUCE ? 1.5
+                             : o0->u.coll.what == COLL_REDUCE_SCATTER ? 2.0 : 1.0;
+        uint32_t root = 0;          /* the root's position in the ring */
+        if (o0->u.coll.what == COLL_BROADCAST && o0->u.coll.root != TRACE_NO_DEVICE) {
+            uint32_t rr = (uint32_t)trace_group_rank(t, tc->group, o0->u.coll.root);
+            while (c->ring[cg->route_off + root] != rr)
+                root++;
+        }
+        for (uint32_t a = 0; a < n; a++) {      /* a: a position in the ring */
+            /* slices rank a sends in steps s0..s1 */
+            double slices = 0;
+            if (o0->u.coll.what == COLL_BROADCAST) {
+                uint32_t k = (a + n - root) % n;        /* its hop in the chain */
+                if (k < R) {
+                    uint64_t lo = s0 > k ? s0 : k, hi = s1 < k + C - 1 ? s1 : k + C - 1;
+                    slices = hi >= lo ? (double)(hi - lo + 1) : 0;
+                }
+            } else {
+                uint32_t act = s0 + 1;      /* rounds busy at step s0 */
+                if (act > m)
+                    act = m;
+                if (act > last - s0)
+                    act = last - s0;
+                slices = (double)act * (s1 - s0 + 1);   /* the merged middle: m each step */
+            }
+            if (slices <= 0)
+                continue;
+            uint32_t ra = c->ring[cg->route_off + a], rb = c->ring[cg->route_off + (a + 1) % n];
+            uint32_t da = t->group_dev[gr->off + ra], db = t->group_dev[gr->off + rb];
+            send_bytes(c, r, inst, &c->routes[cg->route_off + a], da, db, slices * r->slice,
+                       read_factor, cap, c->res[tc->ops_off + ra]);
+        }
+        r->step = s1 + 1;
+    }
+    if (r->pending == 0)        /* nothing moved (cannot happen with bytes >= 1) */
+        engine_after(c->e, r->stage_lat_ps, c->comp, COLL_EV_STAGE, inst, NULL);
+}
+
+static void coll_flow_done(struct engine *e, void *owner, uint64_t arg)
+{
+    struct coll_engine *c = owner;
+    struct coll_run *r = &c->run[arg];
+    SIM_CHECK(r->pending > 0);
+    if (--r->pending == 0)
+        engine_after(e, r->stage_lat_ps, c->comp, COLL_EV_STAGE, arg, NULL);
+}
+
+static void coll_handle(struct engine *e, void *self, const struct eq_event *ev)
+{
+    (void)e;
+    struct coll_engine *c = self;
+    uint32_t inst = (uint32_t)ev->arg;
+    if (ev->type == COLL_EV_BEGIN)
+        c->run[inst].t_begin = c->e->now_ps;
+    run_stage(c, inst);
+}
+
+static void finish(struct coll_engine *c, uint32_t inst)
+{
+    const struct trace *t = c->t;
+    struct coll_run *r = &c->run[inst];
+    const struct trace_coll *tc = &t->colls[inst];
+    const struct trace_group *gr = &t->groups[tc->group];
+    const struct coll_group *cg = &c->group[tc->group];
+    uint64_t now = c->e->now_ps;
+    r->finished = 1;
+    for (uint32_t a = 0; a < gr->n; a++) {
+        struct op_result *res = c->res[tc->ops_off + a];
+        res->end_ps = now;
+        /* waiting for the other ranks and moving the data both count as
+         * time at the ring's narrowest link; the kernel launch as launch */
+        res->time_ps[CAT_STALL + cg->level] += (r->t_all - res->start_ps) + (now - r->t_begin);
+        res->time_ps[CAT_LAUNCH] += r->t_begin - r->t_all;
+        res->kernels = 1;
+        snprintf(res->tile, sizeof res->tile, "%s %s %uch", coll_algo_name(r->algo),
+                 proto_names[r->proto], r->channels);
+    }
+    for (uint32_t a = 0; a < gr->n; a++)
+        c->done(c->e, c->ctx, t->coll_ops[tc->ops_off + a]);
+}
+
+void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, model_done_fn done,
+                 void *ctx)
+{
+    const struct trace *t = c->t;
+    const struct op *o = &t->ops[op];
+    uint32_t inst = o->u.coll.inst;
+    struct coll_run *r = &c->run[inst];
+    const struct trace_coll *tc = &t->colls[inst];
+    const struct trace_group *gr = &t->groups[tc->group];
+    int rank = trace_group_rank(t, tc->group, o->device);
+    SIM_CHECK(rank >= 0 && r->arrived < gr->n);
+    c->done = done;
+    c->ctx = ctx;
+    c->res[tc->ops_off + (uint32_t)rank] = res;
+    res->start_ps = c->e->now_ps;
+    if (++r->arrived < gr->n)
+        return;
+    /* every rank is in: plan it and start after the call overhead */
+    r->t_all = c->e->now_ps;
+    const struct coll_group *cg = &c->group[tc->group];
+    r->algo = o->u.coll.algo != COLL_AUTO ? o->u.coll.algo
+              : o->u.coll.what == COLL_ALL_TO_ALL ? COLL_DIRECT : COLL_RING;
+    uint32_t rounds;
+    double per_round;
+    coll_shape(o, gr->n, r->algo, &rounds, &per_round);
+    double bytes = (double)o->u.coll.bytes;
+    r->proto = pick_proto(c, cg, gr->n, bytes, rounds, per_round);
+    r->channels = channels_for(c, r->proto, bytes, gr->n);
+    r->cap = rank_cap(c, r->proto, r->channels);
+    r->rounds = rounds;
+    double slice = proto_slice[r->proto] * r->channels;
+    double ns = ceil(per_round / slice);
+    r->slices = ns < 1 ? 1 : ns > 1e9 ? 1000000000u : (uint32_t)ns;
+    r->slice = per_round / r->slices;
+    r->step = 0;
+    engine_after(c->e, c->cfg->launch_overhead_ps + c->cfg->coll_overhead_ps, c->comp,
+                 COLL_EV_BEGIN, inst, NULL);
+}
+
+int coll_check_done(const struct coll_engine *c, struct diag *d)
+{
+    const struct trace *t = c->t;
+    for (uint32_t k = 0; k < t->ncolls; k++) {
+        if (c->run[k].finished)
+            continue;
+        const struct trace_coll *tc = &t->colls[k];
+        const struct trace_group *gr = &t->groups[tc->group];
+        /* a rank that never came: its op waits, through deps or stream
+         * order, on something that waits on this collective */
+        uint32_t miss = 0;
+        for (uint32_t a = 0; a < gr->n; a++)
+            if (c->res[tc->ops_off + a] == NULL) {
+                miss = a;
+                break;
+            }
+        const struct op *o = &t->ops[t->coll_ops[tc->ops_off + miss]];
+        char field[48];
+        snprintf(field, sizeof field, "ops[%u]", t->coll_ops[tc->ops_off + miss]);
+        return diag_set(d, DIAG_E_CYCLE, t->path, o->line, field,
+                        "collective op '%s' on device '%s' never started, so the %u other ranks "
+                        "wait forever: its deps or the order of its stream wait on the "
+                        "collective itself (a deadlock)", o->id, t->devices[o->device],
+                        gr->n - 1);
+    }
+    return 0;
+}

@@ -1,0 +1,167 @@
+/* bench.c: `strata bench collective`: a collective swept over sizes on a
+ * system, printed as nccl-tests prints it. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "cli.h"
+#include "collbench.h"
+#include "diag.h"
+#include "system.h"
+#include "trace.h"
+
+const char cli_bench_usage[] =
+    "  strata bench collective --hw SYSTEM.yaml [--op all_reduce|all_gather|reduce_scatter|\n"
+    "                  all_to_all|broadcast] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
+    "                  [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n";
+
+/* A size as nccl-tests takes it: digits with an optional K, M or G (x1024). */
+static int parse_size(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        goto bad;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1024;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1024 * 1024;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1024ull * 1024 * 1024;
+    else if (*end == 'T' || *end == 't')
+        mul = 1024ull * 1024 * 1024 * 1024;
+    if (mul > 1)
+        end++;
+    if (*end != '\0' || v == 0 || v > TRACE_SIZE_CAP / mul)
+        goto bad;
+    *out = v * mul;
+    return 0;
+bad:
+    fprintf(stderr, "strata bench: %s: expected a size such as 32K, 8M or 16G (1 B to 1P), got '%s'\n",
+            opt, s ? s : "");
+    return 2;
+}
+
+int cli_bench(int argc, char **argv)
+{
+    const char *hw = NULL, *opname = "all_reduce", *mins = "32K", *maxs = "16G", *fac = "2";
+    const char *ranks = NULL, *dts = "fp32", *algos = "auto", *csv = NULL;
+    const struct cli_opt opts[] = {
+        {"hw", 0, &hw, NULL},         {"op", 0, &opname, NULL},   {"min", 'b', &mins, NULL},
+        {"max", 'e', &maxs, NULL},    {"factor", 'f', &fac, NULL}, {"ranks", 'n', &ranks, NULL},
+        {"dtype", 'd', &dts, NULL},   {"algo", 0, &algos, NULL},  {"csv", 0, &csv, NULL},
+        {NULL, 0, NULL, NULL},
+    };
+    int first = 0;
+    int rc = cli_parse("bench", cli_bench_usage, opts, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (first >= argc || strcmp(argv[first], "collective") != 0 || first + 1 != argc) {
+        fprintf(stderr, "strata bench: what to benchmark: 'collective' (the only benchmark)\n");
+        cli_usage(stderr, cli_bench_usage);
+        return 2;
+    }
+    if (hw == NULL) {
+        fprintf(stderr, "strata bench: --hw is required (a system file, configs/systems/)\n");
+        return 2;
+    }
+    enum coll_kind kind = COLL_KIND_COUNT;
+    for (int k = 0; k < COLL_KIND_COUNT; k++)
+        if (strcmp(opname, coll_kind_name((enum coll_kind)k)) == 0)
+            kind = (enum coll_kind)k;
+    if (kind == COLL_KIND_COUNT) {
+        fprintf(stderr, "strata bench: --op: unknown collective '%s' (known: all_reduce, "
+                        "all_gather, reduce_scatter, all_to_all, broadcast)\n", opname);
+        return 2;
+    }
+    enum coll_algo algo = COLL_ALGO_COUNT;
+    for (int a = 0; a < COLL_ALGO_COUNT; a++)
+        if (strcmp(algos, coll_algo_name((enum coll_algo)a)) == 0)
+            algo = (enum coll_algo)a;
+    if (algo == COLL_ALGO_COUNT) {
+        fprintf(stderr, "strata bench: --algo: unknown algorithm '%s' (known: auto, ring, direct)\n",
+                algos);
+        return 2;
+    }
+    enum dtype dt;
+    if (dtype_from_name(dts, &dt) != 0) {
+        fprintf(stderr, "strata bench: --dtype: unknown type '%s'\n", dts);
+        return 2;
+    }
+    uint64_t lo, hi;
+    unsigned factor = 2, nr = 0;
+    if (parse_size("--min", mins, &lo) || parse_size("--max", maxs, &hi) ||
+        cli_count("bench", "--factor", fac, 1024, &factor) != 0 ||
+        (ranks != NULL && cli_count("bench", "--ranks", ranks, 65536, &nr) != 0))
+        return 2;
+    if (factor < 2 || lo > hi) {
+        fprintf(stderr, "strata bench: need --factor >= 2 and --min <= --max\n");
+        return 2;
+    }
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct hw_system sys;
+    int sr = sys_load(hw, &sys, &d);
+    if (sr < 0)
+        return cli_fail(&d);
+    if (sr == 1) {
+        fprintf(stderr, "strata bench: --hw %s is a chip config; a collective needs a system "
+                        "file (configs/systems/) that joins several chips\n", hw);
+        return 2;
+    }
+    if (nr == 0)
+        nr = sys.ndevices;
+    if (nr < 2 || nr > sys.ndevices) {
+        fprintf(stderr, "strata bench: --ranks %u: system %s has %u devices (a collective needs 2 "
+                        "or more)\n", nr, sys.name, sys.ndevices);
+        sys_free(&sys);
+        return 2;
+    }
+    struct afile af;
+    FILE *cf = NULL;
+    if (csv != NULL) {
+        if (cli_is_stdout(csv)) {
+            cf = stdout;
+        } else {
+            if (afile_open(&af, csv, &d) != 0) {
+                sys_free(&sys);
+                return cli_fail(&d);
+            }
+            cf = af.f;
+        }
+        fprintf(cf, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how\n");
+    }
+    FILE *txt = cf == stdout ? stderr : stdout;
+    fprintf(txt, "# strata bench collective: %s on %s, %u ranks (%s x %u), type %s\n",
+            coll_kind_name(kind), sys.name, nr, sys.chip.name, sys.ndevices, dtype_name(dt));
+    fprintf(txt, "#%13s %12s %8s %10s %9s %9s  %s\n", "size", "count", "type", "time", "algbw",
+            "busbw", "algorithm");
+    fprintf(txt, "#%13s %12s %8s %10s %9s %9s\n", "(B)", "(elements)", "", "(us)", "(GB/s)",
+            "(GB/s)");
+    double eb = dtype_bytes(dt, 1.0);
+    for (uint64_t s = lo; s <= hi; s *= factor) {
+        struct collbench_pt pt;
+        if (collbench_run(&sys, kind, algo, dt, nr, s, &pt, &d) != 0) {
+            if (cf != NULL && cf != stdout)
+                afile_abort(&af);
+            sys_free(&sys);
+            return cli_fail(&d);
+        }
+        uint64_t count = (uint64_t)((double)s / eb);
+        fprintf(txt, "%14" PRIu64 " %12" PRIu64 " %8s %10.2f %9.2f %9.2f  %s\n", s, count,
+                dtype_name(dt), pt.time_s * 1e6, pt.algbw * 1e-9, pt.busbw * 1e-9, pt.how);
+        if (cf != NULL)
+            fprintf(cf, "%" PRIu64 ",%" PRIu64 ",%s,%.4f,%.4f,%.4f,%s\n", s, count,
+                    dtype_name(dt), pt.time_s * 1e6, pt.algbw * 1e-9, pt.busbw * 1e-9, pt.how);
+        if (s > UINT64_MAX / factor)
+            break;
+    }
+    sys_free(&sys);
+    if (cf != NULL && cf != stdout && afile_commit(&af, &d) != 0)
+        return cli_fail(&d);
+    return 0;
+}

@@ -1,0 +1,445 @@
+/* Collectives (models/coll.c, docs/collectives.md): the trace format's
+ * collective ops, their pairing across ranks, and runs on systems: ring
+ * and direct algorithms, contention, rings over several nodes, deadlocks,
+ * and `strata bench collective`. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "collbench.h"
+#include "run.h"
+#include "system.h"
+#include "test.h"
+#include "trace.h"
+#include "util.h"
+
+static char dir[256];
+
+static void diag_format(const struct diag *d, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s:%d: %s: %s", d->file, d->line, d->field, d->msg);
+}
+
+static const char *const gpus8 =
+    "\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"";
+static const char *const group8 =
+    "[\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"]";
+
+/* Writes a trace of these devices and ops; loads it.  0, or the loader's rc
+ * with its message in msg. */
+static int load(const char *devices, const char *ops, struct trace *t, char *msg, size_t n)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    size_t len = strlen(devices) + strlen(ops) + 128;
+    char *text = malloc(len);
+    if (text == NULL)
+        abort();
+    snprintf(text, len, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devices, ops);
+    tu_write_file(path, text);
+    free(text);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = trace_load(path, t, &d);
+    if (rc != 0 && msg != NULL)
+        diag_format(&d, msg, n);
+    return rc;
+}
+
+/* One op per rank of gpu0..gpu<n-1>: tmpl with every '@' replaced by the rank. */
+static char *rank_ops(unsigned n, const char *tmpl)
+{
+    size_t cap = (strlen(tmpl) + 32) * n + 64, used = 0;
+    char *s = malloc(cap);
+    if (s == NULL)
+        abort();
+    s[0] = '\0';
+    for (unsigned r = 0; r < n; r++) {
+        if (r)
+            used += (size_t)snprintf(s + used, cap - used, ",\n");
+        for (const char *p = tmpl; *p; p++) {
+            if (*p == '@')
+                used += (size_t)snprintf(s + used, cap - used, "%u", r);
+            else
+                s[used++] = *p;
+        }
+        s[used] = '\0';
+    }
+    return s;
+}
+
+static int run_on(const char *sys_path, const struct trace *t, struct run_result *r, char *msg,
+                  size_t n)
+{
+    struct hw_system sys;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = sys_load(sys_path, &sys, &d);
+    if (rc == 1) {
+        struct hw_config c = sys.chip;
+        sys_from_chip(&c, t->ndevices, (const char (*)[32])t->devices, &sys);
+        rc = 0;
+    }
+    if (rc == 0) {
+        rc = run_system_opts(&sys, t, NULL, r, &d);
+        sys_free(&sys);
+    }
+    if (rc != 0 && msg != NULL)
+        diag_format(&d, msg, n);
+    return rc;
+}
+
+static void test_load_errors(void)
+{
+    struct trace t;
+    char msg[600];
+    static const struct {
+        const char *what, *devices, *ops, *expect;
+    } bad[] = {
+        {"group of one", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\"], \"bytes\": 64}",
+         "at least two devices"},
+        {"device not in its group", "\"a\", \"b\", \"c\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"c\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
+         "not in its group"},
+        {"unknown device in group", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"z\"], \"bytes\": 64}",
+         "unknown device \"z\""},
+        {"device twice", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"a\"], \"bytes\": 64}",
+         "listed twice"},
+        {"partner missing", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
+         "every member must issue each one"},
+        {"partners differ", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64},\n"
+         "{\"id\": \"y\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 128}",
+         "their bytes differ"},
+        {"unknown collective", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"allreduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
+         "unknown collective \"allreduce\""},
+        {"direct all_reduce", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"algo\": \"direct\"}",
+         "all_to_all and all_gather only"},
+        {"fixed_s", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"fixed_s\": 0.001}",
+         "generic op with fixed_s"},
+        {"root of an all_reduce", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"root\": \"a\"}",
+         "only a broadcast has a root"},
+        {"all_gather size", "\"a\", \"b\", \"c\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_gather\", "
+         "\"group\": [\"a\", \"b\", \"c\"], \"bytes\": 64}",
+         "divisible by 3"},
+        {"group not a list", "\"a\", \"b\"",
+         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+         "\"group\": \"a,b\", \"bytes\": 64}",
+         "must be a list of device names"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        msg[0] = '\0';
+        int rc = load(bad[i].devices, bad[i].ops, &t, msg, sizeof msg);
+        CHECK(rc != 0);
+        CHECK_STR_CONTAINS(msg, bad[i].expect);
+        CHECK_STR_CONTAINS(msg, "t.json:");
+        printf("  %-24s -> %s\n", bad[i].what, msg);
+        if (rc == 0)
+            trace_free(&t);
+    }
+}
+
+/* Pairing: the k-th collective of each member on one group is one
+ * collective; a trace written and read back keeps it. */
+static void test_pairing_and_roundtrip(void)
+{
+    struct trace t;
+    char msg[600] = "";
+    const char *ops =
+        "{\"id\": \"a0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 1024},\n"
+        "{\"id\": \"a1\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"broadcast\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 4096, \"root\": \"b\", \"dtype\": \"bf16\"},\n"
+        "{\"id\": \"b0\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 1024},\n"
+        "{\"id\": \"b1\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"broadcast\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 4096, \"root\": \"b\", \"dtype\": \"bf16\"}";
+    int rc = load("\"a\", \"b\"", ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", msg);
+        return;
+    }
+    CHECK_EQ_INT(t.ngroups, 1);
+    CHECK_EQ_INT(t.ncolls, 2);
+    CHECK_EQ_INT(t.ops[0].u.coll.inst, t.ops[2].u.coll.inst);
+    CHECK_EQ_INT(t.ops[1].u.coll.inst, t.ops[3].u.coll.inst);
+    CHECK(t.ops[0].u.coll.inst != t.ops[1].u.coll.inst);
+    CHECK_EQ_INT(t.ops[1].u.coll.root, 1);
+    char path[300];
+    snprintf(path, sizeof path, "%s/w.json", dir);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
+    struct trace u;
+    rc = trace_load(path, &u, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(u.ncolls, 2);
+        CHECK_EQ_INT(u.ops[1].u.coll.what, COLL_BROADCAST);
+        CHECK_EQ_INT(u.ops[1].u.coll.root, 1);
+        CHECK_EQ_INT(u.ops[1].dtype, DT_BF16);
+        CHECK_EQ_INT(u.ops[3].u.coll.bytes, 4096);
+        trace_free(&u);
+    }
+    trace_free(&t);
+}
+
+static double allreduce_time(const char *sys, unsigned n, uint64_t bytes)
+{
+    struct hw_system s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    if (sys_load(sys, &s, &d) != 0)
+        return -1;
+    struct collbench_pt pt;
+    int rc = collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, n, bytes, &pt, &d);
+    sys_free(&s);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    return rc == 0 ? pt.time_s : -1;
+}
+
+static void test_ring_mechanism(void)
+{
+    const char *dgx = "configs/systems/nvidia-dgx-a100.yaml";
+    /* time grows with the size; the large-message rate approaches the
+     * channels' copy rate (12 x 19.6 GB/s busbw), under the NVLink's 274 */
+    double t1 = allreduce_time(dgx, 8, 1 << 20), t2 = allreduce_time(dgx, 8, 1 << 26),
+           t3 = allreduce_time(dgx, 8, (uint64_t)1 << 33);
+    CHECK(t1 > 0 && t2 > t1 && t3 > t2);
+    double busbw = (double)((uint64_t)1 << 33) / t3 * 2 * 7 / 8;
+    CHECK(busbw < 12 * 19.6e9 && busbw > 0.97 * 12 * 19.6e9);
+    /* more ranks: more hops, so a small all-reduce takes longer */
+    CHECK(allreduce_time(dgx, 8, 32768) > allreduce_time(dgx, 2, 32768));
+    /* two nodes: the ring's two crossings go over one 25 GB/s HDR rail each
+     * (the ring alternates direction per node so it finds them) */
+    double t16 = allreduce_time("configs/systems/two-dgx-a100-hdr.yaml", 16, (uint64_t)1 << 30);
+    CHECK(t16 > 0);
+    double bus16 = (double)((uint64_t)1 << 30) / t16 * 2 * 15 / 16;
+    CHECK(bus16 < 25e9 && bus16 > 20e9);
+}
+
+/* Two all-reduces at once on the same GPUs (two streams) share NVLink: one
+ * alone is held to its channels' copy rate (235 GB/s), two together to the
+ * links' 274, so the pair takes 2 x 235 / 274 = 1.7 times as long. */
+static void test_contention(void)
+{
+    struct trace t;
+    struct run_result r1, r2;
+    char msg[600] = "";
+    char fmt[512];
+    snprintf(fmt, sizeof fmt,
+             "{\"id\": \"ar@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+             "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 268435456}", group8);
+    char *one = rank_ops(8, fmt);
+    int rc = load(gpus8, one, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    rc = rc == 0 ? run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r1, msg, sizeof msg) : rc;
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0)
+        trace_free(&t);
+    snprintf(fmt, sizeof fmt,
+             "{\"id\": \"x@\", \"kind\": \"collective\", \"device\": \"gpu@\", \"stream\": 1, "
+             "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 268435456}", group8);
+    char *two = rank_ops(8, fmt);
+    size_t len = strlen(one) + strlen(two) + 4;
+    char *both = malloc(len);
+    if (both == NULL)
+        abort();
+    snprintf(both, len, "%s,\n%s", one, two);
+    rc = load(gpus8, both, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(t.ngroups, 1);
+        CHECK_EQ_INT(t.ncolls, 2);
+        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r2, msg, sizeof msg);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            double ratio = (double)r2.total_ps / (double)r1.total_ps;
+            printf("  two concurrent 256 MiB all-reduces: %.2fx one\n", ratio);
+            CHECK(ratio > 1.65 && ratio < 1.75);
+            /* every rank's op ends when the collective does */
+            CHECK_EQ_INT(r2.ops[0].end_ps, r2.ops[7].end_ps);
+            run_result_free(&r2);
+        }
+        trace_free(&t);
+    }
+    if (r1.ops != NULL)
+        run_result_free(&r1);
+    free(one);
+    free(two);
+    free(both);
+}
+
+static void test_direct_and_broadcast(void)
+{
+    struct trace t;
+    struct run_result r;
+    char msg[600] = "";
+    char fmt[512];
+    snprintf(fmt, sizeof fmt,
+             "{\"id\": \"a@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+             "\"collective\": \"all_to_all\", \"group\": %s, \"bytes\": 8388608}", group8);
+    char *ops = rank_ops(8, fmt);
+    int rc = load(gpus8, ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            /* each rank sends 7/8 of its 8 MiB over NVLink */
+            struct hw_config c;
+            tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
+            CHECK_NEAR_REL(r.ops[3].bytes[c.lv_peer], 8388608.0 * 7 / 8, 1e-9);
+            CHECK_STR_CONTAINS(r.ops[3].tile, "direct");
+            run_result_free(&r);
+        }
+        trace_free(&t);
+    }
+    free(ops);
+    /* broadcast: a chain from the root; the last rank sends nothing */
+    snprintf(fmt, sizeof fmt,
+             "{\"id\": \"b@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+             "\"collective\": \"broadcast\", \"root\": \"gpu2\", \"group\": %s, \"bytes\": 8388608}",
+             group8);
+    ops = rank_ops(8, fmt);
+    rc = load(gpus8, ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            struct hw_config c;
+            tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
+            CHECK_NEAR_REL(r.ops[2].bytes[c.lv_peer], 8388608.0, 1e-9);   /* the root */
+            CHECK(r.ops[1].bytes[c.lv_peer] == 0);                          /* the chain's end */
+            run_result_free(&r);
+        }
+        trace_free(&t);
+    }
+    free(ops);
+}
+
+/* Rank a issues X then Y, rank b Y then X (two groups): neither can start. */
+static void test_deadlock_and_unreachable(void)
+{
+    struct trace t;
+    struct run_result r;
+    char msg[600] = "";
+    const char *ops =
+        "{\"id\": \"x0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 1024},\n"
+        "{\"id\": \"y0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"b\", \"a\"], \"bytes\": 1024},\n"
+        "{\"id\": \"y1\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"b\", \"a\"], \"bytes\": 1024},\n"
+        "{\"id\": \"x1\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\"], \"bytes\": 1024}";
+    int rc = load("\"a\", \"b\"", ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        rc = run_on("configs/nvidia-a100-sxm-80gb.yaml", &t, &r, msg, sizeof msg);
+        CHECK(rc != 0);
+        CHECK_STR_CONTAINS(msg, "deadlock");
+        printf("  deadlock                 -> %s\n", msg);
+        trace_free(&t);
+    }
+    /* a group across two nodes' devices with no path at all (a system of
+     * two PCIe GPUs on separate hosts has one) is refused before the run:
+     * the 4090 server's GPUs do reach each other through the hosts, so use
+     * a TPU slice, whose chips reach every other through the ICI mesh, and
+     * a device that is not in the system */
+    const char *ops2 =
+        "{\"id\": \"x0\", \"kind\": \"collective\", \"device\": \"chip0\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"chip0\", \"chip9\"], \"bytes\": 1024},\n"
+        "{\"id\": \"x1\", \"kind\": \"collective\", \"device\": \"chip9\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"chip0\", \"chip9\"], \"bytes\": 1024}";
+    rc = load("\"chip0\", \"chip9\"", ops2, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        rc = run_on("configs/systems/google-tpu-v5e-8.yaml", &t, &r, msg, sizeof msg);
+        CHECK(rc != 0);
+        CHECK_STR_CONTAINS(msg, "chip9");
+        printf("  device not in system     -> %s\n", msg);
+        trace_free(&t);
+    }
+}
+
+static void test_bench_cli(void)
+{
+    char cmd[800], out[300];
+    snprintf(out, sizeof out, "%s/bench.csv", dir);
+    snprintf(cmd, sizeof cmd,
+             STRATA_BINARY " bench collective --hw configs/systems/nvidia-dgx-a100.yaml "
+             "--min 32K --max 1M --csv %s > %s/bench.txt", out, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    size_t len;
+    char *csv = tu_read_file(out, &len);
+    CHECK_STR_CONTAINS(csv, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how\n");
+    CHECK_STR_CONTAINS(csv, "\n32768,8192,fp32,");
+    CHECK_STR_CONTAINS(csv, "\n1048576,262144,fp32,");
+    int lines = 0;
+    for (size_t i = 0; csv && i < len; i++)
+        lines += csv[i] == '\n';
+    CHECK_EQ_INT(lines, 7);         /* header and 32K .. 1M */
+    free(csv);
+    /* a chip config is not a system; an unknown collective; no target */
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " bench collective --hw configs/nvidia-h100-sxm.yaml "
+                              "2> %s/err.txt", dir);
+    CHECK_EQ_INT(tu_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " bench collective --hw "
+                              "configs/systems/nvidia-dgx-a100.yaml --op allreduce 2> %s/err.txt", dir);
+    CHECK_EQ_INT(tu_sh(cmd), 2);
+    char errp[300];
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    char *err = tu_read_file(errp, &len);
+    CHECK_STR_CONTAINS(err, "unknown collective 'allreduce'");
+    free(err);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " bench --hw configs/systems/nvidia-dgx-a100.yaml "
+                              "2> %s/err.txt", dir);
+    CHECK_EQ_INT(tu_sh(cmd), 2);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " bench collective --hw configs/systems/nvidia-dgx-a100.yaml "
+                              "--ranks 9 > %s/out.txt 2> %s/err.txt", dir, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 2);
+    err = tu_read_file(errp, &len);
+    CHECK_STR_CONTAINS(err, "has 8 devices");
+    free(err);
+}
+
+int main(void)
+{
+    if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
+        return 1;
+    test_load_errors();
+    test_pairing_and_roundtrip();
+    test_ring_mechanism();
+    test_contention();
+    test_direct_and_broadcast();
+    test_deadlock_and_unreachable();
+    test_bench_cli();
+    tu_rmtree(dir);
+    TEST_MAIN_END();
+}
