@@ -285,13 +285,16 @@ static uint32_t channels_for(const struct coll_engine *c, enum coll_proto p, dou
 }
 
 /* The data rate one rank can push with protocol p on nc channels: the
- * channels' copy rate, a share of it for the flag-carrying protocols, and
- * LL's ceiling (0 = no limit). */
+ * channels' copy rate, times the share of the bytes that is data for the
+ * flag-carrying protocols; LL's own per-channel rate where the config gives
+ * one (0 = no limit). */
 static double rank_cap(const struct coll_engine *c, enum coll_proto p, uint32_t nc)
 {
     double cap = c->cfg->coll_channel_bw > 0 ? c->cfg->coll_channel_bw * nc * proto_eff[p] : 0;
-    if (p == CP_LL && c->cfg->coll_ll_bw > 0 && (cap == 0 || c->cfg->coll_ll_bw < cap))
-        cap = c->cfg->coll_ll_bw;
+    double ll = c->cfg->coll_ll_bw;
+    (void)nc;
+    if (p == CP_LL && ll > 0 && (cap == 0 || ll < cap))
+        cap = ll;
     return cap;
 }
 
@@ -325,6 +328,8 @@ static enum coll_proto pick_proto(const struct coll_engine *c, const struct coll
     enum coll_proto best = CP_SIMPLE;
     double best_t = HUGE_VAL;
     for (int p = 0; p < CP_COUNT; p++) {
+        if (c->cfg->coll_protocols != 0 && !(c->cfg->coll_protocols & (1u << p)))
+            continue;       /* not enabled on this system */
         double bw = g->min_bw * proto_eff[p];
         double cap = rank_cap(c, (enum coll_proto)p, channels_for(c, (enum coll_proto)p, bytes, n));
         if (cap > 0 && cap < bw)
@@ -544,8 +549,7 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     r->slices = ns < 1 ? 1 : ns > 1e9 ? 1000000000u : (uint32_t)ns;
     r->slice = per_round / r->slices;
     r->step = 0;
-    engine_after(c->e, c->cfg->launch_overhead_ps + c->cfg->coll_overhead_ps, c->comp,
-                 COLL_EV_BEGIN, inst, NULL);
+    engine_after(c->e, c->cfg->launch_overhead_ps, c->comp, COLL_EV_BEGIN, inst, NULL);
 }
 
 int coll_check_done(const struct coll_engine *c, struct diag *d)

@@ -215,7 +215,7 @@ static double allreduce_time(const char *sys, unsigned n, uint64_t bytes)
     if (sys_load(sys, &s, &d) != 0)
         return -1;
     struct collbench_pt pt;
-    int rc = collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, n, bytes, &pt, &d);
+    int rc = collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, n, 1, bytes, &pt, &d);
     sys_free(&s);
     if (rc != 0)
         diag_print(&d, stderr);
@@ -398,7 +398,7 @@ static void test_bench_cli(void)
     CHECK_EQ_INT(tu_sh(cmd), 0);
     size_t len;
     char *csv = tu_read_file(out, &len);
-    CHECK_STR_CONTAINS(csv, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how\n");
+    CHECK_STR_CONTAINS(csv, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how,gpu_us,host_us\n");
     CHECK_STR_CONTAINS(csv, "\n32768,8192,fp32,");
     CHECK_STR_CONTAINS(csv, "\n1048576,262144,fp32,");
     int lines = 0;
@@ -429,6 +429,36 @@ static void test_bench_cli(void)
     free(err);
 }
 
+/* gen llm --tp: a trace the run pairs; a TP size that does not divide the
+ * heads is an error and writes nothing. */
+static void test_gen_tp(void)
+{
+    char cmd[800], out[300];
+    snprintf(out, sizeof out, "%s/tp2.json", dir);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " gen llm --model traces/models/llama-2-7b.json "
+             "--phase decode --context 100 --tp 2 -o %s > %s/gen.txt", out, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " run --hw configs/systems/nvidia-dgx-a100.yaml "
+             "--trace %s --csv %s/tp2.csv > %s/run.txt", out, dir, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    char p[300];
+    snprintf(p, sizeof p, "%s/tp2.csv", dir);
+    size_t len;
+    char *csv = tu_read_file(p, &len);
+    CHECK_STR_CONTAINS(csv, "r1.L31.mlp_allreduce,");
+    CHECK_STR_CONTAINS(csv, ",collective,");
+    free(csv);
+    snprintf(out, sizeof out, "%s/tp3.json", dir);
+    snprintf(cmd, sizeof cmd, STRATA_BINARY " gen llm --model traces/models/llama-2-7b.json "
+             "--phase decode --tp 3 -o %s 2> %s/err.txt", out, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 1);
+    CHECK(!tu_exists(out));
+    snprintf(p, sizeof p, "%s/err.txt", dir);
+    char *err = tu_read_file(p, &len);
+    CHECK_STR_CONTAINS(err, "num_attention_heads: --tp 3 does not divide the 32 attention heads");
+    free(err);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -440,6 +470,7 @@ int main(void)
     test_direct_and_broadcast();
     test_deadlock_and_unreachable();
     test_bench_cli();
+    test_gen_tp();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -43,6 +43,147 @@ static void test_param_counts(void)
     check_params("traces/models/mistral-7b.json", 7241732096ull, 0);
     check_params("traces/models/smollm-135m.json", 134515008ull, 1);
     check_params("traces/models/phi-3-mini-4k.json", 3821079552ull, 0);
+    /* the published totals of Llama-3.1-70B and -405B and Mixtral-8x7B
+     * (70.55 B, 405.85 B, 46.70 B) */
+    check_params("traces/models/llama-3.1-70b.json", 70553706496ull, 0);
+    check_params("traces/models/llama-3.1-405b.json", 405853388800ull, 0);
+    check_params("traces/models/mixtral-8x7b.json", 46702792704ull, 0);
+}
+
+/* Tensor parallelism as gpt-fast shards a model: per rank 1/N of the heads
+ * and of the MLP, two all-reduces per layer paired across the ranks. */
+static void test_tensor_parallel(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8};
+    struct trace t;
+    int rc = llm_build(&c, &s, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0)
+        return;
+    CHECK_EQ_INT(t.ndevices, 8);
+    CHECK_EQ_INT(t.ngroups, 1);
+    CHECK_EQ_INT(t.ncolls, 2 * 80);
+    uint32_t per_rank = t.nops / 8, colls = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        CHECK_EQ_INT(o->device, i / per_rank);
+        if (o->kind == OP_COLLECTIVE) {
+            colls++;
+            CHECK_EQ_INT(o->u.coll.bytes, 8192 * 2);        /* one token x hidden x bf16 */
+            CHECK_EQ_INT(t.ops[t.coll_ops[t.colls[o->u.coll.inst].ops_off + o->device]].device,
+                         o->device);
+        }
+        if (strcmp(o->id, "r3.L7.qkv_proj") == 0)   /* 64/8 q heads + 2 x 8/8 kv heads of 128 */
+            CHECK_EQ_INT(o->u.gemm.n, (8 + 2) * 128);
+        if (strcmp(o->id, "r3.L7.down_proj") == 0)
+            CHECK_EQ_INT(o->u.gemm.k, 28672 / 8);
+        if (strcmp(o->id, "r5.L0.attention") == 0) {
+            CHECK_EQ_INT(o->u.attn.heads, 8);
+            CHECK_EQ_INT(o->u.attn.kv_heads, 1);
+        }
+        if (strcmp(o->id, "r0.lm_head") == 0)        /* replicated, as gpt-fast leaves it */
+            CHECK_EQ_INT(o->u.gemm.n, 128256);
+    }
+    CHECK_EQ_INT(colls, 8 * 160);
+    /* written and read back, the loader pairs the same all-reduces */
+    char path[128];
+    snprintf(path, sizeof path, "%s/tp.json", tmpdir);
+    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
+    struct trace u;
+    rc = trace_load(path, &u, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(u.ncolls, 160);
+        for (uint32_t i = 0; i < u.nops; i++)
+            if (u.ops[i].kind == OP_COLLECTIVE)
+                CHECK_EQ_INT(u.ops[i].u.coll.inst, t.ops[i].u.coll.inst);
+        trace_free(&u);
+    } else {
+        diag_print(&d, stderr);
+    }
+    trace_free(&t);
+    /* 16 ranks: more than the 8 K/V heads, which then replicate; 3 ranks
+     * divide neither the heads nor the K/V heads */
+    s.tp = 16;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    trace_free(&t);
+    s.tp = 3;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "num_attention_heads") == 0);
+    printf("%-20s ", "tp=3");
+    diag_print(&d, stdout);
+    /* training with TP is not built yet: refused, not built as something else */
+    s.tp = 8;
+    s.phase = LLM_TRAIN;
+    s.context = 0;
+    s.prompt = 16;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--tp") == 0);
+}
+
+/* Mixtral: top-2 of 8 experts as batched GEMMs over the experts the tokens
+ * reach (uniform routing). */
+static void test_moe(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
+    CHECK_EQ_INT(c.experts, 8);
+    CHECK_EQ_INT(c.experts_per_tok, 2);
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    int seen = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (strcmp(o->id, "L0.experts_gate_up") == 0) {     /* 1 token: its 2 experts */
+            CHECK_EQ_INT(o->u.gemm.batch, 2);
+            CHECK_EQ_INT(o->u.gemm.m, 1);
+            CHECK_EQ_INT(o->u.gemm.n, 2 * 14336);
+            seen++;
+        }
+        if (strcmp(o->id, "L0.router") == 0) {
+            CHECK_EQ_INT(o->u.gemm.n, 8);
+            seen++;
+        }
+    }
+    CHECK_EQ_INT(seen, 2);
+    trace_free(&t);
+    /* 64 sequences: every expert is reached, 64 x 2 / 8 = 16 rows each */
+    s.batch = 64;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    for (uint32_t i = 0; i < t.nops; i++)
+        if (strcmp(t.ops[i].id, "L5.experts_down") == 0) {
+            CHECK_EQ_INT(t.ops[i].u.gemm.batch, 8);
+            CHECK_EQ_INT(t.ops[i].u.gemm.m, 16);
+        }
+    trace_free(&t);
+}
+
+/* A sliding window the step exceeds is refused by name (Mistral-7B v0.1:
+ * 4096). */
+static void test_sliding_window(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
+    CHECK_EQ_INT(c.sliding_window, 4096);
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    trace_free(&t);
+    s.context = 4096;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "sliding_window") == 0);
+    CHECK_EQ_INT(d.code, DIAG_E_UNSUPPORTED);
+    printf("%-20s ", "sliding window");
+    diag_print(&d, stdout);
 }
 
 static void test_decode(void)
@@ -54,7 +195,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -93,7 +234,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -123,7 +264,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -207,6 +348,32 @@ static void test_config_errors(void)
                         " \"vocab_size\": 32000,\n"
                         " \"max_position_embeddings\": 4096}\n",
                         DIAG_E_MISSING, 1, "hidden_size");
+    /* architectures strata does not model are refused by the field */
+    static const char base[] = "{\"hidden_size\": 4096,\n"
+                               " \"intermediate_size\": 11008,\n"
+                               " \"num_hidden_layers\": 2,\n"
+                               " \"num_attention_heads\": 32,\n"
+                               " \"vocab_size\": 32000,\n"
+                               " \"max_position_embeddings\": 4096,\n";
+    static const char *const fields[] = {"n_routed_experts", "n_shared_experts", "kv_lora_rank",
+                                         "attn_logit_softcapping", "final_logit_softcapping"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s \"%s\": 64}\n", base, fields[i]);
+        expect_config_error(fields[i], text, DIAG_E_UNSUPPORTED, 7, fields[i]);
+    }
+    char text[512];
+    snprintf(text, sizeof text, "%s \"is_encoder_decoder\": true}\n", base);
+    expect_config_error("encoder-decoder", text, DIAG_E_UNSUPPORTED, 7, "is_encoder_decoder");
+    /* null or false means the feature is off: accepted */
+    snprintf(text, sizeof text, "%s \"n_routed_experts\": null, \"is_encoder_decoder\": false}\n", base);
+    char path[128];
+    snprintf(path, sizeof path, "%s/off.json", tmpdir);
+    tu_write_file(path, text);
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load(path, &c, &d), 0);
 }
 
 int main(void)
@@ -218,6 +385,9 @@ int main(void)
     test_prefill();
     test_context_too_long();
     test_config_errors();
+    test_tensor_parallel();
+    test_moe();
+    test_sliding_window();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -16,7 +16,7 @@
 const char cli_bench_usage[] =
     "  strata bench collective --hw SYSTEM.yaml [--op all_reduce|all_gather|reduce_scatter|\n"
     "                  all_to_all|broadcast] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
-    "                  [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n";
+    "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n";
 
 /* A size as nccl-tests takes it: digits with an optional K, M or G (x1024). */
 static int parse_size(const char *opt, const char *s, uint64_t *out)
@@ -49,11 +49,12 @@ bad:
 int cli_bench(int argc, char **argv)
 {
     const char *hw = NULL, *opname = "all_reduce", *mins = "32K", *maxs = "16G", *fac = "2";
-    const char *ranks = NULL, *dts = "fp32", *algos = "auto", *csv = NULL;
+    const char *ranks = NULL, *dts = "fp32", *algos = "auto", *csv = NULL, *gpt = "1";
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},         {"op", 0, &opname, NULL},   {"min", 'b', &mins, NULL},
         {"max", 'e', &maxs, NULL},    {"factor", 'f', &fac, NULL}, {"ranks", 'n', &ranks, NULL},
         {"dtype", 'd', &dts, NULL},   {"algo", 0, &algos, NULL},  {"csv", 0, &csv, NULL},
+        {"gpus-per-thread", 'g', &gpt, NULL},
         {NULL, 0, NULL, NULL},
     };
     int first = 0;
@@ -93,13 +94,14 @@ int cli_bench(int argc, char **argv)
         return 2;
     }
     uint64_t lo, hi;
-    unsigned factor = 2, nr = 0;
+    unsigned factor = 2, nr = 0, g = 1;
     if (parse_size("--min", mins, &lo) || parse_size("--max", maxs, &hi) ||
         cli_count("bench", "--factor", fac, 1024, &factor) != 0 ||
+        cli_count("bench", "--gpus-per-thread", gpt, 65536, &g) != 0 ||
         (ranks != NULL && cli_count("bench", "--ranks", ranks, 65536, &nr) != 0))
         return 2;
-    if (factor < 2 || lo > hi) {
-        fprintf(stderr, "strata bench: need --factor >= 2 and --min <= --max\n");
+    if (factor < 2 || lo > hi || g < 1) {
+        fprintf(stderr, "strata bench: need --factor >= 2, --min <= --max and --gpus-per-thread >= 1\n");
         return 2;
     }
     struct diag d;
@@ -133,7 +135,7 @@ int cli_bench(int argc, char **argv)
             }
             cf = af.f;
         }
-        fprintf(cf, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how\n");
+        fprintf(cf, "size_bytes,count,type,time_us,algbw_GBps,busbw_GBps,how,gpu_us,host_us\n");
     }
     FILE *txt = cf == stdout ? stderr : stdout;
     fprintf(txt, "# strata bench collective: %s on %s, %u ranks (%s x %u), type %s\n",
@@ -145,7 +147,7 @@ int cli_bench(int argc, char **argv)
     double eb = dtype_bytes(dt, 1.0);
     for (uint64_t s = lo; s <= hi; s *= factor) {
         struct collbench_pt pt;
-        if (collbench_run(&sys, kind, algo, dt, nr, s, &pt, &d) != 0) {
+        if (collbench_run(&sys, kind, algo, dt, nr, g < nr ? g : nr, s, &pt, &d) != 0) {
             if (cf != NULL && cf != stdout)
                 afile_abort(&af);
             sys_free(&sys);
@@ -155,8 +157,9 @@ int cli_bench(int argc, char **argv)
         fprintf(txt, "%14" PRIu64 " %12" PRIu64 " %8s %10.2f %9.2f %9.2f  %s\n", s, count,
                 dtype_name(dt), pt.time_s * 1e6, pt.algbw * 1e-9, pt.busbw * 1e-9, pt.how);
         if (cf != NULL)
-            fprintf(cf, "%" PRIu64 ",%" PRIu64 ",%s,%.4f,%.4f,%.4f,%s\n", s, count,
-                    dtype_name(dt), pt.time_s * 1e6, pt.algbw * 1e-9, pt.busbw * 1e-9, pt.how);
+            fprintf(cf, "%" PRIu64 ",%" PRIu64 ",%s,%.4f,%.4f,%.4f,%s,%.4f,%.4f\n", s, count,
+                    dtype_name(dt), pt.time_s * 1e6, pt.algbw * 1e-9, pt.busbw * 1e-9, pt.how,
+                    pt.gpu_s * 1e6, pt.host_s * 1e6);
         if (s > UINT64_MAX / factor)
             break;
     }

@@ -25,7 +25,7 @@ static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp] -o TRACE.json\n";
+    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
 {
@@ -39,14 +39,15 @@ int cli_gen(int argc, char **argv)
     }
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
-    const char *fw = NULL;
+    const char *fw = NULL, *tps = NULL;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
         {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
         {"context", 0, &context, NULL}, {"dtype", 0, &dtype, NULL},
         {"attn", 0, &attn, NULL},       {"output", 'o', &outp, NULL},
         {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
-        {"framework", 0, &fw, NULL},    {NULL, 0, NULL, NULL},
+        {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
+        {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
     if (rc >= 0)
@@ -55,7 +56,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
     else if (strcmp(phase, "train") == 0)
@@ -71,6 +72,14 @@ int cli_gen(int argc, char **argv)
         (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
         (context && parse_u64("--context", context, 0, &s.context)))
         return 2;
+    uint64_t tp = 1;
+    if (tps && parse_u64("--tp", tps, 1, &tp))
+        return 2;
+    if (tp > 65536) {
+        fprintf(stderr, "strata gen llm: --tp: at most 65536 ranks, got %llu\n", (unsigned long long)tp);
+        return 2;
+    }
+    s.tp = (uint32_t)tp;
     if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
         fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
         return 2;
@@ -115,11 +124,16 @@ int cli_gen(int argc, char **argv)
     rc = trace_write(&t, outp, &d);
     if (rc != 0)
         diag_print(&d, stderr);
-    else /* with -o -, stdout holds the trace */
-        fprintf(cli_is_stdout(outp) ? stderr : stdout, "wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
+    else { /* with -o -, stdout holds the trace */
+        FILE *msg = cli_is_stdout(outp) ? stderr : stdout;
+        fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
                outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : s.phase == LLM_TRAIN ? "train" : "prefill",
                (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
                (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
+        if (s.tp > 1)
+            fprintf(msg, "  tensor-parallel over %u ranks (devices gpu0..gpu%u, an all-reduce after "
+                         "each attention and MLP): run it on a system file\n", s.tp, s.tp - 1);
+    }
     trace_free(&t);
     return rc ? 1 : 0;
 }

@@ -602,7 +602,7 @@ static const char *const top_keys[] = {
     "collectives", "efficiency", NULL};
 static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GBps",
                                                "call_overhead_us", "ll_bandwidth_GBps",
-                                               "hop_latency_scale", NULL};
+                                               "hop_latency_scale", "protocols", NULL};
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
     "special_function_ops_per_cycle_per_unit", "matrix_paths", NULL};
@@ -1082,6 +1082,26 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
             return -1;
         if (rc == 0)
             h->coll_channel_bw = x * 1e9;
+        int pv = lookup(c, s, "protocols");
+        if (pv >= 0) {
+            static const char *const pn[] = {"LL", "LL128", "Simple"};
+            if (c->nodes[pv].kind != NODE_SEQUENCE || c->nodes[pv].first < 0)
+                return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[pv].line,
+                                "collectives.protocols",
+                                "expected a list of protocols NCCL may use, e.g. [LL, Simple]");
+            for (int k = c->nodes[pv].first; k >= 0; k = c->nodes[k].next) {
+                int p = 0;
+                while (p < 3 && !(c->nodes[k].kind == NODE_SCALAR &&
+                                  strcmp(node_text(c, k), pn[p]) == 0))
+                    p++;
+                if (p == 3)
+                    return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[k].line,
+                                    "collectives.protocols",
+                                    "unknown protocol '%.40s' (known: LL, LL128, Simple)",
+                                    c->nodes[k].kind == NODE_SCALAR ? node_text(c, k) : "?");
+                h->coll_protocols |= (uint8_t)(1u << p);
+            }
+        }
         if ((rc = get_number(c, s, "collectives", "hop_latency_scale", RANGE_POS, 0, &x)) < 0)
             return -1;
         if (rc == 0)

@@ -132,9 +132,11 @@ struct hw_config {
                                                    and reduces; 0 = no limit but the links' */
     uint64_t coll_overhead_ps;                  /* host-side cost of one collective call
                                                    (enqueue, launch), ps */
+    uint8_t coll_protocols;                     /* bit per protocol NCCL may pick (LL, LL128,
+                                                   Simple: 1, 2, 4); 0 = all */
     double coll_hop_scale;                      /* x NCCL's per-hop latencies (1 = NCCL's) */
-    double coll_ll_bw;                          /* LL protocol's ceiling per rank, data bytes/s
-                                                   (NCCL's llMaxBw); 0 = none */
+    double coll_ll_bw;                          /* LL protocol's data rate per rank, bytes/s;
+                                                   0 = the channels' copy rate */
 
     /* calibrated efficiency parameters (see each config for what they were fitted to) */
     double eff_matrix_pipe;                     /* achievable fraction of matrix peak, 0..1 */

@@ -226,6 +226,7 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
 struct wl_info {
     double elements;
     double coll_bytes, coll_busfactor;
+    uint64_t gpus_per_thread;   /* a collective timed as nccl-tests -g G times it (collbench.h) */
 };
 
 /* Build the workload of a row. */
@@ -249,7 +250,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
@@ -271,6 +272,13 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             (strlen(model) >= 3 && strcmp(model + strlen(model) - 3, "/..") == 0))
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "model: '%s' must be a relative path under '%s' without '..'", model, root);
+        uint64_t tp = 1;
+        if (spec_u64(&s, "tp", 0, 1, 1, &tp))
+            return -1;
+        if (tp > 65536)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "tp: at most 65536, got %llu",
+                            (unsigned long long)tp);
+        st.tp = (uint32_t)tp;
         if (spec_u64(&s, "batch", 0, 1, 1, &st.batch) || spec_u64(&s, "prompt", 0, 1, 1, &st.prompt) ||
             spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
             return -1;
@@ -299,14 +307,16 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         return 0;
     }
     if (strcmp(kind, "collective") == 0) {
-        /* collective op=all_reduce ranks=8 bytes=N [dtype=fp32] [algo=auto]:
-         * one collective over the system's first `ranks` devices */
+        /* collective op=all_reduce ranks=8 bytes=N [dtype=fp32] [algo=auto]
+         * [gpus_per_thread=G]: one collective over the system's first
+         * `ranks` devices, timed as nccl-tests -g G times it */
         const char *opn = spec_get(&s, "op"), *algo = spec_get(&s, "algo");
         uint64_t ranks, bytes;
         enum dtype dt = DT_FP32;
         if (spec_get(&s, "dtype") != NULL && spec_dtype(&s, &dt))
             return -1;
-        if (spec_u64(&s, "ranks", 1, 0, 2, &ranks) || spec_u64(&s, "bytes", 1, 0, 1, &bytes))
+        if (spec_u64(&s, "ranks", 1, 0, 2, &ranks) || spec_u64(&s, "bytes", 1, 0, 1, &bytes) ||
+            spec_u64(&s, "gpus_per_thread", 0, 1, 1, &wi->gpus_per_thread))
             return -1;
         int k = 0, a = 0;
         while (opn != NULL && k < COLL_KIND_COUNT && strcmp(opn, coll_kind_name((enum coll_kind)k)) != 0)
@@ -320,11 +330,11 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         if (a == COLL_ALGO_COUNT)
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
                             "unknown algo '%s' (auto, ring, direct)", algo);
-        if (ranks > 65536 || bytes > TRACE_SIZE_CAP ||
+        if (ranks > 65536 || bytes > TRACE_SIZE_CAP || wi->gpus_per_thread > ranks ||
             (k != COLL_ALL_REDUCE && k != COLL_BROADCAST && bytes % ranks != 0))
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
-                            "ranks must be 2..65536 and bytes 1..2^50 (a multiple of ranks but "
-                            "for all_reduce and broadcast)");
+                            "ranks must be 2..65536, gpus_per_thread at most ranks and bytes "
+                            "1..2^50 (a multiple of ranks but for all_reduce and broadcast)");
         if (spec_done(&s))
             return -1;
         trace_one_collective(t, (enum coll_kind)k, (enum coll_algo)a, dt, (uint32_t)ranks, bytes);
@@ -553,9 +563,12 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         if (strncmp(col[c_spec], "attention ", 10) == 0 && im != NULL)   /* per implementation */
             snprintf(row.group, sizeof row.group, "%.*s/attention-%.*s", (int)strcspn(col[c_id], "-"),
                      col[c_id], (int)strcspn(im + 5, " "), im + 5);
-        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)
-            snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"), col[c_id],
-                     (int)strcspn(ph + 6, " "), ph + 6);
+        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)   /* tensor-parallel apart */
+            snprintf(row.group, sizeof row.group, "%.*s/%.*s%s", (int)strcspn(col[c_id], "-"), col[c_id],
+                     (int)strcspn(ph + 6, " "), ph + 6,
+                     strstr(col[c_spec], " tp=") != NULL && strstr(col[c_spec], " tp=1 ") == NULL &&
+                             !(strlen(col[c_spec]) >= 5 && strcmp(col[c_spec] + strlen(col[c_spec]) - 5, " tp=1") == 0)
+                         ? "-tp" : "");
         else
             snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"),
                      col[c_id], (int)strcspn(col[c_spec], " "), col[c_spec]);
@@ -604,7 +617,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             ncfg++;
         }
         struct trace t;
-        struct wl_info wi = {0, 0, 0};
+        struct wl_info wi = {0, 0, 0, 0};
         if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &wi, d) != 0) {
             rc = -1;
             goto out;
@@ -617,6 +630,8 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             goto out;
         }
         double time_s = (double)r.total_ps * 1e-12 + host_s;
+        double issue_s = (double)wi.gpus_per_thread * (double)ccfg->coll_overhead_ps * 1e-12;
+        time_s += issue_s;      /* nccl-tests' one thread issuing for its GPUs (collbench.h) */
         if (convert(row.metric, row.unit, ccfg, &r, time_s, &wi, t.tokens, &row.predicted) != 0) {
             run_result_free(&r);
             trace_free(&t);

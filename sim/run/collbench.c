@@ -10,7 +10,7 @@
 #include "run.h"
 
 int collbench_run(const struct hw_system *sys, enum coll_kind kind, enum coll_algo algo,
-                  enum dtype dt, uint32_t nranks, uint64_t bytes,
+                  enum dtype dt, uint32_t nranks, uint32_t gpus_per_thread, uint64_t bytes,
                   struct collbench_pt *out, struct diag *d)
 {
     memset(out, 0, sizeof *out);
@@ -31,7 +31,9 @@ int collbench_run(const struct hw_system *sys, enum coll_kind kind, enum coll_al
     int rc = run_system_opts(sys, &t, NULL, &res, d);
     if (rc == 0) {
         out->bytes = bytes;
-        out->time_s = (double)res.total_ps * 1e-12;
+        out->gpu_s = (double)res.total_ps * 1e-12;
+        out->host_s = (gpus_per_thread ? gpus_per_thread : 1) * (double)sys->chip.coll_overhead_ps * 1e-12;
+        out->time_s = out->gpu_s + out->host_s;
         out->algbw = out->time_s > 0 ? (double)bytes / out->time_s : 0;
         out->busbw = out->algbw * coll_busbw_factor(kind, nranks);
         snprintf(out->how, sizeof out->how, "%s", res.ops[0].tile);

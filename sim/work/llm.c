@@ -1,6 +1,7 @@
 /* llm.c: see llm.h.  `strata gen llm` is here too. */
 #include "llm.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,52 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
                  (unsigned long long)c->kv_heads, (unsigned long long)c->heads);
         goto out;
     }
+    /* architectures strata does not model: refused by name, never built as
+     * something else.  A field counts when it is there and not null,
+     * false or 0. */
+    static const struct { const char *key, *what; } unmodelled[] = {
+        {"n_routed_experts", "DeepSeek-style routed experts"},
+        {"n_shared_experts", "shared experts"},
+        {"shared_expert_intermediate_size", "shared experts"},
+        {"num_experts", "this MoE layout (strata models Mixtral's num_local_experts)"},
+        {"moe_intermediate_size", "a separate MoE intermediate size"},
+        {"kv_lora_rank", "multi-head latent attention"},
+        {"q_lora_rank", "multi-head latent attention"},
+        {"attn_logit_softcapping", "attention logit soft-capping"},
+        {"final_logit_softcapping", "final logit soft-capping"},
+        {"is_encoder_decoder", "encoder-decoder models"},
+        {"cross_attention_layers", "cross-attention layers"},
+    };
+    for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++) {
+        const cJSON *u = cJSON_GetObjectItemCaseSensitive(doc.root, unmodelled[k].key);
+        if (u == NULL || cJSON_IsNull(u) || cJSON_IsFalse(u) ||
+            (cJSON_IsNumber(u) && u->valuedouble == 0) || (cJSON_IsArray(u) && u->child == NULL))
+            continue;
+        diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(&doc, u), unmodelled[k].key,
+                 "%s: not modelled yet, so strata will not simulate this model as a "
+                 "different one", unmodelled[k].what);
+        goto out;
+    }
+    const cJSON *ne = cJSON_GetObjectItemCaseSensitive(doc.root, "num_local_experts");
+    if (ne != NULL && !cJSON_IsNull(ne)) {
+        if (jsondoc_get_uint(&doc, ne, "", "num_local_experts", 1, 65536, &c->experts, d) ||
+            get_dim(&doc, "num_experts_per_tok", 1, 0, &c->experts_per_tok, d))
+            goto out;
+        if (c->experts_per_tok > c->experts) {
+            diag_set(d, DIAG_E_RANGE, path,
+                     jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(doc.root, "num_experts_per_tok")),
+                     "num_experts_per_tok", "%llu is more than num_local_experts %llu",
+                     (unsigned long long)c->experts_per_tok, (unsigned long long)c->experts);
+            goto out;
+        }
+        if (c->experts == 1)
+            c->experts = 0;     /* one expert is a dense MLP */
+    }
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(doc.root, "sliding_window");
+    const cJSON *usw = cJSON_GetObjectItemCaseSensitive(doc.root, "use_sliding_window");
+    if (sw != NULL && !cJSON_IsNull(sw) && !(usw != NULL && cJSON_IsFalse(usw)) &&
+        jsondoc_get_uint(&doc, sw, "", "sliding_window", 1, UINT64_C(1) << 40, &c->sliding_window, d))
+        goto out;
     const cJSON *tie = cJSON_GetObjectItemCaseSensitive(doc.root, "tie_word_embeddings");
     if (tie != NULL && jsondoc_get_bool(&doc, tie, "", "tie_word_embeddings", &c->tied, d))
         goto out;
@@ -92,7 +139,8 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
      * published dense models (~2e12), keeps every product below 2^63. */
     double hd_ = (double)c->hidden, q_ = (double)c->heads * (double)c->head_dim,
            kv_ = (double)c->kv_heads * (double)c->head_dim;
-    double layer_ = 2 * hd_ * q_ + 2 * hd_ * kv_ + 3 * hd_ * (double)c->intermediate + 2 * hd_;
+    double layer_ = 2 * hd_ * q_ + 2 * hd_ * kv_ +
+                    3 * hd_ * (double)c->intermediate * (c->experts ? (double)c->experts : 1.0) + 2 * hd_;
     double total_ = 2 * (double)c->vocab * hd_ + (double)c->layers * layer_ + hd_;
     if (!(total_ <= LLM_MAX_PARAMS)) {
         diag_set(d, DIAG_E_RANGE, path, 1, "hidden_size",
@@ -109,8 +157,10 @@ out:
 uint64_t llm_param_count(const struct llm_config *c)
 {
     uint64_t h = c->hidden, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
+    uint64_t ffn = c->experts ? c->experts * 3 * h * c->intermediate + h * c->experts
+                              : 3 * h * c->intermediate;   /* gate, up, down (x experts, router) */
     uint64_t layer = h * q + 2 * h * kv + q * h      /* q, k, v, o */
-                     + 3 * h * c->intermediate       /* gate, up, down */
+                     + ffn
                      + 2 * h;                        /* two RMSNorm weights */
     uint64_t n = c->vocab * h + c->layers * layer + h;
     if (!c->tied)
@@ -121,6 +171,9 @@ uint64_t llm_param_count(const struct llm_config *c)
 struct builder {
     struct trace *t;
     uint32_t cap;
+    uint32_t prev;              /* the op the next one waits for, UINT32_MAX = none */
+    char prefix[8];             /* "r3." on rank 3 of a tensor-parallel step, else "" */
+    uint32_t device;
 };
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
@@ -130,19 +183,21 @@ static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, e
     uint32_t i = t->nops++;
     struct op *o = &t->ops[i];
     memset(o, 0, sizeof *o);
-    snprintf(o->id, sizeof o->id, "%s", id);
-    snprintf(o->name, sizeof o->name, "%s", id);
+    snprintf(o->id, sizeof o->id, "%s%s", b->prefix, id);
+    snprintf(o->name, sizeof o->name, "%s", o->id);
     o->kind = kind;
     o->dtype = dt;
+    o->device = b->device;
     o->measured_s = -1;
     o->fixed_s = -1;
     o->line = 0;
-    /* every op waits for the one before: a single dependent chain */
+    /* every op of a rank waits for the one before: one dependent chain */
     o->deps_off = t->ndeps;
-    if (i > 0) {
-        t->deps[t->ndeps++] = i - 1;
+    if (b->prev != UINT32_MAX) {
+        t->deps[t->ndeps++] = b->prev;
         o->ndeps = 1;
     }
+    b->prev = i;
     t->topo[i] = i;
     return o;
 }
@@ -184,68 +239,90 @@ static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype
     o->u.rc.cols = cols;
 }
 
-int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
-              struct diag *d)
+/* The all-reduce of a row-parallel projection's output over all ranks. */
+static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
 {
-    memset(t, 0, sizeof *t);
+    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
+    o->u.coll.what = COLL_ALL_REDUCE;
+    o->u.coll.algo = COLL_AUTO;
+    o->u.coll.bytes = bytes;
+    o->u.coll.group = 0;
+    o->u.coll.root = TRACE_NO_DEVICE;
+}
+
+/* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
+ * the tokens reach under uniform routing as batched GEMMs. */
+static void add_moe(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                    uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown)
+{
+    char id[64];
+    enum dtype dt = s->dtype;
+    double E = (double)c->experts, k = (double)c->experts_per_tok;
+    double active = E * (1.0 - pow(1.0 - k / E, (double)rows));
+    uint64_t na = (uint64_t)ceil(active - 1e-9);
+    if (na < 1)
+        na = 1;
+    if (na > c->experts)
+        na = c->experts;
+    uint64_t per = (uint64_t)ceil((double)rows * k / (double)na);
+#define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
+    add_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
+    add_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
+    struct op *o = add_gemm(b, ID("experts_gate_up"), dt, per, 2 * inter, c->hidden, w);
+    o->u.gemm.batch = na;
+    add_ew(b, ID("silu_mul"), dt, na * per * inter, 2, 1, 6.0);
+    o = add_gemm(b, ID("experts_down"), dt, per, c->hidden, inter, wdown);
+    o->u.gemm.batch = na;
+    add_ew(b, ID("combine"), dt, rows * c->hidden, (uint32_t)c->experts_per_tok + 1, 1,
+           (double)c->experts_per_tok);
+#undef ID
+}
+
+/* One rank's step (of tp ranks). */
+static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                       uint32_t tp)
+{
     uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
     uint64_t kv_len = s->context + T;
-    if (s->batch == 0 || T == 0)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
-    if (kv_len > c->max_pos)
-        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
-                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
-                        (unsigned long long)s->context, (unsigned long long)T,
-                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
     uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
-    uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 10;
     int train = s->phase == LLM_TRAIN;
-    uint32_t cap = (uint32_t)(c->layers * per_layer + 4) * (train ? 2 : 1) + 1;
-    t->ops = sim_xcalloc(cap, sizeof *t->ops);
-    t->deps = sim_xcalloc(cap, sizeof *t->deps);
-    t->topo = sim_xcalloc(cap, sizeof *t->topo);
-    t->devices = sim_xcalloc(1, sizeof *t->devices);
-    snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
-    t->ndevices = 1;
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt);
-    if (s->phase == LLM_TRAIN && s->context != 0)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
-    snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap};
     enum dtype dt = s->dtype;
+    uint64_t heads = c->heads / tp, kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    uint64_t inter = c->intermediate / tp;
+    double eb = dtype_bytes(dt, 1.0);
     char id[64];
 
-    struct op *e = add_op(&b, "embed", OP_EMBEDDING, dt);
+    struct op *e = add_op(b, "embed", OP_EMBEDDING, dt);
     e->u.emb.tokens = rows;
     e->u.emb.dim = h;
     for (uint64_t l = 0; l < c->layers; l++) {
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
         enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        uint64_t qd = c->heads * hd, kvd = c->kv_heads * hd;
+        uint64_t qd = heads * hd, kvd = kvh * hd;
         if (s->framework == LLM_FW_LLAMA_CPP) {
             /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
              * late 2023: one kernel per graph node */
-            add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
-            add_ew(&b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
-            add_gemm(&b, ID("q_proj"), dt, rows, qd, h, w);
-            add_gemm(&b, ID("k_proj"), dt, rows, kvd, h, w);
-            add_gemm(&b, ID("v_proj"), dt, rows, kvd, h, w);
-            add_ew(&b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
-            add_ew(&b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
-            add_ew(&b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
-            add_ew(&b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
+            add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+            add_ew(b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
+            add_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
+            add_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
+            add_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
+            add_ew(b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
+            add_ew(b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
+            add_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
+            add_ew(b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
         } else {
             /* residual add folded into the norm, as fused kernels do */
-            add_rc(&b, ID("attn_norm"), OP_NORM, dt, rows, h);
-            add_gemm(&b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
+            add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+            add_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
             /* RoPE on q and k, with k and v written to the KV cache */
-            add_ew(&b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
+            add_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
         }
-        struct op *a = add_op(&b, ID("attention"), OP_ATTENTION, dt);
+        struct op *a = add_op(b, ID("attention"), OP_ATTENTION, dt);
         a->u.attn.batch = s->batch;
-        a->u.attn.heads = c->heads;
-        a->u.attn.kv_heads = c->kv_heads;
+        a->u.attn.heads = heads;
+        a->u.attn.kv_heads = kvh;
         a->u.attn.q_len = T;
         a->u.attn.kv_len = kv_len;
         a->u.attn.head_dim = hd;
@@ -253,51 +330,156 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         a->u.attn.impl = s->attn;
         a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
         if (s->framework == LLM_FW_LLAMA_CPP)
-            add_ew(&b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
-        add_gemm(&b, ID("o_proj"), dt, rows, h, qd, w);
+            add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
+        add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
+        if (tp > 1)
+            add_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
         if (s->framework == LLM_FW_LLAMA_CPP) {
-            add_ew(&b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
-            add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
-            add_ew(&b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
+            add_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+            add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+            add_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
         } else {
-            add_rc(&b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+            add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
         }
-        add_gemm(&b, ID("gate_proj"), dt, rows, c->intermediate, h, w);
-        add_gemm(&b, ID("up_proj"), dt, rows, c->intermediate, h, w);
-        if (s->framework == LLM_FW_LLAMA_CPP) {
-            add_ew(&b, ID("silu"), dt, rows * c->intermediate, 1, 1, 5.0);
-            add_ew(&b, ID("mul"), dt, rows * c->intermediate, 2, 1, 1.0);
+        if (c->experts) {
+            add_moe(b, c, s, l, rows, inter, w, wdown);
         } else {
-            add_ew(&b, ID("silu_mul"), dt, rows * c->intermediate, 2, 1, 6.0);
+            add_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
+            add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+            if (s->framework == LLM_FW_LLAMA_CPP) {
+                add_ew(b, ID("silu"), dt, rows * inter, 1, 1, 5.0);
+                add_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
+            } else {
+                add_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, 6.0);
+            }
+            add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
         }
-        add_gemm(&b, ID("down_proj"), dt, rows, h, c->intermediate, wdown);
+        if (tp > 1)
+            add_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
         if (s->framework == LLM_FW_LLAMA_CPP)
-            add_ew(&b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
+            add_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 #undef ID
     }
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
-    add_rc(&b, "final_norm", OP_NORM, dt, out_rows, h);
-    add_gemm(&b, "lm_head", dt, out_rows, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
+    add_rc(b, "final_norm", OP_NORM, dt, out_rows, h);
+    add_gemm(b, "lm_head", dt, out_rows, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
     if (!train) {
-        add_rc(&b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
-        return 0;
+        add_rc(b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
+        return;
     }
-    add_rc(&b, "loss", OP_SOFTMAX, dt, rows, c->vocab);
+    add_rc(b, "loss", OP_SOFTMAX, dt, rows, c->vocab);
     /* the backward: every op's, last first, on the same stream */
+    struct trace *t = b->t;
     uint32_t nfwd = t->nops;
     for (uint32_t j = nfwd; j-- > 0;) {
         char bid[TRACE_ID_MAX];
         snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, t->ops[j].id);
         struct op src = t->ops[j];
-        struct op *o = add_op(&b, bid, src.kind, src.dtype);
+        struct op *o = add_op(b, bid, src.kind, src.dtype);
         o->u = src.u;
         o->pass = PASS_BWD;
     }
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight */
-    add_ew(&b, "adamw", DT_FP32, llm_param_count(c), 4, 4, 14.0);
+    add_ew(b, "adamw", DT_FP32, llm_param_count(c), 4, 4, 14.0);
+}
+
+int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
+              struct diag *d)
+{
+    memset(t, 0, sizeof *t);
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t kv_len = s->context + T;
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (s->batch == 0 || T == 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
+    if (kv_len > c->max_pos)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
+                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
+                        (unsigned long long)s->context, (unsigned long long)T,
+                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
+    if (c->sliding_window > 0 && kv_len > c->sliding_window)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "sliding_window",
+                        "the step attends over %llu keys, more than the model's sliding window "
+                        "of %llu: windowed attention is not modelled yet",
+                        (unsigned long long)kv_len, (unsigned long long)c->sliding_window);
+    if (s->phase == LLM_TRAIN && s->context != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
+    if (tp > 1) {
+        if (tp > 65536 || c->heads % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
+                            "--tp %u does not divide the %llu attention heads", tp,
+                            (unsigned long long)c->heads);
+        if (c->kv_heads >= tp ? c->kv_heads % tp != 0 : tp % c->kv_heads != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_key_value_heads",
+                            "--tp %u and the %llu key/value heads: one must divide the other "
+                            "(fewer K/V heads than ranks are replicated)", tp,
+                            (unsigned long long)c->kv_heads);
+        if (c->intermediate % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "intermediate_size",
+                            "--tp %u does not divide intermediate_size %llu", tp,
+                            (unsigned long long)c->intermediate);
+        if (s->phase == LLM_TRAIN)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+                            "tensor-parallel training is not built yet (decode and prefill are)");
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+                            "llama.cpp's graph is built for one device");
+    }
+    uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 14;
+    int train = s->phase == LLM_TRAIN;
+    uint64_t cap64 = ((uint64_t)c->layers * per_layer + 6) * (train ? 2 : 1) * tp + 1;
+    if (cap64 > 50000000)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
+                        "a trace may hold (50 million)", (unsigned long long)cap64);
+    uint32_t cap = (uint32_t)cap64;
+    t->ops = sim_xcalloc(cap, sizeof *t->ops);
+    t->deps = sim_xcalloc(cap, sizeof *t->deps);
+    t->topo = sim_xcalloc(cap, sizeof *t->topo);
+    t->devices = sim_xcalloc(tp, sizeof *t->devices);
+    t->ndevices = tp;
+    for (uint32_t r = 0; r < tp; r++)
+        snprintf(t->devices[r], sizeof t->devices[r], "gpu%u", r);
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt);
+    snprintf(t->path, sizeof t->path, "%s", c->path);
+    struct builder b = {t, cap, UINT32_MAX, "", 0};
+    for (uint32_t r = 0; r < tp; r++) {
+        b.prev = UINT32_MAX;
+        b.device = r;
+        if (tp > 1)
+            snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
+        build_rank(&b, c, s, tp);
+    }
+    if (tp > 1) {
+        /* one group of every rank; the k-th all-reduce of each rank is one
+         * collective */
+        t->ngroups = 1;
+        t->groups = sim_xcalloc(1, sizeof *t->groups);
+        t->groups[0].n = tp;
+        t->group_dev = sim_xcalloc(tp, sizeof *t->group_dev);
+        for (uint32_t r = 0; r < tp; r++)
+            t->group_dev[r] = r;
+        uint32_t per_rank = t->nops / tp, ncoll = 0;
+        for (uint32_t i = 0; i < per_rank; i++)
+            ncoll += t->ops[i].kind == OP_COLLECTIVE;
+        t->ncolls = ncoll;
+        t->colls = sim_xcalloc(ncoll ? ncoll : 1, sizeof *t->colls);
+        t->coll_ops = sim_xcalloc((size_t)ncoll * tp + 1, sizeof *t->coll_ops);
+        for (uint32_t r = 0; r < tp; r++) {
+            uint32_t k = 0;
+            for (uint32_t i = r * per_rank; i < (r + 1) * per_rank; i++) {
+                if (t->ops[i].kind != OP_COLLECTIVE)
+                    continue;
+                t->ops[i].u.coll.inst = k;
+                t->colls[k].group = 0;
+                t->colls[k].ops_off = k * tp;
+                t->coll_ops[k * tp + r] = i;
+                k++;
+            }
+        }
+    }
     return 0;
 }
 

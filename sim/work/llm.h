@@ -9,6 +9,21 @@
  * projection, residual add, RMSNorm, gate and up projections, SiLU*mul,
  * down projection, residual add; then the final norm, the LM head (last
  * token of each sequence) and sampling.
+ *
+ * Tensor parallelism (llm_step.tp = N > 1), as gpt-fast shards a model:
+ * every rank (devices gpu0 .. gpuN-1) holds 1/N of the heads (K/V heads
+ * replicated when fewer than N) and of the MLP's intermediate size, the QKV
+ * and gate/up projections column-parallel, the output and down projections
+ * row-parallel, each followed by an all-reduce of the rows x hidden
+ * activations over all ranks; norms, embedding and LM head are replicated.
+ *
+ * Mixture of experts (num_local_experts, num_experts_per_tok: Mixtral):
+ * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
+ * over the experts the step's tokens reach, assuming uniform routing
+ * (E x (1 - (1 - k/E)^tokens) distinct experts, tokens x k / that many rows
+ * each).  Model fields strata does not model (shared experts, latent
+ * attention, logit soft-capping, cross-attention, a sliding window the step
+ * exceeds) are errors that name the field.
  */
 #ifndef STRATA_LLM_H
 #define STRATA_LLM_H
@@ -31,6 +46,10 @@ struct llm_config {
     uint64_t vocab;                 /* vocab_size */
     uint64_t max_pos;               /* max_position_embeddings */
     int tied;                       /* tie_word_embeddings */
+    uint64_t experts;               /* num_local_experts (Mixtral-style MoE), 0 = dense */
+    uint64_t experts_per_tok;       /* num_experts_per_tok (top-k routing) */
+    uint64_t sliding_window;        /* sliding_window, 0 = none: a step whose keys exceed it
+                                     * is refused (not modelled) */
 };
 
 /* TRAIN: one training step of `batch` sequences of `prompt` tokens: the
@@ -56,6 +75,7 @@ struct llm_step {
     enum wfmt weights;              /* quantised weight format of the linear layers (WF_NONE: dtype) */
     int q4_k_m;                     /* llama.cpp's Q4_K_M mix instead of one format */
     enum llm_framework framework;   /* kernel structure (default FUSED) */
+    uint32_t tp;                    /* tensor-parallel ranks (0 or 1: one device) */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
