@@ -65,6 +65,14 @@ struct run_env {
     struct flowsrv **dram;          /* per trace device: its DRAM server */
     int host_over_net;              /* host copies cross the system's links (a system file)
                                      * rather than each chip's own host link */
+    /* each device's ops, so that a device's work and memory grow with its
+     * own ops, not the trace's (O(devices + ops) for the run) */
+    const uint32_t *dev_off;        /* per trace device: its ops are dev_ops[dev_off[d] .. dev_off[d+1]) */
+    const uint32_t *dev_ops;        /* op indices, by device, in trace order */
+    const uint32_t *local;          /* per op: its index among its device's ops */
+    const uint32_t *dev_streams;    /* per trace device: the streams its ops use */
+    const double *ws, *wbytes;      /* per trace device: working set and weight bytes
+                                     * (trace_working_set) */
 };
 
 struct model_ops {

@@ -390,7 +390,7 @@ static void test_deadlock_and_unreachable(void)
 
 static void test_bench_cli(void)
 {
-    char cmd[800], out[300];
+    char cmd[4096], out[300];
     snprintf(out, sizeof out, "%s/bench.csv", dir);
     snprintf(cmd, sizeof cmd,
              STRATA_BINARY " bench collective --hw configs/systems/nvidia-dgx-a100.yaml "
@@ -433,7 +433,7 @@ static void test_bench_cli(void)
  * heads is an error and writes nothing. */
 static void test_gen_tp(void)
 {
-    char cmd[800], out[300];
+    char cmd[4096], out[300];
     snprintf(out, sizeof out, "%s/tp2.json", dir);
     snprintf(cmd, sizeof cmd, STRATA_BINARY " gen llm --model traces/models/llama-2-7b.json "
              "--phase decode --context 100 --tp 2 -o %s > %s/gen.txt", out, dir);

@@ -50,6 +50,8 @@ static void gpu_destroy(void *dev)
     free(g->wpanel);
     free(g->panel_slot);
     free(g->low);
+    free(g->kpool);
+    free(g->run);
     free(g->route);
     free(g->waitq);
     free(g->waitq_res);
@@ -98,11 +100,11 @@ static int gpu_routes(struct gpu *g, struct diag *d)
     const struct trace *t = g->t;
     struct run_env *env = g->env;
     uint32_t cap = 0;
-    for (uint32_t i = 0; i < t->nops; i++) {
-        if (t->ops[i].device != g->device)
-            continue;
-        for (uint32_t k = 0; k < g->low[i].nk; k++) {
-            struct kplan *p = &g->low[i].k[k];
+    for (uint32_t j = env->dev_off[g->device]; j < env->dev_off[g->device + 1]; j++) {
+        uint32_t i = env->dev_ops[j];
+        const struct lowref *lr = &g->low[j - env->dev_off[g->device]];
+        for (uint32_t k = 0; k < lr->nk; k++) {
+            struct kplan *p = &g->kpool[lr->off + k];
             if (!p->dma || (p->dma_level != g->cfg->lv_host && !p->dma_net))
                 continue;
             if (!p->dma_net && !env->host_over_net)
@@ -170,17 +172,25 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     if (tl != NULL)
         gpu_watch_servers(g);
     /* Lower every op of this device up front: the run never allocates. */
-    g->low = sim_xcalloc(t->nops, sizeof *g->low);
+    uint32_t first = env->dev_off[device], nlocal = env->dev_off[device + 1] - first;
+    g->low = sim_xcalloc(nlocal, sizeof *g->low);
     /* more weights and KV than the device holds: the rest streams in */
-    double wbytes = 0, ws = trace_working_set(t, device, &wbytes);
+    double wbytes = env->wbytes[device], ws = env->ws[device];
     double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
     double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
-    g->waitq_cap = t->nops;
-    g->waitq = sim_xcalloc(t->nops, sizeof *g->waitq);
-    g->waitq_res = sim_xcalloc(t->nops, sizeof *g->waitq_res);
+    g->waitq_cap = nlocal ? nlocal : 1;
+    g->waitq = sim_xcalloc(g->waitq_cap, sizeof *g->waitq);
+    g->waitq_res = sim_xcalloc(g->waitq_cap, sizeof *g->waitq_res);
+    g->nrun = env->dev_streams[device] < GPU_MAX_RUNNING ? env->dev_streams[device] : GPU_MAX_RUNNING;
+    if (g->nrun == 0)
+        g->nrun = 1;
+    g->run = sim_xcalloc(g->nrun, sizeof *g->run);
     size_t panels = 1, waves = 1;
-    for (uint32_t i = 0; i < t->nops; i++) {
-        if (t->ops[i].device != device || t->ops[i].kind == OP_COLLECTIVE)
+    uint32_t kcap = 0;
+    struct lowered L;
+    for (uint32_t j = 0; j < nlocal; j++) {
+        uint32_t i = env->dev_ops[first + j];
+        if (t->ops[i].kind == OP_COLLECTIVE)
             continue;
         char msg[320];
         if (t->ops[i].kind == OP_ATTENTION && lower_attn_check(cfg, &t->ops[i], msg, sizeof msg) != 0) {
@@ -190,9 +200,24 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             gpu_destroy(g);
             return NULL;
         }
-        lower_op(cfg, &t->ops[i], spill_frac, &g->low[i]);
-        for (uint32_t k = 0; k < g->low[i].nk; k++) {
-            const struct kplan *p = &g->low[i].k[k];
+        memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
+        lower_op(cfg, &t->ops[i], spill_frac, &L);
+        if (g->nkpool + L.nk > kcap) {      /* setup only: the run never allocates */
+            kcap = kcap ? 2 * kcap : 64;
+            while (kcap < g->nkpool + L.nk)
+                kcap *= 2;
+            void *q = realloc(g->kpool, kcap * sizeof *g->kpool);
+            if (q == NULL)
+                sim_oom(kcap * sizeof *g->kpool);
+            g->kpool = q;
+        }
+        g->low[j].off = g->nkpool;
+        g->low[j].nk = L.nk;
+        g->low[j].flops = L.flops;
+        memcpy(g->kpool + g->nkpool, L.k, L.nk * sizeof L.k[0]);
+        g->nkpool += L.nk;
+        for (uint32_t k = 0; k < L.nk; k++) {
+            const struct kplan *p = &L.k[k];
             if (p->dma || p->fixed)
                 continue;
             double slots = (double)cfg->units * p->ctas_per_unit;
@@ -239,7 +264,7 @@ void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
     g->done = done;
     g->ctx = ctx;
     struct runner *r = NULL;
-    for (uint32_t i = 0; i < GPU_MAX_RUNNING; i++) {
+    for (uint32_t i = 0; i < g->nrun; i++) {
         if (!g->run[i].in_use) {
             r = &g->run[i];
             break;
@@ -260,13 +285,13 @@ void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
     r->res = res;
     r->done = done;
     r->ctx = ctx;
-    r->low = &g->low[op_index];
+    r->low = &g->low[g->env->local[op_index]];
     r->kern = 0;
     r->p = NULL;
     res->start_ps = g->e->now_ps;
     r->t_mark = g->e->now_ps;
-    const struct lowered *L = r->low;
-    snprintf(res->tile, sizeof res->tile, "%s", L->nk > 0 ? L->k[0].tile : "");
+    const struct lowref *L = r->low;
+    snprintf(res->tile, sizeof res->tile, "%s", L->nk > 0 ? g->kpool[L->off].tile : "");
     runner_next_kernel(r);
 }
 

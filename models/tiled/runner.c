@@ -472,7 +472,7 @@ void runner_next_kernel(struct runner *r)
         runner_finish(r);
         return;
     }
-    r->p = &r->low->k[r->kern];
+    r->p = &r->g->kpool[r->low->off + r->kern];
     r->res->kernels++;
     /* the front end issues one launch at a time */
     uint64_t now = g->e->now_ps;

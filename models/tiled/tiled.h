@@ -65,10 +65,17 @@ struct kplan {
     char tile[48];
 };
 
+/* An op's kernels while lowering (lower_op fills one on the stack). */
 struct lowered {
     uint32_t nk;
     struct kplan k[GPU_MAX_KERNELS];
     double flops;               /* useful FLOPs of the op */
+};
+
+/* ... and as a device keeps them: nk kernels at kpool[off]. */
+struct lowref {
+    uint32_t off, nk;
+    double flops;
 };
 
 struct gpu;
@@ -81,7 +88,7 @@ struct runner {
     struct op_result *res;
     model_done_fn done;
     void *ctx;
-    const struct lowered *low;
+    const struct lowref *low;
     uint32_t kern;
     const struct kplan *p;
     uint64_t wave, nwaves;
@@ -121,7 +128,9 @@ struct gpu {
     struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
     struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
-    struct lowered *low;        /* per op of the trace (only this device's are filled) */
+    struct lowref *low;         /* per op of this device (run_env.local indexes it) */
+    struct kplan *kpool;        /* every kernel of this device's ops */
+    uint32_t nkpool;
     /* L2 reuse scratch, sized for the largest plan */
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
@@ -130,7 +139,9 @@ struct gpu {
     uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     uint32_t wave_npanels;      /* wpanel entries of the current wave */
-    struct runner run[GPU_MAX_RUNNING];
+    struct runner *run;         /* min(GPU_MAX_RUNNING, the streams the device uses): ops of
+                                 * one stream never run at once */
+    uint32_t nrun;
     /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
      * sized for every op of the trace) */
     uint32_t *waitq;

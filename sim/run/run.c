@@ -242,12 +242,15 @@ static struct link_watch *watch_links(struct timeline *tl, const struct hw_syste
                                       const struct trace *t, const uint32_t *sysdev, struct net *n)
 {
     struct link_watch *w = sim_xcalloc(2 * (size_t)sys->nlinks + 1, sizeof *w);
+    uint32_t *tdev = sim_xcalloc(sys->nnodes, sizeof *tdev);   /* system node -> trace device */
+    for (uint32_t k = 0; k < sys->nnodes; k++)
+        tdev[k] = UINT32_MAX;
+    for (uint32_t i = 0; i < t->ndevices; i++)
+        if (sysdev[i] != UINT32_MAX)
+            tdev[sysdev[i]] = i;
     for (uint32_t k = 0; k < sys->nlinks; k++) {
         const struct sys_link *l = &sys->links[k];
-        uint32_t dev = UINT32_MAX;
-        for (uint32_t i = 0; i < t->ndevices; i++)
-            if (sysdev[i] == l->a || sysdev[i] == l->b)
-                dev = i;
+        uint32_t dev = tdev[l->b] != UINT32_MAX ? tdev[l->b] : tdev[l->a];
         if (dev == UINT32_MAX)
             continue;           /* a switch-to-host or host-to-host link */
         for (uint8_t dir = 0; dir < 2; dir++) {
@@ -260,6 +263,7 @@ static struct link_watch *watch_links(struct timeline *tl, const struct hw_syste
             srv->observe_ctx = x;
         }
     }
+    free(tdev);
     return w;
 }
 
@@ -339,6 +343,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     struct engine e;
     struct flowsrv *shared = NULL;
     int eng_ok = 0;
+    uint32_t *dev_off = NULL, *dev_ops = NULL, *local = NULL, *dev_streams = NULL;
+    double *ws = NULL, *wbytes = NULL;
     if (rc == 0) {
         if (engine_init(&e, 1024) != 0)
             sim_oom(1024);
@@ -357,6 +363,46 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         env.shared_dram = shared;
         env.dram = sim_xcalloc(t->ndevices, sizeof *env.dram);
         env.host_over_net = !sys->implied;
+        /* each device's ops (CSR), their local index, the streams each
+         * device uses and its working set: one pass over the trace */
+        uint32_t nd = t->ndevices;
+        dev_off = sim_xcalloc((size_t)nd + 1, sizeof *dev_off);
+        dev_ops = sim_xcalloc((size_t)t->nops + 1, sizeof *dev_ops);
+        local = sim_xcalloc((size_t)t->nops + 1, sizeof *local);
+        dev_streams = sim_xcalloc(nd, sizeof *dev_streams);
+        ws = sim_xcalloc(nd, sizeof *ws);
+        wbytes = sim_xcalloc(nd, sizeof *wbytes);
+        for (uint32_t i = 0; i < t->nops; i++)
+            dev_off[t->ops[i].device + 1]++;
+        for (uint32_t dv = 0; dv < nd; dv++)
+            dev_off[dv + 1] += dev_off[dv];
+        uint32_t *fill = sim_xcalloc(nd, sizeof *fill);
+        for (uint32_t i = 0; i < t->nops; i++) {
+            uint32_t dv = t->ops[i].device;
+            local[i] = fill[dv]++;
+            dev_ops[dev_off[dv] + local[i]] = i;
+        }
+        free(fill);
+        for (uint32_t dv = 0; dv < nd; dv++) {
+            /* distinct streams: sort-free count with a small scan (devices
+             * use a handful of streams) */
+            uint32_t seen[64], nseen = 0;
+            for (uint32_t j = dev_off[dv]; j < dev_off[dv + 1] && nseen < 64; j++) {
+                uint32_t st = t->ops[dev_ops[j]].stream, k = 0;
+                while (k < nseen && seen[k] != st)
+                    k++;
+                if (k == nseen)
+                    seen[nseen++] = st;
+            }
+            dev_streams[dv] = nseen;
+        }
+        trace_working_sets(t, ws, wbytes);
+        env.dev_off = dev_off;
+        env.dev_ops = dev_ops;
+        env.local = local;
+        env.dev_streams = dev_streams;
+        env.ws = ws;
+        env.wbytes = wbytes;
         if (opts != NULL && opts->tl != NULL)
             watch = watch_links(opts->tl, sys, t, sysdev, env.net);
         for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
@@ -401,10 +447,9 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         }
         run_attribute(out);
         for (uint32_t dv = 0; dv < t->ndevices; dv++) {
-            double ws = trace_working_set(t, dv, NULL);
-            if (ws > out->working_set)
-                out->working_set = ws;
-            double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
+            if (ws[dv] > out->working_set)
+                out->working_set = ws[dv];
+            double over = ws[dv] - (double)cfg_dram(cfg)->capacity_bytes;
             if (over > out->spill)
                 out->spill = over;
         }
@@ -422,6 +467,12 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     net_destroy(env.net);
     free(watch);
     free(env.dram);
+    free(dev_off);
+    free(dev_ops);
+    free(local);
+    free(dev_streams);
+    free(ws);
+    free(wbytes);
     free(sysdev);
     if (eng_ok)
         engine_destroy(&e);

@@ -172,7 +172,7 @@ struct builder {
     struct trace *t;
     uint32_t cap;
     uint32_t prev;              /* the op the next one waits for, UINT32_MAX = none */
-    char prefix[8];             /* "r3." on rank 3 of a tensor-parallel step, else "" */
+    char prefix[16];            /* "r3." on rank 3 of a tensor-parallel step, else "" */
     uint32_t device;
 };
 

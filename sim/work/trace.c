@@ -1642,25 +1642,44 @@ int trace_write(const struct trace *t, const char *path, struct diag *d)
     return afile_commit(&a, d);
 }
 
+static void op_working_set(const struct op *o, double *w, double *kv)
+{
+    if (o->fixed_s >= 0)
+        return;
+    if (o->kind == OP_GEMM) {
+        double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;
+        *w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
+                                           : dtype_bytes(o->dtype, n);
+    } else if (o->kind == OP_ATTENTION) {
+        *kv += dtype_bytes(o->u.attn.kv_dtype, 2.0 * (double)o->u.attn.batch *
+                                                   (double)o->u.attn.kv_heads *
+                                                   (double)o->u.attn.kv_len *
+                                                   (double)o->u.attn.head_dim);
+    }
+}
+
 double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes)
 {
     double w = 0, kv = 0;
-    for (uint32_t i = 0; i < t->nops; i++) {
-        const struct op *o = &t->ops[i];
-        if (o->device != dev || o->fixed_s >= 0)
-            continue;
-        if (o->kind == OP_GEMM) {
-            double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;
-            w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
-                                              : dtype_bytes(o->dtype, n);
-        } else if (o->kind == OP_ATTENTION) {
-            kv += dtype_bytes(o->u.attn.kv_dtype, 2.0 * (double)o->u.attn.batch *
-                                                      (double)o->u.attn.kv_heads *
-                                                      (double)o->u.attn.kv_len *
-                                                      (double)o->u.attn.head_dim);
-        }
-    }
+    for (uint32_t i = 0; i < t->nops; i++)
+        if (t->ops[i].device == dev)
+            op_working_set(&t->ops[i], &w, &kv);
     if (weight_bytes != NULL)
         *weight_bytes = w;
     return w + kv;
+}
+
+void trace_working_sets(const struct trace *t, double *ws, double *weight_bytes)
+{
+    for (uint32_t d = 0; d < t->ndevices; d++)
+        ws[d] = weight_bytes[d] = 0;
+    double *kv = ws;            /* KV first, then the weights added in */
+    for (uint32_t i = 0; i < t->nops; i++) {
+        double w = 0, k = 0;
+        op_working_set(&t->ops[i], &w, &k);
+        weight_bytes[t->ops[i].device] += w;
+        kv[t->ops[i].device] += k;
+    }
+    for (uint32_t d = 0; d < t->ndevices; d++)
+        ws[d] += weight_bytes[d];
 }

@@ -215,6 +215,9 @@ void trace_free(struct trace *t);
  * every attention.  Activations are left out (they are small next to
  * these and reused between ops). */
 double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes);
+/* The same for every device in one pass: ws[d] and weight_bytes[d] (arrays
+ * of t->ndevices). */
+void trace_working_sets(const struct trace *t, double *ws, double *weight_bytes);
 
 /* A trace of one collective over n devices named rank0 .. rank<n-1>, one
  * op per rank, the group all of them in order (the run maps them onto a
