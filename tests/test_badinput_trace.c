@@ -2,13 +2,17 @@
  * the right error kind, line and field, and nothing crashes on truncated or
  * mangled input.  Each case's message is printed, which doubles as the
  * list of example messages in traces/README.md. */
+#define _DEFAULT_SOURCE /* wait4 */
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -546,6 +550,53 @@ static void test_many_devices(void)
     trace_free(&t);
 }
 
+/* Memory grows with devices plus ops, not their product (issue 17.3): each
+ * device once kept a 4 KB plan for every op of the trace (65536 one-op
+ * devices: over 24 GB).  The peak resident size of `strata run` on 4096
+ * and 16384 one-op devices, in a child process each: four times the
+ * devices may cost at most five times the memory, and 16384 stay under
+ * 1.5 GB (about 0.4 GB in the Release build). */
+static long run_maxrss_kb(int ndev)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/dev%d.json", tmpdir, ndev);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f, "{\"strata_trace\": 1, \"devices\": [");
+    for (int i = 0; i < ndev; i++)
+        fprintf(f, "%s\"d%d\"", i ? ", " : "", i);
+    fprintf(f, "], \"ops\": [");
+    for (int i = 0; i < ndev; i++)
+        fprintf(f, "%s{\"id\": \"o%d\", \"kind\": \"gemm\", \"device\": \"d%d\", "
+                   "\"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64}\n", i ? ", " : "", i, i);
+    fprintf(f, "]}\n");
+    fclose(f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(STRATA_BINARY, STRATA_BINARY, "run", "--hw", "configs/nvidia-h100-sxm.yaml",
+              "--trace", path, "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return -1;
+    return ru.ru_maxrss;
+}
+
+static void test_memory_scales(void)
+{
+    long small = run_maxrss_kb(4096), big = run_maxrss_kb(16384);
+    printf("peak memory: 4096 devices %ld KB, 16384 devices %ld KB\n", small, big);
+    CHECK(small > 0 && big > 0);
+    CHECK(big < 5 * small);
+    CHECK(big < 1500 * 1024);
+}
+
 /* An op far too large for the chip stops the run with an error once the
  * simulated time would pass 2^62 ps (it used to wrap around and abort or
  * spin); one past the tile bookkeeping's limits is refused up front. */
@@ -600,6 +651,7 @@ int main(void)
     test_write_failures();
     test_zero_time_ops();
     test_many_devices();
+    test_memory_scales();
     test_run_limits();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();

@@ -185,7 +185,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     if (g->nrun == 0)
         g->nrun = 1;
     g->run = sim_xcalloc(g->nrun, sizeof *g->run);
-    size_t panels = 1, waves = 1;
+    size_t panels = 1, waves = 1, wave_ctas = 1;
     uint32_t kcap = 0;
     struct lowered L;
     for (uint32_t j = 0; j < nlocal; j++) {
@@ -238,6 +238,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
                 return NULL;
             }
             size_t np = (size_t)npd, nw = (size_t)nwd;
+            double wc = dmin(slots, (double)p->gm * (double)p->gn * (double)p->gb);
+            if (wc > (double)wave_ctas)
+                wave_ctas = (size_t)wc;
             if (np > panels)
                 panels = np;
             if (nw > waves)
@@ -251,8 +254,8 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
     g->panel_slot = sim_xcalloc(panels, sizeof *g->panel_slot);
     /* a wave fetches at most two panels per CTA, and holds at most every
-     * unit's resident CTAs */
-    g->wpanel = sim_xcalloc(2 * (size_t)cfg->units * cfg->max_ctas_per_unit, sizeof *g->wpanel);
+     * unit's resident CTAs (or all of the kernel's, if fewer) */
+    g->wpanel = sim_xcalloc(2 * wave_ctas, sizeof *g->wpanel);
     g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
     return g;
 }

@@ -29,10 +29,8 @@ void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
     snprintf(s->name, sizeof s->name, "%s", name);
     s->capacity = capacity_per_s * 1e-12;
     s->comp = engine_register(e, &flowsrv_ops, s);
-    s->cap = FLOWSRV_INIT_FLOWS;
-    s->flows = sim_xcalloc(s->cap, sizeof *s->flows);
-    s->fin = sim_xcalloc(s->cap, sizeof *s->fin);
-    s->order = sim_xcalloc(s->cap, sizeof *s->order);
+    /* storage comes with the first flow: most of a big system's links
+     * and idle devices' servers never serve one */
 }
 
 void flowsrv_destroy(struct flowsrv *s)
@@ -122,7 +120,12 @@ void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
                    double cap_per_s, flow_done_fn done, void *owner, uint64_t arg)
 {
     SIM_CHECK(amount > 0);
-    if (s->nflows == s->cap) {
+    if (s->cap == 0) {          /* first use: once per server per run */
+        s->cap = FLOWSRV_INIT_FLOWS;
+        s->flows = sim_xcalloc(s->cap, sizeof *s->flows);
+        s->fin = sim_xcalloc(s->cap, sizeof *s->fin);
+        s->order = sim_xcalloc(s->cap, sizeof *s->order);
+    } else if (s->nflows == s->cap) {
         s->cap *= 2;
         s->flows = flow_grow(s->flows, s->cap, sizeof *s->flows);
         s->fin = flow_grow(s->fin, s->cap, sizeof *s->fin);

@@ -11,9 +11,11 @@
  * server calls its done() callback.
  *
  * Amounts are doubles (bytes or FLOPs); rates are per picosecond.  Flow
- * storage starts at FLOWSRV_INIT_FLOWS and doubles when more flows are
- * active at once (rare; counted in `grows`), so starting a flow normally
- * does not allocate.  flowsrv_destroy() frees it.
+ * storage is allocated with a server's first flow (FLOWSRV_INIT_FLOWS of
+ * them: a system of 65536 devices has a million servers, most never used)
+ * and doubles when more flows are active at once (counted in `grows`), so
+ * starting a flow allocates at most a few times per server per run, never
+ * per event.  flowsrv_destroy() frees it.
  */
 #ifndef STRATA_FLOW_H
 #define STRATA_FLOW_H
@@ -22,7 +24,7 @@
 
 #include "engine.h"
 
-#define FLOWSRV_INIT_FLOWS 64
+#define FLOWSRV_INIT_FLOWS 32
 
 typedef void (*flow_done_fn)(struct engine *e, void *owner, uint64_t arg);
 /* Told what the server served over [t0, t1) (optional: timelines). */

@@ -56,30 +56,41 @@ static int sched_build(struct sched *s, struct diag *d)
     const struct trace *t = s->t;
     uint32_t n = t->nops;
     s->stream_prev = sim_xcalloc(n, sizeof *s->stream_prev);
-    /* last op per (device, stream): small linear table */
-    uint32_t cap = 16, used = 0;
-    struct { uint32_t dev, stream; int32_t last; } *tab = sim_xcalloc(cap, sizeof *tab);
+    /* last op per (device, stream): an open-addressed table, a lookup per op */
+    uint32_t cap = 16;
+    while (cap < 2 * (uint64_t)t->ndevices + 2 && cap < (1u << 30))
+        cap *= 2;
+    uint32_t used = 0;
+    struct sp { uint32_t dev, stream; int32_t last; int busy; } *tab = sim_xcalloc(cap, sizeof *tab);
     for (uint32_t i = 0; i < n; i++) {
         const struct op *o = &t->ops[i];
-        uint32_t k;
-        for (k = 0; k < used; k++)
-            if (tab[k].dev == o->device && tab[k].stream == o->stream)
-                break;
-        if (k == used) {
-            if (used == cap) {
-                cap *= 2;
-                void *p = realloc(tab, cap * sizeof *tab);
-                if (p == NULL)
-                    sim_oom(cap * sizeof *tab);
-                tab = p;
+        if (2 * (used + 1) > cap) {             /* grow and rehash */
+            uint32_t ncap = 2 * cap;
+            struct sp *nt = sim_xcalloc(ncap, sizeof *nt);
+            for (uint32_t k = 0; k < cap; k++) {
+                if (!tab[k].busy)
+                    continue;
+                uint32_t h = (tab[k].dev * 2654435761u ^ tab[k].stream * 40503u) & (ncap - 1);
+                while (nt[h].busy)
+                    h = (h + 1) & (ncap - 1);
+                nt[h] = tab[k];
             }
-            tab[used].dev = o->device;
-            tab[used].stream = o->stream;
-            tab[used].last = -1;
+            free(tab);
+            tab = nt;
+            cap = ncap;
+        }
+        uint32_t h = (o->device * 2654435761u ^ o->stream * 40503u) & (cap - 1);
+        while (tab[h].busy && !(tab[h].dev == o->device && tab[h].stream == o->stream))
+            h = (h + 1) & (cap - 1);
+        if (!tab[h].busy) {
+            tab[h].busy = 1;
+            tab[h].dev = o->device;
+            tab[h].stream = o->stream;
+            tab[h].last = -1;
             used++;
         }
-        s->stream_prev[i] = tab[k].last;
-        tab[k].last = (int32_t)i;
+        s->stream_prev[i] = tab[h].last;
+        tab[h].last = (int32_t)i;
     }
     free(tab);
     s->waiting = sim_xcalloc(n, sizeof *s->waiting);
@@ -267,6 +278,14 @@ static struct link_watch *watch_links(struct timeline *tl, const struct hw_syste
     return w;
 }
 
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h ^ (h >> 15);
+}
+
 /* Each trace device is the system device of the same name (a system a
  * chip config implies has exactly the trace's devices).  A trace that uses
  * none of the system's names (a one-device "gpu0" trace on a TPU slice of
@@ -276,11 +295,28 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
                        struct diag *d)
 {
     uint32_t named = 0;
+    /* the system's device names in an open-addressed table: a lookup per
+     * trace device, not a scan (65536 devices) */
+    uint32_t cap = 16;
+    while (cap < 2 * sys->ndevices + 2)
+        cap *= 2;
+    uint32_t *slot = sim_xcalloc(cap, sizeof *slot);    /* device index + 1, 0 = empty */
+    for (uint32_t k = 0; k < sys->ndevices; k++) {
+        uint32_t h = name_hash(sys->nodes[k].name) & (cap - 1);
+        while (slot[h] != 0)
+            h = (h + 1) & (cap - 1);
+        slot[h] = k + 1;
+    }
     for (uint32_t i = 0; i < t->ndevices; i++) {
-        int k = sys_node_index(sys, t->devices[i]);
-        sysdev[i] = k >= 0 && (uint32_t)k < sys->ndevices ? (uint32_t)k : UINT32_MAX;
+        sysdev[i] = UINT32_MAX;
+        for (uint32_t h = name_hash(t->devices[i]) & (cap - 1); slot[h] != 0; h = (h + 1) & (cap - 1))
+            if (strcmp(sys->nodes[slot[h] - 1].name, t->devices[i]) == 0) {
+                sysdev[i] = slot[h] - 1;
+                break;
+            }
         named += sysdev[i] != UINT32_MAX;
     }
+    free(slot);
     for (uint32_t i = 0; named == 0 && i < t->ndevices; i++)
         sysdev[i] = i < sys->ndevices ? i : UINT32_MAX;
     for (uint32_t i = 0; i < t->nops; i++) {
