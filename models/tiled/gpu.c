@@ -105,7 +105,7 @@ static int gpu_routes(struct gpu *g, struct diag *d)
         const struct lowref *lr = &g->low[j - env->dev_off[g->device]];
         for (uint32_t k = 0; k < lr->nk; k++) {
             struct kplan *p = &g->kpool[lr->off + k];
-            if (!p->dma || (p->dma_level != g->cfg->lv_host && !p->dma_net))
+            if (!p->dma || p->routed || (p->dma_level != g->cfg->lv_host && !p->dma_net))
                 continue;
             if (!p->dma_net && !env->host_over_net)
                 continue;       /* the chip's own host link */
@@ -129,11 +129,34 @@ static int gpu_routes(struct gpu *g, struct diag *d)
                                 p->dma_net ? t->devices[p->peer] : "a host", env->sys->path);
             }
             p->dma_net = 1;
+            p->routed = 1;
             p->route = g->nroutes++;
             p->dma_level = (uint8_t)env->sys->links[rt->link[0]].level;
         }
     }
     return 0;
+}
+
+/* What lower_op reads of an op: its kind, type, pass, fixed time and
+ * shape.  The rest (id, name, device, stream, deps, line, measured time,
+ * kernel name) is cleared, so two ops of one shape have equal keys. */
+static void lower_key(const struct op *o, struct op *key)
+{
+    memset(key, 0, sizeof *key);
+    key->kind = o->kind;
+    key->dtype = o->dtype;
+    key->pass = o->pass;
+    key->fixed_s = o->fixed_s;
+    key->u = o->u;
+}
+
+static uint64_t lower_hash(const struct op *key)
+{
+    const unsigned char *p = (const unsigned char *)key;
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (size_t i = 0; i < sizeof *key; i++)
+        h = (h ^ p[i]) * UINT64_C(1099511628211);
+    return h ^ (h >> 29);
 }
 
 static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
@@ -188,6 +211,11 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     size_t panels = 1, waves = 1, wave_ctas = 1;
     uint32_t kcap = 0;
     struct lowered L;
+    uint32_t mcap = 16;
+    while (mcap < 2 * (uint64_t)nlocal + 2)
+        mcap *= 2;
+    struct memo { struct op key; uint64_t hash; uint32_t local; int used; } *memo =
+        sim_xcalloc(mcap, sizeof *memo);
     for (uint32_t j = 0; j < nlocal; j++) {
         uint32_t i = env->dev_ops[first + j];
         if (t->ops[i].kind == OP_COLLECTIVE)
@@ -197,9 +225,26 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             char field[48];
             snprintf(field, sizeof field, "ops[%u].impl", i);
             diag_set(d, DIAG_E_UNSUPPORTED, t->path, (int)t->ops[i].line, field, "%s", msg);
+            free(memo);
             gpu_destroy(g);
             return NULL;
         }
+        /* ops of one shape lower to the same kernels: lower each shape
+         * once and share its kernels (a million-op trace of a few shapes) */
+        struct op key;
+        lower_key(&t->ops[i], &key);
+        uint64_t h = lower_hash(&key);
+        uint32_t hs = (uint32_t)(h & (mcap - 1));
+        while (memo[hs].used && !(memo[hs].hash == h && memcmp(&memo[hs].key, &key, sizeof key) == 0))
+            hs = (hs + 1) & (mcap - 1);
+        if (memo[hs].used) {
+            g->low[j] = g->low[memo[hs].local];
+            continue;
+        }
+        memo[hs].used = 1;
+        memo[hs].hash = h;
+        memo[hs].key = key;
+        memo[hs].local = j;
         memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
         lower_op(cfg, &t->ops[i], spill_frac, &L);
         if (g->nkpool + L.nk > kcap) {      /* setup only: the run never allocates */
@@ -234,6 +279,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
                     diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
                              "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
                              cfg->name, npd, p->tile, (double)GPU_MAX_PANELS);
+                free(memo);
                 gpu_destroy(g);
                 return NULL;
             }
@@ -247,6 +293,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
                 waves = nw;
         }
     }
+    free(memo);
     if (gpu_routes(g, d) != 0) {
         gpu_destroy(g);
         return NULL;

@@ -31,6 +31,7 @@ struct kplan {
     int dma_h2d;                /* host to device regardless of the op (spilled weights) */
     int dma_net;                /* crosses the system's links: route[] holds its path */
     uint32_t route;             /* index into gpu.route when dma_net */
+    int routed;                 /* route found (ops of one shape share this plan) */
     uint32_t peer;              /* p2p: the trace device written */
     uint64_t fixed_ps;          /* > 0: a kernel of this fixed length (op given fixed_s) */
     int fixed;
