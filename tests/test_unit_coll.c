@@ -429,6 +429,51 @@ static void test_bench_cli(void)
     free(err);
 }
 
+/* Per-device time: an all-reduce that runs next to compute on another
+ * stream is not exposed; one that runs alone is all exposed. */
+static void test_exposed_comm(void)
+{
+    struct trace t;
+    struct run_result r;
+    char msg[600] = "";
+    const char *ops =
+        "{\"id\": \"w0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"fp32\", \"elements\": 1000000000},\n"
+        "{\"id\": \"w1\", \"kind\": \"elementwise\", \"device\": \"gpu1\", \"dtype\": \"fp32\", \"elements\": 1000000000},\n"
+        "{\"id\": \"a0\", \"kind\": \"collective\", \"device\": \"gpu0\", \"stream\": 1, \"collective\": \"all_reduce\", "
+        "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1048576},\n"
+        "{\"id\": \"a1\", \"kind\": \"collective\", \"device\": \"gpu1\", \"stream\": 1, \"collective\": \"all_reduce\", "
+        "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1048576},\n"
+        "{\"id\": \"b0\", \"kind\": \"collective\", \"device\": \"gpu0\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1048576, \"deps\": [\"w0\"]},\n"
+        "{\"id\": \"b1\", \"kind\": \"collective\", \"device\": \"gpu1\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1048576, \"deps\": [\"w1\"]}";
+    int rc = load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", msg);
+        return;
+    }
+    rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        struct hw_config c;
+        tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
+        CHECK_EQ_INT(r.ndevices, 2);
+        const double *row = r.dev_time_ps;   /* gpu0 */
+        double b = (double)(r.ops[4].end_ps - r.ops[4].start_ps);
+        /* the exposed link time is b0's alone: a0 hid behind w0 */
+        CHECK_NEAR_REL(row[CAT_STALL + c.lv_peer], b - (double)r.ops[4].time_ps[CAT_LAUNCH], 0.01);
+        double sum = 0;
+        for (unsigned k = 0; k <= RUN_IDLE; k++)
+            sum += row[k];
+        CHECK_NEAR_REL(sum, (double)r.total_ps, 1e-9);
+        run_result_free(&r);
+    } else {
+        fprintf(stderr, "%s\n", msg);
+    }
+    trace_free(&t);
+}
+
 /* gen llm --tp: a trace the run pairs; a TP size that does not divide the
  * heads is an error and writes nothing. */
 static void test_gen_tp(void)
@@ -471,6 +516,7 @@ int main(void)
     test_deadlock_and_unreachable();
     test_bench_cli();
     test_gen_tp();
+    test_exposed_comm();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -58,7 +58,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -116,13 +116,52 @@ static void test_tensor_parallel(void)
     CHECK(strcmp(d.field, "num_attention_heads") == 0);
     printf("%-20s ", "tp=3");
     diag_print(&d, stdout);
-    /* training with TP is not built yet: refused, not built as something else */
-    s.tp = 8;
+    /* training on TP 2 x DP 4: the backward's TP all-reduces after the
+     * column-parallel projections, one DP gradient all-reduce per layer on
+     * stream 1 (plus embedding and LM head), and AdamW after the last */
+    s.tp = 2;
+    s.dp = 4;
     s.phase = LLM_TRAIN;
     s.context = 0;
     s.prompt = 16;
+    rc = llm_build(&c, &s, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0)
+        return;
+    CHECK_EQ_INT(t.ndevices, 8);
+    CHECK_EQ_INT(t.ngroups, 4 + 2);     /* a TP group per replica, a DP group per TP rank */
+    uint32_t tp_fwd = 0, tp_bwd = 0, dp_ar = 0, adamw = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->device != 5)
+            continue;
+        if (o->kind == OP_COLLECTIVE && o->stream == 0) {
+            if (strstr(o->id, "grad_allreduce") != NULL)
+                tp_bwd++;
+            else
+                tp_fwd++;
+        }
+        if (o->kind == OP_COLLECTIVE && o->stream == 1) {
+            dp_ar++;
+            CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
+            CHECK(trace_group_rank(&t, o->u.coll.group, 1) >= 0);  /* gpu1, gpu3, gpu5, gpu7 */
+        }
+        if (strcmp(o->id, "r5.adamw") == 0) {
+            adamw++;
+            CHECK_EQ_INT(o->ndeps, 2);      /* the backward and the last all-reduce */
+        }
+    }
+    CHECK_EQ_INT(tp_fwd, 2 * 80);
+    CHECK_EQ_INT(tp_bwd, 2 * 80);
+    CHECK_EQ_INT(dp_ar, 80 + 1);
+    CHECK_EQ_INT(adamw, 1);
+    CHECK_EQ_INT(t.ncolls, 4 * (4 * 80) + 2 * 81);
+    CHECK(t.tokens == 4.0 * 16);
+    trace_free(&t);
+    /* data parallelism without training: refused */
+    s.phase = LLM_DECODE;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
-    CHECK(strcmp(d.field, "--tp") == 0);
+    CHECK(strcmp(d.field, "--dp") == 0);
 }
 
 /* Mixtral: top-2 of 8 experts as batched GEMMs over the experts the tokens
@@ -135,7 +174,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -174,7 +213,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -195,7 +234,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -234,7 +273,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -264,7 +303,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);

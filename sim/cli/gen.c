@@ -25,7 +25,7 @@ static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] -o TRACE.json\n";
+    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D] -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
 {
@@ -39,7 +39,7 @@ int cli_gen(int argc, char **argv)
     }
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
-    const char *fw = NULL, *tps = NULL;
+    const char *fw = NULL, *tps = NULL, *dps = NULL;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
         {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
@@ -47,6 +47,7 @@ int cli_gen(int argc, char **argv)
         {"attn", 0, &attn, NULL},       {"output", 'o', &outp, NULL},
         {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
         {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
+        {"dp", 0, &dps, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -56,7 +57,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
     else if (strcmp(phase, "train") == 0)
@@ -80,6 +81,14 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     s.tp = (uint32_t)tp;
+    uint64_t dp = 1;
+    if (dps && parse_u64("--dp", dps, 1, &dp))
+        return 2;
+    if (dp > 65536) {
+        fprintf(stderr, "strata gen llm: --dp: at most 65536 replicas, got %llu\n", (unsigned long long)dp);
+        return 2;
+    }
+    s.dp = (uint32_t)dp;
     if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
         fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
         return 2;
@@ -131,8 +140,14 @@ int cli_gen(int argc, char **argv)
                (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
                (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
         if (s.tp > 1)
-            fprintf(msg, "  tensor-parallel over %u ranks (devices gpu0..gpu%u, an all-reduce after "
-                         "each attention and MLP): run it on a system file\n", s.tp, s.tp - 1);
+            fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
+                         "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
+        if (s.dp > 1)
+            fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
+                         "stream 1 as its backward ends)\n", s.dp);
+        if (t.ndevices > 1)
+            fprintf(msg, "  devices gpu0..gpu%u: run it on a system file with that many devices\n",
+                    t.ndevices - 1);
     }
     trace_free(&t);
     return rc ? 1 : 0;

@@ -123,6 +123,31 @@ void report_text(const struct report_ctx *c, FILE *out)
         fprintf(out, ";");
     }
     fprintf(out, "\n");
+    /* several devices: each one's time, the link levels being its exposed
+     * communication (at most 16 rows; report.json has every device) */
+    if (r->ndevices > 1 && r->dev_time_ps != NULL && total > 0) {
+        fprintf(out, "\n  per device (%% of the step)   busy launch");
+        for (unsigned l = 0; l < cfg->nlevels; l++)
+            if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
+                fprintf(out, " %6s", cfg->level[l].name);
+        fprintf(out, "  other   idle\n");
+        uint32_t shown = r->ndevices < 16 ? r->ndevices : 16;
+        for (uint32_t dv = 0; dv < shown; dv++) {
+            const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
+            double tot = (double)r->total_ps, other = 0;
+            fprintf(out, "  %-28.28s %5.1f %6.1f", t->devices[dv], 100 * row[CAT_BUSY] / tot,
+                    100 * row[CAT_LAUNCH] / tot);
+            for (unsigned l = 0; l < cfg->nlevels; l++) {
+                if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
+                    fprintf(out, " %6.1f", 100 * row[CAT_STALL + l] / tot);
+                else
+                    other += row[CAT_STALL + l];
+            }
+            fprintf(out, " %6.1f %6.1f\n", 100 * other / tot, 100 * row[RUN_IDLE] / tot);
+        }
+        if (shown < r->ndevices)
+            fprintf(out, "  ... %u more devices (report.json \"devices\")\n", r->ndevices - shown);
+    }
 
     uint32_t n = r->nops;
     uint32_t *idx = sim_xcalloc(n ? n : 1, sizeof *idx);
@@ -231,6 +256,24 @@ void *report_json_tree(const struct report_ctx *c)
     jout_add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
     jout_add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
     jout_add_num(root, "engine_events", (double)r->events);
+    if (r->ndevices > 0 && r->dev_time_ps != NULL) {
+        /* each device's time: busy, launch, stall per level (its exposed
+         * communication at the link levels), idle; they add up to the total */
+        cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+        for (uint32_t dv = 0; dv < r->ndevices; dv++) {
+            const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
+            cJSON *dj = cJSON_CreateObject();
+            cJSON_AddStringToObject(dj, "name", t->devices[dv]);
+            jout_add_num(dj, "busy_s", row[CAT_BUSY] * PS);
+            jout_add_num(dj, "launch_s", row[CAT_LAUNCH] * PS);
+            cJSON *ds = cJSON_CreateObject();
+            for (unsigned l = 0; l < c->cfg->nlevels; l++)
+                jout_add_num(ds, c->cfg->level[l].name, row[CAT_STALL + l] * PS);
+            cJSON_AddItemToObject(dj, "stall_s", ds);
+            jout_add_num(dj, "idle_s", row[RUN_IDLE] * PS);
+            cJSON_AddItemToArray(devs, dj);
+        }
+    }
     struct info_out inf;
     info_derive(c->cfg, &inf);
     cJSON_AddItemToObject(root, "hardware_derived", info_json_tree(c->cfg, &inf));

@@ -250,7 +250,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
@@ -272,13 +272,14 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             (strlen(model) >= 3 && strcmp(model + strlen(model) - 3, "/..") == 0))
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "model: '%s' must be a relative path under '%s' without '..'", model, root);
-        uint64_t tp = 1;
-        if (spec_u64(&s, "tp", 0, 1, 1, &tp))
+        uint64_t tp = 1, dp = 1;
+        if (spec_u64(&s, "tp", 0, 1, 1, &tp) || spec_u64(&s, "dp", 0, 1, 1, &dp))
             return -1;
-        if (tp > 65536)
-            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "tp: at most 65536, got %llu",
-                            (unsigned long long)tp);
+        if (tp > 65536 || dp > 65536)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "tp, dp: at most 65536, got %llu, %llu",
+                            (unsigned long long)tp, (unsigned long long)dp);
         st.tp = (uint32_t)tp;
+        st.dp = (uint32_t)dp;
         if (spec_u64(&s, "batch", 0, 1, 1, &st.batch) || spec_u64(&s, "prompt", 0, 1, 1, &st.prompt) ||
             spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
             return -1;

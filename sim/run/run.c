@@ -228,6 +228,96 @@ static void run_attribute(struct run_result *r)
     free(pos);
 }
 
+static int dev_pt_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;      /* {device, time, op code} */
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1])
+        return x[1] < y[1] ? -1 : 1;
+    int64_t p = (int64_t)x[2], q = (int64_t)y[2];
+    if ((p < 0) != (q < 0))
+        return p < 0 ? -1 : 1;
+    return p < q ? -1 : (p > q);
+}
+
+/* run_attribute per device: each device's instants shared among its own
+ * running compute ops, or, when none runs, among its collectives (so a
+ * device's link stall is its exposed communication); idle up to the
+ * run's end. */
+static void run_attribute_devices(struct run_result *r, const struct trace *t)
+{
+    uint32_t n = r->nops, nd = t->ndevices;
+    r->ndevices = nd;
+    r->dev_time_ps = sim_xcalloc((size_t)nd * (CAT_COUNT + 1), sizeof *r->dev_time_ps);
+    uint64_t (*pts)[3] = sim_xcalloc(2 * (size_t)n + 1, sizeof *pts);
+    size_t npts = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (r->ops[i].end_ps <= r->ops[i].start_ps)
+            continue;
+        uint64_t dv = t->ops[i].device;
+        pts[npts][0] = dv;
+        pts[npts][1] = r->ops[i].start_ps;
+        pts[npts++][2] = (uint64_t)(int64_t)(i + 1);
+        pts[npts][0] = dv;
+        pts[npts][1] = r->ops[i].end_ps;
+        pts[npts++][2] = (uint64_t)(-(int64_t)i - 1);
+    }
+    qsort(pts, npts, sizeof *pts, dev_pt_cmp);
+    double *share = sim_xcalloc(n ? n : 1, sizeof *share);
+    /* two active sets: compute ops, and collectives; an instant goes to the
+     * compute ops running then, and to the collectives only when nothing
+     * else runs (their exposed time) */
+    uint32_t *act[2] = {sim_xcalloc(n ? n : 1, sizeof(uint32_t)), sim_xcalloc(n ? n : 1, sizeof(uint32_t))};
+    uint32_t *pos = sim_xcalloc(n ? n : 1, sizeof *pos);
+    double *busy_any = sim_xcalloc(nd, sizeof *busy_any);
+    uint32_t nact[2] = {0, 0};
+    uint64_t prev = 0, cur = UINT64_MAX;
+    for (size_t k = 0; k < npts; k++) {
+        if (pts[k][0] != cur) {         /* a new device: its sweep starts at 0 */
+            cur = pts[k][0];
+            nact[0] = nact[1] = 0;
+            prev = 0;
+        }
+        uint64_t dt = pts[k][1] - prev;
+        int w = nact[0] > 0 ? 0 : 1;
+        if (dt > 0 && nact[w] > 0) {
+            busy_any[cur] += (double)dt;
+            for (uint32_t a = 0; a < nact[w]; a++)
+                share[act[w][a]] += (double)dt / nact[w];
+        }
+        prev = pts[k][1];
+        int64_t code = (int64_t)pts[k][2];
+        uint32_t i = code > 0 ? (uint32_t)code - 1 : (uint32_t)(-code) - 1;
+        int set = t->ops[i].kind == OP_COLLECTIVE;
+        if (code > 0) {
+            pos[i] = nact[set];
+            act[set][nact[set]++] = i;
+        } else {
+            uint32_t p = pos[i];
+            act[set][p] = act[set][--nact[set]];
+            pos[act[set][p]] = p;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const struct op_result *o = &r->ops[i];
+        uint64_t dur = o->end_ps - o->start_ps;
+        if (dur == 0)
+            continue;
+        double f = share[i] / (double)dur, *row = r->dev_time_ps + (size_t)t->ops[i].device * (CAT_COUNT + 1);
+        for (unsigned c = 0; c < CAT_COUNT; c++)
+            row[c] += (double)o->time_ps[c] * f;
+    }
+    for (uint32_t dv = 0; dv < nd; dv++)
+        r->dev_time_ps[(size_t)dv * (CAT_COUNT + 1) + RUN_IDLE] = (double)r->total_ps - busy_any[dv];
+    free(pts);
+    free(share);
+    free(act[0]);
+    free(act[1]);
+    free(pos);
+    free(busy_any);
+}
+
 int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
               struct diag *d)
 {
@@ -482,6 +572,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
                 out->bytes[l] += o->bytes[l];
         }
         run_attribute(out);
+        run_attribute_devices(out, t);
         for (uint32_t dv = 0; dv < t->ndevices; dv++) {
             if (ws[dv] > out->working_set)
                 out->working_set = ws[dv];
@@ -518,6 +609,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     free(s.stream_prev);
     if (rc != 0) {
         free(out->ops);
+        free(out->dev_time_ps);
         memset(out, 0, sizeof *out);
     }
     return rc;
@@ -526,6 +618,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
 void run_result_free(struct run_result *r)
 {
     free(r->ops);
+    free(r->dev_time_ps);
     memset(r, 0, sizeof *r);
 }
 

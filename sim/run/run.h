@@ -33,6 +33,14 @@ struct run_result {
      * running then; CAT_COUNT extra slot = nothing running (idle on
      * dependencies or the host).  Adds up to total_ps. */
     double time_ps[CAT_COUNT + 1];
+    /* The same per device (ndevices x (CAT_COUNT + 1), row d for trace
+     * device d): each instant shared among the compute ops running on that
+     * device then, or among its collectives when no compute op runs; idle
+     * = nothing.  A collective's wait and transfer count at its link level,
+     * so a device's stall at nvlink, pcie or ici is its exposed
+     * communication: what overlaps compute is not counted. */
+    uint32_t ndevices;
+    double *dev_time_ps;
 };
 
 #define RUN_IDLE CAT_COUNT

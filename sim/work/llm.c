@@ -174,6 +174,8 @@ struct builder {
     uint32_t prev;              /* the op the next one waits for, UINT32_MAX = none */
     char prefix[16];            /* "r3." on rank 3 of a tensor-parallel step, else "" */
     uint32_t device;
+    uint32_t tp_group, dp_group;/* this rank's groups (when tp > 1, dp > 1) */
+    uint32_t dcap;              /* capacity of t->deps */
 };
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
@@ -194,6 +196,7 @@ static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, e
     /* every op of a rank waits for the one before: one dependent chain */
     o->deps_off = t->ndeps;
     if (b->prev != UINT32_MAX) {
+        SIM_CHECK(t->ndeps < b->dcap);
         t->deps[t->ndeps++] = b->prev;
         o->ndeps = 1;
     }
@@ -239,15 +242,40 @@ static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype
     o->u.rc.cols = cols;
 }
 
-/* The all-reduce of a row-parallel projection's output over all ranks. */
+/* The all-reduce of a row-parallel projection's output over the TP group. */
 static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
 {
     struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
     o->u.coll.what = COLL_ALL_REDUCE;
     o->u.coll.algo = COLL_AUTO;
     o->u.coll.bytes = bytes;
-    o->u.coll.group = 0;
+    o->u.coll.group = b->tp_group;
     o->u.coll.root = TRACE_NO_DEVICE;
+}
+
+/* A data-parallel gradient all-reduce on stream 1, after op `after`; the
+ * compute chain goes on without it. */
+static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
+                                   uint64_t bytes, uint32_t after)
+{
+    uint32_t keep = b->prev;
+    b->prev = after;
+    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
+    o->stream = 1;
+    o->u.coll.what = COLL_ALL_REDUCE;
+    o->u.coll.algo = COLL_AUTO;
+    o->u.coll.bytes = bytes ? bytes : 1;
+    o->u.coll.group = b->dp_group;
+    o->u.coll.root = TRACE_NO_DEVICE;
+    uint32_t idx = b->prev;
+    b->prev = keep;
+    return idx;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 /* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
@@ -280,7 +308,7 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
 
 /* One rank's step (of tp ranks). */
 static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
-                       uint32_t tp)
+                       uint32_t tp, uint32_t dp)
 {
     uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
     uint64_t kv_len = s->context + T;
@@ -370,20 +398,57 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         return;
     }
     add_rc(b, "loss", OP_SOFTMAX, dt, rows, c->vocab);
-    /* the backward: every op's, last first, on the same stream */
+    /* the backward: every op's, last first, on the same stream; with TP the
+     * forward's all-reduces have none, and the column-parallel projections'
+     * input gradients are all-reduced instead; with DP each layer's
+     * gradients are all-reduced on stream 1 once its backward is done */
     struct trace *t = b->t;
+    uint32_t first = t->nops;
+    while (first > 0 && t->ops[first - 1].device == b->device)
+        first--;
     uint32_t nfwd = t->nops;
-    for (uint32_t j = nfwd; j-- > 0;) {
-        char bid[TRACE_ID_MAX];
-        snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, t->ops[j].id);
+    double layer_params = (double)(llm_param_count(c) - 2 * c->vocab * h - h) / (double)c->layers;
+    if (c->tied)
+        layer_params = (double)(llm_param_count(c) - c->vocab * h - h) / (double)c->layers;
+    uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
+    uint32_t last_ar = UINT32_MAX;
+    for (uint32_t j = nfwd; j-- > first;) {
         struct op src = t->ops[j];
+        if (src.kind == OP_COLLECTIVE)
+            continue;
+        char bid[TRACE_ID_MAX];
+        /* the id without the rank prefix: add_op puts it back */
+        const char *base = src.id + strlen(b->prefix);
+        snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
         struct op *o = add_op(b, bid, src.kind, src.dtype);
         o->u = src.u;
         o->pass = PASS_BWD;
+        if (tp > 1 && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
+                       ends_with(base, ".router"))) {
+            char aid[TRACE_ID_MAX];
+            snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
+            add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
+        }
+        if (dp > 1 && ends_with(base, ".attn_norm")) {   /* a layer's backward is done */
+            char lid[TRACE_ID_MAX];
+            snprintf(lid, sizeof lid, "%.*s.dp_allreduce", (int)strcspn(base, "."), base);
+            last_ar = add_grad_allreduce(b, lid, dt, grad_layer, b->prev);
+        }
     }
+    if (dp > 1)   /* embedding and LM head */
+        last_ar = add_grad_allreduce(b, "embed.dp_allreduce", dt,
+                                     (uint64_t)((double)c->vocab * h * (c->tied ? 1 : 2) * eb),
+                                     b->prev);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
-     * moments, write the three and the training-type copy of the weight */
-    add_ew(b, "adamw", DT_FP32, llm_param_count(c), 4, 4, 14.0);
+     * moments, write the three and the training-type copy of the weight;
+     * this rank's 1/tp of them, after every gradient is reduced */
+    add_ew(b, "adamw", DT_FP32, (llm_param_count(c) + tp - 1) / tp, 4, 4, 14.0);
+    if (last_ar != UINT32_MAX) {
+        struct op *o = &t->ops[t->nops - 1];
+        SIM_CHECK(t->ndeps < b->dcap);
+        t->deps[t->ndeps++] = last_ar;
+        o->ndeps++;
+    }
 }
 
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
@@ -392,7 +457,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     memset(t, 0, sizeof *t);
     uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
     uint64_t kv_len = s->context + T;
-    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
     if (s->batch == 0 || T == 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
     if (kv_len > c->max_pos)
@@ -421,65 +486,66 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "intermediate_size",
                             "--tp %u does not divide intermediate_size %llu", tp,
                             (unsigned long long)c->intermediate);
-        if (s->phase == LLM_TRAIN)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
-                            "tensor-parallel training is not built yet (decode and prefill are)");
         if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
                             "llama.cpp's graph is built for one device");
     }
+    if (dp > 1 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
+                        "data parallelism is for training (--phase train): replicas of a decode "
+                        "or prefill step do not interact");
+    if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
+    if ((uint64_t)tp * dp > 65536)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--dp", "--tp x --dp = %llu devices, more than 65536",
+                        (unsigned long long)tp * dp);
     uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 14;
     int train = s->phase == LLM_TRAIN;
-    uint64_t cap64 = ((uint64_t)c->layers * per_layer + 6) * (train ? 2 : 1) * tp + 1;
+    uint32_t ndev = tp * dp;
+    uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) * (train ? 2 : 1) * ndev + 1;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
                         "a trace may hold (50 million)", (unsigned long long)cap64);
     uint32_t cap = (uint32_t)cap64;
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
-    t->deps = sim_xcalloc(cap, sizeof *t->deps);
+    t->deps = sim_xcalloc((size_t)cap + ndev, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
-    t->devices = sim_xcalloc(tp, sizeof *t->devices);
-    t->ndevices = tp;
-    for (uint32_t r = 0; r < tp; r++)
+    t->devices = sim_xcalloc(ndev, sizeof *t->devices);
+    t->ndevices = ndev;
+    for (uint32_t r = 0; r < ndev; r++)
         snprintf(t->devices[r], sizeof t->devices[r], "gpu%u", r);
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt);
+    /* groups: TP groups (one per replica) first, then DP groups (one per
+     * TP rank) */
+    uint32_t ntpg = tp > 1 ? dp : 0, ndpg = dp > 1 ? tp : 0;
+    t->ngroups = ntpg + ndpg;
+    t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
+    t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + 1, sizeof *t->group_dev);
+    uint32_t goff = 0;
+    for (uint32_t g = 0; g < ntpg; g++) {
+        t->groups[g].off = goff;
+        t->groups[g].n = tp;
+        for (uint32_t k = 0; k < tp; k++)
+            t->group_dev[goff++] = g * tp + k;
+    }
+    for (uint32_t g = 0; g < ndpg; g++) {
+        t->groups[ntpg + g].off = goff;
+        t->groups[ntpg + g].n = dp;
+        for (uint32_t k = 0; k < dp; k++)
+            t->group_dev[goff++] = k * tp + g;
+    }
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0};
-    for (uint32_t r = 0; r < tp; r++) {
+    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap + ndev};
+    for (uint32_t r = 0; r < ndev; r++) {
         b.prev = UINT32_MAX;
         b.device = r;
-        if (tp > 1)
+        b.tp_group = tp > 1 ? r / tp : 0;
+        b.dp_group = dp > 1 ? ntpg + r % tp : 0;
+        if (ndev > 1)
             snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
-        build_rank(&b, c, s, tp);
+        build_rank(&b, c, s, tp, dp);
     }
-    if (tp > 1) {
-        /* one group of every rank; the k-th all-reduce of each rank is one
-         * collective */
-        t->ngroups = 1;
-        t->groups = sim_xcalloc(1, sizeof *t->groups);
-        t->groups[0].n = tp;
-        t->group_dev = sim_xcalloc(tp, sizeof *t->group_dev);
-        for (uint32_t r = 0; r < tp; r++)
-            t->group_dev[r] = r;
-        uint32_t per_rank = t->nops / tp, ncoll = 0;
-        for (uint32_t i = 0; i < per_rank; i++)
-            ncoll += t->ops[i].kind == OP_COLLECTIVE;
-        t->ncolls = ncoll;
-        t->colls = sim_xcalloc(ncoll ? ncoll : 1, sizeof *t->colls);
-        t->coll_ops = sim_xcalloc((size_t)ncoll * tp + 1, sizeof *t->coll_ops);
-        for (uint32_t r = 0; r < tp; r++) {
-            uint32_t k = 0;
-            for (uint32_t i = r * per_rank; i < (r + 1) * per_rank; i++) {
-                if (t->ops[i].kind != OP_COLLECTIVE)
-                    continue;
-                t->ops[i].u.coll.inst = k;
-                t->colls[k].group = 0;
-                t->colls[k].ops_off = k * tp;
-                t->coll_ops[k * tp + r] = i;
-                k++;
-            }
-        }
-    }
+    trace_index_colls(t);
     return 0;
 }
 

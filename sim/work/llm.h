@@ -17,6 +17,16 @@
  * row-parallel, each followed by an all-reduce of the rows x hidden
  * activations over all ranks; norms, embedding and LM head are replicated.
  *
+ * Data parallelism (llm_step.dp = D > 1, training): D replicas of the TP
+ * group (devices tp x dp, rank = dp_rank x tp + tp_rank), each on its own
+ * batch; after a layer's backward its gradients (the layer's parameters /
+ * tp, in the step's dtype) are all-reduced over the replicas on stream 1,
+ * so the all-reduces overlap the backward of the layers below, as
+ * PyTorch DDP's buckets do (one bucket per layer).  The optimizer step
+ * waits for the last.  With TP in training, the backward of the
+ * column-parallel projections (QKV, gate/up) all-reduces its input
+ * gradient, Megatron's rule.
+ *
  * Mixture of experts (num_local_experts, num_experts_per_tok: Mixtral):
  * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
  * over the experts the step's tokens reach, assuming uniform routing
@@ -76,6 +86,7 @@ struct llm_step {
     int q4_k_m;                     /* llama.cpp's Q4_K_M mix instead of one format */
     enum llm_framework framework;   /* kernel structure (default FUSED) */
     uint32_t tp;                    /* tensor-parallel ranks (0 or 1: one device) */
+    uint32_t dp;                    /* data-parallel replicas (0 or 1: none); train only */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);

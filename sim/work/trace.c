@@ -1135,11 +1135,8 @@ static int match_colls(struct loader *L, const cJSON *ops)
         const struct trace_group *g = &t->groups[op->u.coll.group];
         cnt[g->off + (uint32_t)trace_group_rank(t, op->u.coll.group, op->device)]++;
     }
-    uint32_t *base = tr_alloc(t->ngroups, sizeof *base);
-    uint64_t total = 0;
     for (uint32_t gi = 0; gi < t->ngroups; gi++) {
         const struct trace_group *g = &t->groups[gi];
-        base[gi] = (uint32_t)total;
         for (uint32_t r = 1; r < g->n; r++) {
             if (cnt[g->off + r] == cnt[g->off])
                 continue;
@@ -1158,35 +1155,13 @@ static int match_colls(struct loader *L, const cJSON *ops)
                     ++seen == cnt[g->off + few] + 1)
                     at = i;
             free(cnt);
-            free(base);
             snprintf(L->prefix, sizeof L->prefix, "ops[%u]", at);
             return lerr(L, DIAG_E_RANGE, NULL, t->ops[at].line, "group", "%s", msg);
         }
-        total += cnt[g->off];
     }
-    t->ncolls = (uint32_t)total;
-    t->colls = tr_alloc(total, sizeof *t->colls);
-    uint64_t nops = 0;
-    for (uint32_t gi = 0; gi < t->ngroups; gi++)
-        for (uint32_t k = 0; k < cnt[t->groups[gi].off]; k++) {
-            t->colls[base[gi] + k].group = gi;
-            t->colls[base[gi] + k].ops_off = (uint32_t)nops;
-            nops += t->groups[gi].n;
-        }
-    t->coll_ops = tr_alloc(nops, sizeof *t->coll_ops);
-    memset(cnt, 0, nslots * sizeof *cnt);
+    free(cnt);
+    trace_index_colls(t);   /* the counts agree: number them */
     int rc = 0;
-    for (uint32_t i = 0; i < t->nops && rc == 0; i++) {
-        struct op *op = &t->ops[i];
-        if (op->kind != OP_COLLECTIVE)
-            continue;
-        uint32_t gi = op->u.coll.group;
-        uint32_t r = (uint32_t)trace_group_rank(t, gi, op->device);
-        uint32_t k = cnt[t->groups[gi].off + r]++;
-        op->u.coll.inst = base[gi] + k;
-        const struct trace_coll *c = &t->colls[op->u.coll.inst];
-        t->coll_ops[c->ops_off + r] = i;
-    }
     for (uint32_t ci = 0; ci < t->ncolls && rc == 0; ci++) {
         const struct trace_coll *c = &t->colls[ci];
         const struct op *a = &t->ops[t->coll_ops[c->ops_off]];
@@ -1206,8 +1181,6 @@ static int match_colls(struct loader *L, const cJSON *ops)
                       "turn on the same group) but their %s differ", b->id, a->id, a->line, what);
         }
     }
-    free(cnt);
-    free(base);
     return rc;
 }
 
@@ -1372,6 +1345,55 @@ void trace_free(struct trace *t)
     t->colls = NULL;
     t->coll_ops = NULL;
     t->nops = t->ndeps = t->ndevices = t->ngroups = t->ncolls = 0;
+}
+
+void trace_index_colls(struct trace *t)
+{
+    free(t->colls);
+    free(t->coll_ops);
+    t->colls = NULL;
+    t->coll_ops = NULL;
+    t->ncolls = 0;
+    if (t->ngroups == 0)
+        return;
+    uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
+    uint32_t *cnt = tr_alloc(nslots, sizeof *cnt), *base = tr_alloc(t->ngroups, sizeof *base);
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *o = &t->ops[i];
+        if (o->kind != OP_COLLECTIVE)
+            continue;
+        int r = trace_group_rank(t, o->u.coll.group, o->device);
+        SIM_CHECK(r >= 0);
+        cnt[t->groups[o->u.coll.group].off + (uint32_t)r]++;
+    }
+    uint64_t total = 0, nops = 0;
+    for (uint32_t g = 0; g < t->ngroups; g++) {
+        const struct trace_group *gr = &t->groups[g];
+        for (uint32_t r = 1; r < gr->n; r++)
+            SIM_CHECK(cnt[gr->off + r] == cnt[gr->off]);
+        base[g] = (uint32_t)total;
+        total += cnt[gr->off];
+    }
+    t->ncolls = (uint32_t)total;
+    t->colls = tr_alloc(total, sizeof *t->colls);
+    for (uint32_t g = 0; g < t->ngroups; g++)
+        for (uint32_t k = 0; k < cnt[t->groups[g].off]; k++) {
+            t->colls[base[g] + k].group = g;
+            t->colls[base[g] + k].ops_off = (uint32_t)nops;
+            nops += t->groups[g].n;
+        }
+    t->coll_ops = tr_alloc(nops, sizeof *t->coll_ops);
+    memset(cnt, 0, nslots * sizeof *cnt);
+    for (uint32_t i = 0; i < t->nops; i++) {
+        struct op *o = &t->ops[i];
+        if (o->kind != OP_COLLECTIVE)
+            continue;
+        uint32_t g = o->u.coll.group, r = (uint32_t)trace_group_rank(t, g, o->device);
+        o->u.coll.inst = base[g] + cnt[t->groups[g].off + r]++;
+        t->coll_ops[t->colls[o->u.coll.inst].ops_off + r] = i;
+    }
+    free(cnt);
+    free(base);
 }
 
 void trace_one_collective(struct trace *t, enum coll_kind kind, enum coll_algo algo,

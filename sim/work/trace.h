@@ -219,6 +219,14 @@ double trace_working_set(const struct trace *t, uint32_t dev, double *weight_byt
  * of t->ndevices). */
 void trace_working_sets(const struct trace *t, double *ws, double *weight_bytes);
 
+/* Number a built trace's collectives: with every collective op's
+ * u.coll.group set and t->groups / t->group_dev filled, fills t->colls,
+ * t->coll_ops and each op's u.coll.inst by the pairing rule (the k-th op a
+ * device issues on a group is its part of the group's k-th collective).
+ * The trace must be consistent (a builder's, not a file's: trace_load
+ * checks a file's). */
+void trace_index_colls(struct trace *t);
+
 /* A trace of one collective over n devices named rank0 .. rank<n-1>, one
  * op per rank, the group all of them in order (the run maps them onto a
  * system's first n devices).  Sizes are not checked: trace_op_sizes_ok. */
