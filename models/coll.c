@@ -22,6 +22,9 @@
  * else running, so a collective slows down next to other traffic and slows
  * it down, and a ring that crosses a slow link runs at that link's rate.
  *
+ * Across nodes the data splits over one ring per rail, each entering and
+ * leaving every node on its own rail (ring_order), as NCCL's rings do.
+ *
  * What it leaves out: tree, NVLS/SHARP and hierarchical algorithms; the
  * reduction's arithmetic (its memory traffic is counted); the thread
  * blocks the kernels occupy; NCCL's per-size channel count.
@@ -87,11 +90,13 @@ struct coll_run {
 };
 
 struct coll_group {
-    uint32_t route_off;         /* ring: position p is group rank ring[route_off + p]; it
-                                 * sends to position p + 1 along routes[route_off + p] */
+    uint32_t nrings;            /* rings the data is split over (one per rail across nodes) */
+    uint32_t *ring;             /* nrings x n: position p of ring k is group rank
+                                 * ring[k * n + p]; it sends to position p + 1 ... */
+    struct sys_route *routes;   /* ... along routes[k * n + p] */
     enum sys_transport transport; /* the slowest class any ring hop crosses */
     int8_t level;               /* chip level of the ring's narrowest link */
-    double min_bw;              /* narrowest server on the ring, bytes/s */
+    double min_bw;              /* narrowest server of a ring x the rings, bytes/s */
 };
 
 struct coll_engine {
@@ -103,8 +108,6 @@ struct coll_engine {
     struct coll_run *run;               /* per trace collective */
     struct op_result **res;             /* per rank op, as trace.coll_ops */
     struct coll_group *group;           /* per trace group */
-    struct sys_route *routes;
-    uint32_t *ring;                     /* ring order per group (group ranks) */
     model_done_fn done;
     void *ctx;
 };
@@ -150,61 +153,101 @@ static void route_limits(const struct hw_system *sys, const struct sys_route *rt
     }
 }
 
-/* Routes of the ring c->ring[off ..] of group g, and its limits: 0, or -1
- * if a hop has no path. */
-static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t off)
+/* Routes of ring k of group g (its order in cg->ring), and its limits: 0,
+ * or -1 if a hop has no path. */
+static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *min_bw)
 {
     const struct trace *t = c->t;
     const struct trace_group *gr = &t->groups[g];
     struct coll_group *cg = &c->group[g];
     const struct run_env *env = c->env;
-    cg->route_off = off;
-    cg->min_bw = HUGE_VAL;
-    cg->level = c->cfg->lv_peer >= 0 ? c->cfg->lv_peer : c->cfg->lv_host;
-    cg->transport = ST_PEER;
-    for (uint32_t p = 0; p < gr->n; p++) {
-        uint32_t a = t->group_dev[gr->off + c->ring[off + p]];
-        uint32_t b = t->group_dev[gr->off + c->ring[off + (p + 1) % gr->n]];
-        struct sys_route *rt = &c->routes[off + p];
+    uint32_t n = gr->n;
+    *min_bw = HUGE_VAL;
+    for (uint32_t p = 0; p < n; p++) {
+        uint32_t a = t->group_dev[gr->off + cg->ring[k * n + p]];
+        uint32_t b = t->group_dev[gr->off + cg->ring[k * n + (p + 1) % n]];
+        struct sys_route *rt = &cg->routes[k * n + p];
         if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
             return -1;
-        route_limits(env->sys, rt, &cg->min_bw, &cg->level, &cg->transport);
+        route_limits(env->sys, rt, min_bw, &cg->level, &cg->transport);
     }
     return 0;
 }
 
-/* The ring NCCL would build: the group's order when every hop has a path;
- * else islands (runs of the group joined without a network hop, a node)
- * with every other island reversed, so that each crossing between nodes
- * leaves and enters on the same rail (gpu7 of one node to gpu7 of the
- * next, gpu0 back to gpu0). */
-static int ring_order(struct coll_engine *c, uint32_t g, uint32_t off)
+static void group_alloc(struct coll_group *cg, uint32_t nrings, uint32_t n)
+{
+    free(cg->ring);
+    free(cg->routes);
+    cg->nrings = nrings;
+    cg->ring = sim_xcalloc((size_t)nrings * n, sizeof *cg->ring);
+    cg->routes = sim_xcalloc((size_t)nrings * n, sizeof *cg->routes);
+    cg->level = -1;
+    cg->transport = ST_PEER;
+}
+
+/* The rings NCCL would build.  The group's order when every hop has a
+ * path (one node: a single ring already has every link).  Else the group
+ * falls into islands (runs joined without a network hop: nodes); with
+ * islands of equal size K, K rings, ring k entering and leaving every
+ * node on rail k (forward from local rank k in even islands, backward from
+ * k - 1 in odd ones), so the crossings spread over all the rails; failing
+ * that, one such ring (k = 0). */
+static int ring_order(struct coll_engine *c, uint32_t g)
 {
     const struct trace *t = c->t;
     const struct trace_group *gr = &t->groups[g];
+    struct coll_group *cg = &c->group[g];
     const struct run_env *env = c->env;
-    for (uint32_t r = 0; r < gr->n; r++)
-        c->ring[off + r] = r;
-    if (ring_routes(c, g, off) == 0)
+    uint32_t n = gr->n;
+    double bw;
+    group_alloc(cg, 1, n);
+    for (uint32_t r = 0; r < n; r++)
+        cg->ring[r] = r;
+    if (ring_routes(c, g, 0, &bw) == 0) {
+        cg->min_bw = bw;
         return 0;
-    uint32_t start = 0, island = 0;
-    for (uint32_t r = 0; r <= gr->n; r++) {
-        int edge = r == gr->n;
-        if (!edge && r > start) {
-            struct sys_route rt;
-            uint32_t a = t->group_dev[gr->off + r - 1], b = t->group_dev[gr->off + r];
-            edge = sys_route(env->sys, env->sysdev[a], env->sysdev[b], &rt, env->net->scratch) != 0;
-            for (uint32_t h = 0; !edge && h < rt.nhops; h++)
-                edge = env->sys->links[rt.link[h]].transport == ST_NETWORK;
-        }
-        if (!edge)
-            continue;
-        for (uint32_t k = start; k < r; k++)    /* odd islands run backwards */
-            c->ring[off + k] = island % 2 ? start + (r - 1 - k) : k;
-        island++;
-        start = r;
     }
-    return ring_routes(c, g, off);
+    /* islands: starts of runs without a network hop between neighbours */
+    uint32_t *start = sim_xcalloc((size_t)n + 1, sizeof *start), nisl = 0;
+    start[nisl++] = 0;
+    for (uint32_t r = 1; r < n; r++) {
+        struct sys_route rt;
+        uint32_t a = t->group_dev[gr->off + r - 1], b = t->group_dev[gr->off + r];
+        int edge = sys_route(env->sys, env->sysdev[a], env->sysdev[b], &rt, env->net->scratch) != 0;
+        for (uint32_t h = 0; !edge && h < rt.nhops; h++)
+            edge = env->sys->links[rt.link[h]].transport == ST_NETWORK;
+        if (edge)
+            start[nisl++] = r;
+    }
+    start[nisl] = n;
+    uint32_t K = start[1] - start[0];
+    int equal = nisl >= 2;
+    for (uint32_t i = 0; i < nisl; i++)
+        equal = equal && start[i + 1] - start[i] == K;
+    for (int attempt = equal ? 0 : 1; attempt < 2; attempt++) {
+        uint32_t nr = attempt == 0 ? K : 1;
+        group_alloc(cg, nr, n);
+        for (uint32_t k = 0; k < nr; k++)
+            for (uint32_t i = 0, p = 0; i < nisl; i++) {
+                uint32_t s0 = start[i], sz = start[i + 1] - s0;
+                for (uint32_t j = 0; j < sz; j++, p++)
+                    cg->ring[k * n + p] = i % 2 == 0 ? s0 + (k + j) % sz
+                                                     : s0 + (k + 2 * sz - 1 - j) % sz;
+            }
+        double total = 0;
+        int ok = 1;
+        for (uint32_t k = 0; k < nr && ok; k++) {
+            ok = ring_routes(c, g, k, &bw) == 0;
+            total += bw;
+        }
+        if (ok) {
+            cg->min_bw = total;
+            free(start);
+            return 0;
+        }
+    }
+    free(start);
+    return -1;
 }
 
 struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
@@ -217,19 +260,13 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
     c->env = env;
     c->comp = engine_register(e, &coll_comp_ops, c);
     c->run = sim_xcalloc(t->ncolls, sizeof *c->run);
-    uint64_t nslots = 0;
-    for (uint32_t g = 0; g < t->ngroups; g++)
-        nslots += t->groups[g].n;
     uint64_t nrank_ops = 0;
     for (uint32_t k = 0; k < t->ncolls; k++)
         nrank_ops += t->groups[t->colls[k].group].n;
     c->res = sim_xcalloc(nrank_ops, sizeof *c->res);
     c->group = sim_xcalloc(t->ngroups, sizeof *c->group);
-    c->routes = sim_xcalloc(nslots, sizeof *c->routes);
-    c->ring = sim_xcalloc(nslots, sizeof *c->ring);
-    uint32_t off = 0;
     for (uint32_t g = 0; g < t->ngroups; g++) {
-        if (ring_order(c, g, off) != 0) {
+        if (ring_order(c, g) != 0) {
             const struct trace_group *gr = &t->groups[g];
             /* name the first op on this group, and the pair without a path */
             uint32_t at = 0;
@@ -256,7 +293,8 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
             coll_destroy(c);
             return NULL;
         }
-        off += t->groups[g].n;
+        if (c->group[g].level < 0)
+            c->group[g].level = cfg->lv_peer >= 0 ? cfg->lv_peer : cfg->lv_host;
     }
     return c;
 }
@@ -267,9 +305,11 @@ void coll_destroy(struct coll_engine *c)
         return;
     free(c->run);
     free(c->res);
+    for (uint32_t g = 0; c->group != NULL && g < c->t->ngroups; g++) {
+        free(c->group[g].ring);
+        free(c->group[g].routes);
+    }
     free(c->group);
-    free(c->routes);
-    free(c->ring);
     free(c);
 }
 
@@ -435,35 +475,39 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
         r->stage_lat_ps = hop_ps * lat_steps;
         double read_factor = o0->u.coll.what == COLL_ALL_REDUCE ? 1.5
                              : o0->u.coll.what == COLL_REDUCE_SCATTER ? 2.0 : 1.0;
-        uint32_t root = 0;          /* the root's position in the ring */
-        if (o0->u.coll.what == COLL_BROADCAST && o0->u.coll.root != TRACE_NO_DEVICE) {
-            uint32_t rr = (uint32_t)trace_group_rank(t, tc->group, o0->u.coll.root);
-            while (c->ring[cg->route_off + root] != rr)
+        uint32_t rr = 0;            /* the root's group rank */
+        if (o0->u.coll.what == COLL_BROADCAST && o0->u.coll.root != TRACE_NO_DEVICE)
+            rr = (uint32_t)trace_group_rank(t, tc->group, o0->u.coll.root);
+        double share = 1.0 / cg->nrings, rcap = cap > 0 ? cap / cg->nrings : 0;
+        for (uint32_t k = 0; k < cg->nrings; k++) {
+            const uint32_t *ring = cg->ring + (size_t)k * n;
+            uint32_t root = 0;      /* the root's position in this ring */
+            while (ring[root] != rr)
                 root++;
-        }
-        for (uint32_t a = 0; a < n; a++) {      /* a: a position in the ring */
-            /* slices rank a sends in steps s0..s1 */
-            double slices = 0;
-            if (o0->u.coll.what == COLL_BROADCAST) {
-                uint32_t k = (a + n - root) % n;        /* its hop in the chain */
-                if (k < R) {
-                    uint64_t lo = s0 > k ? s0 : k, hi = s1 < k + C - 1 ? s1 : k + C - 1;
-                    slices = hi >= lo ? (double)(hi - lo + 1) : 0;
+            for (uint32_t a = 0; a < n; a++) {  /* a: a position in the ring */
+                /* slices rank a sends in steps s0..s1 */
+                double slices = 0;
+                if (o0->u.coll.what == COLL_BROADCAST) {
+                    uint32_t hop = (a + n - root) % n;      /* its hop in the chain */
+                    if (hop < R) {
+                        uint64_t lo = s0 > hop ? s0 : hop, hi = s1 < hop + C - 1 ? s1 : hop + C - 1;
+                        slices = hi >= lo ? (double)(hi - lo + 1) : 0;
+                    }
+                } else {
+                    uint32_t act = s0 + 1;  /* rounds busy at step s0 */
+                    if (act > m)
+                        act = m;
+                    if (act > last - s0)
+                        act = last - s0;
+                    slices = (double)act * (s1 - s0 + 1);   /* the merged middle: m each step */
                 }
-            } else {
-                uint32_t act = s0 + 1;      /* rounds busy at step s0 */
-                if (act > m)
-                    act = m;
-                if (act > last - s0)
-                    act = last - s0;
-                slices = (double)act * (s1 - s0 + 1);   /* the merged middle: m each step */
+                if (slices <= 0)
+                    continue;
+                uint32_t ra = ring[a], rb = ring[(a + 1) % n];
+                uint32_t da = t->group_dev[gr->off + ra], db = t->group_dev[gr->off + rb];
+                send_bytes(c, r, inst, &cg->routes[(size_t)k * n + a], da, db,
+                           slices * r->slice * share, read_factor, rcap, c->res[tc->ops_off + ra]);
             }
-            if (slices <= 0)
-                continue;
-            uint32_t ra = c->ring[cg->route_off + a], rb = c->ring[cg->route_off + (a + 1) % n];
-            uint32_t da = t->group_dev[gr->off + ra], db = t->group_dev[gr->off + rb];
-            send_bytes(c, r, inst, &c->routes[cg->route_off + a], da, db, slices * r->slice,
-                       read_factor, cap, c->res[tc->ops_off + ra]);
         }
         r->step = s1 + 1;
     }
@@ -507,8 +551,12 @@ static void finish(struct coll_engine *c, uint32_t inst)
         res->time_ps[CAT_STALL + cg->level] += (r->t_all - res->start_ps) + (now - r->t_begin);
         res->time_ps[CAT_LAUNCH] += r->t_begin - r->t_all;
         res->kernels = 1;
-        snprintf(res->tile, sizeof res->tile, "%s %s %uch", coll_algo_name(r->algo),
-                 proto_names[r->proto], r->channels);
+        if (cg->nrings > 1 && r->algo == COLL_RING)
+            snprintf(res->tile, sizeof res->tile, "%u rings %s %uch", cg->nrings,
+                     proto_names[r->proto], r->channels);
+        else
+            snprintf(res->tile, sizeof res->tile, "%s %s %uch", coll_algo_name(r->algo),
+                     proto_names[r->proto], r->channels);
     }
     for (uint32_t a = 0; a < gr->n; a++)
         c->done(c->e, c->ctx, t->coll_ops[tc->ops_off + a]);
