@@ -65,3 +65,31 @@ echo "scalesim ResNet-18, 20 conv layers, 32x32 os: $ms ms wall per run"
 sed 's/InterfaceBandwidth: CALC/InterfaceBandwidth: USER/' traces/scalesim/array32-os.cfg > "$T/a32-user.cfg"
 ms=$(timeit 3 $S scalesim -c "$T/a32-user.cfg" -t traces/scalesim/resnet18.csv -p "$T/ss")
 echo "scalesim ResNet-18, 20 conv layers, 32x32 os, USER mode (64 kB SRAMs, 10 words/cycle): $ms ms wall per run"
+# many chips: an nccl-tests style all-reduce sweep (20 sizes) on a DGX A100,
+# tensor-parallel decode and a data-parallel training step on 8 GPUs, and
+# 16 GPUs over two DGX nodes
+ms=$(timeit 5 $S bench collective --hw configs/systems/nvidia-dgx-a100.yaml --min 32K --max 16G)
+echo "bench collective all_reduce 32K..16G (20 sizes) on DGX A100: $ms ms wall"
+$S gen llm --model traces/models/llama-2-70b.json --phase decode --context 2048 --tp 8 -o "$T/tp8.json" >/dev/null
+ms=$(timeit 5 $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace "$T/tp8.json" --quiet)
+ev=$(events $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace "$T/tp8.json")
+awk -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-70b decode TP=8 on DGX A100 (8 ranks, 160 all-reduces each): %8.2f ms wall per run, %7d events\n", ms, ev }'
+$S gen llm --model traces/models/llama-2-7b.json --phase train --batch 4 --prompt 2048 --dp 8 -o "$T/dp8.json" >/dev/null
+ms=$(timeit 3 $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace "$T/dp8.json" --quiet)
+echo "llama-2-7b training step DP=8 (batch 4 x 2048 per GPU) on DGX A100: $ms ms wall per run"
+$S gen llm --model traces/models/llama-2-7b.json --phase train --batch 4 --prompt 2048 --dp 16 -o "$T/dp16.json" >/dev/null
+ms=$(timeit 3 $S run --hw configs/systems/two-dgx-a100-hdr.yaml --trace "$T/dp16.json" --quiet)
+echo "llama-2-7b training step DP=16 on two DGX A100 nodes (8 rings over the HDR rails): $ms ms wall per run"
+# how time and memory grow with devices: one small GEMM per device
+for n in 1024 16384 65536; do
+  python3 - "$n" "$T/dev.json" <<'PY'
+import json, sys
+n = int(sys.argv[1])
+devs = ["d%d" % i for i in range(n)]
+ops = [{"id": "o%d" % i, "kind": "gemm", "device": devs[i], "dtype": "bf16", "m": 64, "n": 64, "k": 64} for i in range(n)]
+json.dump({"strata_trace": 1, "devices": devs, "ops": ops}, open(sys.argv[2], "w"))
+PY
+  /usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/dev.json" --quiet >/dev/null
+  read -r sec kb <"$T/tm"
+  echo "$n devices, one 64^3 GEMM each: $sec s wall, peak $((kb / 1024)) MB"
+done

@@ -51,6 +51,12 @@ void eq_destroy(struct eq *q)
     memset(q, 0, sizeof *q);
 }
 
+static void eq_place(struct eq *q, uint32_t i, uint32_t s)
+{
+    q->heap[i] = s;
+    q->slots[s].pos = i;
+}
+
 static void eq_sift_up(struct eq *q, uint32_t i)
 {
     uint32_t x = q->heap[i];
@@ -58,10 +64,10 @@ static void eq_sift_up(struct eq *q, uint32_t i)
         uint32_t p = (i - 1) / 2;
         if (!eq_less(q, x, q->heap[p]))
             break;
-        q->heap[i] = q->heap[p];
+        eq_place(q, i, q->heap[p]);
         i = p;
     }
-    q->heap[i] = x;
+    eq_place(q, i, x);
 }
 
 static void eq_sift_down(struct eq *q, uint32_t i)
@@ -76,10 +82,10 @@ static void eq_sift_down(struct eq *q, uint32_t i)
             c = l + 1;
         if (!eq_less(q, q->heap[c], x))
             break;
-        q->heap[i] = q->heap[c];
+        eq_place(q, i, q->heap[c]);
         i = c;
     }
-    q->heap[i] = x;
+    eq_place(q, i, x);
 }
 
 uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
@@ -117,15 +123,25 @@ static void eq_free_slot(struct eq *q, uint32_t s)
     q->free_head = s;
 }
 
-static void eq_remove_top(struct eq *q)
+/* Take heap entry i out: the last entry fills its place and moves up or
+ * down to where it belongs. */
+static void eq_remove_at(struct eq *q, uint32_t i)
 {
-    uint32_t s = q->heap[0];
+    uint32_t s = q->heap[i];
     q->size--;
-    if (q->size > 0) {
-        q->heap[0] = q->heap[q->size];
-        eq_sift_down(q, 0);
+    if (i < q->size) {
+        eq_place(q, i, q->heap[q->size]);
+        if (i > 0 && eq_less(q, q->heap[i], q->heap[(i - 1) / 2]))
+            eq_sift_up(q, i);
+        else
+            eq_sift_down(q, i);
     }
     eq_free_slot(q, s);
+}
+
+static void eq_remove_top(struct eq *q)
+{
+    eq_remove_at(q, 0);
 }
 
 const struct eq_event *eq_peek(struct eq *q)
@@ -152,6 +168,9 @@ void eq_cancel(struct eq *q, uint64_t handle)
     if (s == 0 || s > q->cap)
         return;
     s--;
-    if (q->slots[s].gen == gen)
-        q->slots[s].dead = 1;
+    if (q->slots[s].gen != gen || q->slots[s].dead)
+        return;
+    uint32_t i = q->slots[s].pos;
+    SIM_CHECK(i < q->size && q->heap[i] == s);
+    eq_remove_at(q, i);         /* frees the slot: the handle goes stale */
 }

@@ -9,8 +9,11 @@
  * more events are pending at once than the capacity asked for, and counts
  * how often that happened (eq.grows) so the hot path can be checked to be
  * malloc-free.  Pushing an event into the past is refused (returns 0).
- * Cancellation marks a slot dead; dead events are dropped when they reach
- * the top.
+ * Cancellation takes the event out of the heap at once (each slot knows its
+ * heap position): a flow server reschedules its completion on every flow
+ * start and end, and the cancelled events, left in the heap until their
+ * time came, made it grow with the run (a third of a 64-GPU training
+ * step's time went to sifting them).
  */
 #ifndef STRATA_EQ_H
 #define STRATA_EQ_H
@@ -29,8 +32,9 @@ struct eq_event {
 struct eq_slot {
     struct eq_event ev;
     uint32_t gen;       /* bumped when the slot is reused, so stale handles miss */
-    uint32_t dead;      /* cancelled */
+    uint32_t dead;      /* cancelled (kept for eq_peek's check; cancelled events leave the heap) */
     uint32_t next_free; /* free-list link */
+    uint32_t pos;       /* index in the heap while pushed */
 };
 
 struct eq {
