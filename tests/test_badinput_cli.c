@@ -4,6 +4,7 @@
  * requested --json file nor a temporary "out.json.tmp.*" beside it).
  * Usage errors exit with status 2. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,6 +351,68 @@ static void test_output_is_input(void)
     free(t0), free(m0), free(c0), free(t1), free(m1), free(c1);
 }
 
+/* A run --out that fails after writing some files puts the previous run's
+ * files back (issue 17.4: it used to delete them); a second writer while
+ * one holds the folder stops before writing (17.5). */
+static void test_out_keeps_old(void)
+{
+    char dir[256], args[1400], path[300];
+    snprintf(dir, sizeof dir, "%s/keep", tmpdir);
+    const char *tr = "traces/examples/llama-2-7b-decode-b1-ctx2048.json";
+    snprintf(args, sizeof args, "run --hw " H100 " --trace %s --out '%s' --no-whatif --quiet", tr, dir);
+    char *err = NULL;
+    CHECK_EQ_INT(run_cli(args, &err), 0);
+    free(err);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *rep0 = tu_read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/ops.csv", dir);
+    char *ops0 = tu_read_file(path, NULL);
+    CHECK(rep0 != NULL && ops0 != NULL);
+    /* the second run's timeline cannot be written (a folder has its name),
+     * after its report.json and ops.csv were */
+    snprintf(path, sizeof path, "%s/timeline.json", dir);
+    CHECK(unlink(path) == 0 && mkdir(path, 0755) == 0);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace traces/examples/mistral-7b-prefill-512.json "
+             "--out '%s' --no-whatif --quiet", dir);
+    CHECK_EQ_INT(run_cli(args, &err), 1);
+    printf("%-16s %s", "out fails late", err ? err : "(no stderr)\n");
+    free(err);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *rep1 = tu_read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/ops.csv", dir);
+    char *ops1 = tu_read_file(path, NULL);
+    CHECK(rep1 != NULL && rep0 != NULL && strcmp(rep0, rep1) == 0);
+    CHECK(ops1 != NULL && ops0 != NULL && strcmp(ops0, ops1) == 0);
+    snprintf(path, sizeof path, "%s/report.json.strata-old", dir);
+    CHECK(!tu_exists(path));
+    snprintf(path, sizeof path, "%s/.strata-lock", dir);
+    CHECK(!tu_exists(path));
+    free(rep0), free(ops0), free(rep1), free(ops1);
+    /* another writer holds the folder: refused, nothing written */
+    char dir2[256];
+    snprintf(dir2, sizeof dir2, "%s/busy", tmpdir);
+    CHECK(mkdir(dir2, 0755) == 0);
+    snprintf(path, sizeof path, "%s/.strata-lock", dir2);
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    CHECK(fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0);
+    pid_t pid = fork();         /* the lock is this process's: the run is a child */
+    if (pid == 0) {
+        snprintf(args, sizeof args, "run --hw " H100 " --trace %s --out '%s' --no-whatif --quiet", tr, dir2);
+        char *e2 = NULL;
+        int st = run_cli(args, &e2);
+        _exit(st == 1 && e2 != NULL && strstr(e2, "another strata run is writing this folder") ? 0 : 1);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    snprintf(path, sizeof path, "%s/report.json", dir2);
+    CHECK(!tu_exists(path));
+    close(fd);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-bad") != 0)
@@ -358,6 +421,7 @@ int main(void)
     test_configs();
     test_other();
     test_output_is_input();
+    test_out_keeps_old();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +24,75 @@
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n";
+
+/* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
+ * taken before the run and let go (the file removed) at the end.  A second
+ * `run --out DIR` meanwhile stops at once and writes nothing (two writers
+ * once replaced and then deleted each other's files). */
+static int outdir_lock(const char *dir, char *lock, size_t n, int *fd, struct diag *d)
+{
+    snprintf(lock, n, "%s/.strata-lock", dir);
+    *fd = open(lock, O_RDWR | O_CREAT, 0644);
+    if (*fd < 0)
+        return diag_set(d, DIAG_E_IO, dir, 0, "--out", "cannot create its lock file: %s",
+                        strerror(errno));
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(*fd, F_SETLK, &fl) != 0) {
+        close(*fd);
+        *fd = -1;
+        return diag_set(d, DIAG_E_IO, dir, 0, "--out",
+                        "another strata run is writing this folder now; nothing was written");
+    }
+    return 0;
+}
+
+static void outdir_unlock(const char *lock, int fd)
+{
+    if (fd < 0)
+        return;
+    unlink(lock);
+    close(fd);
+}
+
+/* The outputs a run replaces: before each is written, its old version (if
+ * any) gets a second name, so that a run that fails later puts every old
+ * file back instead of leaving some new and others deleted. */
+struct kept {
+    char path[1100];
+    int existed;                /* something had this name (a file, a link, a pipe) */
+    int has_old;                /* ... a regular file, kept under its second name */
+};
+
+static void keep_old(struct kept *k, unsigned *nk, const char *path)
+{
+    struct kept *e = &k[(*nk)++];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    char old[1200];
+    snprintf(old, sizeof old, "%s.strata-old", path);
+    unlink(old);                /* a crashed run's leftover */
+    struct stat st;
+    e->existed = lstat(path, &st) == 0;
+    e->has_old = e->existed && S_ISREG(st.st_mode) && link(path, old) == 0;
+}
+
+/* ok: drop the old versions; else put them back (what the run created is
+ * removed; a link or pipe that was there is left as it is). */
+static void kept_finish(struct kept *k, unsigned nk, int ok)
+{
+    for (unsigned i = 0; i < nk; i++) {
+        char old[1200];
+        snprintf(old, sizeof old, "%s.strata-old", k[i].path);
+        if (ok && k[i].has_old)
+            unlink(old);
+        else if (!ok && k[i].has_old)
+            rename(old, k[i].path);
+        else if (!ok && !k[i].existed)
+            remove(k[i].path);
+    }
+}
 
 int cli_run(int argc, char **argv)
 {
@@ -93,7 +164,10 @@ int cli_run(int argc, char **argv)
     const struct hw_config cfg = sys.chip;
     struct stat ost;
     int made_outdir = outdir != NULL && stat(outdir, &ost) != 0; /* ours to remove on failure */
-    if (outdir != NULL && afile_make_dir(outdir, "--out", &d) != 0) {
+    char lock[1100] = "";
+    int lock_fd = -1;
+    if (outdir != NULL && (afile_make_dir(outdir, "--out", &d) != 0 ||
+                           outdir_lock(outdir, lock, sizeof lock, &lock_fd, &d) != 0)) {
         trace_free(&t);
         sys_free(&sys);
         return cli_fail(&d);
@@ -110,6 +184,7 @@ int cli_run(int argc, char **argv)
             tl_free(&tl);
         trace_free(&t);
         sys_free(&sys);
+        outdir_unlock(lock, lock_fd);
         if (made_outdir)
             rmdir(outdir); /* nothing is in it yet */
         return cli_fail(&d);
@@ -124,49 +199,56 @@ int cli_run(int argc, char **argv)
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (outdir != NULL && !no_whatif)
         c.nwhatif = whatif_run(&sys, &t, w);
-    /* every file or none: remember what was written, remove it on failure */
+    /* every file or none: each output's old version is kept aside until all
+     * are written, and put back if one fails */
     void *tree = NULL;
-    char written[6][1100];
-    unsigned nw = 0;
+    struct kept kept[8];
+    unsigned nk = 0;
     char path[1100];
     if (js != NULL) {
+        if (!cli_is_stdout(js)) /* stdout cannot be taken back */
+            keep_old(kept, &nk, js);
         if (report_json(&c, js, &d) != 0)
             rc = 1;
-        else if (!cli_is_stdout(js)) /* stdout cannot be taken back */
-            snprintf(written[nw++], sizeof written[0], "%s", js);
     }
     if (rc == 0 && csv != NULL) {
+        if (!cli_is_stdout(csv))
+            keep_old(kept, &nk, csv);
         if (report_csv(&c, csv, &d) != 0)
             rc = 1;
-        else if (!cli_is_stdout(csv))
-            snprintf(written[nw++], sizeof written[0], "%s", csv);
     }
     if (rc == 0 && outdir != NULL) {
         snprintf(path, sizeof path, "%s/report.json", outdir);
+        keep_old(kept, &nk, path);
         tree = report_json_tree(&c);
         if (report_tree_write(tree, path, &d) != 0)
             rc = 1;
-        else
-            snprintf(written[nw++], sizeof written[0], "%s", path);
         snprintf(path, sizeof path, "%s/ops.csv", outdir);
-        if (rc == 0 && report_csv(&c, path, &d) != 0)
-            rc = 1;
-        else if (rc == 0)
-            snprintf(written[nw++], sizeof written[0], "%s", path);
+        if (rc == 0) {
+            keep_old(kept, &nk, path);
+            if (report_csv(&c, path, &d) != 0)
+                rc = 1;
+        }
         snprintf(path, sizeof path, "%s/timeline.json", outdir);
-        if (rc == 0 && tl_write(&tl, &cfg, &t, &r, path, &d) != 0)
-            rc = 1;
-        else if (rc == 0)
-            snprintf(written[nw++], sizeof written[0], "%s", path);
-        snprintf(path, sizeof path, "%s/report.json", outdir);
-        if (rc == 0 && plot_render_tree(tree, path, outdir, &d) != 0)
-            rc = 1;
+        if (rc == 0) {
+            keep_old(kept, &nk, path);
+            if (tl_write(&tl, &cfg, &t, &r, path, &d) != 0)
+                rc = 1;
+        }
+        if (rc == 0) {
+            snprintf(path, sizeof path, "%s/report.html", outdir);
+            keep_old(kept, &nk, path);
+            snprintf(path, sizeof path, "%s/report.json", outdir);
+            if (plot_render_tree(tree, path, outdir, &d) != 0)
+                rc = 1;
+        }
         report_tree_free(tree);
     }
+    kept_finish(kept, nk, rc == 0);
     if (rc != 0) {
         diag_print(&d, stderr);
-        for (unsigned i = 0; i < nw; i++)
-            remove(written[i]);
+        outdir_unlock(lock, lock_fd);
+        lock_fd = -1;
         if (made_outdir)
             rmdir(outdir); /* only if empty: the plot step removes its own */
     } else if (!quiet) {
@@ -177,6 +259,7 @@ int cli_run(int argc, char **argv)
             fprintf(txt, "\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
                    outdir, ", report.html, plots/");
     }
+    outdir_unlock(lock, lock_fd);
     if (ro.tl)
         tl_free(&tl);
     run_result_free(&r);
