@@ -242,6 +242,13 @@ static void test_ring_mechanism(void)
     double bus16 = (double)((uint64_t)1 << 30) / t16 * 2 * 15 / 16;
     printf("  two DGX A100 nodes, 1 GiB all-reduce: busbw %.1f GB/s\n", bus16 * 1e-9);
     CHECK(bus16 < 200e9 && bus16 > 150e9);
+    /* sixteen HGX H100 nodes on NDR (scripts/gen_cluster.py): 128 ranks, eight
+     * rings over the 50 GB/s rails, so at most 8 x 50 = 400 GB/s busbw */
+    double t128 = allreduce_time("configs/systems/hgx-h100-x16-ndr.yaml", 128, (uint64_t)1 << 32);
+    CHECK(t128 > 0);
+    double bus128 = (double)((uint64_t)1 << 32) / t128 * 2 * 127 / 128;
+    printf("  16 HGX H100 nodes, 4 GiB all-reduce over 128 GPUs: busbw %.1f GB/s\n", bus128 * 1e-9);
+    CHECK(bus128 < 400e9 && bus128 > 300e9);
 }
 
 /* Two all-reduces at once on the same GPUs (two streams) share NVLink: one

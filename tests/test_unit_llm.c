@@ -151,11 +151,11 @@ static void test_tensor_parallel(void)
             CHECK_EQ_INT(o->ndeps, 2);      /* the backward and the last all-reduce */
         }
     }
-    CHECK_EQ_INT(tp_fwd, 2 * 80);
+    CHECK_EQ_INT(tp_fwd, 2 * 80 + 3);   /* + the vocab-parallel embedding and loss */
     CHECK_EQ_INT(tp_bwd, 2 * 80);
     CHECK_EQ_INT(dp_ar, 80 + 1);
     CHECK_EQ_INT(adamw, 1);
-    CHECK_EQ_INT(t.ncolls, 4 * (4 * 80) + 2 * 81);
+    CHECK_EQ_INT(t.ncolls, 4 * (4 * 80 + 3) + 2 * 81);
     CHECK(t.tokens == 4.0 * 16);
     trace_free(&t);
     /* data parallelism without training: refused */

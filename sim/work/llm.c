@@ -320,9 +320,17 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     double eb = dtype_bytes(dt, 1.0);
     char id[64];
 
+    /* training with TP shards the vocabulary (Megatron's vocab-parallel
+     * embedding, LM head and cross-entropy: each rank 1/tp of the rows of
+     * the table, an all-reduce of the embedding's output, two of a number
+     * per token for the loss); inference keeps them whole, as gpt-fast */
+    int vpar = train && tp > 1;
+    uint64_t vocab = vpar ? c->vocab / tp : c->vocab;
     struct op *e = add_op(b, "embed", OP_EMBEDDING, dt);
     e->u.emb.tokens = rows;
     e->u.emb.dim = h;
+    if (vpar)
+        add_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
     for (uint64_t l = 0; l < c->layers; l++) {
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
         enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
@@ -392,12 +400,16 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
     add_rc(b, "final_norm", OP_NORM, dt, out_rows, h);
-    add_gemm(b, "lm_head", dt, out_rows, c->vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
+    add_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
     if (!train) {
         add_rc(b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
         return;
     }
-    add_rc(b, "loss", OP_SOFTMAX, dt, rows, c->vocab);
+    add_rc(b, "loss", OP_SOFTMAX, dt, rows, vocab);
+    if (vpar) {     /* the max and the sum of each token's logits over the ranks */
+        add_allreduce(b, "loss_max_allreduce", DT_FP32, rows * 4);
+        add_allreduce(b, "loss_sum_allreduce", DT_FP32, rows * 4);
+    }
     /* the backward: every op's, last first, on the same stream; with TP the
      * forward's all-reduces have none, and the column-parallel projections'
      * input gradients are all-reduced instead; with DP each layer's
@@ -437,7 +449,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     }
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_grad_allreduce(b, "embed.dp_allreduce", dt,
-                                     (uint64_t)((double)c->vocab * h * (c->tied ? 1 : 2) * eb),
+                                     (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb),
                                      b->prev);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight;
@@ -482,6 +494,10 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "--tp %u and the %llu key/value heads: one must divide the other "
                             "(fewer K/V heads than ranks are replicated)", tp,
                             (unsigned long long)c->kv_heads);
+        if (s->phase == LLM_TRAIN && c->vocab % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "vocab_size",
+                            "--tp %u does not divide vocab_size %llu (training shards the "
+                            "vocabulary over the TP ranks)", tp, (unsigned long long)c->vocab);
         if (c->intermediate % tp != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "intermediate_size",
                             "--tp %u does not divide intermediate_size %llu", tp,
