@@ -90,10 +90,13 @@ struct coll_run {
 };
 
 struct coll_group {
+    uint32_t nreal;             /* members with ops (the rest mirror them) */
     uint32_t nrings;            /* rings the data is split over (one per rail across nodes) */
     uint32_t *ring;             /* nrings x n: position p of ring k is group rank
                                  * ring[k * n + p]; it sends to position p + 1 ... */
     struct sys_route *routes;   /* ... along routes[k * n + p] */
+    uint32_t *real_pos;         /* nrings x nreal: the positions of ring k whose rank has
+                                 * ops (a stage visits only those: 16384 mirrored ranks) */
     enum sys_transport transport; /* the slowest class any ring hop crosses */
     int8_t level;               /* chip level of the ring's narrowest link */
     double min_bw;              /* narrowest server of a ring x the rings, bytes/s */
@@ -131,6 +134,11 @@ double coll_busbw_factor(enum coll_kind k, uint32_t n)
 }
 
 static void coll_handle(struct engine *e, void *self, const struct eq_event *ev);
+
+static int is_mirror(const struct trace *t, uint32_t dev)
+{
+    return t->mirror != NULL && t->mirror[dev];
+}
 static const struct comp_ops coll_comp_ops = {"collectives", coll_handle};
 
 /* The narrowest server of a route, bytes/s, its level and its class. */
@@ -166,6 +174,10 @@ static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *mi
     for (uint32_t p = 0; p < n; p++) {
         uint32_t a = t->group_dev[gr->off + cg->ring[k * n + p]];
         uint32_t b = t->group_dev[gr->off + cg->ring[k * n + (p + 1) % n]];
+        /* with mirrors, only the hops a simulated rank sends or receives on
+         * are ever used: the rest are taken to exist (symmetric ranks) */
+        if (t->mirror != NULL && t->mirror[a] && t->mirror[b])
+            continue;
         struct sys_route *rt = &cg->routes[k * n + p];
         if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
             return -1;
@@ -207,6 +219,11 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         cg->min_bw = bw;
         return 0;
     }
+    int mirrored = 0;
+    for (uint32_t r = 0; r < n && t->mirror != NULL; r++)
+        mirrored |= t->mirror[t->group_dev[gr->off + r]];
+    if (mirrored)
+        return -1;                  /* a mirrored group's ring follows its order */
     /* islands: starts of runs without a network hop between neighbours */
     uint32_t *start = sim_xcalloc((size_t)n + 1, sizeof *start), nisl = 0;
     start[nisl++] = 0;
@@ -265,8 +282,17 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
         nrank_ops += t->groups[t->colls[k].group].n;
     c->res = sim_xcalloc(nrank_ops, sizeof *c->res);
     c->group = sim_xcalloc(t->ngroups, sizeof *c->group);
+    uint8_t *used = sim_xcalloc(t->ngroups + 1, 1);     /* groups with a collective */
+    for (uint32_t k = 0; k < t->ncolls; k++)
+        used[t->colls[k].group] = 1;
     for (uint32_t g = 0; g < t->ngroups; g++) {
+        if (!used[g]) {             /* no collective on it: no rings to build */
+            group_alloc(&c->group[g], 1, t->groups[g].n);
+            c->group[g].level = cfg->lv_peer >= 0 ? cfg->lv_peer : cfg->lv_host;
+            continue;
+        }
         if (ring_order(c, g) != 0) {
+            free(used);
             const struct trace_group *gr = &t->groups[g];
             /* name the first op on this group, and the pair without a path */
             uint32_t at = 0;
@@ -295,7 +321,17 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
         }
         if (c->group[g].level < 0)
             c->group[g].level = cfg->lv_peer >= 0 ? cfg->lv_peer : cfg->lv_host;
+        const struct trace_group *gr = &t->groups[g];
+        struct coll_group *cg = &c->group[g];
+        for (uint32_t r = 0; r < gr->n; r++)
+            cg->nreal += !is_mirror(t, t->group_dev[gr->off + r]);
+        cg->real_pos = sim_xcalloc((size_t)cg->nrings * cg->nreal + 1, sizeof *cg->real_pos);
+        for (uint32_t k = 0, j = 0; k < cg->nrings; k++)
+            for (uint32_t p = 0; p < gr->n; p++)
+                if (!is_mirror(t, t->group_dev[gr->off + cg->ring[(size_t)k * gr->n + p]]))
+                    cg->real_pos[j++] = p;
     }
+    free(used);
     return c;
 }
 
@@ -308,6 +344,7 @@ void coll_destroy(struct coll_engine *c)
     for (uint32_t g = 0; c->group != NULL && g < c->t->ngroups; g++) {
         free(c->group[g].ring);
         free(c->group[g].routes);
+        free(c->group[g].real_pos);
     }
     free(c->group);
     free(c);
@@ -452,6 +489,8 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
         for (uint32_t a = 0; a < n; a++) {
             uint32_t da = t->group_dev[gr->off + a];
             struct op_result *res = c->res[tc->ops_off + a];
+            if (is_mirror(t, da))
+                continue;           /* its bytes are the simulated ranks' twins */
             for (uint32_t b = 0; b < n; b++) {
                 if (b == a)
                     continue;
@@ -481,10 +520,11 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
         double share = 1.0 / cg->nrings, rcap = cap > 0 ? cap / cg->nrings : 0;
         for (uint32_t k = 0; k < cg->nrings; k++) {
             const uint32_t *ring = cg->ring + (size_t)k * n;
-            uint32_t root = 0;      /* the root's position in this ring */
-            while (ring[root] != rr)
+            uint32_t root = 0;      /* the root's position in this ring (broadcast) */
+            while (o0->u.coll.what == COLL_BROADCAST && ring[root] != rr)
                 root++;
-            for (uint32_t a = 0; a < n; a++) {  /* a: a position in the ring */
+            for (uint32_t q = 0; q < cg->nreal; q++) {  /* the ring's positions with ops */
+                uint32_t a = cg->real_pos[(size_t)k * cg->nreal + q];
                 /* slices rank a sends in steps s0..s1 */
                 double slices = 0;
                 if (o0->u.coll.what == COLL_BROADCAST) {
@@ -505,8 +545,20 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                     continue;
                 uint32_t ra = ring[a], rb = ring[(a + 1) % n];
                 uint32_t da = t->group_dev[gr->off + ra], db = t->group_dev[gr->off + rb];
+                if (is_mirror(t, da))
+                    continue;       /* a mirror sends what its simulated twin sends */
                 send_bytes(c, r, inst, &cg->routes[(size_t)k * n + a], da, db,
                            slices * r->slice * share, read_factor, rcap, c->res[tc->ops_off + ra]);
+                /* what a mirror predecessor sends into this rank: its links
+                 * and memory carry that too (symmetric ranks: the same
+                 * slices); its bytes are the mirror's, not this rank's */
+                uint32_t pa = (a + n - 1) % n, dp = t->group_dev[gr->off + ring[pa]];
+                if (is_mirror(t, dp) && o0->u.coll.what != COLL_BROADCAST) {
+                    struct op_result scratch;
+                    memset(&scratch, 0, sizeof scratch);
+                    send_bytes(c, r, inst, &cg->routes[(size_t)k * n + pa], dp, da,
+                               slices * r->slice * share, read_factor, rcap, &scratch);
+                }
             }
         }
         r->step = s1 + 1;
@@ -545,6 +597,8 @@ static void finish(struct coll_engine *c, uint32_t inst)
     r->finished = 1;
     for (uint32_t a = 0; a < gr->n; a++) {
         struct op_result *res = c->res[tc->ops_off + a];
+        if (res == NULL)
+            continue;               /* a mirror */
         res->end_ps = now;
         /* waiting for the other ranks and moving the data both count as
          * time at the ring's narrowest link; the kernel launch as launch */
@@ -559,7 +613,8 @@ static void finish(struct coll_engine *c, uint32_t inst)
                      proto_names[r->proto], r->channels);
     }
     for (uint32_t a = 0; a < gr->n; a++)
-        c->done(c->e, c->ctx, t->coll_ops[tc->ops_off + a]);
+        if (t->coll_ops[tc->ops_off + a] != UINT32_MAX)
+            c->done(c->e, c->ctx, t->coll_ops[tc->ops_off + a]);
 }
 
 void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, model_done_fn done,
@@ -572,12 +627,13 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     const struct trace_coll *tc = &t->colls[inst];
     const struct trace_group *gr = &t->groups[tc->group];
     int rank = trace_group_rank(t, tc->group, o->device);
-    SIM_CHECK(rank >= 0 && r->arrived < gr->n);
+    const struct coll_group *cg0 = &c->group[tc->group];
+    SIM_CHECK(rank >= 0 && r->arrived < cg0->nreal);
     c->done = done;
     c->ctx = ctx;
     c->res[tc->ops_off + (uint32_t)rank] = res;
     res->start_ps = c->e->now_ps;
-    if (++r->arrived < gr->n)
+    if (++r->arrived < cg0->nreal)
         return;
     /* every rank is in: plan it and start after the call overhead */
     r->t_all = c->e->now_ps;
@@ -612,7 +668,7 @@ int coll_check_done(const struct coll_engine *c, struct diag *d)
          * order, on something that waits on this collective */
         uint32_t miss = 0;
         for (uint32_t a = 0; a < gr->n; a++)
-            if (c->res[tc->ops_off + a] == NULL) {
+            if (c->res[tc->ops_off + a] == NULL && t->coll_ops[tc->ops_off + a] != UINT32_MAX) {
                 miss = a;
                 break;
             }
@@ -623,7 +679,7 @@ int coll_check_done(const struct coll_engine *c, struct diag *d)
                         "collective op '%s' on device '%s' never started, so the %u other ranks "
                         "wait forever: its deps or the order of its stream wait on the "
                         "collective itself (a deadlock)", o->id, t->devices[o->device],
-                        gr->n - 1);
+                        c->group[tc->group].nreal - 1);
     }
     return 0;
 }

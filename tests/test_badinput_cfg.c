@@ -431,8 +431,8 @@ static void test_files(void)
     CHECK_EQ_INT(cfg_load(tmpdir, &h, &d), -1);
     CHECK_EQ_INT(d.code, DIAG_E_IO);
 
-    /* Over the 1 MiB cap: base followed by comment padding. */
-    size_t big = (1u << 20) + 100;
+    /* Over the 64 MiB cap: base followed by comment padding. */
+    size_t big = (64u << 20) + 100;
     char *s = malloc(big);
     if (s == NULL)
         abort();

@@ -9,6 +9,7 @@
 
 #include "coll.h"
 #include "collbench.h"
+#include "llm.h"
 #include "run.h"
 #include "system.h"
 #include "test.h"
@@ -483,6 +484,43 @@ static void test_exposed_comm(void)
     trace_free(&t);
 }
 
+/* Symmetric ranks: a TP 2 x DP 4 training step with one replica simulated
+ * (the other three replicas' GPUs mirror it) takes the same time as the
+ * full simulation on a symmetric system, from a sixth of the ops. */
+static void test_mirrors(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 2, 4, 0};
+    struct trace full, one;
+    CHECK_EQ_INT(llm_build(&c, &s, &full, &d), 0);
+    s.dp_sim = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &one, &d), 0);
+    CHECK_EQ_INT(one.ndevices, 8);
+    CHECK_EQ_INT(one.nmirrors, 6);
+    CHECK_EQ_INT(one.nops * 4, full.nops);
+    struct run_result rf, ro;
+    char msg[600] = "";
+    int rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &full, &rf, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    int rc2 = run_on("configs/systems/nvidia-dgx-a100.yaml", &one, &ro, msg, sizeof msg);
+    CHECK_EQ_INT(rc2, 0);
+    if (rc == 0 && rc2 == 0) {
+        printf("  TP 2 x DP 4 step: all replicas %.6f ms, one replica and mirrors %.6f ms\n",
+               (double)rf.total_ps * 1e-9, (double)ro.total_ps * 1e-9);
+        CHECK_NEAR_REL((double)ro.total_ps, (double)rf.total_ps, 1e-9);
+    }
+    if (rc == 0)
+        run_result_free(&rf);
+    if (rc2 == 0)
+        run_result_free(&ro);
+    trace_free(&full);
+    trace_free(&one);
+}
+
 /* gen llm --tp: a trace the run pairs; a TP size that does not divide the
  * heads is an error and writes nothing. */
 static void test_gen_tp(void)
@@ -526,6 +564,7 @@ int main(void)
     test_bench_cli();
     test_gen_tp();
     test_exposed_comm();
+    test_mirrors();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

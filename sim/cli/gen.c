@@ -25,7 +25,8 @@ static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D] -o TRACE.json\n";
+    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D [--replicas-simulated K]]\n"
+    "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
 {
@@ -39,7 +40,7 @@ int cli_gen(int argc, char **argv)
     }
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
-    const char *fw = NULL, *tps = NULL, *dps = NULL;
+    const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
         {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
@@ -47,7 +48,7 @@ int cli_gen(int argc, char **argv)
         {"attn", 0, &attn, NULL},       {"output", 'o', &outp, NULL},
         {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
         {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
-        {"dp", 0, &dps, NULL},
+        {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -57,7 +58,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
     if (strcmp(phase, "prefill") == 0)
         s.phase = LLM_PREFILL;
     else if (strcmp(phase, "train") == 0)
@@ -89,6 +90,14 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     s.dp = (uint32_t)dp;
+    uint64_t sim = 0;
+    if (sims && parse_u64("--replicas-simulated", sims, 1, &sim))
+        return 2;
+    if (sims && (dp < 2 || sim > dp)) {
+        fprintf(stderr, "strata gen llm: --replicas-simulated: 1 to --dp replicas, with --dp 2 or more\n");
+        return 2;
+    }
+    s.dp_sim = (uint32_t)sim;
     if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
         fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
         return 2;
@@ -145,6 +154,10 @@ int cli_gen(int argc, char **argv)
         if (s.dp > 1)
             fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
                          "stream 1 as its backward ends)\n", s.dp);
+        if (t.nmirrors > 0)
+            fprintf(msg, "  %u replica(s) simulated; the other %u devices mirror them (symmetric "
+                         "ranks: they run what their twins run, at the same time)\n",
+                    s.dp_sim, t.nmirrors);
         if (t.ndevices > 1)
             fprintf(msg, "  devices gpu0..gpu%u: run it on a system file with that many devices\n",
                     t.ndevices - 1);

@@ -31,9 +31,9 @@
 
 #include <yaml.h>
 
-#define CFG_MAX_FILE_BYTES (1u << 20) /* 1 MiB: configs are a few KiB */
+#define CFG_MAX_FILE_BYTES (64u << 20) /* 64 MiB: a chip config is a few KiB, a system of 2048 nodes 4 MiB */
 #define CFG_MAX_DEPTH 8               /* schema needs 3 (top, section, dtype map) */
-#define CFG_MAX_NODES 100000          /* far above any sane config */
+#define CFG_MAX_NODES 4000000         /* YAML nodes: a 2048-node system has about 600k */
 #define CFG_MAX_U64 1e18              /* cap for values converted to uint64_t */
 
 enum node_kind { NODE_SCALAR, NODE_MAPPING, NODE_SEQUENCE };
@@ -1268,9 +1268,9 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         double x;
         if (number_value(c, dv, "devices", RANGE_COUNT, &x) != 0)
             return -1;
-        if (x > 4096)
+        if (x > 65536)
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[dv].line, "devices",
-                            "at most 4096 devices, got %.0f", x);
+                            "at most 65536 devices, got %.0f", x);
         for (uint32_t i = 0; i < (uint32_t)x; i++) {
             char name[SYS_NAME_MAX];
             snprintf(name, sizeof name, "gpu%u", i);

@@ -125,14 +125,21 @@ void report_text(const struct report_ctx *c, FILE *out)
     fprintf(out, "\n");
     /* several devices: each one's time, the link levels being its exposed
      * communication (at most 16 rows; report.json has every device) */
+    if (t->nmirrors > 0)
+        fprintf(out, "  symmetric ranks: %u of %u devices are mirrors of the simulated ones (no "
+                     "ops of their own; their time is their twins')\n",
+                t->nmirrors, t->ndevices);
     if (r->ndevices > 1 && r->dev_time_ps != NULL && total > 0) {
         fprintf(out, "\n  per device (%% of the step)   busy launch");
         for (unsigned l = 0; l < cfg->nlevels; l++)
             if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
                 fprintf(out, " %6s", cfg->level[l].name);
         fprintf(out, "  other   idle\n");
-        uint32_t shown = r->ndevices < 16 ? r->ndevices : 16;
-        for (uint32_t dv = 0; dv < shown; dv++) {
+        uint32_t shown = 0, dv = 0;
+        for (; dv < r->ndevices && shown < 16; dv++) {
+            if (t->mirror != NULL && t->mirror[dv])
+                continue;
+            shown++;
             const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
             double tot = (double)r->total_ps, other = 0;
             fprintf(out, "  %-28.28s %5.1f %6.1f", t->devices[dv], 100 * row[CAT_BUSY] / tot,
@@ -145,8 +152,9 @@ void report_text(const struct report_ctx *c, FILE *out)
             }
             fprintf(out, " %6.1f %6.1f\n", 100 * other / tot, 100 * row[RUN_IDLE] / tot);
         }
-        if (shown < r->ndevices)
-            fprintf(out, "  ... %u more devices (report.json \"devices\")\n", r->ndevices - shown);
+        if (shown < r->ndevices - t->nmirrors)
+            fprintf(out, "  ... %u more devices (report.json \"devices\")\n",
+                    r->ndevices - t->nmirrors - shown);
     }
 
     uint32_t n = r->nops;
@@ -264,6 +272,8 @@ void *report_json_tree(const struct report_ctx *c)
             const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
             cJSON *dj = cJSON_CreateObject();
             cJSON_AddStringToObject(dj, "name", t->devices[dv]);
+            if (t->mirror != NULL && t->mirror[dv])
+                cJSON_AddBoolToObject(dj, "mirror", 1);
             jout_add_num(dj, "busy_s", row[CAT_BUSY] * PS);
             jout_add_num(dj, "launch_s", row[CAT_LAUNCH] * PS);
             cJSON *ds = cJSON_CreateObject();

@@ -552,7 +552,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp;
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap + ndev};
-    for (uint32_t r = 0; r < ndev; r++) {
+    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    t->symmetric = dp_sim < dp;     /* the other replicas' devices mirror these */
+    for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
         b.device = r;
         b.tp_group = tp > 1 ? r / tp : 0;

@@ -87,6 +87,8 @@ struct llm_step {
     enum llm_framework framework;   /* kernel structure (default FUSED) */
     uint32_t tp;                    /* tensor-parallel ranks (0 or 1: one device) */
     uint32_t dp;                    /* data-parallel replicas (0 or 1: none); train only */
+    uint32_t dp_sim;                /* replicas given ops (0 = all); the others' devices are
+                                     * mirrors (trace.h): symmetric ranks simulated once */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);

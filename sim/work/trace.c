@@ -201,9 +201,9 @@ static const char *const common_keys[N_COMMON] = {
 #define MAX_KIND_FIELDS 12
 #define MAX_OP_KEYS (N_COMMON + MAX_KIND_FIELDS)
 
-enum { T_VERSION, T_NAME, T_META, T_DEVICES, T_OPS, N_TOP_KEYS };
+enum { T_VERSION, T_NAME, T_META, T_DEVICES, T_OPS, T_SYMMETRIC, N_TOP_KEYS };
 static const char *const top_keys[N_TOP_KEYS] = {"strata_trace", "name", "meta", "devices",
-                                                 "ops"};
+                                                 "ops", "symmetric"};
 
 /* The table rows of one kind, in table order; returns how many. */
 static unsigned kind_fields(enum op_kind kind, const struct op_field **rows)
@@ -1120,6 +1120,8 @@ static int order_ops(struct loader *L, const cJSON *ops)
 /* Pair up collectives: the k-th op a device issues on a group is its part
  * of the group's k-th collective, and every member must issue as many, of
  * the same collective, size, type, algorithm and root. */
+static void mark_mirrors(struct trace *t);
+
 static int match_colls(struct loader *L, const cJSON *ops)
 {
     struct trace *t = L->t;
@@ -1135,18 +1137,23 @@ static int match_colls(struct loader *L, const cJSON *ops)
         const struct trace_group *g = &t->groups[op->u.coll.group];
         cnt[g->off + (uint32_t)trace_group_rank(t, op->u.coll.group, op->device)]++;
     }
+    mark_mirrors(t);
     for (uint32_t gi = 0; gi < t->ngroups; gi++) {
         const struct trace_group *g = &t->groups[gi];
-        for (uint32_t r = 1; r < g->n; r++) {
-            if (cnt[g->off + r] == cnt[g->off])
+        uint32_t r0 = 0;            /* the first member with ops: the others must match it */
+        while (r0 < g->n && t->mirror != NULL && t->mirror[t->group_dev[g->off + r0]])
+            r0++;
+        for (uint32_t r = r0 + 1; r < g->n; r++) {
+            if (cnt[g->off + r] == cnt[g->off + r0] ||
+                (t->mirror != NULL && t->mirror[t->group_dev[g->off + r]]))
                 continue;
-            uint32_t few = cnt[g->off + r] < cnt[g->off] ? r : 0, many = few ? 0 : r;
+            uint32_t few = cnt[g->off + r] < cnt[g->off + r0] ? r : r0, many = few == r ? r0 : r;
             char msg[400];
             snprintf(msg, sizeof msg, "device \"%s\" takes part in %u collectives on the group "
-                     "starting [\"%s\", ...] but \"%s\" in %u: every member must issue each one",
+                     "starting [\"%s\", ...] but \"%s\" in %u: every member%s must issue each one",
                      t->devices[t->group_dev[g->off + many]], cnt[g->off + many],
                      t->devices[t->group_dev[g->off]], t->devices[t->group_dev[g->off + few]],
-                     cnt[g->off + few]);
+                     cnt[g->off + few], t->symmetric ? " with ops" : "");
             /* point at the first collective of the group that has no partner */
             uint32_t seen = 0, at = 0;
             for (uint32_t i = 0; i < t->nops; i++)
@@ -1164,9 +1171,14 @@ static int match_colls(struct loader *L, const cJSON *ops)
     int rc = 0;
     for (uint32_t ci = 0; ci < t->ncolls && rc == 0; ci++) {
         const struct trace_coll *c = &t->colls[ci];
-        const struct op *a = &t->ops[t->coll_ops[c->ops_off]];
-        for (uint32_t r = 1; r < t->groups[c->group].n && rc == 0; r++) {
+        uint32_t gn = t->groups[c->group].n, r0 = 0;
+        while (r0 < gn && t->coll_ops[c->ops_off + r0] == UINT32_MAX)
+            r0++;
+        const struct op *a = &t->ops[t->coll_ops[c->ops_off + r0]];
+        for (uint32_t r = r0 + 1; r < gn && rc == 0; r++) {
             uint32_t bi = t->coll_ops[c->ops_off + r];
+            if (bi == UINT32_MAX)
+                continue;           /* a mirror */
             const struct op *b = &t->ops[bi];
             const char *what = a->u.coll.what != b->u.coll.what ? "collective"
                                : a->u.coll.bytes != b->u.coll.bytes ? "bytes"
@@ -1250,6 +1262,9 @@ static int build(struct loader *L)
             return -1;
     }
     if (parse_devices(L, items[T_DEVICES]))
+        return -1;
+    if ((it = items[T_SYMMETRIC]) != NULL &&
+        jsondoc_get_bool(doc, it, "", "symmetric", &t->symmetric, L->d))
         return -1;
 
     const cJSON *ops = items[T_OPS];
@@ -1336,6 +1351,9 @@ void trace_free(struct trace *t)
     free(t->group_dev);
     free(t->colls);
     free(t->coll_ops);
+    free(t->mirror);
+    t->mirror = NULL;
+    t->nmirrors = 0;
     t->ops = NULL;
     t->deps = NULL;
     t->topo = NULL;
@@ -1347,6 +1365,31 @@ void trace_free(struct trace *t)
     t->nops = t->ndeps = t->ndevices = t->ngroups = t->ncolls = 0;
 }
 
+/* Mark the group members that have no ops of their own (mirrors). */
+static void mark_mirrors(struct trace *t)
+{
+    free(t->mirror);
+    t->mirror = NULL;
+    t->nmirrors = 0;
+    if (t->ngroups == 0 || !t->symmetric)
+        return;
+    uint8_t *has = tr_alloc(t->ndevices, 1);
+    for (uint32_t i = 0; i < t->nops; i++)
+        has[t->ops[i].device] = 1;
+    uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
+    for (uint32_t k = 0; k < nslots; k++) {
+        uint32_t dv = t->group_dev[k];
+        if (has[dv])
+            continue;
+        if (t->mirror == NULL)
+            t->mirror = tr_alloc(t->ndevices, 1);
+        if (!t->mirror[dv])
+            t->nmirrors++;
+        t->mirror[dv] = 1;
+    }
+    free(has);
+}
+
 void trace_index_colls(struct trace *t)
 {
     free(t->colls);
@@ -1354,6 +1397,7 @@ void trace_index_colls(struct trace *t)
     t->colls = NULL;
     t->coll_ops = NULL;
     t->ncolls = 0;
+    mark_mirrors(t);
     if (t->ngroups == 0)
         return;
     uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
@@ -1369,10 +1413,17 @@ void trace_index_colls(struct trace *t)
     uint64_t total = 0, nops = 0;
     for (uint32_t g = 0; g < t->ngroups; g++) {
         const struct trace_group *gr = &t->groups[g];
-        for (uint32_t r = 1; r < gr->n; r++)
-            SIM_CHECK(cnt[gr->off + r] == cnt[gr->off]);
+        uint32_t c = 0;             /* the real members' count (they agree) */
+        for (uint32_t r = 0; r < gr->n; r++)
+            if (t->mirror == NULL || !t->mirror[t->group_dev[gr->off + r]]) {
+                SIM_CHECK(c == 0 || cnt[gr->off + r] == c);
+                c = cnt[gr->off + r];
+            }
         base[g] = (uint32_t)total;
-        total += cnt[gr->off];
+        total += c;
+        cnt[gr->off] = c;           /* slot 0 holds the group's count from here */
+        for (uint32_t r = 1; r < gr->n; r++)
+            cnt[gr->off + r] = 0;
     }
     t->ncolls = (uint32_t)total;
     t->colls = tr_alloc(total, sizeof *t->colls);
@@ -1383,6 +1434,8 @@ void trace_index_colls(struct trace *t)
             nops += t->groups[g].n;
         }
     t->coll_ops = tr_alloc(nops, sizeof *t->coll_ops);
+    for (uint64_t k = 0; k < nops; k++)
+        t->coll_ops[k] = UINT32_MAX;    /* a mirror's stays so */
     memset(cnt, 0, nslots * sizeof *cnt);
     for (uint32_t i = 0; i < t->nops; i++) {
         struct op *o = &t->ops[i];
@@ -1639,6 +1692,8 @@ static void put_trace(FILE *f, const struct trace *t)
         put_double(f, t->tokens);
         fputs("},\n", f);
     }
+    if (t->symmetric)
+        fputs(" \"symmetric\": true,\n", f);
     fputs(" \"devices\": [", f);
     for (uint32_t i = 0; i < t->ndevices; i++) {
         if (i)

@@ -114,7 +114,11 @@ enum coll_algo {
     COLL_ALGO_COUNT
 };
 
-/* The devices of a collective, in rank order (trace.group_dev[off .. off+n)). */
+/* The devices of a collective, in rank order (trace.group_dev[off .. off+n)).
+ * In a trace marked "symmetric", a member that has no ops at all is a
+ * mirror (trace.mirror):
+ * the collective runs as if it took part like the others, and moves no
+ * bytes of its own (its links and memory are left to the simulated ones). */
 struct trace_group {
     uint32_t off, n;
 };
@@ -124,7 +128,7 @@ struct trace_group {
  * group is the k-th of every other member (NCCL's rule for a communicator). */
 struct trace_coll {
     uint32_t group;
-    uint32_t ops_off;
+    uint32_t ops_off;           /* coll_ops[ops_off + r] = UINT32_MAX for a mirror rank r */
 };
 
 struct op {
@@ -193,6 +197,11 @@ struct trace {
     uint32_t ngroups;             /* distinct device groups of the collectives */
     struct trace_group *groups;
     uint32_t *group_dev;          /* trace device indices, groups[g].off .. +n */
+    int symmetric;                /* "symmetric": true: group members without ops are mirrors */
+    uint8_t *mirror;              /* per device: 1 = a group member with no ops of its own,
+                                   * taken to do what the simulated members do at the same
+                                   * time (symmetric ranks simulated once); NULL = none */
+    uint32_t nmirrors;
     uint32_t ncolls;              /* collectives (each a set of ops, one per rank) */
     struct trace_coll *colls;
     uint32_t *coll_ops;           /* op indices, ncolls x their group's size */
