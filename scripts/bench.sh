@@ -93,3 +93,16 @@ PY
   read -r sec kb <"$T/tm"
   echo "$n devices, one 64^3 GEMM each: $sec s wall, peak $((kb / 1024)) MB"
 done
+# symmetric ranks: a Llama-3.1-70B training step at TP 8 on 16, 128 and 2048
+# HGX H100 nodes (128, 1024, 16384 GPUs), one data-parallel replica
+# simulated and the others mirrors (docs/collectives.md)
+for nodes in 16 128 2048; do
+  python3 scripts/gen_cluster.py "$nodes" "$T/cluster.yaml"
+  sed -i "s#chip: ../nvidia-h100-sxm.yaml#chip: $PWD/configs/nvidia-h100-sxm.yaml#" "$T/cluster.yaml"
+  $S gen llm --model traces/models/llama-3.1-70b.json --phase train --batch 1 --prompt 4096 --tp 8 \
+     --dp "$nodes" --replicas-simulated 1 -o "$T/sym.json" >/dev/null
+  /usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw "$T/cluster.yaml" --trace "$T/sym.json" --json "$T/sym-r.json" --quiet >/dev/null
+  read -r sec kb <"$T/tm"
+  step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/sym-r.json" | head -1 | grep -o '[0-9.e+-]*$')
+  echo "llama-3.1-70b train TP 8 x DP $nodes ($((nodes * 8)) GPUs, 1 replica simulated): step $step s, $sec s wall, peak $((kb / 1024)) MB"
+done
