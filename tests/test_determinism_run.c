@@ -96,6 +96,14 @@ int main(void)
     run_twice("prefill", "--phase prefill --prompt 256");
     out_twice("h100", "configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json");
     out_twice("v5e", "configs/google-tpu-v5e.yaml", "traces/examples/mistral-7b-prefill-512.json");
+    /* 64 devices: a TP 8 x DP 8 training step on the 16-node H100 cluster
+     * (collectives, eight rings across nodes, per-device attribution) */
+    char cmd[2048], trace[300];
+    snprintf(trace, sizeof trace, "%s/tp8dp8.json", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' gen llm --model traces/models/llama-2-7b.json --phase train "
+             "--batch 1 --prompt 128 --tp 8 --dp 8 -o '%s' > /dev/null", STRATA_BINARY, trace);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    out_twice("64dev", "configs/systems/hgx-h100-x16-ndr.yaml", trace);
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
