@@ -10,8 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dtype.h"
+#include "llm.h"
 #include "test.h"
 #include "util.h"
+#include "wfmt.h"
 
 #define H100 "configs/nvidia-h100-sxm.yaml"
 #define TRACE "traces/examples/two-streams.json"
@@ -210,6 +213,39 @@ static void test_stdout(void)
     CHECK(!tu_exists("-"));
 }
 
+/* Names as their ecosystems spell them, in any case (issue 16.2). */
+static void test_names(void)
+{
+    static const struct { const char *name; enum dtype want; } dt[] = {
+        {"bf16", DT_BF16}, {"BF16", DT_BF16}, {"bfloat16", DT_BF16}, {"Float16", DT_FP16},
+        {"half", DT_FP16}, {"FP8", DT_FP8_E4M3}, {"e5m2", DT_FP8_E5M2}, {"float32", DT_FP32},
+        {"INT4", DT_INT4},
+    };
+    for (size_t i = 0; i < sizeof dt / sizeof dt[0]; i++) {
+        enum dtype got = DT_COUNT;
+        CHECK_EQ_INT(dtype_from_name(dt[i].name, &got), 0);
+        CHECK_EQ_INT(got, dt[i].want);
+    }
+    enum dtype x;
+    CHECK_EQ_INT(dtype_from_name("bfloat17", &x), -1);
+    CHECK_EQ_INT(dtype_from_name("bf", &x), -1);
+    enum wfmt w;
+    CHECK_EQ_INT(wfmt_from_name("Q8_0", &w), 0);
+    CHECK_EQ_INT(w, WF_Q8_0);
+    struct llm_step s;
+    memset(&s, 0, sizeof s);
+    CHECK_EQ_INT(llm_weights_from_name("Q4_K_M", &s), 0);
+    CHECK_EQ_INT(s.q4_k_m, 1);
+    enum llm_framework fw;
+    CHECK_EQ_INT(llm_framework_from_name("LLAMA.CPP", &fw), 0);
+    CHECK_EQ_INT(fw, LLM_FW_LLAMA_CPP);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' gen llm --model traces/models/llama-2-7b.json --phase Decode "
+             "--dtype BF16 --weights Q4_K_M --attn FA2 -o '%s/names.json' > /dev/null",
+             STRATA_BINARY, tmpdir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-cli") != 0)
@@ -219,6 +255,7 @@ int main(void)
     test_missing();
     test_json_quiet();
     test_stdout();
+    test_names();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -32,6 +32,8 @@ const char *dtype_name(enum dtype t);
 unsigned dtype_bits(enum dtype t);
 /* Parse a name; returns 0 and sets *out, or -1 if the name is unknown. */
 int dtype_from_name(const char *name, enum dtype *out);
+/* Equal ignoring ASCII case (names on the command line: BF16, Q4_K_M, Decode). */
+int ascii_ieq(const char *a, const char *b);
 /* Bytes for count elements, rounded up to whole bytes. */
 double dtype_bytes(enum dtype t, double count);
 

@@ -1,6 +1,8 @@
 /* wfmt.c: see wfmt.h. */
 #include "wfmt.h"
 
+#include "dtype.h"
+
 #include <string.h>
 
 static const struct {
@@ -20,7 +22,7 @@ const char *wfmt_name(enum wfmt f)
 int wfmt_from_name(const char *name, enum wfmt *out)
 {
     for (unsigned i = 0; i < WFMT_COUNT; i++)
-        if (strcmp(name, wfmt_table[i].name) == 0) {
+        if (ascii_ieq(name, wfmt_table[i].name)) {
             *out = (enum wfmt)i;
             return 0;
         }

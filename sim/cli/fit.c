@@ -50,11 +50,11 @@ int cli_fit(int argc, char **argv)
         return 2;
     }
     struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
-    int train = strcmp(phase, "train") == 0;
-    if (strcmp(phase, "prefill") == 0 || train) {
+    int train = ascii_ieq(phase, "train");
+    if (ascii_ieq(phase, "prefill") || train) {
         s.phase = LLM_PREFILL;
         s.prompt = 2048;
-    } else if (strcmp(phase, "decode") != 0) {
+    } else if (!ascii_ieq(phase, "decode")) {
         fprintf(stderr, "strata fit: --phase: expected decode, prefill or train, got '%s'\n", phase);
         return 2;
     }

@@ -59,11 +59,11 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
-    if (strcmp(phase, "prefill") == 0)
+    if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
-    else if (strcmp(phase, "train") == 0)
+    else if (ascii_ieq(phase, "train"))
         s.phase = LLM_TRAIN;
-    else if (strcmp(phase, "decode") != 0) {
+    else if (!ascii_ieq(phase, "decode")) {
         fprintf(stderr, "strata gen llm: --phase: expected prefill, decode or train, got '%s'\n",
                 phase);
         return 2;
@@ -99,7 +99,9 @@ int cli_gen(int argc, char **argv)
     }
     s.dp_sim = (uint32_t)sim;
     if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
-        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s'\n", dtype);
+        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s' (fp64, fp32, tf32, fp16, "
+                        "bf16, fp8_e4m3, fp8_e5m2, int8, int4; also bfloat16, float16, fp8, ...)\n",
+                dtype);
         return 2;
     }
     if (weights && llm_weights_from_name(weights, &s) != 0) {
@@ -121,7 +123,7 @@ int cli_gen(int argc, char **argv)
     if (attn) {
         int found = 0;
         for (int i = 0; i < ATTN_IMPL_COUNT; i++)
-            if (strcmp(attn, op_attn_impl_name((enum attn_impl)i)) == 0) {
+            if (ascii_ieq(attn, op_attn_impl_name((enum attn_impl)i))) {
                 s.attn = (enum attn_impl)i;
                 found = 1;
             }

@@ -569,9 +569,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
 
 int llm_framework_from_name(const char *name, enum llm_framework *out)
 {
-    if (strcmp(name, "fused") == 0)
+    if (ascii_ieq(name, "fused"))
         *out = LLM_FW_FUSED;
-    else if (strcmp(name, "llama.cpp") == 0)
+    else if (ascii_ieq(name, "llama.cpp"))
         *out = LLM_FW_LLAMA_CPP;
     else
         return -1;
@@ -580,7 +580,7 @@ int llm_framework_from_name(const char *name, enum llm_framework *out)
 
 int llm_weights_from_name(const char *name, struct llm_step *s)
 {
-    if (strcmp(name, "q4_k_m") == 0) {
+    if (ascii_ieq(name, "q4_k_m")) {
         s->q4_k_m = 1;
         s->weights = WF_Q4_K;
         return 0;
