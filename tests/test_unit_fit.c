@@ -20,14 +20,54 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
     struct llm_config c;
     CHECK_EQ_INT(cfg_load(hw, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
     if (weights != NULL)
         CHECK_EQ_INT(llm_weights_from_name(weights, &s), 0);
     fit_budget(&cfg, &c, &s, 0, f);
 }
 
+/* The parallel case: per rank of TP 8 x DP 16 with ZeRO 1 for a
+ * Llama-3.1-70B training step (70,553,706,496 params, vocab 128256, hidden
+ * 8192, 80 layers), against the unsplit budget. */
+static void test_parallel(void)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
+    struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0};
+    struct fit_result one, split;
+    fit_budget(&cfg, &c, &s, 1, &one);
+    s.tp = 8;
+    s.dp = 16;
+    s.zero = 1;
+    fit_budget(&cfg, &c, &s, 1, &split);
+    double P = 70553706496.0;
+    CHECK_NEAR_REL(one.optimizer, P * 14, 1e-12);
+    /* optimizer state: 12 B a parameter over 8 x 16, gradients 2 B over 8 */
+    CHECK_NEAR_REL(split.optimizer, P / 8 * 12 / 16 + P / 8 * 2, 1e-12);
+    /* weights: everything but the norms over 8 (embedding and LM head too:
+     * vocab-parallel in training) */
+    double norms = (2.0 * 80 + 1) * 8192 * 2;
+    CHECK_NEAR_REL(split.weights, (one.weights - norms) / 8 + norms, 1e-9);
+    /* activations: (10 + 24/8) / 34 of the unsplit */
+    CHECK_NEAR_REL(split.activations, one.activations * 13.0 / 34.0, 1e-12);
+    CHECK(!one.fits && split.fits);
+    printf("Llama-3.1-70B train on H100: %.1f GB unsplit, %.1f GB per rank of TP 8 x DP 16 ZeRO-1\n",
+           one.total / 1e9, split.total / 1e9);
+    /* ZeRO 3 shards the weights over the replicas as well */
+    s.zero = 3;
+    struct fit_result z3;
+    fit_budget(&cfg, &c, &s, 1, &z3);
+    CHECK_NEAR_REL(z3.weights, split.weights / 16, 1e-12);
+    CHECK_NEAR_REL(z3.optimizer, P / 8 * 14 / 16, 1e-12);
+}
+
 int main(void)
 {
+    test_parallel();
     struct fit_result f;
     budget("configs/nvidia-h100-sxm.yaml", "traces/models/llama-2-7b.json", NULL, 4095, &f);
     CHECK_NEAR_REL(f.params, 6738415616.0, 1e-12);
@@ -55,7 +95,7 @@ int main(void)
         struct llm_config c;
         struct trace t;
         struct run_result r;
-        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
+        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
         CHECK_EQ_INT(cfg_load("configs/nvidia-rtx-4090.yaml", &cfg, &d), 0);
         CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);

@@ -28,18 +28,21 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--json OUT.json]\n";
+    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--json OUT.json]\n";
 
 int cli_fit(int argc, char **argv)
 {
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
+    const char *tps = NULL, *dps = NULL, *zeros = NULL;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
         {"phase", 0, &phase, NULL},     {"batch", 0, &batch, NULL},
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
+        {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
+        {"zero", 0, &zeros, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("fit", cli_fit_usage, opts, argc, argv, NULL);
@@ -49,7 +52,22 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
+    uint64_t tp = 1, dp = 1, zero = 0;
+    if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
+        (zeros && parse_count("--zero", zeros, 0, &zero)))
+        return 2;
+    if (tp > 65536 || dp > 65536 || zero > 3) {
+        fprintf(stderr, "strata fit: --tp and --dp at most 65536, --zero 0 to 3\n");
+        return 2;
+    }
+    if (zero > 0 && !ascii_ieq(phase, "train")) {
+        fprintf(stderr, "strata fit: --zero is for --phase train (it shards optimizer state)\n");
+        return 2;
+    }
+    s.tp = (uint32_t)tp;
+    s.dp = (uint32_t)dp;
+    s.zero = (uint32_t)zero;
     int train = ascii_ieq(phase, "train");
     if (ascii_ieq(phase, "prefill") || train) {
         s.phase = LLM_PREFILL;
@@ -95,7 +113,11 @@ int cli_fit(int argc, char **argv)
     fit_budget(&cfg, &c, &s, train, &f);
     FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the table moves aside */
     char a[32], b[32];
-    fprintf(txt, "strata fit: %s (%.2f B params) %s on %s\n", model, f.params / 1e9, phase, cfg.name);
+    fprintf(txt, "strata fit: %s (%.2f B params) %s on %s", model, f.params / 1e9, phase, cfg.name);
+    if (tp > 1 || dp > 1)
+        fprintf(txt, ", per rank of TP %llu x DP %llu%s%s", (unsigned long long)tp,
+                (unsigned long long)dp, zero ? ", ZeRO-" : "", zero ? (zero == 1 ? "1" : zero == 2 ? "2" : "3") : "");
+    fprintf(txt, "\n");
     const struct { const char *name; double v; } rows[] = {
         {"weights", f.weights},       {"KV cache", f.kv_cache},   {"activations", f.activations},
         {"optimizer state", f.optimizer}, {"workspace", f.workspace},

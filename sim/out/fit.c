@@ -58,29 +58,45 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
 {
     memset(f, 0, sizeof *f);
     double h = (double)c->hidden, hd = (double)c->head_dim, inter = (double)c->intermediate;
-    double q = (double)c->heads * hd, kv = (double)c->kv_heads * hd;
+    double q = (double)c->heads * hd;
     enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
     double eb = dtype_bytes(s->dtype, 1.0);
+    double t = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    double vshard = train ? t : 1;                          /* vocab-parallel in training */
+    double kvh = (double)c->kv_heads >= t ? (double)c->kv_heads / t : 1;   /* replicated below t */
     f->params = (double)llm_param_count(c);
-    f->weights = (double)c->vocab * h * eb;                /* embedding */
+    f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        f->weights += wbytes(s, w, h * (q + 2 * kv) + q * h + 2 * h * inter);
-        f->weights += wbytes(s, wdown, inter * h);
-        f->weights += 2 * h * eb;                           /* norms */
+        double ffn = c->experts ? (double)c->experts : 1.0;
+        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / t * ffn);
+        f->weights += wbytes(s, wdown, inter / t * h * ffn);
+        f->weights += 2 * h * eb;                           /* norms, on every rank */
     }
     f->weights += h * eb;                                   /* final norm */
     if (!c->tied)
-        f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h);
+        f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h) / vshard;
     double tokens_new = s->phase == LLM_DECODE ? 1 : (double)s->prompt;
     double seq = (double)s->context + tokens_new;
-    f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kv *
+    f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
                   dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
     double act_tokens = (double)s->batch * tokens_new;
-    f->activations = act_tokens * (4 * h + 2 * inter) * eb;
+    f->activations = act_tokens * (4 * h + 2 * inter / t) * eb;
     if (train) {
-        f->activations = 34.0 * act_tokens * h * (double)c->layers * eb / 2.0;
-        f->optimizer = f->params * (12.0 + 2.0);
+        /* stored activations per layer, 16-bit: s b h (10 + 24/t) bytes with
+         * tensor parallelism and flash attention (Korthikanti et al. 2022,
+         * "Reducing Activation Recomputation in Large Transformer Models",
+         * eq. 2 without its 5as/h attention-score term); t = 1 gives the
+         * 34 s b h it had here */
+        f->activations = (10.0 + 24.0 / t) * act_tokens * h * (double)c->layers * eb / 2.0;
+        /* fp32 master weights and Adam's two moments (12 bytes a
+         * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
+         * shards the first over the replicas, ZeRO 2 the gradients too,
+         * ZeRO 3 the 16-bit weights as well */
+        double p = f->params / t;
+        f->optimizer = p * 12.0 / (s->zero >= 1 ? dp : 1) + p * 2.0 / (s->zero >= 2 ? dp : 1);
+        if (s->zero >= 3)
+            f->weights /= dp;
         f->kv_cache = 0; /* training keeps no KV cache */
     }
     f->workspace = FIT_WORKSPACE_BYTES;

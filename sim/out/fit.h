@@ -21,7 +21,12 @@ struct fit_result {
     double spill_storage_s;     /* or from storage, s */
 };
 
-/* train: training step (optimizer state, stored activations, no KV cache). */
+/* train: training step (optimizer state, stored activations, no KV cache).
+ * Per rank of the split in s: tensor parallelism s->tp (layers' weights,
+ * K/V heads, activations, optimizer state divided as gen llm --tp shards
+ * them; embedding and LM head split too in training), data parallelism
+ * s->dp with ZeRO stage s->zero (1: optimizer state sharded over the
+ * replicas, 2: and the gradients, 3: and the weights). */
 void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
                 int train, struct fit_result *f);
 /* The budget as JSON ("strata_fit": 1).  0, or -1 with *d. */

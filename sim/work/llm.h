@@ -89,6 +89,7 @@ struct llm_step {
     uint32_t dp;                    /* data-parallel replicas (0 or 1: none); train only */
     uint32_t dp_sim;                /* replicas given ops (0 = all); the others' devices are
                                      * mirrors (trace.h): symmetric ranks simulated once */
+    uint32_t zero;                  /* ZeRO stage for `strata fit` (0-3); traces do not model it */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
