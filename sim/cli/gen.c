@@ -22,6 +22,18 @@ static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out
     return 0;
 }
 
+/* A count of ranks or replicas: 1 to 65536.  0, or -1 after a message. */
+static int parse_ranks(const char *opt, const char *v, uint64_t *out)
+{
+    if (parse_u64(opt, v, 1, out))
+        return -1;
+    if (*out > 65536) {
+        fprintf(stderr, "strata gen llm: %s: at most 65536, got %llu\n", opt, (unsigned long long)*out);
+        return -1;
+    }
+    return 0;
+}
+
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
@@ -74,21 +86,10 @@ int cli_gen(int argc, char **argv)
         (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
         (context && parse_u64("--context", context, 0, &s.context)))
         return 2;
-    uint64_t tp = 1;
-    if (tps && parse_u64("--tp", tps, 1, &tp))
+    uint64_t tp = 1, dp = 1;
+    if ((tps && parse_ranks("--tp", tps, &tp)) || (dps && parse_ranks("--dp", dps, &dp)))
         return 2;
-    if (tp > 65536) {
-        fprintf(stderr, "strata gen llm: --tp: at most 65536 ranks, got %llu\n", (unsigned long long)tp);
-        return 2;
-    }
     s.tp = (uint32_t)tp;
-    uint64_t dp = 1;
-    if (dps && parse_u64("--dp", dps, 1, &dp))
-        return 2;
-    if (dp > 65536) {
-        fprintf(stderr, "strata gen llm: --dp: at most 65536 replicas, got %llu\n", (unsigned long long)dp);
-        return 2;
-    }
     s.dp = (uint32_t)dp;
     uint64_t sim = 0;
     if (sims && parse_u64("--replicas-simulated", sims, 1, &sim))

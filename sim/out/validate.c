@@ -564,15 +564,15 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         if (strncmp(col[c_spec], "attention ", 10) == 0 && im != NULL)   /* per implementation */
             snprintf(row.group, sizeof row.group, "%.*s/attention-%.*s", (int)strcspn(col[c_id], "-"),
                      col[c_id], (int)strcspn(im + 5, " "), im + 5);
-        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL)   /* tensor-parallel apart */
+        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL) {  /* tensor-parallel apart */
+            const char *tpk = strstr(col[c_spec], " tp=");
             snprintf(row.group, sizeof row.group, "%.*s/%.*s%s", (int)strcspn(col[c_id], "-"), col[c_id],
                      (int)strcspn(ph + 6, " "), ph + 6,
-                     strstr(col[c_spec], " tp=") != NULL && strstr(col[c_spec], " tp=1 ") == NULL &&
-                             !(strlen(col[c_spec]) >= 5 && strcmp(col[c_spec] + strlen(col[c_spec]) - 5, " tp=1") == 0)
-                         ? "-tp" : "");
-        else
+                     tpk != NULL && strtoull(tpk + 4, NULL, 10) > 1 ? "-tp" : "");
+        } else {
             snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"),
                      col[c_id], (int)strcspn(col[c_spec], " "), col[c_spec]);
+        }
         snprintf(row.metric, sizeof row.metric, "%s", col[c_metric]);
         snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
         snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);

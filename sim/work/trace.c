@@ -432,6 +432,22 @@ static int parse_devices(struct loader *L, const cJSON *devs)
 }
 
 /* Checks one kind-specific field and stores it (or its default) in op. */
+/* The trace device named s (item `at`, field key): 0, or -1 after an error
+ * that lists the devices. */
+static int find_device(struct loader *L, const cJSON *at, const char *key, const char *s,
+                       uint32_t *out)
+{
+    int64_t dev = ni_find(&L->devs, s);
+    if (dev < 0) {
+        char known[256], msg[400];
+        snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
+                 device_list(L->t, known, sizeof known));
+        return lerr(L, DIAG_E_UNKNOWN_NAME, at, 0, key, "%s", msg);
+    }
+    *out = (uint32_t)dev;
+    return 0;
+}
+
 static uint64_t group_hash(const uint32_t *dev, uint32_t n)
 {
     uint64_t h = UINT64_C(1469598103934665603);
@@ -454,24 +470,20 @@ static int parse_group(struct loader *L, const cJSON *it, uint32_t *out)
     if (L->gscratch == NULL)
         L->gscratch = tr_alloc(t->ndevices, sizeof *L->gscratch);
     uint32_t n = 0;
-    char known[256], msg[400];
     for (const cJSON *c = it->child; c != NULL; c = c->next) {
         const char *s;
         if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
             return -1;
-        int64_t dev = ni_find(&L->devs, s);
-        if (dev < 0) {
-            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
-                     device_list(t, known, sizeof known));
-            return lerr(L, DIAG_E_UNKNOWN_NAME, c, 0, "group", "%s", msg);
-        }
+        uint32_t dev;
+        if (find_device(L, c, "group", s, &dev))
+            return -1;
         for (uint32_t k = 0; k < n; k++)
-            if (L->gscratch[k] == (uint32_t)dev)
+            if (L->gscratch[k] == dev)
                 return lerr(L, DIAG_E_DUPLICATE, c, 0, "group",
                             "device \"%.40s\" is listed twice", s);
         if (n == t->ndevices) /* cannot happen: distinct and known */
             return lerr(L, DIAG_E_RANGE, c, 0, "group", "more devices than the trace has");
-        L->gscratch[n++] = (uint32_t)dev;
+        L->gscratch[n++] = dev;
     }
     if (n < 2)
         return lerr(L, DIAG_E_RANGE, it, 0, "group",
@@ -585,15 +597,7 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         const char *s;
         if (jsondoc_get_string(doc, it, L->prefix, f->key, SIZE_MAX, &s, L->d))
             return -1;
-        int64_t dev = ni_find(&L->devs, s);
-        if (dev < 0) {
-            char known[256], msg[400];
-            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
-                     device_list(L->t, known, sizeof known));
-            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, f->key, "%s", msg);
-        }
-        *(uint32_t *)(void *)dst = (uint32_t)dev;
-        return 0;
+        return find_device(L, it, f->key, s, (uint32_t *)(void *)dst);
     }
     case F_GROUP:
         return parse_group(L, it, (uint32_t *)(void *)dst);
@@ -788,13 +792,8 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     if ((it = items[K_DEVICE]) != NULL) {
         if (jsondoc_get_string(doc, it, L->prefix, "device", SIZE_MAX, &s, L->d))
             return -1;
-        int64_t dev = ni_find(&L->devs, s);
-        if (dev < 0) {
-            snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
-                     device_list(t, known, sizeof known));
-            return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "device", "%s", msg);
-        }
-        op->device = (uint32_t)dev;
+        if (find_device(L, it, "device", s, &op->device))
+            return -1;
     }
 
     uint64_t v = 0;
