@@ -80,6 +80,13 @@ echo "llama-2-7b training step DP=8 (batch 4 x 2048 per GPU) on DGX A100: $ms ms
 $S gen llm --model traces/models/llama-2-7b.json --phase train --batch 4 --prompt 2048 --dp 16 -o "$T/dp16.json" >/dev/null
 ms=$(timeit 3 $S run --hw configs/systems/two-dgx-a100-hdr.yaml --trace "$T/dp16.json" --quiet)
 echo "llama-2-7b training step DP=16 on two DGX A100 nodes (8 rings over the HDR rails): $ms ms wall per run"
+# the runs below write traces with python3 and read peak memory with GNU
+# time (Debian packages python3 and time), which the two README commands do
+# not install
+if ! command -v python3 >/dev/null || [ ! -x /usr/bin/time ]; then
+  echo "(skipping the device-scaling and cluster runs: they need python3 and /usr/bin/time)"
+  exit 0
+fi
 # how time and memory grow with devices: one small GEMM per device
 for n in 1024 16384 65536; do
   python3 - "$n" "$T/dev.json" <<'PY'
