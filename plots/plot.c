@@ -745,7 +745,7 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
 }
 
 /* gnuplot binary: $STRATA_GNUPLOT ("" or "none" = never), else PATH lookup */
-static int find_gnuplot(char *out, size_t n)
+int plot_find_gnuplot(char *out, size_t n)
 {
     const char *env = getenv("STRATA_GNUPLOT");
     if (env != NULL) {
@@ -778,8 +778,8 @@ static int find_gnuplot(char *out, size_t n)
  * which rendered.  Each process leads its own process group, and whatever
  * is still running after PLOT_GNUPLOT_TIMEOUT_S is killed with its
  * children.  The path is passed as it is, no shell. */
-static void run_gnuplots(const char *gnuplot, const char *dir, const char *const *names,
-                         const int *have, int n, int *ok)
+void plot_run_gnuplots(const char *gnuplot, const char *dir, const char *const *names,
+                       const int *have, int n, int *ok)
 {
     enum { MAXP = 3 };
     pid_t pid[MAXP] = {-1, -1, -1};
@@ -1442,11 +1442,11 @@ static int render_doc(const struct jsondoc *docp, const char *outdir, struct plo
     }
     if (rc == 0) {
         sum->plots = have[0] + have[1] + have[2];
-        sum->gnuplot_found = find_gnuplot(sum->gnuplot, sizeof sum->gnuplot);
+        sum->gnuplot_found = plot_find_gnuplot(sum->gnuplot, sizeof sum->gnuplot);
         struct sb readme = {0};
         int ok[3] = {0, 0, 0};
         if (sum->gnuplot_found)
-            run_gnuplots(sum->gnuplot, plots, names, have, 3, ok);
+            plot_run_gnuplots(sum->gnuplot, plots, names, have, 3, ok);
         for (int k = 0; k < 3; k++) {
             if (!have[k])
                 continue;

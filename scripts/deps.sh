@@ -15,6 +15,9 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null || need+=(chromium)
+  # the MPI sweep driver's test (tests/test_cli_sweep.c)
+  command -v mpicc >/dev/null || need+=(libopenmpi-dev)
+  command -v mpirun >/dev/null || need+=(openmpi-bin)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

@@ -17,6 +17,14 @@ void sim_oom(size_t bytes)
     abort();
 }
 
+void *sim_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (q == NULL)
+        sim_oom(n);
+    return q;
+}
+
 void *sim_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);

@@ -30,5 +30,6 @@ _Noreturn void sim_oom(size_t bytes);
 
 /* malloc/calloc that abort with the size on failure (setup paths only). */
 void *sim_xcalloc(size_t n, size_t size);
+void *sim_xrealloc(void *p, size_t n);
 
 #endif

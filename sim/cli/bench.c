@@ -16,7 +16,8 @@
 const char cli_bench_usage[] =
     "  strata bench collective --hw SYSTEM.yaml [--op all_reduce|all_gather|reduce_scatter|\n"
     "                  all_to_all|broadcast] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
-    "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n";
+    "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n"
+    "                  " CLI_SET_USAGE "\n";
 
 /* A size as nccl-tests takes it: digits with an optional K, M or G (x1024). */
 static int parse_size(const char *opt, const char *s, uint64_t *out)
@@ -58,6 +59,13 @@ int cli_bench(int argc, char **argv)
         {NULL, 0, NULL, NULL},
     };
     int first = 0;
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    {
+        int src = cli_take_sets("bench", &argc, argv, &sets);
+        if (src >= 0)
+            return src;
+    }
     int rc = cli_parse("bench", cli_bench_usage, opts, argc, argv, &first);
     if (rc >= 0)
         return rc;
@@ -107,7 +115,7 @@ int cli_bench(int argc, char **argv)
     struct diag d;
     memset(&d, 0, sizeof d);
     struct hw_system sys;
-    int sr = sys_load(hw, &sys, &d);
+    int sr = sys_load_with(hw, &sets, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
     if (sr == 1) {

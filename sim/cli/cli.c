@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "diag.h"
 
 enum { CLI_MAX_OPTS = 32, CLI_LONG_VAL = 256 /* getopt val of a long-only option: 256 + index */ };
@@ -155,4 +156,40 @@ int cli_fail(const struct diag *d)
 {
     diag_print(d, stderr);
     return 1;
+}
+
+int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *sets)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        int is_set = strcmp(a, "--set") == 0, is_ov = strcmp(a, "--hw-overlay") == 0;
+        const char *v = NULL;
+        if (strncmp(a, "--set=", 6) == 0)
+            v = a + 6;
+        else if (strncmp(a, "--hw-overlay=", 13) == 0)
+            v = a + 13, is_ov = 1;
+        else if (is_set || is_ov) {
+            if (i + 1 >= *argc || strncmp(argv[i + 1], "--", 2) == 0) {
+                fprintf(stderr, "strata %s: option '%s' needs a value\n", verb, a);
+                return 2;
+            }
+            v = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        struct diag d;
+        memset(&d, 0, sizeof d);
+        if ((is_ov ? cfg_sets_load_overlay(sets, v, &d) : cfg_sets_add(sets, v, "--set", &d)) != 0)
+            return d.code == DIAG_E_USAGE ? (diag_print(&d, stderr), 2) : cli_fail(&d);
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return -1;
 }

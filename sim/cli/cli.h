@@ -16,12 +16,13 @@ int cli_fit(int argc, char **argv);
 int cli_scalesim(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 /* Each verb's usage lines, defined next to its option list in its own file;
  * `strata VERB --help` and `strata --help` print the same text. */
 extern const char cli_run_usage[], cli_info_usage[], cli_gen_usage[], cli_validate_usage[],
     cli_plot_usage[], cli_import_usage[], cli_fit_usage[], cli_compare_usage[],
-    cli_scalesim_usage[], cli_bench_usage[];
+    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[];
 
 /* One option of a verb, parsed with getopt_long.  name is the long
  * spelling without "--" (NULL: short only), letter the short one (0: long
@@ -52,6 +53,14 @@ void cli_usage(FILE *f, const char *usage);
 int cli_count(const char *verb, const char *opt, const char *v, unsigned max, unsigned *out);
 /* Is path the stdout marker "-" of the output options (--json, --csv, -o)? */
 int cli_is_stdout(const char *path);
+/* Takes the config overrides out of argv before cli_parse sees it:
+ * `--set KEY=VALUE` (repeatable) and `--hw-overlay FILE` (cfg.h), for every
+ * verb with --hw.  *argc shrinks; arguments after "--" are left alone.
+ * -1 to go on, or 1/2 after printing an error (bad input / bad usage). */
+struct cfg_sets;
+int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *sets);
+/* Usage line of those two options, for the verbs' usage texts. */
+#define CLI_SET_USAGE "[--set KEY=VALUE ...] [--hw-overlay FIT.yaml]"
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

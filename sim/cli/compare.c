@@ -13,7 +13,8 @@
 #include "trace.h"
 
 const char cli_compare_usage[] =
-    "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n";
+    "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
+    "                  " CLI_SET_USAGE "\n";
 
 int cli_compare(int argc, char **argv)
 {
@@ -23,6 +24,13 @@ int cli_compare(int argc, char **argv)
         {"json", 0, &js, NULL},  {"top", 0, &top, NULL},
         {NULL, 0, NULL, NULL},
     };
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    {
+        int src = cli_take_sets("compare", &argc, argv, &sets);
+        if (src >= 0)
+            return src;
+    }
     int rc = cli_parse("compare", cli_compare_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
@@ -39,7 +47,7 @@ int cli_compare(int argc, char **argv)
     struct hw_config cfg;
     struct trace t;
     struct run_result r;
-    if (cfg_load(hw, &cfg, &d) != 0 || trace_load(tr, &t, &d) != 0) {
+    if (cfg_load_with(hw, &sets, &cfg, &d) != 0 || trace_load(tr, &t, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }

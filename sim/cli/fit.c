@@ -28,7 +28,8 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--json OUT.json]\n";
+    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--json OUT.json]\n"
+    "                  " CLI_SET_USAGE "\n";
 
 int cli_fit(int argc, char **argv)
 {
@@ -45,6 +46,13 @@ int cli_fit(int argc, char **argv)
         {"zero", 0, &zeros, NULL},
         {NULL, 0, NULL, NULL},
     };
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    {
+        int src = cli_take_sets("fit", &argc, argv, &sets);
+        if (src >= 0)
+            return src;
+    }
     int rc = cli_parse("fit", cli_fit_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
@@ -96,7 +104,7 @@ int cli_fit(int argc, char **argv)
     memset(&d, 0, sizeof d);
     struct hw_config cfg;
     struct llm_config c;
-    if (cfg_load(hw, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
+    if (cfg_load_with(hw, &sets, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }

@@ -8,7 +8,7 @@
 #include "info.h"
 #include "system.h"
 
-const char cli_info_usage[] = "  strata info     --hw CONFIG.yaml [--json OUT.json]\n";
+const char cli_info_usage[] = "  strata info     --hw CONFIG.yaml [--json OUT.json] " CLI_SET_USAGE "\n";
 
 int cli_info(int argc, char **argv)
 {
@@ -18,6 +18,13 @@ int cli_info(int argc, char **argv)
         {"json", 0, &js, NULL},
         {NULL, 0, NULL, NULL},
     };
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    {
+        int src = cli_take_sets("info", &argc, argv, &sets);
+        if (src >= 0)
+            return src;
+    }
     int rc = cli_parse("info", cli_info_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
@@ -29,7 +36,7 @@ int cli_info(int argc, char **argv)
     memset(&d, 0, sizeof d);
     /* a system file: its chip's figures, then its devices and links */
     struct hw_system sys;
-    int sr = sys_load(hw, &sys, &d);
+    int sr = sys_load_with(hw, &sets, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
     struct hw_config cfg = sys.chip;    /* a chip config fills only this */

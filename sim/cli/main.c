@@ -33,6 +33,7 @@ static const struct verb {
     {"compare", cli_compare, cli_compare_usage},
     {"scalesim", cli_scalesim, cli_scalesim_usage},
     {"bench", cli_bench, cli_bench_usage},
+    {"sweep", cli_sweep, cli_sweep_usage},
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 
@@ -71,7 +72,22 @@ static void tune_malloc(void)
     mallopt(M_TOP_PAD, 4 << 20);
 }
 
+#ifdef STRATA_WITH_MPI
+#include <mpi.h>
+static int strata_main(int argc, char **argv);
+/* strata-mpi: the same command, started by mpirun; `sweep` splits its points
+ * over the ranks (sim/cli/sweep.c), every other verb runs on each rank. */
 int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rc = strata_main(argc, argv);
+    MPI_Finalize();
+    return rc;
+}
+static int strata_main(int argc, char **argv)
+#else
+int main(int argc, char **argv)
+#endif
 {
     tune_malloc();
     afile_guard_inputs();   /* no output may replace one of the command's inputs */

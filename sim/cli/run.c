@@ -23,7 +23,8 @@
 
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
-    "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n";
+    "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
+    "                  " CLI_SET_USAGE "\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
  * taken before the run and let go (the file removed) at the end.  A second
@@ -107,6 +108,13 @@ int cli_run(int argc, char **argv)
         {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
         {NULL, 0, NULL, NULL},
     };
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    {
+        int src = cli_take_sets("run", &argc, argv, &sets);
+        if (src >= 0)
+            return src;
+    }
     int rc = cli_parse("run", cli_run_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
@@ -149,7 +157,7 @@ int cli_run(int argc, char **argv)
     memset(&d, 0, sizeof d);
     /* --hw: a system file, or a chip config (one chip per trace device) */
     struct hw_system sys;
-    int sr = sys_load(hw, &sys, &d);
+    int sr = sys_load_with(hw, &sets, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
     struct hw_config chip = sys.chip;   /* a chip config: filled by sys_load */

@@ -21,8 +21,10 @@
 #include "check.h"
 #include "numfmt.h"
 #include "system.h"
+#include "units.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +55,7 @@ struct node {
 
 struct cfg_parse {
     const char *path;
+    const struct cfg_sets *sets; /* overrides for the chip config (NULL: none) */
     struct diag *d;
     struct node *nodes;
     size_t n_nodes, cap_nodes;
@@ -1025,6 +1028,347 @@ static int fill_levels(struct cfg_parse *c, int root, struct hw_config *h)
     return 0;
 }
 
+
+/* ---------------------------------------------------------------- overrides */
+
+/* A key's unit suffix: what kind of quantity it holds and the SI value of
+ * one of its units. */
+static const struct key_unit {
+    const char *suffix;
+    enum qty_kind kind;
+    double scale;
+} key_units[] = {
+    {"_GBps", QK_BANDWIDTH, 1e9}, {"_bytes_per_cycle", QK_PER_CYCLE, 1},
+    {"_KiB", QK_BYTES, 1024.0},   {"_MiB", QK_BYTES, 1048576.0},
+    {"_GB", QK_BYTES, 1e9},       {"_GiB", QK_BYTES, 1073741824.0},
+    {"_MHz", QK_FREQ, 1e6},       {"_ns", QK_TIME, 1e-9},
+    {"_us", QK_TIME, 1e-6},
+};
+enum { NKEY_UNITS = sizeof key_units / sizeof key_units[0] };
+
+/* The unit suffix key ends with, or NULL. */
+static const struct key_unit *key_unit_of(const char *key)
+{
+    size_t n = strlen(key);
+    for (int i = 0; i < NKEY_UNITS; i++) {
+        size_t m = strlen(key_units[i].suffix);
+        if (n > m && strcmp(key + n - m, key_units[i].suffix) == 0)
+            return &key_units[i];
+    }
+    return NULL;
+}
+
+/* Is key in the NULL-ended list? */
+static int in_list(const char *const *list, const char *key)
+{
+    for (; list != NULL && *list != NULL; list++)
+        if (strcmp(*list, key) == 0)
+            return 1;
+    return 0;
+}
+
+static int set_fail(struct cfg_parse *c, const struct cfg_set *s, enum diag_code code,
+                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int set_fail(struct cfg_parse *c, const struct cfg_set *s, enum diag_code code,
+                    const char *fmt, ...)
+{
+    char where[300], msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (strcmp(s->origin, "--set") == 0)
+        snprintf(where, sizeof where, "--set %s=%s", s->key, s->value);
+    else
+        snprintf(where, sizeof where, "%s", s->origin);
+    diag_set(c->d, code, where, 0, s->key, "%s", msg);
+    return -1;
+}
+
+/* Child mapping `name` of map, made empty when absent. */
+static int child_map(struct cfg_parse *c, int map, const char *name, int line)
+{
+    int v = lookup(c, map, name);
+    if (v >= 0)
+        return c->nodes[v].kind == NODE_MAPPING ? v : -1;
+    int k = new_node(c, NODE_SCALAR, line, map);
+    if (k < 0)
+        return -2;
+    c->nodes[k].plain = 1;
+    set_text(c, k, (const unsigned char *)name, strlen(name));
+    int m = new_node(c, NODE_MAPPING, line, map);
+    return m < 0 ? -2 : m;
+}
+
+/* Writes override s (number k of the load) into the tree under root.  Its
+ * nodes get line -(k + 1), so a later check that fails on it can name it. */
+static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int k)
+{
+    const int line = -(k + 1);
+    char parts[4][96];
+    int np = 0;
+    const char *p = s->key;
+    while (np < 4) {
+        size_t n = strcspn(p, ".");
+        if (n == 0 || n >= sizeof parts[0])
+            return set_fail(c, s, DIAG_E_USAGE,
+                            "a key is words joined by '.', like dram.bandwidth or compute.units");
+        memcpy(parts[np], p, n);
+        parts[np++][n] = '\0';
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    if (*p != '\0' && np == 4 && strchr(p, '.') != NULL)
+        return set_fail(c, s, DIAG_E_USAGE, "more than 4 parts in a key");
+
+    /* where the leaf lives, and which keys are allowed there */
+    int map = root, first = 0;
+    const char *const *allowed = top_keys;
+    int dram = 0;
+    static const struct { const char *name; const char *const *keys; } sections[] = {
+        {"compute", compute_keys},   {"threads", threads_keys}, {"systolic", systolic_keys},
+        {"launch", launch_keys},     {"collectives", collectives_keys},
+        {"efficiency", efficiency_keys},
+    };
+    if (np == 1) {
+        if (strcmp(parts[0], "name") == 0 || strcmp(parts[0], "family") == 0 ||
+            strcmp(parts[0], "levels") == 0)
+            return set_fail(c, s, DIAG_E_UNSUPPORTED,
+                            "cannot be set; a variant is named after its chip and overrides");
+    } else {
+        int found = 0;
+        for (size_t i = 0; i < sizeof sections / sizeof sections[0] && !found; i++)
+            if (strcmp(parts[0], sections[i].name) == 0) {
+                found = 1;
+                map = child_map(c, root, parts[0], line);
+                allowed = sections[i].keys;
+            }
+        if (!found) {
+            int seq = lookup(c, root, "levels");
+            for (int m = seq >= 0 && c->nodes[seq].kind == NODE_SEQUENCE ? c->nodes[seq].first : -1;
+                 m >= 0 && !found; m = c->nodes[m].next) {
+                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, "name") : -1;
+                if (nv < 0 || c->nodes[nv].kind != NODE_SCALAR ||
+                    strcmp(node_text(c, nv), parts[0]) != 0)
+                    continue;
+                found = 1;
+                map = m;
+                int kv = lookup(c, m, "kind");
+                allowed = NULL;
+                for (int kk = 0; kv >= 0 && kk < LK_COUNT; kk++)
+                    if (strcmp(node_text(c, kv), level_kind_names[kk]) == 0) {
+                        allowed = level_keys[kk];
+                        dram = kk == LK_DRAM;
+                    }
+            }
+        }
+        if (!found) {
+            char names[400] = "";
+            size_t used = 0;
+            int seq = lookup(c, root, "levels");
+            for (int m = seq >= 0 && c->nodes[seq].kind == NODE_SEQUENCE ? c->nodes[seq].first : -1;
+                 m >= 0 && used < sizeof names; m = c->nodes[m].next) {
+                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, "name") : -1;
+                if (nv >= 0)
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s, ",
+                                             node_text(c, nv));
+            }
+            return set_fail(c, s, DIAG_E_UNKNOWN_KEY,
+                            "'%s' is neither a level of this chip nor a section; known: %s"
+                            "compute, threads, systolic, launch, collectives, efficiency",
+                            parts[0], names);
+        }
+        if (map == -1)
+            return set_fail(c, s, DIAG_E_TYPE, "is not a mapping in the config");
+        if (map < -1)
+            return -1;
+        first = 1;
+        /* inner mappings: compute.matrix_flops_per_cycle_per_unit.bf16,
+         * dram.efficiency.bandwidth_fraction */
+        for (int i = first; i < np - 1; i++) {
+            if (!in_list(allowed, parts[i]) && allowed != NULL)
+                return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here", parts[i]);
+            map = child_map(c, map, parts[i], line);
+            if (map == -1)
+                return set_fail(c, s, DIAG_E_TYPE, "'%s' is not a mapping in the config",
+                                parts[i]);
+            if (map < -1)
+                return -1;
+            allowed = strcmp(parts[i], "efficiency") == 0 ? (dram ? dram_eff_keys : link_eff_keys)
+                      : NULL; /* dtype or instruction names: checked by the loader */
+        }
+    }
+    const char *leaf = parts[np - 1];
+
+    struct qty q;
+    if (qty_parse(s->value, &q) != 0)
+        return set_fail(c, s, DIAG_E_TYPE,
+                        "'%s' is not a number with a unit (like 4.8TB/s, 100MiB, 1.98GHz, 650ns, "
+                        "0.9)", s->value);
+
+    /* the leaf's key in the file: as given, or the stem plus the unit
+     * suffix the value's unit calls for */
+    char key[128];
+    const struct key_unit *ku = key_unit_of(leaf);
+    if (ku != NULL || q.kind == QK_NONE) {
+        snprintf(key, sizeof key, "%s", leaf);
+        if (ku == NULL) {
+            /* a stem with no unit: only fine if the key takes plain numbers */
+            int stem_has_units = 0;
+            for (int i = 0; i < NKEY_UNITS && allowed != NULL; i++) {
+                char cand[128];
+                snprintf(cand, sizeof cand, "%s%s", leaf, key_units[i].suffix);
+                if (in_list(allowed, cand))
+                    stem_has_units = 1;
+            }
+            if (stem_has_units)
+                return set_fail(c, s, DIAG_E_TYPE,
+                                "'%s' needs a unit (e.g. 4.8TB/s, 100MiB, 1.98GHz, 650ns)",
+                                s->value);
+        }
+    } else {
+        key[0] = '\0';
+        for (int i = 0; i < NKEY_UNITS && key[0] == '\0'; i++) {
+            if (key_units[i].kind != q.kind)
+                continue;
+            char cand[128];
+            snprintf(cand, sizeof cand, "%s%s", leaf, key_units[i].suffix);
+            /* a DRAM's capacity is in GB, others' in KiB */
+            if (q.kind == QK_BYTES && dram != (strcmp(key_units[i].suffix, "_GB") == 0))
+                continue;
+            if (allowed == NULL || in_list(allowed, cand)) {
+                snprintf(key, sizeof key, "%s", cand);
+                ku = &key_units[i];
+            }
+        }
+        if (key[0] == '\0') {
+            for (int i = 0; i < NKEY_UNITS && allowed != NULL; i++) {
+                char cand[128];
+                snprintf(cand, sizeof cand, "%s%s", leaf, key_units[i].suffix);
+                if (in_list(allowed, cand))
+                    return set_fail(c, s, DIAG_E_TYPE, "expects %s, got %s",
+                                    qty_kind_what(key_units[i].kind), qty_kind_what(q.kind));
+            }
+            return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here takes %s", leaf,
+                            qty_kind_what(q.kind));
+        }
+    }
+    if (ku != NULL && q.kind != QK_NONE && q.kind != ku->kind)
+        return set_fail(c, s, DIAG_E_TYPE, "expects %s, got %s", qty_kind_what(ku->kind),
+                        qty_kind_what(q.kind));
+    double x = q.kind == QK_NONE ? q.mantissa : q.mantissa * (q.scale / ku->scale);
+    char num[40];
+    snprintf(num, sizeof num, "%.15g", x);
+
+    /* the same quantity under another unit is replaced, not duplicated */
+    const struct key_unit *want = key_unit_of(key);
+    size_t stem = strlen(key) - (want ? strlen(want->suffix) : 0);
+    int kn = -1;
+    for (int kk = c->nodes[map].first; kk >= 0; kk = next_key(c, kk)) {
+        const char *t = node_text(c, kk);
+        const struct key_unit *tu = key_unit_of(t);
+        if (strcmp(t, key) == 0 ||
+            (want != NULL && tu != NULL && tu->kind == want->kind &&
+             strlen(t) - strlen(tu->suffix) == stem && strncmp(t, key, stem) == 0) ||
+            (want != NULL && tu != NULL && strlen(t) - strlen(tu->suffix) == stem &&
+             strncmp(t, key, stem) == 0 &&
+             ((tu->kind == QK_PER_CYCLE && want->kind == QK_BANDWIDTH) ||
+              (tu->kind == QK_BANDWIDTH && want->kind == QK_PER_CYCLE)))) {
+            kn = kk;
+            break;
+        }
+    }
+    if (kn < 0) {
+        kn = new_node(c, NODE_SCALAR, line, map);
+        if (kn < 0 || new_node(c, NODE_SCALAR, line, map) < 0)
+            return -1;
+    }
+    c->nodes[kn].plain = 1;
+    c->nodes[kn].line = line;
+    set_text(c, kn, (const unsigned char *)key, strlen(key));
+    int vn = c->nodes[kn].next;
+    if (c->nodes[vn].kind != NODE_SCALAR)
+        return set_fail(c, s, DIAG_E_TYPE, "'%s' is a section in the config, not a value",
+                        key);
+    c->nodes[vn].plain = 1;
+    c->nodes[vn].line = line;
+    set_text(c, vn, (const unsigned char *)num, strlen(num));
+    return 0;
+}
+
+/* Applies sets to the tree; on a later failure map a line -(k + 1) back
+ * to override k. */
+static int apply_sets(struct cfg_parse *c, int root, const struct cfg_sets *sets)
+{
+    if (sets == NULL)
+        return 0;
+    if (c->nodes[root].kind != NODE_MAPPING)
+        return 0; /* fill_config reports it */
+    for (unsigned k = 0; k < sets->n; k++)
+        if (apply_set(c, root, &sets->set[k], (int)k) != 0)
+            return -1;
+    return 0;
+}
+
+static void name_override(struct diag *d, const struct cfg_sets *sets)
+{
+    if (sets == NULL || d == NULL || d->line >= 0)
+        return;
+    unsigned k = (unsigned)(-d->line - 1);
+    if (k >= sets->n)
+        return;
+    const struct cfg_set *s = &sets->set[k];
+    if (strcmp(s->origin, "--set") == 0)
+        snprintf(d->file, sizeof d->file, "--set %s=%s", s->key, s->value);
+    else
+        snprintf(d->file, sizeof d->file, "%s", s->origin);
+    d->line = 0;
+}
+
+/* The variant's name: chip[key=value,key=value]. */
+static void name_variant(struct hw_config *h, const struct cfg_sets *sets)
+{
+    h->variant[0] = '\0';
+    if (sets == NULL || sets->n == 0)
+        return;
+    size_t used = (size_t)snprintf(h->variant, sizeof h->variant, "%s[", h->name);
+    for (unsigned k = 0; k < sets->n && used < sizeof h->variant; k++)
+        used += (size_t)snprintf(h->variant + used, sizeof h->variant - used, "%s%s=%s",
+                                 k ? "," : "", sets->set[k].key, sets->set[k].value);
+    if (used + 2 <= sizeof h->variant)
+        memcpy(h->variant + used, "]", 2);
+    else
+        memcpy(h->variant + sizeof h->variant - 5, "...]", 5);
+}
+
+int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct diag *d)
+{
+    const char *eq = strchr(kv, '=');
+    const char *where = origin[0] ? origin : "--set";
+    if (eq == NULL || eq == kv || eq[1] == '\0')
+        return diag_set(d, DIAG_E_USAGE, where, 0, "", "expected KEY=VALUE (like "
+                        "dram.bandwidth=4.8TB/s), got '%.80s'", kv);
+    size_t kl = (size_t)(eq - kv), vl = strlen(eq + 1);
+    struct cfg_set one;
+    memset(&one, 0, sizeof one);
+    if (kl >= sizeof one.key || vl >= sizeof one.value)
+        return diag_set(d, DIAG_E_RANGE, where, 0, "", "key or value too long in '%.80s'", kv);
+    memcpy(one.key, kv, kl);
+    memcpy(one.value, eq + 1, vl);
+    snprintf(one.origin, sizeof one.origin, "%s", where);
+    for (unsigned k = 0; k < s->n; k++)
+        if (strcmp(s->set[k].key, one.key) == 0) {
+            s->set[k] = one;
+            return 0;
+        }
+    if (s->n >= CFG_MAX_SETS)
+        return diag_set(d, DIAG_E_RANGE, where, 0, one.key, "more than %d overrides",
+                        CFG_MAX_SETS);
+    s->set[s->n++] = one;
+    return 0;
+}
+
 static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
 {
     double x;
@@ -1129,12 +1473,18 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
 
 int cfg_load(const char *path, struct hw_config *out, struct diag *d)
 {
+    return cfg_load_with(path, NULL, out, d);
+}
+
+int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_config *out,
+                  struct diag *d)
+{
     if (path == NULL || out == NULL)
         return diag_set(d, DIAG_E_USAGE, "", 0, "", "cfg_load: path and out are required");
     /* one reader for both kinds of file: sys_load gives a chip config's
      * contents in s.chip */
     struct hw_system s;
-    int rc = sys_load(path, &s, d);
+    int rc = sys_load_with(path, sets, &s, d);
     if (rc < 0)
         return -1;
     if (rc == 0) {
@@ -1229,7 +1579,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         snprintf(full, sizeof full, "%.*s/%s", (int)(slash - c->path), c->path, chip);
     struct diag cd;
     memset(&cd, 0, sizeof cd);
-    if (cfg_load(full, &s->chip, &cd) != 0) {
+    if (cfg_load_with(full, c->sets, &s->chip, &cd) != 0) {
         if (cd.code == DIAG_E_IO)
             return diag_set(c->d, DIAG_E_IO, c->path, c->nodes[lookup(c, root, "chip")].line,
                             "chip", "cannot load '%s': %s", full, cd.msg);
@@ -1437,6 +1787,12 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
 
 int sys_load(const char *path, struct hw_system *out, struct diag *d)
 {
+    return sys_load_with(path, NULL, out, d);
+}
+
+int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_system *out,
+                  struct diag *d)
+{
     if (path == NULL || out == NULL)
         return diag_set(d, DIAG_E_USAGE, "", 0, "", "sys_load: path and out are required");
     struct hw_system s;
@@ -1445,7 +1801,7 @@ int sys_load(const char *path, struct hw_system *out, struct diag *d)
         return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
                         sizeof s.path - 1);
     memcpy(s.path, path, strlen(path) + 1);
-    struct cfg_parse c = {.path = path, .d = d};
+    struct cfg_parse c = {.path = path, .d = d, .sets = sets};
     unsigned char *buf = NULL;
     size_t len = 0;
     if (read_file(&c, &buf, &len) != 0)
@@ -1455,7 +1811,11 @@ int sys_load(const char *path, struct hw_system *out, struct diag *d)
     if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0)) {
         /* not a system: a chip config, read into s.chip from the same tree */
         memcpy(s.chip.path, path, strlen(path) + 1);
-        rc = fill_config(&c, root, &s.chip) != 0 ? -1 : 1;
+        rc = apply_sets(&c, root, sets) != 0 || fill_config(&c, root, &s.chip) != 0 ? -1 : 1;
+        if (rc < 0)
+            name_override(d, sets);
+        else
+            name_variant(&s.chip, sets);
     }
     if (rc == 0)
         rc = fill_system(&c, root, &s);
@@ -1509,4 +1869,45 @@ int cfg_level_index(const struct hw_config *c, const char *name)
         if (strcmp(c->level[i].name, name) == 0)
             return (int)i;
     return -1;
+}
+
+/* ---------------------------------------------------------------- overlays */
+
+/* An overlay file (written by `strata calibrate`, or by hand):
+ *     base: nvidia-a100-sxm-80gb        # optional: the chip it was fitted on
+ *     set:
+ *       dram.efficiency.bandwidth_fraction: 0.931
+ * Each entry becomes one override whose errors name FILE:LINE. */
+int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d)
+{
+    static const char *const overlay_keys[] = {"base", "set", NULL};
+    struct cfg_parse c = {.path = path, .d = d};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (read_file(&c, &buf, &len) != 0)
+        return -1;
+    int root = build_tree(&c, buf, len), rc = root < 0 ? -1 : 0;
+    if (rc == 0 && c.nodes[root].kind != NODE_MAPPING)
+        rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[root].line, "",
+                      "an overlay is a mapping {base, set}");
+    if (rc == 0)
+        rc = check_keys(&c, root, "", overlay_keys);
+    int m = rc == 0 ? get_section(&c, root, "set", 1) : -1;
+    if (m < 0)
+        rc = -1;
+    for (int k = rc == 0 ? c.nodes[m].first : -1; k >= 0 && rc == 0; k = next_key(&c, k)) {
+        int v = c.nodes[k].next;
+        if (c.nodes[v].kind != NODE_SCALAR) {
+            rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[v].line, node_text(&c, k),
+                          "expected a value, got %s", kind_name(&c, v));
+            break;
+        }
+        char kv[200], origin[160];
+        snprintf(kv, sizeof kv, "%.95s=%.63s", node_text(&c, k), node_text(&c, v));
+        snprintf(origin, sizeof origin, "%.140s:%d", path, c.nodes[k].line);
+        rc = cfg_sets_add(s, kv, origin, d);
+    }
+    free(buf);
+    cfg_parse_free(&c);
+    return rc;
 }

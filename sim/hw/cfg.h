@@ -90,6 +90,8 @@ struct hw_level {
 
 struct hw_config {
     char name[64];          /* chip name, e.g. "nvidia-h100-sxm" */
+    char variant[256];      /* the chip plus its overrides, "nvidia-h100-sxm[dram.bandwidth=4.8TB/s]";
+                               "" when none was applied (cfg_label) */
     char family[32];        /* model registry key, e.g. "gpu" */
     char path[512];         /* file it was loaded from */
 
@@ -159,6 +161,39 @@ int cfg_level_index(const struct hw_config *c, const char *name);
 
 /* Load and validate path into *out.  Returns 0, or -1 with *d filled. */
 int cfg_load(const char *path, struct hw_config *out, struct diag *d);
+
+/* Overrides of config values: `--set KEY=VALUE` on the command line, or
+ * the lines of an overlay file (`--hw-overlay`, written by `strata
+ * calibrate`).  KEY names a value of the YAML by its path, with a level
+ * addressed by its name and the unit suffix left out when VALUE carries a
+ * unit: `dram.bandwidth=4.8TB/s`, `l2.capacity=100MiB`, `clock=1.98GHz`,
+ * `dram.efficiency.bandwidth_fraction=0.9`,
+ * `compute.matrix_flops_per_cycle_per_unit.fp8_e4m3=8192`.  The value is
+ * written into the parsed file before it is checked, so an override passes
+ * every check a value in the file does; an error in one names it. */
+#define CFG_MAX_SETS 32
+struct cfg_set {
+    char key[96];
+    char value[64];
+    char origin[160];   /* "--set" or "FILE:LINE" of an overlay */
+};
+struct cfg_sets {
+    unsigned n;
+    struct cfg_set set[CFG_MAX_SETS];
+};
+/* Adds "KEY=VALUE" (syntax only; the key is checked when a config is
+ * loaded with it).  A later set of the same key replaces the earlier. */
+int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct diag *d);
+/* Adds every `KEY: VALUE` of an overlay file's `set:` mapping. */
+int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d);
+/* cfg_load with sets applied (sets may be NULL or empty). */
+int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_config *out,
+                  struct diag *d);
+/* What reports call the chip: the variant when overrides were applied. */
+static inline const char *cfg_label(const struct hw_config *c)
+{
+    return c->variant[0] ? c->variant : c->name;
+}
 
 /* Peak rates derived from the config. */
 double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t); /* FLOP/s, 0 if unsupported */

@@ -112,6 +112,10 @@ struct sys_route {
  * makes the system the chip implies for its trace (sys_from_chip).  -1
  * with *d on an error in either. */
 int sys_load(const char *path, struct hw_system *out, struct diag *d);
+/* sys_load with config overrides applied to the chip (cfg.h). */
+struct cfg_sets;
+int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_system *out,
+                  struct diag *d);
 /* The system a chip config implies for ndev devices named names[i]. */
 void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*names)[32],
                    struct hw_system *out);

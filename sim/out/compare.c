@@ -137,7 +137,7 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         c->pred += pred[i];
         c->err[c->n++] = fabs(pred[i] / op->measured_s - 1.0);
     }
-    fprintf(txt, "strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg->name,
+    fprintf(txt, "strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg_label(cfg),
            nmeas);
     fprintf(txt, "%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
            "median |err|");
@@ -200,7 +200,7 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         cJSON *root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "strata_compare", 1);
         cJSON_AddStringToObject(root, "trace", t->path);
-        cJSON_AddStringToObject(root, "hardware", cfg->name);
+        cJSON_AddStringToObject(root, "hardware", cfg_label(cfg));
         cJSON *cs = cJSON_AddObjectToObject(root, "classes");
         for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
             if (cl[k].n == 0)

@@ -27,7 +27,7 @@ void info_derive(const struct hw_config *c, struct info_out *o)
 void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
 {
     char b1[32], b2[32];
-    fprintf(f, "%s (family %s, %s)\n", c->name, c->family, c->path);
+    fprintf(f, "%s (family %s, %s)\n", cfg_label(c), c->family, c->path);
     fprintf(f, "  %u compute units at %.0f MHz\n", c->units, c->clock_hz / 1e6);
     fprintf(f, "\n  peak FLOP/s      matrix      vector\n");
     for (unsigned t = 0; t < DT_COUNT; t++) {
@@ -84,7 +84,7 @@ void *info_json_tree(const struct hw_config *c, const struct info_out *o)
 {
     cJSON *root = cJSON_CreateObject();
     jout_add_num(root, "strata_info", REPORT_FORMAT);
-    cJSON_AddStringToObject(root, "name", c->name);
+    cJSON_AddStringToObject(root, "name", cfg_label(c));
     cJSON_AddStringToObject(root, "family", c->family);
     cJSON_AddStringToObject(root, "config", c->path);
     jout_add_num(root, "units", c->units);
@@ -138,7 +138,7 @@ void info_print_system(const struct hw_system *s, FILE *f)
 {
     char b1[32];
     fprintf(f, "\nsystem %s (%s): %u devices of %s, %u other nodes, %u links\n", s->name, s->path,
-            s->ndevices, s->chip.name, s->nnodes - s->ndevices, s->nlinks);
+            s->ndevices, cfg_label(&s->chip), s->nnodes - s->ndevices, s->nlinks);
     fprintf(f, "  devices:");
     for (uint32_t i = 0; i < s->ndevices; i++)
         fprintf(f, " %s", s->nodes[i].name);

@@ -88,9 +88,9 @@ void report_text(const struct report_ctx *c, FILE *out)
     report_fmt_time(b1, sizeof b1, total);
     if (c->sys != NULL)
         fprintf(out, "strata %s: %s on %s (%u x %s, %u links)\n", STRATA_VERSION, t->path,
-                c->sys->name, c->sys->ndevices, c->cfg->name, c->sys->nlinks);
+                c->sys->name, c->sys->ndevices, cfg_label(c->cfg), c->sys->nlinks);
     else
-        fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, c->cfg->name);
+        fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, cfg_label(c->cfg));
     fprintf(out, "  total time     %s", b1);
     if (c->tokens > 0 && total > 0)
         fprintf(out, "   (%.1f tokens/s)", c->tokens / total);
@@ -214,7 +214,9 @@ void *report_json_tree(const struct report_ctx *c)
     jout_add_num(root, "strata_report", REPORT_FORMAT);
     cJSON_AddStringToObject(root, "version", STRATA_VERSION);
     cJSON *hw = cJSON_AddObjectToObject(root, "hardware");
-    cJSON_AddStringToObject(hw, "name", c->cfg->name);
+    cJSON_AddStringToObject(hw, "name", cfg_label(c->cfg));
+    if (c->cfg->variant[0] != '\0')
+        cJSON_AddStringToObject(hw, "chip", c->cfg->name);
     cJSON_AddStringToObject(hw, "family", c->cfg->family);
     cJSON_AddStringToObject(hw, "config", c->cfg->path);
     if (c->sys != NULL) {

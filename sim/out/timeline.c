@@ -189,7 +189,7 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     l->f = a.f;
     int first = 1;
     lb_puts(l, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"strata_timeline\":1,\"hardware\":");
-    lb_str(l, cfg->name);
+    lb_str(l, cfg_label(cfg));
     lb_puts(l, ",\"trace\":");
     lb_str(l, t->path);
     lb_puts(l, "},\"traceEvents\":[");
@@ -203,7 +203,7 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
         used[(size_t)t->ops[i].device * (maxstream + 1) + t->ops[i].stream] = 1;
     for (uint32_t dv = 0; dv < t->ndevices; dv++) {
         char name[96];
-        snprintf(name, sizeof name, "%s (%s)", t->devices[dv], cfg->name);
+        snprintf(name, sizeof name, "%s (%s)", t->devices[dv], cfg_label(cfg));
         meta(l, &first, dv + 1, 0, "process_name", name, (int)dv);
         for (uint32_t s = 0; s <= maxstream; s++) {
             if (!used[(size_t)dv * (maxstream + 1) + s])

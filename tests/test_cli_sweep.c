@@ -1,0 +1,303 @@
+/* test_cli_sweep.c: config overrides (--set, overlays) and `strata sweep`.
+ *
+ * --set: values land in the struct in SI units, pass the same checks as the
+ * YAML, and errors name the override; the variant is named.  sweep: ranges
+ * expand as documented; one sweep gives byte-identical CSVs single-threaded,
+ * threaded, sharded and merged, and under mpirun (when strata-mpi is built);
+ * bad input writes nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "sweep.h"
+#include "test.h"
+#include "util.h"
+
+#define H100 "configs/nvidia-h100-sxm.yaml"
+
+static char tmp[64];
+
+static int load_set(const char *const *kv, unsigned n, struct hw_config *h, struct diag *d)
+{
+    struct cfg_sets s;
+    memset(&s, 0, sizeof s);
+    memset(d, 0, sizeof *d);
+    for (unsigned i = 0; i < n; i++)
+        if (cfg_sets_add(&s, kv[i], "--set", d) != 0)
+            return -1;
+    return cfg_load_with(H100, &s, h, d);
+}
+
+static void test_set(void)
+{
+    struct hw_config base, h;
+    struct diag d;
+    CHECK(tu_load_cfg(H100, &base) == 0);
+    const char *ok[] = {"dram.bandwidth=4.8TB/s", "l2.capacity=100MiB", "clock=1.98GHz",
+                        "smem.bandwidth=64B/clk", "launch.kernel_overhead=1us",
+                        "dram.efficiency.bandwidth_fraction=0.9",
+                        "compute.matrix_flops_per_cycle_per_unit.fp8_e4m3=16384"};
+    CHECK(load_set(ok, 7, &h, &d) == 0);
+    CHECK_NEAR_REL(cfg_dram(&h)->bw_bytes_per_s, 4.8e12, 1e-12);
+    CHECK(cfg_l2(&h)->capacity_bytes == 100u * 1048576u);
+    CHECK_NEAR_REL(h.clock_hz, 1.98e9, 1e-12);
+    CHECK_NEAR_REL(cfg_smem(&h)->bw_bytes_per_cycle, 64, 1e-12);
+    CHECK(h.launch_overhead_ps == 1000000);
+    CHECK_NEAR_REL(cfg_dram(&h)->eff_bw, 0.9, 1e-12);
+    CHECK_NEAR_REL(h.matrix_flops_per_cycle[DT_FP8_E4M3], 16384, 1e-12);
+    /* what was not set is as in the file */
+    CHECK(cfg_dram(&h)->capacity_bytes == cfg_dram(&base)->capacity_bytes);
+    CHECK_NEAR_REL(h.matrix_flops_per_cycle[DT_BF16], base.matrix_flops_per_cycle[DT_BF16], 0);
+    CHECK_STR_CONTAINS(h.variant, "nvidia-h100-sxm[dram.bandwidth=4.8TB/s,");
+    CHECK(strcmp(cfg_label(&base), "nvidia-h100-sxm") == 0);
+    /* the same number as the file's own unit gives the same config */
+    const char *a[] = {"dram.bandwidth=3350GB/s"}, *b[] = {"dram.bandwidth_GBps=3350"};
+    struct hw_config ha, hb;
+    CHECK(load_set(a, 1, &ha, &d) == 0 && load_set(b, 1, &hb, &d) == 0);
+    CHECK(cfg_dram(&ha)->bw_bytes_per_s == cfg_dram(&base)->bw_bytes_per_s);
+    CHECK(cfg_dram(&hb)->bw_bytes_per_s == cfg_dram(&base)->bw_bytes_per_s);
+
+    /* errors: each names the override and says what is wrong */
+    static const struct { const char *kv, *want; } bad[] = {
+        {"dram.bandwidth=100MiB", "expects a bandwidth, got a size"},
+        {"dram.bandwidth=4800", "needs a unit"},
+        {"foo.bandwidth=1TB/s", "neither a level of this chip nor a section"},
+        {"dram.bandwith=1TB/s", "no key 'bandwith'"},
+        {"l2.capacity=0MiB", "must be between"},
+        {"compute.units=0", "must be between 1"},
+        {"compute.units=2.5", "whole number"},
+        {"dram.efficiency.bandwidth_fraction=1.5", "must be in"},
+        {"compute.matrix_flops_per_cycle_per_unit.fp9=1", "unknown dtype"},
+        {"compute.unitz=4", "unknown key"},
+        {"name=x", "cannot be set"},
+        {"clock=fast", "not a number with a unit"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *kv[] = {bad[i].kv};
+        int rc = load_set(kv, 1, &h, &d);
+        CHECK(rc != 0);
+        if (rc == 0)
+            continue;
+        char where[160];
+        snprintf(where, sizeof where, "--set %s", bad[i].kv);
+        CHECK(strcmp(d.file, where) == 0 || strcmp(d.file, "--set") == 0);
+        CHECK_STR_CONTAINS(d.msg, bad[i].want);
+        CHECK(d.line == 0);
+    }
+    const char *bad_syntax[] = {"=3", "dram=", "nokeyvalue"};
+    struct cfg_sets s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < 3; i++)
+        CHECK(cfg_sets_add(&s, bad_syntax[i], "--set", &d) != 0);
+
+    /* an overlay file: its errors name FILE:LINE */
+    char ov[128];
+    snprintf(ov, sizeof ov, "%s/fit.yaml", tmp);
+    tu_write_file(ov, "# fitted\nbase: nvidia-h100-sxm\nset:\n  dram.efficiency.bandwidth_fraction: 0.91\n"
+                      "  l2.capacity: 60MiB\n");
+    memset(&s, 0, sizeof s);
+    CHECK(cfg_sets_load_overlay(&s, ov, &d) == 0);
+    CHECK(s.n == 2);
+    CHECK(cfg_load_with(H100, &s, &h, &d) == 0);
+    CHECK_NEAR_REL(cfg_dram(&h)->eff_bw, 0.91, 1e-12);
+    tu_write_file(ov, "set:\n  dram.efficiency.bandwidth_fraction: 0.91\n  l2.capacity: 60\n");
+    memset(&s, 0, sizeof s);
+    CHECK(cfg_sets_load_overlay(&s, ov, &d) == 0);
+    CHECK(cfg_load_with(H100, &s, &h, &d) != 0);
+    char want[160];
+    snprintf(want, sizeof want, "%s:3", ov);
+    CHECK(strcmp(d.file, want) == 0);
+    tu_write_file(ov, "set: [1, 2]\n");
+    memset(&s, 0, sizeof s);
+    CHECK(cfg_sets_load_overlay(&s, ov, &d) != 0);
+    tu_write_file(ov, "sett:\n  a.b: 1\n");
+    CHECK(cfg_sets_load_overlay(&s, ov, &d) != 0);
+}
+
+static void expect_values(const char *spec, const char *const *want, unsigned n)
+{
+    struct sweep s;
+    struct diag d;
+    memset(&s, 0, sizeof s);
+    CHECK(sweep_add_vary(&s, spec, &d) == 0);
+    CHECK_EQ_INT(s.key[0].nvalues, n);
+    for (unsigned i = 0; i < n && i < s.key[0].nvalues; i++)
+        if (strcmp(s.key[0].values[i], want[i]) != 0) {
+            fprintf(stderr, "  %s: value %u is %s, want %s\n", spec, i, s.key[0].values[i], want[i]);
+            CHECK(0);
+        }
+    sweep_free(&s);
+}
+
+static void test_ranges(void)
+{
+    const char *geo[] = {"1TB/s", "2TB/s", "4TB/s", "8TB/s"};
+    expect_values("dram.bandwidth=1TB/s..8TB/s:x2", geo, 4);
+    const char *lin[] = {"1TB/s", "1.5TB/s", "2TB/s"};
+    expect_values("dram.bandwidth=1TB/s..2TB/s:+0.5TB/s", lin, 3);
+    expect_values("dram.bandwidth=1TB/s..2000GB/s:+500GB/s", lin, 3);
+    const char *n4[] = {"1TB/s", "2TB/s", "3TB/s", "4TB/s"};
+    expect_values("dram.bandwidth=1TB/s..4TB/s:4", n4, 4);
+    const char *g3[] = {"1MiB", "4MiB", "16MiB"};
+    expect_values("l2.capacity=1MiB..16MiB:3g", g3, 3);
+    const char *list[] = {"25MiB", "50MiB", "100MiB"};
+    expect_values("l2.capacity=25MiB,50MiB,100MiB", list, 3);
+
+    static const char *const bad[] = {
+        "dram.bandwidth=1TB/s..8TB/s:x1",  "dram.bandwidth=1TB/s..8TB/s:+0TB/s",
+        "dram.bandwidth=1TB/s..8TB/s:1",   "dram.bandwidth=1TB/s..8TB/s:0",
+        "dram.bandwidth=8TB/s..1TB/s:x2",  "dram.bandwidth=1TB/s..8MiB:x2",
+        "dram.bandwidth=1TB/s..8TB/s",     "dram.bandwidth=",
+        "dram.bandwidth=1TB/s..8TB/s:+1MiB", "dram.bandwidth=fast,slow",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct sweep s;
+        struct diag d;
+        memset(&s, 0, sizeof s);
+        memset(&d, 0, sizeof d);
+        int rc = sweep_add_vary(&s, bad[i], &d);
+        if (rc == 0)
+            fprintf(stderr, "  accepted: %s\n", bad[i]);
+        CHECK(rc != 0);
+        CHECK(strcmp(d.file, "--vary") == 0);
+        sweep_free(&s);
+    }
+    /* zipped keys need equal lengths; the Cartesian product multiplies */
+    struct sweep s;
+    struct diag d;
+    memset(&s, 0, sizeof s);
+    s.ntraces = 1;
+    CHECK(sweep_add_vary(&s, "dram.bandwidth=1TB/s..8TB/s:x2", &d) == 0);
+    CHECK(sweep_add_vary(&s, "l2.capacity=25MiB,50MiB", &d) == 0);
+    CHECK(sweep_finish(&s, &d) == 0);
+    CHECK(s.npoints == 8);
+    CHECK_EQ_INT(sweep_value_index(&s, 0, 7), 3);
+    CHECK_EQ_INT(sweep_value_index(&s, 1, 7), 1);
+    CHECK_EQ_INT(sweep_value_index(&s, 1, 6), 0);
+    s.zip = 1;
+    CHECK(sweep_finish(&s, &d) != 0);
+    sweep_free(&s);
+}
+
+/* `BINARY gen llm ARGS -o OUT` */
+static int gen(const char *args, const char *out)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' gen llm %s -o '%s' >/dev/null 2>&1", STRATA_BINARY, args, out);
+    return tu_sh(cmd);
+}
+
+static int same_file(const char *a, const char *b)
+{
+    size_t na, nb;
+    char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+    int same = x != NULL && y != NULL && na == nb && memcmp(x, y, na) == 0;
+    if (!same)
+        fprintf(stderr, "  differ: %s %s\n", a, b);
+    free(x);
+    free(y);
+    return same;
+}
+
+static void test_cli(void)
+{
+    char dec[128], pre[128], args[1024], p[256], q[256];
+    snprintf(dec, sizeof dec, "%s/dec.json", tmp);
+    snprintf(pre, sizeof pre, "%s/pre.json", tmp);
+    CHECK(gen("--model traces/models/smollm-135m.json --phase decode --context 512", dec) == 0);
+    CHECK(gen("--model traces/models/smollm-135m.json --phase prefill --prompt 256", pre) == 0);
+    snprintf(args, sizeof args, "--hw " H100 " --trace %s --trace %s "
+             "--vary dram.bandwidth=1TB/s..8TB/s:x2 --vary l2.capacity=25MiB,50MiB,100MiB "
+             "--vary clock=1.5GHz..2GHz:3 --set launch.kernel_overhead=2us", dec, pre);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' sweep %s -j1 --csv '%s/one.csv' 2>/dev/null", STRATA_BINARY,
+             args, tmp);
+    CHECK(tu_sh(cmd) == 0);
+    snprintf(cmd, sizeof cmd, "'%s' sweep %s -j2 --out '%s/out' 2>/dev/null", STRATA_BINARY,
+             args, tmp);
+    CHECK(tu_sh(cmd) == 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' sweep %s --shard %d/3 --out '%s/sh' 2>/dev/null",
+                 STRATA_BINARY, args, i, tmp);
+        CHECK(tu_sh(cmd) == 0);
+    }
+    snprintf(cmd, sizeof cmd, "'%s' sweep --merge '%s/sh/shard-2-of-3.csv' '%s/sh/shard-0-of-3.csv' "
+             "'%s/sh/shard-1-of-3.csv' -o '%s/merged.csv'", STRATA_BINARY, tmp, tmp, tmp, tmp);
+    CHECK(tu_sh(cmd) == 0);
+    snprintf(p, sizeof p, "%s/one.csv", tmp);
+    snprintf(q, sizeof q, "%s/out/sweep.csv", tmp);
+    CHECK(same_file(p, q));
+    snprintf(q, sizeof q, "%s/merged.csv", tmp);
+    CHECK(same_file(p, q));
+    /* 36 points x 2 traces + the header; faster memory never slows a run */
+    size_t n;
+    char *csv = tu_read_file(p, &n);
+    CHECK(csv != NULL);
+    int lines = 0;
+    for (size_t i = 0; csv != NULL && i < n; i++)
+        lines += csv[i] == '\n';
+    CHECK_EQ_INT(lines, 73);
+    free(csv);
+    snprintf(q, sizeof q, "%s/out/sweep.html", tmp);
+    CHECK(tu_exists(q));
+    snprintf(q, sizeof q, "%s/out/plots/dram_bandwidth.gp", tmp);
+    CHECK(tu_exists(q));
+#ifdef STRATA_MPI_BINARY
+    if (tu_sh("command -v mpirun >/dev/null 2>&1") == 0) {
+        snprintf(cmd, sizeof cmd, "mpirun --allow-run-as-root --oversubscribe -np 2 '%s' sweep %s "
+                 "--csv '%s/mpi.csv' >/dev/null 2>&1", STRATA_MPI_BINARY, args, tmp);
+        CHECK(tu_sh(cmd) == 0);
+        snprintf(q, sizeof q, "%s/mpi.csv", tmp);
+        CHECK(same_file(p, q));
+    } else {
+        printf("SKIP: mpirun not found; the MPI sweep is not checked\n");
+    }
+#else
+    printf("SKIP: strata-mpi not built (cmake -DSTRATA_MPI=ON); the MPI sweep is not checked\n");
+#endif
+
+    /* bad input: an error naming what is wrong, and nothing written */
+    static const char *const bad[] = {
+        "--vary l2.capacity=0MiB,1MiB",        "--vary dram.bandwidth=1TB/s..2TB/s:x1",
+        "--vary dram.bandwidth=100MiB,200MiB", "--vary nosuch.key=1,2",
+        "--vary l2.capacity=1MiB,2MiB --shard 3/3", "--vary l2.capacity=1MiB --set dram.bandwidth=9",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' sweep --hw " H100 " --trace '%s' %s --csv '%s/bad.csv' "
+                 "2>/dev/null", STRATA_BINARY, dec, bad[i], tmp);
+        int rc = tu_sh(cmd);
+        CHECK(rc == 1 || rc == 2);
+        snprintf(q, sizeof q, "%s/bad.csv", tmp);
+        CHECK(!tu_exists(q));
+    }
+    /* a merge with a shard missing, or one given twice */
+    snprintf(cmd, sizeof cmd, "'%s' sweep --merge '%s/sh/shard-0-of-3.csv' '%s/sh/shard-1-of-3.csv' "
+             "-o '%s/bad.csv' 2>/dev/null", STRATA_BINARY, tmp, tmp, tmp);
+    CHECK(tu_sh(cmd) == 1);
+    snprintf(cmd, sizeof cmd, "'%s' sweep --merge '%s/sh/shard-0-of-3.csv' '%s/sh/shard-0-of-3.csv' "
+             "-o '%s/bad.csv' 2>/dev/null", STRATA_BINARY, tmp, tmp, tmp);
+    CHECK(tu_sh(cmd) == 1);
+    CHECK(!tu_exists(q));
+    /* --set on run names the variant in the report */
+    snprintf(cmd, sizeof cmd, "'%s' run --hw " H100 " --trace '%s' --set dram.bandwidth=4.8TB/s "
+             "--json '%s/r.json' >/dev/null 2>&1", STRATA_BINARY, dec, tmp);
+    CHECK(tu_sh(cmd) == 0);
+    snprintf(q, sizeof q, "%s/r.json", tmp);
+    char *r = tu_read_file(q, NULL);
+    CHECK(r != NULL && strstr(r, "nvidia-h100-sxm[dram.bandwidth=4.8TB/s]") != NULL);
+    free(r);
+}
+
+int main(void)
+{
+    if (chdir(STRATA_SOURCE_DIR) != 0 || tu_mkdtemp(tmp, sizeof tmp, "strata-sweep") != 0)
+        return 1;
+    test_set();
+    test_ranges();
+    test_cli();
+    tu_rmtree(tmp);
+    TEST_MAIN_END();
+}
