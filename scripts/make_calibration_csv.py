@@ -6,6 +6,11 @@ three columns: config (configs/<config>.yaml), spec (the workload, see
 docs/validation.md) and host_overhead_us (host time the measuring harness
 includes per call; see docs/calibration.md for how each value was fitted).
 Run from the repository root:  python3 scripts/make_calibration_csv.py
+With --new-chips it writes only traces/validation/new-chips.csv: the rows of
+chips whose configs new-chip made from data sheets (docs/new-chip.md).
+(The MLE collective rows and the GPTFAST tensor-parallel rows of
+calibration.csv were added by hand in the many-chips work and are not
+rebuilt here yet: run with --new-chips to leave calibration.csv as it is.)
 """
 import csv, re, sys
 
@@ -27,6 +32,14 @@ STREAM_ELEMS = 1 << 27
 CONFIG = {"A100-SXM4-80GB": "nvidia-a100-sxm-80gb", "H200": "nvidia-h200-sxm",
           "A100-80GB": "nvidia-a100-sxm-80gb"}
 
+# Chips whose configs `strata new-chip` made from a data sheet (configs/specs/):
+# their rows go to a second file, new-chips.csv, a check of the spec-sheet path
+# (docs/new-chip.md).  The gpu-benches "A100-40GB" is taken as the PCIe 40 GB
+# card (same 1555 GB/s HBM2 as the SXM4 40 GB).
+NEW_CONFIG = {"A100-40GB": "nvidia-a100-pcie-40gb", "H100-PCIe": "nvidia-h100-pcie",
+              "L40": "nvidia-l40", "A40": "nvidia-a40"}
+OUT_NEW = "traces/validation/new-chips.csv"
+
 def spec_for(r):
     wid, hw, wl, shape, dt, metric = r["id"], r["hardware"], r["workload"], r["shape_or_model"], r["dtype"], r["metric"]
     if wid.startswith("LLMC"):
@@ -47,7 +60,7 @@ def spec_for(r):
         return None
     if wid.startswith("UBENCH") and metric == "achieved_dram_bandwidth" and "gpu-stream" in wl:
         key = hw.split(" ")[0]
-        cfg = CONFIG.get(key)
+        cfg = CONFIG.get(key) or NEW_CONFIG.get(key)
         k = re.search(r"'(\w+)' kernel", wl)
         if cfg is None or k is None or k[1] not in STREAM:
             return None
@@ -77,6 +90,13 @@ def spec_for(r):
         return ("nvidia-a100-sxm-80gb-330w",
                 f"llm model=traces/models/{models[shape]}.json phase=decode batch=1 context=204 dtype=bf16 attn=naive{weights[dt]}",
                 0.0)
+    if wid.startswith("GPTFAST") and metric == "decode_throughput" and dt in weights and hw == "MI250X (one GCD)":
+        if shape != "Llama-2-7B":
+            return None
+        # the same gpt-fast decode (205-slot static cache, math SDPA) on one MI250X GCD
+        return ("amd-mi250x-gcd",
+                f"llm model=traces/models/llama-2-7b.json phase=decode batch=1 context=204 dtype=bf16 attn=naive{weights[dt]}",
+                0.0)
     if wid.startswith("LCPP4167") and metric in ("decode_throughput", "prefill_throughput"):
         import re as _re
         m = _re.match(r"Apple (M[12])( Pro| Max| Ultra)? \((\d+)-core GPU\)", hw)
@@ -99,18 +119,21 @@ def spec_for(r):
 def main():
     rows = list(csv.DictReader(open(SRC, newline="")))
     fields = list(rows[0].keys()) + ["config", "spec", "host_overhead_us"]
-    out = []
+    out, new = [], []
+    made = set(NEW_CONFIG.values()) | {"amd-mi250x-gcd"}
     for r in rows:
         s = spec_for(r)
         if s is None:
             continue
         r = dict(r)
         r["config"], r["spec"], r["host_overhead_us"] = s[0], s[1], f"{s[2]:g}"
-        out.append(r)
-    with open(OUT, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
-        w.writeheader()
-        w.writerows(out)
-    print(f"wrote {OUT}: {len(out)} rows", file=sys.stderr)
+        (new if s[0] in made else out).append(r)
+    outs = ((OUT_NEW, new),) if "--new-chips" in sys.argv else ((OUT, out), (OUT_NEW, new))
+    for path, rs in outs:
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rs)
+        print(f"wrote {path}: {len(rs)} rows", file=sys.stderr)
 
 main()

@@ -5,9 +5,9 @@
 
 static const struct {
     const char *name;
-    unsigned bits;
+    unsigned bits, scale_bits, block;
 } dtype_table[DT_COUNT] = {
-#define DTYPE_ROW_(e, name, bits) {name, bits},
+#define DTYPE_ROW_(e, name, bits, sbits, block) {name, bits, sbits, block},
     DTYPE_MAP(DTYPE_ROW_)
 #undef DTYPE_ROW_
 };
@@ -43,6 +43,8 @@ static const struct { const char *alias, *name; } dtype_alias[] = {
     {"float32", "fp32"},         {"float", "fp32"},            {"float64", "fp64"},
     {"double", "fp64"},          {"fp8", "fp8_e4m3"},          {"e4m3", "fp8_e4m3"},
     {"float8_e4m3fn", "fp8_e4m3"}, {"e5m2", "fp8_e5m2"},       {"float8_e5m2", "fp8_e5m2"},
+    {"fp4", "nvfp4"},            {"fp6", "mxfp6"},             {"mxfp6_e3m2", "mxfp6"},
+    {"mxfp6_e2m3", "mxfp6"},     {"mxfp4_e2m1", "mxfp4"},      {"nvfp4_e2m1", "nvfp4"},
 };
 
 int dtype_from_name(const char *name, enum dtype *out)
@@ -61,5 +63,9 @@ int dtype_from_name(const char *name, enum dtype *out)
 
 double dtype_bytes(enum dtype t, double count)
 {
-    return count * (double)dtype_bits(t) / 8.0;
+    if ((unsigned)t >= DT_COUNT)
+        return 0;
+    double bits = (double)dtype_table[t].bits +
+                  (double)dtype_table[t].scale_bits / (double)dtype_table[t].block;
+    return count * bits / 8.0;
 }

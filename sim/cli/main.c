@@ -34,6 +34,7 @@ static const struct verb {
     {"scalesim", cli_scalesim, cli_scalesim_usage},
     {"bench", cli_bench, cli_bench_usage},
     {"sweep", cli_sweep, cli_sweep_usage},
+    {"new-chip", cli_newchip, cli_newchip_usage},
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 

@@ -11,7 +11,7 @@
  * through diag_set() and cfg_load() returns -1; *out is written only on
  * success.
  *
- * This is the only file that includes yaml.h.  Nothing here is global; all
+ * This and spec.c (spec sheets for new-chip) are the files that include yaml.h.  Nothing here is global; all
  * memory is owned by one struct cfg_parse and released by cfg_parse_free()
  * on every path.
  */
@@ -608,7 +608,8 @@ static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GB
                                                "hop_latency_scale", "protocols", NULL};
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
-    "special_function_ops_per_cycle_per_unit", "matrix_paths", NULL};
+    "special_function_ops_per_cycle_per_unit", "matrix_paths",
+    "sparse_matrix_flops_per_cycle_per_unit", NULL};
 static const char *const matrix_path_names[MP_COUNT] = {
 #define MATRIX_PATH_NAME_(e, n) [e] = n,
     MATRIX_PATH_MAP(MATRIX_PATH_NAME_)
@@ -1402,6 +1403,25 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_dtype_rates(c, s, "compute", "vector_flops_per_cycle_per_unit",
                         h->vector_flops_per_cycle) != 0)
         return -1;
+    /* optional: the 2:4 sparse rates; a dtype must have a dense rate first */
+    if (lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit") >= 0) {
+        if (get_dtype_rates(c, s, "compute", "sparse_matrix_flops_per_cycle_per_unit",
+                            h->sparse_matrix_flops_per_cycle) != 0)
+            return -1;
+        int sv = lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit");
+        for (int k = c->nodes[sv].first; k >= 0; k = next_key(c, k)) {
+            enum dtype t;
+            if (dtype_from_name(node_text(c, k), &t) == 0 &&
+                h->sparse_matrix_flops_per_cycle[t] > 0 &&
+                h->sparse_matrix_flops_per_cycle[t] < h->matrix_flops_per_cycle[t])
+                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[k].line,
+                                "compute.sparse_matrix_flops_per_cycle_per_unit",
+                                "%s: %g is below the dense rate %g; a sparse rate counts the "
+                                "dense-equivalent FLOPs (data sheets: 2x dense)",
+                                node_text(c, k), h->sparse_matrix_flops_per_cycle[t],
+                                h->matrix_flops_per_cycle[t]);
+        }
+    }
     if (fill_family_block(c, root, h) != 0 || fill_levels(c, root, h) != 0 ||
         fill_matrix_paths(c, s, h) != 0)
         return -1;
@@ -1834,6 +1854,13 @@ double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t)
     if ((unsigned)t >= DT_COUNT)
         return 0;
     return (double)c->units * c->matrix_flops_per_cycle[t] * c->clock_hz;
+}
+
+double cfg_sparse_peak_flops(const struct hw_config *c, enum dtype t)
+{
+    if ((unsigned)t >= DT_COUNT)
+        return 0;
+    return (double)c->units * c->sparse_matrix_flops_per_cycle[t] * c->clock_hz;
 }
 
 double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t)

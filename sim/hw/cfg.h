@@ -102,6 +102,10 @@ struct hw_config {
     uint32_t units;                             /* number of compute units */
     double matrix_flops_per_cycle[DT_COUNT];    /* dense matrix-pipe FLOP/cycle/unit; 0 = unsupported */
     double vector_flops_per_cycle[DT_COUNT];    /* vector-pipe FLOP/cycle/unit (FMA = 2); 0 = unsupported */
+    double sparse_matrix_flops_per_cycle[DT_COUNT]; /* the matrix pipe on 2:4 structured-sparse
+                                                   operands, FLOP/cycle/unit counted as the data
+                                                   sheets do (the dense-equivalent FLOPs); 0 = no
+                                                   sparse path (a sparse GEMM runs dense) */
     /* family block: `threads` (gpu) or `systolic` (tpu, npu) */
     uint32_t max_threads_per_unit;              /* resident threads per unit */
     /* the matrix pipe of a unit is a systolic array of sa_rows x sa_cols
@@ -198,6 +202,7 @@ static inline const char *cfg_label(const struct hw_config *c)
 /* Peak rates derived from the config. */
 double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t); /* FLOP/s, 0 if unsupported */
 double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t); /* FLOP/s, 0 if unsupported */
+double cfg_sparse_peak_flops(const struct hw_config *c, enum dtype t); /* 2:4 sparse, FLOP/s, or 0 */
 double cfg_smem_bw(const struct hw_config *c);                          /* bytes/s, all units */
 
 #endif

@@ -13,6 +13,7 @@ void info_derive(const struct hw_config *c, struct info_out *o)
     memset(o, 0, sizeof *o);
     for (unsigned t = 0; t < DT_COUNT; t++) {
         o->matrix_flops[t] = cfg_matrix_peak_flops(c, (enum dtype)t);
+        o->sparse_flops[t] = cfg_sparse_peak_flops(c, (enum dtype)t);
         o->vector_flops[t] = cfg_vector_peak_flops(c, (enum dtype)t);
     }
     for (unsigned l = 0; l < c->nlevels; l++) {
@@ -26,17 +27,24 @@ void info_derive(const struct hw_config *c, struct info_out *o)
 
 void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
 {
-    char b1[32], b2[32];
+    char b1[32], b2[32], bs[32];
     fprintf(f, "%s (family %s, %s)\n", cfg_label(c), c->family, c->path);
     fprintf(f, "  %u compute units at %.0f MHz\n", c->units, c->clock_hz / 1e6);
-    fprintf(f, "\n  peak FLOP/s      matrix      vector\n");
+    int sparse = 0;
+    for (unsigned t = 0; t < DT_COUNT; t++)
+        sparse |= o->sparse_flops[t] > 0;
+    fprintf(f, "\n  peak FLOP/s      matrix      vector%s\n", sparse ? "     2:4 sparse" : "");
     for (unsigned t = 0; t < DT_COUNT; t++) {
         if (o->matrix_flops[t] <= 0 && o->vector_flops[t] <= 0)
             continue;
         report_fmt_si(b1, sizeof b1, o->matrix_flops[t], "FLOP/s");
         report_fmt_si(b2, sizeof b2, o->vector_flops[t], "FLOP/s");
-        fprintf(f, "  %-10s %14s %14s\n", dtype_name((enum dtype)t),
+        report_fmt_si(bs, sizeof bs, o->sparse_flops[t], "FLOP/s");
+        fprintf(f, "  %-10s %14s %14s", dtype_name((enum dtype)t),
                 o->matrix_flops[t] > 0 ? b1 : "-", o->vector_flops[t] > 0 ? b2 : "-");
+        if (sparse)
+            fprintf(f, " %14s", o->sparse_flops[t] > 0 ? bs : "-");
+        fputc('\n', f);
     }
     /* the ridge is shown for the widest-used training/inference type the
      * matrix pipe has (an int8-only NPU: int8) */
@@ -91,9 +99,12 @@ void *info_json_tree(const struct hw_config *c, const struct info_out *o)
     jout_add_num(root, "clock_hz", c->clock_hz);
     cJSON *mp = cJSON_AddObjectToObject(root, "matrix_peak_flops");
     cJSON *vp = cJSON_AddObjectToObject(root, "vector_peak_flops");
+    cJSON *sp = cJSON_AddObjectToObject(root, "sparse_matrix_peak_flops");
     cJSON *rp = cJSON_AddObjectToObject(root, "ridge_flop_per_byte");
     for (unsigned t = 0; t < DT_COUNT; t++) {
         const char *n = dtype_name((enum dtype)t);
+        if (o->sparse_flops[t] > 0)
+            jout_add_num(sp, n, o->sparse_flops[t]);
         if (o->matrix_flops[t] > 0) {
             jout_add_num(mp, n, o->matrix_flops[t]);
             cJSON *r = cJSON_AddObjectToObject(rp, n);

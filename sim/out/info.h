@@ -12,6 +12,7 @@
 
 struct info_out {
     double matrix_flops[DT_COUNT];      /* peak, FLOP/s */
+    double sparse_flops[DT_COUNT];      /* peak with 2:4 sparsity, FLOP/s (0: none) */
     double vector_flops[DT_COUNT];      /* peak, FLOP/s */
     double bw[HW_MAX_LEVELS];           /* peak bandwidth per level (config order), bytes/s (0 = none) */
     double bw_achievable[HW_MAX_LEVELS];/* after calibrated efficiencies, bytes/s */

@@ -153,6 +153,7 @@ static const struct op_field op_fields[] = {
     {OP_GEMM, "k", F_SIZE, 1, U_(gemm.k), 0},
     {OP_GEMM, "batch", F_SIZE, 0, U_(gemm.batch), 1},
     {OP_GEMM, "weights", F_WFMT, 0, U_(gemm.weights), WF_NONE},
+    {OP_GEMM, "sparse", F_BOOL, 0, U_(gemm.sparse), 0},
     {OP_ATTENTION, "batch", F_SIZE, 1, U_(attn.batch), 0},
     {OP_ATTENTION, "heads", F_SIZE, 1, U_(attn.heads), 0},
     {OP_ATTENTION, "q_len", F_SIZE, 1, U_(attn.q_len), 0},

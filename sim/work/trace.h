@@ -150,6 +150,9 @@ struct op {
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
             enum wfmt weights;          /* storage of B when quantised (WF_NONE: dtype) */
+            int sparse;                 /* B is 2:4 structured-sparse (compressed: half its
+                                         * values plus 2-bit indices); the FLOPs stay the
+                                         * dense product's, as data sheets count them */
         } gemm;
         struct {
             uint64_t batch, heads, kv_heads, q_len, kv_len, head_dim;

@@ -1,0 +1,62 @@
+/* spec.h: a chip's data-sheet figures and its architecture's defaults, the
+ * inputs of `strata new-chip` (configs/specs/README.md).
+ *
+ * Both files are YAML mappings whose leaves are {value: V, source: "..."}.
+ * spec_load() reads a chip file and the family file its `architecture`
+ * names (families/ARCH.yaml beside it), checks keys, types and ranges, and
+ * keeps every value with its source and line.  spec_write_config() turns
+ * them into a hardware config (configs/README.md) whose every line says
+ * where its value came from.
+ */
+#ifndef STRATA_SPEC_H
+#define STRATA_SPEC_H
+
+#include <stdio.h>
+
+#include "diag.h"
+#include "dtype.h"
+
+#define SPEC_SOURCE 400
+
+/* One value and where it came from. */
+struct spec_val {
+    int present;
+    double num;                 /* numbers */
+    char str[96];               /* strings (name, type, kind) */
+    char source[SPEC_SOURCE];
+    int line;
+};
+
+/* Data-sheet dtype keys: fp4, fp6, fp8, int8, int4, fp16, bf16, tf32, fp32, fp64. */
+#define SPEC_NDT 10
+
+struct spec {
+    char path[512], family_path[600];
+    struct spec_val name, chip, vendor, architecture, process, tdp_W, units, boost_clock_MHz;
+    struct spec_val dense[SPEC_NDT], sparse[SPEC_NDT], vector[SPEC_NDT];
+    struct spec_val mem_type, mem_capacity_GB, mem_bandwidth_GBps;
+    struct spec_val l2_MiB, llc_MiB, smem_per_unit_KiB;
+    struct spec_val host_kind, host_gen, host_lanes, host_bandwidth_GBps;
+    struct spec_val peer_kind, peer_links, peer_bandwidth_GBps;
+    /* the family file */
+    struct spec_val f_family, f_max_threads, f_max_ctas, f_registers_KiB, f_smem_KiB, f_smem_name,
+        f_smem_bpc, f_sfu, f_l2_MiB_per_unit, f_l2_bpc, f_l2_latency_ns, f_l2_port, f_llc_bpc,
+        f_llc_latency_ns, f_dram_latency_ns, f_dram_frac, f_dram_rw, f_dram_loaded_ns,
+        f_host_latency_ns, f_peer_latency_ns, f_kernel_overhead_ns, f_matrix_frac, f_vector_frac,
+        f_inflight;
+    unsigned npaths;
+    char path_name[8][16];
+    struct spec_val path_frac[8];
+    struct spec_val f_vector_ratio[SPEC_NDT];
+};
+
+/* The data-sheet dtype key i ("fp4", ...). */
+const char *spec_dtype_key(unsigned i);
+
+int spec_load(const char *path, struct spec *s, struct diag *d);
+/* Writes the config to f.  Warnings (values outside the plausible range of
+ * their kind, with the likely unit mistake) go to warn, the summary of what
+ * was derived and guessed to summary (either may be NULL). */
+void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary);
+
+#endif
