@@ -50,6 +50,16 @@ out=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json
 wi=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --quiet)
 echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with 5 what-if re-simulations $wi ms (no gnuplot rendering)"
 unset STRATA_GNUPLOT
+# a design-space sweep: 10,000 H100 variants of the decode step on 2 threads
+t0=$(date +%s%N)
+$S sweep --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --vary dram.bandwidth=1TB/s..8TB/s:100 \
+  --vary l2.capacity=10MiB..200MiB:100g -j2 --no-progress --csv "$T/sweep.csv" 2>/dev/null
+t1=$(date +%s%N)
+awk -v a="$t0" -v b="$t1" 'BEGIN { printf "sweep: 10000 points of the decode step on H100 variants, -j2: %.1f s (%.2f ms a point)\n", (b - a) / 1e9, (b - a) / 1e6 / 10000 }'
+# refitting the A100's three DRAM efficiencies to its six stream rows
+ms=$(timeit 3 $S calibrate --hw configs/nvidia-a100-sxm-80gb.yaml --data traces/validation/calibration.csv \
+  --fit efficiency.dram,efficiency.dram_rw,efficiency.dram_latency --rows 'UBENCH-00*')
+echo "calibrate: three A100 DRAM values on six rows: $ms ms wall"
 ms=$(timeit 5 $S validate --data "$T/gemm.csv" --quiet)
 echo "LLMC GEMM sweep (20 shapes, A100): $ms ms wall for all 20"
 ms=$(timeit 3 $S validate --data traces/validation/calibration.csv --quiet)

@@ -42,7 +42,7 @@ int main(void)
          * every row within 25% but GPTFAST-026 (checked below) */
         {"GPTFAST/decode-tp", 0.10, 0.35},
     };
-    struct validate_opts o = {"traces/validation/calibration.csv", "configs", "."};
+    struct validate_opts o = {.data = "traces/validation/calibration.csv", .configs = "configs", .root = "."};
     struct validate_result r;
     struct diag d;
     memset(&d, 0, sizeof d);
@@ -103,7 +103,7 @@ int main(void)
      * were fitted to gpu-stream init, scale and read (UBENCH-025..027); the
      * triad, 1pt and 3pt rows check them.  The 3-point stencil reads each
      * element's neighbours, which the streaming model does not see (+26%). */
-    struct validate_opts om = {"traces/validation/amd-mi210.csv", "configs", "."};
+    struct validate_opts om = {.data = "traces/validation/amd-mi210.csv", .configs = "configs", .root = "."};
     memset(&d, 0, sizeof d);
     rc = validate_run(&om, &r, &d);
     CHECK_EQ_INT(rc, 0);
@@ -131,7 +131,7 @@ int main(void)
                        "config,spec,host_overhead_us\n"
                        "X-1,h,w,s,bf16,1,latency,1,ms,src,,nvidia-a100-sxm-80gb,"
                        "gemm m=1125899906842624 n=1125899906842624 k=1 dtype=bf16,0\n");
-    struct validate_opts o2 = {csv, "configs", "."};
+    struct validate_opts o2 = {.data = csv, .configs = "configs", .root = "."};
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(validate_run(&o2, &r, &d), -1);
     CHECK_EQ_INT(d.line, 2);
@@ -178,7 +178,7 @@ int main(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(csv, sizeof csv, "%s/bad%zu.csv", dir, i);
         tu_write_file(csv, bad[i].csv);
-        struct validate_opts ob = {csv, "configs", "."};
+        struct validate_opts ob = {.data = csv, .configs = "configs", .root = "."};
         memset(&d, 0, sizeof d);
         memset(&r, 0, sizeof r);
         int brc = validate_run(&ob, &r, &d);
@@ -193,7 +193,7 @@ int main(void)
     static const char nul_csv[] = "id,metric,value,unit\nX\0-1,latency,1,ms\n";
     snprintf(csv, sizeof csv, "%s/nul.csv", dir);
     tu_write_bytes(csv, nul_csv, sizeof nul_csv - 1);
-    struct validate_opts on = {csv, "configs", "."};
+    struct validate_opts on = {.data = csv, .configs = "configs", .root = "."};
     memset(&d, 0, sizeof d);
     memset(&r, 0, sizeof r);
     CHECK_EQ_INT(validate_run(&on, &r, &d), -1);

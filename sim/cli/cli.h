@@ -18,12 +18,13 @@ int cli_plot(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_newchip(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 
 /* Each verb's usage lines, defined next to its option list in its own file;
  * `strata VERB --help` and `strata --help` print the same text. */
 extern const char cli_run_usage[], cli_info_usage[], cli_gen_usage[], cli_validate_usage[],
     cli_plot_usage[], cli_import_usage[], cli_fit_usage[], cli_compare_usage[],
-    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[], cli_newchip_usage[];
+    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[], cli_newchip_usage[], cli_calibrate_usage[];
 
 /* One option of a verb, parsed with getopt_long.  name is the long
  * spelling without "--" (NULL: short only), letter the short one (0: long

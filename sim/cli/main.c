@@ -35,6 +35,7 @@ static const struct verb {
     {"bench", cli_bench, cli_bench_usage},
     {"sweep", cli_sweep, cli_sweep_usage},
     {"new-chip", cli_newchip, cli_newchip_usage},
+    {"calibrate", cli_calibrate, cli_calibrate_usage},
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 

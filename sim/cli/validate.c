@@ -4,22 +4,134 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "calib.h"
+#include "cfg.h"
+#include "check.h"
 #include "cli.h"
 #include "diag.h"
 #include "validate.h"
 
 const char cli_validate_usage[] =
-    "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json] [--quiet]\n";
+    "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json] [--quiet]\n"
+    "                  [--rows ID,PREFIX*] [--leave-one-chip-out --fit KEY[,KEY...]]\n";
+
+/* median and worst |err| of the rows of config cfg (and group grp, if not NULL) */
+static unsigned stats(const struct validate_result *r, const char *cfg, const char *grp,
+                      double *med, double *worst)
+{
+    double *e = sim_xcalloc(r->nrows + 1, sizeof *e);
+    unsigned n = 0;
+    for (uint32_t i = 0; i < r->nrows; i++)
+        if (strcmp(r->rows[i].config, cfg) == 0 && (grp == NULL || strcmp(r->rows[i].group, grp) == 0))
+            e[n++] = fabs(r->rows[i].err);
+    *med = *worst = 0;
+    if (n > 0) {
+        gsl_sort(e, 1, n);
+        *med = gsl_stats_median_from_sorted_data(e, 1, n);
+        *worst = e[n - 1];
+    }
+    free(e);
+    return n;
+}
+
+/* Fit the keys on every chip but one, predict that one; for each chip. */
+static int leave_one_out(const struct validate_opts *vo, const char *fit, FILE *txt)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct validate_result all;
+    if (validate_run(vo, &all, &d) != 0)
+        return cli_fail(&d);
+    char (*chips)[64] = sim_xcalloc(all.nrows + 1, sizeof *chips);
+    unsigned nchips = 0;
+    for (uint32_t i = 0; i < all.nrows; i++) {
+        unsigned k = 0;
+        while (k < nchips && strcmp(chips[k], all.rows[i].config) != 0)
+            k++;
+        if (k == nchips)
+            snprintf(chips[nchips++], sizeof chips[0], "%s", all.rows[i].config);
+    }
+    fprintf(txt, "leave one chip out: %s fitted on the other chips' rows, then the chip's rows "
+                 "predicted\n\n%-28s %-22s %5s %17s %17s  %s\n", fit, "chip (held out)", "group",
+            "rows", "as shipped med/max", "held out med/max", "fitted on the others");
+    int rc = 0;
+    for (unsigned c = 0; c < nchips && rc == 0; c++) {
+        static struct calib_opts o;
+        memset(&o, 0, sizeof o);
+        if (calib_parse_keys(&o, fit, &d) != 0) {
+            rc = cli_fail(&d);
+            break;
+        }
+        o.vo = *vo;
+        o.vo.skip_config = chips[c];
+        /* start values: the first other chip config (not a system file) */
+        char start[1100] = "";
+        for (uint32_t i = 0; i < all.nrows && start[0] == '\0'; i++)
+            if (strcmp(all.rows[i].config, chips[c]) != 0 &&
+                strncmp(all.rows[i].config, "systems/", 8) != 0)
+                snprintf(start, sizeof start, "%s/%s.yaml", vo->configs, all.rows[i].config);
+        if (start[0] == '\0') {
+            fprintf(txt, "%-28.28s (no other chip config to fit on)\n", chips[c]);
+            continue;
+        }
+        o.start_config = start;
+        struct calib_result r;
+        if (calib_fit(&o, &r, &d) != 0) {
+            rc = cli_fail(&d);
+            break;
+        }
+        struct cfg_sets sets;
+        struct validate_opts one = *vo;
+        one.only_config = chips[c];
+        one.sets = &sets;
+        struct validate_result held;
+        if (calib_sets(&o, &sets, &d) != 0 || validate_run(&one, &held, &d) != 0) {
+            calib_result_free(&r);
+            rc = cli_fail(&d);
+            break;
+        }
+        char vals[300] = "";
+        size_t used = 0;
+        for (unsigned i = 0; i < o.nparams && used < sizeof vals; i++)
+            used += (size_t)snprintf(vals + used, sizeof vals - used, "%s%.4g", i ? ", " : "",
+                                     o.p[i].value);
+        /* per group of the chip, then the chip */
+        for (uint32_t i = 0; i < held.nrows; i++) {
+            int first = 1;
+            for (uint32_t j = 0; j < i; j++)
+                first &= strcmp(held.rows[j].group, held.rows[i].group) != 0;
+            if (!first)
+                continue;
+            double m0, w0, m1, w1;
+            unsigned n = stats(&all, chips[c], held.rows[i].group, &m0, &w0);
+            stats(&held, chips[c], held.rows[i].group, &m1, &w1);
+            fprintf(txt, "%-28.28s %-22.22s %5u %7.1f%% %7.1f%%  %7.1f%% %7.1f%%  %s\n", chips[c],
+                    held.rows[i].group, n, 100 * m0, 100 * w0, 100 * m1, 100 * w1, vals);
+        }
+        calib_result_free(&r);
+        validate_free(&held);
+    }
+    free(chips);
+    validate_free(&all);
+    return rc;
+}
 
 int cli_validate(int argc, char **argv)
 {
     struct validate_opts vo;
     memset(&vo, 0, sizeof vo);
-    const char *configs = NULL, *js = NULL;
-    int quiet = 0;
+    const char *configs = NULL, *js = NULL, *fit = NULL;
+    int quiet = 0, loo = 0;
     const struct cli_opt opts[] = {
         {"data", 0, &vo.data, NULL}, {"configs", 0, &configs, NULL},
         {"json", 0, &js, NULL},      {"quiet", 0, NULL, &quiet},
+        {"rows", 0, &vo.ids, NULL},  {"leave-one-chip-out", 0, NULL, &loo},
+        {"fit", 0, &fit, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("validate", cli_validate_usage, opts, argc, argv, NULL);
@@ -40,6 +152,14 @@ int cli_validate(int argc, char **argv)
     else
         snprintf(root, sizeof root, ".");
     vo.root = root;
+    if (loo || fit != NULL) {
+        if (!loo || fit == NULL) {
+            fprintf(stderr, "strata validate: --leave-one-chip-out needs --fit KEYS (and --fit "
+                            "goes with it)\n");
+            return 2;
+        }
+        return leave_one_out(&vo, fit, stdout);
+    }
     struct diag d;
     memset(&d, 0, sizeof d);
     struct validate_result res;

@@ -1103,7 +1103,8 @@ static int child_map(struct cfg_parse *c, int map, const char *name, int line)
 
 /* Writes override s (number k of the load) into the tree under root.  Its
  * nodes get line -(k + 1), so a later check that fails on it can name it. */
-static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int k)
+static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int k,
+                     double *read_out, char *read_key, size_t read_n)
 {
     const int line = -(k + 1);
     char parts[4][96];
@@ -1142,14 +1143,18 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         for (size_t i = 0; i < sizeof sections / sizeof sections[0] && !found; i++)
             if (strcmp(parts[0], sections[i].name) == 0) {
                 found = 1;
-                map = child_map(c, root, parts[0], line);
+                map = read_out != NULL ? lookup(c, root, parts[0]) : child_map(c, root, parts[0], line);
+                if (read_out != NULL && map < 0)
+                    return set_fail(c, s, DIAG_E_MISSING, "the config has no section %s", parts[0]);
                 allowed = sections[i].keys;
             }
-        if (!found) {
+        /* a level by its name, else the first level of that kind (so
+         * `dram.efficiency.bandwidth_fraction` finds an MI210's `hbm`) */
+        for (int by_kind = 0; by_kind < 2 && !found; by_kind++) {
             int seq = lookup(c, root, "levels");
             for (int m = seq >= 0 && c->nodes[seq].kind == NODE_SEQUENCE ? c->nodes[seq].first : -1;
                  m >= 0 && !found; m = c->nodes[m].next) {
-                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, "name") : -1;
+                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, by_kind ? "kind" : "name") : -1;
                 if (nv < 0 || c->nodes[nv].kind != NODE_SCALAR ||
                     strcmp(node_text(c, nv), parts[0]) != 0)
                     continue;
@@ -1190,7 +1195,13 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         for (int i = first; i < np - 1; i++) {
             if (!in_list(allowed, parts[i]) && allowed != NULL)
                 return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here", parts[i]);
-            map = child_map(c, map, parts[i], line);
+            if (read_out != NULL) {
+                map = lookup(c, map, parts[i]);
+                if (map < 0)
+                    return set_fail(c, s, DIAG_E_MISSING, "the config has no '%s' here", parts[i]);
+            } else {
+                map = child_map(c, map, parts[i], line);
+            }
             if (map == -1)
                 return set_fail(c, s, DIAG_E_TYPE, "'%s' is not a mapping in the config",
                                 parts[i]);
@@ -1201,6 +1212,28 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         }
     }
     const char *leaf = parts[np - 1];
+    if (read_out != NULL) {
+        /* read mode: the leaf as it is in the file, under any unit suffix */
+        for (int kk = c->nodes[map].first; kk >= 0; kk = next_key(c, kk)) {
+            const char *t = node_text(c, kk);
+            const struct key_unit *tu = key_unit_of(t);
+            size_t stem = strlen(t) - (tu ? strlen(tu->suffix) : 0);
+            if (strcmp(t, leaf) != 0 && !(tu != NULL && strlen(leaf) == stem &&
+                                          strncmp(t, leaf, stem) == 0))
+                continue;
+            int vn = c->nodes[kk].next;
+            if (c->nodes[vn].kind != NODE_SCALAR || num_parse(node_text(c, vn), read_out) != 0)
+                return set_fail(c, s, DIAG_E_TYPE, "'%s' is not a number in the config", t);
+            char full[400] = "";
+            size_t used = 0;
+            for (int i = 0; i + 1 < np; i++)
+                used += (size_t)snprintf(full + used, sizeof full - used, "%s.", parts[i]);
+            snprintf(full + used, sizeof full - used, "%s", t);
+            snprintf(read_key, read_n, "%s", full);
+            return 0;
+        }
+        return set_fail(c, s, DIAG_E_MISSING, "the config gives no value for %s", s->key);
+    }
 
     struct qty q;
     if (qty_parse(s->value, &q) != 0)
@@ -1307,7 +1340,7 @@ static int apply_sets(struct cfg_parse *c, int root, const struct cfg_sets *sets
     if (c->nodes[root].kind != NODE_MAPPING)
         return 0; /* fill_config reports it */
     for (unsigned k = 0; k < sets->n; k++)
-        if (apply_set(c, root, &sets->set[k], (int)k) != 0)
+        if (apply_set(c, root, &sets->set[k], (int)k, NULL, NULL, 0) != 0)
             return -1;
     return 0;
 }
@@ -1896,6 +1929,28 @@ int cfg_level_index(const struct hw_config *c, const char *name)
         if (strcmp(c->level[i].name, name) == 0)
             return (int)i;
     return -1;
+}
+
+int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
+                   struct diag *d)
+{
+    struct cfg_parse c = {.path = path, .d = d};
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    if (read_file(&c, &buf, &len) != 0)
+        return -1;
+    int root = build_tree(&c, buf, len), rc = root < 0 ? -1 : 0;
+    struct cfg_set one;
+    memset(&one, 0, sizeof one);
+    snprintf(one.key, sizeof one.key, "%s", key);
+    snprintf(one.origin, sizeof one.origin, "--fit");
+    if (rc == 0 && c.nodes[root].kind != NODE_MAPPING)
+        rc = diag_set(d, DIAG_E_TYPE, path, 1, "", "not a config");
+    if (rc == 0)
+        rc = apply_set(&c, root, &one, 0, value, full_key, n);
+    free(buf);
+    cfg_parse_free(&c);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- overlays */

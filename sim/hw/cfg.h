@@ -193,6 +193,10 @@ int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d);
 /* cfg_load with sets applied (sets may be NULL or empty). */
 int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_config *out,
                   struct diag *d);
+/* The number a key (as --set names it) has in the chip config at path, and
+ * the key with its unit suffix ("dram.efficiency.loaded_latency_ns"). */
+int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
+                   struct diag *d);
 /* What reports call the chip: the variant when overrides were applied. */
 static inline const char *cfg_label(const struct hw_config *c)
 {

@@ -36,7 +36,7 @@
 
 #define VAL_MAX_COLS 32
 #define VAL_MAX_LINE 8192
-#define VAL_MAX_CONFIGS 16
+#define VAL_MAX_CONFIGS 128  /* configs one CSV may name */
 
 /* Split one CSV line (RFC 4180 quotes) in place.  Returns field count or -1. */
 static int csv_split(char *line, char **cols, int max)
@@ -554,6 +554,10 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             res->skipped++;
             continue;
         }
+        if ((vo->only_config != NULL && strcmp(col[c_cfg], vo->only_config) != 0) ||
+            (vo->skip_config != NULL && strcmp(col[c_cfg], vo->skip_config) == 0) ||
+            !validate_id_match(vo->ids, col[c_id]))
+            continue;
         struct val_row row;
         memset(&row, 0, sizeof row);
         snprintf(row.id, sizeof row.id, "%s", col[c_id]);
@@ -604,7 +608,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             }
             char path[1024];
             snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, row.config);
-            int sr = sys_load(path, &cfgs[ci].sys, d);
+            int sr = sys_load_with(path, vo->sets, &cfgs[ci].sys, d);
             if (sr < 0) {
                 if (d->line == 0 && d->code == DIAG_E_IO) {
                     diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
@@ -666,6 +670,22 @@ out:
     if (rc != 0)
         validate_free(res);
     return rc;
+}
+
+int validate_id_match(const char *list, const char *id)
+{
+    if (list == NULL || list[0] == '\0')
+        return 1;
+    for (const char *p = list; *p != '\0';) {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && p[n - 1] == '*' ? strncmp(id, p, n - 1) == 0
+                                    : (strlen(id) == n && strncmp(id, p, n) == 0))
+            return 1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
 }
 
 void validate_free(struct validate_result *r)

@@ -7,10 +7,16 @@
 
 #include "diag.h"
 
+struct cfg_sets;
 struct validate_opts {
     const char *data;       /* measurements CSV */
     const char *configs;    /* directory of <config>.yaml */
     const char *root;       /* directory model paths in specs are relative to */
+    /* for calibrate and --leave-one-chip-out (all optional): */
+    const struct cfg_sets *sets;    /* overrides applied to every config */
+    const char *only_config;        /* run only the rows of this config column value */
+    const char *skip_config;        /* run all rows but this config's */
+    const char *ids;                /* comma-separated ids or prefixes ending in '*' */
 };
 
 /* One compared row; err = predicted / measured - 1. */
@@ -39,6 +45,8 @@ struct validate_group {
 };
 
 int validate_run(const struct validate_opts *o, struct validate_result *r, struct diag *d);
+/* Does id match the list ("UBENCH-001,UBENCH-00*"; NULL or "" matches all)? */
+int validate_id_match(const char *list, const char *id);
 void validate_free(struct validate_result *r);
 /* Per group (id prefix) statistics; returns the number of groups filled. */
 int validate_groups(const struct validate_result *r, struct validate_group *g, int max);
