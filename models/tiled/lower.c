@@ -107,6 +107,8 @@ struct gemm_shape {
     double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
     double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
     double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
+    double math_scale;          /* matrix-pipe time per FLOP relative to dense: dense rate /
+                                 * 2:4 sparse rate for a sparse B on a chip with that path */
 };
 
 /* Widest load (1, 2, 4, 8 or 16 bytes) a GEMM kernel can use: the row
@@ -144,9 +146,9 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
 
     /* the padded tile on a GPU; on a systolic unit, the folds of the rows
      * the tile really streams */
-    double mstep = c->sa_rows == 0 ? 2.0 * tm * tn * (double)tk
-                                   : unit_systolic_flops(c, rows_a, tk, tn) +
-                                         unit_systolic_fill_flops(c) / steps;
+    double mstep = (c->sa_rows == 0 ? 2.0 * tm * tn * (double)tk
+                                    : unit_systolic_flops(c, rows_a, tk, tn) +
+                                          unit_systolic_fill_flops(c) / steps) * s->math_scale;
     /* quick estimate, only to choose */
     double cta_flops = mstep * steps;
     double per_unit = unit_gemm_simt(c, s->dt) ? unit_vector_rate(c, unit_simt_type(c, s->dt))
@@ -301,6 +303,7 @@ static double out_bytes_for(enum dtype t)
     case DT_FP32: case DT_TF32: return 4;
     case DT_FP16: case DT_BF16:                 /* 16-bit out */
     case DT_FP8_E4M3: case DT_FP8_E5M2: case DT_INT8: case DT_INT4: /* dequantised to 16-bit */
+    case DT_MXFP6: case DT_NVFP4: case DT_MXFP4:
     case DT_COUNT:
         break;
     }
@@ -565,7 +568,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
 static void attn_bmm(const struct hw_config *c, struct kplan *k, const char *what, uint64_t m,
                      uint64_t n, uint64_t kk, uint64_t batch, enum dtype dt, double eb, double beb)
 {
-    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0};
+    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0, 1.0};
     plan_gemm(c, k, &g);
     snprintf(k->what, sizeof k->what, "%s", what);
 }
@@ -692,8 +695,8 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     case OP_GEMM: {
         const uint64_t m = o->u.gemm.m, nn = o->u.gemm.n, k = o->u.gemm.k, b = o->u.gemm.batch;
         double ob = out_bytes_for(o->dtype);
-        struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0};
-        struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0};
+        struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0, 1.0};
+        struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0, 1.0};
         if (c->sa_rows == 0) {
             da.load_frac = gemm_load_frac(da.n, da.k, eb);
             db.load_frac = gemm_load_frac(db.n, db.k, eb);
@@ -765,7 +768,17 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         enum wfmt wf = o->u.gemm.weights;
         struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                                o->dtype, out_bytes_for(o->dtype),
-                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0};
+                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0,
+                               1.0};
+        if (o->u.gemm.sparse) {
+            /* 2:4 compressed B: half the values and a 2-bit index per kept
+             * one (1 bit per dense element); the sparse tensor-core path
+             * skips the zeros where the chip has one */
+            s.b_bytes = 0.5 * s.b_bytes + 1.0 / 8.0;
+            enum dtype mt = unit_matrix_type(c, o->dtype);
+            if (c->sparse_matrix_flops_per_cycle[mt] > 0)
+                s.math_scale = c->matrix_flops_per_cycle[mt] / c->sparse_matrix_flops_per_cycle[mt];
+        }
         /* the narrow-load rule is about GPU libraries' kernels; a systolic
          * chip's DMA and quantised weights (packed blocks) are not bound by it */
         if (c->sa_rows == 0 && wf == WF_NONE)

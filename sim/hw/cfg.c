@@ -1931,15 +1931,23 @@ int cfg_level_index(const struct hw_config *c, const char *name)
     return -1;
 }
 
+/* Reads path into c's tree; returns its root, or -1 with *c->d filled.
+ * The caller frees *buf and the parse. */
+static int parse_file(struct cfg_parse *c, unsigned char **buf)
+{
+    size_t len = 0;
+    *buf = NULL;
+    if (read_file(c, buf, &len) != 0)
+        return -1;
+    return build_tree(c, *buf, len);
+}
+
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
                    struct diag *d)
 {
     struct cfg_parse c = {.path = path, .d = d};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (read_file(&c, &buf, &len) != 0)
-        return -1;
-    int root = build_tree(&c, buf, len), rc = root < 0 ? -1 : 0;
+    unsigned char *buf;
+    int root = parse_file(&c, &buf), rc = root < 0 ? -1 : 0;
     struct cfg_set one;
     memset(&one, 0, sizeof one);
     snprintf(one.key, sizeof one.key, "%s", key);
@@ -1964,11 +1972,8 @@ int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d)
 {
     static const char *const overlay_keys[] = {"base", "set", NULL};
     struct cfg_parse c = {.path = path, .d = d};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (read_file(&c, &buf, &len) != 0)
-        return -1;
-    int root = build_tree(&c, buf, len), rc = root < 0 ? -1 : 0;
+    unsigned char *buf;
+    int root = parse_file(&c, &buf), rc = root < 0 ? -1 : 0;
     if (rc == 0 && c.nodes[root].kind != NODE_MAPPING)
         rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[root].line, "",
                       "an overlay is a mapping {base, set}");
