@@ -15,9 +15,13 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v gnuplot >/dev/null || need+=(gnuplot-nox)
 if [ "${1:-}" = --test ]; then
   command -v chromium >/dev/null || need+=(chromium)
-  # the MPI sweep driver's test (tests/test_cli_sweep.c)
-  command -v mpicc >/dev/null || need+=(libopenmpi-dev)
-  command -v mpirun >/dev/null || need+=(openmpi-bin)
+fi
+# optional: Open MPI for strata-mpi and its test (tests/test_cli_sweep.c); the
+# build and the other tests go on without it
+want=()
+if [ "${1:-}" = --test ]; then
+  command -v mpicc >/dev/null || want+=(libopenmpi-dev)
+  command -v mpirun >/dev/null || want+=(openmpi-bin)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -28,4 +32,11 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ ${#want[@]} -gt 0 ] && [ "$(id -u)" -eq 0 ]; then
+  echo "strata: installing ${want[*]} (optional: the MPI sweep driver)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  { [ ${#need[@]} -gt 0 ] || apt-get update -qq; } &&
+    apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null ||
+    echo "strata: could not install ${want[*]}; strata-mpi is not built and its test is skipped" >&2
 fi

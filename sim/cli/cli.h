@@ -19,12 +19,13 @@ int cli_bench(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_newchip(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
+int cli_list(int argc, char **argv);
 
 /* Each verb's usage lines, defined next to its option list in its own file;
  * `strata VERB --help` and `strata --help` print the same text. */
 extern const char cli_run_usage[], cli_info_usage[], cli_gen_usage[], cli_validate_usage[],
     cli_plot_usage[], cli_import_usage[], cli_fit_usage[], cli_compare_usage[],
-    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[], cli_newchip_usage[], cli_calibrate_usage[];
+    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[], cli_newchip_usage[], cli_calibrate_usage[], cli_list_usage[];
 
 /* One option of a verb, parsed with getopt_long.  name is the long
  * spelling without "--" (NULL: short only), letter the short one (0: long
@@ -63,6 +64,10 @@ struct cfg_sets;
 int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *sets);
 /* Usage line of those two options, for the verbs' usage texts. */
 #define CLI_SET_USAGE "[--set KEY=VALUE ...] [--hw-overlay FIT.yaml]"
+/* --hw NAME / --model NAME: a path, or a shipped config, system or model
+ * by name (names.c); the path in out.  0, or 1 after printing why not
+ * (none, or several that match). */
+int cli_find(const char *verb, const char *opt, const char *arg, int models, char *out, size_t n);
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

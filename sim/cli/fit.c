@@ -56,6 +56,16 @@ int cli_fit(int argc, char **argv)
     int rc = cli_parse("fit", cli_fit_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
+    char hw_path[1600];
+    if (hw != NULL && cli_find("fit", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+        return 1;
+    if (hw != NULL)
+        hw = hw_path;
+    char model_path[1600];
+    if (model != NULL && cli_find("fit", "--model", model, 1, model_path, sizeof model_path) != 0)
+        return 1;
+    if (model != NULL)
+        model = model_path;
     if (hw == NULL || model == NULL || phase == NULL) {
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
@@ -88,6 +98,9 @@ int cli_fit(int argc, char **argv)
         (prompt && parse_count("--prompt", prompt, 1, &s.prompt)) ||
         (context && parse_count("--context", context, 0, &s.context)))
         return 2;
+    if (prompt != NULL && s.phase == LLM_DECODE)
+        fprintf(stderr, "strata fit: warning: --prompt applies to prefill and train; decode's KV "
+                        "cache is --context%s\n", context == NULL ? " (not given: empty)" : "");
     if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
         fprintf(stderr, "strata fit: --dtype: unknown dtype '%s'\n", dtype);
         return 2;
@@ -121,7 +134,14 @@ int cli_fit(int argc, char **argv)
     fit_budget(&cfg, &c, &s, train, &f);
     FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the table moves aside */
     char a[32], b[32];
-    fprintf(txt, "strata fit: %s (%.2f B params) %s on %s", model, f.params / 1e9, phase, cfg.name);
+    fprintf(txt, "strata fit: %s (%.2f B params) %s on %s, batch %llu%s, ", model, f.params / 1e9,
+            phase, cfg_label(&cfg), (unsigned long long)s.batch, batch ? "" : " (default)");
+    if (s.phase == LLM_DECODE)
+        fprintf(txt, "KV cache of %llu tokens%s", (unsigned long long)s.context + 1,
+                context ? "" : " (no --context: the step's own token only)");
+    else
+        fprintf(txt, "%llu-token sequences%s", (unsigned long long)(s.prompt + s.context),
+                prompt ? "" : " (default --prompt 2048)");
     if (tp > 1 || dp > 1)
         fprintf(txt, ", per rank of TP %llu x DP %llu%s%s", (unsigned long long)tp,
                 (unsigned long long)dp, zero ? ", ZeRO-" : "", zero ? (zero == 1 ? "1" : zero == 2 ? "2" : "3") : "");

@@ -66,6 +66,11 @@ int cli_gen(int argc, char **argv)
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
     if (rc >= 0)
         return rc;
+    char model_path[1600];
+    if (model != NULL && cli_find("gen llm", "--model", model, 1, model_path, sizeof model_path) != 0)
+        return 1;
+    if (model != NULL)
+        model = model_path;
     if (model == NULL || phase == NULL || outp == NULL) {
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
@@ -82,6 +87,14 @@ int cli_gen(int argc, char **argv)
     }
     if (s.phase != LLM_DECODE)
         s.prompt = 512;
+    /* flags that do not apply to the phase: said, not silently dropped */
+    if (prompt != NULL && s.phase == LLM_DECODE)
+        fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
+                        "step's KV cache length is --context%s\n",
+                context == NULL ? " (not given: an empty cache)" : "");
+    if (context != NULL && s.phase == LLM_TRAIN)
+        fprintf(stderr, "strata gen llm: warning: --context does not apply to train (a training "
+                        "step has no KV cache; its sequence length is --prompt)\n");
     if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
         (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
         (context && parse_u64("--context", context, 0, &s.context)))
@@ -147,10 +160,15 @@ int cli_gen(int argc, char **argv)
         diag_print(&d, stderr);
     else { /* with -o -, stdout holds the trace */
         FILE *msg = cli_is_stdout(outp) ? stderr : stdout;
-        fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu, %llu new tokens, %llu cached, %.3g B params\n",
+        fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu%s, %llu new tokens%s, %llu cached%s, "
+                     "%.3g B params\n",
                outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : s.phase == LLM_TRAIN ? "train" : "prefill",
-               (unsigned long long)s.batch, (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
-               (unsigned long long)s.context, (double)llm_param_count(&c) / 1e9);
+               (unsigned long long)s.batch, batch ? "" : " (default)",
+               (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
+               s.phase != LLM_DECODE && prompt == NULL ? " (default --prompt)" : "",
+               (unsigned long long)s.context,
+               context == NULL && s.phase != LLM_TRAIN ? " (no --context)" : "",
+               (double)llm_param_count(&c) / 1e9);
         if (s.tp > 1)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");

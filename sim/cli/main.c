@@ -36,6 +36,7 @@ static const struct verb {
     {"sweep", cli_sweep, cli_sweep_usage},
     {"new-chip", cli_newchip, cli_newchip_usage},
     {"calibrate", cli_calibrate, cli_calibrate_usage},
+    {"list", cli_list, cli_list_usage},
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 

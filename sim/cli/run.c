@@ -118,6 +118,11 @@ int cli_run(int argc, char **argv)
     int rc = cli_parse("run", cli_run_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
+    char hw_path[1600];
+    if (hw != NULL && cli_find("run", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+        return 1;
+    if (hw != NULL)
+        hw = hw_path;
     rc = 0;
     if (hw == NULL || tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");

@@ -169,20 +169,32 @@ int cli_validate(int argc, char **argv)
     }
     FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the tables move aside */
     if (!quiet) {
-        fprintf(txt, "%-14s %-22s %-24s %12s %12s %8s\n", "id", "config", "metric", "predicted",
-               "measured", "error");
+        /* columns as wide as their widest entry: nothing is cut */
+        int wi = 2, wc = 6, wm = 6, wu = 4;
         for (uint32_t i = 0; i < res.nrows; i++) {
             const struct val_row *w = &res.rows[i];
-            fprintf(txt, "%-14s %-22.22s %-24.24s %12.4g %12.4g %+7.1f%%\n", w->id, w->config, w->metric,
-                   w->predicted, w->measured, 100 * w->err);
+            wi = (int)strlen(w->id) > wi ? (int)strlen(w->id) : wi;
+            wc = (int)strlen(w->config) > wc ? (int)strlen(w->config) : wc;
+            wm = (int)strlen(w->metric) > wm ? (int)strlen(w->metric) : wm;
+            wu = (int)strlen(w->unit) > wu ? (int)strlen(w->unit) : wu;
+        }
+        fprintf(txt, "%-*s  %-*s  %-*s  %-*s %12s %12s %8s\n", wi, "id", wc, "config", wm, "metric",
+                wu, "unit", "predicted", "measured", "error");
+        for (uint32_t i = 0; i < res.nrows; i++) {
+            const struct val_row *w = &res.rows[i];
+            fprintf(txt, "%-*s  %-*s  %-*s  %-*s %12.4g %12.4g %+7.1f%%\n", wi, w->id, wc, w->config,
+                    wm, w->metric, wu, w->unit, w->predicted, w->measured, 100 * w->err);
         }
     }
     struct validate_group g[32];
     int ng = validate_groups(&res, g, 32);
-    fprintf(txt, "\n%-20s %5s %14s %14s\n", "group", "rows", "median |err|", "worst |err|");
+    int wg = 5;
     for (int k = 0; k < ng; k++)
-        fprintf(txt, "%-20s %5u %13.1f%% %13.1f%%\n", g[k].name, g[k].count, 100 * g[k].median_abs_err,
-               100 * g[k].worst_abs_err);
+        wg = (int)strlen(g[k].name) > wg ? (int)strlen(g[k].name) : wg;
+    fprintf(txt, "\n%-*s %5s %14s %14s\n", wg, "group", "rows", "median |err|", "worst |err|");
+    for (int k = 0; k < ng; k++)
+        fprintf(txt, "%-*s %5u %13.1f%% %13.1f%%\n", wg, g[k].name, g[k].count,
+                100 * g[k].median_abs_err, 100 * g[k].worst_abs_err);
     if (res.skipped)
         fprintf(txt, "(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
     if (js != NULL && validate_json(&res, js, &d) != 0) {

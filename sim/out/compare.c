@@ -153,15 +153,19 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
     /* by kernel family, where the trace names the kernels */
     uint32_t nfam;
     struct kfam *fam = kernel_families(t, pred, &nfam);
+    /* columns as wide as the names they show (kernel names are long) */
+    int wk = 13;
+    for (uint32_t a = 0; a < nfam && a < ntop; a++)
+        wk = (int)strlen(fam[a].kernel) > wk ? (int)strlen(fam[a].kernel) : wk;
     if (nfam > 0) {
         fprintf(txt, "\nby kernel family (each op's longest kernel; the most measured time first):\n");
-        fprintf(txt, "%-12s %-44s %5s %12s %12s %10s %13s\n", "class", "kernel family", "ops", "measured",
-               "predicted", "pred/meas", "median |err|");
+        fprintf(txt, "%-12s %-*s %5s %12s %12s %10s %13s\n", "class", wk, "kernel family", "ops",
+                "measured", "predicted", "pred/meas", "median |err|");
     }
     for (uint32_t a = 0; a < nfam && a < ntop; a++) {
         const struct kfam *g = &fam[a];
-        fprintf(txt, "%-12s %-44.44s %5u %9.3f ms %9.3f ms %10.2f %12.1f%%\n", op_kind_name(g->kind),
-               g->kernel, g->n, g->meas * 1e3, g->pred * 1e3, g->ratio, 100 * g->err);
+        fprintf(txt, "%-12s %-*s %5u %9.3f ms %9.3f ms %10.2f %12.1f%%\n", op_kind_name(g->kind),
+                wk, g->kernel, g->n, g->meas * 1e3, g->pred * 1e3, g->ratio, 100 * g->err);
     }
     if (nfam > ntop)
         fprintf(txt, "  ... %u more families (--top N, --json)\n", nfam - ntop);
@@ -185,17 +189,26 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
     }
     if (m > 0)
         fprintf(txt, "\nlargest errors (kernel time):\n");
-    for (uint32_t a = 0; a < m && a < ntop; a++) {
-        const struct op *op = &t->ops[idx[a]];
-        char shape[96] = "";
-        if (op->kind == OP_GEMM)
-            snprintf(shape, sizeof shape, "%llux%llux%llu b%llu %s", (unsigned long long)op->u.gemm.m,
-                     (unsigned long long)op->u.gemm.n, (unsigned long long)op->u.gemm.k,
-                     (unsigned long long)op->u.gemm.batch, dtype_name(op->dtype));
-        fprintf(txt, "  %-8s %-28.28s %-30.30s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", op->id,
-               op->name, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
-               100 * (pred[idx[a]] / op->measured_s - 1));
-    }
+    int wid = 2, wn = 4, ws = 5;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t a = 0; a < m && a < ntop; a++) {
+            const struct op *op = &t->ops[idx[a]];
+            char shape[96] = "";
+            if (op->kind == OP_GEMM)
+                snprintf(shape, sizeof shape, "%llux%llux%llu b%llu %s",
+                         (unsigned long long)op->u.gemm.m, (unsigned long long)op->u.gemm.n,
+                         (unsigned long long)op->u.gemm.k, (unsigned long long)op->u.gemm.batch,
+                         dtype_name(op->dtype));
+            if (pass == 0) {
+                wid = (int)strlen(op->id) > wid ? (int)strlen(op->id) : wid;
+                wn = (int)strlen(op->name) > wn ? (int)strlen(op->name) : wn;
+                ws = (int)strlen(shape) > ws ? (int)strlen(shape) : ws;
+                continue;
+            }
+            fprintf(txt, "  %-*s %-*s %-*s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", wid,
+                    op->id, wn, op->name, ws, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
+                    100 * (pred[idx[a]] / op->measured_s - 1));
+        }
     if (js != NULL) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "strata_compare", 1);
