@@ -25,7 +25,10 @@
 enum time_cat {
     CAT_BUSY = 0,               /* the compute pipes were working */
     CAT_LAUNCH = 1,             /* kernel launch overhead */
-    CAT_STALL = 2,              /* CAT_STALL + level: waiting on that level */
+    CAT_MEASURED = 2,           /* an op that runs for its measured time (fixed_s: an imported
+                                 * collective or unknown kernel): not simulated, so neither
+                                 * busy nor a stall */
+    CAT_STALL = 3,              /* CAT_STALL + level: waiting on that level */
     CAT_COUNT = CAT_STALL + HW_MAX_LEVELS
 };
 

@@ -30,11 +30,11 @@
 #include "report.h"
 
 #define NLVL HW_MAX_LEVELS /* levels a report may name */
-#define NCATMAX (2 + NLVL)
+#define NCATMAX (3 + NLVL)
 
 struct pop {
-    const char *name, *kind, *bound, *tile;
-    double time, flops, busy, launch;
+    const char *name, *kind, *bound, *tile, *dtype;
+    double time, flops, busy, launch, measured;
     double bytes[NLVL], stall[NLVL];
 };
 
@@ -221,7 +221,7 @@ static void build_groups(struct pdata *p)
         struct pgroup *g = &p->groups[slot[h]];
         g->count++;
         g->time += o->time;
-        for (int c = 0; c < 7; c++)
+        for (int c = 0; c < 3 + (int)p->nlvl; c++)
             g->cat[c] += op_cat(o, c);
     }
     free(slot);
@@ -278,14 +278,17 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
              * comparing each name against every wanted one was most of
              * this loop's time */
             enum { M_NONE, M_NAME, M_KIND, M_BOUND, M_TILE, M_TIME, M_FLOPS, M_BUSY, M_LAUNCH,
-                   M_BYTES, M_STALL } which = M_NONE;
+                   M_BYTES, M_STALL, M_MEASURED, M_DTYPE } which = M_NONE;
             static const char *const mname[] = {"", "name", "kind", "bound", "tile", "time_s",
-                                                "flops", "busy_s", "launch_s", "bytes", "stall_s"};
+                                                "flops", "busy_s", "launch_s", "bytes", "stall_s",
+                                                "measured_s", "dtype"};
             switch (k[0]) {
             case 'n': which = M_NAME; break;
             case 'k': which = M_KIND; break;
             case 'f': which = M_FLOPS; break;
             case 'l': which = M_LAUNCH; break;
+            case 'm': which = M_MEASURED; break;
+            case 'd': which = M_DTYPE; break;
             case 'b': which = k[1] == 'o' ? M_BOUND : k[1] == 'y' ? M_BYTES : M_BUSY; break;
             case 't': which = k[1] == 'i' && k[2] == 'l' ? M_TILE : M_TIME; break;
             case 's': which = M_STALL; break;
@@ -309,6 +312,10 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
                 q->busy = num(m);
             else if (which == M_LAUNCH)
                 q->launch = num(m);
+            else if (which == M_MEASURED)
+                q->measured = num(m);
+            else if (which == M_DTYPE)
+                q->dtype = cJSON_IsString(m) ? m->valuestring : "";
             else {
                 double *dst = which == M_BYTES ? q->bytes : q->stall;
                 const cJSON *lv;
@@ -535,34 +542,49 @@ static const char *gp_word(char *out, size_t n, const char *s)
 
 /* ------------------------------------------------------------------ gnuplot */
 
-/* Time categories: busy, launch, then waiting on each level. */
-#define NCAT ((int)(2 + p->nlvl))
+/* Time categories: busy, launch, measured (ops that ran for their measured
+ * time, not simulated), then waiting on each level. */
+#define NCAT ((int)(3 + p->nlvl))
 static const char *cat_name(const struct pdata *p, int c)
 {
-    return c == 0 ? "busy" : c == 1 ? "launch" : p->lvl[c - 2];
+    return c == 0 ? "busy" : c == 1 ? "launch" : c == 2 ? "measured" : p->lvl[c - 3];
 }
 
 static double op_cat(const struct pop *o, int c)
 {
-    return c == 0 ? o->busy : (c == 1 ? o->launch : o->stall[c - 2]);
+    return c == 0 ? o->busy : c == 1 ? o->launch : c == 2 ? o->measured : o->stall[c - 3];
 }
 
 static const char *const level_colors[NLVL] = {"#8c564b", "#2ca02c", "#1f77b4", "#9467bd",
                                                "#ff7f0e", "#e377c2", "#17becf", "#bcbd22"};
-static const char *const cat_colors[NCATMAX] = {"#4daf4a", "#999999", "#8c564b", "#2ca02c",
-                                                "#1f77b4", "#9467bd", "#ff7f0e", "#e377c2",
-                                                "#17becf", "#bcbd22"};
+static const char *const cat_colors[NCATMAX] = {"#4daf4a", "#999999", "#f0c808", "#8c564b",
+                                                "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e",
+                                                "#e377c2", "#17becf", "#bcbd22"};
 
-static void gp_head(struct sb *g, const char *name, const char *title)
+/* The workload's name: the trace file's base name. */
+static const char *workload(const struct pdata *p)
 {
+    const char *s = strrchr(p->trace_path, '/');
+    return s != NULL ? s + 1 : p->trace_path;
+}
+
+static void gp_head(struct sb *g, const struct pdata *p, const char *name, const char *title)
+{
+    char t[300], w[160], hw[160];
+    gp_word(w, sizeof w, workload(p));
+    gp_word(hw, sizeof hw, p->hw_name);
+    snprintf(t, sizeof t, "%s: %s on %s", title, w, hw);
     sb_printf(g, "# %s.gp: written by strata; render with: gnuplot %s.gp\n", name, name);
-    sb_printf(g, "set title \"%s\"\nset key outside right\nset grid\n", title);
+    sb_printf(g, "set title \"%s\"\nset key outside right\nset grid\n", t);
 }
 
 static void gp_outputs(struct sb *g, const char *name, const char *plotcmd)
 {
-    sb_printf(g, "set terminal pngcairo size 1100,650\nset output \"%s.png\"\n%s\n", name, plotcmd);
-    sb_printf(g, "set terminal svg size 1100,650\nset output \"%s.svg\"\n%s\n", name, plotcmd);
+    /* noenhanced: op and level names keep their '_' (enhanced text makes it a subscript) */
+    sb_printf(g, "set terminal pngcairo noenhanced size 1100,650\nset output \"%s.png\"\n%s\n", name,
+              plotcmd);
+    sb_printf(g, "set terminal svg noenhanced size 1100,650\nset output \"%s.svg\"\n%s\n", name,
+              plotcmd);
 }
 
 /* Writes <dir>/<name>.dat and <dir>/<name>.gp and frees both buffers. */
@@ -580,62 +602,164 @@ static int put_plot(struct written *w, const char *dir, const char *name, struct
     return rc;
 }
 
+/* ------------------------------------------------------------ roofs and kinds */
+
+/* Op kinds get one colour each, in every plot that colours by kind. */
+static const char *const kind_names[] = {"gemm", "attention", "elementwise", "softmax", "norm",
+                                         "memcpy", "collective", "other"};
+static const char *const kind_colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
+                                          "#7f7f7f", "#ff7f0e", "#17becf"};
+enum { NKINDS = sizeof kind_names / sizeof kind_names[0] };
+
+static int kind_index(const char *kind)
+{
+    for (int k = 0; k < NKINDS - 1; k++)
+        if (kind != NULL && strcmp(kind, kind_names[k]) == 0)
+            return k;
+    return NKINDS - 1;
+}
+
+/* A compute roof: a pipe at a dtype the run used. */
+struct roof {
+    char label[64];
+    double peak;
+};
+
+/* Matrix kinds run on the matrix pipe at their dtype; the rest on the vector
+ * pipe (fp64 for fp64 ops, fp32 otherwise, as the model runs them). */
+static int compute_roofs(const struct pdata *p, struct roof *r, int max)
+{
+    int n = 0;
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops");
+    const cJSON *vp = cJSON_GetObjectItemCaseSensitive(p->hwd, "vector_peak_flops");
+    for (uint32_t i = 0; i < p->nops && n < max; i++) {
+        const struct pop *o = &p->ops[i];
+        if (o->flops <= 0 || o->dtype == NULL)
+            continue;
+        int matrix = o->kind != NULL && (strcmp(o->kind, "gemm") == 0 || strcmp(o->kind, "attention") == 0);
+        const char *dt = matrix ? o->dtype : (strcmp(o->dtype, "fp64") == 0 ? "fp64" : "fp32");
+        double peak = jnum(matrix ? mp : vp, dt);
+        if (peak <= 0)
+            continue;
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", dt, matrix ? "matrix" : "vector");
+        int seen = 0;
+        for (int k = 0; k < n; k++)
+            seen |= strcmp(r[k].label, label) == 0;
+        if (!seen) {
+            snprintf(r[n].label, sizeof r[n].label, "%s", label);
+            r[n++].peak = peak;
+        }
+    }
+    if (n == 0 && p->peak > 0) {
+        snprintf(r[0].label, sizeof r[0].label, "%s matrix", p->peak_dtype);
+        r[0].peak = p->peak;
+        n = 1;
+    }
+    return n;
+}
+
 static int write_roofline_gp(const struct pdata *p, const char *dir, struct written *w,
                              struct diag *d)
 {
-    struct sb dat = {0}, gp = {0};
-    sb_printf(&dat, "# roofline: one block per memory level: roof points, then ops\n");
-    sb_printf(&dat, "# level intensity_flop_per_byte flops_per_s name\n");
+    struct sb dat = {0}, gp = {0}, cmd = {0};
+    struct roof roofs[12];
+    int nr = compute_roofs(p, roofs, 12);
+    double top = 0;
+    for (int k = 0; k < nr; k++)
+        top = roofs[k].peak > top ? roofs[k].peak : top;
     char lw[NLVL][HW_LEVEL_NAME];
     for (unsigned l = 0; l < p->nlvl; l++)
         gp_word(lw[l], sizeof lw[l], p->lvl[l]);
-    for (unsigned l = 0; l < p->nlvl; l++) {
-        if (p->bw[l] <= 0)
-            continue;
-        double ridge = p->peak / p->bw[l];
-        sb_printf(&dat, "# roof %s\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n%s %.6g %.6g \"roof\"\n\n\n",
-                  lw[l], lw[l], 1e-2, p->bw[l] * 1e-2, lw[l], ridge, p->peak, lw[l], 1e5, p->peak);
+    sb_printf(&dat, "# roofline: compute roofs (one per pipe and dtype the run used), memory roofs\n"
+                    "# (one per level), then the ops at each level: intensity perf kind_index name\n");
+    int idx = 0, first = 1;
+    char si[32];
+    sb_printf(&cmd, "plot ");
+    for (int k = 0; k < nr; k++) {
+        sb_printf(&dat, "# compute roof %s\n%.6g %.6g\n%.6g %.6g\n\n\n", roofs[k].label, 1e-2,
+                  roofs[k].peak, 1e5, roofs[k].peak);
+        report_fmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
+        sb_printf(&cmd, "%s\"roofline.dat\" index %d using 1:2 with lines lw 2 dt %d lc rgb \"#333333\" "
+                        "title \"%s %s\"", first ? "" : ", ", idx++, k + 1, roofs[k].label, si);
+        first = 0;
     }
     for (unsigned l = 0; l < p->nlvl; l++) {
+        if (p->bw[l] <= 0 || top <= 0)
+            continue;
+        sb_printf(&dat, "# memory roof %s\n%.6g %.6g\n%.6g %.6g\n\n\n", lw[l], 1e-2, p->bw[l] * 1e-2,
+                  top / p->bw[l], top);
+        report_fmt_si(si, sizeof si, p->bw[l], "B/s");
+        sb_printf(&cmd, ", \"roofline.dat\" index %d using 1:2 with lines lw 2 lc rgb \"%s\" "
+                        "title \"%s %s\"", idx++, level_colors[l], lw[l], si);
+    }
+    /* ops: one block per level that has any (no empty legend entries),
+     * coloured by kind (linetype = kind), one point type per level */
+    uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
+    int kinds_used[NKINDS] = {0}, pt = 5;
+    for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
-        sb_printf(&dat, "# ops at %s\n", lw[l]);
-        uint32_t m = p->nops < PLOT_MAX_ROOF_OPS ? p->nops : PLOT_MAX_ROOF_OPS;
         int any = 0;
         for (uint32_t k = 0; k < m; k++) {
             const struct pop *o = &p->ops[p->order[k]];
             if (o->flops <= 0 || o->bytes[l] <= 0 || o->time <= 0)
                 continue;
+            if (!any)
+                sb_printf(&dat, "# ops at %s\n", lw[l]);
+            any = 1;
             char ia[32], pa[32];
             numfmt_sig(ia, sizeof ia, o->flops / o->bytes[l], 6);
             numfmt_sig(pa, sizeof pa, o->flops / o->time, 6);
-            const char *parts[] = {lw[l], " ", ia, " ", pa, " "};
-            for (size_t q = 0; q < sizeof parts / sizeof parts[0]; q++)
-                sb_puts(&dat, parts[q]);
+            int ki = kind_index(o->kind);
+            kinds_used[ki] = 1;
+            sb_printf(&dat, "%s %s %d ", ia, pa, ki + 1);
             sb_gpstr(&dat, o->name);
             sb_putn(&dat, "\n", 1);
-            any = 1;
         }
         if (!any)
-            sb_printf(&dat, "%s nan nan \"-\"\n", lw[l]);
+            continue;
         sb_printf(&dat, "\n\n");
+        sb_printf(&cmd, ", \"roofline.dat\" index %d using 1:2:3 with points pt %d ps 0.9 lc variable "
+                        "title \"ops at %s\"", idx++, pt, lw[l]);
+        pt = pt == 5 ? 7 : pt == 7 ? 9 : pt == 9 ? 11 : pt == 11 ? 13 : 5;
     }
-    gp_head(&gp, "roofline", "hierarchical roofline");
+    /* the five slowest ops, labelled where they sit against DRAM (or the
+     * outermost level they touch) */
+    int labelled = 0;
+    for (uint32_t k = 0; k < p->nops && labelled < 5; k++) {
+        const struct pop *o = &p->ops[p->order[k]];
+        int lv = p->lvl_dram;
+        if (lv < 0 || o->bytes[lv] <= 0)
+            for (int l = (int)p->nlvl - 1; l >= 0; l--)
+                if (o->bytes[l] > 0 && p->bw[l] > 0) {
+                    lv = l;
+                    break;
+                }
+        if (lv < 0 || o->flops <= 0 || o->time <= 0 || o->bytes[lv] <= 0)
+            continue;
+        if (labelled == 0)
+            sb_printf(&dat, "# the five slowest ops\n");
+        sb_printf(&dat, "%.6g %.6g ", o->flops / o->bytes[lv], o->flops / o->time);
+        sb_gpstr(&dat, o->name);
+        sb_putn(&dat, "\n", 1);
+        labelled++;
+    }
+    if (labelled > 0) {
+        sb_printf(&dat, "\n\n");
+        sb_printf(&cmd, ", \"roofline.dat\" index %d using 1:2:3 with labels offset 0.8,0.6 left "
+                        "font \",9\" notitle", idx++);
+    }
+    for (int k = 0; k < NKINDS; k++)
+        if (kinds_used[k])
+            sb_printf(&cmd, ", NaN with points pt 7 ps 1.2 lc %d title \"%s\"", k + 1, kind_names[k]);
+    char title[200];
+    snprintf(title, sizeof title, "roofline (%s peak%s)", p->peak_dtype, nr > 1 ? " and the others used" : "");
+    gp_head(&gp, p, "roofline", title);
+    for (int k = 0; k < NKINDS; k++)
+        sb_printf(&gp, "set linetype %d lc rgb \"%s\"\n", k + 1, kind_colors[k]);
     sb_printf(&gp, "set logscale xy\nset xlabel \"arithmetic intensity (FLOP/byte)\"\n"
-                   "set ylabel \"FLOP/s\"\n");
-    struct sb cmd = {0};
-    sb_printf(&cmd, "plot ");
-    int idx = 0, first = 1;
-    for (unsigned l = 0; l < p->nlvl; l++)
-        if (p->bw[l] > 0) {
-            sb_printf(&cmd, "%s\"roofline.dat\" index %d using 2:3 with lines lw 2 lc rgb \"%s\" title \"%s roof\"",
-                      first ? "" : ", ", idx++, level_colors[l], lw[l]);
-            first = 0;
-        }
-    for (unsigned l = 0; l < p->nlvl; l++)
-        if (p->bw[l] > 0)
-            sb_printf(&cmd, ", \"roofline.dat\" index %d using 2:3 with points pt 7 ps 0.6 lc rgb \"%s\" title \"ops at %s\"",
-                      idx++, level_colors[l], lw[l]);
+                   "set ylabel \"FLOP/s\"\nset xrange [0.01:100000]\n");
     gp_outputs(&gp, "roofline", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "roofline", &dat, &gp, d);
@@ -678,14 +802,21 @@ static int write_stalls_gp(const struct pdata *p, const char *dir, struct writte
             sb_printf(&dat, " %.6g", other[c] * 1e6);
         sb_printf(&dat, "\n");
     }
-    gp_head(&gp, "stalls", "where the time went, slowest ops");
+    gp_head(&gp, p, "stalls", "where the time went, slowest ops");
     sb_printf(&gp, "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.9\n"
                    "set boxwidth 0.8\nset xtics rotate by -45\nset ylabel \"microseconds\"\n");
+    /* every category stays a column of the data; the legend and the bars
+     * show the ones with time (no empty entries) */
     struct sb cmd = {0};
     sb_printf(&cmd, "plot \"stalls.dat\" using 2:xtic(1) lc rgb \"%s\" title \"%s\"", cat_colors[0],
               cw[0]);
-    for (int c = 1; c < NCAT; c++)
-        sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cw[c]);
+    for (int c = 1; c < NCAT; c++) {
+        double any = other[c];
+        for (uint32_t k = 0; k < top; k++)
+            any += p->groups[k].cat[c];
+        if (any > 0)
+            sb_printf(&cmd, ", \"\" using %d lc rgb \"%s\" title \"%s\"", c + 2, cat_colors[c], cw[c]);
+    }
     gp_outputs(&gp, "stalls", cmd.s);
     free(cmd.s);
     return put_plot(w, dir, "stalls", &dat, &gp, d);
@@ -732,7 +863,7 @@ static int write_bandwidth_gp(const struct pdata *p, const char *dir, struct wri
         }
         sb_putn(&dat, "\n", 1);
     }
-    gp_head(&gp, "bandwidth", "bandwidth per memory level over time");
+    gp_head(&gp, p, "bandwidth", "bandwidth per memory level over time");
     sb_printf(&gp, "set xlabel \"time (us)\"\nset ylabel \"GB/s\"\n");
     struct sb cmd = {0};
     sb_printf(&cmd, "plot ");
@@ -871,14 +1002,36 @@ static void svg_open(struct sb *h, const char *id, const char *title, int w, int
               title, id, w, hgt, w, hgt, w, hgt);
 }
 
+/* A tick label: engineering notation with the unit ("10 TFLOP/s"), or the
+ * plain number when the axis label carries the unit. */
+static void tick_label(char *buf, size_t n, double v, const char *unit)
+{
+    if (unit != NULL && unit[0] != '\0')
+        report_fmt_si(buf, n, v, unit);
+    else
+        snprintf(buf, n, "%g", v);
+}
+
+/* Tick step of a linear axis: 1, 2 or 5 x 10^n, about five ticks. */
+static double nice_step(double span)
+{
+    if (!(span > 0))
+        return 1;
+    double raw = span / 5, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+}
+
 static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, const char *xl,
-                      const char *yl)
+                      const char *yl, const char *xu, const char *yu)
 {
     sb_printf(h, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n",
               x->px0, y->px1, x->px1 - x->px0, y->px0 - y->px1);
-    /* ticks at powers of ten (log) or 5 steps (linear) */
+    /* ticks at powers of ten (log) or at 1, 2, 5 x 10^n steps (linear),
+     * labelled in engineering notation with the axis's unit */
+    char lab[48];
     for (int axis = 0; axis < 2; axis++) {
         const struct axis *a = axis ? y : x;
+        const char *unit = axis ? yu : xu;
         if (a->log > 0) {
             /* bounded: the ranges are checked when the report is read, and an axis of more
              * than 64 decades would be unreadable anyway */
@@ -888,25 +1041,30 @@ static void svg_frame(struct sb *h, const struct axis *x, const struct axis *y, 
                 if (v < a->lo * 0.9999)
                     continue;
                 double px = ax_map(a, v);
+                tick_label(lab, sizeof lab, v, unit);
                 if (axis == 0)
                     sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n",
-                              px, y->px0, px, y->px1, px, y->px0 + 14, v);
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                              px, y->px0, px, y->px1, px, y->px0 + 14, lab);
                 else
                     sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.0e</text>\n",
-                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, v);
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, lab);
             }
         } else if (a->log == 0) {
-            for (int k = 0; k <= 5; k++) {
-                double v = a->lo + (a->hi - a->lo) * k / 5.0, px = ax_map(a, v);
+            double step = nice_step(a->hi - a->lo);
+            int ticks = 0;
+            for (double v = ceil(a->lo / step) * step; v <= a->hi * (1 + 1e-9) && ticks < 32;
+                 v += step, ticks++) {
+                double px = ax_map(a, v);
+                tick_label(lab, sizeof lab, fabs(v) < step * 1e-9 ? 0 : v, unit);
                 if (axis == 0)
-                    sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", px,
-                              y->px0 + 14, v);
+                    sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", px,
+                              y->px0 + 14, lab);
                 else
                     sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
-                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, v);
+                                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                              x->px0, px, x->px1, px, x->px0 - 4, px + 4, lab);
             }
         }
     }
@@ -930,19 +1088,41 @@ static void svg_legend(struct sb *h, int x, int y, const char *const *names, con
 
 static void svg_roofline(struct sb *h, const struct pdata *p)
 {
-    struct axis x = {1e-1, 1e4, 1, 70, 760}, y = {1e9, 1e16, 1, 390, 20};
+    struct axis x = {1e-1, 1e4, 1, 100, 760}, y = {1e9, 1e16, 1, 390, 20};
     /* fit the y range to the peak and the points */
     double ymax = p->peak * 2, ymin = p->peak / 1e5;
     y.lo = pow(10, floor(log10(ymin)));
     y.hi = pow(10, ceil(log10(ymax)));
-    svg_open(h, "plot-roofline", "Hierarchical roofline: one roof per memory level; each op is placed "
-                                 "at its arithmetic intensity at every level",
-             900, 430);
+    char cap[600];
+    snprintf(cap, sizeof cap, "Hierarchical roofline, %s on %s: one roof per compute pipe and dtype "
+                              "the run used and one per memory level; each op (coloured by kind, "
+                              "outlined by level) is placed at its arithmetic intensity at every level",
+             workload(p), p->hw_name);
+    struct sb capb = {0};
+    sb_html(&capb, cap);
+    svg_open(h, "plot-roofline", capb.s ? capb.s : "", 990, 430);
+    free(capb.s);
     char yl[64];
     snprintf(yl, sizeof yl, "FLOP/s (%s peak)", p->peak_dtype);
-    svg_frame(h, &x, &y, "arithmetic intensity (FLOP/byte)", yl);
-    const char *names[NLVL], *cols[NLVL];
+    svg_frame(h, &x, &y, "arithmetic intensity (FLOP/byte)", yl, "", "FLOP/s");
+    const char *names[NLVL + 12 + NKINDS], *cols[NLVL + 12 + NKINDS];
+    char roofname[12][96];
     int nl = 0;
+    /* compute roofs: one per pipe and dtype the run used (dashed, grey) */
+    struct roof roofs[12];
+    int nr = compute_roofs(p, roofs, 12);
+    for (int k = 0; k < nr; k++) {
+        if (roofs[k].peak < y.lo || roofs[k].peak > y.hi)
+            continue;
+        char si[32];
+        report_fmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
+        snprintf(roofname[k], sizeof roofname[k], "%s %s", roofs[k].label, si);
+        sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
+                     "stroke-dasharray=\"%d 3\"/>\n", x.px0, ax_map(&y, roofs[k].peak), x.px1,
+                  ax_map(&y, roofs[k].peak), 6 + 3 * k);
+        names[nl] = roofname[k];
+        cols[nl++] = "#555555";
+    }
     for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bw[l] <= 0)
             continue;
@@ -1011,11 +1191,12 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     for (uint32_t i = 0; i < npts; i++) {
         const struct rpt *q = &pts[i];
         char ia[32], pa[32], more[48] = "";
-        numfmt_sig(ia, sizeof ia, q->ai, 3);
-        numfmt_sig(pa, sizeof pa, q->perf, 3);
+        report_fmt_si(ia, sizeof ia, q->ai, "FLOP/B");
+        report_fmt_si(pa, sizeof pa, q->perf, "FLOP/s");
         if (q->count > 1)
             snprintf(more, sizeof more, " and %u more ops", q->count - 1);
         const char *head[] = {"<circle cx=\"", q->cx, "\" cy=\"", q->cy, "\" r=\"3\" fill=\"",
+                              kind_colors[kind_index(p->ops[q->op].kind)], "\" stroke=\"",
                               level_colors[q->l], "\" fill-opacity=\"0.7\"><title>"};
         for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
             sb_puts(h, head[j]);
@@ -1023,13 +1204,38 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         sb_puts(h, more);
         sb_puts(h, " at ");
         sb_html(h, p->lvl[q->l]);
-        const char *tail[] = {": ", ia, " FLOP/B, ", pa, " FLOP/s</title></circle>\n"};
+        const char *tail[] = {": ", ia, ", ", pa, "</title></circle>\n"};
         for (size_t j = 0; j < sizeof tail / sizeof tail[0]; j++)
             sb_puts(h, tail[j]);
     }
+    /* the five slowest ops, named next to their DRAM point */
+    int labelled = 0;
+    for (uint32_t k = 0; k < p->nops && labelled < 5 && p->lvl_dram >= 0; k++) {
+        const struct pop *o = &p->ops[p->order[k]];
+        double b = o->bytes[p->lvl_dram];
+        if (o->flops <= 0 || o->time <= 0 || b <= 0)
+            continue;
+        double ai = o->flops / b, perf = o->flops / o->time;
+        if (ai < x.lo || ai > x.hi || perf < y.lo || perf > y.hi)
+            continue;
+        sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", ax_map(&x, ai) + 5,
+                  ax_map(&y, perf) - 5 - 10 * labelled);
+        sb_html(h, o->name);
+        sb_printf(h, "</text>\n");
+        labelled++;
+    }
+    /* kinds in the legend: only those present */
+    int used[NKINDS] = {0};
+    for (uint32_t i = 0; i < npts; i++)
+        used[kind_index(p->ops[pts[i].op].kind)] = 1;
+    for (int k = 0; k < NKINDS; k++)
+        if (used[k]) {
+            names[nl] = kind_names[k];
+            cols[nl++] = kind_colors[k];
+        }
     free(pts);
     free(slot);
-    svg_legend(h, 780, 30, names, cols, nl);
+    svg_legend(h, 770, 30, names, cols, nl);
     sb_printf(h, "</svg></figure>\n");
 }
 
@@ -1058,7 +1264,7 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
     svg_open(h, "plot-stalls", "Where the time went: busy, launch and waiting per memory level, "
                                "slowest op groups first (names that differ only in numbers summed)",
              900, 470);
-    svg_frame(h, &x, &y, "", "microseconds");
+    svg_frame(h, &x, &y, "", "time (us)", "", "");
     double bw = (x.px1 - x.px0) / (bars > 0 ? bars : 1);
     for (int b = 0; b < bars; b++) {
         double acc = 0;
@@ -1086,10 +1292,19 @@ static void svg_stalls(struct sb *h, const struct pdata *p)
         sb_html(h, shortname);
         sb_printf(h, "</text>\n");
     }
-    const char *cn[NCATMAX];
-    for (int c = 0; c < NCAT; c++)
-        cn[c] = cat_name(p, c);
-    svg_legend(h, 780, 30, cn, cat_colors, NCAT);
+    /* the legend names the categories that have time (no empty entries) */
+    const char *cn[NCATMAX], *cc[NCATMAX];
+    int ncn = 0;
+    for (int c = 0; c < NCAT; c++) {
+        double any = 0;
+        for (int b = 0; b < bars; b++)
+            any += vals[b][c];
+        if (any > 0) {
+            cn[ncn] = cat_name(p, c);
+            cc[ncn++] = cat_colors[c];
+        }
+    }
+    svg_legend(h, 780, 30, cn, cc, ncn);
     sb_printf(h, "</svg></figure>\n");
 }
 
@@ -1123,7 +1338,7 @@ static void svg_bandwidth(struct sb *h, const struct pdata *p)
     double tmax = n * p->bucket_s * 1e6;
     struct axis x = {0, tmax > 0 ? tmax : 1, 0, 70, 760}, y = {0, vmax > 0 ? vmax * 1.05e-9 : 1, 0, 390, 20};
     svg_open(h, "plot-bandwidth", "Bandwidth per memory level over time", 900, 430);
-    svg_frame(h, &x, &y, "time (us)", "GB/s");
+    svg_frame(h, &x, &y, "time (us)", "bandwidth (GB/s)", "", "");
     const char *names[NLVL], *cols[NLVL];
     int nl = 0;
     for (unsigned l = 0; l < p->nlvl; l++) {

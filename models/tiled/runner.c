@@ -519,7 +519,7 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
     }
     case GPU_EV_READY:
         if (r->p->fixed) {
-            account(r, CAT_BUSY);
+            account(r, CAT_MEASURED);
             r->res->waves++;
             runner_next_kernel(r);
             break;

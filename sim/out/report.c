@@ -141,7 +141,7 @@ void report_text(const struct report_ctx *c, FILE *out)
                 continue;
             shown++;
             const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
-            double tot = (double)r->total_ps, other = 0;
+            double tot = (double)r->total_ps, other = row[CAT_MEASURED];
             fprintf(out, "  %-28.28s %5.1f %6.1f", t->devices[dv], 100 * row[CAT_BUSY] / tot,
                     100 * row[CAT_LAUNCH] / tot);
             for (unsigned l = 0; l < cfg->nlevels; l++) {
@@ -167,8 +167,12 @@ void report_text(const struct report_ctx *c, FILE *out)
         top = n;
     /* the stall columns: every level that can hold an op up (not the
      * register file, which has no traffic of its own) */
+    /* measured-only ops (imported collectives, unknown kernels) get their own column */
+    const int any_measured = r->time_ps[CAT_MEASURED] > 0;
     char cats[160] = "stalls (busy/launch";
     size_t used = strlen(cats);
+    if (any_measured)
+        used += (size_t)snprintf(cats + used, sizeof cats - used, "/measured");
     for (unsigned l = 0; l < cfg->nlevels && used < sizeof cats; l++)
         if (cfg->level[l].kind != LK_REGISTERS)
             used += (size_t)snprintf(cats + used, sizeof cats - used, "/%s", cfg->level[l].name);
@@ -187,7 +191,8 @@ void report_text(const struct report_ctx *c, FILE *out)
                 b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
         uint64_t dur = o->end_ps - o->start_ps;
         for (unsigned cat = 0; cat < CAT_STALL + cfg->nlevels; cat++)
-            if (cat < CAT_STALL || cfg->level[cat - CAT_STALL].kind != LK_REGISTERS)
+            if ((cat < CAT_STALL && (cat != CAT_MEASURED || any_measured)) ||
+                (cat >= CAT_STALL && cfg->level[cat - CAT_STALL].kind != LK_REGISTERS))
                 fprintf(out, "%s%.0f", cat ? "/" : " ",
                         dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
         fprintf(out, "%%\n");
@@ -264,6 +269,7 @@ void *report_json_tree(const struct report_ctx *c)
     cJSON_AddItemToObject(root, "stall_s", st);
     jout_add_num(root, "busy_s", r->time_ps[CAT_BUSY] * PS);
     jout_add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * PS);
+    jout_add_num(root, "measured_s", r->time_ps[CAT_MEASURED] * PS);
     jout_add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
     jout_add_num(root, "engine_events", (double)r->events);
     if (r->ndevices > 0 && r->dev_time_ps != NULL) {
@@ -278,6 +284,7 @@ void *report_json_tree(const struct report_ctx *c)
                 cJSON_AddBoolToObject(dj, "mirror", 1);
             jout_add_num(dj, "busy_s", row[CAT_BUSY] * PS);
             jout_add_num(dj, "launch_s", row[CAT_LAUNCH] * PS);
+            jout_add_num(dj, "measured_s", row[CAT_MEASURED] * PS);
             cJSON *ds = cJSON_CreateObject();
             for (unsigned l = 0; l < c->cfg->nlevels; l++)
                 jout_add_num(ds, c->cfg->level[l].name, row[CAT_STALL + l] * PS);
@@ -348,6 +355,7 @@ void *report_json_tree(const struct report_ctx *c)
         cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps));
         jout_add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
         jout_add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
+        jout_add_num(j, "measured_s", (double)o->time_ps[CAT_MEASURED] * PS);
         jout_add_num(j, "kernels", o->kernels);
         jout_add_num(j, "ctas", (double)o->ctas);
         jout_add_num(j, "waves", o->waves);
@@ -404,7 +412,7 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
     const struct hw_config *cfg = c->cfg;
     for (unsigned l = 0; l < cfg->nlevels; l++)
         fprintf(f, ",bytes_%s", cfg->level[l].name);
-    fprintf(f, ",busy_s,launch_s");
+    fprintf(f, ",busy_s,launch_s,measured_s");
     for (unsigned l = 0; l < cfg->nlevels; l++)
         fprintf(f, ",stall_%s_s", cfg->level[l].name);
     fprintf(f, ",bound,kernels,ctas,waves,tile\n");

@@ -628,6 +628,8 @@ const char *run_cat_name(const struct hw_config *c, unsigned cat)
         return "busy";
     if (cat == CAT_LAUNCH)
         return "launch";
+    if (cat == CAT_MEASURED)
+        return "measured";
     if (cat >= CAT_STALL && cat < CAT_STALL + c->nlevels)
         return c->level[cat - CAT_STALL].name;
     if (cat == RUN_IDLE)
