@@ -67,7 +67,7 @@ int op_kind_from_name(const char *name, enum op_kind *out)
     if (name == NULL)
         return -1;
     for (unsigned i = 0; i < OP_KIND_COUNT; i++) {
-        if (strcmp(name, kind_names[i]) == 0) {
+        if (ascii_ieq(name, kind_names[i])) {
             *out = (enum op_kind)i;
             return 0;
         }
@@ -624,8 +624,9 @@ static int parse_field(struct loader *L, const struct op_field *f, const cJSON *
         const char *s;
         if (jsondoc_get_string(doc, it, L->prefix, f->key, SIZE_MAX, &s, L->d))
             return -1;
+        /* names in any case, as their ecosystems spell them (FA2, H2D) */
         for (size_t i = 0; i < n; i++) {
-            if (strcmp(s, names[i]) == 0) {
+            if (ascii_ieq(s, names[i])) {
                 if (f->type == F_IMPL)
                     *(enum attn_impl *)(void *)dst = (enum attn_impl)i;
                 else if (f->type == F_DIR)
@@ -837,7 +838,7 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             return -1;
         int p;
         for (p = 0; p < PASS_COUNT; p++)
-            if (strcmp(s, pass_names[p]) == 0)
+            if (ascii_ieq(s, pass_names[p]))
                 break;
         if (p == PASS_COUNT) {
             snprintf(msg, sizeof msg, "unknown pass \"%.40s\" (known: fwd, bwd, fwd+bwd)", s);
