@@ -18,8 +18,14 @@ static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
-uint64_t sa_conv_ofmap_h(const struct sa_conv *v) { return (v->ifmap_h - v->filt_h) / v->stride + 1; }
-uint64_t sa_conv_ofmap_w(const struct sa_conv *v) { return (v->ifmap_w - v->filt_w) / v->stride + 1; }
+/* Output size as SCALE-Sim v2 computes it (scalesim/topology_utils.py,
+ * topo_calc_hyperparams): ceil((H - F + S) / S) = ceil((H - F) / S) + 1.
+ * When the stride does not divide H - F this is one more row than the
+ * usual floor((H - F) / S) + 1: SCALE-Sim's last window hangs over the
+ * edge (as with "same"-style padding on one side), and strata follows it
+ * so its cycles and accesses equal SCALE-Sim's (docs/scalesim.md). */
+uint64_t sa_conv_ofmap_h(const struct sa_conv *v) { return cdiv(v->ifmap_h - v->filt_h, v->stride) + 1; }
+uint64_t sa_conv_ofmap_w(const struct sa_conv *v) { return cdiv(v->ifmap_w - v->filt_w, v->stride) + 1; }
 
 /* ------------------------------------------------------------ operands */
 

@@ -543,8 +543,25 @@ static void test_ofmap_backlog(void)
            cy, st);
 }
 
+/* Output size for a stride that does not divide (ifmap - filter): SCALE-Sim
+ * v2 (topology_utils.py) takes ceil((H - F + S) / S), one more than the
+ * usual floor((H - F) / S) + 1; strata gives SCALE-Sim's answer (issue 17.13). */
+static void test_strided_ofmap(void)
+{
+    struct sa_conv v = {28, 28, 3, 3, 64, 64, 2};
+    CHECK_EQ_INT(sa_conv_ofmap_h(&v), 14);         /* floor would give 13 */
+    CHECK_EQ_INT(sa_conv_ofmap_w(&v), 14);
+    struct sa_conv r = {230, 230, 7, 7, 3, 64, 2};  /* ResNet-18 conv1 as resnet18.csv has it */
+    CHECK_EQ_INT(sa_conv_ofmap_h(&r), 113);
+    struct sa_conv e = {56, 56, 3, 3, 64, 64, 1};   /* a stride that divides: unchanged */
+    CHECK_EQ_INT(sa_conv_ofmap_h(&e), 54);
+    struct sa_conv f = {29, 29, 3, 3, 64, 64, 2};
+    CHECK_EQ_INT(sa_conv_ofmap_h(&f), 14);
+}
+
 int main(void)
 {
+    test_strided_ofmap();
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-scalesim") != 0)
         return 1;
     test_reference_rows();
