@@ -22,6 +22,7 @@ want=()
 if [ "${1:-}" = --test ]; then
   command -v mpicc >/dev/null || want+=(libopenmpi-dev)
   command -v mpirun >/dev/null || want+=(openmpi-bin)
+  command -v clang >/dev/null || want+=(clang)   # the fuzz targets (scripts/fuzz.sh)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

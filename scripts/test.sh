@@ -14,3 +14,5 @@ cmake -S . -B build-san -DSTRATA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-san -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-san --output-on-failure -j"$jobs"
+# every loader fuzzed for a bounded time under ASan+UBSan (scripts/fuzz.sh; skipped without clang)
+bash scripts/fuzz.sh "${STRATA_FUZZ_SECONDS:-10}"

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Fuzz every loader with libFuzzer under ASan+UBSan (docs/fuzzing.md).
+# Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20; CI runs 10)
+# Seeds are the shipped files of each kind; findings land in build-fuzz/crashes/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-20}
+command -v clang >/dev/null || { echo "fuzz: clang is not installed (apt-get install clang); skipped" >&2; exit 0; }
+CC=clang cmake -S . -B build-fuzz -DSTRATA_FUZZ=ON -DSTRATA_SANITIZE=ON -DSTRATA_WERROR=OFF \
+  -DSTRATA_IPO=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+targets=(cfg trace model csv scalesim pytorch chakra report spec overlay)
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >build-fuzz/build.log 2>&1 || { tail -20 build-fuzz/build.log >&2; exit 1; }
+seeds=build-fuzz/seeds
+rm -rf "$seeds" && mkdir -p build-fuzz/crashes
+for t in "${targets[@]}"; do mkdir -p "$seeds/$t"; done
+cp configs/*.yaml configs/systems/*.yaml "$seeds/cfg/"
+cp traces/examples/*.json "$seeds/trace/"
+cp traces/models/*.json "$seeds/model/"
+for f in traces/validation/*.csv; do head -4 "$f" >"$seeds/csv/$(basename "$f")"; done
+for c in traces/scalesim/*.cfg; do
+  for tp in traces/scalesim/*.csv; do
+    { cat "$c"; echo '%%'; head -3 "$tp"; } >"$seeds/scalesim/$(basename "$c" .cfg)-$(basename "$tp" .csv)"
+  done
+done
+if [ -d ../shared/traces/pytorch ]; then
+  for f in ../shared/traces/pytorch/*.json.gz; do
+    s=$(gzip -dc "$f" | wc -c)
+    [ "$s" -lt 400000 ] && gzip -dc "$f" >"$seeds/pytorch/$(basename "$f" .gz)"
+  done
+fi
+cp traces/chakra/*.json "$seeds/chakra/"
+cp tests/data/report-small.json "$seeds/report/"
+cp configs/specs/*.yaml "$seeds/spec/"
+printf 'base: nvidia-h100-sxm\nset:\n  dram.bandwidth: 4.8TB/s\n  l2.capacity: 100MiB\n' >"$seeds/overlay/a.yaml"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fail=0
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t"
+  log=build-fuzz/fuzz-$t.log
+  if ./build-fuzz/fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix=build-fuzz/crashes/$t- "build-fuzz/corpus/$t" "$seeds/$t" >"$log" 2>&1; then
+    runs=$(grep -o 'Done [0-9]* runs' "$log" | grep -o '[0-9]*' || echo '?')
+    echo "fuzz $t: $runs runs in $secs s, nothing found"
+  else
+    echo "fuzz $t: FOUND A PROBLEM (build-fuzz/crashes/$t-*, log $log):" >&2
+    grep -m5 -E 'ERROR|SUMMARY|runtime error' "$log" >&2 || tail -5 "$log" >&2
+    fail=1
+  fi
+done
+exit $fail
