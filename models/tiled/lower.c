@@ -396,7 +396,7 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
  * on a third of its rows of shared/data's FA group (docs/calibration.md). */
 struct attn_lib {
     enum attn_impl impl;
-    enum matrix_path path[2];   /* the paths it can issue on, preferred first (MP_COUNT: none) */
+    enum matrix_path path[3];   /* the paths it can issue on, preferred first (MP_COUNT: none) */
     int serial;                 /* a step's softmax waits for its GEMMs */
     int o_roundtrip;            /* FA1: O rescaled every KV block and exchanged between warps */
     int dq_atomic;              /* backward: dQ accumulated with fp32 atomics in L2 */
@@ -407,14 +407,17 @@ static const struct attn_lib attn_libs[] = {
     /* issue: scripts/fit_attention.py, median measured/predicted over at
      * most a third of each library's FA rows (seqlen 2048 and 4096) of
      * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT}, 1, 1, 0, 0.367, 0.367},       /* 8 of 24 rows */
-    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA}, 1, 0, 1, 0.760, 0.760},        /* 7 of 21 rows */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, 0, 0.367, 0.367},  /* 8 of 24 rows */
+    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, 1, 0.760, 0.760},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no measurement here; their Hopper kernels overlap the
-     * softmax with the GEMMs and are taken at FA2's issue efficiency */
-    {ATTN_FA3, {MP_WGMMA, MP_COUNT}, 0, 0, 1, 0.760, 0.760},
-    {ATTN_CUDNN, {MP_WGMMA, MP_MMA_SYNC}, 0, 0, 1, 0.760, 0.760},
-    {ATTN_TRITON, {MP_WGMMA, MP_MMA_SYNC}, 1, 0, 1, 0.373, 0.373},   /* 8 of 24 rows */
-    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT}, 1, 0, 1, 0.355, 0.355}, /* 8 of 24 rows */
+     * softmax with the GEMMs and are taken at FA2's issue efficiency.  FA3
+     * is Hopper's only (wgmma); cuDNN and Triton issue Blackwell's tcgen05
+     * where the chip has it (cuDNN 9.7 and Triton 3.3 release notes), else
+     * Hopper's wgmma, else mma.sync */
+    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, 1, 0.760, 0.760},
+    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, 1, 0.760, 0.760},
+    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, 1, 0.373, 0.373}, /* 8 of 24 rows */
+    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, 1, 0.355, 0.355}, /* 8 of 24 rows */
 };
 
 /* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
@@ -429,7 +432,7 @@ static const struct attn_lib *attn_lib_on(const struct hw_config *c, enum attn_i
         const struct attn_lib *a = &attn_libs[i];
         if (a->impl != impl)
             continue;
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 3; k++)
             if (a->path[k] < MP_COUNT && c->matrix_path_frac[a->path[k]] > 0) {
                 *path = a->path[k];
                 return a;
