@@ -411,9 +411,11 @@ static const struct attn_lib attn_libs[] = {
     {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, 1, 0.760, 0.760},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no measurement here; their Hopper kernels overlap the
      * softmax with the GEMMs and are taken at FA2's issue efficiency.  FA3
-     * is Hopper's only (wgmma); cuDNN and Triton issue Blackwell's tcgen05
-     * where the chip has it (cuDNN 9.7 and Triton 3.3 release notes), else
-     * Hopper's wgmma, else mma.sync */
+     * is Hopper's only (wgmma); cuDNN and Triton are taken to issue
+     * Blackwell's tcgen05 where the chip has it (both ship Blackwell
+     * kernels; which release first did is not pinned here, and no Blackwell
+     * attention measurement checks the rate), else Hopper's wgmma, else
+     * mma.sync */
     {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, 1, 0.760, 0.760},
     {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, 1, 0.760, 0.760},
     {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, 1, 0.373, 0.373}, /* 8 of 24 rows */
