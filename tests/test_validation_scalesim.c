@@ -559,12 +559,68 @@ static void test_strided_ofmap(void)
     CHECK_EQ_INT(sa_conv_ofmap_h(&f), 14);
 }
 
+/* CALC-mode cycles of strided convolutions against SCALE-Sim v2 itself
+ * (traces/scalesim/strided-reference.csv says how they were made). */
+static void test_strided_reference(void)
+{
+    char *ref = tu_read_file("traces/scalesim/strided-reference.csv", NULL);
+    char *base = tu_read_file("traces/scalesim/array32-os.cfg", NULL);
+    CHECK(ref != NULL && base != NULL);
+    if (ref == NULL || base == NULL) {
+        free(ref);
+        free(base);
+        return;
+    }
+    static const char *const dfs[] = {"os", "ws", "is"};
+    int compared = 0;
+    for (int k = 0; k < 3; k++) {
+        /* the cfg with its dataflow and run name changed */
+        char cfg[160], body[4096], out[160], rep[256], cmd[1024];
+        snprintf(cfg, sizeof cfg, "%s/strided-%s.cfg", tmpdir, dfs[k]);
+        const char *at = strstr(base, "Dataflow: os");
+        snprintf(body, sizeof body, "%.*sDataflow: %s%s", (int)(at - base), base, dfs[k],
+                 at + strlen("Dataflow: os"));
+        tu_write_file(cfg, body);
+        snprintf(out, sizeof out, "%s/strided-%s", tmpdir, dfs[k]);
+        snprintf(cmd, sizeof cmd, "'%s' scalesim -c '%s' -t traces/scalesim/strided.csv -p '%s' --quiet",
+                 STRATA_BINARY, cfg, out);
+        CHECK_EQ_INT(tu_sh(cmd), 0);
+        snprintf(rep, sizeof rep, "%s/array32_os/COMPUTE_REPORT.csv", out);
+        char *got = tu_read_file(rep, NULL);
+        CHECK(got != NULL);
+        for (const char *line = ref; got != NULL && line != NULL && *line; line = strchr(line, '\n')) {
+            if (*line == '\n')
+                line++;
+            char df[8];
+            unsigned layer;
+            unsigned long long want;
+            if (sscanf(line, "%7[a-z],%u,%llu", df, &layer, &want) != 3 || strcmp(df, dfs[k]) != 0)
+                continue;
+            /* row "layer, total, ..." of strata's report */
+            char key[32];
+            snprintf(key, sizeof key, "\n%u, ", layer);
+            const char *row = strstr(got, key);
+            unsigned long long have = row ? strtoull(row + strlen(key), NULL, 10) : 0;
+            if (have != want)
+                fprintf(stderr, "  %s layer %u: strata %llu cycles, SCALE-Sim %llu\n", dfs[k], layer,
+                        have, want);
+            CHECK(have == want);
+            compared++;
+        }
+        free(got);
+    }
+    CHECK_EQ_INT(compared, 15);
+    free(ref);
+    free(base);
+}
+
 int main(void)
 {
     test_strided_ofmap();
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-scalesim") != 0)
         return 1;
     test_reference_rows();
+    test_strided_reference();
     test_user_more();
     test_reports();
     test_gpt2();
