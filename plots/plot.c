@@ -570,7 +570,7 @@ static const char *workload(const struct pdata *p)
 
 static void gp_head(struct sb *g, const struct pdata *p, const char *name, const char *title)
 {
-    char t[300], w[160], hw[160];
+    char t[700], w[160], hw[160];
     gp_word(w, sizeof w, workload(p));
     gp_word(hw, sizeof hw, p->hw_name);
     snprintf(t, sizeof t, "%s: %s on %s", title, w, hw);

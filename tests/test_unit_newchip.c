@@ -28,7 +28,7 @@ static enum dtype cfg_dtype(unsigned i)
     return m[i];
 }
 
-static void check_chip(const char *spec_path, const char *name, char fams[][32], int *nfams)
+static void check_chip(const char *spec_path, const char *name, char fams[][96], int *nfams)
 {
     static struct spec s;
     struct diag d;
@@ -81,7 +81,7 @@ static void check_chip(const char *spec_path, const char *name, char fams[][32],
     for (int k = 0; k < *nfams; k++)
         seen |= strcmp(fams[k], s.architecture.str) == 0;
     if (!seen && *nfams < 32)
-        snprintf(fams[(*nfams)++], 32, "%s", s.architecture.str);
+        snprintf(fams[(*nfams)++], 96, "%s", s.architecture.str);
 }
 
 static void test_shipped(void)
@@ -90,7 +90,7 @@ static void test_shipped(void)
     CHECK(dir != NULL);
     if (dir == NULL)
         return;
-    char fams[32][32];
+    char fams[32][96];
     int nfams = 0, nchips = 0;
     struct dirent *e;
     char names[64][128];
