@@ -413,10 +413,35 @@ static void test_out_keeps_old(void)
     close(fd);
 }
 
+/* The per-run work budget (issue 17): past it a run stops with an error
+ * naming the limit and how to raise it, and writes nothing. */
+static void test_work_budget(void)
+{
+    char args[512], *err = NULL, json[160];
+    snprintf(json, sizeof json, "%s/budget.json", tmpdir);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace traces/examples/llama-2-7b-decode-b1-ctx2048.json "
+             "--max-events 1000 --json '%s'", json);
+    CHECK_EQ_INT(run_cli(args, &err), 1);
+    CHECK_STR_CONTAINS(err, "more than 1000 engine events");
+    CHECK_STR_CONTAINS(err, "--max-events");
+    CHECK_STR_CONTAINS(err, "STRATA_MAX_EVENTS");
+    free(err);
+    CHECK(!tu_exists(json));
+    setenv("STRATA_MAX_EVENTS", "700", 1);   /* every mode: here validate */
+    CHECK_EQ_INT(run_cli("validate --data traces/validation/new-chips.csv --quiet", &err), 1);
+    CHECK_STR_CONTAINS(err, "more than 700 engine events");
+    free(err);
+    unsetenv("STRATA_MAX_EVENTS");
+    snprintf(args, sizeof args, "run --hw " H100 " --trace traces/examples/two-streams.json --max-events x");
+    CHECK_EQ_INT(run_cli(args, &err), 2);
+    free(err);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-bad") != 0)
         return 1;
+    test_work_budget();
     test_traces();
     test_configs();
     test_other();

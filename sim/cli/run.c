@@ -24,6 +24,7 @@
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
+    "                  [--max-events N]\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
@@ -98,13 +99,14 @@ static void kept_finish(struct kept *k, unsigned nk, int ok)
 int cli_run(int argc, char **argv)
 {
     const char *hw = NULL, *tr = NULL, *js = NULL, *csv = NULL, *top = NULL, *outdir = NULL;
-    const char *gran = NULL;
+    const char *gran = NULL, *maxev = NULL;
     int quiet = 0, no_whatif = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},        {"trace", 0, &tr, NULL},
         {"json", 0, &js, NULL},      {"csv", 0, &csv, NULL},
         {"top", 0, &top, NULL},      {"out", 0, &outdir, NULL},
         {"timeline-granularity-us", 0, &gran, NULL},
+        {"max-events", 0, &maxev, NULL},
         {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
         {NULL, 0, NULL, NULL},
     };
@@ -127,6 +129,16 @@ int cli_run(int argc, char **argv)
     if (hw == NULL || tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");
         return 2;
+    }
+    unsigned long long max_events = 0;
+    if (maxev != NULL) {
+        char *end;
+        max_events = strtoull(maxev, &end, 10);
+        if (maxev[0] < '1' || maxev[0] > '9' || *end != '\0') {
+            fprintf(stderr, "strata run: --max-events: expected a count of engine events, got '%s'\n",
+                    maxev);
+            return 2;
+        }
     }
     unsigned ntop = 15;
     if (top != NULL && cli_count("run", "--top", top, 1000000, &ntop) != 0)
@@ -186,7 +198,7 @@ int cli_run(int argc, char **argv)
         return cli_fail(&d);
     }
     struct timeline tl;
-    struct run_opts ro = {NULL};
+    struct run_opts ro = {.tl = NULL, .max_events = max_events};
     if (outdir != NULL) {
         tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(gran_us * 1e6));
         ro.tl = &tl;

@@ -69,6 +69,10 @@ void engine_run(struct engine *e)
 {
     struct eq_event ev;
     while (!e->overflow && eq_pop(&e->q, &ev)) {
+        if (e->max_events > 0 && e->events >= e->max_events) {
+            e->over_budget = 1;
+            break;
+        }
         e->now_ps = ev.time_ps;
         e->events++;
         e->comps[ev.comp].ops->handle(e, e->comps[ev.comp].self, &ev);

@@ -445,6 +445,21 @@ int run_trace_opts(const struct hw_config *cfg, const struct trace *t, const str
     return rc;
 }
 
+/* The work budget: the caller's, else $STRATA_MAX_EVENTS, else the default. */
+static uint64_t run_budget(const struct run_opts *opts)
+{
+    if (opts != NULL && opts->max_events > 0)
+        return opts->max_events;
+    const char *env = getenv("STRATA_MAX_EVENTS");
+    if (env != NULL && env[0] >= '1' && env[0] <= '9') {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == '\0' && v > 0)
+            return (uint64_t)v;
+    }
+    return RUN_MAX_EVENTS;
+}
+
 int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
                     struct run_result *out, struct diag *d)
 {
@@ -546,11 +561,17 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
             if (s.waiting[i] == 0)
                 sched_release(&e, &s, i);
         uint64_t grows0 = e.q.grows;
+        e.max_events = run_budget(opts);
         engine_run(&e);
         out->events = e.events;
         out->queue_grows = e.q.grows - grows0;
         if (s.coll != NULL && !e.overflow)
             rc = coll_check_done(s.coll, d);
+        if (rc == 0 && e.over_budget)
+            rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
+                          "the run needed more than %llu engine events, its work budget; raise it "
+                          "with --max-events N (run) or STRATA_MAX_EVENTS=N (every command)",
+                          (unsigned long long)e.max_events);
         if (rc == 0 && e.overflow)
             rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
                           "the simulated time passed %.3g s on %s: the run is far too long for this "

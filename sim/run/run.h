@@ -49,7 +49,14 @@ struct timeline;
 
 struct run_opts {
     struct timeline *tl;            /* record a timeline (tl_init'ed for t->ndevices), or NULL */
+    uint64_t max_events;            /* work budget in engine events; 0: $STRATA_MAX_EVENTS, else
+                                       RUN_MAX_EVENTS */
 };
+/* The default work budget of one run: about three minutes of simulation at
+ * the engine's 28 M events/s (scripts/bench.sh).  Every mode that runs a
+ * trace (run, sweep points, validate and calibrate rows, compare, bench)
+ * stops past it with an error that says how to raise it. */
+#define RUN_MAX_EVENTS UINT64_C(5000000000)
 
 int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
               struct diag *d);
