@@ -77,7 +77,7 @@ int main(void)
     /* a training step: forward, every op's backward in reverse, AdamW */
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_TRAIN, 1, 2048, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
+    struct llm_step s = {LLM_TRAIN, 1, 2048, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     uint32_t nfwd = (t.nops - 1) / 2;
@@ -98,6 +98,33 @@ int main(void)
            step, mfu, wall);
     CHECK(wall < 2.0);                  /* the bound (an ASan build is slower still) */
     CHECK(mfu > 0.2 && mfu < 0.75);     /* below the best published (FA3-era trainers ~0.5-0.6) */
+    /* full activation recomputation: each layer's forward again, from its
+     * stored input, just before that layer's backward; more time, and the
+     * FLOPs of one more forward of the layers */
+    struct llm_step sr = s;
+    sr.recompute = 1;
+    struct trace tr;
+    CHECK_EQ_INT(llm_build(&c, &sr, &tr, &d), 0);
+    uint32_t nlayer_fwd = 0;
+    for (uint32_t i = 0; i < nfwd; i++)
+        nlayer_fwd += t.ops[i].id[0] == 'L';
+    CHECK_EQ_INT(tr.nops, t.nops + nlayer_fwd);
+    int at_rc = -1, at_bwd = -1;
+    for (uint32_t i = 0; i < tr.nops; i++) {
+        if (at_rc < 0 && strcmp(tr.ops[i].id, "L31.attn_norm.recompute") == 0)
+            at_rc = (int)i;
+        if (at_bwd < 0 && strncmp(tr.ops[i].id, "L31.", 4) == 0 && tr.ops[i].pass == PASS_BWD)
+            at_bwd = (int)i;
+    }
+    CHECK(at_rc > (int)nfwd && at_rc < at_bwd);   /* after the loss, before L31's backward */
+    CHECK(tr.ops[at_rc].pass == PASS_FWD);
+    struct run_result rr;
+    CHECK_EQ_INT(run_trace(&h, &tr, &rr, &d), 0);
+    double step_rc = (double)rr.total_ps * 1e-12;
+    printf("  with full recomputation: %.3f s (x%.2f)\n", step_rc, step_rc / step);
+    CHECK(step_rc > step * 1.1 && step_rc < step * 1.5);
+    run_result_free(&rr);
+    trace_free(&tr);
     run_result_free(&r);
     trace_free(&t);
     tu_rmtree(dir);

@@ -28,7 +28,7 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--json OUT.json]\n"
+    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
 int cli_fit(int argc, char **argv)
@@ -36,10 +36,12 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
+    int recompute = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
         {"phase", 0, &phase, NULL},     {"batch", 0, &batch, NULL},
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
+        {"recompute", 0, NULL, &recompute},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
@@ -70,7 +72,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -86,6 +88,11 @@ int cli_fit(int argc, char **argv)
     s.tp = (uint32_t)tp;
     s.dp = (uint32_t)dp;
     s.zero = (uint32_t)zero;
+    s.recompute = recompute;
+    if (recompute && !ascii_ieq(phase, "train")) {
+        fprintf(stderr, "strata fit: --recompute is for --phase train\n");
+        return 2;
+    }
     int train = ascii_ieq(phase, "train");
     if (ascii_ieq(phase, "prefill") || train) {
         s.phase = LLM_PREFILL;

@@ -38,6 +38,7 @@ const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
     "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D [--replicas-simulated K]]\n"
+    "                  [--recompute (train)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -53,6 +54,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
+    int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
         {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
@@ -61,6 +63,7 @@ int cli_gen(int argc, char **argv)
         {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
         {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
         {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
+        {"recompute", 0, NULL, &recompute},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -75,7 +78,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -87,6 +90,12 @@ int cli_gen(int argc, char **argv)
     }
     if (s.phase != LLM_DECODE)
         s.prompt = 512;
+    if (recompute && s.phase != LLM_TRAIN) {
+        fprintf(stderr, "strata gen llm: --recompute is for --phase train (it recomputes the "
+                        "forward before the backward)\n");
+        return 2;
+    }
+    s.recompute = recompute;
     /* flags that do not apply to the phase: said, not silently dropped */
     if (prompt != NULL && s.phase == LLM_DECODE)
         fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
@@ -172,6 +181,9 @@ int cli_gen(int argc, char **argv)
         if (s.tp > 1)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
+        if (s.recompute)
+            fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
+                         "its backward\n");
         if (s.dp > 1)
             fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
                          "stream 1 as its backward ends)\n", s.dp);

@@ -89,6 +89,12 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * eq. 2 without its 5as/h attention-score term); t = 1 gives the
          * 34 s b h it had here */
         f->activations = (10.0 + 24.0 / t) * act_tokens * h * (double)c->layers * eb / 2.0;
+        if (s->recompute)
+            /* full recomputation (Korthikanti et al. 2022, section 4): each
+             * layer's input stays (2 s b h bytes at 16 bits), and one layer's
+             * full set lives while its forward is recomputed */
+            f->activations = act_tokens * h * eb * (double)c->layers +
+                             (10.0 + 24.0 / t) * act_tokens * h * eb / 2.0;
         /* fp32 master weights and Adam's two moments (12 bytes a
          * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
          * shards the first over the replicas, ZeRO 2 the gradients too,

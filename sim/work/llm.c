@@ -424,13 +424,37 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         layer_params = (double)(llm_param_count(c) - c->vocab * h - h) / (double)c->layers;
     uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
     uint32_t last_ar = UINT32_MAX;
+    char cur_layer[16] = "";
     for (uint32_t j = nfwd; j-- > first;) {
         struct op src = t->ops[j];
+        /* the id without the rank prefix: add_op puts it back */
+        const char *base = src.id + strlen(b->prefix);
+        if (s->recompute) {
+            /* entering layer Ln's backward: its forward again first, its
+             * TP all-reduces included, from the layer's stored input */
+            char layer[16] = "";
+            size_t ln = strcspn(base, ".");
+            if (base[0] == 'L' && ln > 1 && ln < sizeof layer && base[ln] == '.')
+                snprintf(layer, sizeof layer, "%.*s", (int)ln, base);
+            if (layer[0] != '\0' && strcmp(layer, cur_layer) != 0) {
+                memcpy(cur_layer, layer, sizeof cur_layer);
+                for (uint32_t k = first; k < nfwd; k++) {
+                    struct op f = t->ops[k];
+                    const char *fb = f.id + strlen(b->prefix);
+                    if (strncmp(fb, layer, ln) != 0 || fb[ln] != '.')
+                        continue;
+                    char rid[TRACE_ID_MAX];
+                    snprintf(rid, sizeof rid, "%.*s.recompute", (int)sizeof rid - 11, fb);
+                    struct op *o = add_op(b, rid, f.kind, f.dtype);
+                    o->u = f.u;
+                    o->stream = f.stream;
+                    o->pass = PASS_FWD;
+                }
+            }
+        }
         if (src.kind == OP_COLLECTIVE)
             continue;
         char bid[TRACE_ID_MAX];
-        /* the id without the rank prefix: add_op puts it back */
-        const char *base = src.id + strlen(b->prefix);
         snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
         struct op *o = add_op(b, bid, src.kind, src.dtype);
         o->u = src.u;
@@ -518,7 +542,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 14;
     int train = s->phase == LLM_TRAIN;
     uint32_t ndev = tp * dp;
-    uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) * (train ? 2 : 1) * ndev + 1;
+    uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
+                     (train ? (s->recompute ? 3 : 2) : 1) * ndev + 1;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
                         "a trace may hold (50 million)", (unsigned long long)cap64);

@@ -90,6 +90,10 @@ struct llm_step {
     uint32_t dp_sim;                /* replicas given ops (0 = all); the others' devices are
                                      * mirrors (trace.h): symmetric ranks simulated once */
     uint32_t zero;                  /* ZeRO stage for `strata fit` (0-3); traces do not model it */
+    int recompute;                  /* train: full activation recomputation (Megatron's
+                                     * --recompute-granularity full): each layer's forward runs
+                                     * again just before its backward, and only the layers'
+                                     * inputs stay stored */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
