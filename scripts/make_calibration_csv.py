@@ -8,9 +8,9 @@ includes per call; see docs/calibration.md for how each value was fitted).
 Run from the repository root:  python3 scripts/make_calibration_csv.py
 With --new-chips it writes only traces/validation/new-chips.csv: the rows of
 chips whose configs new-chip made from data sheets (docs/new-chip.md).
-(The MLE collective rows and the GPTFAST tensor-parallel rows of
-calibration.csv were added by hand in the many-chips work and are not
-rebuilt here yet: run with --new-chips to leave calibration.csv as it is.)
+Rows of calibration.csv this script does not build (the MLE collective
+rows and the GPTFAST tensor-parallel rows, written by hand in the
+many-chips work) are kept as they are, after the built ones, in their order.
 """
 import csv, re, sys
 
@@ -128,6 +128,12 @@ def main():
         r = dict(r)
         r["config"], r["spec"], r["host_overhead_us"] = s[0], s[1], f"{s[2]:g}"
         (new if s[0] in made else out).append(r)
+    # keep the hand-written rows of the existing file (ids this script does not build)
+    import os
+    if os.path.exists(OUT):
+        built = {r["id"] for r in out}
+        kept = [r for r in csv.DictReader(open(OUT, newline="")) if r["id"] not in built]
+        out += kept
     outs = ((OUT_NEW, new),) if "--new-chips" in sys.argv else ((OUT, out), (OUT_NEW, new))
     for path, rs in outs:
         with open(path, "w", newline="") as f:
