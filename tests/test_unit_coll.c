@@ -494,7 +494,7 @@ static void test_mirrors(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 4, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0};
     struct trace full, one;
     CHECK_EQ_INT(llm_build(&c, &s, &full, &d), 0);
     s.dp_sim = 1;

@@ -38,7 +38,7 @@ const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
     "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D [--replicas-simulated K]]\n"
-    "                  [--recompute (train)]\n"
+    "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -54,6 +54,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
+    const char *pps = NULL, *mbs = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -64,6 +65,7 @@ int cli_gen(int argc, char **argv)
         {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
         {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
         {"recompute", 0, NULL, &recompute},
+        {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -78,7 +80,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -96,6 +98,21 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     s.recompute = recompute;
+    if (pps != NULL) {
+        uint64_t v;
+        if (parse_ranks("--pp", pps, &v))
+            return 2;
+        s.pp = (uint32_t)v;
+    }
+    if (mbs != NULL) {
+        uint64_t v;
+        if (parse_u64("--microbatches", mbs, 1, &v) || v > 4096) {
+            if (v > 4096)
+                fprintf(stderr, "strata gen llm: --microbatches: at most 4096\n");
+            return 2;
+        }
+        s.microbatches = (uint32_t)v;
+    }
     /* flags that do not apply to the phase: said, not silently dropped */
     if (prompt != NULL && s.phase == LLM_DECODE)
         fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
@@ -181,6 +198,11 @@ int cli_gen(int argc, char **argv)
         if (s.tp > 1)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
+        if (s.pp > 1)
+            fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B; "
+                         "activations and gradients as p2p copies between stages)\n", s.pp,
+                    s.microbatches ? s.microbatches : (unsigned)s.batch,
+                    (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)));
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");

@@ -306,19 +306,93 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
 #undef ID
 }
 
-/* One rank's step (of tp ranks). */
-static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
-                       uint32_t tp, uint32_t dp)
+/* Layer l's forward on rows tokens of batch sequences (a rank's share of
+ * heads and MLP with tp ranks). */
+static void emit_layer(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                       uint64_t l, uint64_t rows, uint64_t batch, uint32_t tp)
 {
     uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
     uint64_t kv_len = s->context + T;
-    uint64_t rows = s->batch * T, h = c->hidden, hd = c->head_dim;
-    int train = s->phase == LLM_TRAIN;
+    uint64_t h = c->hidden, hd = c->head_dim;
     enum dtype dt = s->dtype;
     uint64_t heads = c->heads / tp, kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
     uint64_t inter = c->intermediate / tp;
     double eb = dtype_bytes(dt, 1.0);
     char id[64];
+#define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
+    enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
+    enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
+    uint64_t qd = heads * hd, kvd = kvh * hd;
+    if (s->framework == LLM_FW_LLAMA_CPP) {
+        /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
+         * late 2023: one kernel per graph node */
+        add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+        add_ew(b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
+        add_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
+        add_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
+        add_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
+        add_ew(b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
+        add_ew(b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
+        add_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
+        add_ew(b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
+    } else {
+        /* residual add folded into the norm, as fused kernels do */
+        add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+        add_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
+        /* RoPE on q and k, with k and v written to the KV cache */
+        add_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
+    }
+    struct op *a = add_op(b, ID("attention"), OP_ATTENTION, dt);
+    a->u.attn.batch = batch;
+    a->u.attn.heads = heads;
+    a->u.attn.kv_heads = kvh;
+    a->u.attn.q_len = T;
+    a->u.attn.kv_len = kv_len;
+    a->u.attn.head_dim = hd;
+    a->u.attn.causal = 1;
+    a->u.attn.impl = s->attn;
+    a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+    if (s->framework == LLM_FW_LLAMA_CPP)
+        add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
+    add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
+    if (tp > 1)
+        add_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->framework == LLM_FW_LLAMA_CPP) {
+        add_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+        add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        add_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
+    } else {
+        add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+    }
+    if (c->experts) {
+        add_moe(b, c, s, l, rows, inter, w, wdown);
+    } else {
+        add_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
+        add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+        if (s->framework == LLM_FW_LLAMA_CPP) {
+            add_ew(b, ID("silu"), dt, rows * inter, 1, 1, 5.0);
+            add_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
+        } else {
+            add_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, 6.0);
+        }
+        add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
+    }
+    if (tp > 1)
+        add_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->framework == LLM_FW_LLAMA_CPP)
+        add_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
+#undef ID
+}
+
+/* One rank's step (of tp ranks). */
+static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                       uint32_t tp, uint32_t dp)
+{
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t rows = s->batch * T, h = c->hidden;
+    int train = s->phase == LLM_TRAIN;
+    enum dtype dt = s->dtype;
+    double eb = dtype_bytes(dt, 1.0);
 
     /* training with TP shards the vocabulary (Megatron's vocab-parallel
      * embedding, LM head and cross-entropy: each rank 1/tp of the rows of
@@ -331,71 +405,8 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     e->u.emb.dim = h;
     if (vpar)
         add_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
-    for (uint64_t l = 0; l < c->layers; l++) {
-#define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
-        enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
-        enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        uint64_t qd = heads * hd, kvd = kvh * hd;
-        if (s->framework == LLM_FW_LLAMA_CPP) {
-            /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
-             * late 2023: one kernel per graph node */
-            add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
-            add_ew(b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
-            add_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
-            add_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
-            add_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
-            add_ew(b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
-            add_ew(b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
-            add_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
-            add_ew(b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
-        } else {
-            /* residual add folded into the norm, as fused kernels do */
-            add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
-            add_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
-            /* RoPE on q and k, with k and v written to the KV cache */
-            add_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
-        }
-        struct op *a = add_op(b, ID("attention"), OP_ATTENTION, dt);
-        a->u.attn.batch = s->batch;
-        a->u.attn.heads = heads;
-        a->u.attn.kv_heads = kvh;
-        a->u.attn.q_len = T;
-        a->u.attn.kv_len = kv_len;
-        a->u.attn.head_dim = hd;
-        a->u.attn.causal = 1;
-        a->u.attn.impl = s->attn;
-        a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
-        if (s->framework == LLM_FW_LLAMA_CPP)
-            add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
-        add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
-        if (tp > 1)
-            add_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
-        if (s->framework == LLM_FW_LLAMA_CPP) {
-            add_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
-            add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
-            add_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
-        } else {
-            add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
-        }
-        if (c->experts) {
-            add_moe(b, c, s, l, rows, inter, w, wdown);
-        } else {
-            add_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
-            add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
-            if (s->framework == LLM_FW_LLAMA_CPP) {
-                add_ew(b, ID("silu"), dt, rows * inter, 1, 1, 5.0);
-                add_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
-            } else {
-                add_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, 6.0);
-            }
-            add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
-        }
-        if (tp > 1)
-            add_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
-        if (s->framework == LLM_FW_LLAMA_CPP)
-            add_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
-#undef ID
-    }
+    for (uint64_t l = 0; l < c->layers; l++)
+        emit_layer(b, c, s, l, rows, s->batch, tp);
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
@@ -487,6 +498,151 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     }
 }
 
+/* One pipeline step of stage `stage` (its own device) for micro-batch m,
+ * forward (bwd = 0) or backward: the ops of layers [l0, l1), plus the
+ * embedding on the first stage and the head and loss on the last.  The
+ * backward is the forward's ops reversed (".bwd"), as build_rank makes it.
+ * The step's first op waits for the stage's previous op and for `recv`
+ * (UINT32_MAX: none); with `slot`, it gets one more wait whose op is filled
+ * in later (the next stage's gradients, made after this stage). */
+static void pp_step(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                    uint32_t stage, uint32_t pp, uint64_t l0, uint64_t l1, uint32_t m,
+                    uint64_t rows, uint64_t batch, int bwd, uint32_t recv, uint32_t *slot)
+{
+    struct trace *t = b->t;
+    char id[TRACE_ID_MAX];
+    enum dtype dt = s->dtype;
+    /* the forward, emitted into a scratch builder region when bwd: the
+     * ops are made, then copied reversed as the backward and dropped */
+    uint32_t f0 = t->nops;
+    struct builder fb = *b;
+    fb.prev = UINT32_MAX;
+    snprintf(fb.prefix, sizeof fb.prefix, "%smb%u.", b->prefix, m);
+    if (stage == 0) {
+        struct op *e = add_op(&fb, "embed", OP_EMBEDDING, dt);
+        e->u.emb.tokens = rows;
+        e->u.emb.dim = c->hidden;
+    }
+    for (uint64_t l = l0; l < l1; l++)
+        emit_layer(&fb, c, s, l, rows, batch, 1);
+    if (stage == pp - 1) {
+        add_rc(&fb, "final_norm", OP_NORM, dt, rows, c->hidden);
+        add_gemm(&fb, "lm_head", dt, rows, c->vocab, c->hidden, s->weights);
+        add_rc(&fb, "loss", OP_SOFTMAX, dt, rows, c->vocab);
+    }
+    uint32_t f1 = t->nops;
+    if (!bwd) {
+        /* the forward's first op waits for the stage's previous op and the
+         * previous stage's activations (its own deps, at the end) */
+        struct op *o = &t->ops[f0];
+        SIM_CHECK(o->ndeps == 0 && t->ndeps + 2 <= b->dcap);
+        o->deps_off = t->ndeps;
+        if (b->prev != UINT32_MAX)
+            t->deps[t->ndeps++] = b->prev, o->ndeps++;
+        if (recv != UINT32_MAX)
+            t->deps[t->ndeps++] = recv, o->ndeps++;
+        b->prev = f1 - 1;
+        return;
+    }
+    /* backward: the forward's ops reversed; the scratch forward is dropped */
+    struct op *fwd = sim_xcalloc(f1 - f0, sizeof *fwd);
+    memcpy(fwd, &t->ops[f0], (size_t)(f1 - f0) * sizeof *fwd);
+    uint32_t ndeps0 = t->ndeps;
+    for (uint32_t k = f0; k < f1; k++)
+        ndeps0 -= t->ops[k].ndeps;
+    t->nops = f0;
+    t->ndeps = ndeps0;
+    for (uint32_t k = f1 - f0; k-- > 0;) {
+        const char *base = fwd[k].id + strlen(b->prefix);
+        snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
+        struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
+        o->u = fwd[k].u;
+        o->pass = PASS_BWD;
+        if (k == f1 - f0 - 1 && slot != NULL) {  /* right after its own deps */
+            SIM_CHECK(t->ndeps < b->dcap);
+            if (o->ndeps == 0)
+                o->deps_off = t->ndeps;
+            *slot = t->ndeps;
+            t->deps[t->ndeps++] = UINT32_MAX;
+            o->ndeps++;
+        }
+    }
+    free(fwd);
+}
+
+/* Pipeline parallelism, Megatron's non-interleaved 1F1B schedule: the
+ * layers split over pp stages (one device each, earlier stages take the
+ * remainder), the batch into mb micro-batches.  Stage s runs min(pp - s - 1,
+ * mb) forwards, then a forward and a backward in turn, then the remaining
+ * backwards.  A micro-batch's activations go to the next stage, and its
+ * gradients back, as p2p copies (docs/systems.md) that the consumer waits
+ * for.  Each stage ends with AdamW over its own layers. */
+static void build_pp(struct builder *b, const struct llm_config *c, const struct llm_step *s,
+                     uint32_t pp, uint32_t mb)
+{
+    struct trace *t = b->t;
+    uint64_t T = s->prompt, batch = s->batch / mb, rows = batch * T;
+    double eb = dtype_bytes(s->dtype, 1.0);
+    uint64_t act_bytes = (uint64_t)((double)rows * (double)c->hidden * eb);
+    /* per stage and micro-batch: the forward's send, the backward's send,
+     * and the backward's first op (whose wait for the next stage's send is
+     * filled in once that stage exists) */
+    uint32_t *fsend = sim_xcalloc((size_t)pp * mb, sizeof *fsend);
+    uint32_t *bsend = sim_xcalloc((size_t)pp * mb, sizeof *bsend);
+    uint32_t *bslot = sim_xcalloc((size_t)pp * mb, sizeof *bslot);
+    for (uint32_t st = 0; st < pp; st++) {
+        uint64_t per = c->layers / pp, extra = c->layers % pp;
+        uint64_t l0 = st * per + (st < extra ? st : extra), l1 = l0 + per + (st < extra ? 1 : 0);
+        b->device = st;
+        b->prev = UINT32_MAX;
+        snprintf(b->prefix, sizeof b->prefix, "s%u.", st);
+        uint32_t warm = pp - st - 1 < mb ? pp - st - 1 : mb;
+        uint32_t nf = 0, nb = 0;
+        while (nb < mb) {
+            int do_fwd = nf < mb && (nf < warm || nf <= nb + warm);
+            uint32_t m = do_fwd ? nf : nb;
+            pp_step(b, c, s, st, pp, l0, l1, m, rows, batch, !do_fwd,
+                    do_fwd && st > 0 ? fsend[(st - 1) * mb + m] : UINT32_MAX,
+                    !do_fwd && st < pp - 1 ? &bslot[st * mb + m] : NULL);
+            char id[32];
+            if (do_fwd && st < pp - 1) {
+                snprintf(id, sizeof id, "mb%u.act_send", m);
+                struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
+                cp->u.copy.bytes = act_bytes;
+                cp->u.copy.dir = MEMCPY_P2P;
+                cp->u.copy.peer = st + 1;
+                cp->u.copy.src = TRACE_NO_DEVICE;
+                fsend[st * mb + m] = t->nops - 1;
+            }
+            if (!do_fwd && st > 0) {
+                snprintf(id, sizeof id, "mb%u.grad_send", m);
+                struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
+                cp->u.copy.bytes = act_bytes;
+                cp->u.copy.dir = MEMCPY_P2P;
+                cp->u.copy.peer = st - 1;
+                cp->u.copy.src = TRACE_NO_DEVICE;
+                bsend[st * mb + m] = t->nops - 1;
+            }
+            if (do_fwd)
+                nf++;
+            else
+                nb++;
+        }
+        /* AdamW over this stage's share of the parameters */
+        double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
+        double params = lp * (double)(l1 - l0) +
+                        (st == 0 ? (double)c->vocab * c->hidden : 0) +
+                        (st == pp - 1 ? (double)c->vocab * c->hidden : 0);
+        add_ew(b, "adamw", DT_FP32, (uint64_t)params, 4, 4, 14.0);
+    }
+    for (uint32_t st = 0; st + 1 < pp; st++)
+        for (uint32_t m = 0; m < mb; m++)
+            t->deps[bslot[st * mb + m]] = bsend[(st + 1) * mb + m];
+    free(fsend);
+    free(bsend);
+    free(bslot);
+}
+
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d)
 {
@@ -541,15 +697,34 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         (unsigned long long)tp * dp);
     uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 14;
     int train = s->phase == LLM_TRAIN;
-    uint32_t ndev = tp * dp;
+    uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
+    if (pp > 1) {
+        if (!train)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
+                            "--phase train");
+        if (tp > 1 || dp > 1 || s->recompute || s->framework == LLM_FW_LLAMA_CPP || c->experts)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with --tp, "
+                            "--dp, --recompute, llama.cpp or experts yet");
+        if (pp > c->layers)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
+                            (unsigned long long)c->layers);
+        if (mb == 0 || s->batch % mb != 0 || mb > 4096)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
+                            "split a batch of %llu (1 to 4096, dividing it)", mb,
+                            (unsigned long long)s->batch);
+    }
+    uint32_t ndev = tp * dp * pp;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * ndev + 1;
+    if (pp > 1)   /* every micro-batch's steps, the copies, and one scratch forward */
+        cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) * (2 * (uint64_t)mb + 1) +
+                4 * (uint64_t)mb * pp + 2 * (uint64_t)pp + 16;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
                         "a trace may hold (50 million)", (unsigned long long)cap64);
     uint32_t cap = (uint32_t)cap64;
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
-    t->deps = sim_xcalloc((size_t)cap + ndev, sizeof *t->deps);
+    t->deps = sim_xcalloc((size_t)cap * 2 + ndev, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
     t->devices = sim_xcalloc(ndev, sizeof *t->devices);
     t->ndevices = ndev;
@@ -576,7 +751,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     }
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap + ndev};
+    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev};
+    if (pp > 1) {
+        build_pp(&b, c, s, pp, mb);
+        trace_index_colls(t);
+        return 0;
+    }
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
     t->symmetric = dp_sim < dp;     /* the other replicas' devices mirror these */
     for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */

@@ -90,6 +90,8 @@ struct llm_step {
     uint32_t dp_sim;                /* replicas given ops (0 = all); the others' devices are
                                      * mirrors (trace.h): symmetric ranks simulated once */
     uint32_t zero;                  /* ZeRO stage for `strata fit` (0-3); traces do not model it */
+    uint32_t pp;                    /* train: pipeline stages (0 or 1: none), 1F1B schedule */
+    uint32_t microbatches;          /* with pp: micro-batches the batch is split into (0: batch) */
     int recompute;                  /* train: full activation recomputation (Megatron's
                                      * --recompute-granularity full): each layer's forward runs
                                      * again just before its backward, and only the layers'
