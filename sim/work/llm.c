@@ -172,7 +172,7 @@ struct builder {
     struct trace *t;
     uint32_t cap;
     uint32_t prev;              /* the op the next one waits for, UINT32_MAX = none */
-    char prefix[16];            /* "r3." on rank 3 of a tensor-parallel step, else "" */
+    char prefix[40];            /* "r3." on rank 3 of a tensor-parallel step, "s1.mb7." in a pipeline step, else "" */
     uint32_t device;
     uint32_t tp_group, dp_group;/* this rank's groups (when tp > 1, dp > 1) */
     uint32_t dcap;              /* capacity of t->deps */
@@ -517,7 +517,7 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     uint32_t f0 = t->nops;
     struct builder fb = *b;
     fb.prev = UINT32_MAX;
-    snprintf(fb.prefix, sizeof fb.prefix, "%smb%u.", b->prefix, m);
+    snprintf(fb.prefix, sizeof fb.prefix, "%.24smb%u.", b->prefix, m);
     if (stage == 0) {
         struct op *e = add_op(&fb, "embed", OP_EMBEDDING, dt);
         e->u.emb.tokens = rows;
