@@ -74,6 +74,23 @@ static void test_parallel(void)
     double sbh = 4096.0 * 8192.0;
     CHECK_NEAR_REL(rc.activations, 2 * sbh * 80 + 34 * sbh, 1e-12);
     CHECK(rc.activations < one.activations / 10);
+    /* pipeline (1F1B), the first stage: the embedding and 10 of 80 layers,
+     * and min(pp, micro-batches) micro-batches of stored activations */
+    s.recompute = 0;
+    s.batch = 8;
+    struct fit_result whole, pp;
+    fit_budget(&cfg, &c, &s, 1, &whole);
+    s.pp = 8;
+    s.microbatches = 8;
+    fit_budget(&cfg, &c, &s, 1, &pp);
+    CHECK_NEAR_REL(pp.activations, whole.activations / 80 * 10 / 8 * 8, 1e-12);
+    double embed = 128256.0 * 8192 * 2;
+    CHECK_NEAR_REL(pp.weights, embed + (whole.weights - embed - 8192 * 2 - embed) / 8, 1e-9);
+    CHECK(pp.optimizer < whole.optimizer / 6 && pp.optimizer > whole.optimizer / 9);
+    s.microbatches = 2;                 /* fewer micro-batches than stages: 2 in flight */
+    struct fit_result pp2;
+    fit_budget(&cfg, &c, &s, 1, &pp2);
+    CHECK_NEAR_REL(pp2.activations, whole.activations / 80 * 10 / 2 * 2, 1e-12);
 }
 
 int main(void)

@@ -28,7 +28,8 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--json OUT.json]\n"
+    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--pp P [--microbatches M]]\n"
+    "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
 int cli_fit(int argc, char **argv)
@@ -36,12 +37,14 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
+    const char *pps = NULL, *mbs = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
         {"phase", 0, &phase, NULL},     {"batch", 0, &batch, NULL},
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
         {"recompute", 0, NULL, &recompute},
+        {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
@@ -89,6 +92,17 @@ int cli_fit(int argc, char **argv)
     s.dp = (uint32_t)dp;
     s.zero = (uint32_t)zero;
     s.recompute = recompute;
+    if (pps != NULL || mbs != NULL) {
+        uint64_t v = 1, m = 0;
+        if ((pps && parse_count("--pp", pps, 1, &v)) || (mbs && parse_count("--microbatches", mbs, 1, &m)))
+            return 2;
+        if (!ascii_ieq(phase, "train") || v > 65536 || m > 4096) {
+            fprintf(stderr, "strata fit: --pp (1-65536) and --microbatches (1-4096) are for --phase train\n");
+            return 2;
+        }
+        s.pp = (uint32_t)v;
+        s.microbatches = (uint32_t)m;
+    }
     if (recompute && !ascii_ieq(phase, "train")) {
         fprintf(stderr, "strata fit: --recompute is for --phase train\n");
         return 2;
@@ -152,6 +166,9 @@ int cli_fit(int argc, char **argv)
     if (tp > 1 || dp > 1)
         fprintf(txt, ", per rank of TP %llu x DP %llu%s%s", (unsigned long long)tp,
                 (unsigned long long)dp, zero ? ", ZeRO-" : "", zero ? (zero == 1 ? "1" : zero == 2 ? "2" : "3") : "");
+    if (s.pp > 1)
+        fprintf(txt, ", first pipeline stage of %u (%u micro-batches, 1F1B)", s.pp,
+                s.microbatches ? s.microbatches : (unsigned)s.batch);
     fprintf(txt, "\n");
     const struct { const char *name; double v; } rows[] = {
         {"weights", f.weights},       {"KV cache", f.kv_cache},   {"activations", f.activations},

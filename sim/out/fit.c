@@ -66,6 +66,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     double kvh = (double)c->kv_heads >= t ? (double)c->kv_heads / t : 1;   /* replicated below t */
     f->params = (double)llm_param_count(c);
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
+    const double w_embed = f->weights;
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
         double ffn = c->experts ? (double)c->experts : 1.0;
@@ -73,6 +74,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         f->weights += wbytes(s, wdown, inter / t * h * ffn);
         f->weights += 2 * h * eb;                           /* norms, on every rank */
     }
+    const double w_layers = f->weights - w_embed;
     f->weights += h * eb;                                   /* final norm */
     if (!c->tied)
         f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h) / vshard;
@@ -104,6 +106,27 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         if (s->zero >= 3)
             f->weights /= dp;
         f->kv_cache = 0; /* training keeps no KV cache */
+        if (s->pp > 1) {
+            /* pipeline (1F1B): the first stage is the fullest, with the
+             * embedding, its share of the layers (earlier stages take the
+             * remainder) and min(pp, micro-batches) micro-batches' stored
+             * activations in flight (Narayanan et al. 2021, section 2.2) */
+            double pp = s->pp, L = (double)c->layers;
+            double l0 = floor(L / pp) + (c->layers % s->pp ? 1 : 0);
+            double mb = s->microbatches ? s->microbatches : (double)s->batch;
+            double inflight = pp < mb ? pp : mb;
+            double share = l0 / L;
+            f->weights = (w_embed + w_layers * share) / (s->zero >= 3 ? dp : 1);
+            double pe = (double)c->vocab * h / t;
+            double pl = (f->params - (double)c->vocab * h * (c->tied ? 1 : 2) - h) / t;
+            double p0 = pe + pl * share;
+            f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1);
+            f->activations = f->activations / L * l0 / (double)s->batch * ((double)s->batch / mb) *
+                             inflight;
+            if (s->recompute)
+                f->activations = act_tokens / mb * h * eb * l0 * inflight +
+                                 (10.0 + 24.0 / t) * act_tokens / mb * h * eb / 2.0;
+        }
     }
     f->workspace = FIT_WORKSPACE_BYTES;
     f->total = f->weights + f->kv_cache + f->activations + f->optimizer + f->workspace;
