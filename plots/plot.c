@@ -28,6 +28,7 @@
 #include "model.h"
 #include "numfmt.h"
 #include "report.h"
+#include "strbuf.h"
 
 #define NLVL HW_MAX_LEVELS /* levels a report may name */
 #define NCATMAX (3 + NLVL)
@@ -432,76 +433,6 @@ static int ensure_dir(const char *dir, int *made, struct diag *d)
     return 0;
 }
 
-/* a growable string */
-struct sb {
-    char *s;
-    size_t n, cap;
-};
-
-static void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Room for n more bytes and a terminating NUL. */
-static void sb_reserve(struct sb *b, size_t n)
-{
-    if (b->cap - b->n > n)
-        return;
-    size_t cap = b->cap ? b->cap * 2 : 4096;
-    while (cap - b->n <= n)
-        cap *= 2;
-    char *q = realloc(b->s, cap);
-    if (q == NULL)
-        sim_oom(cap);
-    b->s = q;
-    b->cap = cap;
-}
-
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, room, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-            return;
-        if ((size_t)k < room) {
-            b->n += (size_t)k;
-            return;
-        }
-        sb_reserve(b, (size_t)k);
-    }
-}
-
-static void sb_putn(struct sb *b, const char *s, size_t n)
-{
-    sb_reserve(b, n);
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-
-/* text with HTML/XML special characters escaped */
-static void sb_html(struct sb *b, const char *s)
-{
-    for (;;) {
-        size_t run = strcspn(s, "<>&\"'");
-        sb_putn(b, s, run);
-        s += run;
-        if (*s == '\0')
-            break;
-        switch (*s) {
-        case '<': sb_printf(b, "&lt;"); break;
-        case '>': sb_printf(b, "&gt;"); break;
-        case '&': sb_printf(b, "&amp;"); break;
-        case '"': sb_printf(b, "&quot;"); break;
-        case '\'': sb_printf(b, "&#39;"); break;
-        default: break;
-        }
-        s++;
-    }
-}
-
 /* a gnuplot data string: double quotes, no quotes, backquotes, backslashes
  * or newlines inside */
 static void sb_gpstr(struct sb *b, const char *s)
@@ -517,11 +448,6 @@ static void sb_gpstr(struct sb *b, const char *s)
         s++;
     }
     sb_putn(b, "\"", 1);
-}
-
-static void sb_puts(struct sb *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
 }
 
 /* A report string (a level or device name) as a bare word for a gnuplot

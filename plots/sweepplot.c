@@ -2,13 +2,13 @@
 #include "plot.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "afile.h"
 #include "check.h"
+#include "strbuf.h"
 #include "sweep.h"
 
 struct tv {
@@ -65,48 +65,6 @@ static int write_text(const char *path, const char *text, size_t n, struct diag 
     return afile_commit(&a, d);
 }
 
-struct buf {
-    char *s;
-    size_t n, cap;
-};
-
-static void bprintf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void bprintf(struct buf *b, const char *fmt, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->n;
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? room : 0, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-            return;
-        if (b->s != NULL && (size_t)k < room) {
-            b->n += (size_t)k;
-            return;
-        }
-        b->cap = (b->cap + (size_t)k + 1) * 2;
-        b->s = sim_xrealloc(b->s, b->cap);
-    }
-}
-
-/* HTML-escapes s into b. */
-static void bhtml(struct buf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '<')
-            bprintf(b, "&lt;");
-        else if (*s == '>')
-            bprintf(b, "&gt;");
-        else if (*s == '&')
-            bprintf(b, "&amp;");
-        else if (*s == '"')
-            bprintf(b, "&quot;");
-        else
-            bprintf(b, "%c", *s);
-    }
-}
-
 int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, struct diag *d)
 {
     FILE *f = fopen(csv_path, "rb");
@@ -149,8 +107,8 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
         snprintf(namebuf[i], sizeof namebuf[i], "%s", w);
         names[i] = namebuf[i];
         have[i] = 1;
-        struct buf dat = {0}, gp = {0};
-        bprintf(&dat, "# %s: per trace, one block: value median_us min_us max_us "
+        struct sb dat = {0}, gp = {0};
+        sb_printf(&dat, "# %s: per trace, one block: value median_us min_us max_us "
                       "(over the other keys' values)\n", k->key);
         for (unsigned t = 0; t < s->ntraces; t++) {
             for (uint64_t p = 0; p < s->npoints; p++) {
@@ -158,17 +116,17 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
                 tv[p] = (struct tv){k->num[v], time[p * s->ntraces + t], v};
             }
             qsort(tv, s->npoints, sizeof *tv, tv_cmp);
-            bprintf(&dat, "# trace %u: %s\n", t, s->trace_path[t]);
+            sb_printf(&dat, "# trace %u: %s\n", t, s->trace_path[t]);
             for (uint64_t a = 0; a < s->npoints;) {
                 uint64_t b = a;
                 while (b < s->npoints && tv[b].v == tv[a].v)
                     b++;
                 uint64_t m = a + (b - a) / 2;
                 double med = (b - a) % 2 ? tv[m].t : 0.5 * (tv[m - 1].t + tv[m].t);
-                bprintf(&dat, "%.9g %.9g %.9g %.9g\n", tv[a].x, med, tv[a].t, tv[b - 1].t);
+                sb_printf(&dat, "%.9g %.9g %.9g %.9g\n", tv[a].x, med, tv[a].t, tv[b - 1].t);
                 a = b;
             }
-            bprintf(&dat, "\n\n");
+            sb_printf(&dat, "\n\n");
         }
         double lo = k->num[0], hi = k->num[0];
         for (unsigned v = 0; v < k->nvalues; v++) {
@@ -176,24 +134,24 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
             hi = fmax(hi, k->num[v]);
         }
         const char *unit = k->values[0] + strspn(k->values[0], "0123456789.+-eE");
-        bprintf(&gp, "# %s.gp: written by strata sweep; render with: gnuplot %s.gp\n", w, w);
-        bprintf(&gp, "set title \"time against %s (median over the other keys; bars: range)\"\n",
+        sb_printf(&gp, "# %s.gp: written by strata sweep; render with: gnuplot %s.gp\n", w, w);
+        sb_printf(&gp, "set title \"time against %s (median over the other keys; bars: range)\"\n",
                 k->key);
-        bprintf(&gp, "set xlabel \"%s (%s)\"\nset ylabel \"time (us)\"\nset grid\nset key outside "
+        sb_printf(&gp, "set xlabel \"%s (%s)\"\nset ylabel \"time (us)\"\nset grid\nset key outside "
                      "right\n", k->key, unit[0] ? unit : "value");
         if (lo > 0 && hi / lo >= 8)
-            bprintf(&gp, "set logscale x\n");
-        struct buf cmd = {0};
-        bprintf(&cmd, "plot ");
+            sb_printf(&gp, "set logscale x\n");
+        struct sb cmd = {0};
+        sb_printf(&cmd, "plot ");
         for (unsigned t = 0; t < s->ntraces; t++) {
             char tw[100];
             const char *base = strrchr(s->trace_path[t], '/');
             word(tw, sizeof tw, base ? base + 1 : s->trace_path[t]);
-            bprintf(&cmd, "%s\"%s.dat\" index %u using 1:2:3:4 with yerrorlines lw 2 title \"%s\"",
+            sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2:3:4 with yerrorlines lw 2 title \"%s\"",
                     t ? ", " : "", w, t, tw);
         }
-        bprintf(&gp, "set terminal pngcairo noenhanced size 1000,600\nset output \"%s.png\"\n%s\n", w, cmd.s);
-        bprintf(&gp, "set terminal svg noenhanced size 1000,600\nset output \"%s.svg\"\n%s\n", w, cmd.s);
+        sb_printf(&gp, "set terminal pngcairo noenhanced size 1000,600\nset output \"%s.png\"\n%s\n", w, cmd.s);
+        sb_printf(&gp, "set terminal svg noenhanced size 1000,600\nset output \"%s.svg\"\n%s\n", w, cmd.s);
         free(cmd.s);
         snprintf(path, sizeof path, "%s/%s.dat", plots, w);
         rc = write_text(path, dat.s, dat.n, d);
@@ -213,44 +171,44 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
         rendered = 1;
     }
     /* the page: what was varied, the plots, the fastest points */
-    struct buf h = {0};
-    bprintf(&h, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>strata sweep</title>"
+    struct sb h = {0};
+    sb_printf(&h, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>strata sweep</title>"
                 "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
                 "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;"
                 "text-align:right}</style></head><body>\n<h1>strata sweep</h1>\n<p>");
-    bhtml(&h, s->hw);
-    bprintf(&h, ": %llu points x %u traces (<a href=\"sweep.csv\">sweep.csv</a>)</p>\n<ul>\n",
+    sb_html(&h, s->hw);
+    sb_printf(&h, ": %llu points x %u traces (<a href=\"sweep.csv\">sweep.csv</a>)</p>\n<ul>\n",
             (unsigned long long)s->npoints, s->ntraces);
     for (unsigned i = 0; i < s->nkeys; i++) {
-        bprintf(&h, "<li>");
-        bhtml(&h, s->key[i].key);
-        bprintf(&h, ": %u values, ", s->key[i].nvalues);
-        bhtml(&h, s->key[i].values[0]);
-        bprintf(&h, " .. ");
-        bhtml(&h, s->key[i].values[s->key[i].nvalues - 1]);
-        bprintf(&h, "</li>\n");
+        sb_printf(&h, "<li>");
+        sb_html(&h, s->key[i].key);
+        sb_printf(&h, ": %u values, ", s->key[i].nvalues);
+        sb_html(&h, s->key[i].values[0]);
+        sb_printf(&h, " .. ");
+        sb_html(&h, s->key[i].values[s->key[i].nvalues - 1]);
+        sb_printf(&h, "</li>\n");
     }
-    bprintf(&h, "</ul>\n");
+    sb_printf(&h, "</ul>\n");
     for (unsigned i = 0; i < s->nkeys && rc == 0; i++) {
-        bprintf(&h, "<h2>");
-        bhtml(&h, s->key[i].key);
-        bprintf(&h, "</h2>\n");
+        sb_printf(&h, "<h2>");
+        sb_html(&h, s->key[i].key);
+        sb_printf(&h, "</h2>\n");
         if (rendered && ok[i])
-            bprintf(&h, "<img src=\"plots/%s.svg\" width=\"1000\">\n", names[i]);
+            sb_printf(&h, "<img src=\"plots/%s.svg\" width=\"1000\">\n", names[i]);
         else
-            bprintf(&h, "<p>gnuplot did not render this plot: run <code>gnuplot %s.gp</code> in "
+            sb_printf(&h, "<p>gnuplot did not render this plot: run <code>gnuplot %s.gp</code> in "
                         "plots/.</p>\n", names[i]);
     }
     for (unsigned t = 0; t < s->ntraces && rc == 0; t++) {
-        bprintf(&h, "<h2>fastest points: ");
-        bhtml(&h, s->trace_path[t]);
-        bprintf(&h, "</h2>\n<table><tr><th>point</th>");
+        sb_printf(&h, "<h2>fastest points: ");
+        sb_html(&h, s->trace_path[t]);
+        sb_printf(&h, "</h2>\n<table><tr><th>point</th>");
         for (unsigned i = 0; i < s->nkeys; i++) {
-            bprintf(&h, "<th>");
-            bhtml(&h, s->key[i].key);
-            bprintf(&h, "</th>");
+            sb_printf(&h, "<th>");
+            sb_html(&h, s->key[i].key);
+            sb_printf(&h, "</th>");
         }
-        bprintf(&h, "<th>time (us)</th></tr>\n");
+        sb_printf(&h, "<th>time (us)</th></tr>\n");
         /* the 10 fastest, ties by point index */
         uint64_t shown[10];
         unsigned nshown = 0;
@@ -265,17 +223,17 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
                     best = p;
             }
             shown[nshown++] = best;
-            bprintf(&h, "<tr><td>%llu</td>", (unsigned long long)best);
+            sb_printf(&h, "<tr><td>%llu</td>", (unsigned long long)best);
             for (unsigned i = 0; i < s->nkeys; i++) {
-                bprintf(&h, "<td>");
-                bhtml(&h, s->key[i].values[sweep_value_index(s, i, best)]);
-                bprintf(&h, "</td>");
+                sb_printf(&h, "<td>");
+                sb_html(&h, s->key[i].values[sweep_value_index(s, i, best)]);
+                sb_printf(&h, "</td>");
             }
-            bprintf(&h, "<td>%.3f</td></tr>\n", time[best * s->ntraces + t]);
+            sb_printf(&h, "<td>%.3f</td></tr>\n", time[best * s->ntraces + t]);
         }
-        bprintf(&h, "</table>\n");
+        sb_printf(&h, "</table>\n");
     }
-    bprintf(&h, "</body></html>\n");
+    sb_printf(&h, "</body></html>\n");
     snprintf(path, sizeof path, "%s/sweep.html", dir);
     if (rc == 0)
         rc = write_text(path, h.s, h.n, d);

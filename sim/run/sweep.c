@@ -16,6 +16,7 @@
 #include "run.h"
 #include "system.h"
 #include "numfmt.h"
+#include "strbuf.h"
 #include "units.h"
 
 #define SWEEP_MAX_VALUES 1000000u  /* values of one key */
@@ -217,41 +218,20 @@ void sweep_free(struct sweep *s)
 
 /* ------------------------------------------------------------ running */
 
-struct sbuf {
-    char *p;
-    size_t n, cap;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->p = sim_xrealloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-    sb_put(b, s, strlen(s));
-}
-
 /* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void sb_csv(struct sbuf *b, const char *s)
+static void sb_csv(struct sb *b, const char *s)
 {
     if (strpbrk(s, ",\"\r\n") == NULL) {
-        sb_str(b, s);
+        sb_puts(b, s);
         return;
     }
-    sb_put(b, "\"", 1);
+    sb_putn(b, "\"", 1);
     for (; *s; s++) {
         if (*s == '"')
-            sb_put(b, "\"", 1);
-        sb_put(b, s, 1);
+            sb_putn(b, "\"", 1);
+        sb_putn(b, s, 1);
     }
-    sb_put(b, "\"", 1);
+    sb_putn(b, "\"", 1);
 }
 
 struct point_hw {
@@ -273,17 +253,17 @@ struct job {
 };
 
 static void format_row(const struct job *j, uint64_t task, const struct hw_system *sys,
-                       const struct run_result *r, struct sbuf *b)
+                       const struct run_result *r, struct sb *b)
 {
     const struct sweep *s = j->s;
     uint64_t p = j->points[task / s->ntraces];
     unsigned t = (unsigned)(task % s->ntraces);
     char num[64];
     snprintf(num, sizeof num, "%llu,", (unsigned long long)p);
-    sb_str(b, num);
+    sb_puts(b, num);
     sb_csv(b, s->trace_path[t]);
     for (unsigned i = 0; i < s->nkeys; i++) {
-        sb_put(b, ",", 1);
+        sb_putn(b, ",", 1);
         sb_csv(b, s->key[i].values[sweep_value_index(s, i, p)]);
     }
     const struct hw_config *c = &sys->chip;
@@ -294,14 +274,14 @@ static void format_row(const struct job *j, uint64_t task, const struct hw_syste
             best = k;
     snprintf(num, sizeof num, ",%.6f,%.4f,", total_s * 1e6,
              total_s > 0 ? r->flops / total_s / 1e12 : 0.0);
-    sb_str(b, num);
-    sb_str(b, best == CAT_BUSY ? "compute" : run_cat_name(c, best));
+    sb_puts(b, num);
+    sb_puts(b, best == CAT_BUSY ? "compute" : run_cat_name(c, best));
     for (unsigned k = 0; k < CAT_STALL + c->nlevels; k++) {
         snprintf(num, sizeof num, ",%.6f", r->time_ps[k] * 1e-6);
-        sb_str(b, num);
+        sb_puts(b, num);
     }
     snprintf(num, sizeof num, ",%.6f\n", r->time_ps[RUN_IDLE] * 1e-6);
-    sb_str(b, num);
+    sb_puts(b, num);
 }
 
 static void *worker(void *arg)
@@ -326,9 +306,9 @@ static void *worker(void *arg)
         memset(&d, 0, sizeof d);
         int rc = run_system_opts(sys, t, &ro, &r, &d);
         if (rc == 0) {
-            struct sbuf b = {0};
+            struct sb b = {0};
             format_row(j, task, sys, &r, &b);
-            j->rows[task] = b.p;
+            j->rows[task] = b.s;
             run_result_free(&r);
         } else {
             pthread_mutex_lock(&j->lock);
@@ -364,20 +344,20 @@ static void draw_bar(uint64_t done, uint64_t total, double t0, int final)
     fflush(stderr);
 }
 
-static void header_line(const struct sweep *s, const struct hw_config *c, struct sbuf *b)
+static void header_line(const struct sweep *s, const struct hw_config *c, struct sb *b)
 {
-    sb_str(b, "point,trace");
+    sb_puts(b, "point,trace");
     for (unsigned i = 0; i < s->nkeys; i++) {
-        sb_put(b, ",", 1);
+        sb_putn(b, ",", 1);
         sb_csv(b, s->key[i].key);
     }
-    sb_str(b, ",time_us,tflops,bound");
+    sb_puts(b, ",time_us,tflops,bound");
     for (unsigned k = 0; k < CAT_STALL + c->nlevels; k++) {
-        sb_put(b, ",", 1);
-        sb_str(b, run_cat_name(c, k));
-        sb_str(b, "_us");
+        sb_putn(b, ",", 1);
+        sb_puts(b, run_cat_name(c, k));
+        sb_puts(b, "_us");
     }
-    sb_str(b, ",idle_us\n");
+    sb_puts(b, ",idle_us\n");
 }
 
 int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, char **rows,
@@ -417,7 +397,7 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
         }
         j.hw[i].chip_only = sr == 1;
     }
-    struct sbuf hb = {0};
+    struct sb hb = {0};
     if (rc == 0) {
         struct hw_config c0;
         struct cfg_sets sets;
@@ -463,11 +443,11 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
             rc = -1;
         }
     }
-    struct sbuf rb = {0};
-    sb_str(&rb, "");
+    struct sb rb = {0};
+    sb_puts(&rb, "");
     for (uint64_t i = 0; i < j.ntasks; i++) {
         if (rc == 0 && j.rows[i] != NULL)
-            sb_str(&rb, j.rows[i]);
+            sb_puts(&rb, j.rows[i]);
         free(j.rows[i]);
     }
     free(j.rows);
@@ -479,12 +459,12 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
         trace_free(&traces[t]);
     free(traces);
     if (rc != 0) {
-        free(hb.p);
-        free(rb.p);
+        free(hb.s);
+        free(rb.s);
         return -1;
     }
-    *header = hb.p;
-    *rows = rb.p;
+    *header = hb.s;
+    *rows = rb.s;
     return 0;
 }
 
@@ -539,19 +519,19 @@ static char *slurp(const char *path, struct diag *d)
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot open"), NULL;
     afile_note_input(f);
-    struct sbuf b = {0};
+    struct sb b = {0};
     char buf[65536];
     size_t n;
-    sb_str(&b, "");
+    sb_puts(&b, "");
     while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        sb_put(&b, buf, n);
+        sb_putn(&b, buf, n);
     int err = ferror(f);
     fclose(f);
     if (err) {
-        free(b.p);
+        free(b.s);
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot read"), NULL;
     }
-    return b.p;
+    return b.s;
 }
 
 struct mrow {

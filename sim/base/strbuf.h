@@ -1,0 +1,23 @@
+/* strbuf.h: a growable NUL-terminated string, for the writers that build a
+ * file in memory before it goes out (plots, pages, sweep rows).  Out of
+ * memory aborts with the size (sim_oom).  A zeroed struct sb is empty;
+ * free(b.s) releases it. */
+#ifndef STRATA_STRBUF_H
+#define STRATA_STRBUF_H
+
+#include <stddef.h>
+
+struct sb {
+    char *s;
+    size_t n, cap;
+};
+
+/* Room for n more bytes and a terminating NUL. */
+void sb_reserve(struct sb *b, size_t n);
+void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_putn(struct sb *b, const char *s, size_t n);
+void sb_puts(struct sb *b, const char *s);
+/* s with the HTML/XML special characters escaped. */
+void sb_html(struct sb *b, const char *s);
+
+#endif
