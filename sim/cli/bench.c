@@ -70,10 +70,8 @@ int cli_bench(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("bench", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("bench", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     if (first >= argc || strcmp(argv[first], "collective") != 0 || first + 1 != argc) {
         fprintf(stderr, "strata bench: what to benchmark: 'collective' (the only benchmark)\n");
         cli_usage(stderr, cli_bench_usage);

@@ -34,10 +34,8 @@ int cli_calibrate(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("calibrate", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("calibrate", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     if (hw == NULL || data == NULL || fit == NULL) {
         fprintf(stderr, "strata calibrate: --hw, --data and --fit are required\n");
         return 2;

@@ -65,9 +65,9 @@ int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *set
 /* Usage line of those two options, for the verbs' usage texts. */
 #define CLI_SET_USAGE "[--set KEY=VALUE ...] [--hw-overlay FIT.yaml]"
 /* --hw NAME / --model NAME: a path, or a shipped config, system or model
- * by name (names.c); the path in out.  0, or 1 after printing why not
- * (none, or several that match). */
-int cli_find(const char *verb, const char *opt, const char *arg, int models, char *out, size_t n);
+ * by name (names.c).  *arg (left alone when NULL) becomes the path, held
+ * in out[n].  0, or 1 after printing why not (none, or several match). */
+int cli_find(const char *verb, const char *opt, const char **arg, int models, char *out, size_t n);
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

@@ -35,10 +35,8 @@ int cli_compare(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("compare", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("compare", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     rc = 0;
     if (tr == NULL || hw == NULL) {
         fprintf(stderr, "strata compare: --trace and --hw are required\n");

@@ -62,15 +62,11 @@ int cli_fit(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("fit", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("fit", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     char model_path[1600];
-    if (model != NULL && cli_find("fit", "--model", model, 1, model_path, sizeof model_path) != 0)
+    if (cli_find("fit", "--model", &model, 1, model_path, sizeof model_path) != 0)
         return 1;
-    if (model != NULL)
-        model = model_path;
     if (hw == NULL || model == NULL || phase == NULL) {
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;

@@ -72,10 +72,8 @@ int cli_gen(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char model_path[1600];
-    if (model != NULL && cli_find("gen llm", "--model", model, 1, model_path, sizeof model_path) != 0)
+    if (cli_find("gen llm", "--model", &model, 1, model_path, sizeof model_path) != 0)
         return 1;
-    if (model != NULL)
-        model = model_path;
     if (model == NULL || phase == NULL || outp == NULL) {
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;

@@ -29,10 +29,8 @@ int cli_info(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("info", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("info", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     if (hw == NULL) {
         fprintf(stderr, "strata info: --hw is required\n");
         return 2;

@@ -144,12 +144,16 @@ static void collect(void *arg, const char *stem, const char *path)
     }
 }
 
-int cli_find(const char *verb, const char *opt, const char *arg, int models, char *out, size_t n)
+int cli_find(const char *verb, const char *opt, const char **argp, int models, char *out, size_t n)
 {
+    if (*argp == NULL)
+        return 0;
+    const char *arg = *argp;
     struct stat st;
     int sys_only = strncmp(arg, "systems/", 8) == 0 && strchr(arg + 8, '/') == NULL;
     if (stat(arg, &st) == 0 || (strchr(arg, '/') != NULL && !sys_only)) {
         snprintf(out, n, "%s", arg);
+        *argp = out;
         return 0;
     }
     static struct hits h;
@@ -164,6 +168,7 @@ int cli_find(const char *verb, const char *opt, const char *arg, int models, cha
         each(&kinds[1], collect, &h);
     if (h.n == 1) {
         snprintf(out, n, "%s", h.path[0]);
+        *argp = out;
         return 0;
     }
     if (h.n == 0) {

@@ -121,10 +121,8 @@ int cli_run(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("run", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("run", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     rc = 0;
     if (hw == NULL || tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");

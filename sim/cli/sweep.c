@@ -85,10 +85,8 @@ int cli_sweep(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (hw != NULL && cli_find("sweep", "--hw", hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("sweep", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (hw != NULL)
-        hw = hw_path;
     struct diag d;
     memset(&d, 0, sizeof d);
     if (merge) {
