@@ -9,6 +9,7 @@
 int engine_init(struct engine *e, uint32_t capacity)
 {
     memset(e, 0, sizeof *e);
+    e->max_events = UINT64_MAX;
     return eq_init(&e->q, capacity);
 }
 
@@ -69,7 +70,7 @@ void engine_run(struct engine *e)
 {
     struct eq_event ev;
     while (!e->overflow && eq_pop(&e->q, &ev)) {
-        if (e->max_events > 0 && e->events >= e->max_events) {
+        if (e->events >= e->max_events) {
             e->over_budget = 1;
             break;
         }

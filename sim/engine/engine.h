@@ -33,7 +33,8 @@ struct engine {
     uint64_t now_ps;                    /* current simulated time */
     uint64_t events;                    /* events dispatched so far */
     int overflow;                       /* something was scheduled past ENGINE_MAX_PS: stopped */
-    uint64_t max_events;                /* the run's work budget: stop after this many (0: none) */
+    uint64_t max_events;                /* the run's work budget: stop after this many
+                                           (engine_init: UINT64_MAX, none) */
     int over_budget;                    /* stopped at max_events */
     uint32_t ncomps, capcomps;
     struct engine_comp {
