@@ -302,6 +302,17 @@ static int build_tree(struct cfg_parse *c, const unsigned char *buf, size_t len)
     return root;
 }
 
+/* Reads path into c's tree; returns its root, or -1 with *c->d filled.
+ * The caller frees *buf and the parse. */
+static int parse_file(struct cfg_parse *c, unsigned char **buf)
+{
+    size_t len = 0;
+    *buf = NULL;
+    if (read_file(c, buf, &len) != 0)
+        return -1;
+    return build_tree(c, *buf, len);
+}
+
 /* ---------------------------------------------------------------- pass 2 */
 
 static const char *node_text(const struct cfg_parse *c, int n)
@@ -1843,6 +1854,79 @@ int sys_load(const char *path, struct hw_system *out, struct diag *d)
     return sys_load_with(path, NULL, out, d);
 }
 
+/* A chip config from its parsed tree, sets applied: 1, or -1 with *c->d. */
+static int chip_from_tree(struct cfg_parse *c, int root, const char *path,
+                          const struct cfg_sets *sets, struct hw_config *out)
+{
+    snprintf(out->path, sizeof out->path, "%s", path);
+    if (apply_sets(c, root, sets) != 0 || fill_config(c, root, out) != 0) {
+        name_override(c->d, sets);
+        return -1;
+    }
+    name_variant(out, sets);
+    return 1;
+}
+
+/* A chip config parsed once, loaded many times with different overrides
+ * (a sweep's points): each load works on a copy of the tree. */
+struct cfg_proto {
+    char path[512];
+    struct cfg_parse c;
+    int root;
+};
+
+int cfg_proto_load(const char *path, struct cfg_proto **out, struct diag *d)
+{
+    *out = NULL;
+    struct cfg_proto *p = sim_xcalloc(1, sizeof *p);
+    if (strlen(path) >= sizeof p->path) {
+        free(p);
+        return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
+                        sizeof p->path - 1);
+    }
+    memcpy(p->path, path, strlen(path) + 1);
+    p->c = (struct cfg_parse){.path = p->path, .d = d};
+    unsigned char *buf;
+    p->root = parse_file(&p->c, &buf);
+    free(buf);
+    if (p->root < 0 || (p->c.nodes[p->root].kind == NODE_MAPPING &&
+                        lookup(&p->c, p->root, "chip") >= 0)) {
+        int rc = p->root < 0 ? -1 : 1;  /* 1: a system file, which is not kept */
+        cfg_proto_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int cfg_load_proto(const struct cfg_proto *p, const struct cfg_sets *sets, struct hw_config *out,
+                   struct diag *d)
+{
+    struct cfg_parse c = {.path = p->path, .d = d, .sets = sets};
+    c.n_nodes = c.cap_nodes = p->c.n_nodes;
+    c.n_text = c.cap_text = p->c.n_text;
+    c.nodes = cfg_xrealloc(NULL, c.cap_nodes * sizeof *c.nodes);
+    c.text = cfg_xrealloc(NULL, c.cap_text ? c.cap_text : 1);
+    memcpy(c.nodes, p->c.nodes, c.n_nodes * sizeof *c.nodes);
+    memcpy(c.text, p->c.text, c.n_text);
+    struct hw_config h;
+    memset(&h, 0, sizeof h);
+    int rc = chip_from_tree(&c, p->root, p->path, sets, &h);
+    cfg_parse_free(&c);
+    if (rc < 0)
+        return -1;
+    *out = h;
+    return 0;
+}
+
+void cfg_proto_free(struct cfg_proto *p)
+{
+    if (p == NULL)
+        return;
+    cfg_parse_free(&p->c);
+    free(p);
+}
+
 int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_system *out,
                   struct diag *d)
 {
@@ -1861,15 +1945,9 @@ int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_syste
         return -1;
     int root = build_tree(&c, buf, len);
     int rc = root < 0 ? -1 : 0;
-    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0)) {
+    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0))
         /* not a system: a chip config, read into s.chip from the same tree */
-        memcpy(s.chip.path, path, strlen(path) + 1);
-        rc = apply_sets(&c, root, sets) != 0 || fill_config(&c, root, &s.chip) != 0 ? -1 : 1;
-        if (rc < 0)
-            name_override(d, sets);
-        else
-            name_variant(&s.chip, sets);
-    }
+        rc = chip_from_tree(&c, root, path, sets, &s.chip);
     if (rc == 0)
         rc = fill_system(&c, root, &s);
     free(buf);
@@ -1929,17 +2007,6 @@ int cfg_level_index(const struct hw_config *c, const char *name)
         if (strcmp(c->level[i].name, name) == 0)
             return (int)i;
     return -1;
-}
-
-/* Reads path into c's tree; returns its root, or -1 with *c->d filled.
- * The caller frees *buf and the parse. */
-static int parse_file(struct cfg_parse *c, unsigned char **buf)
-{
-    size_t len = 0;
-    *buf = NULL;
-    if (read_file(c, buf, &len) != 0)
-        return -1;
-    return build_tree(c, *buf, len);
 }
 
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,

@@ -193,6 +193,14 @@ int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d);
 /* cfg_load with sets applied (sets may be NULL or empty). */
 int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_config *out,
                   struct diag *d);
+/* A chip config parsed once and loaded with many sets of overrides (a
+ * sweep): cfg_proto_load returns 0 with *out, 1 when path is a system file
+ * (use sys_load_with), or -1 with *d. */
+struct cfg_proto;
+int cfg_proto_load(const char *path, struct cfg_proto **out, struct diag *d);
+int cfg_load_proto(const struct cfg_proto *p, const struct cfg_sets *sets, struct hw_config *out,
+                   struct diag *d);
+void cfg_proto_free(struct cfg_proto *p);
 /* The number a key (as --set names it) has in the chip config at path, and
  * the key with its unit suffix ("dram.efficiency.loaded_latency_ns"). */
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,

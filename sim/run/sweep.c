@@ -382,7 +382,11 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
         }
     /* every point's config, loaded here: the loaders are not thread-safe
      * (they note their inputs), and a bad point stops the sweep before any
-     * run */
+     * run.  A chip config is parsed once and each point works on a copy of
+     * its tree; a system file is read per point. */
+    struct cfg_proto *proto = NULL;
+    if (rc == 0 && cfg_proto_load(s->hw, &proto, d) < 0)
+        rc = -1;
     for (uint64_t i = 0; i < np && rc == 0; i++, nhw++) {
         j.points[i] = o->shard + i * nsh;
         struct cfg_sets sets;
@@ -390,13 +394,15 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
             rc = -1;
             break;
         }
-        int sr = sys_load_with(s->hw, &sets, &j.hw[i].sys, d);
+        int sr = proto != NULL ? (cfg_load_proto(proto, &sets, &j.hw[i].sys.chip, d) == 0 ? 1 : -1)
+                               : sys_load_with(s->hw, &sets, &j.hw[i].sys, d);
         if (sr < 0) {
             rc = -1;
             break;
         }
         j.hw[i].chip_only = sr == 1;
     }
+    cfg_proto_free(proto);
     struct sb hb = {0};
     if (rc == 0) {
         struct hw_config c0;
