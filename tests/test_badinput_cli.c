@@ -437,11 +437,62 @@ static void test_work_budget(void)
     free(err);
 }
 
+/* The memory budget (issue 17): a run past it stops with an error naming
+ * the limit and how to raise it; nothing is written and an --out folder
+ * keeps its old files.  (tests/test_unit_membudget.c covers where it is
+ * checked.) */
+static void test_memory_budget(void)
+{
+    char args[768], *err = NULL, json[160], dir[160], path[200];
+    snprintf(json, sizeof json, "%s/mem.json", tmpdir);
+    snprintf(dir, sizeof dir, "%s/mem-out", tmpdir);
+    snprintf(args, sizeof args, "run --hw " H100 " --trace traces/examples/two-streams.json --out '%s' --quiet "
+             "--no-whatif", dir);
+    setenv("STRATA_GNUPLOT", "none", 1);
+    CHECK_EQ_INT(run_cli(args, &err), 0);
+    free(err);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *before = tu_read_file(path, NULL);
+    CHECK(before != NULL);
+    const char *ways[2] = {"--max-memory 1MiB", "STRATA_MAX_MEMORY=1MiB"};
+    for (int w = 0; w < 2; w++) {
+        if (w == 1)
+            setenv("STRATA_MAX_MEMORY", "1MiB", 1);
+        snprintf(args, sizeof args, "run --hw " H100 " --trace traces/examples/llama-2-7b-decode-b1-ctx2048.json "
+                 "%s --json '%s' --out '%s' --quiet", w == 0 ? ways[0] : "", json, dir);
+        CHECK_EQ_INT(run_cli(args, &err), 1);
+        CHECK_STR_CONTAINS(err, "1 MiB, its memory budget");
+        CHECK_STR_CONTAINS(err, "--max-memory");
+        CHECK_STR_CONTAINS(err, "STRATA_MAX_MEMORY");
+        free(err);
+        CHECK(!tu_exists(json));
+        char *after = tu_read_file(path, NULL);
+        CHECK(after != NULL && before != NULL && strcmp(after, before) == 0);
+        free(after);
+        CHECK_EQ_INT(tu_count_entries(dir), 5);  /* the old run's files, nothing staged */
+    }
+    /* every command: here validate */
+    CHECK_EQ_INT(run_cli("validate --data traces/validation/new-chips.csv --quiet", &err), 1);
+    CHECK_STR_CONTAINS(err, "memory budget");
+    free(err);
+    setenv("STRATA_MAX_MEMORY", "lots", 1);
+    CHECK_EQ_INT(run_cli("info --hw " H100, &err), 2);
+    CHECK_STR_CONTAINS(err, "STRATA_MAX_MEMORY");
+    free(err);
+    unsetenv("STRATA_MAX_MEMORY");
+    unsetenv("STRATA_GNUPLOT");
+    CHECK_EQ_INT(run_cli("run --hw " H100 " --trace traces/examples/two-streams.json --max-memory 5KiB", &err), 2);
+    CHECK_STR_CONTAINS(err, "--max-memory");
+    free(err);
+    free(before);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-bad") != 0)
         return 1;
     test_work_budget();
+    test_memory_budget();
     test_traces();
     test_configs();
     test_other();

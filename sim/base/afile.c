@@ -23,6 +23,35 @@ static struct {
 } inputs[256];
 static int ninputs, guard;
 
+/* The temporary files now open (their names), for afile_abort_staged. */
+static char *staged[64];
+
+static void stage_add(const char *tmp)
+{
+    for (unsigned i = 0; i < sizeof staged / sizeof staged[0]; i++)
+        if (staged[i] == NULL) {
+            staged[i] = strdup(tmp); /* NULL without memory: then not cleaned up, as before */
+            return;
+        }
+}
+
+static void stage_drop(const char *tmp)
+{
+    for (unsigned i = 0; i < sizeof staged / sizeof staged[0]; i++)
+        if (staged[i] != NULL && strcmp(staged[i], tmp) == 0) {
+            free(staged[i]);
+            staged[i] = NULL;
+            return;
+        }
+}
+
+void afile_abort_staged(void)
+{
+    for (unsigned i = 0; i < sizeof staged / sizeof staged[0]; i++)
+        if (staged[i] != NULL)
+            unlink(staged[i]); /* left allocated: the process is exiting */
+}
+
 void afile_guard_inputs(void)
 {
     guard = 1;
@@ -111,10 +140,12 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
                             strerror(e));
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
     }
+    stage_add(a->tmp);
     if (fchmod(fd, mode) != 0 || (a->f = fdopen(fd, "w")) == NULL) {
         int e = errno;
         close(fd);
         unlink(a->tmp);
+        stage_drop(a->tmp);
         a->tmp[0] = '\0';
         return diag_set(d, DIAG_E_IO, path, 0, "", "cannot write: %s", strerror(e));
     }
@@ -145,6 +176,7 @@ int afile_commit(struct afile *a, struct diag *d)
     a->f = NULL;
     free(a->buf);
     a->buf = NULL;
+    stage_drop(a->tmp);
     if (bad) {
         unlink(a->tmp);
         return diag_set(d, DIAG_E_IO, a->path, 0, "", "write failed: %s", strerror(e));
@@ -169,8 +201,10 @@ void afile_abort(struct afile *a)
     }
     free(a->buf);
     a->buf = NULL;
-    if (a->tmp[0] != '\0')
+    if (a->tmp[0] != '\0') {
         unlink(a->tmp);
+        stage_drop(a->tmp);
+    }
 }
 
 int afile_make_dir(const char *dir, const char *opt, struct diag *d)

@@ -41,6 +41,10 @@ void afile_note_input_path(const char *path);
  * library caller (a test that reloads and rewrites one file) leaves it off. */
 void afile_guard_inputs(void);
 
+/* Removes every temporary file now open (membudget_fail, on the way out
+ * of a process that cannot go on). */
+void afile_abort_staged(void);
+
 /* Create dir if it is missing (its parent must exist); opt names the
  * option in the diagnostic.  0, or -1 with *d. */
 int afile_make_dir(const char *dir, const char *opt, struct diag *d);

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "membudget.h"
+
 void sim_check_fail(const char *file, int line, const char *expr, const char *detail)
 {
     fprintf(stderr, "strata: internal error at %s:%d: check failed: %s %s\n",
@@ -17,8 +19,16 @@ void sim_oom(size_t bytes)
     abort();
 }
 
+/* A large request is held against the memory budget before it is made. */
+static void budget(size_t n)
+{
+    if (n >= ((size_t)1 << 20) && membudget_exceeded(n))
+        membudget_fail(n);
+}
+
 void *sim_xrealloc(void *p, size_t n)
 {
+    budget(n);
     void *q = realloc(p, n ? n : 1);
     if (q == NULL)
         sim_oom(n);
@@ -27,6 +37,9 @@ void *sim_xrealloc(void *p, size_t n)
 
 void *sim_xcalloc(size_t n, size_t size)
 {
+    if (size != 0 && n > SIZE_MAX / size)
+        sim_oom(SIZE_MAX);
+    budget(n * size);
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (p == NULL)
         sim_oom(n * size);

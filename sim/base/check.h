@@ -28,7 +28,9 @@ _Noreturn void sim_oom(size_t bytes);
         }                                                                 \
     } while (0)
 
-/* malloc/calloc that abort with the size on failure (setup paths only). */
+/* malloc/calloc that abort with the size on failure (setup paths only).
+ * A request of 1 MiB or more that would pass the memory budget stops the
+ * process with membudget_fail (membudget.h). */
 void *sim_xcalloc(size_t n, size_t size);
 void *sim_xrealloc(void *p, size_t n);
 

@@ -13,7 +13,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "afile.h"
+#include "membudget.h"
 #include "cli.h"
 #include "version.h"
 
@@ -94,6 +97,12 @@ int main(int argc, char **argv)
 {
     tune_malloc();
     afile_guard_inputs();   /* no output may replace one of the command's inputs */
+    /* the memory budget: STRATA_MAX_MEMORY, else 90% of physical memory;
+     * cJSON's allocations (trace and report trees) are checked against it */
+    if (membudget_from_env() != 0)
+        return 2;
+    cJSON_Hooks hooks = {membudget_json_malloc, free};
+    cJSON_InitHooks(&hooks);
     if (argc < 2) {
         usage(stderr);
         return 2;

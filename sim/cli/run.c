@@ -12,6 +12,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"
+#include "membudget.h"
 #include "numfmt.h"
 #include "plot.h"
 #include "report.h"
@@ -24,7 +25,7 @@
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
-    "                  [--max-events N]\n"
+    "                  [--max-events N] [--max-memory SIZE]\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
@@ -96,17 +97,38 @@ static void kept_finish(struct kept *k, unsigned nk, int ok)
     }
 }
 
+/* What a run that stops on its memory budget (membudget_fail, which
+ * cannot return) undoes: the old outputs are put back, the lock let go and
+ * a folder the run made removed if it is empty. */
+struct run_undo {
+    struct kept *kept;
+    const unsigned *nk;
+    const char *lock;
+    const int *lock_fd;
+    const char *outdir;
+    int made_outdir;
+};
+
+static void run_undo(void *arg)
+{
+    const struct run_undo *u = arg;
+    kept_finish(u->kept, *u->nk, 0);
+    outdir_unlock(u->lock, *u->lock_fd);
+    if (u->made_outdir)
+        rmdir(u->outdir);
+}
+
 int cli_run(int argc, char **argv)
 {
     const char *hw = NULL, *tr = NULL, *js = NULL, *csv = NULL, *top = NULL, *outdir = NULL;
-    const char *gran = NULL, *maxev = NULL;
+    const char *gran = NULL, *maxev = NULL, *maxmem = NULL;
     int quiet = 0, no_whatif = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},        {"trace", 0, &tr, NULL},
         {"json", 0, &js, NULL},      {"csv", 0, &csv, NULL},
         {"top", 0, &top, NULL},      {"out", 0, &outdir, NULL},
         {"timeline-granularity-us", 0, &gran, NULL},
-        {"max-events", 0, &maxev, NULL},
+        {"max-events", 0, &maxev, NULL}, {"max-memory", 0, &maxmem, NULL},
         {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
         {NULL, 0, NULL, NULL},
     };
@@ -137,6 +159,15 @@ int cli_run(int argc, char **argv)
                     maxev);
             return 2;
         }
+    }
+    if (maxmem != NULL) {
+        uint64_t b;
+        if (membudget_parse(maxmem, &b) != 0) {
+            fprintf(stderr, "strata run: --max-memory: expected a size of at least 1MiB (4GiB, 512MiB, "
+                            "8GB), got '%s'\n", maxmem);
+            return 2;
+        }
+        membudget_set_bytes(b);
     }
     unsigned ntop = 15;
     if (top != NULL && cli_count("run", "--top", top, 1000000, &ntop) != 0)
@@ -185,6 +216,8 @@ int cli_run(int argc, char **argv)
     if (sr == 1)
         sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
     const struct hw_config cfg = sys.chip;
+    struct kept kept[8];
+    unsigned nk = 0;
     struct stat ost;
     int made_outdir = outdir != NULL && stat(outdir, &ost) != 0; /* ours to remove on failure */
     char lock[1100] = "";
@@ -195,6 +228,8 @@ int cli_run(int argc, char **argv)
         sys_free(&sys);
         return cli_fail(&d);
     }
+    struct run_undo undo = {kept, &nk, lock, &lock_fd, outdir, made_outdir};
+    membudget_cleanup_push(run_undo, &undo);
     struct timeline tl;
     struct run_opts ro = {.tl = NULL, .max_events = max_events};
     if (outdir != NULL) {
@@ -203,6 +238,7 @@ int cli_run(int argc, char **argv)
     }
     struct run_result r;
     if (run_system_opts(&sys, &t, &ro, &r, &d) != 0) {
+        membudget_cleanup_pop();
         if (ro.tl)
             tl_free(&tl);
         trace_free(&t);
@@ -225,8 +261,6 @@ int cli_run(int argc, char **argv)
     /* every file or none: each output's old version is kept aside until all
      * are written, and put back if one fails */
     void *tree = NULL;
-    struct kept kept[8];
-    unsigned nk = 0;
     char path[1100];
     if (js != NULL) {
         if (!cli_is_stdout(js)) /* stdout cannot be taken back */
@@ -267,6 +301,7 @@ int cli_run(int argc, char **argv)
         }
         report_tree_free(tree);
     }
+    membudget_cleanup_pop();
     kept_finish(kept, nk, rc == 0);
     if (rc != 0) {
         diag_print(&d, stderr);

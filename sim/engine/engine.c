@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "membudget.h"
 
 int engine_init(struct engine *e, uint32_t capacity)
 {
@@ -72,6 +73,10 @@ void engine_run(struct engine *e)
     while (!e->overflow && eq_pop(&e->q, &ev)) {
         if (e->events >= e->max_events) {
             e->over_budget = 1;
+            break;
+        }
+        if ((e->events & 0xFFFFu) == 0xFFFFu && membudget_exceeded(0)) {
+            e->over_memory = 1;
             break;
         }
         e->now_ps = ev.time_ps;

@@ -36,6 +36,8 @@ struct engine {
     uint64_t max_events;                /* the run's work budget: stop after this many
                                            (engine_init: UINT64_MAX, none) */
     int over_budget;                    /* stopped at max_events */
+    int over_memory;                    /* stopped: the memory budget (membudget.h) was
+                                           passed, checked every 65536 events */
     uint32_t ncomps, capcomps;
     struct engine_comp {
         const struct comp_ops *ops;

@@ -13,6 +13,7 @@
 #include "coll.h"
 #include "engine.h"
 #include "flow.h"
+#include "membudget.h"
 #include "net.h"
 #include "record.h"
 
@@ -477,6 +478,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     struct run_env env;
     memset(&env, 0, sizeof env);
     struct link_watch *watch = NULL;
+    if (membudget_check(0, t->path, d) != 0)
+        return -1;
     uint32_t *sysdev = sim_xcalloc(t->ndevices, sizeof *sysdev);
     int rc = map_devices(sys, t, sysdev, d);
     if (rc == 0)
@@ -567,6 +570,10 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         out->queue_grows = e.q.grows - grows0;
         if (s.coll != NULL && !e.overflow)
             rc = coll_check_done(s.coll, d);
+        if (rc == 0 && e.over_memory && membudget_check(0, t->path, d) == 0)
+            SIM_CHECK(!"the memory budget was passed and then was not");  /* peak RSS only grows */
+        if (rc == 0 && e.over_memory)
+            rc = -1;
         if (rc == 0 && e.over_budget)
             rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
                           "the run needed more than %llu engine events, its work budget; raise it "
