@@ -86,6 +86,35 @@ int main(void)
     double f2 = attn_tflops("configs/nvidia-h100-sxm.yaml", "fa2", "fwd", 128, 16384, 0, &dg);
     printf("  H100 d128 16k forward: fa3 %.0f, fa2 %.0f TFLOP/s (FA3 paper: 648, 370)\n", f3, f2);
     CHECK(f3 > 1.5 * f2);
+    /* sdpa and vllm run what those frameworks pick on the chip: the same
+     * kernels as the impl they stand for, so the same time */
+    static const struct {
+        const char *cfg, *alias, *is;
+    } picks[] = {
+        {"configs/nvidia-a100-sxm-80gb.yaml", "sdpa", "fa2"},  /* flash backend (FA2) */
+        {"configs/nvidia-a100-sxm-80gb.yaml", "vllm", "fa2"},  /* FLASH_ATTN: FA2 before Hopper */
+        {"configs/nvidia-h100-sxm.yaml", "sdpa", "cudnn"},     /* cuDNN preferred on sm90 */
+        {"configs/nvidia-h100-sxm.yaml", "vllm", "fa3"},       /* FLASH_ATTN: FA3 on Hopper */
+        {"configs/nvidia-b200.yaml", "sdpa", "cudnn"},
+        {"configs/nvidia-b200.yaml", "vllm", "cudnn"},         /* FlashInfer, taken as cuDNN's */
+        {"configs/google-tpu-v5e.yaml", "sdpa", "flash"},      /* the array's fused kernel */
+        {"configs/amd-mi300x.yaml", "vllm", "fa2"},
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; i++)
+        for (int causal = 0; causal < 2; causal++) {
+            double a = attn_tflops(picks[i].cfg, picks[i].alias, "fwd+bwd", 128, 4096, causal, &dg);
+            double b = attn_tflops(picks[i].cfg, picks[i].is, "fwd+bwd", 128, 4096, causal, &dg);
+            if (a != b || a <= 0)
+                fprintf(stderr, "  %s %s: %.2f, %s: %.2f TFLOP/s\n", picks[i].cfg, picks[i].alias, a,
+                        picks[i].is, b);
+            CHECK(a > 0 && a == b);
+        }
+    /* ... and the pick matters: on an A100 SDPA's FA2 beats FA1, on an H100
+     * vLLM's FA3 beats FA2 */
+    CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "sdpa", "fwd", 64, 4096, 0, &dg) >
+          attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa1", "fwd", 64, 4096, 0, &dg));
+    CHECK(attn_tflops("configs/nvidia-h100-sxm.yaml", "vllm", "fwd", 128, 4096, 0, &dg) >
+          attn_tflops("configs/nvidia-h100-sxm.yaml", "fa2", "fwd", 128, 4096, 0, &dg));
     /* what a chip cannot run is an error naming the op's line and what it can run */
     CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa3", "fwd", 64, 2048, 0, &dg) == -1);
     CHECK_EQ_INT(dg.line, 2);

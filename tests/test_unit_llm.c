@@ -415,10 +415,54 @@ static void test_config_errors(void)
     CHECK_EQ_INT(llm_config_load(path, &c, &d), 0);
 }
 
+/* --framework names the kernel structure and the attention it runs unless
+ * --attn says: pytorch and vllm keep fused's kernels and run the
+ * attention those frameworks pick on the chip (sdpa, vllm). */
+static void test_frameworks(void)
+{
+    static const struct {
+        const char *name;
+        enum llm_framework f;
+        enum attn_impl attn;
+    } fw[] = {{"fused", LLM_FW_FUSED, ATTN_FLASH},     {"llama.cpp", LLM_FW_LLAMA_CPP, ATTN_FLASH},
+              {"PyTorch", LLM_FW_PYTORCH, ATTN_SDPA}, {"torch", LLM_FW_PYTORCH, ATTN_SDPA},
+              {"vLLM", LLM_FW_VLLM, ATTN_VLLM}};
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    uint32_t fused_ops = 0;
+    for (size_t i = 0; i < sizeof fw / sizeof fw[0]; i++) {
+        enum llm_framework f;
+        CHECK_EQ_INT(llm_framework_from_name(fw[i].name, &f), 0);
+        CHECK_EQ_INT(f, fw[i].f);
+        CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
+        struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
+                             f, 1, 1, 0, 0, 0, 0, 0};
+        struct trace t;
+        CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+        uint32_t nattn = 0;
+        for (uint32_t k = 0; k < t.nops; k++)
+            if (t.ops[k].kind == OP_ATTENTION) {
+                CHECK_EQ_INT(t.ops[k].u.attn.impl, fw[i].attn);
+                nattn++;
+            }
+        CHECK_EQ_INT(nattn, c.layers);
+        if (f == LLM_FW_FUSED)
+            fused_ops = t.nops;
+        if (f == LLM_FW_PYTORCH || f == LLM_FW_VLLM)
+            CHECK_EQ_INT(t.nops, fused_ops);   /* fused's kernels */
+        trace_free(&t);
+    }
+    enum llm_framework f;
+    CHECK_EQ_INT(llm_framework_from_name("tensorflow", &f), -1);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llm") != 0)
         return 1;
+    test_frameworks();
     test_param_counts();
     test_decode();
     test_prefill();

@@ -450,15 +450,51 @@ static const struct attn_lib *attn_lib_on(const struct hw_config *c, enum attn_i
     return NULL;
 }
 
-int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n)
+/* What a framework's attention entry point runs on chip c (docs/attention.md):
+ *   sdpa: PyTorch's F.scaled_dot_product_attention.  On sm90/sm100 (a chip
+ *         with wgmma or tcgen05) cuDNN's kernel: PyTorch prefers it there
+ *         when its bundled cuDNN is newer than 9.15 (check_prefer_cudnn_
+ *         attention in aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
+ *         bundled from PyTorch 2.11; 2.5.1-2.10 ran the flash backend, after
+ *         pytorch/pytorch#138522 made cuDNN opt-in).  Else the flash backend
+ *         (FlashAttention-2) for fp16/bf16, the memory-efficient one
+ *         (xFormers' CUTLASS kernel) for other types; FA2 on MFMA (ROCm's
+ *         port; PyTorch's ROCm build uses AOTriton, not modelled apart).
+ *   vllm: vLLM's default backend.  FlashInfer on Blackwell sm100
+ *         (vllm-project/vllm#19118), taken as cuDNN's tcgen05 kernel (both
+ *         overlap the softmax with the products; an approximation: no
+ *         FlashInfer measurement here); FLASH_ATTN elsewhere: FA3 on Hopper,
+ *         FA2 on Ampere, Ada and (CK's port) MFMA.
+ * On a systolic chip both mean the array's fused kernel (flash); where
+ * SDPA's fused backends cannot run, its math backend does. */
+static enum attn_impl attn_resolve(const struct hw_config *c, const struct op *o)
 {
     enum attn_impl impl = o->u.attn.impl;
+    if (impl != ATTN_SDPA && impl != ATTN_VLLM)
+        return impl;
+    if (c->sa_rows)
+        return ATTN_FLASH;
+    int tc05 = c->matrix_path_frac[MP_TCGEN05] > 0, wg = c->matrix_path_frac[MP_WGMMA] > 0;
+    if (impl == ATTN_SDPA) {
+        enum attn_impl pick = tc05 || wg ? ATTN_CUDNN
+                              : o->dtype == DT_FP16 || o->dtype == DT_BF16 ||
+                                        c->matrix_path_frac[MP_MMA_SYNC] <= 0
+                                  ? ATTN_FA2 : ATTN_XFORMERS;
+        enum matrix_path path;
+        return attn_lib_on(c, pick, &path) != NULL ? pick : ATTN_MATH; /* math: always there */
+    }
+    return tc05 ? ATTN_CUDNN : wg ? ATTN_FA3 : ATTN_FA2;
+}
+
+int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n)
+{
+    enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path;
     if (impl == ATTN_NAIVE || impl == ATTN_MATH || (impl == ATTN_FLASH && c->sa_rows))
         return 0;
     if (attn_lib_on(c, impl, &path) != NULL)
         return 0;
-    char ok[160] = "naive, math";
+    char ok[192] = "naive, math, sdpa";
     size_t used = strlen(ok);
     if (c->sa_rows)
         used += (size_t)snprintf(ok + used, sizeof ok - used, ", flash");
@@ -467,8 +503,12 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
             used += (size_t)snprintf(ok + used, sizeof ok - used, "%s%s",
                                      attn_libs[i].impl == ATTN_FA2 ? ", flash, " : ", ",
                                      op_attn_impl_name(attn_libs[i].impl));
-    snprintf(msg, n, "%s runs on none of %s's matrix paths; it can run: %s",
-             op_attn_impl_name(impl), c->name, ok);
+    if (impl != o->u.attn.impl)     /* an alias: say what it meant here */
+        snprintf(msg, n, "%s (%s on this chip) runs on none of %s's matrix paths; it can run: %s",
+                 op_attn_impl_name(o->u.attn.impl), op_attn_impl_name(impl), c->name, ok);
+    else
+        snprintf(msg, n, "%s runs on none of %s's matrix paths; it can run: %s",
+                 op_attn_impl_name(impl), c->name, ok);
     return -1;
 }
 
@@ -646,7 +686,7 @@ static void lower_attention(const struct hw_config *c, const struct op *o, struc
     double fwd = 4.0 * b * h * pairs * d;
     enum attn_pass pass = o->pass;
     L->flops = pass == PASS_FWD ? fwd : pass == PASS_BWD ? 2.5 * fwd : 3.5 * fwd;
-    enum attn_impl impl = o->u.attn.impl;
+    enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path = MP_COUNT;
     const struct attn_lib *a = attn_lib_on(c, impl, &path);
     if (impl == ATTN_MATH || impl == ATTN_NAIVE || (a == NULL && impl != ATTN_FLASH)) {

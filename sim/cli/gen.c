@@ -37,7 +37,8 @@ static int parse_ranks(const char *opt, const char *v, uint64_t *out)
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp] [--tp N] [--dp D [--replicas-simulated K]]\n"
+    "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
+    "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
     "                  -o TRACE.json\n";
 
@@ -153,9 +154,11 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     if (fw && llm_framework_from_name(fw, &s.framework) != 0) {
-        fprintf(stderr, "strata gen llm: --framework: expected fused or llama.cpp, got '%s'\n", fw);
+        fprintf(stderr, "strata gen llm: --framework: expected fused, llama.cpp, pytorch or vllm, got '%s'\n",
+                fw);
         return 2;
     }
+    s.attn = llm_framework_attn(s.framework);   /* unless --attn says */
     if (s.kv_dtype == DT_COUNT)
         s.kv_dtype = s.dtype;
     if (attn) {
@@ -167,7 +170,7 @@ int cli_gen(int argc, char **argv)
             }
         if (!found) {
             fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
-                            "triton, xformers or math, got '%s'\n", attn);
+                            "triton, xformers, math, sdpa or vllm, got '%s'\n", attn);
             return 2;
         }
     }
@@ -193,6 +196,9 @@ int cli_gen(int argc, char **argv)
                (unsigned long long)s.context,
                context == NULL && s.phase != LLM_TRAIN ? " (no --context)" : "",
                (double)llm_param_count(&c) / 1e9);
+        if (s.attn == ATTN_SDPA || s.attn == ATTN_VLLM)
+            fprintf(msg, "  attention: %s, the kernel %s runs on the chip of the run (docs/attention.md)\n",
+                    op_attn_impl_name(s.attn), s.attn == ATTN_SDPA ? "PyTorch's SDPA" : "vLLM's default backend");
         if (s.tp > 1)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");

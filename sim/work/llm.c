@@ -778,9 +778,18 @@ int llm_framework_from_name(const char *name, enum llm_framework *out)
         *out = LLM_FW_FUSED;
     else if (ascii_ieq(name, "llama.cpp"))
         *out = LLM_FW_LLAMA_CPP;
+    else if (ascii_ieq(name, "pytorch") || ascii_ieq(name, "torch"))
+        *out = LLM_FW_PYTORCH;
+    else if (ascii_ieq(name, "vllm"))
+        *out = LLM_FW_VLLM;
     else
         return -1;
     return 0;
+}
+
+enum attn_impl llm_framework_attn(enum llm_framework f)
+{
+    return f == LLM_FW_PYTORCH ? ATTN_SDPA : f == LLM_FW_VLLM ? ATTN_VLLM : ATTN_FLASH;
 }
 
 int llm_weights_from_name(const char *name, struct llm_step *s)

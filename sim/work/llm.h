@@ -67,12 +67,16 @@ struct llm_config {
  * in reverse order, and an AdamW update with fp32 master weights. */
 enum llm_phase { LLM_PREFILL, LLM_DECODE, LLM_TRAIN };
 
-/* Which kernels one layer becomes.  FUSED: what a compiled stack launches
- * (gpt-fast under torch.compile, vLLM), 10 kernels per layer.  LLAMA_CPP:
- * one kernel per ggml graph node (separate q/k/v projections, norm and
- * weight multiply, RoPE on q and k, cache copies, SiLU and multiply,
- * residual adds), 22 per layer plus attention. */
-enum llm_framework { LLM_FW_FUSED = 0, LLM_FW_LLAMA_CPP = 1 };
+/* Which kernels one layer becomes, and which attention it runs unless
+ * --attn says.  FUSED: what a compiled stack launches (gpt-fast under
+ * torch.compile, vLLM), 10 kernels per layer, attention `flash`.
+ * LLAMA_CPP: one kernel per ggml graph node (separate q/k/v projections,
+ * norm and weight multiply, RoPE on q and k, cache copies, SiLU and
+ * multiply, residual adds), 22 per layer plus attention (`flash`).
+ * PYTORCH and VLLM: FUSED's kernels, with the attention those frameworks
+ * pick on the chip of the run: `sdpa` (torch.compile'd PyTorch, as
+ * gpt-fast) and `vllm` (docs/attention.md). */
+enum llm_framework { LLM_FW_FUSED = 0, LLM_FW_LLAMA_CPP = 1, LLM_FW_PYTORCH = 2, LLM_FW_VLLM = 3 };
 
 struct llm_step {
     enum llm_phase phase;
@@ -101,8 +105,11 @@ struct llm_step {
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
 uint64_t llm_param_count(const struct llm_config *c);
-/* "fused" or "llama.cpp".  0, or -1 if unknown. */
+/* "fused", "llama.cpp", "pytorch" or "vllm".  0, or -1 if unknown. */
 int llm_framework_from_name(const char *name, enum llm_framework *out);
+/* The attention a framework runs when --attn does not say (resolved per
+ * chip at run time for pytorch and vllm). */
+enum attn_impl llm_framework_attn(enum llm_framework f);
 /* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
 int llm_weights_from_name(const char *name, struct llm_step *s);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */

@@ -52,7 +52,9 @@ enum op_kind {
 /* Attention implementations, as users name them (docs/attention.md).
  * flash: the chip's fused attention (FlashAttention-2 on a GPU, the array's
  * fused kernel on a TPU/NPU); naive: QK^T, softmax, PV as three kernels;
- * the others are the libraries of those names. */
+ * sdpa and vllm: what PyTorch's SDPA and vLLM's default backend run on the
+ * chip of the run (models/tiled/lower.c, attn_resolve); the others are the
+ * libraries of those names. */
 #define ATTN_IMPL_MAP(X)                                                    \
     X(ATTN_FLASH, "flash")                                                  \
     X(ATTN_NAIVE, "naive")                                                  \
@@ -62,7 +64,9 @@ enum op_kind {
     X(ATTN_CUDNN, "cudnn")      /* cuDNN's fused attention */               \
     X(ATTN_TRITON, "triton")    /* the FlashAttention algorithm in Triton */\
     X(ATTN_XFORMERS, "xformers")/* xFormers' memory-efficient (CUTLASS) */  \
-    X(ATTN_MATH, "math")        /* PyTorch standard attention, every kernel */
+    X(ATTN_MATH, "math")        /* PyTorch standard attention, every kernel */\
+    X(ATTN_SDPA, "sdpa")        /* what PyTorch's SDPA picks on the chip */ \
+    X(ATTN_VLLM, "vllm")        /* what vLLM's default backend runs there */
 
 enum attn_impl {
 #define ATTN_IMPL_ENUM_(e, n) e,
