@@ -229,7 +229,41 @@ static void build_groups(struct pdata *p)
     qsort(p->groups, p->ngroups, sizeof *p->groups, by_group_time);
 }
 
-static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *d)
+/* The ops straight from a run (plot_render_run): what load_report reads
+ * from a report's "ops", without the report's tree of them. */
+static double fin(double v)
+{
+    return isfinite(v) ? v : 0.0;   /* as a report's null reads */
+}
+
+static void ops_from_run(struct pdata *p, const struct report_ctx *c)
+{
+    const double ps = 1e-12;
+    for (uint32_t i = 0; i < p->nops; i++) {
+        const struct op_result *o = &c->r->ops[i];
+        const struct op *op = &c->t->ops[i];
+        struct pop *q = &p->ops[i];
+        q->name = op->name;
+        q->kind = op_kind_name(op->kind);
+        q->bound = run_bound_name(c->cfg, o);
+        q->tile = o->tile;
+        q->dtype = dtype_name(op->dtype);
+        q->time = fin((double)(o->end_ps - o->start_ps) * ps);
+        q->flops = fin(o->flops);
+        q->busy = fin((double)o->time_ps[CAT_BUSY] * ps);
+        q->launch = fin((double)o->time_ps[CAT_LAUNCH] * ps);
+        /* the report's last "measured_s" of an op: the trace's, if given */
+        q->measured = op->measured_s >= 0 ? fin(op->measured_s) : fin((double)o->time_ps[CAT_MEASURED] * ps);
+        /* the report names the chip's levels in order */
+        for (unsigned l = 0; l < p->nlvl && l < c->cfg->nlevels; l++) {
+            q->bytes[l] = fin(o->bytes[l]);
+            q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
+        }
+    }
+}
+
+static int load_report(const struct jsondoc *doc, const struct report_ctx *run, struct pdata *p,
+                       struct diag *d)
 {
     const cJSON *r = doc->root;
     memset(p, 0, sizeof *p);
@@ -257,12 +291,15 @@ static int load_report(const struct jsondoc *doc, struct pdata *p, struct diag *
     read_levels(p, r);
     jlevels(p, r, "bytes", p->bytes);
     jlevels(p, r, "stall_s", p->stall);
-    p->nops = (uint32_t)cJSON_GetArraySize(ops);
+    p->nops = run != NULL ? run->r->nops : (uint32_t)cJSON_GetArraySize(ops);
     p->ops = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
     p->order = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->order);
+    if (run != NULL)
+        ops_from_run(p, run);
     uint32_t i = 0;
     const cJSON *o;
-    cJSON_ArrayForEach(o, ops)
+    const cJSON *from = run != NULL ? (const cJSON *)NULL : ops;
+    cJSON_ArrayForEach(o, from)
     {
         if (!cJSON_IsObject(o))
             return diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, o), "ops[]",
@@ -1496,8 +1533,8 @@ static void html_report(struct sb *h, const struct pdata *p)
 
 /* ------------------------------------------------------------------ entry */
 
-static int render_doc(const struct jsondoc *docp, const char *outdir, struct plot_summary *sum,
-                      struct diag *d);
+static int render_doc(const struct jsondoc *docp, const struct report_ctx *run, const char *outdir,
+                      struct plot_summary *sum, struct diag *d);
 
 /* The first number in a document that is not finite (1e400 parses as
  * infinity), or NULL.  strata writes only finite numbers. */
@@ -1532,7 +1569,7 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
         jsondoc_free(&doc);
         return rc;
     }
-    int rc = render_doc(&doc, outdir, sum, d);
+    int rc = render_doc(&doc, NULL, outdir, sum, d);
     jsondoc_free(&doc);
     return rc;
 }
@@ -1546,17 +1583,30 @@ int plot_render_tree(const void *report, const char *name, const char *outdir, s
     doc.root = (cJSON *)(uintptr_t)report; /* read only */
     snprintf(doc.name, sizeof doc.name, "%s", name);
     struct plot_summary sum;
-    return render_doc(&doc, outdir, &sum, d);
+    return render_doc(&doc, NULL, outdir, &sum, d);
 }
 
-static int render_doc(const struct jsondoc *docp, const char *outdir, struct plot_summary *sum,
-                      struct diag *d)
+int plot_render_run(const void *head, const struct report_ctx *c, const char *name, const char *outdir,
+                    struct diag *d)
+{
+    if (strlen(outdir) > 1000)
+        return diag_set(d, DIAG_E_IO, outdir, 0, "--out", "path too long");
+    struct jsondoc doc;
+    memset(&doc, 0, sizeof doc);
+    doc.root = (cJSON *)(uintptr_t)head; /* read only */
+    snprintf(doc.name, sizeof doc.name, "%s", name);
+    struct plot_summary sum;
+    return render_doc(&doc, c, outdir, &sum, d);
+}
+
+static int render_doc(const struct jsondoc *docp, const struct report_ctx *run, const char *outdir,
+                      struct plot_summary *sum, struct diag *d)
 {
     const struct jsondoc doc = *docp;
     struct pdata p;
     struct written w;
     memset(&w, 0, sizeof w);
-    int rc = load_report(&doc, &p, d);
+    int rc = load_report(&doc, run, &p, d);
     char plots[1100], path[1200];
     snprintf(plots, sizeof plots, "%s/plots", outdir);
     if (rc == 0) {

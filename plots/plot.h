@@ -62,6 +62,11 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
 /* Same from a report already in memory (the cJSON tree report_json_tree()
  * builds; name is used in messages). */
 int plot_render_tree(const void *report, const char *name, const char *outdir, struct diag *d);
+/* Same from report_json_head()'s tree (no ops) and the run's ops in c:
+ * what `run --out` does, with no tree of a million ops in memory. */
+struct report_ctx;
+int plot_render_run(const void *head, const struct report_ctx *c, const char *name, const char *outdir,
+                    struct diag *d);
 
 /* gnuplot binary ($STRATA_GNUPLOT, else PATH): 1 and out filled, or 0. */
 int plot_find_gnuplot(char *out, size_t n);

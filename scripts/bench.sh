@@ -110,6 +110,23 @@ PY
   read -r sec kb <"$T/tm"
   echo "$n devices, one 64^3 GEMM each: $sec s wall, peak $((kb / 1024)) MB"
 done
+# a 1M-op trace (independent 64^3 GEMMs on one GPU): the run alone, and
+# with --out (report.json written op by op, ops.csv, timeline, page;
+# gnuplot not run)
+python3 - "$T/m1.json" <<'PY2'
+import json, sys
+ops = [{"id": "o%d" % i, "kind": "gemm", "dtype": "bf16", "m": 64, "n": 64, "k": 64} for i in range(1000000)]
+json.dump({"strata_trace": 1, "ops": ops}, open(sys.argv[1], "w"))
+PY2
+/usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/m1.json" --quiet >/dev/null
+read -r sec kb <"$T/tm"
+echo "1M-op trace, run: $sec s wall, peak $((kb / 1024)) MB"
+rm -rf "$T/m1out"
+STRATA_GNUPLOT=none /usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/m1.json" \
+  --out "$T/m1out" --no-whatif --quiet >/dev/null
+read -r sec kb <"$T/tm"
+echo "1M-op trace, run --out: $sec s wall, peak $((kb / 1024)) MB"
+rm -rf "$T/m1out" "$T/m1.json"
 # symmetric ranks: a Llama-3.1-70B training step at TP 8 on 16, 128 and 2048
 # HGX H100 nodes (128, 1024, 16384 GPUs), one data-parallel replica
 # simulated and the others mirrors (docs/collectives.md)

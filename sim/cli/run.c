@@ -277,8 +277,8 @@ int cli_run(int argc, char **argv)
     if (rc == 0 && outdir != NULL) {
         snprintf(path, sizeof path, "%s/report.json", outdir);
         keep_old(kept, &nk, path);
-        tree = report_json_tree(&c);
-        if (report_tree_write(tree, path, &d) != 0)
+        tree = report_json_head(&c);     /* the ops stream from the run, not a tree */
+        if (report_json_write(&c, tree, path, &d) != 0)
             rc = 1;
         snprintf(path, sizeof path, "%s/ops.csv", outdir);
         if (rc == 0) {
@@ -296,7 +296,7 @@ int cli_run(int argc, char **argv)
             snprintf(path, sizeof path, "%s/report.html", outdir);
             keep_old(kept, &nk, path);
             snprintf(path, sizeof path, "%s/report.json", outdir);
-            if (plot_render_tree(tree, path, outdir, &d) != 0)
+            if (plot_render_run(tree, &c, path, outdir, &d) != 0)
                 rc = 1;
         }
         report_tree_free(tree);

@@ -37,6 +37,13 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d);
 /* The JSON report as a cJSON tree (void * keeps cJSON out of this header);
  * write it with report_tree_write, free it with report_tree_free. */
 void *report_json_tree(const struct report_ctx *c);
+/* The same tree without its ops ("ops" an empty array, last), and the
+ * report written from it and c's ops one at a time: the same bytes as
+ * report_json_tree's, in memory that does not grow with the ops
+ * (report_json does this). */
+void *report_json_head(const struct report_ctx *c);
+int report_json_write(const struct report_ctx *c, const void *head, const char *path,
+                      struct diag *d);
 int report_tree_write(const void *tree, const char *path, struct diag *d);
 void report_tree_free(void *tree);
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d);

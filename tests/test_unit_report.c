@@ -1,0 +1,129 @@
+/* test_unit_report.c: report.json is written op by op (report_json_write)
+ * and the --out page and plots read the ops from the run (plot_render_run),
+ * so a 1M-op run holds no tree of its ops (issue 14).  Both must give the
+ * bytes the whole cJSON tree gives (report_json_tree, printed by cJSON;
+ * plot_render_tree): for traces with one and many devices, a timeline,
+ * what-ifs, an op with a measured time and names that need escaping. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plot.h"
+#include "report.h"
+#include "run.h"
+#include "system.h"
+#include "test.h"
+#include "timeline.h"
+#include "util.h"
+#include "whatif.h"
+
+static char dir[64];
+
+static void same_files(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+    CHECK(x != NULL && y != NULL);
+    if (x != NULL && y != NULL) {
+        if (na != nb || memcmp(x, y, na) != 0)
+            fprintf(stderr, "  %s and %s differ\n", a, b);
+        CHECK(na == nb && memcmp(x, y, na) == 0);
+    }
+    free(x);
+    free(y);
+}
+
+static void check_trace(const char *hw, const char *trace_path, int with_out)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct hw_system sys;
+    int sr = sys_load_with(hw, NULL, &sys, &d);
+    CHECK(sr >= 0);
+    if (sr < 0)
+        return;
+    struct hw_config chip = sys.chip;
+    struct trace t;
+    CHECK_EQ_INT(tu_load_trace(trace_path, &t), 0);
+    if (sr == 1)
+        sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
+    struct timeline tl;
+    struct run_opts ro = {.tl = NULL, .max_events = 0};
+    if (with_out) {
+        tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, 10000000);
+        ro.tl = &tl;
+    }
+    struct run_result r;
+    CHECK_EQ_INT(run_system_opts(&sys, &t, &ro, &r, &d), 0);
+    struct whatif w[WHATIF_COUNT];
+    struct report_ctx c = {&sys.chip, &t, &r, t.tokens, 15, ro.tl, w, 0, sys.implied ? NULL : &sys};
+    if (with_out)
+        c.nwhatif = whatif_run(&sys, &t, w);
+
+    /* the streamed report and the tree's print */
+    char streamed[160], whole[160];
+    snprintf(streamed, sizeof streamed, "%s/streamed.json", dir);
+    snprintf(whole, sizeof whole, "%s/whole.json", dir);
+    CHECK_EQ_INT(report_json(&c, streamed, &d), 0);
+    void *tree = report_json_tree(&c);
+    CHECK_EQ_INT(report_tree_write(tree, whole, &d), 0);
+    same_files(streamed, whole);
+
+    /* the page and plots from the run's ops and from the tree's */
+    if (with_out) {
+        char o1[160], o2[160], p1[200], p2[200];
+        snprintf(o1, sizeof o1, "%s/from-run", dir);
+        snprintf(o2, sizeof o2, "%s/from-tree", dir);
+        void *head = report_json_head(&c);
+        CHECK_EQ_INT(plot_render_run(head, &c, streamed, o1, &d), 0);
+        CHECK_EQ_INT(plot_render_tree(tree, streamed, o2, &d), 0);
+        report_tree_free(head);
+        static const char *const files[] = {"report.html", "plots/stalls.dat", "plots/roofline.dat",
+                                            "plots/bandwidth.dat", "plots/stalls.gp"};
+        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+            snprintf(p1, sizeof p1, "%s/%s", o1, files[k]);
+            snprintf(p2, sizeof p2, "%s/%s", o2, files[k]);
+            same_files(p1, p2);
+        }
+        tu_rmtree(o1);
+        tu_rmtree(o2);
+        tl_free(&tl);
+    }
+    report_tree_free(tree);
+    run_result_free(&r);
+    trace_free(&t);
+    sys_free(&sys);
+}
+
+int main(void)
+{
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-report") == 0);
+    setenv("STRATA_GNUPLOT", "none", 1);
+    char odd[160];
+    snprintf(odd, sizeof odd, "%s/odd.json", dir);
+    /* a measured op (its report object has two "measured_s"), names with a
+     * quote, a backslash and UTF-8, a tile string, two streams */
+    tu_write_file(odd,
+                  "{\"strata_trace\": 1, \"ops\": [\n"
+                  "{\"id\": \"a\\\"b\\\\c/d\", \"name\": \"x y\\u00e9\\u4e2d <>&\", \"kind\": \"gemm\", "
+                  "\"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64, \"measured_s\": 2e-6},\n"
+                  "{\"id\": \"b\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 640, \"n\": 64, \"k\": 64, "
+                  "\"stream\": 1},\n"
+                  "{\"id\": \"c\", \"kind\": \"elementwise\", \"dtype\": \"fp32\", \"elements\": 1000, "
+                  "\"deps\": [\"a\\\"b\\\\c/d\", \"b\"]}]}\n");
+    check_trace("configs/nvidia-h100-sxm.yaml", odd, 1);
+    check_trace("configs/nvidia-h100-sxm.yaml", odd, 0);
+    check_trace("configs/nvidia-a100-sxm-80gb.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json", 1);
+    check_trace("configs/apple-m2-max-38c.yaml", "traces/examples/two-streams.json", 1);
+    /* many devices on a system: per-device times, links */
+    char tp[160];
+    snprintf(tp, sizeof tp, "%s/tp.json", dir);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "'%s' gen llm --model traces/models/llama-2-7b.json --phase decode --context 256 "
+             "--tp 8 -o '%s' >/dev/null", STRATA_BINARY, tp);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    check_trace("configs/systems/nvidia-dgx-a100.yaml", tp, 1);
+    tu_rmtree(dir);
+    TEST_MAIN_END();
+}
