@@ -1576,16 +1576,10 @@ int plot_render_ex(const char *report_path, const char *outdir, struct plot_summ
 
 int plot_render_tree(const void *report, const char *name, const char *outdir, struct diag *d)
 {
-    if (strlen(outdir) > 1000)
-        return diag_set(d, DIAG_E_IO, outdir, 0, "--out", "path too long");
-    struct jsondoc doc;
-    memset(&doc, 0, sizeof doc);
-    doc.root = (cJSON *)(uintptr_t)report; /* read only */
-    snprintf(doc.name, sizeof doc.name, "%s", name);
-    struct plot_summary sum;
-    return render_doc(&doc, NULL, outdir, &sum, d);
+    return plot_render_run(report, NULL, name, outdir, d);
 }
 
+/* c NULL: the ops come from the tree's "ops" */
 int plot_render_run(const void *head, const struct report_ctx *c, const char *name, const char *outdir,
                     struct diag *d)
 {
