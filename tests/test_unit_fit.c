@@ -20,7 +20,7 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
     struct llm_config c;
     CHECK_EQ_INT(cfg_load(hw, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     if (weights != NULL)
         CHECK_EQ_INT(llm_weights_from_name(weights, &s), 0);
     fit_budget(&cfg, &c, &s, 0, f);
@@ -29,6 +29,27 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
 /* The parallel case: per rank of TP 8 x DP 16 with ZeRO 1 for a
  * Llama-3.1-70B training step (70,553,706,496 params, vocab 128256, hidden
  * 8192, 80 layers), against the unsplit budget. */
+/* Expert parallelism: each rank keeps 1/ep of the experts' weights and all
+ * of the rest (Mixtral-8x7B: 8 experts of 3 x 4096 x 14336 per layer). */
+static void test_expert_parallel(void)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
+    struct fit_result all, ep8;
+    fit_budget(&cfg, &c, &s, 0, &all);
+    s.ep = 8;
+    fit_budget(&cfg, &c, &s, 0, &ep8);
+    double experts = 32.0 * 8 * 3 * 4096 * 14336 * 2;   /* bytes, bf16 */
+    CHECK_NEAR_REL(all.weights - ep8.weights, experts * 7.0 / 8.0, 1e-9);
+    CHECK_NEAR_REL(ep8.kv_cache, all.kv_cache, 1e-12);
+    CHECK(!all.fits && ep8.fits);
+}
+
 static void test_parallel(void)
 {
     struct diag d;
@@ -37,7 +58,7 @@ static void test_parallel(void)
     CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct fit_result one, split;
     fit_budget(&cfg, &c, &s, 1, &one);
     s.tp = 8;
@@ -95,6 +116,7 @@ static void test_parallel(void)
 
 int main(void)
 {
+    test_expert_parallel();
     test_parallel();
     struct fit_result f;
     budget("configs/nvidia-h100-sxm.yaml", "traces/models/llama-2-7b.json", NULL, 4095, &f);
@@ -123,7 +145,7 @@ int main(void)
         struct llm_config c;
         struct trace t;
         struct run_result r;
-        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
         CHECK_EQ_INT(cfg_load("configs/nvidia-rtx-4090.yaml", &cfg, &d), 0);
         CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);

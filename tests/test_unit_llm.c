@@ -58,7 +58,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -174,7 +174,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -202,6 +202,56 @@ static void test_moe(void)
             CHECK_EQ_INT(t.ops[i].u.gemm.m, 16);
         }
     trace_free(&t);
+
+    /* expert parallelism over 4 ranks, 64 sequences each: each rank holds
+     * 2 of the 8 experts and, under uniform routing, receives its 64 x 2
+     * token copies (64 per local expert); dispatch and combine are
+     * all-to-alls of 64 x 2 x 4096 x 2 bytes over the 4 ranks, on every
+     * layer, pairing across the ranks */
+    s.ep = 4;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 4);
+    CHECK_EQ_INT(t.tokens, 4 * 64);
+    uint32_t a2a[4] = {0}, gemms = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->kind == OP_COLLECTIVE) {
+            CHECK_EQ_INT(o->u.coll.what, COLL_ALL_TO_ALL);
+            CHECK(o->u.coll.bytes == 64ull * 2 * 4096 * 2);
+            CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
+            a2a[o->device]++;
+        }
+        if (strstr(o->id, ".L7.experts_gate_up") != NULL) {
+            CHECK_EQ_INT(o->u.gemm.batch, 2);
+            CHECK_EQ_INT(o->u.gemm.m, 64);
+            gemms++;
+        }
+        if (strstr(o->id, ".L0.dispatch") != NULL && o->kind == OP_COLLECTIVE)
+            CHECK(o->ndeps == 1 && strstr(t.ops[t.deps[o->deps_off]].id, "dispatch_permute") != NULL);
+    }
+    for (int r = 0; r < 4; r++)
+        CHECK_EQ_INT(a2a[r], 2 * 32);   /* two a layer, 32 layers */
+    CHECK_EQ_INT(gemms, 4);
+    CHECK_EQ_INT(t.ncolls, 2 * 32);
+    trace_free(&t);
+    /* what it cannot do is refused by field */
+    s.ep = 3;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "does not divide the 8 experts");
+    s.ep = 2;
+    s.phase = LLM_TRAIN;
+    s.context = 0;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--ep") == 0);
+    s.phase = LLM_DECODE;
+    s.tp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--ep") == 0);
+    struct llm_config dense;
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &dense, &d), 0);
+    s.tp = 1;
+    CHECK_EQ_INT(llm_build(&dense, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "num_local_experts") == 0);
 }
 
 /* A sliding window the step exceeds is refused by name (Mistral-7B v0.1:
@@ -213,7 +263,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -234,7 +284,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -273,7 +323,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -303,7 +353,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -438,7 +488,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;

@@ -29,6 +29,7 @@ const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
     "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--pp P [--microbatches M]]\n"
+    "                  [--ep E (MoE)]\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
@@ -37,7 +38,7 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
-    const char *pps = NULL, *mbs = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -48,7 +49,7 @@ int cli_fit(int argc, char **argv)
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
-        {"zero", 0, &zeros, NULL},
+        {"zero", 0, &zeros, NULL},      {"ep", 0, &eps, NULL},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -71,7 +72,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -87,6 +88,16 @@ int cli_fit(int argc, char **argv)
     s.tp = (uint32_t)tp;
     s.dp = (uint32_t)dp;
     s.zero = (uint32_t)zero;
+    if (eps != NULL) {
+        uint64_t v = 1;
+        if (parse_count("--ep", eps, 1, &v))
+            return 2;
+        if (v > 65536) {
+            fprintf(stderr, "strata fit: --ep at most 65536\n");
+            return 2;
+        }
+        s.ep = (uint32_t)v;
+    }
     s.recompute = recompute;
     if (pps != NULL || mbs != NULL) {
         uint64_t v = 1, m = 0;
@@ -135,6 +146,13 @@ int cli_fit(int argc, char **argv)
     struct hw_config cfg;
     struct llm_config c;
     if (cfg_load_with(hw, &sets, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
+        diag_print(&d, stderr);
+        return 1;
+    }
+    if (s.ep > 1 && (c.experts == 0 || c.experts % s.ep != 0)) {
+        diag_set(&d, DIAG_E_RANGE, model, 0, "num_local_experts",
+                 c.experts == 0 ? "--ep %u: the model has no experts (a dense model)"
+                                : "--ep %u does not divide the model's experts", s.ep);
         diag_print(&d, stderr);
         return 1;
     }

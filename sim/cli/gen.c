@@ -40,6 +40,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
+    "                  [--ep E (MoE decode/prefill)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -55,7 +56,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
-    const char *pps = NULL, *mbs = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -67,6 +68,7 @@ int cli_gen(int argc, char **argv)
         {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
         {"recompute", 0, NULL, &recompute},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
+        {"ep", 0, &eps, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -79,7 +81,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -129,6 +131,10 @@ int cli_gen(int argc, char **argv)
         return 2;
     s.tp = (uint32_t)tp;
     s.dp = (uint32_t)dp;
+    uint64_t ep = 1;
+    if (eps && parse_ranks("--ep", eps, &ep))
+        return 2;
+    s.ep = (uint32_t)ep;
     uint64_t sim = 0;
     if (sims && parse_u64("--replicas-simulated", sims, 1, &sim))
         return 2;
@@ -207,6 +213,11 @@ int cli_gen(int argc, char **argv)
                          "activations and gradients as p2p copies between stages)\n", s.pp,
                     s.microbatches ? s.microbatches : (unsigned)s.batch,
                     (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)));
+        if (s.ep > 1)
+            fprintf(msg, "  expert-parallel over %u ranks: each its own batch of %llu and %llu of the %llu "
+                         "experts; tokens to their experts and back by two all-to-alls a layer "
+                         "(uniform routing assumed)\n", s.ep, (unsigned long long)s.batch,
+                    (unsigned long long)(c.experts / s.ep), (unsigned long long)c.experts);
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");

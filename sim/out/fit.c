@@ -69,7 +69,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     const double w_embed = f->weights;
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        double ffn = c->experts ? (double)c->experts : 1.0;
+        /* experts per rank: all of them, or (expert parallelism) 1/ep */
+        double ffn = c->experts ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
         f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / t * ffn);
         f->weights += wbytes(s, wdown, inter / t * h * ffn);
         f->weights += 2 * h * eb;                           /* norms, on every rank */

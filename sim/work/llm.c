@@ -176,6 +176,8 @@ struct builder {
     uint32_t device;
     uint32_t tp_group, dp_group;/* this rank's groups (when tp > 1, dp > 1) */
     uint32_t dcap;              /* capacity of t->deps */
+    uint32_t ep_group;          /* this rank's expert-parallel group (ep > 1) */
+    uint32_t ep;                /* expert-parallel ranks (1: none) */
 };
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
@@ -280,27 +282,53 @@ static int ends_with(const char *s, const char *suffix)
 
 /* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
  * the tokens reach under uniform routing as batched GEMMs. */
+/* One rank's all-to-all over the expert-parallel group: bytes it sends in
+ * all (nccl-tests' size), rounded up to a multiple of the ranks. */
+static void add_alltoall(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
+{
+    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
+    o->u.coll.what = COLL_ALL_TO_ALL;
+    o->u.coll.algo = COLL_AUTO;
+    o->u.coll.bytes = (bytes + b->ep - 1) / b->ep * b->ep;
+    o->u.coll.group = b->ep_group;
+    o->u.coll.root = TRACE_NO_DEVICE;
+}
+
 static void add_moe(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                     uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown)
 {
     char id[64];
     enum dtype dt = s->dtype;
+    /* with ep ranks: every rank's tokens (rows each) pick k of the E
+     * experts; this rank holds E / ep of them and, under uniform routing,
+     * receives rows x k token copies in all */
+    uint64_t ep = b->ep, local = c->experts / ep, all_rows = rows * ep;
     double E = (double)c->experts, k = (double)c->experts_per_tok;
-    double active = E * (1.0 - pow(1.0 - k / E, (double)rows));
+    double active = (double)local * (1.0 - pow(1.0 - k / E, (double)all_rows));
     uint64_t na = (uint64_t)ceil(active - 1e-9);
     if (na < 1)
         na = 1;
-    if (na > c->experts)
-        na = c->experts;
+    if (na > local)
+        na = local;
     uint64_t per = (uint64_t)ceil((double)rows * k / (double)na);
+    double eb = dtype_bytes(dt, 1.0);
+    uint64_t a2a = (uint64_t)ceil((double)rows * k * (double)c->hidden * eb);
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
     add_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
     add_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
+    if (ep > 1) {
+        /* the tokens' copies to their experts' ranks (permuted into
+         * per-rank order first) */
+        add_ew(b, ID("dispatch_permute"), dt, rows * (uint64_t)k * c->hidden, 1, 1, 0.0);
+        add_alltoall(b, ID("dispatch"), dt, a2a);
+    }
     struct op *o = add_gemm(b, ID("experts_gate_up"), dt, per, 2 * inter, c->hidden, w);
     o->u.gemm.batch = na;
     add_ew(b, ID("silu_mul"), dt, na * per * inter, 2, 1, 6.0);
     o = add_gemm(b, ID("experts_down"), dt, per, c->hidden, inter, wdown);
     o->u.gemm.batch = na;
+    if (ep > 1)     /* the results back to their tokens' ranks */
+        add_alltoall(b, ID("combine_a2a"), dt, a2a);
     add_ew(b, ID("combine"), dt, rows * c->hidden, (uint32_t)c->experts_per_tok + 1, 1,
            (double)c->experts_per_tok);
 #undef ID
@@ -686,6 +714,19 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
                             "llama.cpp's graph is built for one device");
     }
+    uint32_t ep = s->ep > 1 ? s->ep : 1;
+    if (ep > 1) {
+        if (c->experts == 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u: the model has no experts (a dense model)", ep);
+        if (ep > 65536 || c->experts % ep != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
+        if (s->phase == LLM_TRAIN || tp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "expert parallelism is modelled for decode and prefill, with attention "
+                            "data-parallel over the ranks: not with --phase train, --tp or llama.cpp yet");
+    }
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
                         "data parallelism is for training (--phase train): replicas of a decode "
@@ -713,7 +754,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "split a batch of %llu (1 to 4096, dividing it)", mb,
                             (unsigned long long)s->batch);
     }
-    uint32_t ndev = tp * dp * pp;
+    uint32_t ndev = tp * dp * pp * ep;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * ndev + 1;
     if (pp > 1)   /* every micro-batch's steps, the copies, and one scratch forward */
@@ -732,10 +773,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         snprintf(t->devices[r], sizeof t->devices[r], "gpu%u", r);
     /* groups: TP groups (one per replica) first, then DP groups (one per
      * TP rank) */
-    uint32_t ntpg = tp > 1 ? dp : 0, ndpg = dp > 1 ? tp : 0;
-    t->ngroups = ntpg + ndpg;
+    uint32_t ntpg = tp > 1 ? dp : 0, ndpg = dp > 1 ? tp : 0, nepg = ep > 1 ? 1 : 0;
+    t->ngroups = ntpg + ndpg + nepg;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
-    t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + 1, sizeof *t->group_dev);
+    t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) + 1,
+                               sizeof *t->group_dev);
     uint32_t goff = 0;
     for (uint32_t g = 0; g < ntpg; g++) {
         t->groups[g].off = goff;
@@ -749,9 +791,15 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         for (uint32_t k = 0; k < dp; k++)
             t->group_dev[goff++] = k * tp + g;
     }
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp;
+    if (nepg) {     /* one expert-parallel group: every rank */
+        t->groups[ntpg + ndpg].off = goff;
+        t->groups[ntpg + ndpg].n = ep;
+        for (uint32_t k = 0; k < ep; k++)
+            t->group_dev[goff++] = k;
+    }
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * ep;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev};
+    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep};
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb);
         trace_index_colls(t);
@@ -759,7 +807,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     }
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
     t->symmetric = dp_sim < dp;     /* the other replicas' devices mirror these */
-    for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */
+    for (uint32_t r = 0; r < tp * dp_sim * ep; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
         b.device = r;
         b.tp_group = tp > 1 ? r / tp : 0;

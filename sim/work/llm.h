@@ -31,7 +31,15 @@
  * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
  * over the experts the step's tokens reach, assuming uniform routing
  * (E x (1 - (1 - k/E)^tokens) distinct experts, tokens x k / that many rows
- * each).  Model fields strata does not model (shared experts, latent
+ * each).  Expert parallelism (llm_step.ep = E > 1, decode and prefill),
+ * as DeepSeek-V3's and SGLang's DP-attention + EP serving run it: E ranks,
+ * each with its own batch and a full copy of the attention and dense
+ * weights, and experts / E whole experts; a layer's MoE block routes its
+ * tokens, sends each token's top-k copies to the ranks of their experts
+ * (dispatch: an all-to-all of tokens x k x hidden per rank under uniform
+ * routing, the same count to every rank), runs its local experts on what
+ * it received, and sends the results back (combine: a second all-to-all).
+ * Model fields strata does not model (shared experts, latent
  * attention, logit soft-capping, cross-attention, a sliding window the step
  * exceeds) are errors that name the field.
  */
@@ -100,6 +108,10 @@ struct llm_step {
                                      * --recompute-granularity full): each layer's forward runs
                                      * again just before its backward, and only the layers'
                                      * inputs stay stored */
+    uint32_t ep;                    /* expert-parallel ranks (0 or 1: none); MoE inference:
+                                     * each rank its own batch, attention replicated (data
+                                     * parallel), experts / ep whole experts per rank, tokens
+                                     * to their experts and back by two all-to-alls a layer */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
