@@ -535,7 +535,8 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
  * in later (the next stage's gradients, made after this stage). */
 static void pp_step(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                     uint32_t stage, uint32_t pp, uint64_t l0, uint64_t l1, uint32_t m,
-                    uint64_t rows, uint64_t batch, int bwd, uint32_t recv, uint32_t *slot)
+                    uint64_t rows, uint64_t batch, int bwd, uint32_t recv, uint32_t *slot,
+                    uint32_t tp, uint32_t dp, int last, uint32_t *last_ar)
 {
     struct trace *t = b->t;
     char id[TRACE_ID_MAX];
@@ -546,17 +547,26 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     struct builder fb = *b;
     fb.prev = UINT32_MAX;
     snprintf(fb.prefix, sizeof fb.prefix, "%.24smb%u.", b->prefix, m);
+    /* with TP, build_rank's vocab-parallel embedding, head and loss */
+    double eb = dtype_bytes(dt, 1.0);
+    uint64_t vocab = tp > 1 ? c->vocab / tp : c->vocab, act = (uint64_t)((double)rows * c->hidden * eb);
     if (stage == 0) {
         struct op *e = add_op(&fb, "embed", OP_EMBEDDING, dt);
         e->u.emb.tokens = rows;
         e->u.emb.dim = c->hidden;
+        if (tp > 1)
+            add_allreduce(&fb, "embed_allreduce", dt, act);
     }
     for (uint64_t l = l0; l < l1; l++)
-        emit_layer(&fb, c, s, l, rows, batch, 1);
+        emit_layer(&fb, c, s, l, rows, batch, tp);
     if (stage == pp - 1) {
         add_rc(&fb, "final_norm", OP_NORM, dt, rows, c->hidden);
-        add_gemm(&fb, "lm_head", dt, rows, c->vocab, c->hidden, s->weights);
-        add_rc(&fb, "loss", OP_SOFTMAX, dt, rows, c->vocab);
+        add_gemm(&fb, "lm_head", dt, rows, vocab, c->hidden, s->weights);
+        add_rc(&fb, "loss", OP_SOFTMAX, dt, rows, vocab);
+        if (tp > 1) {
+            add_allreduce(&fb, "loss_max_allreduce", DT_FP32, rows * 4);
+            add_allreduce(&fb, "loss_sum_allreduce", DT_FP32, rows * 4);
+        }
     }
     uint32_t f1 = t->nops;
     if (!bwd) {
@@ -580,19 +590,41 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         ndeps0 -= t->ops[k].ndeps;
     t->nops = f0;
     t->ndeps = ndeps0;
+    /* a layer's gradients over the data-parallel replicas, once all its
+     * micro-batches are in: after its backward in the last micro-batch */
+    double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden - c->hidden) / (double)c->layers;
+    uint64_t grad_layer = (uint64_t)(lp / tp * eb);
+    int first = 1;
     for (uint32_t k = f1 - f0; k-- > 0;) {
         const char *base = fwd[k].id + strlen(b->prefix);
+        if (fwd[k].kind == OP_COLLECTIVE)
+            continue;     /* build_rank's rule: no backward for the forward's all-reduces */
         snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
         struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
         o->u = fwd[k].u;
         o->pass = PASS_BWD;
-        if (k == f1 - f0 - 1 && slot != NULL) {  /* right after its own deps */
+        if (first && slot != NULL) {  /* right after its own deps */
             SIM_CHECK(t->ndeps < b->dcap);
             if (o->ndeps == 0)
                 o->deps_off = t->ndeps;
             *slot = t->ndeps;
             t->deps[t->ndeps++] = UINT32_MAX;
             o->ndeps++;
+        }
+        first = 0;
+        /* Megatron: the column-parallel projections' input gradients are
+         * all-reduced over the TP group */
+        if (tp > 1 && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
+                       ends_with(base, ".router"))) {
+            char aid[TRACE_ID_MAX];
+            snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
+            add_allreduce(b, aid, dt, act);
+        }
+        if (dp > 1 && last && ends_with(base, ".attn_norm")) {
+            const char *layer = strchr(base, '.') + 1;          /* past "mbN." */
+            char lid[TRACE_ID_MAX];
+            snprintf(lid, sizeof lid, "%.*s.dp_allreduce", (int)strcspn(layer, "."), layer);
+            *last_ar = add_grad_allreduce(b, lid, dt, grad_layer, b->prev);
         }
     }
     free(fwd);
@@ -606,66 +638,100 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
  * gradients back, as p2p copies (docs/systems.md) that the consumer waits
  * for.  Each stage ends with AdamW over its own layers. */
 static void build_pp(struct builder *b, const struct llm_config *c, const struct llm_step *s,
-                     uint32_t pp, uint32_t mb)
+                     uint32_t pp, uint32_t mb, uint32_t tp, uint32_t dp)
 {
     struct trace *t = b->t;
     uint64_t T = s->prompt, batch = s->batch / mb, rows = batch * T;
     double eb = dtype_bytes(s->dtype, 1.0);
+    /* each TP rank sends the whole activation to its peer of the next
+     * stage (Megatron without its scatter-gather optimisation) */
     uint64_t act_bytes = (uint64_t)((double)rows * (double)c->hidden * eb);
-    /* per stage and micro-batch: the forward's send, the backward's send,
+    uint32_t ndev = pp * dp * tp, ntpg = tp > 1 ? dp * pp : 0;
+    /* per device and micro-batch: the forward's send, the backward's send,
      * and the backward's first op (whose wait for the next stage's send is
      * filled in once that stage exists) */
-    uint32_t *fsend = sim_xcalloc((size_t)pp * mb, sizeof *fsend);
-    uint32_t *bsend = sim_xcalloc((size_t)pp * mb, sizeof *bsend);
-    uint32_t *bslot = sim_xcalloc((size_t)pp * mb, sizeof *bslot);
-    for (uint32_t st = 0; st < pp; st++) {
-        uint64_t per = c->layers / pp, extra = c->layers % pp;
-        uint64_t l0 = st * per + (st < extra ? st : extra), l1 = l0 + per + (st < extra ? 1 : 0);
-        b->device = st;
-        b->prev = UINT32_MAX;
-        snprintf(b->prefix, sizeof b->prefix, "s%u.", st);
-        uint32_t warm = pp - st - 1 < mb ? pp - st - 1 : mb;
-        uint32_t nf = 0, nb = 0;
-        while (nb < mb) {
-            int do_fwd = nf < mb && (nf < warm || nf <= nb + warm);
-            uint32_t m = do_fwd ? nf : nb;
-            pp_step(b, c, s, st, pp, l0, l1, m, rows, batch, !do_fwd,
-                    do_fwd && st > 0 ? fsend[(st - 1) * mb + m] : UINT32_MAX,
-                    !do_fwd && st < pp - 1 ? &bslot[st * mb + m] : NULL);
-            char id[32];
-            if (do_fwd && st < pp - 1) {
-                snprintf(id, sizeof id, "mb%u.act_send", m);
-                struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
-                cp->u.copy.bytes = act_bytes;
-                cp->u.copy.dir = MEMCPY_P2P;
-                cp->u.copy.peer = st + 1;
-                cp->u.copy.src = TRACE_NO_DEVICE;
-                fsend[st * mb + m] = t->nops - 1;
+    uint32_t *fsend = sim_xcalloc((size_t)ndev * mb, sizeof *fsend);
+    uint32_t *bsend = sim_xcalloc((size_t)ndev * mb, sizeof *bsend);
+    uint32_t *bslot = sim_xcalloc((size_t)ndev * mb, sizeof *bslot);
+    /* devices: tensor-parallel ranks fastest, then replicas, then stages
+     * (Megatron's order: a TP group inside a node) */
+#define PP_DEV(st, dr, tr) (((st) * dp + (dr)) * tp + (tr))
+    /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
+    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    t->symmetric = dp_sim < dp;
+    for (uint32_t dr = 0; dr < dp_sim; dr++)
+        for (uint32_t st = 0; st < pp; st++)
+            for (uint32_t tr = 0; tr < tp; tr++) {
+                uint32_t dev = PP_DEV(st, dr, tr);
+                uint64_t per = c->layers / pp, extra = c->layers % pp;
+                uint64_t l0 = st * per + (st < extra ? st : extra), l1 = l0 + per + (st < extra ? 1 : 0);
+                b->device = dev;
+                b->prev = UINT32_MAX;
+                b->tp_group = tp > 1 ? st * dp + dr : 0;
+                b->dp_group = dp > 1 ? ntpg + st * tp + tr : 0;
+                if (tp * dp > 1)
+                    snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
+                else
+                    snprintf(b->prefix, sizeof b->prefix, "s%u.", st);
+                uint32_t warm = pp - st - 1 < mb ? pp - st - 1 : mb;
+                uint32_t nf = 0, nb = 0, last_ar = UINT32_MAX;
+                while (nb < mb) {
+                    int do_fwd = nf < mb && (nf < warm || nf <= nb + warm);
+                    uint32_t m = do_fwd ? nf : nb;
+                    pp_step(b, c, s, st, pp, l0, l1, m, rows, batch, !do_fwd,
+                            do_fwd && st > 0 ? fsend[(size_t)PP_DEV(st - 1, dr, tr) * mb + m] : UINT32_MAX,
+                            !do_fwd && st < pp - 1 ? &bslot[(size_t)dev * mb + m] : NULL, tp, dp,
+                            !do_fwd && nb == mb - 1, &last_ar);
+                    char id[32];
+                    if (do_fwd && st < pp - 1) {
+                        snprintf(id, sizeof id, "mb%u.act_send", m);
+                        struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
+                        cp->u.copy.bytes = act_bytes;
+                        cp->u.copy.dir = MEMCPY_P2P;
+                        cp->u.copy.peer = PP_DEV(st + 1, dr, tr);
+                        cp->u.copy.src = TRACE_NO_DEVICE;
+                        fsend[(size_t)dev * mb + m] = t->nops - 1;
+                    }
+                    if (!do_fwd && st > 0) {
+                        snprintf(id, sizeof id, "mb%u.grad_send", m);
+                        struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
+                        cp->u.copy.bytes = act_bytes;
+                        cp->u.copy.dir = MEMCPY_P2P;
+                        cp->u.copy.peer = PP_DEV(st - 1, dr, tr);
+                        cp->u.copy.src = TRACE_NO_DEVICE;
+                        bsend[(size_t)dev * mb + m] = t->nops - 1;
+                    }
+                    if (do_fwd)
+                        nf++;
+                    else
+                        nb++;
+                }
+                /* the embedding's and the head's gradients over the
+                 * replicas, on the stages that hold them */
+                double vh = (double)c->vocab * c->hidden / tp;
+                if (dp > 1 && (st == 0 || st == pp - 1))
+                    last_ar = add_grad_allreduce(b, "embed.dp_allreduce", s->dtype,
+                                                 (uint64_t)(vh * ((st == 0) + (st == pp - 1 && !c->tied)) * eb),
+                                                 b->prev);
+                /* AdamW over this rank's share of the stage's parameters,
+                 * after the last gradient all-reduce */
+                double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
+                double params = (lp * (double)(l1 - l0)) / tp + (st == 0 ? vh : 0) + (st == pp - 1 ? vh : 0);
+                add_ew(b, "adamw", DT_FP32, (uint64_t)params, 4, 4, 14.0);
+                if (last_ar != UINT32_MAX) {
+                    struct op *o = &t->ops[t->nops - 1];
+                    SIM_CHECK(t->ndeps < b->dcap);
+                    t->deps[t->ndeps++] = last_ar;
+                    o->ndeps++;
+                }
             }
-            if (!do_fwd && st > 0) {
-                snprintf(id, sizeof id, "mb%u.grad_send", m);
-                struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
-                cp->u.copy.bytes = act_bytes;
-                cp->u.copy.dir = MEMCPY_P2P;
-                cp->u.copy.peer = st - 1;
-                cp->u.copy.src = TRACE_NO_DEVICE;
-                bsend[st * mb + m] = t->nops - 1;
-            }
-            if (do_fwd)
-                nf++;
-            else
-                nb++;
-        }
-        /* AdamW over this stage's share of the parameters */
-        double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
-        double params = lp * (double)(l1 - l0) +
-                        (st == 0 ? (double)c->vocab * c->hidden : 0) +
-                        (st == pp - 1 ? (double)c->vocab * c->hidden : 0);
-        add_ew(b, "adamw", DT_FP32, (uint64_t)params, 4, 4, 14.0);
+    for (uint32_t dev = 0; dev < ndev; dev++) {
+        uint32_t st = dev / (dp * tp), dr = dev / tp % dp;
+        if (st + 1 < pp && dr < dp_sim)
+            for (uint32_t m = 0; m < mb; m++)
+                t->deps[bslot[(size_t)dev * mb + m]] = bsend[(size_t)(dev + dp * tp) * mb + m];
     }
-    for (uint32_t st = 0; st + 1 < pp; st++)
-        for (uint32_t m = 0; m < mb; m++)
-            t->deps[bslot[st * mb + m]] = bsend[(st + 1) * mb + m];
+#undef PP_DEV
     free(fsend);
     free(bsend);
     free(bslot);
@@ -743,9 +809,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
                             "--phase train");
-        if (tp > 1 || dp > 1 || s->recompute || s->framework == LLM_FW_LLAMA_CPP || c->experts)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with --tp, "
-                            "--dp, --recompute, llama.cpp or experts yet");
+        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP || c->experts)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
+                            "--recompute, llama.cpp or experts yet");
         if (pp > c->layers)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
                             (unsigned long long)c->layers);
@@ -757,9 +823,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t ndev = tp * dp * pp * ep;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * ndev + 1;
-    if (pp > 1)   /* every micro-batch's steps, the copies, and one scratch forward */
-        cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) * (2 * (uint64_t)mb + 1) +
-                4 * (uint64_t)mb * pp + 2 * (uint64_t)pp + 16;
+    if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
+                   * gradient all-reduces and one scratch forward, on every TP x DP rank */
+        cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * (2 * (uint64_t)mb + 1) +
+                 (4 * (uint64_t)mb + c->layers + 8) * pp) * tp *
+                (s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp) + 16;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
                         "a trace may hold (50 million)", (unsigned long long)cap64);
@@ -773,7 +841,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         snprintf(t->devices[r], sizeof t->devices[r], "gpu%u", r);
     /* groups: TP groups (one per replica) first, then DP groups (one per
      * TP rank) */
-    uint32_t ntpg = tp > 1 ? dp : 0, ndpg = dp > 1 ? tp : 0, nepg = ep > 1 ? 1 : 0;
+    /* a TP group per replica and stage, a DP group per TP rank and stage */
+    uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0, nepg = ep > 1 ? 1 : 0;
     t->ngroups = ntpg + ndpg + nepg;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
     t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) + 1,
@@ -786,10 +855,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             t->group_dev[goff++] = g * tp + k;
     }
     for (uint32_t g = 0; g < ndpg; g++) {
+        uint32_t st = g / tp, tr = g % tp;
         t->groups[ntpg + g].off = goff;
         t->groups[ntpg + g].n = dp;
         for (uint32_t k = 0; k < dp; k++)
-            t->group_dev[goff++] = k * tp + g;
+            t->group_dev[goff++] = (st * dp + k) * tp + tr;
     }
     if (nepg) {     /* one expert-parallel group: every rank */
         t->groups[ntpg + ndpg].off = goff;
@@ -801,7 +871,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep};
     if (pp > 1) {
-        build_pp(&b, c, s, pp, mb);
+        build_pp(&b, c, s, pp, mb, tp, dp);
         trace_index_colls(t);
         return 0;
     }
