@@ -576,6 +576,90 @@ static void test_expert_parallel(void)
     trace_free(&tp);
 }
 
+static int find_op(const struct trace *t, const char *id)
+{
+    for (uint32_t i = 0; i < t->nops; i++)
+        if (strcmp(t->ops[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ZeRO in a training step, TP 2 x DP 4: stages 1 and 2 reduce-scatter
+ * each layer's gradients instead of all-reducing them, update 1/4 of the
+ * optimizer state and all-gather the weights at the end; stage 3 also
+ * gathers each layer's weights before its forward and its backward (the
+ * layer's first op waits for its gather), moving more bytes over NVLink */
+static void test_zero(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0};
+    double nv[4] = {0};
+    uint64_t time_ps[4] = {0};
+    for (uint32_t z = 0; z <= 3; z++) {
+        s.zero = z;
+        struct trace t;
+        CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+        uint32_t ar = 0, rs = 0, ag = 0;
+        for (uint32_t i = 0; i < t.nops; i++) {
+            const struct op *o = &t.ops[i];
+            if (o->device != 0 || o->kind != OP_COLLECTIVE || t.groups[o->u.coll.group].n != 4)
+                continue;
+            ar += o->u.coll.what == COLL_ALL_REDUCE;
+            rs += o->u.coll.what == COLL_REDUCE_SCATTER;
+            ag += o->u.coll.what == COLL_ALL_GATHER;
+            if (o->u.coll.what != COLL_ALL_REDUCE)
+                CHECK(o->u.coll.bytes % 4 == 0);
+        }
+        CHECK_EQ_INT(ar, z ? 0 : 33);                  /* 32 layers and the embedding/head */
+        CHECK_EQ_INT(rs, z ? 33 : 0);
+        CHECK_EQ_INT(ag, z == 0 ? 0 : z < 3 ? 1 : 64);
+        int adam = find_op(&t, "r0.adamw");
+        CHECK(adam >= 0 && t.ops[adam].u.ew.elements ==
+                               (llm_param_count(&c) + 2 * (z ? 4 : 1) - 1) / (2 * (z ? 4 : 1)));
+        if (z == 3) {
+            int g = find_op(&t, "r0.L5.param_allgather"), first = find_op(&t, "r0.L5.attn_norm");
+            CHECK(g >= 0 && first >= 0 && t.ops[g].stream == 1);
+            int waits = 0;
+            for (uint32_t k = 0; first >= 0 && k < t.ops[first].ndeps; k++)
+                waits += (int)t.deps[t.ops[first].deps_off + k] == g;
+            CHECK_EQ_INT(waits, 1);
+        }
+        struct run_result r;
+        char msg[600] = "";
+        int rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            struct hw_config h;
+            CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &h), 0);
+            nv[z] = r.bytes[cfg_level_index(&h, "nvlink")];
+            time_ps[z] = r.total_ps;
+            run_result_free(&r);
+        } else {
+            fprintf(stderr, "%s\n", msg);
+        }
+        trace_free(&t);
+    }
+    printf("  TP 2 x DP 4 step, ZeRO 0/1/2/3: %.1f/%.1f/%.1f/%.1f ms, NVLink %.3g/%.3g/%.3g/%.3g B\n",
+           time_ps[0] * 1e-9, time_ps[1] * 1e-9, time_ps[2] * 1e-9, time_ps[3] * 1e-9, nv[0], nv[1],
+           nv[2], nv[3]);
+    CHECK(time_ps[1] < time_ps[0]);                    /* AdamW on a quarter of the state */
+    CHECK(nv[3] > 1.3 * nv[1]);                        /* the weights gathered twice more */
+    /* refused: without replicas, with PP, stage 4 */
+    struct trace bad;
+    s.zero = 1;
+    s.dp = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &bad, &d), -1);
+    CHECK(strcmp(d.field, "--zero") == 0);
+    s.dp = 4;
+    s.zero = 4;
+    CHECK_EQ_INT(llm_build(&c, &s, &bad, &d), -1);
+    CHECK(strcmp(d.field, "--zero") == 0);
+}
+
 /* gen llm --tp: a trace the run pairs; a TP size that does not divide the
  * heads is an error and writes nothing. */
 static void test_gen_tp(void)
@@ -621,6 +705,7 @@ int main(void)
     test_exposed_comm();
     test_mirrors();
     test_expert_parallel();
+    test_zero();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

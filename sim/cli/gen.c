@@ -40,7 +40,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
-    "                  [--ep E (MoE decode/prefill)]\n"
+    "                  [--ep E (MoE decode/prefill)] [--zero 0-3 (train, --dp)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -56,7 +56,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -68,7 +68,7 @@ int cli_gen(int argc, char **argv)
         {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
         {"recompute", 0, NULL, &recompute},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
-        {"ep", 0, &eps, NULL},
+        {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -135,6 +135,16 @@ int cli_gen(int argc, char **argv)
     if (eps && parse_ranks("--ep", eps, &ep))
         return 2;
     s.ep = (uint32_t)ep;
+    if (zeros != NULL) {
+        uint64_t z;
+        if (parse_u64("--zero", zeros, 0, &z))
+            return 2;
+        if (z > 3) {
+            fprintf(stderr, "strata gen llm: --zero: a ZeRO stage, 0 to 3, got %llu\n", (unsigned long long)z);
+            return 2;
+        }
+        s.zero = (uint32_t)z;
+    }
     uint64_t sim = 0;
     if (sims && parse_u64("--replicas-simulated", sims, 1, &sim))
         return 2;
@@ -221,9 +231,14 @@ int cli_gen(int argc, char **argv)
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");
-        if (s.dp > 1)
+        if (s.dp > 1 && s.zero == 0)
             fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
                          "stream 1 as its backward ends)\n", s.dp);
+        if (s.dp > 1 && s.zero > 0)
+            fprintf(msg, "  data-parallel over %u replicas with ZeRO-%u (gradients reduce-scattered, "
+                         "1/%u of the optimizer updated per replica, %s)\n", s.dp, s.zero, s.dp,
+                    s.zero == 3 ? "each layer's weights all-gathered before its forward and backward"
+                                : "the weights all-gathered after the update");
         if (t.nmirrors > 0)
             fprintf(msg, "  %u replica(s) simulated; the other %u devices mirror them (symmetric "
                          "ranks: they run what their twins run, at the same time)\n",

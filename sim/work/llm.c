@@ -178,6 +178,7 @@ struct builder {
     uint32_t dcap;              /* capacity of t->deps */
     uint32_t ep_group;          /* this rank's expert-parallel group (ep > 1) */
     uint32_t ep;                /* expert-parallel ranks (1: none) */
+    uint32_t also;              /* the next op waits for this one too (UINT32_MAX: none) */
 };
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
@@ -201,6 +202,12 @@ static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, e
         SIM_CHECK(t->ndeps < b->dcap);
         t->deps[t->ndeps++] = b->prev;
         o->ndeps = 1;
+    }
+    if (b->also != UINT32_MAX) {
+        SIM_CHECK(t->ndeps < b->dcap);
+        t->deps[t->ndeps++] = b->also;
+        o->ndeps++;
+        b->also = UINT32_MAX;
     }
     b->prev = i;
     t->topo[i] = i;
@@ -255,23 +262,37 @@ static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint
     o->u.coll.root = TRACE_NO_DEVICE;
 }
 
-/* A data-parallel gradient all-reduce on stream 1, after op `after`; the
- * compute chain goes on without it. */
-static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
-                                   uint64_t bytes, uint32_t after)
+/* A collective over the data-parallel replicas on stream 1, after op
+ * `after` (UINT32_MAX: none); the compute chain goes on without it.
+ * all-gather and reduce-scatter sizes are rounded up to the ranks. */
+static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
+                            uint64_t bytes, uint32_t after, uint32_t dp)
 {
-    uint32_t keep = b->prev;
+    uint32_t keep = b->prev, also = b->also;
     b->prev = after;
+    b->also = UINT32_MAX;
     struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
     o->stream = 1;
-    o->u.coll.what = COLL_ALL_REDUCE;
+    o->u.coll.what = what;
     o->u.coll.algo = COLL_AUTO;
-    o->u.coll.bytes = bytes ? bytes : 1;
+    if (bytes == 0)
+        bytes = 1;
+    if (what != COLL_ALL_REDUCE)
+        bytes = (bytes + dp - 1) / dp * dp;
+    o->u.coll.bytes = bytes;
     o->u.coll.group = b->dp_group;
     o->u.coll.root = TRACE_NO_DEVICE;
     uint32_t idx = b->prev;
     b->prev = keep;
+    b->also = also;
     return idx;
+}
+
+/* A data-parallel gradient all-reduce on stream 1, after op `after`. */
+static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
+                                   uint64_t bytes, uint32_t after)
+{
+    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, 2);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -433,8 +454,27 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     e->u.emb.dim = h;
     if (vpar)
         add_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
-    for (uint64_t l = 0; l < c->layers; l++)
+    /* ZeRO (train, dp > 1): stage 1 and 2 shard the optimizer state (and the
+     * gradients) over the replicas, so gradients are reduce-scattered, each
+     * replica updates its 1/dp and the updated weights are all-gathered;
+     * stage 3 shards the weights too: each layer's are all-gathered before
+     * its forward and again before its backward, on stream 1, prefetched
+     * as far ahead as the links allow (DeepSpeed bounds the prefetch by
+     * stage3_prefetch_bucket_size; not modelled) */
+    uint32_t zero = train && dp > 1 ? s->zero : 0, gather = UINT32_MAX;
+    double layer_params = (double)(llm_param_count(c) - 2 * c->vocab * h - h) / (double)c->layers;
+    if (c->tied)
+        layer_params = (double)(llm_param_count(c) - c->vocab * h - h) / (double)c->layers;
+    uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
+    for (uint64_t l = 0; l < c->layers; l++) {
+        if (zero >= 3) {
+            char gid[32];
+            snprintf(gid, sizeof gid, "L%llu.param_allgather", (unsigned long long)l);
+            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
+            b->also = gather;
+        }
         emit_layer(b, c, s, l, rows, s->batch, tp);
+    }
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
@@ -458,16 +498,23 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     while (first > 0 && t->ops[first - 1].device == b->device)
         first--;
     uint32_t nfwd = t->nops;
-    double layer_params = (double)(llm_param_count(c) - 2 * c->vocab * h - h) / (double)c->layers;
-    if (c->tied)
-        layer_params = (double)(llm_param_count(c) - c->vocab * h - h) / (double)c->layers;
-    uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
     uint32_t last_ar = UINT32_MAX;
-    char cur_layer[16] = "";
+    char cur_layer[16] = "", gather_layer[16] = "";
     for (uint32_t j = nfwd; j-- > first;) {
         struct op src = t->ops[j];
         /* the id without the rank prefix: add_op puts it back */
         const char *base = src.id + strlen(b->prefix);
+        if (zero >= 3 && src.kind != OP_COLLECTIVE && base[0] == 'L') {
+            /* entering a layer's backward: its weights gathered again */
+            size_t ln = strcspn(base, ".");
+            if (ln < sizeof gather_layer && (strncmp(base, gather_layer, ln) != 0 || gather_layer[ln] != '\0')) {
+                snprintf(gather_layer, sizeof gather_layer, "%.*s", (int)ln, base);
+                char gid[40];
+                snprintf(gid, sizeof gid, "%s.param_allgather.bwd", gather_layer);
+                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
+                b->also = gather;
+            }
+        }
         if (s->recompute) {
             /* entering layer Ln's backward: its forward again first, its
              * TP all-reduces included, from the layer's stored input */
@@ -506,23 +553,34 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         }
         if (dp > 1 && ends_with(base, ".attn_norm")) {   /* a layer's backward is done */
             char lid[TRACE_ID_MAX];
-            snprintf(lid, sizeof lid, "%.*s.dp_allreduce", (int)strcspn(base, "."), base);
-            last_ar = add_grad_allreduce(b, lid, dt, grad_layer, b->prev);
+            snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
+                     zero ? "reduce_scatter" : "allreduce");
+            last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
+                                  b->prev, dp);
         }
     }
     if (dp > 1)   /* embedding and LM head */
-        last_ar = add_grad_allreduce(b, "embed.dp_allreduce", dt,
-                                     (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb),
-                                     b->prev);
+        last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
+                              zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
+                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, dp);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight;
-     * this rank's 1/tp of them, after every gradient is reduced */
-    add_ew(b, "adamw", DT_FP32, (llm_param_count(c) + tp - 1) / tp, 4, 4, 14.0);
+     * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
+     * is reduced */
+    uint64_t shard = (uint64_t)tp * (zero ? dp : 1);
+    add_ew(b, "adamw", DT_FP32, (llm_param_count(c) + shard - 1) / shard, 4, 4, 14.0);
     if (last_ar != UINT32_MAX) {
         struct op *o = &t->ops[t->nops - 1];
         SIM_CHECK(t->ndeps < b->dcap);
         t->deps[t->ndeps++] = last_ar;
         o->ndeps++;
+    }
+    if (zero == 1 || zero == 2) {
+        /* the updated 16-bit weights back to every replica, before the
+         * next step's forward (here, at the step's end) */
+        uint32_t ag = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, dt,
+                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, dp);
+        b->prev = ag;
     }
 }
 
@@ -797,6 +855,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
                         "data parallelism is for training (--phase train): replicas of a decode "
                         "or prefill step do not interact");
+    if (s->zero > 3)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
+    if (s->zero > 0 && (dp < 2 || s->phase != LLM_TRAIN || s->pp > 1))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
+                        "ZeRO shards training state over data-parallel replicas: it needs --phase "
+                        "train and --dp 2 or more (and is not modelled with --pp yet)");
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
     if ((uint64_t)tp * dp > 65536)
@@ -869,7 +933,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     }
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * ep;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep};
+    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX};
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb, tp, dp);
         trace_index_colls(t);

@@ -101,7 +101,10 @@ struct llm_step {
     uint32_t dp;                    /* data-parallel replicas (0 or 1: none); train only */
     uint32_t dp_sim;                /* replicas given ops (0 = all); the others' devices are
                                      * mirrors (trace.h): symmetric ranks simulated once */
-    uint32_t zero;                  /* ZeRO stage for `strata fit` (0-3); traces do not model it */
+    uint32_t zero;                  /* ZeRO stage (0-3), train with dp > 1: 1 and 2 reduce-scatter
+                                     * the gradients, update 1/dp and all-gather the weights; 3
+                                     * also all-gathers each layer's weights before its forward
+                                     * and its backward (stream 1, prefetched) */
     uint32_t pp;                    /* train: pipeline stages (0 or 1: none), 1F1B schedule */
     uint32_t microbatches;          /* with pp: micro-batches the batch is split into (0: batch) */
     int recompute;                  /* train: full activation recomputation (Megatron's
