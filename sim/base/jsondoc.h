@@ -4,8 +4,9 @@
  * small scanner walks the same text and records the line of each value
  * (object, array, string, number, true, false, null) in document order.
  * cJSON stores children in document order too, so a depth-first walk of the
- * tree meets the values in the same order, and the two are zipped into a
- * table from item pointer to line.  Object keys are not values: an object
+ * tree meets the values in the same order, and each node gets its line (in
+ * its valueint, which cJSON fills only as a copy of a number's value:
+ * read numbers from valuedouble).  Object keys are not values: an object
  * member's line is the line of its value.
  *
  * Limits: files larger than JSONDOC_MAX_BYTES are refused; nesting is
@@ -34,16 +35,10 @@
 
 #define JSONDOC_MAX_BYTES ((size_t)1 << 30) /* 1 GiB */
 
-struct jsondoc_slot {
-    const cJSON *item;  /* key; NULL = empty slot */
-    int line;           /* 1-based line of the value */
-};
-
 struct jsondoc {
     cJSON *root;                 /* parsed document, owned by the doc */
     char name[512];              /* file path (or name given), used in diagnostics */
-    size_t nslots;               /* capacity of slots (power of 2), 0 if no table */
-    struct jsondoc_slot *slots;  /* open-addressing table item -> line */
+    int has_lines;               /* every value's line is in its node's valueint (jsondoc.c) */
 };
 
 /* Read and parse a file.  Returns 0, or -1 with *d filled (DIAG_E_IO when

@@ -468,7 +468,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
     for (uint64_t l = 0; l < c->layers; l++) {
         if (zero >= 3) {
-            char gid[32];
+            char gid[64];
             snprintf(gid, sizeof gid, "L%llu.param_allgather", (unsigned long long)l);
             gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
             b->also = gather;
@@ -509,7 +509,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             size_t ln = strcspn(base, ".");
             if (ln < sizeof gather_layer && (strncmp(base, gather_layer, ln) != 0 || gather_layer[ln] != '\0')) {
                 snprintf(gather_layer, sizeof gather_layer, "%.*s", (int)ln, base);
-                char gid[40];
+                char gid[64];
                 snprintf(gid, sizeof gid, "%s.param_allgather.bwd", gather_layer);
                 gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
                 b->also = gather;
