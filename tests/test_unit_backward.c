@@ -85,6 +85,13 @@ int main(void)
     CHECK(strcmp(t.ops[t.nops - 1].id, "adamw") == 0);
     CHECK(strcmp(t.ops[nfwd].id, "loss.bwd") == 0 && t.ops[nfwd].pass == PASS_BWD);
     CHECK(strcmp(t.ops[2 * nfwd - 1].id, "embed.bwd") == 0);
+    /* the resident working set of a training step: each weight once (the
+     * backward's GEMMs reuse the forward's), no KV cache (a training step's
+     * K and V are activations); it counted them once per pass before */
+    double wbytes = 0, ws = trace_working_set(&t, 0, &wbytes);
+    CHECK_NEAR_REL(wbytes, (double)llm_param_count(&c) * 2.0 - 32000.0 * 4096 * 2 - 2 * 32 * 4096 * 2.0 - 4096 * 2.0,
+                   1e-9);   /* every GEMM's weights: all but the embedding table and the norms */
+    CHECK_NEAR_REL(ws, wbytes, 1e-12);
     struct hw_config h;
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h), 0);
     struct timespec t0, t1;

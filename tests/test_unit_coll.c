@@ -622,7 +622,7 @@ static void test_zero(void)
                                (llm_param_count(&c) + 2 * (z ? 4 : 1) - 1) / (2 * (z ? 4 : 1)));
         if (z == 3) {
             int g = find_op(&t, "r0.L5.param_allgather"), first = find_op(&t, "r0.L5.attn_norm");
-            CHECK(g >= 0 && first >= 0 && t.ops[g].stream == 1);
+            CHECK(g >= 0 && first >= 0 && t.ops[g].stream == 2);
             int waits = 0;
             for (uint32_t k = 0; first >= 0 && k < t.ops[first].ndeps; k++)
                 waits += (int)t.deps[t.ops[first].deps_off + k] == g;
@@ -647,6 +647,27 @@ static void test_zero(void)
            time_ps[0] * 1e-9, time_ps[1] * 1e-9, time_ps[2] * 1e-9, time_ps[3] * 1e-9, nv[0], nv[1],
            nv[2], nv[3]);
     CHECK(time_ps[1] < time_ps[0]);                    /* AdamW on a quarter of the state */
+    /* with recomputation the layer's forward runs again but its gather is
+     * not copied: one gather before the recompute, on stream 2 */
+    s.zero = 3;
+    s.recompute = 1;
+    struct trace tr;
+    CHECK_EQ_INT(llm_build(&c, &s, &tr, &d), 0);
+    uint32_t gathers = 0;
+    for (uint32_t i = 0; i < tr.nops; i++)
+        if (tr.ops[i].device == 0 && tr.ops[i].kind == OP_COLLECTIVE &&
+            tr.ops[i].u.coll.what == COLL_ALL_GATHER) {
+            CHECK(tr.ops[i].stream == 2 && strstr(tr.ops[i].id, "recompute") == NULL);
+            gathers++;
+        }
+    CHECK_EQ_INT(gathers, 64);
+    /* the resident weights: ZeRO-3 gathers them per use (and a recomputed
+     * or backward GEMM reuses them), so no more than the head's remain */
+    double wb = 0;
+    trace_working_set(&tr, 0, &wb);
+    CHECK(wb < 32000.0 * 4096 * 2 * 1.01);
+    trace_free(&tr);
+    s.recompute = 0;
     CHECK(nv[3] > 1.3 * nv[1]);                        /* the weights gathered twice more */
     /* refused: without replicas, with PP, stage 4 */
     struct trace bad;

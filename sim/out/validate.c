@@ -227,6 +227,8 @@ struct wl_info {
     double elements;
     double coll_bytes, coll_busfactor;
     uint64_t gpus_per_thread;   /* a collective timed as nccl-tests -g G times it (collbench.h) */
+    double model_flops_per_chip;    /* training: the step's FLOPs less the recomputed forward,
+                                     * per simulated device (as MaxText and Megatron count MFU) */
 };
 
 /* Build the workload of a row. */
@@ -280,6 +282,16 @@ static int build_workload(const char *spec, const char *root, const char *file, 
                             (unsigned long long)tp, (unsigned long long)dp);
         st.tp = (uint32_t)tp;
         st.dp = (uint32_t)dp;
+        uint64_t zero = 0, recompute = 0, replicas = 0;
+        if (spec_u64(&s, "zero", 0, 0, 0, &zero) || spec_u64(&s, "recompute", 0, 0, 0, &recompute) ||
+            spec_u64(&s, "replicas_simulated", 0, 0, 0, &replicas))
+            return -1;
+        if (zero > 3 || recompute > 1 || replicas > dp)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec",
+                            "zero 0-3, recompute 0 or 1, replicas_simulated at most dp");
+        st.zero = (uint32_t)zero;
+        st.recompute = (int)recompute;
+        st.dp_sim = (uint32_t)replicas;
         if (spec_u64(&s, "batch", 0, 1, 1, &st.batch) || spec_u64(&s, "prompt", 0, 1, 1, &st.prompt) ||
             spec_u64(&s, "context", 0, 0, 0, &st.context) || spec_dtype(&s, &st.dtype))
             return -1;
@@ -456,6 +468,11 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
         *out = r->flops / time_s / 1e12;
         return 0;
     }
+    if (strcmp(metric, "achieved_TFLOPs_per_chip") == 0 && strcmp(unit, "TFLOP/s/chip") == 0 &&
+        wi->model_flops_per_chip > 0) {
+        *out = wi->model_flops_per_chip / time_s / 1e12;
+        return 0;
+    }
     if (strcmp(metric, "element_throughput") == 0 && strcmp(unit, "Gelem/s") == 0 && elements > 0) {
         *out = elements / time_s / 1e9;
         return 0;
@@ -622,7 +639,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             ncfg++;
         }
         struct trace t;
-        struct wl_info wi = {0, 0, 0, 0};
+        struct wl_info wi = {0, 0, 0, 0, 0};
         if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &wi, d) != 0) {
             rc = -1;
             goto out;
@@ -633,6 +650,18 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             trace_free(&t);
             rc = -1;
             goto out;
+        }
+        {
+            /* model FLOPs per chip: every op but the recomputed forward's
+             * (gen llm names those ".recompute"), over the devices with ops */
+            double mf = 0;
+            for (uint32_t i = 0; i < t.nops; i++) {
+                size_t idn = strlen(t.ops[i].id);
+                if (idn < 10 || strcmp(t.ops[i].id + idn - 10, ".recompute") != 0)
+                    mf += r.ops[i].flops;
+            }
+            uint32_t chips = t.ndevices > t.nmirrors ? t.ndevices - t.nmirrors : 1;
+            wi.model_flops_per_chip = mf / chips;
         }
         double time_s = (double)r.total_ps * 1e-12 + host_s;
         double issue_s = (double)wi.gpus_per_thread * (double)ccfg->coll_overhead_ps * 1e-12;

@@ -266,13 +266,13 @@ static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint
  * `after` (UINT32_MAX: none); the compute chain goes on without it.
  * all-gather and reduce-scatter sizes are rounded up to the ranks. */
 static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
-                            uint64_t bytes, uint32_t after, uint32_t dp)
+                            uint64_t bytes, uint32_t after, uint32_t dp, uint32_t stream)
 {
     uint32_t keep = b->prev, also = b->also;
     b->prev = after;
     b->also = UINT32_MAX;
     struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
-    o->stream = 1;
+    o->stream = stream;
     o->u.coll.what = what;
     o->u.coll.algo = COLL_AUTO;
     if (bytes == 0)
@@ -292,7 +292,7 @@ static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind wh
 static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
                                    uint64_t bytes, uint32_t after)
 {
-    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, 2);
+    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, 2, 1);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -470,10 +470,16 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         if (zero >= 3) {
             char gid[64];
             snprintf(gid, sizeof gid, "L%llu.param_allgather", (unsigned long long)l);
-            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
+            /* on stream 2: a gather need not wait behind the gradients
+             * of the layer before (FSDP and XLA overlap the two) */
+            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp, 2);
             b->also = gather;
         }
+        uint32_t first_op = b->t->nops;
         emit_layer(b, c, s, l, rows, s->batch, tp);
+        for (uint32_t k = first_op; zero >= 3 && k < b->t->nops; k++)
+            if (b->t->ops[k].kind == OP_GEMM)
+                b->t->ops[k].u.gemm.transient = 1;  /* gathered for this use only */
     }
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
@@ -511,7 +517,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                 snprintf(gather_layer, sizeof gather_layer, "%.*s", (int)ln, base);
                 char gid[64];
                 snprintf(gid, sizeof gid, "%s.param_allgather.bwd", gather_layer);
-                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp);
+                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp, 2);
                 b->also = gather;
             }
         }
@@ -529,12 +535,16 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                     const char *fb = f.id + strlen(b->prefix);
                     if (strncmp(fb, layer, ln) != 0 || fb[ln] != '.')
                         continue;
+                    if (f.kind == OP_COLLECTIVE && f.stream != 0)
+                        continue;   /* data-parallel traffic (ZeRO-3's gather): not recomputed */
                     char rid[TRACE_ID_MAX];
                     snprintf(rid, sizeof rid, "%.*s.recompute", (int)sizeof rid - 11, fb);
                     struct op *o = add_op(b, rid, f.kind, f.dtype);
                     o->u = f.u;
                     o->stream = f.stream;
                     o->pass = PASS_FWD;
+                    if (o->kind == OP_GEMM)
+                        o->u.gemm.transient = 1;    /* the forward's weights again */
                 }
             }
         }
@@ -556,13 +566,13 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
                      zero ? "reduce_scatter" : "allreduce");
             last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
-                                  b->prev, dp);
+                                  b->prev, dp, 1);
         }
     }
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
                               zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
-                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, dp);
+                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, dp, 1);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight;
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
@@ -579,7 +589,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         /* the updated 16-bit weights back to every replica, before the
          * next step's forward (here, at the step's end) */
         uint32_t ag = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, dt,
-                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, dp);
+                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, dp, 1);
         b->prev = ag;
     }
 }

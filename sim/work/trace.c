@@ -154,6 +154,7 @@ static const struct op_field op_fields[] = {
     {OP_GEMM, "batch", F_SIZE, 0, U_(gemm.batch), 1},
     {OP_GEMM, "weights", F_WFMT, 0, U_(gemm.weights), WF_NONE},
     {OP_GEMM, "sparse", F_BOOL, 0, U_(gemm.sparse), 0},
+    {OP_GEMM, "transient", F_BOOL, 0, U_(gemm.transient), 0},
     {OP_ATTENTION, "batch", F_SIZE, 1, U_(attn.batch), 0},
     {OP_ATTENTION, "heads", F_SIZE, 1, U_(attn.heads), 0},
     {OP_ATTENTION, "q_len", F_SIZE, 1, U_(attn.q_len), 0},
@@ -1552,6 +1553,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
             ((op->kind == OP_MEMCPY && op->u.copy.dir != MEMCPY_P2P) ||
              *(const uint32_t *)(const void *)src >= t->ndevices))
             continue;           /* not given, or not a p2p copy's */
+        if (op->kind == OP_GEMM && rows[r]->off == offsetof(struct op, u.gemm.transient) &&
+            !op->u.gemm.transient)
+            continue;           /* written only when true */
         fprintf(f, ", \"%s\": ", rows[r]->key);
         switch (rows[r]->type) {
         case F_SIZE: fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)src); break;
@@ -1724,6 +1728,8 @@ static void op_working_set(const struct op *o, double *w, double *kv)
 {
     if (o->fixed_s >= 0)
         return;
+    if (o->kind == OP_GEMM && (o->pass == PASS_BWD || o->u.gemm.transient))
+        return;     /* the forward's weights, or none resident */
     if (o->kind == OP_GEMM) {
         double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;
         *w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
@@ -1736,15 +1742,21 @@ static void op_working_set(const struct op *o, double *w, double *kv)
     }
 }
 
+/* A device that runs backward passes is training: its attention K and V
+ * are activations of the step (strata fit budgets them), not a cache that
+ * stays resident. */
 double trace_working_set(const struct trace *t, uint32_t dev, double *weight_bytes)
 {
     double w = 0, kv = 0;
+    int train = 0;
     for (uint32_t i = 0; i < t->nops; i++)
-        if (t->ops[i].device == dev)
+        if (t->ops[i].device == dev) {
             op_working_set(&t->ops[i], &w, &kv);
+            train |= t->ops[i].pass != PASS_FWD;
+        }
     if (weight_bytes != NULL)
         *weight_bytes = w;
-    return w + kv;
+    return w + (train ? 0 : kv);
 }
 
 void trace_working_sets(const struct trace *t, double *ws, double *weight_bytes)
@@ -1752,12 +1764,19 @@ void trace_working_sets(const struct trace *t, double *ws, double *weight_bytes)
     for (uint32_t d = 0; d < t->ndevices; d++)
         ws[d] = weight_bytes[d] = 0;
     double *kv = ws;            /* KV first, then the weights added in */
+    unsigned char *train = calloc(t->ndevices ? t->ndevices : 1, 1);
     for (uint32_t i = 0; i < t->nops; i++) {
         double w = 0, k = 0;
         op_working_set(&t->ops[i], &w, &k);
         weight_bytes[t->ops[i].device] += w;
         kv[t->ops[i].device] += k;
+        if (train != NULL && t->ops[i].pass != PASS_FWD)
+            train[t->ops[i].device] = 1;
     }
-    for (uint32_t d = 0; d < t->ndevices; d++)
+    for (uint32_t d = 0; d < t->ndevices; d++) {
+        if (train != NULL && train[d])
+            kv[d] = 0;          /* as trace_working_set */
         ws[d] += weight_bytes[d];
+    }
+    free(train);
 }

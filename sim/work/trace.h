@@ -154,6 +154,10 @@ struct op {
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
             enum wfmt weights;          /* storage of B when quantised (WF_NONE: dtype) */
+            int transient;              /* B is not resident on the device: gathered before
+                                         * use (ZeRO-3/FSDP) or the weights of another op (a
+                                         * recomputed forward); the working set leaves it out,
+                                         * as it does a backward op's (the forward's weights) */
             int sparse;                 /* B is 2:4 structured-sparse (compressed: half its
                                          * values plus 2-bit indices); the FLOPs stay the
                                          * dense product's, as data sheets count them */
