@@ -574,6 +574,25 @@ static void test_expert_parallel(void)
         run_result_free(&rt);
     trace_free(&ep);
     trace_free(&tp);
+    /* a training step with EP: written, read back and run (the backward
+     * all-to-alls pair across the ranks) */
+    struct llm_step st = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8};
+    struct trace tt, back;
+    CHECK_EQ_INT(llm_build(&c, &st, &tt, &d), 0);
+    char path[300];
+    snprintf(path, sizeof path, "%s/ep-train.json", dir);
+    CHECK_EQ_INT(trace_write(&tt, path, &d), 0);
+    CHECK_EQ_INT(tu_load_trace(path, &back), 0);
+    struct run_result rr;
+    char msg2[600] = "";
+    CHECK_EQ_INT(run_on("configs/systems/nvidia-hgx-h100.yaml", &back, &rr, msg2, sizeof msg2), 0);
+    if (msg2[0] != '\0')
+        fprintf(stderr, "%s\n", msg2);
+    else
+        run_result_free(&rr);
+    trace_free(&back);
+    trace_free(&tt);
 }
 
 static int find_op(const struct trace *t, const char *id)

@@ -48,6 +48,14 @@ static void test_expert_parallel(void)
     CHECK_NEAR_REL(all.weights - ep8.weights, experts * 7.0 / 8.0, 1e-9);
     CHECK_NEAR_REL(ep8.kv_cache, all.kv_cache, 1e-12);
     CHECK(!all.fits && ep8.fits);
+    /* training: the optimizer state (12 + 2 bytes a parameter) of the
+     * rank's share: the dense part and 1/8 of the experts */
+    s.phase = LLM_PREFILL;
+    s.prompt = 2048;
+    s.context = 0;
+    s.batch = 1;
+    fit_budget(&cfg, &c, &s, 1, &ep8);
+    CHECK_NEAR_REL(ep8.optimizer, ((double)llm_param_count(&c) - experts / 2 * 7.0 / 8.0) * 14.0, 1e-9);
 }
 
 static void test_parallel(void)

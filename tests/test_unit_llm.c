@@ -238,12 +238,44 @@ static void test_moe(void)
     s.ep = 3;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK_STR_CONTAINS(d.msg, "does not divide the 8 experts");
-    s.ep = 2;
+    /* training with EP: the all-to-alls again in the backward, the
+     * non-expert gradients all-reduced over the EP ranks (each expert's
+     * stay on its rank), AdamW over the rank's share; top-k has no
+     * backward kernel */
+    s.ep = 4;
     s.phase = LLM_TRAIN;
     s.context = 0;
+    s.batch = 2;
+    s.prompt = 256;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    uint32_t fa2a = 0, ardp = 0, topk_bwd = 0;
+    double experts_layer = 8.0 * 3 * 4096 * 14336;
+    double dense_layer = ((double)llm_param_count(&c) - 2.0 * 32000 * 4096 - 4096) / 32 - experts_layer;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->device != 1)
+            continue;
+        fa2a += o->kind == OP_COLLECTIVE && o->u.coll.what == COLL_ALL_TO_ALL;
+        topk_bwd += strstr(o->id, "topk.bwd") != NULL;
+        if (strstr(o->id, ".L3.ep_dp_allreduce") != NULL) {
+            CHECK(o->u.coll.what == COLL_ALL_REDUCE && o->stream == 1);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-6);
+            ardp++;
+        }
+        if (strcmp(o->id, "r1.adamw") == 0)
+            CHECK_NEAR_REL((double)o->u.ew.elements,
+                           (double)llm_param_count(&c) - experts_layer * 32 * 3.0 / 4.0, 1e-6);
+    }
+    CHECK_EQ_INT(fa2a, 4 * 32);
+    CHECK_EQ_INT(ardp, 1);
+    CHECK_EQ_INT(topk_bwd, 0);
+    trace_free(&t);
+    s.dp = 2;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
+    s.dp = 1;
     s.phase = LLM_DECODE;
+    s.batch = 64;
     s.tp = 2;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);

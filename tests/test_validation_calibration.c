@@ -153,27 +153,6 @@ int main(void)
         diag_print(&d, stderr);
     }
 
-    /* MaxText training steps on TPU v4 slices (traces/validation/maxtext-
-     * tpu-v4.csv; held out: nothing fitted on TPUs): FSDP as ZeRO-3 over the
-     * slice, full recomputation, flash attention; TFLOP/s per chip within
-     * the issue's 15% median */
-    struct validate_opts omx = {.data = "traces/validation/maxtext-tpu-v4.csv", .configs = "configs",
-                               .root = "."};
-    memset(&d, 0, sizeof d);
-    rc = validate_run(&omx, &r, &d);
-    CHECK_EQ_INT(rc, 0);
-    if (rc == 0) {
-        CHECK_EQ_INT(r.nrows, 2);
-        ng = validate_groups(&r, g, 32);
-        CHECK_EQ_INT(ng, 1);
-        printf("%-22s %3u rows  median %5.1f%% (<= 15%%)  worst %5.1f%% (<= 15%%)\n", g[0].name,
-               g[0].count, 100 * g[0].median_abs_err, 100 * g[0].worst_abs_err);
-        CHECK(g[0].median_abs_err <= 0.15 && g[0].worst_abs_err <= 0.15);
-        validate_free(&r);
-    } else {
-        diag_print(&d, stderr);
-    }
-
     /* a row whose op is too large: an error with the row's line, not an
      * abort inside the model */
     char dir[64], csv[128];

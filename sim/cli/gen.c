@@ -40,7 +40,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
-    "                  [--ep E (MoE decode/prefill)] [--zero 0-3 (train, --dp)]\n"
+    "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)

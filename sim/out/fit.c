@@ -102,7 +102,11 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
          * shards the first over the replicas, ZeRO 2 the gradients too,
          * ZeRO 3 the 16-bit weights as well */
-        double p = f->params / t;
+        /* with EP a rank holds 1/ep of the experts */
+        double ep_drop = s->ep > 1 ? (double)c->experts * 3.0 * h * inter * (double)c->layers *
+                                         (1.0 - 1.0 / (double)s->ep)
+                                   : 0.0;
+        double p = (f->params - ep_drop) / t;
         f->optimizer = p * 12.0 / (s->zero >= 1 ? dp : 1) + p * 2.0 / (s->zero >= 2 ? dp : 1);
         if (s->zero >= 3)
             f->weights /= dp;

@@ -466,6 +466,9 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     if (c->tied)
         layer_params = (double)(llm_param_count(c) - c->vocab * h - h) / (double)c->layers;
     uint64_t grad_layer = (uint64_t)(layer_params / tp * eb);
+    /* a layer's expert weights (gate, up, down of each expert), and the rest */
+    double expert_layer = (double)c->experts * 3.0 * (double)h * (double)c->intermediate;
+    double dense_layer = layer_params - expert_layer;
     for (uint64_t l = 0; l < c->layers; l++) {
         if (zero >= 3) {
             char gid[64];
@@ -548,8 +551,21 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                 }
             }
         }
+        if (src.kind == OP_COLLECTIVE && src.u.coll.what == COLL_ALL_TO_ALL) {
+            /* expert parallelism: the combine's gradients go back to the
+             * experts' ranks and the dispatch's to the tokens', the same
+             * all-to-alls in reverse */
+            char bid[TRACE_ID_MAX];
+            snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
+            struct op *o = add_op(b, bid, src.kind, src.dtype);
+            o->u = src.u;
+            continue;
+        }
         if (src.kind == OP_COLLECTIVE)
             continue;
+        if (src.kind == OP_REDUCTION)
+            continue;   /* the router's top-k selects; its gradient flows through the gate weights
+                         * (the combine's backward), no kernel of its own */
         char bid[TRACE_ID_MAX];
         snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
         struct op *o = add_op(b, bid, src.kind, src.dtype);
@@ -561,6 +577,17 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
         }
+        if (b->ep > 1 && ends_with(base, ".attn_norm")) {
+            /* the EP ranks are data-parallel for everything but the
+             * experts: those gradients all-reduced over them (each expert
+             * lives on one rank: its own gradients stay) */
+            char lid[TRACE_ID_MAX];
+            snprintf(lid, sizeof lid, "%.*s.ep_dp_allreduce", (int)strcspn(base, "."), base);
+            uint32_t keep = b->dp_group;
+            b->dp_group = b->ep_group;
+            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, (uint64_t)(dense_layer * eb), b->prev, 2, 1);
+            b->dp_group = keep;
+        }
         if (dp > 1 && ends_with(base, ".attn_norm")) {   /* a layer's backward is done */
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
@@ -568,6 +595,13 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
                                   b->prev, dp, 1);
         }
+    }
+    if (b->ep > 1) {  /* embedding and LM head, over the EP ranks */
+        uint32_t keep = b->dp_group;
+        b->dp_group = b->ep_group;
+        last_ar = add_dp_coll(b, "embed.ep_dp_allreduce", COLL_ALL_REDUCE, dt,
+                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, 2, 1);
+        b->dp_group = keep;
     }
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
@@ -578,7 +612,10 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
      * is reduced */
     uint64_t shard = (uint64_t)tp * (zero ? dp : 1);
-    add_ew(b, "adamw", DT_FP32, (llm_param_count(c) + shard - 1) / shard, 4, 4, 14.0);
+    /* with EP, this rank's experts only: 1/ep of them */
+    double rank_params = (double)llm_param_count(c) -
+                         (b->ep > 1 ? expert_layer * (double)c->layers * (1.0 - 1.0 / b->ep) : 0.0);
+    add_ew(b, "adamw", DT_FP32, (uint64_t)ceil(rank_params / (double)shard), 4, 4, 14.0);
     if (last_ar != UINT32_MAX) {
         struct op *o = &t->ops[t->nops - 1];
         SIM_CHECK(t->ndeps < b->dcap);
@@ -856,10 +893,10 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         if (ep > 65536 || c->experts % ep != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if (s->phase == LLM_TRAIN || tp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+        if (tp > 1 || dp > 1 || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                            "expert parallelism is modelled for decode and prefill, with attention "
-                            "data-parallel over the ranks: not with --phase train, --tp or llama.cpp yet");
+                            "expert parallelism is modelled with attention data-parallel over the "
+                            "ranks: not with --tp, --dp, --pp or llama.cpp yet");
     }
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",

@@ -31,7 +31,9 @@
  * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
  * over the experts the step's tokens reach, assuming uniform routing
  * (E x (1 - (1 - k/E)^tokens) distinct experts, tokens x k / that many rows
- * each).  Expert parallelism (llm_step.ep = E > 1, decode and prefill),
+ * each).  Expert parallelism (llm_step.ep = E > 1; in training the
+ * all-to-alls run again backward and the non-expert gradients are
+ * all-reduced over the E ranks),
  * as DeepSeek-V3's and SGLang's DP-attention + EP serving run it: E ranks,
  * each with its own batch and a full copy of the attention and dense
  * weights, and experts / E whole experts; a layer's MoE block routes its
@@ -111,7 +113,7 @@ struct llm_step {
                                      * --recompute-granularity full): each layer's forward runs
                                      * again just before its backward, and only the layers'
                                      * inputs stay stored */
-    uint32_t ep;                    /* expert-parallel ranks (0 or 1: none); MoE inference:
+    uint32_t ep;                    /* expert-parallel ranks (0 or 1: none); MoE:
                                      * each rank its own batch, attention replicated (data
                                      * parallel), experts / ep whole experts per rank, tokens
                                      * to their experts and back by two all-to-alls a layer */
