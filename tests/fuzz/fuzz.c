@@ -65,6 +65,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (chdir(STRATA_SOURCE_DIR) != 0)
         abort();
     setenv("STRATA_GNUPLOT", "none", 1);
+    /* one input simulates at most 500k engine events (the work budget, which
+     * stops the run with an error): a validation row as large as MaxText's
+     * TPU training steps (50M events) would otherwise take the input's
+     * whole time limit */
+    setenv("STRATA_MAX_EVENTS", "500000", 1);
     return 0;
 }
 
