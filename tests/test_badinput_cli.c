@@ -427,6 +427,18 @@ static void test_work_budget(void)
     CHECK_STR_CONTAINS(err, "STRATA_MAX_EVENTS");
     free(err);
     CHECK(!tu_exists(json));
+    /* with collectives in flight when the budget stops the run: still the
+     * budget's error, not a deadlock (they were unfinished, not stuck) */
+    char tp[160];
+    snprintf(tp, sizeof tp, "%s/budget-tp.json", tmpdir);
+    snprintf(args, sizeof args, "gen llm --model traces/models/llama-2-7b.json --phase decode --tp 2 -o '%s'", tp);
+    CHECK_EQ_INT(run_cli(args, &err), 0);
+    free(err);
+    snprintf(args, sizeof args, "run --hw configs/systems/nvidia-dgx-a100.yaml --trace '%s' --max-events 500", tp);
+    CHECK_EQ_INT(run_cli(args, &err), 1);
+    CHECK_STR_CONTAINS(err, "more than 500 engine events");
+    CHECK(err != NULL && strstr(err, "deadlock") == NULL);
+    free(err);
     setenv("STRATA_MAX_EVENTS", "700", 1);   /* every mode: here validate */
     CHECK_EQ_INT(run_cli("validate --data traces/validation/new-chips.csv --quiet", &err), 1);
     CHECK_STR_CONTAINS(err, "more than 700 engine events");
