@@ -30,11 +30,110 @@ int numfmt_u64(char *buf, size_t n, uint64_t v)
     return put_u64(buf, n, v, 0);
 }
 
+/* 10^k for 0 <= k <= 27: exact in long double (5^27 < 2^63) */
+static const long double pow10l_exact[28] = {
+    1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,  1e7L,  1e8L,  1e9L,
+    1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L,
+    1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
+
+/* The p significant digits printf's %.<p>g gives for |v| (finite, non-zero,
+ * p <= 10) and the decimal exponent of the first: 0, or -1 when the
+ * rounding is too close to a tie to decide in long double (the caller then
+ * asks snprintf).  |v| * 10^(p-1-e) is one correctly rounded long double
+ * product or quotient of exact operands, within 1e-9 of the true value
+ * below 10^10; a fraction further than 1e-7 from one half rounds the same
+ * either way. */
+static int sig_digits(double a, int p, uint64_t *digits, int *exp10)
+{
+    int e = (int)floor(log10(a));
+    for (int tries = 0; tries < 3; tries++) {
+        int k = p - 1 - e;
+        if (k > 27 || k < -27)
+            return -1;
+        long double s = k >= 0 ? (long double)a * pow10l_exact[k] : (long double)a / pow10l_exact[-k];
+        if (s >= pow10l_exact[p]) {
+            e++;
+            continue;
+        }
+        if (s < pow10l_exact[p - 1]) {
+            e--;
+            continue;
+        }
+        long double m = floorl(s), frac = s - m;
+        if (fabsl(frac - 0.5L) < 1e-7L)
+            return -1;
+        uint64_t u = (uint64_t)m + (frac > 0.5L);
+        if (u == (uint64_t)pow10l_exact[p]) {
+            u /= 10;
+            e++;
+        }
+        *digits = u;
+        *exp10 = e;
+        return 0;
+    }
+    return -1;
+}
+
+int numfmt_gp(char *buf, size_t n, double v, int p)
+{
+    uint64_t u;
+    int e;
+    if (!isfinite(v) || v == 0 || p < 1 || p > 10 || n < 32 ||
+        sig_digits(fabs(v), p, &u, &e) != 0)
+        return snprintf(buf, n, "%.*g", p, v);
+    char d[16];
+    for (int i = p - 1; i >= 0; i--) {
+        d[i] = (char)('0' + u % 10);
+        u /= 10;
+    }
+    int nd = p;             /* %g drops trailing zeros (and a bare point) */
+    while (nd > 1 && d[nd - 1] == '0')
+        nd--;
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    if (e >= -4 && e < p) {
+        if (e >= 0) {
+            int ip = e + 1;     /* digits before the point (ip <= p) */
+            for (int i = 0; i < ip; i++)
+                *o++ = i < nd ? d[i] : '0';
+            if (nd > ip) {
+                *o++ = '.';
+                for (int i = ip; i < nd; i++)
+                    *o++ = d[i];
+            }
+        } else {
+            *o++ = '0';
+            *o++ = '.';
+            for (int i = 0; i < -e - 1; i++)
+                *o++ = '0';
+            for (int i = 0; i < nd; i++)
+                *o++ = d[i];
+        }
+    } else {
+        *o++ = d[0];
+        if (nd > 1) {
+            *o++ = '.';
+            for (int i = 1; i < nd; i++)
+                *o++ = d[i];
+        }
+        *o++ = 'e';
+        *o++ = e < 0 ? '-' : '+';
+        int ae = e < 0 ? -e : e;
+        if (ae >= 100)
+            *o++ = (char)('0' + ae / 100);
+        *o++ = (char)('0' + ae / 10 % 10);
+        *o++ = (char)('0' + ae % 10);
+    }
+    *o = '\0';
+    return (int)(o - buf);
+}
+
 int numfmt_g(char *buf, size_t n, double v)
 {
     if (isfinite(v) && fabs(v) < 1e15 && v == floor(v))
         return put_u64(buf, n, (uint64_t)fabs(v), v < 0);
-    return snprintf(buf, n, "%.10g", v);
+    return numfmt_gp(buf, n, v, 10);
 }
 
 int numfmt_fix(char *buf, size_t n, double v, int decimals)

@@ -1,7 +1,8 @@
 /* numfmt.h: number printing for the writers, and the one strict number
  * reader for the loaders.  printf's floating-point conversion dominated the
- * time of writing reports, so whole numbers and fixed-point values are
- * formatted with integer arithmetic; anything else falls back to snprintf.
+ * time of writing reports, so whole numbers, fixed-point values and "%.Ng"
+ * (N <= 10) are formatted with integer arithmetic; anything else, and a
+ * rounding too close to a tie, falls back to snprintf.
  * Output is deterministic either way. */
 #ifndef STRATA_NUMFMT_H
 #define STRATA_NUMFMT_H
@@ -13,6 +14,10 @@
 int numfmt_u64(char *buf, size_t n, uint64_t v);
 /* Like "%.10g", exact for whole numbers below 1e15 (printed as integers). */
 int numfmt_g(char *buf, size_t n, double v);
+/* Exactly what "%.<p>g" prints, for p 1..10 (others: snprintf), with
+ * integer arithmetic unless the rounding is within 1e-7 of a tie (then
+ * snprintf decides); n must be at least 32. */
+int numfmt_gp(char *buf, size_t n, double v, int p);
 /* sig (1..15) significant digits in exponent form "1.2345e+09" for finite
  * non-zero v; "0" for zero.  Integer arithmetic apart from one log10/pow. */
 int numfmt_sig(char *buf, size_t n, double v, int sig);
