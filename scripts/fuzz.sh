@@ -16,7 +16,14 @@ for t in "${targets[@]}"; do mkdir -p "$seeds/$t"; done
 cp configs/*.yaml configs/systems/*.yaml "$seeds/cfg/"
 cp traces/examples/*.json "$seeds/trace/"
 cp traces/models/*.json "$seeds/model/"
-for f in traces/validation/*.csv; do head -4 "$f" >"$seeds/csv/$(basename "$f")"; done
+# not maxtext-tpu-v4.csv: its TPU pod rows take seconds an input in this
+# Debug+ASan build (set-up of 64- and 192-chip systems), which starved the
+# csv target (16-80 inputs in 10 s instead of hundreds); the other files
+# have the same columns
+for f in traces/validation/*.csv; do
+  case $f in *maxtext*) continue ;; esac
+  head -4 "$f" >"$seeds/csv/$(basename "$f")"
+done
 for c in traces/scalesim/*.cfg; do
   for tp in traces/scalesim/*.csv; do
     { cat "$c"; echo '%%'; head -3 "$tp"; } >"$seeds/scalesim/$(basename "$c" .cfg)-$(basename "$tp" .csv)"
