@@ -72,3 +72,29 @@ void sb_html(struct sb *b, const char *s)
         s++;
     }
 }
+
+void sb_json(struct sb *b, const char *s)
+{
+    sb_putn(b, "\"", 1);
+    for (;;) {
+        size_t run = 0;
+        while (s[run] != '\0' && s[run] != '"' && s[run] != '\\' && (unsigned char)s[run] >= 32)
+            run++;
+        sb_putn(b, s, run);
+        s += run;
+        if (*s == '\0')
+            break;
+        switch (*s) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\b': sb_puts(b, "\\b"); break;
+        case '\f': sb_puts(b, "\\f"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        default: sb_printf(b, "\\u%04x", (unsigned char)*s); break;
+        }
+        s++;
+    }
+    sb_putn(b, "\"", 1);
+}

@@ -19,5 +19,8 @@ void sb_putn(struct sb *b, const char *s, size_t n);
 void sb_puts(struct sb *b, const char *s);
 /* s with the HTML/XML special characters escaped. */
 void sb_html(struct sb *b, const char *s);
+/* s as a quoted JSON string, escaped as cJSON prints it (quote, backslash,
+ * \b \f \n \r \t, other C0 controls as \u00XX; other bytes as they are). */
+void sb_json(struct sb *b, const char *s);
 
 #endif

@@ -384,39 +384,12 @@ void *report_json_tree(const struct report_ctx *c)
  * object two levels down (formatted: a member per line, tabs, ", "
  * between the array's elements), without building it: 40 allocations an
  * op were most of the time of a 1M-op report
- * (tests/test_unit_report.c holds the two byte for byte equal). */
-static void put_jstr(struct sb *f, const char *s)
-{
-    /* cJSON's escapes: quote, backslash, and the C0 controls */
-    size_t plain = 0;
-    while (s[plain] != '\0' && s[plain] != '"' && s[plain] != '\\' && (unsigned char)s[plain] >= 32)
-        plain++;
-    sb_putn(f, "\"", 1);
-    sb_putn(f, s, plain);
-    for (const unsigned char *u = (const unsigned char *)s + plain; *u != '\0'; u++) {
-        switch (*u) {
-        case '"': sb_puts(f, "\\\""); break;
-        case '\\': sb_puts(f, "\\\\"); break;
-        case '\b': sb_puts(f, "\\b"); break;
-        case '\f': sb_puts(f, "\\f"); break;
-        case '\n': sb_puts(f, "\\n"); break;
-        case '\r': sb_puts(f, "\\r"); break;
-        case '\t': sb_puts(f, "\\t"); break;
-        default:
-            if (*u < 32)
-                sb_printf(f, "\\u%04x", *u);
-            else
-                sb_putn(f, (const char *)u, 1);
-        }
-    }
-    sb_putn(f, "\"", 1);
-}
-
-/* "<tabs>"key":<tab>" */
+ * (tests/test_unit_report.c holds the two byte for byte equal).
+ * put_key: "<tabs>"key":<tab>" */
 static void put_key(struct sb *f, const char *tabs, const char *key)
 {
     sb_puts(f, tabs);
-    put_jstr(f, key);
+    sb_json(f, key);
     sb_puts(f, ":\t");
 }
 
@@ -433,7 +406,7 @@ static void put_num(struct sb *f, double v)
 static void put_str_member(struct sb *f, const char *key, const char *v)
 {
     put_key(f, "\t\t\t", key);
-    put_jstr(f, v);
+    sb_json(f, v);
     sb_puts(f, ",\n");
 }
 
@@ -482,7 +455,7 @@ static void put_op(struct sb *f, const struct report_ctx *c, uint32_t i)
     put_num_member(f, "ctas", (double)o->ctas, 0);
     put_num_member(f, "waves", o->waves, 0);
     put_key(f, "\t\t\t", "tile");
-    put_jstr(f, o->tile);
+    sb_json(f, o->tile);
     if (op->measured_s >= 0) {
         sb_puts(f, ",\n");
         put_num_member(f, "measured_s", op->measured_s, 1);

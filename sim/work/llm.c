@@ -262,12 +262,14 @@ static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint
     o->u.coll.root = TRACE_NO_DEVICE;
 }
 
-/* A collective over the data-parallel replicas on stream 1, after op
- * `after` (UINT32_MAX: none); the compute chain goes on without it.
- * all-gather and reduce-scatter sizes are rounded up to the ranks. */
+/* A collective over group (the data-parallel replicas, or the EP ranks)
+ * on its own stream, after op `after` (UINT32_MAX: none); the compute
+ * chain goes on without it.  all-gather and reduce-scatter sizes are
+ * rounded up to the ranks. */
 static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
-                            uint64_t bytes, uint32_t after, uint32_t dp, uint32_t stream)
+                            uint64_t bytes, uint32_t after, uint32_t group, uint32_t stream)
 {
+    uint32_t ranks = b->t->groups[group].n;
     uint32_t keep = b->prev, also = b->also;
     b->prev = after;
     b->also = UINT32_MAX;
@@ -278,9 +280,9 @@ static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind wh
     if (bytes == 0)
         bytes = 1;
     if (what != COLL_ALL_REDUCE)
-        bytes = (bytes + dp - 1) / dp * dp;
+        bytes = (bytes + ranks - 1) / ranks * ranks;
     o->u.coll.bytes = bytes;
-    o->u.coll.group = b->dp_group;
+    o->u.coll.group = group;
     o->u.coll.root = TRACE_NO_DEVICE;
     uint32_t idx = b->prev;
     b->prev = keep;
@@ -292,7 +294,7 @@ static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind wh
 static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
                                    uint64_t bytes, uint32_t after)
 {
-    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, 2, 1);
+    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, b->dp_group, 1);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -475,7 +477,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(gid, sizeof gid, "L%llu.param_allgather", (unsigned long long)l);
             /* on stream 2: a gather need not wait behind the gradients
              * of the layer before (FSDP and XLA overlap the two) */
-            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp, 2);
+            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, b->dp_group, 2);
             b->also = gather;
         }
         uint32_t first_op = b->t->nops;
@@ -520,7 +522,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                 snprintf(gather_layer, sizeof gather_layer, "%.*s", (int)ln, base);
                 char gid[64];
                 snprintf(gid, sizeof gid, "%s.param_allgather.bwd", gather_layer);
-                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, dp, 2);
+                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, b->dp_group, 2);
                 b->also = gather;
             }
         }
@@ -583,30 +585,26 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
              * lives on one rank: its own gradients stay) */
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.ep_dp_allreduce", (int)strcspn(base, "."), base);
-            uint32_t keep = b->dp_group;
-            b->dp_group = b->ep_group;
-            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, (uint64_t)(dense_layer * eb), b->prev, 2, 1);
-            b->dp_group = keep;
+            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, (uint64_t)(dense_layer * eb), b->prev,
+                                  b->ep_group, 1);
         }
         if (dp > 1 && ends_with(base, ".attn_norm")) {   /* a layer's backward is done */
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
                      zero ? "reduce_scatter" : "allreduce");
             last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
-                                  b->prev, dp, 1);
+                                  b->prev, b->dp_group, 1);
         }
     }
     if (b->ep > 1) {  /* embedding and LM head, over the EP ranks */
-        uint32_t keep = b->dp_group;
-        b->dp_group = b->ep_group;
         last_ar = add_dp_coll(b, "embed.ep_dp_allreduce", COLL_ALL_REDUCE, dt,
-                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, 2, 1);
-        b->dp_group = keep;
+                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev,
+                              b->ep_group, 1);
     }
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
                               zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
-                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, dp, 1);
+                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, b->dp_group, 1);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight;
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
@@ -626,7 +624,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         /* the updated 16-bit weights back to every replica, before the
          * next step's forward (here, at the step's end) */
         uint32_t ag = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, dt,
-                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, dp, 1);
+                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, b->dp_group, 1);
         b->prev = ag;
     }
 }
