@@ -58,7 +58,8 @@ struct pdata {
     char lvl[NLVL][HW_LEVEL_NAME];
     int lvl_dram, lvl_l2;       /* the DRAM and the first cache, -1 if unknown */
     uint32_t nops;
-    struct pop *ops;
+    struct pop *ops;            /* a report's ops (NULL for a run's: see pop_at) */
+    const struct report_ctx *run; /* the run whose ops these are, or NULL */
     uint32_t *order;            /* op indices, slowest first */
     struct pgroup *groups;      /* slowest first */
     uint32_t ngroups;
@@ -190,6 +191,7 @@ static uint64_t key_hash(const char *s)
 }
 
 static double op_cat(const struct pop *o, int c);
+static const struct pop *pop_at(const struct pdata *p, uint32_t i, struct pop *buf);
 
 static int by_group_time(const void *a, const void *b)
 {
@@ -207,15 +209,23 @@ static void build_groups(struct pdata *p)
     int64_t *slot = sim_xcalloc(cap, sizeof *slot);
     for (size_t i = 0; i < cap; i++)
         slot[i] = -1;
-    p->groups = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->groups);
+    /* grown as groups appear: a million ops are a few dozen groups */
+    size_t gcap = 64;
+    p->groups = sim_xcalloc(gcap, sizeof *p->groups);
     for (uint32_t i = 0; i < p->nops; i++) {
-        const struct pop *o = &p->ops[i];
+        struct pop ob;
+        const struct pop *o = pop_at(p, i, &ob);
         char key[100];
         group_key(o->name, key, sizeof key);
         size_t h = (size_t)key_hash(key) & (cap - 1);
         while (slot[h] >= 0 && strcmp(p->groups[slot[h]].name, key) != 0)
             h = (h + 1) & (cap - 1);
         if (slot[h] < 0) {
+            if ((size_t)p->ngroups == gcap) {
+                p->groups = sim_xrealloc(p->groups, 2 * gcap * sizeof *p->groups);
+                memset(p->groups + gcap, 0, gcap * sizeof *p->groups);
+                gcap *= 2;
+            }
             slot[h] = p->ngroups;
             snprintf(p->groups[p->ngroups++].name, sizeof p->groups[0].name, "%s", key);
         }
@@ -236,13 +246,14 @@ static double fin(double v)
     return isfinite(v) ? v : 0.0;   /* as a report's null reads */
 }
 
-static void ops_from_run(struct pdata *p, const struct report_ctx *c)
+static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint32_t i,
+                         struct pop *q)
 {
     const double ps = 1e-12;
-    for (uint32_t i = 0; i < p->nops; i++) {
+    {
         const struct op_result *o = &c->r->ops[i];
         const struct op *op = &c->t->ops[i];
-        struct pop *q = &p->ops[i];
+        memset(q, 0, sizeof *q);
         q->name = op->name;
         q->kind = op_kind_name(op->kind);
         q->bound = run_bound_name(c->cfg, o);
@@ -260,6 +271,21 @@ static void ops_from_run(struct pdata *p, const struct report_ctx *c)
             q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
         }
     }
+}
+
+static double run_op_time(const struct report_ctx *c, uint32_t i)
+{
+    return fin((double)(c->r->ops[i].end_ps - c->r->ops[i].start_ps) * 1e-12);
+}
+
+/* Op i: a report's from its array; a run's made from the run when asked
+ * for (a million ops' copies were 208 MB of a 1M-op run's --out), in *buf. */
+static const struct pop *pop_at(const struct pdata *p, uint32_t i, struct pop *buf)
+{
+    if (p->run == NULL)
+        return &p->ops[i];
+    pop_from_run(p, p->run, i, buf);
+    return buf;
 }
 
 static int load_report(const struct jsondoc *doc, const struct report_ctx *run, struct pdata *p,
@@ -292,10 +318,9 @@ static int load_report(const struct jsondoc *doc, const struct report_ctx *run, 
     jlevels(p, r, "bytes", p->bytes);
     jlevels(p, r, "stall_s", p->stall);
     p->nops = run != NULL ? run->r->nops : (uint32_t)cJSON_GetArraySize(ops);
-    p->ops = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
+    p->run = run;
+    p->ops = run != NULL ? NULL : sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
     p->order = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->order);
-    if (run != NULL)
-        ops_from_run(p, run);
     uint32_t i = 0;
     const cJSON *o;
     const cJSON *from = run != NULL ? (const cJSON *)NULL : ops;
@@ -377,7 +402,7 @@ static int load_report(const struct jsondoc *doc, const struct report_ctx *run, 
     }
     struct time_idx *ti = sim_xcalloc(p->nops ? p->nops : 1, sizeof *ti);
     for (uint32_t k = 0; k < p->nops; k++)
-        ti[k] = (struct time_idx){p->ops[k].time, k};
+        ti[k] = (struct time_idx){p->run != NULL ? run_op_time(p->run, k) : p->ops[k].time, k};
     qsort(ti, p->nops, sizeof *ti, by_time_desc);
     for (uint32_t k = 0; k < p->nops; k++)
         p->order[k] = ti[k].i;
@@ -596,7 +621,8 @@ static int compute_roofs(const struct pdata *p, struct roof *r, int max)
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops");
     const cJSON *vp = cJSON_GetObjectItemCaseSensitive(p->hwd, "vector_peak_flops");
     for (uint32_t i = 0; i < p->nops && n < max; i++) {
-        const struct pop *o = &p->ops[i];
+        struct pop ob;
+        const struct pop *o = pop_at(p, i, &ob);
         if (o->flops <= 0 || o->dtype == NULL)
             continue;
         int matrix = o->kind != NULL && (strcmp(o->kind, "gemm") == 0 || strcmp(o->kind, "attention") == 0);
@@ -665,7 +691,8 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             continue;
         int any = 0;
         for (uint32_t k = 0; k < m; k++) {
-            const struct pop *o = &p->ops[p->order[k]];
+            struct pop ob;
+        const struct pop *o = pop_at(p, p->order[k], &ob);
             if (o->flops <= 0 || o->bytes[l] <= 0 || o->time <= 0)
                 continue;
             if (!any)
@@ -691,7 +718,8 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
      * outermost level they touch) */
     int labelled = 0;
     for (uint32_t k = 0; k < p->nops && labelled < 5; k++) {
-        const struct pop *o = &p->ops[p->order[k]];
+        struct pop ob;
+        const struct pop *o = pop_at(p, p->order[k], &ob);
         int lv = p->lvl_dram;
         if (lv < 0 || o->bytes[lv] <= 0)
             for (int l = (int)p->nlvl - 1; l >= 0; l--)
@@ -1118,7 +1146,8 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     int32_t *slot = sim_xcalloc(RPT_HASH, sizeof *slot); /* index + 1, 0 = empty */
     uint32_t npts = 0;
     for (uint32_t k = 0; k < m; k++) {
-        const struct pop *o = &p->ops[p->order[k]];
+        struct pop ob;
+        const struct pop *o = pop_at(p, p->order[k], &ob);
         if (o->flops <= 0 || o->time <= 0)
             continue;
         double perf = o->flops / o->time;
@@ -1151,6 +1180,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
             q->perf = perf;
         }
     }
+    struct pop qb;
     for (uint32_t i = 0; i < npts; i++) {
         const struct rpt *q = &pts[i];
         char ia[32], pa[32], more[48] = "";
@@ -1159,11 +1189,11 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         if (q->count > 1)
             snprintf(more, sizeof more, " and %u more ops", q->count - 1);
         const char *head[] = {"<circle cx=\"", q->cx, "\" cy=\"", q->cy, "\" r=\"3\" fill=\"",
-                              kind_colors[kind_index(p->ops[q->op].kind)], "\" stroke=\"",
+                              kind_colors[kind_index(pop_at(p, q->op, &qb)->kind)], "\" stroke=\"",
                               level_colors[q->l], "\" fill-opacity=\"0.7\"><title>"};
         for (size_t j = 0; j < sizeof head / sizeof head[0]; j++)
             sb_puts(h, head[j]);
-        sb_html(h, p->ops[q->op].name);
+        sb_html(h, pop_at(p, q->op, &qb)->name);
         sb_puts(h, more);
         sb_puts(h, " at ");
         sb_html(h, p->lvl[q->l]);
@@ -1174,7 +1204,8 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     /* the five slowest ops, named next to their DRAM point */
     int labelled = 0;
     for (uint32_t k = 0; k < p->nops && labelled < 5 && p->lvl_dram >= 0; k++) {
-        const struct pop *o = &p->ops[p->order[k]];
+        struct pop ob;
+        const struct pop *o = pop_at(p, p->order[k], &ob);
         double b = o->bytes[p->lvl_dram];
         if (o->flops <= 0 || o->time <= 0 || b <= 0)
             continue;
@@ -1190,7 +1221,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     /* kinds in the legend: only those present */
     int used[NKINDS] = {0};
     for (uint32_t i = 0; i < npts; i++)
-        used[kind_index(p->ops[pts[i].op].kind)] = 1;
+        used[kind_index(pop_at(p, pts[i].op, &qb)->kind)] = 1;
     for (int k = 0; k < NKINDS; k++)
         if (used[k]) {
             names[nl] = kind_names[k];
@@ -1399,7 +1430,8 @@ static void verdicts(struct sb *h, const struct pdata *p)
         sb_printf(h, "</li>\n");
     }
     if (p->nops > 0) {
-        const struct pop *o = &p->ops[p->order[0]];
+        struct pop ob;
+        const struct pop *o = pop_at(p, p->order[0], &ob);
         sb_printf(h, "<li>The slowest op, <code>");
         sb_html(h, o->name);
         sb_printf(h, "</code> (");
@@ -1501,7 +1533,8 @@ static void html_report(struct sb *h, const struct pdata *p)
                  "<th onclick=\"sortTable(5)\">DRAM MB</th><th class=\"l\" onclick=\"sortTable(6)\">bound</th>"
                  "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
     for (uint32_t k = 0; k < rows; k++) {
-        const struct pop *o = &p->ops[p->order[k]];
+        struct pop ob;
+        const struct pop *o = pop_at(p, p->order[k], &ob);
         /* sort keys: time in ps, FLOPs and bytes as whole numbers */
         char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24];
         numfmt_g(tv, sizeof tv, floor(o->time * 1e12 + 0.5));

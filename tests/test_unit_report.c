@@ -67,7 +67,7 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     snprintf(whole, sizeof whole, "%s/whole.json", dir);
     CHECK_EQ_INT(report_json(&c, streamed, &d), 0);
     void *tree = report_json_tree(&c);
-    CHECK_EQ_INT(report_tree_write(tree, whole, &d), 0);
+    CHECK_EQ_INT(report_json_tree_write(tree, whole, &d), 0);
     same_files(streamed, whole);
 
     /* the page and plots from the run's ops and from the tree's */

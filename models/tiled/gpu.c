@@ -139,23 +139,34 @@ static int gpu_routes(struct gpu *g, struct diag *d)
 
 /* What lower_op reads of an op: its kind, type, pass, fixed time and
  * shape.  The rest (id, name, device, stream, deps, line, measured time,
- * kernel name) is cleared, so two ops of one shape have equal keys. */
-static void lower_key(const struct op *o, struct op *key)
+ * kernel name) is left out, so two ops of one shape have equal keys. */
+struct lkey {
+    uint32_t kind, dtype, pass, pad;
+    double fixed_s;
+    union op_shape u;
+};
+
+static void lower_key(const struct op *o, struct lkey *key)
 {
     memset(key, 0, sizeof *key);
-    key->kind = o->kind;
-    key->dtype = o->dtype;
-    key->pass = o->pass;
+    key->kind = (uint32_t)o->kind;
+    key->dtype = (uint32_t)o->dtype;
+    key->pass = (uint32_t)o->pass;
     key->fixed_s = o->fixed_s;
     key->u = o->u;
 }
 
-static uint64_t lower_hash(const struct op *key)
+static uint64_t lower_hash(const struct lkey *key)
 {
+    /* 8 bytes a step (the key is a multiple of 8 bytes, padding zeroed) */
     const unsigned char *p = (const unsigned char *)key;
     uint64_t h = UINT64_C(1469598103934665603);
-    for (size_t i = 0; i < sizeof *key; i++)
-        h = (h ^ p[i]) * UINT64_C(1099511628211);
+    for (size_t i = 0; i + 8 <= sizeof *key; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * UINT64_C(0x100000001b3);
+        h ^= h >> 32;
+    }
     return h ^ (h >> 29);
 }
 
@@ -214,7 +225,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     uint32_t mcap = 16;
     while (mcap < 2 * (uint64_t)nlocal + 2)
         mcap *= 2;
-    struct memo { struct op key; uint64_t hash; uint32_t local; int used; } *memo =
+    /* 16 bytes a slot: the key is re-derived from the op that first had
+     * it (a copy of the op per slot cost 352 MB a million ops) */
+    struct memo { uint64_t hash; uint32_t op, local_plus1; } *memo =
         sim_xcalloc(mcap, sizeof *memo);
     for (uint32_t j = 0; j < nlocal; j++) {
         uint32_t i = env->dev_ops[first + j];
@@ -231,20 +244,27 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         }
         /* ops of one shape lower to the same kernels: lower each shape
          * once and share its kernels (a million-op trace of a few shapes) */
-        struct op key;
+        struct lkey key, seen;
         lower_key(&t->ops[i], &key);
         uint64_t h = lower_hash(&key);
         uint32_t hs = (uint32_t)(h & (mcap - 1));
-        while (memo[hs].used && !(memo[hs].hash == h && memcmp(&memo[hs].key, &key, sizeof key) == 0))
-            hs = (hs + 1) & (mcap - 1);
-        if (memo[hs].used) {
-            g->low[j] = g->low[memo[hs].local];
+        int found = 0;
+        for (; memo[hs].local_plus1 != 0; hs = (hs + 1) & (mcap - 1)) {
+            if (memo[hs].hash != h)
+                continue;
+            lower_key(&t->ops[memo[hs].op], &seen);
+            if (memcmp(&seen, &key, sizeof key) == 0) {
+                found = 1;
+                break;
+            }
+        }
+        if (found) {
+            g->low[j] = g->low[memo[hs].local_plus1 - 1];
             continue;
         }
-        memo[hs].used = 1;
         memo[hs].hash = h;
-        memo[hs].key = key;
-        memo[hs].local = j;
+        memo[hs].op = i;
+        memo[hs].local_plus1 = j + 1;
         memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
         lower_op(cfg, &t->ops[i], spill_frac, &L);
         if (g->nkpool + L.nk > kcap) {      /* setup only: the run never allocates */

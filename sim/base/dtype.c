@@ -49,6 +49,13 @@ static const struct { const char *alias, *name; } dtype_alias[] = {
 
 int dtype_from_name(const char *name, enum dtype *out)
 {
+    /* the names themselves first (no alias is a name): the common case */
+    for (unsigned i = 0; i < DT_COUNT; i++) {
+        if (ascii_ieq(name, dtype_table[i].name)) {
+            *out = (enum dtype)i;
+            return 0;
+        }
+    }
     for (size_t k = 0; k < sizeof dtype_alias / sizeof dtype_alias[0]; k++)
         if (ascii_ieq(name, dtype_alias[k].alias))
             name = dtype_alias[k].name;

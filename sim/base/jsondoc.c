@@ -40,10 +40,14 @@ static void *jd_alloc(size_t n, size_t size)
  * reads (numbers are read from valuedouble), and it prints numbers from
  * valuedouble.  A table from item to line cost 16 bytes a slot at half
  * load, 256 MB for a 1M-op trace, and a hash per value. */
+static void split_lines(struct jsondoc_split *sp);
+
 int jsondoc_line(const struct jsondoc *doc, const cJSON *item)
 {
     if (doc == NULL || item == NULL || !doc->has_lines)
         return 0;
+    if (doc->split != NULL && doc->split->cur != NULL && !doc->split->cur_lines)
+        split_lines(doc->split);
     return item->valueint;
 }
 
@@ -241,7 +245,8 @@ int jsondoc_parse_string(const char *text, const char *name, struct jsondoc *doc
     return parse_text(text, strlen(text), name, doc, d);
 }
 
-int jsondoc_load(const char *path, struct jsondoc *doc, struct diag *d)
+/* The whole file in a NUL-terminated buffer (*out, *len), or -1 with *d. */
+static int read_file(const char *path, char **out, size_t *len, struct diag *d)
 {
     FILE *f = fopen(path, "rb");
     afile_note_input(f);
@@ -299,9 +304,288 @@ int jsondoc_load(const char *path, struct jsondoc *doc, struct diag *d)
                         JSONDOC_MAX_BYTES >> 20);
     }
     buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+int jsondoc_load(const char *path, struct jsondoc *doc, struct diag *d)
+{
+    char *buf;
+    size_t n;
+    if (read_file(path, &buf, &n, d))
+        return -1;
     int rc = parse_text(buf, n, path, doc, d);
     free(buf);
     return rc;
+}
+
+/* ---- one array read element by element -------------------------------- */
+
+/* Past the string that opens at s[i] ('"'); n if it does not close. */
+static size_t skip_string(const char *s, size_t n, size_t i, int *line)
+{
+    for (i++; i < n && s[i] != '"'; i++) {
+        if (s[i] == '\\' && i + 1 < n)
+            i++;
+        if (s[i] == '\n')
+            (*line)++;
+    }
+    return i < n ? i + 1 : n;
+}
+
+static size_t skip_blank(const char *s, size_t n, size_t i, int *line)
+{
+    for (; i < n && is_blank((unsigned char)s[i]); i++)
+        if (s[i] == '\n')
+            (*line)++;
+    return i;
+}
+
+/* Find the array that is the value of the top-level key `key` and the
+ * start of each of its elements.  Only a skim: it follows strings and
+ * brackets, not the grammar, so it may accept what cJSON will not (each
+ * element is parsed for real later, and the top level with the array
+ * blanked out).  Returns 0 and fills s->open, s->close, s->count, s->off
+ * and s->line, or -1 when the text is not laid out so (no such key, the
+ * key twice, not an array, unbalanced, an empty element). */
+/* The bytes the skim stops at: newline, quote, brackets and braces, comma. */
+static const unsigned char skim_special[256] = {
+    ['\n'] = 1, ['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, [','] = 1,
+};
+
+static int split_skim(struct jsondoc_split *sp, const char *key)
+{
+    const char *s = sp->text;
+    size_t n = sp->n, klen = strlen(key);
+    int line = 1;
+    size_t i = skip_blank(s, n, skip_bom(s, n), &line);
+    if (i >= n || s[i] != '{')
+        return -1;
+    long depth = 0;
+    int found = 0;
+    for (; i < n; ) {
+        char c = s[i];
+        if (c == '\n') {
+            line++;
+            i++;
+        } else if (c == '"') {
+            size_t a = i;
+            i = skip_string(s, n, i, &line);
+            if (depth != 1)
+                continue;
+            int l2 = line;
+            size_t j = skip_blank(s, n, i, &l2);
+            if (j >= n || s[j] != ':' || i - a != klen + 2 || memcmp(s + a + 1, key, klen) != 0)
+                continue;
+            if (found)
+                return -1;              /* the key twice: the tree reports it */
+            found = 1;
+            line = l2;
+            j = skip_blank(s, n, j + 1, &line);
+            if (j >= n || s[j] != '[')
+                return -1;
+            sp->open = j;
+            int endline = line;
+            /* the elements, in one pass: where each starts */
+            size_t cap = 1024;
+            sp->off = jd_alloc(cap + 1, sizeof *sp->off);
+            sp->line = jd_alloc(cap + 1, sizeof *sp->line);
+            int ln = line;
+            uint32_t count = 0;
+            long dd = 0;
+            size_t k = skip_blank(s, n, j + 1, &ln);
+            if (k < n && s[k] == ']') {
+                sp->close = k;              /* [] */
+            } else {
+                int want = 1;           /* an element starts at the next non-blank */
+                while (k < n) {
+                    if (want) {
+                        char e = s[k];
+                        if (e == ',' || e == ']' || count == UINT32_MAX)
+                            return -1;      /* an empty element */
+                        if (count == cap) {
+                            cap *= 2;
+                            size_t *no = realloc(sp->off, (cap + 1) * sizeof *sp->off);
+                            int *nl = no ? realloc(sp->line, (cap + 1) * sizeof *sp->line) : NULL;
+                            if (no == NULL || nl == NULL) {
+                                fprintf(stderr, "strata: out of memory allocating %zu elements\n", cap);
+                                abort();
+                            }
+                            sp->off = no;
+                            sp->line = nl;
+                        }
+                        sp->off[count] = k;
+                        sp->line[count] = ln;
+                        count++;
+                        want = 0;
+                    }
+                    /* past the bytes that change nothing here */
+                    while (k < n && !skim_special[(unsigned char)s[k]])
+                        k++;
+                    if (k >= n)
+                        break;
+                    char e = s[k];
+                    if (e == '\n') {
+                        ln++;
+                        k++;
+                    } else if (e == '"') {
+                        k = skip_string(s, n, k, &ln);
+                    } else if (e == '{' || e == '[') {
+                        dd++;
+                        k++;
+                    } else if (e == '}' || (e == ']' && dd > 0)) {
+                        if (--dd < 0)
+                            return -1;
+                        k++;
+                    } else if (e == ']') {
+                        break;
+                    } else if (e == ',' && dd == 0) {
+                        k = skip_blank(s, n, k + 1, &ln);
+                        want = 1;
+                    } else {
+                        k++;
+                    }
+                }
+                if (k >= n)
+                    return -1;
+                sp->close = k;
+                sp->off[count] = k;         /* the end of the last element */
+            }
+            sp->count = count;
+            endline = ln;
+            i = sp->close + 1;
+            line = endline;
+        } else if (c == '{' || c == '[') {
+            depth++;
+            i++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+            i++;
+        } else {
+            i++;
+        }
+    }
+    return found ? 0 : -1;
+}
+
+static void split_reset(struct jsondoc_split *sp)
+{
+    free(sp->off);
+    free(sp->line);
+    sp->off = NULL;
+    sp->line = NULL;
+    sp->count = 0;
+    sp->whole = 1;
+}
+
+int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
+                       struct diag *d)
+{
+    memset(sp, 0, sizeof *sp);
+    if (read_file(path, &sp->text, &sp->n, d))
+        return -1;
+    snprintf(sp->name, sizeof sp->name, "%s", path);
+    if (memchr(sp->text, '\0', sp->n) == NULL && split_skim(sp, key) == 0) {
+        /* the top level with the array's elements cut out but for their
+         * newlines, so every line stays where it was (a column after the
+         * array may not: an error there is reported from the whole text) */
+        char *top = jd_alloc(sp->n + 1, 1);
+        memcpy(top, sp->text, sp->open + 1);
+        size_t m = sp->open + 1;
+        for (const char *q = sp->text + sp->open + 1, *qe = sp->text + sp->close;
+             (q = memchr(q, '\n', (size_t)(qe - q))) != NULL; q++)
+            top[m++] = '\n';
+        memcpy(top + m, sp->text + sp->close, sp->n - sp->close + 1);
+        m += sp->n - sp->close;
+        int rc = parse_text(top, m, path, &sp->top, d);
+        free(top);
+        if (rc == 0) {
+            sp->whole = 0;
+            sp->top.split = sp;
+            return 0;
+        }
+        /* not JSON outside the array: the whole text says where */
+    }
+    split_reset(sp);
+    int rc = parse_text(sp->text, sp->n, path, &sp->top, d);
+    free(sp->text);
+    sp->text = NULL;
+    return rc;
+}
+
+cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d)
+{
+    if (sp->whole || i >= sp->count)
+        return NULL;
+    size_t a = sp->off[i], b = sp->off[i + 1];
+    const char *end = NULL;
+    cJSON *e = cJSON_ParseWithLengthOpts(sp->text + a, b - a, &end, 0);
+    int ok = e != NULL && end != NULL && end >= sp->text + a && end <= sp->text + b;
+    if (ok) {
+        /* the value, blanks, and (but for the last) a ',' and blanks */
+        size_t k = (size_t)(end - sp->text);
+        while (k < b && is_blank((unsigned char)sp->text[k]))
+            k++;
+        if (i + 1 < sp->count) {
+            ok = k < b && sp->text[k] == ',';
+            for (k++; k < b && is_blank((unsigned char)sp->text[k]); k++)
+                ;
+        }
+        ok = ok && k == b;
+    }
+    if (!ok) {
+        cJSON_Delete(e);
+        /* the whole text's parse gives the diagnostic every reader gives */
+        struct jsondoc whole;
+        if (parse_text(sp->text, sp->n, sp->name, &whole, d) == 0) {
+            jsondoc_free(&whole);
+            diag_set(d, DIAG_E_PARSE, sp->name, sp->line[i], "", "malformed JSON");
+        }
+        return NULL;
+    }
+    sp->cur = e;
+    sp->cur_i = i;
+    sp->cur_lines = 0;
+    return e;
+}
+
+/* The current element's lines, into its values' valueint. */
+static void split_lines(struct jsondoc_split *sp)
+{
+    cJSON *e = sp->cur;
+    size_t a = sp->off[sp->cur_i], b = sp->off[sp->cur_i + 1];
+    size_t nvalues = tree_count(e);
+    int *lines = jd_alloc(nvalues, sizeof *lines);
+    int l0 = sp->line[sp->cur_i] - 1;
+    size_t seen = scan_lines(sp->text + a, b - a, lines, nvalues);
+    if (seen == nvalues)
+        for (size_t k = 0; k < nvalues; k++)
+            lines[k] += l0;
+    else
+        memset(lines, 0, nvalues * sizeof *lines);
+    size_t k = 0;
+    tree_assign(e, lines, &k);
+    free(lines);
+    sp->cur_lines = 1;
+}
+
+void jsondoc_split_done(struct jsondoc_split *sp, cJSON *elem)
+{
+    if (sp != NULL && elem != NULL && elem == sp->cur)
+        sp->cur = NULL;
+    cJSON_Delete(elem);
+}
+
+void jsondoc_split_free(struct jsondoc_split *sp)
+{
+    if (sp == NULL)
+        return;
+    jsondoc_free(&sp->top);
+    free(sp->text);
+    free(sp->off);
+    free(sp->line);
+    memset(sp, 0, sizeof *sp);
 }
 
 void jsondoc_free(struct jsondoc *doc)

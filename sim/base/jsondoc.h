@@ -26,6 +26,8 @@
 #ifndef STRATA_JSONDOC_H
 #define STRATA_JSONDOC_H
 
+struct jsondoc_split;
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +41,8 @@ struct jsondoc {
     cJSON *root;                 /* parsed document, owned by the doc */
     char name[512];              /* file path (or name given), used in diagnostics */
     int has_lines;               /* every value's line is in its node's valueint (jsondoc.c) */
+    struct jsondoc_split *split; /* the split this is the top of: jsondoc_line gives
+                                  * its current element its lines first */
 };
 
 /* Read and parse a file.  Returns 0, or -1 with *d filled (DIAG_E_IO when
@@ -54,6 +58,46 @@ int jsondoc_parse_string(const char *text, const char *name, struct jsondoc *doc
 int jsondoc_line(const struct jsondoc *doc, const cJSON *item);
 
 void jsondoc_free(struct jsondoc *doc);
+
+/* A document whose one big array, the value of a top-level key (a trace's
+ * "ops"), is parsed one element at a time: a million-op trace never has a
+ * tree of all its ops, only the text and one op's tree at a time.
+ *
+ * jsondoc_load_split reads the file and parses its top level with that
+ * array's elements blanked out (lines kept), into top; the array there is
+ * empty and count says how many elements the text has.  jsondoc_split_elem
+ * parses element i; jsondoc_line(&top, it) gives the line of any value in
+ * it (lines are found only when a line is asked for: the scan was a tenth
+ * of a million-op load that had nothing to report).  One element at a
+ * time: the caller gives it back with jsondoc_split_done before asking for
+ * the next.  When the text is not
+ * laid out so (no such key, the key twice, a value that is not an array,
+ * unbalanced brackets, an empty element) or its top level is not JSON, the
+ * whole text is parsed as jsondoc_load does: whole is 1, top holds every
+ * element and count is 0.  An element that is not JSON gets the whole
+ * text's diagnostic (the same one jsondoc_load gives, when the error is in
+ * that element), so a reader cannot tell the two apart.
+ * Free with jsondoc_split_free (safe on a zeroed or failed split). */
+struct jsondoc_split {
+    struct jsondoc top;
+    int whole;
+    uint32_t count;              /* elements of the array, when !whole */
+    char name[512];
+    char *text;                  /* the file, NUL-terminated (NULL when whole) */
+    size_t n;
+    size_t open, close;          /* offsets of the array's '[' and ']' */
+    size_t *off;                 /* element i starts at off[i]; off[count] = close */
+    int *line;                   /* line of off[i] */
+    cJSON *cur;                  /* the element out, and whether its lines are in */
+    uint32_t cur_i;
+    int cur_lines;
+};
+
+int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
+                       struct diag *d);
+cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d);
+void jsondoc_split_done(struct jsondoc_split *sp, cJSON *elem);
+void jsondoc_split_free(struct jsondoc_split *sp);
 
 /* "object", "array", "string", "number", "true", "false", "null". */
 const char *jsondoc_type_name(const cJSON *item);

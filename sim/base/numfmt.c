@@ -45,7 +45,11 @@ static const long double pow10l_exact[28] = {
  * either way. */
 static int sig_digits(double a, int p, uint64_t *digits, int *exp10)
 {
-    int e = (int)floor(log10(a));
+    /* the decimal exponent from the binary one (log10 was a third of the
+     * time); off by one at most, which the loop below corrects */
+    int be;
+    frexp(a, &be);
+    int e = (int)floor((be - 1) * 0.30102999566398120);
     for (int tries = 0; tries < 3; tries++) {
         int k = p - 1 - e;
         if (k > 27 || k < -27)
@@ -78,6 +82,14 @@ int numfmt_gp(char *buf, size_t n, double v, int p)
 {
     uint64_t u;
     int e;
+    if (v == 0 && n >= 3) { /* %g of 0 and -0 (a run's many idle levels) */
+        int k = 0;
+        if (signbit(v))
+            buf[k++] = '-';
+        buf[k++] = '0';
+        buf[k] = '\0';
+        return k;
+    }
     if (!isfinite(v) || v == 0 || p < 1 || p > 10 || n < 32 ||
         sig_digits(fabs(v), p, &u, &e) != 0)
         return snprintf(buf, n, "%.*g", p, v);

@@ -381,88 +381,149 @@ void *report_json_tree(const struct report_ctx *c)
 }
 
 /* The op objects of report_json_write, printed as cJSON prints op_json()'s
- * object two levels down (formatted: a member per line, tabs, ", "
- * between the array's elements), without building it: 40 allocations an
- * op were most of the time of a 1M-op report
- * (tests/test_unit_report.c holds the two byte for byte equal).
- * put_key: "<tabs>"key":<tab>" */
-static void put_key(struct sb *f, const char *tabs, const char *key)
-{
-    sb_puts(f, tabs);
-    sb_json(f, key);
-    sb_puts(f, ":\t");
-}
+ * object unformatted (one op a line: a million ops pretty-printed were
+ * 640 MB, two thirds of it tabs and newlines), without building it: 40
+ * allocations an op were most of the time of a 1M-op report
+ * (tests/test_unit_report.c holds the two byte for byte equal). */
+/* A key strata names (no byte that needs escaping): "key": */
+#define PUT_KEY(f, key) sb_putn((f), "\"" key "\":", sizeof(key) + 2)
 
 static void put_num(struct sb *f, double v)
 {
     char buf[40];
-    if (isfinite(v))
-        numfmt_g(buf, sizeof buf, v);
-    else
-        snprintf(buf, sizeof buf, "null");
-    sb_puts(f, buf);
+    int k = isfinite(v) ? numfmt_g(buf, sizeof buf, v) : snprintf(buf, sizeof buf, "null");
+    sb_putn(f, buf, (size_t)k);
 }
 
-static void put_str_member(struct sb *f, const char *key, const char *v)
-{
-    put_key(f, "\t\t\t", key);
-    sb_json(f, v);
-    sb_puts(f, ",\n");
-}
+#define PUT_STR_MEMBER(f, key, v) \
+    do {                          \
+        PUT_KEY(f, key);          \
+        sb_json(f, v);            \
+        sb_putn(f, ",", 1);       \
+    } while (0)
 
-static void put_num_member(struct sb *f, const char *key, double v, int last)
+#define PUT_NUM_MEMBER(f, key, v) \
+    do {                          \
+        PUT_KEY(f, key);          \
+        put_num(f, v);            \
+        sb_putn(f, ",", 1);       \
+    } while (0)
+
+/* The levels' names as keys, escaped once a report. */
+struct lvkeys {
+    char key[HW_MAX_LEVELS][80];
+    size_t len[HW_MAX_LEVELS];
+};
+
+static void lvkeys_init(struct lvkeys *k, const struct hw_config *c)
 {
-    put_key(f, "\t\t\t", key);
-    put_num(f, v);
-    sb_puts(f, last ? "\n" : ",\n");
+    for (unsigned l = 0; l < c->nlevels && l < HW_MAX_LEVELS; l++) {
+        struct sb b = {0};
+        sb_json(&b, c->level[l].name);
+        sb_putn(&b, ":", 1);
+        snprintf(k->key[l], sizeof k->key[l], "%s", b.s);
+        k->len[l] = strlen(k->key[l]);
+        free(b.s);
+    }
 }
 
 /* One number per level, as jout_levels (v[l] * scale) */
-static void put_levels_member(struct sb *f, const struct hw_config *c, const char *key, const double *v,
-                              const uint64_t *vu, double scale)
+static void put_levels(struct sb *f, const struct hw_config *c, const struct lvkeys *k,
+                       const double *v, const uint64_t *vu, double scale)
 {
-    put_key(f, "\t\t\t", key);
-    sb_puts(f, "{\n");
+    sb_putn(f, "{", 1);
     for (unsigned l = 0; l < c->nlevels; l++) {
-        put_key(f, "\t\t\t\t", c->level[l].name);
+        if (l > 0)
+            sb_putn(f, ",", 1);
+        sb_putn(f, k->key[l], k->len[l]);
         put_num(f, v != NULL ? v[l] * scale : (double)vu[l] * scale);
-        sb_puts(f, l + 1 < c->nlevels ? ",\n" : "\n");
     }
-    sb_puts(f, "\t\t\t},\n");
+    sb_putn(f, "},", 2);
 }
 
-static void put_op(struct sb *f, const struct report_ctx *c, uint32_t i)
+struct op_writer {
+    const struct report_ctx *c;
+    struct lvkeys k;
+};
+
+static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
 {
+    const struct report_ctx *c = w->c;
     const struct op_result *o = &c->r->ops[i];
     const struct op *op = &c->t->ops[i];
-    sb_puts(f, "{\n");
-    put_str_member(f, "id", op->id);
-    put_str_member(f, "name", op->name);
-    put_str_member(f, "kind", op_kind_name(op->kind));
-    put_str_member(f, "device", c->t->devices[op->device]);
-    put_num_member(f, "stream", op->stream, 0);
-    put_str_member(f, "dtype", dtype_name(op->dtype));
-    put_num_member(f, "start_s", (double)o->start_ps * PS, 0);
-    put_num_member(f, "time_s", op_time_s(o), 0);
-    put_num_member(f, "flops", o->flops, 0);
-    put_levels_member(f, c->cfg, "bytes", o->bytes, NULL, 1.0);
-    put_str_member(f, "bound", run_bound_name(c->cfg, o));
-    put_levels_member(f, c->cfg, "stall_s", NULL, o->time_ps + CAT_STALL, PS);
-    put_num_member(f, "busy_s", (double)o->time_ps[CAT_BUSY] * PS, 0);
-    put_num_member(f, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS, 0);
-    put_num_member(f, "measured_s", (double)o->time_ps[CAT_MEASURED] * PS, 0);
-    put_num_member(f, "kernels", o->kernels, 0);
-    put_num_member(f, "ctas", (double)o->ctas, 0);
-    put_num_member(f, "waves", o->waves, 0);
-    put_key(f, "\t\t\t", "tile");
+    sb_putn(f, "{", 1);
+    PUT_STR_MEMBER(f, "id", op->id);
+    PUT_STR_MEMBER(f, "name", op->name);
+    PUT_STR_MEMBER(f, "kind", op_kind_name(op->kind));
+    PUT_STR_MEMBER(f, "device", c->t->devices[op->device]);
+    PUT_NUM_MEMBER(f, "stream", op->stream);
+    PUT_STR_MEMBER(f, "dtype", dtype_name(op->dtype));
+    PUT_NUM_MEMBER(f, "start_s", (double)o->start_ps * PS);
+    PUT_NUM_MEMBER(f, "time_s", op_time_s(o));
+    PUT_NUM_MEMBER(f, "flops", o->flops);
+    PUT_KEY(f, "bytes");
+    put_levels(f, c->cfg, &w->k, o->bytes, NULL, 1.0);
+    PUT_STR_MEMBER(f, "bound", run_bound_name(c->cfg, o));
+    PUT_KEY(f, "stall_s");
+    put_levels(f, c->cfg, &w->k, NULL, o->time_ps + CAT_STALL, PS);
+    PUT_NUM_MEMBER(f, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);
+    PUT_NUM_MEMBER(f, "launch_s", (double)o->time_ps[CAT_LAUNCH] * PS);
+    PUT_NUM_MEMBER(f, "measured_s", (double)o->time_ps[CAT_MEASURED] * PS);
+    PUT_NUM_MEMBER(f, "kernels", o->kernels);
+    PUT_NUM_MEMBER(f, "ctas", (double)o->ctas);
+    PUT_NUM_MEMBER(f, "waves", o->waves);
+    PUT_KEY(f, "tile");
     sb_json(f, o->tile);
     if (op->measured_s >= 0) {
-        sb_puts(f, ",\n");
-        put_num_member(f, "measured_s", op->measured_s, 1);
-    } else {
-        sb_puts(f, "\n");
+        sb_putn(f, ",", 1);
+        PUT_KEY(f, "measured_s");
+        put_num(f, op->measured_s);
     }
-    sb_puts(f, "\t\t}");
+    sb_putn(f, "}", 1);
+}
+
+/* The report's layout: the head as cJSON formats it, its "ops" array last
+ * and printed one op a line:
+ *     "ops":\t[
+ *     \t\t{"id":"a",...},
+ *     \t\t{"id":"b",...}
+ *     \t]
+ *     }
+ * (an empty ops array stays "[]").  head_text is the formatted head with
+ * an empty ops array; put(i) prints op i into the buffer. */
+typedef void (*put_op_fn)(struct sb *b, const void *ctx, uint32_t i);
+
+static int write_layout(const char *head_text, uint32_t nops, put_op_fn put, const void *ctx,
+                        const char *path, struct diag *d)
+{
+    /* the head ends with its empty ops array: "\t\"ops\":\t[]\n}" */
+    size_t n = strlen(head_text);
+    SIM_CHECK(n >= 4 && strcmp(head_text + n - 4, "[]\n}") == 0);
+    struct afile a;
+    int rc = afile_open(&a, path, d);
+    if (rc != 0)
+        return rc;
+    if (nops == 0) {
+        fputs(head_text, a.f);
+    } else {
+        fwrite(head_text, 1, n - 3, a.f);           /* up to and with the '[' */
+        struct sb b = {0};
+        for (uint32_t i = 0; i < nops; i++) {
+            b.n = 0;
+            sb_puts(&b, i > 0 ? ",\n\t\t" : "\n\t\t");
+            put(&b, ctx, i);
+            fwrite(b.s, 1, b.n, a.f);
+        }
+        free(b.s);
+        fputs("\n\t]\n}", a.f);
+    }
+    fputc('\n', a.f);
+    return afile_commit(&a, d);
+}
+
+static void put_op_run(struct sb *b, const void *ctx, uint32_t i)
+{
+    put_op(b, (const struct op_writer *)ctx, i);
 }
 
 /* The report, written as report_json_tree's tree would print, without
@@ -475,29 +536,40 @@ int report_json_write(const struct report_ctx *c, const void *head, const char *
     char *text = cJSON_PrintBuffered((const cJSON *)head, 1 << 16, 1);
     if (text == NULL)
         sim_oom(0);
-    /* the head ends with its empty ops array: "\t\"ops\":\t[]\n}" */
-    size_t n = strlen(text);
-    SIM_CHECK(n >= 4 && strcmp(text + n - 4, "[]\n}") == 0);
-    struct afile a;
-    int rc = afile_open(&a, path, d);
-    if (rc != 0) {
-        free(text);
-        return rc;
-    }
-    fwrite(text, 1, n - 3, a.f);                 /* up to and with the '[' */
-    struct sb b = {0};
-    for (uint32_t i = 0; i < c->r->nops; i++) {
-        b.n = 0;
-        if (i > 0)
-            sb_puts(&b, ", ");
-        put_op(&b, c, i);
-        fwrite(b.s, 1, b.n, a.f);
-    }
-    free(b.s);
-    fputs(text + n - 3, a.f);                    /* "]\n}" */
+    struct op_writer w = {c, {{{0}}, {0}}};
+    lvkeys_init(&w.k, c->cfg);
+    int rc = write_layout(text, c->r->nops, put_op_run, &w, path, d);
     free(text);
-    fputc('\n', a.f);
-    return afile_commit(&a, d);
+    return rc;
+}
+
+/* ctx: the cursor, a pointer to the next op's item (ops in order) */
+static void put_op_tree(struct sb *b, const void *ctx, uint32_t i)
+{
+    (void)i;
+    const cJSON **cur = (const cJSON **)(uintptr_t)ctx;
+    char *s = cJSON_PrintUnformatted(*cur);
+    if (s == NULL)
+        sim_oom(0);
+    sb_puts(b, s);
+    free(s);
+    *cur = (*cur)->next;
+}
+
+int report_json_tree_write(void *tree, const char *path, struct diag *d)
+{
+    cJSON *root = tree;
+    cJSON *ops = cJSON_DetachItemFromObjectCaseSensitive(root, "ops");
+    SIM_CHECK(ops != NULL);
+    cJSON_AddItemToObject(root, "ops", cJSON_CreateArray());
+    char *text = cJSON_PrintBuffered(root, 1 << 16, 1);
+    if (text == NULL)
+        sim_oom(0);
+    cJSON_ReplaceItemInObjectCaseSensitive(root, "ops", ops);
+    const cJSON *cur = ops->child;
+    int rc = write_layout(text, (uint32_t)cJSON_GetArraySize(ops), put_op_tree, &cur, path, d);
+    free(text);
+    return rc;
 }
 
 int report_tree_write(const void *tree, const char *path, struct diag *d)
@@ -518,19 +590,19 @@ int report_json(const struct report_ctx *c, const char *path, struct diag *d)
     return rc;
 }
 
-static void csv_str(FILE *f, const char *s)
+static void csv_str(struct sb *b, const char *s)
 {
     if (strpbrk(s, ",\"\n\r") == NULL) {
-        fputs(s, f);
+        sb_puts(b, s);
         return;
     }
-    fputc('"', f);
+    sb_putn(b, "\"", 1);
     for (; *s; s++) {
         if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
+            sb_putn(b, "\"", 1);
+        sb_putn(b, s, 1);
     }
-    fputc('"', f);
+    sb_putn(b, "\"", 1);
 }
 
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
@@ -549,34 +621,59 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
     for (unsigned l = 0; l < cfg->nlevels; l++)
         fprintf(f, ",stall_%s_s", cfg->level[l].name);
     fprintf(f, ",bound,kernels,ctas,waves,tile\n");
+    /* a row at a time in memory, one fwrite each (stdio's per-call
+     * locking was a third of a 1M-op file's time) */
+    struct sb b = {0};
     for (uint32_t i = 0; i < r->nops; i++) {
         const struct op_result *o = &r->ops[i];
         const struct op *op = &t->ops[i];
-        csv_str(f, op->id);
-        fputc(',', f);
-        csv_str(f, op->name);
-        fprintf(f, ",%s,", op_kind_name(op->kind));
-        csv_str(f, t->devices[op->device]);
+        b.n = 0;
+        csv_str(&b, op->id);
+        sb_putn(&b, ",", 1);
+        csv_str(&b, op->name);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, op_kind_name(op->kind));
+        sb_putn(&b, ",", 1);
+        csv_str(&b, t->devices[op->device]);
         /* "%.9g", with numfmt_gp's integer path (the same text, faster) */
-        char nb[40], t1[40], t2[40], t3[40];
-        numfmt_gp(t1, sizeof t1, (double)o->start_ps * PS, 9);
-        numfmt_gp(t2, sizeof t2, op_time_s(o), 9);
-        numfmt_gp(t3, sizeof t3, o->flops, 9);
-        fprintf(f, ",%u,%s,%s,%s,%s", op->stream, dtype_name(op->dtype), t1, t2, t3);
+        char nb[40];
+        numfmt_u64(nb, sizeof nb, op->stream);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, nb);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, dtype_name(op->dtype));
+        const double head[3] = {(double)o->start_ps * PS, op_time_s(o), o->flops};
+        for (int k = 0; k < 3; k++) {
+            numfmt_gp(nb, sizeof nb, head[k], 9);
+            sb_putn(&b, ",", 1);
+            sb_puts(&b, nb);
+        }
         for (unsigned l = 0; l < cfg->nlevels; l++) {
             numfmt_g(nb, sizeof nb, o->bytes[l]);
-            fputc(',', f);
-            fputs(nb, f);
+            sb_putn(&b, ",", 1);
+            sb_puts(&b, nb);
         }
         for (unsigned k = 0; k < CAT_STALL + cfg->nlevels; k++) {
             numfmt_gp(nb, sizeof nb, (double)o->time_ps[k] * PS, 9);
-            fputc(',', f);
-            fputs(nb, f);
+            sb_putn(&b, ",", 1);
+            sb_puts(&b, nb);
         }
-        fprintf(f, ",%s,%u,%llu,%u,", run_bound_name(cfg, o), o->kernels, (unsigned long long)o->ctas,
-                o->waves);
-        csv_str(f, o->tile);
-        fputc('\n', f);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, run_bound_name(cfg, o));
+        numfmt_u64(nb, sizeof nb, o->kernels);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, nb);
+        numfmt_u64(nb, sizeof nb, o->ctas);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, nb);
+        numfmt_u64(nb, sizeof nb, o->waves);
+        sb_putn(&b, ",", 1);
+        sb_puts(&b, nb);
+        sb_putn(&b, ",", 1);
+        csv_str(&b, o->tile);
+        sb_putn(&b, "\n", 1);
+        fwrite(b.s, 1, b.n, f);
     }
+    free(b.s);
     return afile_commit(&a, d);
 }

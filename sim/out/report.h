@@ -35,7 +35,7 @@ struct report_ctx {
 void report_text(const struct report_ctx *c, FILE *out);
 int report_json(const struct report_ctx *c, const char *path, struct diag *d);
 /* The JSON report as a cJSON tree (void * keeps cJSON out of this header);
- * write it with report_tree_write, free it with report_tree_free. */
+ * write it with report_json_tree_write, free it with report_tree_free. */
 void *report_json_tree(const struct report_ctx *c);
 /* The same tree without its ops ("ops" an empty array, last), and the
  * report written from it and c's ops one at a time: the same bytes as
@@ -44,7 +44,12 @@ void *report_json_tree(const struct report_ctx *c);
 void *report_json_head(const struct report_ctx *c);
 int report_json_write(const struct report_ctx *c, const void *head, const char *path,
                       struct diag *d);
+/* Any tree (fit's, compare's), formatted as cJSON formats it. */
 int report_tree_write(const void *tree, const char *path, struct diag *d);
+/* A run's report tree (report_json_tree) in report.json's layout: the head
+ * formatted, the ops one a line (what report_json writes).  The tree is
+ * left as it was. */
+int report_json_tree_write(void *tree, const char *path, struct diag *d);
 void report_tree_free(void *tree);
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d);
 

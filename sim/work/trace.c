@@ -286,6 +286,13 @@ static int64_t ni_add(struct name_index *x, uint32_t k)
 
 struct loader {
     const struct jsondoc *doc;
+    struct jsondoc_split *sp;  /* the file: top level parsed, ops one at a time */
+    cJSON *ops;               /* the top level's "ops" (every op when sp->whole) */
+    cJSON *cur;               /* sp->whole: ops[cur_i], a cursor for op_elem */
+    uint32_t cur_i;
+    char *depids;             /* pass 1's dep ids, NUL-ended in order; "" = resolve
+                               * from the op's tree (an error to report) */
+    size_t ndepids, depids_cap;
     const char *file;         /* doc->name, for diagnostics */
     struct diag *d;
     struct trace *t;
@@ -314,6 +321,65 @@ static int lerr(struct loader *L, enum diag_code code, const cJSON *at, int fall
     int line = at ? jsondoc_line(L->doc, at) : fallback_line;
     return diag_set(L->d, code, L->file, line, jsondoc_field(field, sizeof field, L->prefix, key),
                     "%s", msg);
+}
+
+/* ops[i]'s tree: the document's own when it was parsed whole, else parsed
+ * now from the text.  NULL (with L->d set) when the op is not JSON.  Give
+ * it back with op_done. */
+static cJSON *op_elem(struct loader *L, uint32_t i)
+{
+    if (!L->sp->whole)
+        return jsondoc_split_elem(L->sp, i, L->d);
+    if (L->cur == NULL || i < L->cur_i) {
+        L->cur = L->ops->child;
+        L->cur_i = 0;
+    }
+    while (L->cur != NULL && L->cur_i < i) {
+        L->cur = L->cur->next;
+        L->cur_i++;
+    }
+    return L->cur;
+}
+
+static void op_done(struct loader *L, cJSON *o)
+{
+    if (!L->sp->whole)
+        jsondoc_split_done(L->sp, o);
+}
+
+static void depids_put(struct loader *L, const char *s, size_t len)
+{
+    if (L->ndepids + len + 1 > L->depids_cap) {
+        size_t cap = L->depids_cap ? L->depids_cap : 4096;
+        while (cap < L->ndepids + len + 1)
+            cap *= 2;
+        L->depids = sim_xrealloc(L->depids, cap);
+        L->depids_cap = cap;
+    }
+    memcpy(L->depids + L->ndepids, s, len);
+    L->depids[L->ndepids + len] = '\0';
+    L->ndepids += len + 1;
+}
+
+/* Pass 1 keeps each dep's id text, so pass 2 needs no tree.  A dep that
+ * is not a valid id is kept as "": pass 2 reports it from the op's tree. */
+static void keep_deps(struct loader *L, const cJSON *o)
+{
+    const cJSON *deps = cJSON_GetObjectItemCaseSensitive(o, "deps");
+    for (const cJSON *c = deps ? deps->child : NULL; c != NULL; c = c->next) {
+        char num[32];
+        if (cJSON_IsString(c) && c->valuestring != NULL) {
+            size_t len = strlen(c->valuestring);
+            depids_put(L, c->valuestring, len < TRACE_ID_MAX ? len : 0);
+        } else if (cJSON_IsNumber(c) && c->valuedouble >= 0 &&
+                   c->valuedouble <= (double)TRACE_NUMERIC_ID_CAP &&
+                   c->valuedouble == floor(c->valuedouble)) {
+            int w = snprintf(num, sizeof num, "%" PRIu64, (uint64_t)c->valuedouble);
+            depids_put(L, num, (size_t)w);
+        } else {
+            depids_put(L, "", 0);
+        }
+    }
 }
 
 static const char *article(const char *word)
@@ -713,7 +779,9 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     struct op *op = &t->ops[i];
     const struct jsondoc *doc = L->doc;
     snprintf(L->prefix, sizeof L->prefix, "ops[%u]", i);
-    int line = jsondoc_line(doc, o);
+    /* the skim knows where each op starts: no scan of its lines unless a
+     * diagnostic needs one */
+    int line = L->sp->whole ? jsondoc_line(doc, o) : L->sp->line[i];
     op->line = line;
     if (!cJSON_IsObject(o))
         return lerr(L, DIAG_E_TYPE, o, 0, "", "each op must be an object {...}, got %s",
@@ -753,11 +821,13 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     for (const cJSON *c = o->child; c != NULL; c = c->next) {
         const char *key = c->string ? c->string : "";
         unsigned k = 0;
-        while (k < N_COMMON && strcmp(key, common_keys[k]) != 0)
+        /* the first byte before the call (most of a big trace's load was
+         * these comparisons) */
+        while (k < N_COMMON && (key[0] != common_keys[k][0] || strcmp(key, common_keys[k]) != 0))
             k++;
         if (k == N_COMMON) {
             unsigned r = 0;
-            while (r < nrows && strcmp(key, rows[r]->key) != 0)
+            while (r < nrows && (key[0] != rows[r]->key[0] || strcmp(key, rows[r]->key) != 0))
                 r++;
             if (r == nrows) {
                 const char *allowed[MAX_OP_KEYS];
@@ -977,9 +1047,11 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
     return 0;
 }
 
-/* Pass 2 for ops[i]: deps to indices.  mark[j] == i + 1 once j is seen. */
-static int resolve_deps(struct loader *L, const cJSON *o, uint32_t i, uint32_t *next,
-                        uint32_t *mark)
+/* Pass 2 for ops[i] from its tree: deps to indices, with the diagnostic
+ * of a dep that names no op, itself or one already listed.  mark[j] ==
+ * i + 1 once j is seen. */
+static int resolve_deps_tree(struct loader *L, const cJSON *o, uint32_t i, uint32_t *next,
+                             uint32_t *mark)
 {
     struct trace *t = L->t;
     struct op *op = &t->ops[i];
@@ -1019,10 +1091,44 @@ static int resolve_deps(struct loader *L, const cJSON *o, uint32_t i, uint32_t *
     return 0;
 }
 
+/* Pass 2 for ops[i] from the ids pass 1 kept (*pos walks L->depids); the
+ * op's tree is parsed again only to report a bad dep. */
+static int resolve_deps(struct loader *L, uint32_t i, uint32_t *next, uint32_t *mark,
+                        size_t *pos)
+{
+    struct trace *t = L->t;
+    struct op *op = &t->ops[i];
+    op->deps_off = *next;
+    for (uint32_t j = 0; j < op->ndeps; j++) {
+        const char *id = L->depids + *pos;
+        *pos += strlen(id) + 1;
+        int64_t k = id[0] != '\0' ? ni_find(&L->ids, id) : -1;
+        if (k >= 0 && (uint32_t)k != i && mark[k] != i + 1) {
+            mark[k] = i + 1;
+            t->deps[(*next)++] = (uint32_t)k;
+            continue;
+        }
+        /* a bad dep: the tree says which and where */
+        for (uint32_t q = op->deps_off; q < *next; q++)
+            mark[t->deps[q]] = 0;
+        *next = op->deps_off;
+        cJSON *o = op_elem(L, i);
+        if (o == NULL)
+            return -1;
+        int rc = resolve_deps_tree(L, o, i, next, mark);
+        op_done(L, o);
+        if (rc == 0)        /* cannot be: the ids are the tree's */
+            return diag_set(L->d, DIAG_E_RANGE, L->file, op->line, "deps",
+                            "internal: ops[%u]'s deps read differently twice", i);
+        return rc;
+    }
+    return 0;
+}
+
 /* Names one cycle among the ops Kahn's algorithm could not order
  * (indeg[i] > 0).  Every such op waits for another such op, so walking
  * "first unfinished dep" from any of them must come back on itself. */
-static int report_cycle(struct loader *L, const cJSON *ops, const uint32_t *indeg)
+static int report_cycle(struct loader *L, const uint32_t *indeg)
 {
     struct trace *t = L->t;
     uint32_t n = t->nops;
@@ -1068,15 +1174,16 @@ static int report_cycle(struct loader *L, const cJSON *ops, const uint32_t *inde
     free(pos);
     free(path);
 
-    const cJSON *o = ops->child;
-    for (uint32_t k = 0; k < victim; k++)
-        o = o->next;
+    cJSON *o = op_elem(L, victim);
+    if (o == NULL)
+        return -1;
+    int line = jsondoc_line(L->doc, cJSON_GetObjectItemCaseSensitive(o, "deps"));
+    op_done(L, o);
     snprintf(L->prefix, sizeof L->prefix, "ops[%u]", victim);
-    return lerr(L, DIAG_E_CYCLE, cJSON_GetObjectItemCaseSensitive(o, "deps"),
-                t->ops[victim].line, "deps", "%s", msg);
+    return lerr(L, DIAG_E_CYCLE, NULL, line ? line : t->ops[victim].line, "deps", "%s", msg);
 }
 
-static int order_ops(struct loader *L, const cJSON *ops)
+static int order_ops(struct loader *L)
 {
     struct trace *t = L->t;
     uint32_t n = t->nops;
@@ -1111,7 +1218,7 @@ static int order_ops(struct loader *L, const cJSON *ops)
             if (--indeg[users[u]] == 0)
                 uheap_push(heap, &nheap, users[u]);
     }
-    int rc = done == n ? 0 : report_cycle(L, ops, indeg);
+    int rc = done == n ? 0 : report_cycle(L, indeg);
     free(indeg);
     free(off);
     free(users);
@@ -1124,15 +1231,14 @@ static int order_ops(struct loader *L, const cJSON *ops)
  * the same collective, size, type, algorithm and root. */
 static void mark_mirrors(struct trace *t);
 
-static int match_colls(struct loader *L, const cJSON *ops)
+static int match_colls(struct loader *L)
 {
     struct trace *t = L->t;
     if (t->ngroups == 0)
         return 0;
     uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
     uint32_t *cnt = tr_alloc(nslots, sizeof *cnt);
-    const cJSON *o = ops->child;
-    for (uint32_t i = 0; i < t->nops; i++, o = o->next) {
+    for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *op = &t->ops[i];
         if (op->kind != OP_COLLECTIVE)
             continue;
@@ -1277,7 +1383,9 @@ static int build(struct loader *L)
     if (!cJSON_IsArray(ops))
         return lerr(L, DIAG_E_TYPE, ops, 0, "ops", "must be a list of ops [{...}, ...], got %s",
                     jsondoc_type_name(ops));
-    size_t n = 0;
+    /* the same item, as the tree owns it (op_elem walks it) */
+    L->ops = cJSON_GetObjectItemCaseSensitive(L->sp->top.root, "ops");
+    size_t n = L->sp->whole ? 0 : L->sp->count;
     for (const cJSON *c = ops->child; c != NULL && n <= TRACE_OPS_CAP; c = c->next)
         n++;
     if (n == 0)
@@ -1289,42 +1397,55 @@ static int build(struct loader *L)
     t->ops = tr_alloc(n, sizeof *t->ops);
     ni_init(&L->ids, n, t->ops[0].id, sizeof *t->ops);
     uint64_t total = 0;
-    uint32_t i = 0;
-    for (const cJSON *o = ops->child; o != NULL; o = o->next, i++)
-        if (parse_op(L, o, i, &total))
+    for (uint32_t i = 0; i < n; i++) {
+        cJSON *o = op_elem(L, i);
+        if (o == NULL)
             return -1;
+        int rc = parse_op(L, o, i, &total);
+        if (rc == 0)
+            keep_deps(L, o);
+        op_done(L, o);
+        if (rc)
+            return -1;
+    }
 
     t->ndeps = (uint32_t)total;
     t->deps = tr_alloc(total, sizeof *t->deps);
     uint32_t *mark = tr_alloc(n, sizeof *mark);
     uint32_t next = 0;
-    i = 0;
-    for (const cJSON *o = ops->child; o != NULL; o = o->next, i++) {
-        if (resolve_deps(L, o, i, &next, mark)) {
+    size_t pos = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (resolve_deps(L, i, &next, mark, &pos)) {
             free(mark);
             return -1;
         }
     }
     free(mark);
+    free(L->depids);
+    L->depids = NULL;
 
-    if (match_colls(L, ops))
+    if (match_colls(L))
         return -1;
     t->topo = tr_alloc(n, sizeof *t->topo);
-    return order_ops(L, ops);
+    return order_ops(L);
 }
 
 int trace_load(const char *path, struct trace *out, struct diag *d)
 {
-    struct jsondoc doc;
-    if (jsondoc_load(path, &doc, d))
+    struct jsondoc_split sp;
+    if (jsondoc_load_split(path, "ops", &sp, d)) {
+        jsondoc_split_free(&sp);
         return -1;
+    }
+    struct jsondoc *docp = &sp.top;
     struct trace t;
     memset(&t, 0, sizeof t);
     snprintf(t.path, sizeof t.path, "%s", path);
     struct loader L;
     memset(&L, 0, sizeof L);
-    L.doc = &doc;
-    L.file = doc.name;
+    L.doc = docp;
+    L.sp = &sp;
+    L.file = docp->name;
     L.d = d;
     L.t = &t;
     int rc = build(&L);
@@ -1332,7 +1453,8 @@ int trace_load(const char *path, struct trace *out, struct diag *d)
     ni_free(&L.devs);
     free(L.ghash);
     free(L.gscratch);
-    jsondoc_free(&doc);
+    free(L.depids);
+    jsondoc_split_free(&sp);
     if (rc != 0) {
         trace_free(&t);
         return -1;

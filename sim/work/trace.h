@@ -150,7 +150,7 @@ struct op {
     double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
     char kernel[TRACE_KERNEL_MAX];  /* the family of the kernel that ran it, when a profile says
                                      * ("cutlass_80_tensorop_s1688gemm_nt_align1"); "" if not known */
-    union {
+    union op_shape {               /* the kind's fields */
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
             enum wfmt weights;          /* storage of B when quantised (WF_NONE: dtype) */
