@@ -25,9 +25,13 @@
  * Across nodes the data splits over one ring per rail, each entering and
  * leaving every node on its own rail (ring_order), as NCCL's rings do.
  *
- * What it leaves out: tree, NVLS/SHARP and hierarchical algorithms; the
+ * NVLS (NVLink SHARP all-reduce, a switch with nvls): one stage in which
+ * every rank sends S(1 + 1/n) up its link and receives as much, at the
+ * chip's nvls_efficiency of the link rate (docs/collectives.md).
+ *
+ * What it leaves out: tree, NVLS-tree and CollNet algorithms; the
  * reduction's arithmetic (its memory traffic is counted); the thread
- * blocks the kernels occupy; NCCL's per-size channel count.
+ * blocks the kernels occupy.
  */
 #include "coll.h"
 
@@ -53,6 +57,10 @@ static const double hop_lat_us[ST_COUNT][CP_COUNT] = {
     [ST_NETWORK] = {2.7, 4.0, 14.0},        /* NET */
 };
 static const double proto_eff[CP_COUNT] = {0.5, 0.92, 1.0};
+/* NVLS (NVLink SHARP) all-reduce: NCCL's latency for it on NVLink
+ * (hwLatencies NVLINK NVLS Simple; base 0): the one stage's latency, and
+ * what the choice between it and a ring weighs */
+#define NVLS_LAT_US 25.0
 /* Data bytes one channel moves per pipeline slice: LL 8 lines x 512
  * threads x 16-byte lines, half data (32 KiB); LL128 120 elements x 640
  * threads x 8 bytes (600 KiB); Simple 2 steps (ALLREDUCE_SLICESTEPS) of a
@@ -79,7 +87,8 @@ struct coll_run {
     uint64_t t_all;             /* the last rank arrived */
     uint64_t t_begin;           /* data began to move (after the call overhead) */
     enum coll_proto proto;
-    enum coll_algo algo;        /* resolved: ring or direct */
+    enum coll_algo algo;        /* resolved: ring, direct or nvls */
+    double eff;                 /* share of a link's bytes that is data (protocol, NVLS) */
     uint32_t channels;          /* channels it runs on */
     double cap;                 /* data bytes/s one rank can send (0 = no limit) */
     uint32_t rounds, slices;    /* R, C */
@@ -99,6 +108,7 @@ struct coll_group {
                                  * ops (a stage visits only those: 16384 mirrored ranks) */
     enum sys_transport transport; /* the slowest class any ring hop crosses */
     int8_t level;               /* chip level of the ring's narrowest link */
+    uint8_t nvls;               /* one switch with nvls joins every rank: NVLink SHARP */
     double min_bw;              /* narrowest server of a ring x the rings, bytes/s */
 };
 
@@ -267,6 +277,31 @@ static int ring_order(struct coll_engine *c, uint32_t g)
     return -1;
 }
 
+/* Whether group g can run NVLS: the chip has it, the group is one ring
+ * within a node, and every hop of it passes a switch with nvls. */
+static int group_nvls(const struct coll_engine *c, uint32_t g)
+{
+    const struct coll_group *cg = &c->group[g];
+    const struct hw_system *sys = c->env->sys;
+    if (c->cfg->coll_nvls_eff <= 0 || cg->nrings != 1 || cg->transport == ST_NETWORK)
+        return 0;
+    uint32_t n = c->t->groups[g].n, routed = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        const struct sys_route *rt = &cg->routes[p];
+        if (rt->nhops == 0)
+            continue;               /* between two mirrors: not routed */
+        int through = 0;
+        for (uint32_t h = 0; h < rt->nhops && !through; h++) {
+            const struct sys_link *l = &sys->links[rt->link[h]];
+            through = sys->nodes[l->a].nvls || sys->nodes[l->b].nvls;
+        }
+        if (!through)
+            return 0;
+        routed++;
+    }
+    return routed > 0;
+}
+
 struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
                                 const struct trace *t, struct run_env *env, struct diag *d)
 {
@@ -323,6 +358,7 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
             c->group[g].level = cfg->lv_peer >= 0 ? cfg->lv_peer : cfg->lv_host;
         const struct trace_group *gr = &t->groups[g];
         struct coll_group *cg = &c->group[g];
+        cg->nvls = group_nvls(c, g);
         for (uint32_t r = 0; r < gr->n; r++)
             cg->nreal += !is_mirror(t, t->group_dev[gr->off + r]);
         cg->real_pos = sim_xcalloc((size_t)cg->nrings * cg->nreal + 1, sizeof *cg->real_pos);
@@ -332,6 +368,25 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
                     cg->real_pos[j++] = p;
     }
     free(used);
+    /* an all_reduce that asks for nvls where there is none */
+    for (uint32_t k = 0; k < t->ncolls; k++) {
+        const struct trace_coll *tc = &t->colls[k];
+        uint32_t r0 = 0;
+        while (t->coll_ops[tc->ops_off + r0] == UINT32_MAX)
+            r0++;
+        uint32_t at = t->coll_ops[tc->ops_off + r0];
+        if (t->ops[at].u.coll.algo != COLL_NVLS || c->group[tc->group].nvls)
+            continue;
+        char field[48];
+        snprintf(field, sizeof field, "ops[%u].algo", at);
+        diag_set(d, DIAG_E_UNSUPPORTED, t->path, t->ops[at].line, field,
+                 "\"nvls\" needs every rank of the group on one NVLink switch that reduces "
+                 "(a switch node with nvls: true in system %s, and collectives.nvls_efficiency "
+                 "in the chip's config%s); use \"ring\" or \"auto\"", env->sys->name,
+                 cfg->coll_nvls_eff > 0 ? "" : ", which this chip lacks");
+        coll_destroy(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -380,6 +435,11 @@ static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint
                        double *per_round)
 {
     double S = (double)o->u.coll.bytes;
+    if (algo == COLL_NVLS) {            /* all of it up to the switch and back, plus 1/n */
+        *rounds = 1;
+        *per_round = S * (1.0 + 1.0 / n);
+        return;
+    }
     if (algo == COLL_DIRECT) {          /* every pair's share at once */
         *rounds = 1;
         *per_round = S / n * (n - 1);
@@ -400,7 +460,8 @@ static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint
 /* Pick the protocol as NCCL's tuning model does: the least of base
  * latency + R hop latencies + bytes over the ring's bandwidth for it. */
 static enum coll_proto pick_proto(const struct coll_engine *c, const struct coll_group *g,
-                                  uint32_t n, double bytes, uint32_t rounds, double per_round)
+                                  uint32_t n, double bytes, uint32_t rounds, double per_round,
+                                  double *t_best)
 {
     enum coll_proto best = CP_SIMPLE;
     double best_t = HUGE_VAL;
@@ -419,6 +480,7 @@ static enum coll_proto pick_proto(const struct coll_engine *c, const struct coll
             best = (enum coll_proto)p;
         }
     }
+    *t_best = best_t;
     return best;
 }
 
@@ -438,10 +500,11 @@ static void put_flow(struct coll_engine *c, struct coll_run *r, struct flowsrv *
  * peer's written. */
 static void send_bytes(struct coll_engine *c, struct coll_run *r, uint64_t inst,
                        const struct sys_route *rt, uint32_t src_dev, uint32_t dst_dev,
-                       double bytes, double read_factor, double cap, struct op_result *res)
+                       double bytes, double read_factor, double write_factor, double cap,
+                       struct op_result *res)
 {
     const struct hw_system *sys = c->env->sys;
-    double eff = proto_eff[r->proto];
+    double eff = r->eff;
     double wire = bytes / eff, wcap = cap > 0 ? cap / eff : 0;
     uint32_t counted = 0;
     for (uint32_t h = 0; h < rt->nhops; h++) {
@@ -457,8 +520,9 @@ static void send_bytes(struct coll_engine *c, struct coll_run *r, uint64_t inst,
     int8_t dram = c->cfg->lv_dram;
     put_flow(c, r, c->env->dram[src_dev], bytes * read_factor, cap > 0 ? cap * read_factor : 0,
              inst);
-    put_flow(c, r, c->env->dram[dst_dev], bytes, cap, inst);
-    res->bytes[dram] += bytes * (read_factor + 1.0);
+    put_flow(c, r, c->env->dram[dst_dev], bytes * write_factor, cap > 0 ? cap * write_factor : 0,
+             inst);
+    res->bytes[dram] += bytes * (read_factor + write_factor);
 }
 
 static void finish(struct coll_engine *c, uint32_t inst);
@@ -479,7 +543,10 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
         return;
     }
     double cap = r->cap;
-    uint64_t hop_ps = (uint64_t)llround(hop_lat_us[cg->transport][r->proto] *
+    /* NVLS: one stage that costs NCCL's NVLS latency (its tuning figure;
+     * the multicast and its synchronisation, not a ring's hops) */
+    uint64_t hop_ps = (uint64_t)llround((r->algo == COLL_NVLS ? NVLS_LAT_US
+                                                              : hop_lat_us[cg->transport][r->proto]) *
                                         c->cfg->coll_hop_scale * 1e6);
     r->pending = 0;
     if (r->algo == COLL_DIRECT) {
@@ -499,7 +566,7 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                 int ok = sys_route(c->env->sys, c->env->sysdev[da], c->env->sysdev[db], &rt,
                                    c->env->net->scratch);
                 SIM_CHECK(ok == 0);     /* the ring's routes connect the group */
-                send_bytes(c, r, inst, &rt, da, db, pair, 1.0, pcap, res);
+                send_bytes(c, r, inst, &rt, da, db, pair, 1.0, 1.0, pcap, res);
             }
         }
         r->step = last;
@@ -512,8 +579,14 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
             s1 = M - 1;
         uint32_t lat_steps = s0 < R ? (s1 < R ? s1 : R - 1) - s0 + 1 : 0;
         r->stage_lat_ps = hop_ps * lat_steps;
-        double read_factor = o0->u.coll.what == COLL_ALL_REDUCE ? 1.5
+        /* memory per byte sent: a ring's reduction reads the incoming
+         * slice and its own; NVLS reads the input once and writes the
+         * result once, of S(1 + 1/n) bytes on the wire */
+        double nvls_part = 1.0 / (1.0 + 1.0 / n);
+        double read_factor = r->algo == COLL_NVLS ? nvls_part
+                             : o0->u.coll.what == COLL_ALL_REDUCE ? 1.5
                              : o0->u.coll.what == COLL_REDUCE_SCATTER ? 2.0 : 1.0;
+        double write_factor = r->algo == COLL_NVLS ? nvls_part : 1.0;
         uint32_t rr = 0;            /* the root's group rank */
         if (o0->u.coll.what == COLL_BROADCAST && o0->u.coll.root != TRACE_NO_DEVICE)
             rr = (uint32_t)trace_group_rank(t, tc->group, o0->u.coll.root);
@@ -548,7 +621,8 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                 if (is_mirror(t, da))
                     continue;       /* a mirror sends what its simulated twin sends */
                 send_bytes(c, r, inst, &cg->routes[(size_t)k * n + a], da, db,
-                           slices * r->slice * share, read_factor, rcap, c->res[tc->ops_off + ra]);
+                           slices * r->slice * share, read_factor, write_factor, rcap,
+                           c->res[tc->ops_off + ra]);
                 /* what a mirror predecessor sends into this rank: its links
                  * and memory carry that too (symmetric ranks: the same
                  * slices); its bytes are the mirror's, not this rank's */
@@ -557,7 +631,8 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                     struct op_result scratch;
                     memset(&scratch, 0, sizeof scratch);
                     send_bytes(c, r, inst, &cg->routes[(size_t)k * n + pa], dp, da,
-                               slices * r->slice * share, read_factor, rcap, &scratch);
+                               slices * r->slice * share, read_factor, write_factor, rcap,
+                               &scratch);
                 }
             }
         }
@@ -641,10 +716,27 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     r->algo = o->u.coll.algo != COLL_AUTO ? o->u.coll.algo
               : o->u.coll.what == COLL_ALL_TO_ALL ? COLL_DIRECT : COLL_RING;
     uint32_t rounds;
-    double per_round;
+    double per_round, t_ring;
     coll_shape(o, gr->n, r->algo, &rounds, &per_round);
     double bytes = (double)o->u.coll.bytes;
-    r->proto = pick_proto(c, cg, gr->n, bytes, rounds, per_round);
+    r->proto = pick_proto(c, cg, gr->n, bytes, rounds, per_round, &t_ring);
+    /* NVLS where NCCL's tuning would take it: its latency (25 us, NCCL's
+     * NVLINK NVLS Simple figure, which keeps it off small messages) plus
+     * S(1 + 1/n) at the switch links' NVLS rate, against the ring's best */
+    if (o->u.coll.algo == COLL_AUTO && o->u.coll.what == COLL_ALL_REDUCE && cg->nvls) {
+        uint32_t nr;
+        double pr;
+        coll_shape(o, gr->n, COLL_NVLS, &nr, &pr);
+        double t_nvls = NVLS_LAT_US * 1e-6 + pr / (cg->min_bw * c->cfg->coll_nvls_eff);
+        if (t_nvls < t_ring) {
+            r->algo = COLL_NVLS;
+            rounds = nr;
+            per_round = pr;
+        }
+    }
+    if (r->algo == COLL_NVLS)
+        r->proto = CP_SIMPLE;       /* NVLS runs Simple only */
+    r->eff = proto_eff[r->proto] * (r->algo == COLL_NVLS ? c->cfg->coll_nvls_eff : 1.0);
     r->channels = channels_for(c, r->proto, bytes, gr->n);
     r->cap = rank_cap(c, r->proto, r->channels);
     r->rounds = rounds;

@@ -36,7 +36,7 @@ def main():
     w("")
     w("nodes:")
     for k in range(n):
-        w(f"  - {{name: nvswitch{k}, kind: switch}}")
+        w(f"  - {{name: nvswitch{k}, kind: switch, nvls: true}}")
         w(f"  - {{name: cpu{k}, kind: host, bandwidth_GBps: 160}}   # as nvidia-hgx-h100.yaml's cpu0")
         for i in range(8):
             w(f"  - {{name: nic{k}_{i}, kind: switch}}   # ConnectX-7")
@@ -47,7 +47,7 @@ def main():
     for k in range(n):
         gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
         w(f"  - {{level: nvlink, from: [{gpus}], to: nvswitch{k}, bandwidth_GBps: 450, latency_ns: 400, "
-          "efficiency: {bandwidth_fraction: 0.913}}   # as nvidia-hgx-h100.yaml")
+          "efficiency: {bandwidth_fraction: 0.818}}   # as nvidia-hgx-h100.yaml")
     for k in range(n):
         for i in range(8):
             g = 8 * k + i

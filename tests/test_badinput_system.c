@@ -106,6 +106,10 @@ int main(void)
     expect("node named like a device", trace2, "sys", 5, "nodes[0]", "already a device");
     write_sys("{name: sw, kind: switch}", "{name: sw, kind: router}");
     expect("unknown node kind", trace2, "sys", 5, "nodes[0]", "unknown node kind 'router'");
+    write_sys("{name: sw, kind: switch}", "{name: sw, kind: switch, nvls: maybe}");
+    expect("nvls not a boolean", trace2, "sys", 5, "nodes[0]", "expected true or false");
+    write_sys("{name: sw, kind: switch}", "{name: sw, kind: switch}\n  - {name: h, kind: host, nvls: true}");
+    expect("nvls on a host", trace2, "sys", 6, "nodes[1]", "property of a switch");
     write_sys("level: nvlink", "level: l2");
     expect("link level that is no link", trace2, "sys", 8, "links[0].level",
            "'l2' is not a link level");

@@ -730,6 +730,81 @@ static void test_gen_tp(void)
     free(err);
 }
 
+/* NVLink SHARP (NVLS): on an NVSwitch that reduces (nvls: true) an
+ * all-reduce sends each rank's S bytes up and the S/n it reduced back, and
+ * receives the same, so at large sizes algbw = link x 0.85 (NCCL's Hopper
+ * NVLS efficiency) / (1 + 1/n); the ring's is link x n / (2(n - 1)).  auto
+ * takes NVLS when NCCL's cost model says so; a system or a collective
+ * without it keeps the ring, and asking for it there is an error. */
+static void test_nvls(void)
+{
+    const char *hgx = "configs/systems/nvidia-hgx-h100.yaml";
+    struct hw_system s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load(hgx, &s, &d), 0);
+    double link = 450e9 * 0.818;        /* the file's NVLink rate after its efficiency */
+    struct collbench_pt pt, pr;
+    uint64_t big = (uint64_t)1 << 32;
+    for (uint32_t n = 5; n <= 8; n++) {
+        CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, n, 1, big, &pt, &d), 0);
+        CHECK_STR_CONTAINS(pt.how, "nvls");
+        double want = link * 0.85 / (1.0 + 1.0 / n);
+        printf("  NVLS all-reduce 4 GiB on %u H100s: algbw %.1f GB/s (S(1+1/n) model %.1f), busbw %.1f\n",
+               n, pt.algbw * 1e-9, want * 1e-9, pt.busbw * 1e-9);
+        CHECK(pt.algbw < want && pt.algbw > 0.97 * want);
+    }
+    /* the ring, asked for: the link's rate as bus bandwidth */
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_FP32, 8, 1, big, &pr, &d), 0);
+    CHECK_STR_CONTAINS(pr.how, "ring");
+    CHECK(pr.busbw < link && pr.busbw > 0.97 * link);
+    CHECK(pt.busbw > 1.25 * pr.busbw);  /* n = 8: NVLS 1.32x the ring's */
+    /* small messages stay on the ring (NVLS's 25 us latency) */
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 8, 1, 32768, &pt, &d), 0);
+    CHECK_STR_CONTAINS(pt.how, "ring");
+    /* only all-reduce: all-gather keeps its algorithms */
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_GATHER, COLL_AUTO, DT_FP32, 8, 1, big, &pt, &d), 0);
+    CHECK(strstr(pt.how, "nvls") == NULL);
+    sys_free(&s);
+    /* the A100's NVSwitch has no SHARP: auto stays on the ring ... */
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &s, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 8, 1, big, &pt, &d), 0);
+    CHECK_STR_CONTAINS(pt.how, "ring");
+    sys_free(&s);
+    /* ... and a trace that asks for nvls there is told why not */
+    struct trace t;
+    char msg[600];
+    char *ops = rank_ops(8, "{\"id\": \"ar@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+                            "\"collective\": \"all_reduce\", \"group\": [\"gpu0\", \"gpu1\", \"gpu2\", "
+                            "\"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"], \"bytes\": 1073741824, "
+                            "\"algo\": \"nvls\"}");
+    CHECK_EQ_INT(load(gpus8, ops, &t, msg, sizeof msg), 0);
+    struct run_result r;
+    CHECK(run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "ops[0].algo");
+    CHECK_STR_CONTAINS(msg, "nvls: true");
+    /* on the HGX it runs, and each rank's NVLink carries S(1 + 1/n) */
+    CHECK_EQ_INT(run_on(hgx, &t, &r, msg, sizeof msg), 0);
+    struct hw_system h;
+    CHECK_EQ_INT(sys_load(hgx, &h, &d), 0);
+    double nvb = r.ops[0].bytes[h.chip.lv_peer];
+    CHECK(nvb > 1073741824.0 * 1.125 * 0.999 && nvb < 1073741824.0 * 1.125 * 1.001);
+    CHECK_STR_CONTAINS(r.ops[0].tile, "nvls");
+    sys_free(&h);
+    run_result_free(&r);
+    trace_free(&t);
+    free(ops);
+    /* nvls is an all-reduce algorithm */
+    ops = rank_ops(8, "{\"id\": \"ag@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+                      "\"collective\": \"all_gather\", \"group\": [\"gpu0\", \"gpu1\", \"gpu2\", "
+                      "\"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"], \"bytes\": 1048576, "
+                      "\"algo\": \"nvls\"}");
+    CHECK(load(gpus8, ops, &t, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "all_reduce only");
+    free(ops);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -746,6 +821,7 @@ int main(void)
     test_mirrors();
     test_expert_parallel();
     test_zero();
+    test_nvls();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -153,6 +153,37 @@ int main(void)
         diag_print(&d, stderr);
     }
 
+    /* Hopper collectives (traces/validation/hopper-collectives.csv): the
+     * two ring rows set the H100 NVLink's efficiency (HRING); the NVLS rows
+     * on 5-8 H100s and on 8 H200s are held out (NCCL's NVLS efficiency,
+     * nothing fitted on them) */
+    struct validate_opts oc = {.data = "traces/validation/hopper-collectives.csv", .configs = "configs",
+                               .root = "."};
+    memset(&d, 0, sizeof d);
+    rc = validate_run(&oc, &r, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(r.nrows, 7);
+        ng = validate_groups(&r, g, 32);
+        static const struct { const char *group; double med, worst; } cb[] = {
+            {"HRING/collective", 0.01, 0.01}, {"HNVLS/collective", 0.05, 0.10}};
+        int seen = 0;
+        for (size_t k = 0; k < sizeof cb / sizeof cb[0]; k++)
+            for (int q = 0; q < ng; q++)
+                if (strcmp(g[q].name, cb[k].group) == 0) {
+                    printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n",
+                           g[q].name, g[q].count, 100 * g[q].median_abs_err, 100 * cb[k].med,
+                           100 * g[q].worst_abs_err, 100 * cb[k].worst);
+                    CHECK(g[q].median_abs_err <= cb[k].med);
+                    CHECK(g[q].worst_abs_err <= cb[k].worst);
+                    seen++;
+                }
+        CHECK_EQ_INT(seen, 2);
+        validate_free(&r);
+    } else {
+        diag_print(&d, stderr);
+    }
+
     /* a row whose op is too large: an error with the row's line, not an
      * abort inside the model */
     char dir[64], csv[128];

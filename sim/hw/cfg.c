@@ -616,7 +616,8 @@ static const char *const top_keys[] = {
     "collectives", "efficiency", NULL};
 static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GBps",
                                                "call_overhead_us", "ll_bandwidth_GBps",
-                                               "hop_latency_scale", "protocols", NULL};
+                                               "hop_latency_scale", "protocols",
+                                               "nvls_efficiency", NULL};
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
     "special_function_ops_per_cycle_per_unit", "matrix_paths",
@@ -1518,6 +1519,10 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
             return -1;
         if (rc == 0)
             h->coll_ll_bw = x * 1e9;
+        if ((rc = get_number(c, s, "collectives", "nvls_efficiency", RANGE_FRAC, 0, &x)) < 0)
+            return -1;
+        if (rc == 0)
+            h->coll_nvls_eff = x;
         if ((rc = get_number(c, s, "collectives", "call_overhead_us", RANGE_NONNEG, 0, &x)) < 0)
             return -1;
         if (rc == 0)
@@ -1566,7 +1571,7 @@ int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_confi
 
 static const char *const sys_top_keys[] = {"name", "chip", "devices", "nodes", "links",
                                             "unified_bandwidth_GBps", NULL};
-static const char *const sys_node_keys[] = {"name", "kind", "bandwidth_GBps", NULL};
+static const char *const sys_node_keys[] = {"name", "kind", "bandwidth_GBps", "nvls", NULL};
 static const char *const sys_link_keys[] = {
     "name", "level", "from", "to", "bandwidth_GBps", "latency_ns", "efficiency", "forward",
     "transport", NULL};
@@ -1734,6 +1739,18 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             return -1;
         if (rc == 0)
             s->nodes[ni].bw_bytes_per_s = x * 1e9;
+        char nvs[8] = "";
+        if (get_string(c, m, field, "nvls", 0, nvs, sizeof nvs) != 0)
+            return -1;
+        int nvls = strcmp(nvs, "true") == 0;
+        if (!nvls && nvs[0] != '\0' && strcmp(nvs, "false") != 0)
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, m, "nvls")].line, field,
+                            "nvls: expected true or false, got '%s'", nvs);
+        if (nvls && k != SN_SWITCH)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, m, "nvls")].line, field,
+                            "nvls (in-switch reduction) is a property of a switch, not of a %s",
+                            kind);
+        s->nodes[ni].nvls = (uint8_t)nvls;
         if (s->nnodes > SYS_MAX_NODES)
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[m].line, "nodes",
                             "more than %d nodes", SYS_MAX_NODES);

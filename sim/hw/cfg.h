@@ -143,6 +143,8 @@ struct hw_config {
     double coll_hop_scale;                      /* x NCCL's per-hop latencies (1 = NCCL's) */
     double coll_ll_bw;                          /* LL protocol's data rate per rank, bytes/s;
                                                    0 = the channels' copy rate */
+    double coll_nvls_eff;                       /* NVLink SHARP all-reduce: share of a link's
+                                                   rate it reaches; 0 = the chip has none */
 
     /* calibrated efficiency parameters (see each config for what they were fitted to) */
     double eff_matrix_pipe;                     /* achievable fraction of matrix peak, 0..1 */

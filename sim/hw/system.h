@@ -49,6 +49,7 @@ struct sys_node {
     char name[SYS_NAME_MAX];
     enum sys_node_kind kind;
     double bw_bytes_per_s;      /* forwarding bandwidth all transfers through it share; 0 = none */
+    uint8_t nvls;               /* a switch that reduces and multicasts (NVLink SHARP) */
     int line;                   /* where the file defines it (0 if implied) */
 };
 

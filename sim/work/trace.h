@@ -105,11 +105,13 @@ enum coll_kind {
 /* auto: what NCCL's tuning model picks for the size (models/coll.c);
  * ring: a ring through the group in its order; direct: every rank sends to
  * every other at once (all_to_all's algorithm, and all_gather's on a
- * switch). */
+ * switch); nvls: all_reduce reduced and multicast in an NVLink switch
+ * (NVLink SHARP), on a system whose switch has `nvls: true`. */
 #define COLL_ALGO_MAP(X)            \
     X(COLL_AUTO, "auto")            \
     X(COLL_RING, "ring")            \
-    X(COLL_DIRECT, "direct")
+    X(COLL_DIRECT, "direct")        \
+    X(COLL_NVLS, "nvls")
 
 enum coll_algo {
 #define COLL_ALGO_ENUM_(e, n) e,
