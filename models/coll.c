@@ -138,6 +138,7 @@ double coll_busbw_factor(enum coll_kind k, uint32_t n)
     case COLL_REDUCE_SCATTER:
     case COLL_ALL_TO_ALL: return (double)(n - 1) / n;
     case COLL_BROADCAST:
+    case COLL_SEND_RECV:
     case COLL_KIND_COUNT: break;
     }
     return 1.0;
@@ -449,7 +450,8 @@ static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint
     case COLL_ALL_REDUCE: *rounds = 2 * (n - 1); *per_round = S / n; return;
     case COLL_ALL_GATHER:
     case COLL_REDUCE_SCATTER: *rounds = n - 1; *per_round = S / n; return;
-    case COLL_BROADCAST: *rounds = n - 1; *per_round = S; return;
+    case COLL_BROADCAST:
+    case COLL_SEND_RECV: *rounds = n - 1; *per_round = S; return;
     case COLL_ALL_TO_ALL:
     case COLL_KIND_COUNT: break;
     }
@@ -588,19 +590,21 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                              : o0->u.coll.what == COLL_REDUCE_SCATTER ? 2.0 : 1.0;
         double write_factor = r->algo == COLL_NVLS ? nvls_part : 1.0;
         uint32_t rr = 0;            /* the root's group rank */
-        if (o0->u.coll.what == COLL_BROADCAST && o0->u.coll.root != TRACE_NO_DEVICE)
+        /* a send_recv is a broadcast of two: its root (the sender) to the other */
+        int chain = o0->u.coll.what == COLL_BROADCAST || o0->u.coll.what == COLL_SEND_RECV;
+        if (chain && o0->u.coll.root != TRACE_NO_DEVICE)
             rr = (uint32_t)trace_group_rank(t, tc->group, o0->u.coll.root);
         double share = 1.0 / cg->nrings, rcap = cap > 0 ? cap / cg->nrings : 0;
         for (uint32_t k = 0; k < cg->nrings; k++) {
             const uint32_t *ring = cg->ring + (size_t)k * n;
             uint32_t root = 0;      /* the root's position in this ring (broadcast) */
-            while (o0->u.coll.what == COLL_BROADCAST && ring[root] != rr)
+            while (chain && ring[root] != rr)
                 root++;
             for (uint32_t q = 0; q < cg->nreal; q++) {  /* the ring's positions with ops */
                 uint32_t a = cg->real_pos[(size_t)k * cg->nreal + q];
                 /* slices rank a sends in steps s0..s1 */
                 double slices = 0;
-                if (o0->u.coll.what == COLL_BROADCAST) {
+                if (chain) {
                     uint32_t hop = (a + n - root) % n;      /* its hop in the chain */
                     if (hop < R) {
                         uint64_t lo = s0 > hop ? s0 : hop, hi = s1 < hop + C - 1 ? s1 : hop + C - 1;
@@ -627,7 +631,7 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                  * and memory carry that too (symmetric ranks: the same
                  * slices); its bytes are the mirror's, not this rank's */
                 uint32_t pa = (a + n - 1) % n, dp = t->group_dev[gr->off + ring[pa]];
-                if (is_mirror(t, dp) && o0->u.coll.what != COLL_BROADCAST) {
+                if (is_mirror(t, dp) && !chain) {
                     struct op_result scratch;
                     memset(&scratch, 0, sizeof scratch);
                     send_bytes(c, r, inst, &cg->routes[(size_t)k * n + pa], dp, da,

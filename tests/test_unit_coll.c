@@ -140,7 +140,7 @@ static void test_load_errors(void)
         {"root of an all_reduce", "\"a\", \"b\"",
          "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
          "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"root\": \"a\"}",
-         "only a broadcast has a root"},
+         "only a broadcast or a send_recv has a root"},
         {"all_gather size", "\"a\", \"b\", \"c\"",
          "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_gather\", "
          "\"group\": [\"a\", \"b\", \"c\"], \"bytes\": 64}",
@@ -805,6 +805,54 @@ static void test_nvls(void)
     free(ops);
 }
 
+/* send_recv: one device sends, one receives (NCCL's send/recv pair, a
+ * pipeline stage's activations): a broadcast of two, both ops ending when
+ * the bytes are in; the sender is the root (default the first). */
+static void test_send_recv(void)
+{
+    const char *dgx = "configs/systems/nvidia-dgx-a100.yaml";
+    struct trace t;
+    struct run_result r;
+    char msg[600];
+    const char *devs = "\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\"";
+    const char *ops =
+        "{\"id\": \"s\", \"kind\": \"collective\", \"device\": \"gpu3\", \"collective\": \"send_recv\", "
+        "\"group\": [\"gpu0\", \"gpu3\"], \"root\": \"gpu3\", \"bytes\": 1073741824},\n"
+        "{\"id\": \"r\", \"kind\": \"collective\", \"device\": \"gpu0\", \"collective\": \"send_recv\", "
+        "\"group\": [\"gpu0\", \"gpu3\"], \"root\": \"gpu3\", \"bytes\": 1073741824}";
+    CHECK_EQ_INT(load(devs, ops, &t, msg, sizeof msg), 0);
+    CHECK_EQ_INT(run_on(dgx, &t, &r, msg, sizeof msg), 0);
+    /* 1 GiB at the channels' 12 x 19.6 GB/s (under the link's 274) */
+    double sec = (double)(r.ops[0].end_ps - r.ops[0].start_ps) * 1e-12;
+    printf("  send_recv 1 GiB gpu3 -> gpu0 on a DGX A100: %.3f ms (%.1f GB/s)\n", sec * 1e3,
+           1073741824.0 / sec * 1e-9);
+    CHECK(sec > 1073741824.0 / 235.2e9 && sec < 1.05 * 1073741824.0 / 235.2e9);
+    CHECK_EQ_INT((long long)r.ops[0].end_ps, (long long)r.ops[1].end_ps);
+    struct hw_system h;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load(dgx, &h, &d), 0);
+    /* the sender's bytes crossed NVLink; the receiver sent nothing */
+    CHECK(r.ops[0].bytes[h.chip.lv_peer] == 1073741824.0);
+    CHECK(r.ops[1].bytes[h.chip.lv_peer] == 0.0);
+    sys_free(&h);
+    run_result_free(&r);
+    trace_free(&t);
+    /* between two devices only; a root is its sender */
+    char *three = rank_ops(3, "{\"id\": \"x@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+                              "\"collective\": \"send_recv\", \"group\": [\"gpu0\", \"gpu1\", \"gpu2\"], "
+                              "\"bytes\": 1024}");
+    CHECK(load(devs, three, &t, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "between two devices");
+    free(three);
+    char *ar = rank_ops(2, "{\"id\": \"x@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+                           "\"collective\": \"all_reduce\", \"group\": [\"gpu0\", \"gpu1\"], "
+                           "\"root\": \"gpu1\", \"bytes\": 1024}");
+    CHECK(load(devs, ar, &t, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "broadcast or a send_recv has a root");
+    free(ar);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -822,6 +870,7 @@ int main(void)
     test_expert_parallel();
     test_zero();
     test_nvls();
+    test_send_recv();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

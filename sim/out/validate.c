@@ -344,7 +344,8 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
                             "unknown algo '%s' (auto, ring, direct)", algo);
         if (ranks > 65536 || bytes > TRACE_SIZE_CAP || wi->gpus_per_thread > ranks ||
-            (k != COLL_ALL_REDUCE && k != COLL_BROADCAST && bytes % ranks != 0))
+            (k != COLL_ALL_REDUCE && k != COLL_BROADCAST && k != COLL_SEND_RECV &&
+             bytes % ranks != 0) || (k == COLL_SEND_RECV && ranks != 2))
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "ranks must be 2..65536, gpus_per_thread at most ranks and bytes "
                             "1..2^50 (a multiple of ranks but for all_reduce and broadcast)");

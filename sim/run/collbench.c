@@ -21,7 +21,12 @@ int collbench_run(const struct hw_system *sys, enum coll_kind kind, enum coll_al
     if (bytes == 0 || bytes > TRACE_SIZE_CAP)
         return diag_set(d, DIAG_E_RANGE, "", 0, "bytes", "a size of 1 byte to 2^50 bytes, got %llu",
                         (unsigned long long)bytes);
-    if (kind != COLL_ALL_REDUCE && kind != COLL_BROADCAST && bytes % nranks != 0)
+    if (kind == COLL_SEND_RECV && nranks != 2)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "ranks",
+                        "a send_recv is between two devices (one sends, one receives), got %u",
+                        nranks);
+    if (kind != COLL_ALL_REDUCE && kind != COLL_BROADCAST && kind != COLL_SEND_RECV &&
+        bytes % nranks != 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "bytes",
                         "a %s over %u ranks needs a size divisible by %u, got %llu",
                         coll_kind_name(kind), nranks, nranks, (unsigned long long)bytes);

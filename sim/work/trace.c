@@ -1011,10 +1011,15 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                      t->devices[op->device]);
             return lerr(L, DIAG_E_RANGE, NULL, line, "group", "%s", msg);
         }
+        if (op->u.coll.what == COLL_SEND_RECV && t->groups[op->u.coll.group].n != 2)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "group",
+                        "a send_recv is between two devices (the sender, \"root\", default "
+                        "the first, and the receiver), got a group of %u",
+                        t->groups[op->u.coll.group].n);
         if (op->u.coll.root != TRACE_NO_DEVICE) {
-            if (op->u.coll.what != COLL_BROADCAST)
+            if (op->u.coll.what != COLL_BROADCAST && op->u.coll.what != COLL_SEND_RECV)
                 return lerr(L, DIAG_E_RANGE, NULL, line, "root",
-                            "only a broadcast has a root");
+                            "only a broadcast or a send_recv has a root (the sender)");
             if (trace_group_rank(t, op->u.coll.group, op->u.coll.root) < 0)
                 return lerr(L, DIAG_E_RANGE, NULL, line, "root",
                             "the root \"%s\" is not in the group", t->devices[op->u.coll.root]);
@@ -1031,7 +1036,7 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                         "all_to_all runs \"direct\" (or \"auto\"), not \"ring\"");
         uint32_t gn = t->groups[op->u.coll.group].n;
         if (op->u.coll.what != COLL_ALL_REDUCE && op->u.coll.what != COLL_BROADCAST &&
-            op->u.coll.bytes % gn != 0) {
+            op->u.coll.what != COLL_SEND_RECV && op->u.coll.bytes % gn != 0) {
             snprintf(msg, sizeof msg, "%s %s over %u devices needs bytes divisible by %u "
                      "(each rank's share), got %" PRIu64, article(coll_names[op->u.coll.what]),
                      coll_names[op->u.coll.what], gn, gn,

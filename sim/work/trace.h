@@ -93,7 +93,8 @@ enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_P2P };
     X(COLL_ALL_GATHER, "all_gather")                     \
     X(COLL_REDUCE_SCATTER, "reduce_scatter")             \
     X(COLL_ALL_TO_ALL, "all_to_all")                     \
-    X(COLL_BROADCAST, "broadcast")
+    X(COLL_BROADCAST, "broadcast")                       \
+    X(COLL_SEND_RECV, "send_recv")
 
 enum coll_kind {
 #define COLL_KIND_ENUM_(e, n) e,
