@@ -5,6 +5,7 @@
  * consumer waits for; the idle share of each device is the schedule's
  * bubble, (P - 1) / (M + P - 1); with TP and DP (3D) each stage is a TP
  * group, replicated; what cannot combine yet is refused. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,9 +130,50 @@ int main(void)
         double idle = r3.dev_time_ps[(size_t)dv * (CAT_COUNT + 1) + RUN_IDLE] / (double)r3.total_ps;
         CHECK(idle > 0.5 * 1.0 / 5.0 && idle < 0.6);   /* the bubble: (P - 1) / (M + P - 1) = 20% */
     }
+    double adamw0 = 0;
+    int aw = find(&t, "r4.s1.adamw");
+    CHECK(aw >= 0);
+    if (aw >= 0)
+        adamw0 = (double)t.ops[aw].u.ew.elements;
+    uint64_t step0 = r3.total_ps;
     run_result_free(&r3);
-    sys_free(&sys3);
     trace_free(&t);
+
+    /* ZeRO-1 with the pipeline (Megatron's distributed optimizer): each
+     * stage's layer gradients are reduce-scattered over its replicas, AdamW
+     * updates half the stage's state, and one all-gather brings the weights
+     * back at the end; ZeRO-3 is refused (as DeepSpeed does) */
+    struct llm_step z1 = s3;
+    z1.zero = 1;
+    CHECK_EQ_INT(llm_build(&c, &z1, &t, &d), 0);
+    uint32_t rs = 0, ag = 0, ar = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->kind != OP_COLLECTIVE || o->device != 4)
+            continue;
+        rs += o->u.coll.what == COLL_REDUCE_SCATTER;
+        ag += o->u.coll.what == COLL_ALL_GATHER;
+        ar += strstr(o->id, "dp_allreduce") != NULL;
+    }
+    CHECK_EQ_INT(rs, 16 + 1);
+    CHECK_EQ_INT(ag, 1);
+    CHECK_EQ_INT(ar, 0);
+    aw = find(&t, "r4.s1.adamw");
+    CHECK(aw >= 0 && fabs((double)t.ops[aw].u.ew.elements - adamw0 / 2) <= 1.0);
+    int pg = find(&t, "r4.s1.param_allgather");
+    CHECK(pg >= 0 && depends_on(&t, pg, aw));
+    struct run_result rz;
+    CHECK_EQ_INT(run_system_opts(&sys3, &t, NULL, &rz, &d), 0);
+    printf("  the same with ZeRO-1: step %.2f ms (without: %.2f)\n", (double)rz.total_ps * 1e-9,
+           (double)step0 * 1e-9);
+    CHECK(rz.total_ps < step0);        /* half the optimizer's memory traffic */
+    run_result_free(&rz);
+    trace_free(&t);
+    z1.zero = 3;
+    memset(&d, 0, sizeof d);
+    CHECK(llm_build(&c, &z1, &t, &d) != 0);
+    CHECK_STR_CONTAINS(d.msg, "ZeRO-3 does not combine with --pp");
+    sys_free(&sys3);
     /* refused until modelled, by field */
     static const struct { int recompute; uint32_t mb; uint64_t batch; const char *want; } bad[] = {
         {1, 8, 8, "--recompute"}, {0, 3, 8, "split"},

@@ -290,13 +290,6 @@ static uint32_t add_dp_coll(struct builder *b, const char *id, enum coll_kind wh
     return idx;
 }
 
-/* A data-parallel gradient all-reduce on stream 1, after op `after`. */
-static uint32_t add_grad_allreduce(struct builder *b, const char *id, enum dtype dt,
-                                   uint64_t bytes, uint32_t after)
-{
-    return add_dp_coll(b, id, COLL_ALL_REDUCE, dt, bytes, after, b->dp_group, 1);
-}
-
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), k = strlen(suffix);
@@ -724,10 +717,13 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
             add_allreduce(b, aid, dt, act);
         }
         if (dp > 1 && last && ends_with(base, ".attn_norm")) {
+            /* ZeRO 1/2 (Megatron's distributed optimizer): reduce-scattered */
             const char *layer = strchr(base, '.') + 1;          /* past "mbN." */
             char lid[TRACE_ID_MAX];
-            snprintf(lid, sizeof lid, "%.*s.dp_allreduce", (int)strcspn(layer, "."), layer);
-            *last_ar = add_grad_allreduce(b, lid, dt, grad_layer, b->prev);
+            snprintf(lid, sizeof lid, "%.*s.%s", (int)strcspn(layer, "."), layer,
+                     s->zero ? "dp_reduce_scatter" : "dp_allreduce");
+            *last_ar = add_dp_coll(b, lid, s->zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
+                                   grad_layer, b->prev, b->dp_group, 1);
         }
     }
     free(fwd);
@@ -812,21 +808,29 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 /* the embedding's and the head's gradients over the
                  * replicas, on the stages that hold them */
                 double vh = (double)c->vocab * c->hidden / tp;
+                uint32_t zero = dp > 1 ? s->zero : 0;
                 if (dp > 1 && (st == 0 || st == pp - 1))
-                    last_ar = add_grad_allreduce(b, "embed.dp_allreduce", s->dtype,
-                                                 (uint64_t)(vh * ((st == 0) + (st == pp - 1 && !c->tied)) * eb),
-                                                 b->prev);
-                /* AdamW over this rank's share of the stage's parameters,
-                 * after the last gradient all-reduce */
+                    last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
+                                          zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, s->dtype,
+                                          (uint64_t)(vh * ((st == 0) + (st == pp - 1 && !c->tied)) * eb),
+                                          b->prev, b->dp_group, 1);
+                /* AdamW over this rank's share of the stage's parameters
+                 * (1/dp of them with ZeRO), after the last gradient
+                 * all-reduce or reduce-scatter */
                 double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
                 double params = (lp * (double)(l1 - l0)) / tp + (st == 0 ? vh : 0) + (st == pp - 1 ? vh : 0);
-                add_ew(b, "adamw", DT_FP32, (uint64_t)params, 4, 4, 14.0);
+                add_ew(b, "adamw", DT_FP32, (uint64_t)ceil(params / (zero ? dp : 1)), 4, 4, 14.0);
                 if (last_ar != UINT32_MAX) {
                     struct op *o = &t->ops[t->nops - 1];
                     SIM_CHECK(t->ndeps < b->dcap);
                     t->deps[t->ndeps++] = last_ar;
                     o->ndeps++;
                 }
+                /* ZeRO 1/2: the stage's updated 16-bit weights back to
+                 * every replica, at the step's end */
+                if (zero)
+                    b->prev = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, s->dtype,
+                                          (uint64_t)(params * eb), b->prev, b->dp_group, 1);
             }
     for (uint32_t dev = 0; dev < ndev; dev++) {
         uint32_t st = dev / (dp * tp), dr = dev / tp % dp;
@@ -902,10 +906,15 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "or prefill step do not interact");
     if (s->zero > 3)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
-    if (s->zero > 0 && (dp < 2 || s->phase != LLM_TRAIN || s->pp > 1))
+    if (s->zero > 0 && (dp < 2 || s->phase != LLM_TRAIN))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
                         "ZeRO shards training state over data-parallel replicas: it needs --phase "
-                        "train and --dp 2 or more (and is not modelled with --pp yet)");
+                        "train and --dp 2 or more");
+    if (s->zero > 2 && s->pp > 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
+                        "ZeRO-3 does not combine with --pp (DeepSpeed refuses it too: each "
+                        "micro-batch would gather the stage's weights again); use --zero 1 or 2, "
+                        "Megatron's distributed optimizer");
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
     if ((uint64_t)tp * dp > 65536)
