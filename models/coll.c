@@ -29,7 +29,11 @@
  * every rank sends S(1 + 1/n) up its link and receives as much, at the
  * chip's nvls_efficiency of the link rate (docs/collectives.md).
  *
- * What it leaves out: tree, NVLS-tree and CollNet algorithms; the
+ * Trees (all_reduce over several nodes): NCCL's double binary trees, two
+ * per rail, a chain in each node; every edge carries its share up and down
+ * in one stage, after NCCL's tree latencies (build_trees).
+ *
+ * What it leaves out: NVLS-tree and CollNet algorithms; the
  * reduction's arithmetic (its memory traffic is counted); the thread
  * blocks the kernels occupy.
  */
@@ -57,6 +61,16 @@ static const double hop_lat_us[ST_COUNT][CP_COUNT] = {
     [ST_NETWORK] = {2.7, 4.0, 14.0},        /* NET */
 };
 static const double proto_eff[CP_COUNT] = {0.5, 0.92, 1.0};
+/* NCCL's tree figures, the same file: base latencies (LL, LL128, Simple),
+ * per-hop latencies per link class, and its bandwidth refinements (tree
+ * all-reduce busBw x 0.92; LL / 3.8; algbw half the busBw) */
+static const double tree_base_lat_us[CP_COUNT] = {6.8, 14.0, 8.4};
+static const double tree_hop_lat_us[ST_COUNT][CP_COUNT] = {
+    [ST_PEER] = {0.6, 1.25, 4.0},
+    [ST_PCIE] = {1.0, 1.9, 4.0},
+    [ST_NETWORK] = {5.0, 8.5, 14.0},
+};
+static const double tree_bw_factor[CP_COUNT] = {0.92 / 3.8, 0.92 * 120.0 / 128.0, 0.92};
 /* NVLS (NVLink SHARP) all-reduce: NCCL's latency for it on NVLink
  * (hwLatencies NVLINK NVLS Simple; base 0): the one stage's latency, and
  * what the choice between it and a ring weighs */
@@ -110,6 +124,18 @@ struct coll_group {
     int8_t level;               /* chip level of the ring's narrowest link */
     uint8_t nvls;               /* one switch with nvls joins every rank: NVLink SHARP */
     double min_bw;              /* narrowest server of a ring x the rings, bytes/s */
+    /* NCCL's trees (groups over two or more nodes of equal size): edges
+     * child -> parent, the share of the data each carries, both ways */
+    uint32_t nedges;
+    struct tree_edge *edges;
+    uint32_t tree_intra, tree_inter;   /* hops from a leaf to the root: in a node, across */
+    enum sys_transport intra_transport;
+};
+
+struct tree_edge {
+    uint32_t child, parent;     /* group ranks */
+    double share;
+    struct sys_route up, down;  /* routes child -> parent and back (unset between mirrors) */
 };
 
 struct coll_engine {
@@ -123,6 +149,8 @@ struct coll_engine {
     struct coll_group *group;           /* per trace group */
     model_done_fn done;
     void *ctx;
+    uint32_t *island;                   /* per system node: its node of the cluster (the
+                                         * parts joined without a network link) */
 };
 
 const char *coll_proto_name(enum coll_proto p)
@@ -278,6 +306,112 @@ static int ring_order(struct coll_engine *c, uint32_t g)
     return -1;
 }
 
+static uint32_t uf_find(uint32_t *p, uint32_t x)
+{
+    while (p[x] != x) {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    return x;
+}
+
+/* Which cluster node each system node is in: the parts the links other
+ * than network links join (union-find; no route per pair: 16384 ranks). */
+static void find_islands(struct coll_engine *c)
+{
+    const struct hw_system *sys = c->env->sys;
+    c->island = sim_xcalloc(sys->nnodes + 1, sizeof *c->island);
+    for (uint32_t v = 0; v < sys->nnodes; v++)
+        c->island[v] = v;
+    for (uint32_t l = 0; l < sys->nlinks; l++) {
+        if (sys->links[l].transport == ST_NETWORK)
+            continue;
+        uint32_t a = uf_find(c->island, sys->links[l].a), b = uf_find(c->island, sys->links[l].b);
+        if (a != b)
+            c->island[a < b ? b : a] = a < b ? a : b;
+    }
+    for (uint32_t v = 0; v < sys->nnodes; v++)
+        c->island[v] = uf_find(c->island, v);
+}
+
+/* NCCL's trees over a group that spans N >= 2 nodes of K ranks each (runs
+ * of the group's order on one cluster node): for each rail k (local rank k
+ * heads its node), two binary trees over the nodes, the second the first
+ * mirrored so that a node inner in one is a leaf in the other (NCCL's
+ * double binary tree), each with a chain through the node's ranks from its
+ * head; each tree carries 1/(2K) of the data.  No trees for one node,
+ * nodes of different sizes, or an edge without a path. */
+static void build_trees(struct coll_engine *c, uint32_t g)
+{
+    const struct trace *t = c->t;
+    const struct trace_group *gr = &t->groups[g];
+    struct coll_group *cg = &c->group[g];
+    const struct run_env *env = c->env;
+    uint32_t n = gr->n;
+    if (c->island == NULL)
+        find_islands(c);
+    uint32_t *start = sim_xcalloc((size_t)n + 1, sizeof *start), nisl = 0;
+    start[nisl++] = 0;
+    for (uint32_t r = 1; r < n; r++) {
+        uint32_t a = t->group_dev[gr->off + r - 1], b = t->group_dev[gr->off + r];
+        if (c->island[env->sysdev[a]] != c->island[env->sysdev[b]])
+            start[nisl++] = r;
+    }
+    start[nisl] = n;
+    uint32_t K = start[1], N = nisl;
+    int equal = N >= 2;
+    for (uint32_t i = 0; i < N; i++)
+        equal = equal && start[i + 1] - start[i] == K;
+    if (!equal) {
+        free(start);
+        return;
+    }
+    cg->nedges = 2 * K * (N * (K - 1) + (N - 1));
+    cg->edges = sim_xcalloc(cg->nedges, sizeof *cg->edges);
+    cg->tree_intra = K - 1;
+    cg->tree_inter = 0;
+    while ((2u << cg->tree_inter) <= N)     /* depth of position N - 1: floor(log2 N) */
+        cg->tree_inter++;
+    cg->intra_transport = ST_PEER;
+    double share = 1.0 / (2.0 * K);
+    uint32_t e = 0;
+    int ok = 1;
+    for (uint32_t k = 0; k < K; k++)
+        for (uint32_t tr = 0; tr < 2; tr++) {
+            for (uint32_t i = 0; i < N; i++)        /* the chains, toward local rank k */
+                for (uint32_t j = 1; j < K; j++)
+                    cg->edges[e++] = (struct tree_edge){.child = start[i] + (k + j) % K,
+                                                        .parent = start[i] + (k + j - 1) % K,
+                                                        .share = share};
+            for (uint32_t p = 1; p < N; p++) {      /* heap order; mirrored in the second */
+                uint32_t ic = tr == 0 ? p : N - 1 - p, q = (p - 1) / 2;
+                uint32_t ip = tr == 0 ? q : N - 1 - q;
+                cg->edges[e++] = (struct tree_edge){.child = start[ic] + k, .parent = start[ip] + k,
+                                                    .share = share};
+            }
+        }
+    SIM_CHECK(e == cg->nedges);
+    for (uint32_t q = 0; q < cg->nedges && ok; q++) {
+        struct tree_edge *te = &cg->edges[q];
+        uint32_t a = t->group_dev[gr->off + te->child], b = t->group_dev[gr->off + te->parent];
+        if (is_mirror(t, a) && is_mirror(t, b))
+            continue;
+        ok = sys_route(env->sys, env->sysdev[a], env->sysdev[b], &te->up, env->net->scratch) == 0 &&
+             sys_route(env->sys, env->sysdev[b], env->sysdev[a], &te->down, env->net->scratch) == 0;
+        for (uint32_t h = 0; ok && h < te->up.nhops; h++) {
+            enum sys_transport tc = env->sys->links[te->up.link[h]].transport;
+            if (tc != ST_NETWORK && tc > cg->intra_transport)
+                cg->intra_transport = tc;
+        }
+    }
+    if (!ok) {
+        free(cg->edges);
+        cg->edges = NULL;
+        cg->nedges = 0;
+    }
+    free(start);
+}
+
 /* Whether group g can run NVLS: the chip has it, the group is one ring
  * within a node, and every hop of it passes a switch with nvls. */
 static int group_nvls(const struct coll_engine *c, uint32_t g)
@@ -360,6 +494,7 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
         const struct trace_group *gr = &t->groups[g];
         struct coll_group *cg = &c->group[g];
         cg->nvls = group_nvls(c, g);
+        build_trees(c, g);
         for (uint32_t r = 0; r < gr->n; r++)
             cg->nreal += !is_mirror(t, t->group_dev[gr->off + r]);
         cg->real_pos = sim_xcalloc((size_t)cg->nrings * cg->nreal + 1, sizeof *cg->real_pos);
@@ -376,10 +511,18 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
         while (t->coll_ops[tc->ops_off + r0] == UINT32_MAX)
             r0++;
         uint32_t at = t->coll_ops[tc->ops_off + r0];
-        if (t->ops[at].u.coll.algo != COLL_NVLS || c->group[tc->group].nvls)
-            continue;
         char field[48];
         snprintf(field, sizeof field, "ops[%u].algo", at);
+        if (t->ops[at].u.coll.algo == COLL_TREE && c->group[tc->group].nedges == 0) {
+            diag_set(d, DIAG_E_UNSUPPORTED, t->path, t->ops[at].line, field,
+                     "\"tree\" runs over two or more nodes with the same number of the group's "
+                     "ranks each (in system %s this group is on one node or uneven); use "
+                     "\"ring\" or \"auto\"", env->sys->name);
+            coll_destroy(c);
+            return NULL;
+        }
+        if (t->ops[at].u.coll.algo != COLL_NVLS || c->group[tc->group].nvls)
+            continue;
         diag_set(d, DIAG_E_UNSUPPORTED, t->path, t->ops[at].line, field,
                  "\"nvls\" needs every rank of the group on one NVLink switch that reduces "
                  "(a switch node with nvls: true in system %s, and collectives.nvls_efficiency "
@@ -401,8 +544,10 @@ void coll_destroy(struct coll_engine *c)
         free(c->group[g].ring);
         free(c->group[g].routes);
         free(c->group[g].real_pos);
+        free(c->group[g].edges);
     }
     free(c->group);
+    free(c->island);
     free(c);
 }
 
@@ -436,6 +581,11 @@ static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint
                        double *per_round)
 {
     double S = (double)o->u.coll.bytes;
+    if (algo == COLL_TREE) {            /* all of it up the trees and down again */
+        *rounds = 1;
+        *per_round = S;
+        return;
+    }
     if (algo == COLL_NVLS) {            /* all of it up to the switch and back, plus 1/n */
         *rounds = 1;
         *per_round = S * (1.0 + 1.0 / n);
@@ -551,7 +701,31 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                                                               : hop_lat_us[cg->transport][r->proto]) *
                                         c->cfg->coll_hop_scale * 1e6);
     r->pending = 0;
-    if (r->algo == COLL_DIRECT) {
+    if (r->algo == COLL_TREE) {
+        /* every edge at once, up (reduce) and down (broadcast): the slices
+         * pipeline through the tree, so its busiest links set the rate;
+         * the fill is 2 (intra + inter) hops of NCCL's tree latencies */
+        double S = (double)o0->u.coll.bytes;
+        for (uint32_t q = 0; q < cg->nedges; q++) {
+            const struct tree_edge *te = &cg->edges[q];
+            uint32_t dc = t->group_dev[gr->off + te->child], dp = t->group_dev[gr->off + te->parent];
+            int mc = is_mirror(t, dc), mp = is_mirror(t, dp);
+            if (mc && mp)
+                continue;
+            struct op_result scratch;
+            memset(&scratch, 0, sizeof scratch);
+            double pcap = cap > 0 ? cap * te->share : 0;
+            send_bytes(c, r, inst, &te->up, dc, dp, te->share * S, 1.0, 1.0, pcap,
+                       mc ? &scratch : c->res[tc->ops_off + te->child]);
+            send_bytes(c, r, inst, &te->down, dp, dc, te->share * S, 1.0, 1.0, pcap,
+                       mp ? &scratch : c->res[tc->ops_off + te->parent]);
+        }
+        r->step = last;
+        r->stage_lat_ps = (uint64_t)llround(
+            2.0 * (cg->tree_intra * tree_hop_lat_us[cg->intra_transport][r->proto] +
+                   cg->tree_inter * tree_hop_lat_us[ST_NETWORK][r->proto]) *
+            c->cfg->coll_hop_scale * 1e6);
+    } else if (r->algo == COLL_DIRECT) {
         /* one stage: every rank sends every other its share at once */
         double pair = (double)o0->u.coll.bytes / n;
         double pcap = cap > 0 ? cap / (n - 1) : 0;
@@ -738,6 +912,33 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
             per_round = pr;
         }
     }
+    /* trees (a group over several nodes) where NCCL's model prefers them:
+     * its tree latency, 2 ((K - 1) intra-node + log2 N network hops), and
+     * half the bus bandwidth (its algbw ratio for trees) */
+    if ((o->u.coll.algo == COLL_TREE ||
+         (o->u.coll.algo == COLL_AUTO && o->u.coll.what == COLL_ALL_REDUCE && r->algo == COLL_RING)) &&
+        cg->nedges > 0) {
+        double best = HUGE_VAL;
+        enum coll_proto bp = CP_SIMPLE;
+        for (int p = 0; p < CP_COUNT; p++) {
+            if (c->cfg->coll_protocols != 0 && !(c->cfg->coll_protocols & (1u << p)))
+                continue;
+            double lat = tree_base_lat_us[p] +
+                         2.0 * (cg->tree_intra * tree_hop_lat_us[cg->intra_transport][p] +
+                                cg->tree_inter * tree_hop_lat_us[ST_NETWORK][p]) *
+                             c->cfg->coll_hop_scale;
+            double tt = lat * 1e-6 + 2.0 * bytes / (cg->min_bw * tree_bw_factor[p]);
+            if (tt < best) {
+                best = tt;
+                bp = (enum coll_proto)p;
+            }
+        }
+        if (o->u.coll.algo == COLL_TREE || best < t_ring) {
+            r->algo = COLL_TREE;
+            r->proto = bp;
+            coll_shape(o, gr->n, COLL_TREE, &rounds, &per_round);
+        }
+    }
     if (r->algo == COLL_NVLS)
         r->proto = CP_SIMPLE;       /* NVLS runs Simple only */
     r->eff = proto_eff[r->proto] * (r->algo == COLL_NVLS ? c->cfg->coll_nvls_eff : 1.0);
@@ -745,7 +946,7 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     r->cap = rank_cap(c, r->proto, r->channels);
     r->rounds = rounds;
     double slice = proto_slice[r->proto] * r->channels;
-    double ns = ceil(per_round / slice);
+    double ns = r->algo == COLL_TREE ? 1 : ceil(per_round / slice);  /* a tree: one stage */
     r->slices = ns < 1 ? 1 : ns > 1e9 ? 1000000000u : (uint32_t)ns;
     r->slice = per_round / r->slices;
     r->step = 0;

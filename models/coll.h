@@ -5,7 +5,7 @@
  * a group is its part of the group's k-th collective (trace.h).  The run
  * driver hands each rank's op to coll_arrive() when it is ready; when every
  * rank has arrived, the collective runs as NCCL runs it (docs/collectives.md):
- * a protocol (LL, LL128, Simple) and an algorithm (ring, direct, nvls), its data
+ * a protocol (LL, LL128, Simple) and an algorithm (ring, direct, nvls, tree), its data
  * cut into slices, each pipeline stage a set of flows on the links, switches
  * and memories of the ranks' routes, and a per-hop latency.  Every rank's
  * op ends when the collective does.

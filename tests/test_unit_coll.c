@@ -853,6 +853,44 @@ static void test_send_recv(void)
     free(ar);
 }
 
+/* NCCL's trees (all_reduce over two or more nodes): a chain in each node,
+ * a double binary tree between them, one pair of trees per rail.  Its
+ * latency grows as log2 of the nodes where a ring's grows with the ranks,
+ * so small all-reduces over many nodes take it; on two DGX A100 nodes it
+ * sends half the ring's bytes over the HDR rails (each node's partial sum
+ * crosses once each way).  One node has no trees. */
+static void test_tree(void)
+{
+    struct hw_system s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x16-ndr.yaml", &s, &d), 0);
+    struct collbench_pt tr, rg;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 128, 1, 32768, &tr, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_FP32, 128, 1, 32768, &rg, &d), 0);
+    printf("  32 KiB all-reduce over 128 H100s on 16 nodes: auto %s %.1f us, ring %.1f us\n", tr.how,
+           tr.gpu_s * 1e6, rg.gpu_s * 1e6);
+    CHECK_STR_CONTAINS(tr.how, "tree");
+    CHECK(tr.gpu_s < rg.gpu_s / 5);     /* 2 (7 + 4) tree hops against 2 x 127 ring hops */
+    sys_free(&s);
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load("configs/systems/two-dgx-a100-hdr.yaml", &s, &d), 0);
+    uint64_t big = (uint64_t)1 << 27;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_TREE, DT_FP32, 16, 1, big, &tr, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_FP32, 16, 1, big, &rg, &d), 0);
+    printf("  128 MiB over two DGX A100 nodes: tree busbw %.1f GB/s, 8 rings %.1f GB/s\n",
+           tr.busbw * 1e-9, rg.busbw * 1e-9);
+    CHECK(rg.busbw < 8 * 25e9);         /* the rings: bound by the 8 HDR rails */
+    CHECK(tr.busbw > 1.2 * rg.busbw);   /* the trees cross them with half the bytes */
+    sys_free(&s);
+    /* one node: no trees, and asking for one says why */
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &s, &d), 0);
+    CHECK(collbench_run(&s, COLL_ALL_REDUCE, COLL_TREE, DT_FP32, 8, 1, 1 << 20, &tr, &d) != 0);
+    CHECK_STR_CONTAINS(d.msg, "two or more nodes");
+    sys_free(&s);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -871,6 +909,7 @@ int main(void)
     test_zero();
     test_nvls();
     test_send_recv();
+    test_tree();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

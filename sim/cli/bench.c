@@ -15,8 +15,9 @@
 
 const char cli_bench_usage[] =
     "  strata bench collective --hw SYSTEM.yaml [--op all_reduce|all_gather|reduce_scatter|\n"
-    "                  all_to_all|broadcast] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
-    "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct] [--csv OUT.csv]\n"
+    "                  all_to_all|broadcast|send_recv] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
+    "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct|nvls|tree]\n"
+    "                  [--csv OUT.csv]\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* A size as nccl-tests takes it: digits with an optional K, M or G (x1024). */
@@ -87,7 +88,7 @@ int cli_bench(int argc, char **argv)
             kind = (enum coll_kind)k;
     if (kind == COLL_KIND_COUNT) {
         fprintf(stderr, "strata bench: --op: unknown collective '%s' (known: all_reduce, "
-                        "all_gather, reduce_scatter, all_to_all, broadcast)\n", opname);
+                        "all_gather, reduce_scatter, all_to_all, broadcast, send_recv)\n", opname);
         return 2;
     }
     enum coll_algo algo = COLL_ALGO_COUNT;
@@ -95,8 +96,15 @@ int cli_bench(int argc, char **argv)
         if (strcmp(algos, coll_algo_name((enum coll_algo)a)) == 0)
             algo = (enum coll_algo)a;
     if (algo == COLL_ALGO_COUNT) {
-        fprintf(stderr, "strata bench: --algo: unknown algorithm '%s' (known: auto, ring, direct)\n",
-                algos);
+        fprintf(stderr, "strata bench: --algo: unknown algorithm '%s' (known: auto, ring, direct, "
+                        "nvls, tree)\n", algos);
+        return 2;
+    }
+    if (((algo == COLL_NVLS || algo == COLL_TREE) && kind != COLL_ALL_REDUCE) ||
+        (algo == COLL_DIRECT && kind != COLL_ALL_TO_ALL && kind != COLL_ALL_GATHER) ||
+        (algo == COLL_RING && kind == COLL_ALL_TO_ALL)) {
+        fprintf(stderr, "strata bench: --algo %s does not run %s (nvls and tree: all_reduce; "
+                        "direct: all_to_all, all_gather; ring: all but all_to_all)\n", algos, opname);
         return 2;
     }
     enum dtype dt;

@@ -61,6 +61,8 @@ struct cfg_parse {
     size_t n_nodes, cap_nodes;
     char *text;
     size_t n_text, cap_text;
+    uint32_t *nh;                /* a system's node names: node index + 1, 0 = empty */
+    uint32_t nh_cap;             /* a power of two, more than twice the nodes */
 };
 
 /* Out of memory is not a user error: abort with the size (STYLE.md). */
@@ -78,6 +80,8 @@ static void cfg_parse_free(struct cfg_parse *c)
 {
     free(c->nodes);
     free(c->text);
+    free(c->nh);
+    c->nh = NULL;
     c->nodes = NULL;
     c->text = NULL;
 }
@@ -1600,8 +1604,37 @@ static int scalar_string(struct cfg_parse *c, int v, const char *field, char *bu
     return check_node_name(c, v, field, buf);
 }
 
-static uint32_t sys_add_node(struct hw_system *s, uint32_t *cap, const char *name,
-                             enum sys_node_kind kind, int line)
+static uint64_t name_hash(const char *p)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    return h ^ (h >> 31);
+}
+
+/* The node called name, or -1: a hash of the names (a linear scan per link
+ * end was most of loading a 2048-node cluster). */
+static int node_find(const struct cfg_parse *c, const struct hw_system *s, const char *name)
+{
+    if (c->nh == NULL)
+        return -1;
+    for (uint32_t h = (uint32_t)name_hash(name) & (c->nh_cap - 1); c->nh[h] != 0;
+         h = (h + 1) & (c->nh_cap - 1))
+        if (strcmp(s->nodes[c->nh[h] - 1].name, name) == 0)
+            return (int)(c->nh[h] - 1);
+    return -1;
+}
+
+static void node_hash_put(struct cfg_parse *c, uint32_t cap, const struct hw_system *s, uint32_t i)
+{
+    uint32_t h = (uint32_t)name_hash(s->nodes[i].name) & (cap - 1);
+    while (c->nh[h] != 0)
+        h = (h + 1) & (cap - 1);
+    c->nh[h] = i + 1;
+}
+
+static uint32_t sys_add_node(struct cfg_parse *c, struct hw_system *s, uint32_t *cap,
+                             const char *name, enum sys_node_kind kind, int line)
 {
     if (s->nnodes == *cap) {
         *cap = *cap ? *cap * 2 : 16;
@@ -1612,7 +1645,24 @@ static uint32_t sys_add_node(struct hw_system *s, uint32_t *cap, const char *nam
     snprintf(n->name, sizeof n->name, "%s", name);
     n->kind = kind;
     n->line = line;
-    return s->nnodes++;
+    uint32_t idx = s->nnodes++;
+    if (2 * (uint64_t)s->nnodes >= c->nh_cap) {     /* grow and rehash */
+        uint32_t ncap = c->nh_cap ? 2 * c->nh_cap : 64;
+        while (2 * (uint64_t)s->nnodes >= ncap)
+            ncap *= 2;
+        free(c->nh);
+        c->nh = calloc(ncap, sizeof *c->nh);
+        if (c->nh == NULL) {
+            fprintf(stderr, "strata: cfg: out of memory allocating %u names\n", ncap);
+            abort();
+        }
+        c->nh_cap = ncap;
+        for (uint32_t k = 0; k < s->nnodes; k++)
+            node_hash_put(c, ncap, s, k);
+    } else {
+        node_hash_put(c, c->nh_cap, s, idx);
+    }
+    return idx;
 }
 
 /* The node a link end names: an error unless it exists. */
@@ -1622,7 +1672,7 @@ static int sys_end(struct cfg_parse *c, const struct hw_system *s, int v, const 
     char name[SYS_NAME_MAX];
     if (scalar_string(c, v, field, name, sizeof name) != 0)
         return -1;
-    int i = sys_node_index(s, name);
+    int i = node_find(c, s, name);
     if (i < 0)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[v].line, field,
                         "no device or node '%s' in this system (a link to nowhere)", name);
@@ -1677,11 +1727,11 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             snprintf(field, sizeof field, "devices[%d]", i);
             if (scalar_string(c, m, field, name, sizeof name) != 0)
                 return -1;
-            int prev = sys_node_index(s, name);
+            int prev = node_find(c, s, name);
             if (prev >= 0)
                 return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
                                 "duplicate device name '%s'", name);
-            sys_add_node(s, &ncap, name, SN_DEVICE, c->nodes[m].line);
+            sys_add_node(c, s, &ncap, name, SN_DEVICE, c->nodes[m].line);
         }
     } else {
         double x;
@@ -1693,7 +1743,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         for (uint32_t i = 0; i < (uint32_t)x; i++) {
             char name[SYS_NAME_MAX];
             snprintf(name, sizeof name, "gpu%u", i);
-            sys_add_node(s, &ncap, name, SN_DEVICE, c->nodes[dv].line);
+            sys_add_node(c, s, &ncap, name, SN_DEVICE, c->nodes[dv].line);
         }
     }
     s->ndevices = s->nnodes;
@@ -1717,7 +1767,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             check_node_name(c, lookup(c, m, "name"), field, name) != 0 ||
             get_string(c, m, field, "kind", 1, kind, sizeof kind) != 0)
             return -1;
-        int prev = sys_node_index(s, name);
+        int prev = node_find(c, s, name);
         if (prev >= 0)
             return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
                             "'%s' is already a %s (line %d)", name,
@@ -1732,7 +1782,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
                             c->nodes[lookup(c, m, "kind")].line, field,
                             "unknown node kind '%s'; known: switch, host (devices come from "
                             "`devices`)", kind);
-        uint32_t ni = sys_add_node(s, &ncap, name, k, c->nodes[m].line);
+        uint32_t ni = sys_add_node(c, s, &ncap, name, k, c->nodes[m].line);
         double x;
         int rc = get_number(c, m, field, "bandwidth_GBps", RANGE_POS, 0, &x);
         if (rc < 0)
@@ -1967,6 +2017,8 @@ int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_syste
         rc = chip_from_tree(&c, root, path, sets, &s.chip);
     if (rc == 0)
         rc = fill_system(&c, root, &s);
+    if (rc == 0)
+        sys_index(&s);
     free(buf);
     cfg_parse_free(&c);
     if (rc < 0) {

@@ -91,6 +91,9 @@ struct hw_system {
     struct sys_node *nodes;
     uint32_t nlinks;
     struct sys_link *links;
+    /* the links at each node, in link order (sys_index; NULL: none yet) */
+    uint32_t *adj_off;          /* node v's links are adj[adj_off[v] .. adj_off[v + 1]) */
+    uint32_t *adj;
 };
 
 /* One transfer's path: the links it crosses (with their direction) and the
@@ -107,6 +110,10 @@ struct sys_route {
                                       * the end is read or written once (1) */
     uint64_t latency_ps;        /* sum of the hops' latencies */
 };
+
+/* Index the links by node (adj_off, adj), which routes use; system loads
+ * and sys_from_chip do it.  Again after changing the links. */
+void sys_index(struct hw_system *s);
 
 /* Load a system file: 0.  When path is a chip config instead, only
  * out->chip is filled (the file read once) and the result is 1; the caller

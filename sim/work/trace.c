@@ -1028,6 +1028,9 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             op->u.coll.what != COLL_ALL_GATHER)
             return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
                         "\"direct\" is an algorithm of all_to_all and all_gather only");
+        if (op->u.coll.algo == COLL_TREE && op->u.coll.what != COLL_ALL_REDUCE)
+            return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
+                        "\"tree\" is an algorithm of all_reduce only");
         if (op->u.coll.algo == COLL_NVLS && op->u.coll.what != COLL_ALL_REDUCE)
             return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
                         "\"nvls\" (in-switch reduction) is an algorithm of all_reduce only");

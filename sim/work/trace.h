@@ -103,7 +103,9 @@ enum coll_kind {
     COLL_KIND_COUNT
 };
 
-/* auto: what NCCL's tuning model picks for the size (models/coll.c);
+/* tree: all_reduce over several nodes up and down NCCL's double binary
+ * trees (a chain inside each node);
+ * auto: what NCCL's tuning model picks for the size (models/coll.c);
  * ring: a ring through the group in its order; direct: every rank sends to
  * every other at once (all_to_all's algorithm, and all_gather's on a
  * switch); nvls: all_reduce reduced and multicast in an NVLink switch
@@ -112,7 +114,8 @@ enum coll_kind {
     X(COLL_AUTO, "auto")            \
     X(COLL_RING, "ring")            \
     X(COLL_DIRECT, "direct")        \
-    X(COLL_NVLS, "nvls")
+    X(COLL_NVLS, "nvls")            \
+    X(COLL_TREE, "tree")
 
 enum coll_algo {
 #define COLL_ALGO_ENUM_(e, n) e,
