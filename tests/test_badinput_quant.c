@@ -62,6 +62,11 @@ int main(void)
            1, "llama-2-7b.json", "max_position_embeddings");
     expect("phase", "fit --hw configs/nvidia-rtx-4090.yaml --model traces/models/llama-2-7b.json --phase x",
            2, "--phase", NULL);
+    /* ZeRO-3 with a pipeline: refused by fit as by gen llm */
+    expect("zero3 pp", "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
+           "--phase train --batch 4 --prompt 2048 --dp 2 --pp 2 --zero 3", 2, "--zero 3", "--pp");
+    expect("zero3 pp gen", "gen llm --model traces/models/llama-2-7b.json --phase train --batch 4 "
+           "--prompt 2048 --dp 2 --pp 2 --zero 3 -o /dev/null", 1, "ZeRO-3", "--pp");
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     tu_sh(cmd);

@@ -109,6 +109,11 @@ int cli_fit(int argc, char **argv)
         }
         s.pp = (uint32_t)v;
         s.microbatches = (uint32_t)m;
+        if (s.pp > 1 && s.zero > 2) {       /* as gen llm: DeepSpeed refuses it */
+            fprintf(stderr, "strata fit: --zero 3 does not combine with --pp (each micro-batch "
+                            "would gather the stage's weights again); use --zero 1 or 2\n");
+            return 2;
+        }
     }
     if (recompute && !ascii_ieq(phase, "train")) {
         fprintf(stderr, "strata fit: --recompute is for --phase train\n");
