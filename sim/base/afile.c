@@ -8,6 +8,7 @@
 #include "afile.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,26 +24,32 @@ static struct {
 } inputs[256];
 static int ninputs, guard;
 
-/* The temporary files now open (their names), for afile_abort_staged. */
+/* The temporary files now open (their names), for afile_abort_staged;
+ * `run --out` writes its files from two threads. */
 static char *staged[64];
+static pthread_mutex_t staged_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void stage_add(const char *tmp)
 {
+    pthread_mutex_lock(&staged_lock);
     for (unsigned i = 0; i < sizeof staged / sizeof staged[0]; i++)
         if (staged[i] == NULL) {
             staged[i] = strdup(tmp); /* NULL without memory: then not cleaned up, as before */
-            return;
+            break;
         }
+    pthread_mutex_unlock(&staged_lock);
 }
 
 static void stage_drop(const char *tmp)
 {
+    pthread_mutex_lock(&staged_lock);
     for (unsigned i = 0; i < sizeof staged / sizeof staged[0]; i++)
         if (staged[i] != NULL && strcmp(staged[i], tmp) == 0) {
             free(staged[i]);
             staged[i] = NULL;
-            return;
+            break;
         }
+    pthread_mutex_unlock(&staged_lock);
 }
 
 void afile_abort_staged(void)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +59,26 @@ static void outdir_unlock(const char *lock, int fd)
         return;
     unlink(lock);
     close(fd);
+}
+
+/* timeline.json and ops.csv, written on their own thread while the main
+ * one writes report.json (the writers read the run only) */
+struct tl_job {
+    struct timeline *tl;
+    const struct report_ctx *c;
+    char path[1100], csv[1100];
+    struct diag d;
+    int rc;
+};
+
+static void *tl_thread(void *arg)
+{
+    struct tl_job *j = arg;
+    const struct report_ctx *c = j->c;
+    j->rc = tl_write(j->tl, c->cfg, c->t, c->r, j->path, &j->d);
+    if (j->rc == 0)
+        j->rc = report_csv(c, j->csv, &j->d);
+    return NULL;
 }
 
 /* The outputs a run replaces: before each is written, its old version (if
@@ -277,20 +298,25 @@ int cli_run(int argc, char **argv)
     if (rc == 0 && outdir != NULL) {
         snprintf(path, sizeof path, "%s/report.json", outdir);
         keep_old(kept, &nk, path);
+        /* the timeline and ops.csv on a second thread while report.json
+         * is written here (each file is its own; the run is read only) */
+        struct tl_job tj = {&tl, &c, "", "", {0}, 0};
+        snprintf(tj.path, sizeof tj.path, "%s/timeline.json", outdir);
+        snprintf(tj.csv, sizeof tj.csv, "%s/ops.csv", outdir);
+        keep_old(kept, &nk, tj.csv);
+        keep_old(kept, &nk, tj.path);
+        pthread_t th;
+        int threaded = pthread_create(&th, NULL, tl_thread, &tj) == 0;
         tree = report_json_head(&c);     /* the ops stream from the run, not a tree */
         if (report_json_write(&c, tree, path, &d) != 0)
             rc = 1;
-        snprintf(path, sizeof path, "%s/ops.csv", outdir);
-        if (rc == 0) {
-            keep_old(kept, &nk, path);
-            if (report_csv(&c, path, &d) != 0)
-                rc = 1;
-        }
-        snprintf(path, sizeof path, "%s/timeline.json", outdir);
-        if (rc == 0) {
-            keep_old(kept, &nk, path);
-            if (tl_write(&tl, &cfg, &t, &r, path, &d) != 0)
-                rc = 1;
+        if (threaded)
+            pthread_join(th, NULL);
+        else
+            tl_thread(&tj);
+        if (rc == 0 && tj.rc != 0) {
+            rc = 1;
+            d = tj.d;
         }
         if (rc == 0) {
             snprintf(path, sizeof path, "%s/report.html", outdir);
