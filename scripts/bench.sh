@@ -89,7 +89,7 @@ ms=$(timeit 3 $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace "$T/dp8.j
 echo "llama-2-7b training step DP=8 (batch 4 x 2048 per GPU) on DGX A100: $ms ms wall per run"
 $S gen llm --model traces/models/llama-2-7b.json --phase train --batch 4 --prompt 2048 --dp 16 -o "$T/dp16.json" >/dev/null
 ms=$(timeit 3 $S run --hw configs/systems/two-dgx-a100-hdr.yaml --trace "$T/dp16.json" --quiet)
-echo "llama-2-7b training step DP=16 on two DGX A100 nodes (8 rings over the HDR rails): $ms ms wall per run"
+echo "llama-2-7b training step DP=16 on two DGX A100 nodes (rings or trees over the 8 HDR rails): $ms ms wall per run"
 # the runs below write traces with python3 and read peak memory with GNU
 # time (Debian packages python3 and time), which the two README commands do
 # not install
