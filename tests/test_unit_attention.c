@@ -8,7 +8,11 @@
  *         228 TFLOP/s;
  *   H100: FlashAttention-3 "up to 740 TFLOPs/s" fp16 (FA3 paper abstract,
  *         arXiv 2407.08608); FA2 issues mma.sync, which reaches 0.62 of the
- *         H100's 989 TFLOP/s in its config. */
+ *         H100's 989 TFLOP/s in its config;
+ *   B200: FlashAttention-4 "reaching 1613 TFLOPs/s" BF16 at 71% utilization,
+ *         up to 1.3x cuDNN 9.13 (the FA4 paper's abstract, Zadouri, Dao et
+ *         al., 2026, as its authors announced it); no library strata models
+ *         on Blackwell is FA4, so this is a loose bound. */
 #include <stdio.h>
 #include <string.h>
 
@@ -77,6 +81,8 @@ int main(void)
     bound_all("configs/nvidia-a100-sxm-80gb.yaml", a100, 7, 228.0, "FA2 paper: 73% of 312");
     static const char *const h100[] = {"fa3", "cudnn", "fa2", "triton", "math"};
     bound_all("configs/nvidia-h100-sxm.yaml", h100, 5, 740.0, "FA3 paper: up to 740");
+    static const char *const b200[] = {"cudnn", "fa2", "triton", "math", "xformers", "fa1"};
+    bound_all("configs/nvidia-b200.yaml", b200, 6, 1613.0, "FA4 paper: up to 1613");
     /* FA2 on Hopper issues mma.sync: never above that path's share of the peak */
     static const char *const fa2[] = {"fa2"};
     bound_all("configs/nvidia-h100-sxm.yaml", fa2, 1, 0.62 * 989.4, "mma.sync path, 0.62 x 989");
