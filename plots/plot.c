@@ -250,26 +250,24 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
                          struct pop *q)
 {
     const double ps = 1e-12;
-    {
-        const struct op_result *o = &c->r->ops[i];
-        const struct op *op = &c->t->ops[i];
-        memset(q, 0, sizeof *q);
-        q->name = op->name;
-        q->kind = op_kind_name(op->kind);
-        q->bound = run_bound_name(c->cfg, o);
-        q->tile = o->tile;
-        q->dtype = dtype_name(op->dtype);
-        q->time = fin((double)(o->end_ps - o->start_ps) * ps);
-        q->flops = fin(o->flops);
-        q->busy = fin((double)o->time_ps[CAT_BUSY] * ps);
-        q->launch = fin((double)o->time_ps[CAT_LAUNCH] * ps);
-        /* the report's last "measured_s" of an op: the trace's, if given */
-        q->measured = op->measured_s >= 0 ? fin(op->measured_s) : fin((double)o->time_ps[CAT_MEASURED] * ps);
-        /* the report names the chip's levels in order */
-        for (unsigned l = 0; l < p->nlvl && l < c->cfg->nlevels; l++) {
-            q->bytes[l] = fin(o->bytes[l]);
-            q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
-        }
+    const struct op_result *o = &c->r->ops[i];
+    const struct op *op = &c->t->ops[i];
+    memset(q, 0, sizeof *q);
+    q->name = op->name;
+    q->kind = op_kind_name(op->kind);
+    q->bound = run_bound_name(c->cfg, o);
+    q->tile = o->tile;
+    q->dtype = dtype_name(op->dtype);
+    q->time = fin((double)(o->end_ps - o->start_ps) * ps);
+    q->flops = fin(o->flops);
+    q->busy = fin((double)o->time_ps[CAT_BUSY] * ps);
+    q->launch = fin((double)o->time_ps[CAT_LAUNCH] * ps);
+    /* the report's last "measured_s" of an op: the trace's, if given */
+    q->measured = op->measured_s >= 0 ? fin(op->measured_s) : fin((double)o->time_ps[CAT_MEASURED] * ps);
+    /* the report names the chip's levels in order */
+    for (unsigned l = 0; l < p->nlvl && l < c->cfg->nlevels; l++) {
+        q->bytes[l] = fin(o->bytes[l]);
+        q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
     }
 }
 

@@ -13,6 +13,37 @@ struct bound {
     double median, worst;
 };
 
+/* Validate one CSV, expect nrows rows and hold each named group to its
+ * bounds; returns how many of the named groups it had. */
+static int check_file(const char *path, unsigned nrows, const struct bound *bb, size_t nb)
+{
+    struct validate_opts o = {.data = path, .configs = "configs", .root = "."};
+    struct validate_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = validate_run(&o, &r, &d), seen = 0;
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return 0;
+    }
+    CHECK_EQ_INT(r.nrows, nrows);
+    struct validate_group g[32];
+    int ng = validate_groups(&r, g, 32);
+    for (size_t k = 0; k < nb; k++)
+        for (int q = 0; q < ng; q++)
+            if (strcmp(g[q].name, bb[k].group) == 0) {
+                printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n",
+                       g[q].name, g[q].count, 100 * g[q].median_abs_err, 100 * bb[k].median,
+                       100 * g[q].worst_abs_err, 100 * bb[k].worst);
+                CHECK(g[q].median_abs_err <= bb[k].median);
+                CHECK(g[q].worst_abs_err <= bb[k].worst);
+                seen++;
+            }
+    validate_free(&r);
+    return seen;
+}
+
 int main(void)
 {
     static const struct bound b[] = {
@@ -128,61 +159,19 @@ int main(void)
      * out; Triton's Hopper kernel factor was fitted on 4 of its 12 rows.
      * The math path is reported, not held to a bound yet (20% median,
      * docs/attention.md). */
-    struct validate_opts oh = {.data = "traces/validation/hopper-attention.csv", .configs = "configs",
-                               .root = "."};
-    memset(&d, 0, sizeof d);
-    rc = validate_run(&oh, &r, &d);
-    CHECK_EQ_INT(rc, 0);
-    if (rc == 0) {
-        CHECK_EQ_INT(r.nrows, 58);
-        ng = validate_groups(&r, g, 32);
-        static const struct { const char *group; double med, worst; } hb[] = {
-            {"FA3P/attention-fa3", 0.06, 0.10}, {"FA3P/attention-fa2", 0.08, 0.12},
-            {"FA3P/attention-cudnn", 0.15, 0.25}, {"FA3P/attention-triton", 0.06, 0.50}};
-        for (size_t k = 0; k < sizeof hb / sizeof hb[0]; k++)
-            for (int q = 0; q < ng; q++)
-                if (strcmp(g[q].name, hb[k].group) == 0) {
-                    printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n",
-                           g[q].name, g[q].count, 100 * g[q].median_abs_err, 100 * hb[k].med,
-                           100 * g[q].worst_abs_err, 100 * hb[k].worst);
-                    CHECK(g[q].median_abs_err <= hb[k].med);
-                    CHECK(g[q].worst_abs_err <= hb[k].worst);
-                }
-        validate_free(&r);
-    } else {
-        diag_print(&d, stderr);
-    }
+    static const struct bound hb[] = {
+        {"FA3P/attention-fa3", 0.06, 0.10}, {"FA3P/attention-fa2", 0.08, 0.12},
+        {"FA3P/attention-cudnn", 0.15, 0.25}, {"FA3P/attention-triton", 0.06, 0.50}};
+    check_file("traces/validation/hopper-attention.csv", 58, hb, sizeof hb / sizeof hb[0]);
 
     /* Hopper collectives (traces/validation/hopper-collectives.csv): the
      * two ring rows set the H100 NVLink's efficiency (HRING); the NVLS rows
      * on 5-8 H100s and on 8 H200s are held out (NCCL's NVLS efficiency,
      * nothing fitted on them) */
-    struct validate_opts oc = {.data = "traces/validation/hopper-collectives.csv", .configs = "configs",
-                               .root = "."};
-    memset(&d, 0, sizeof d);
-    rc = validate_run(&oc, &r, &d);
-    CHECK_EQ_INT(rc, 0);
-    if (rc == 0) {
-        CHECK_EQ_INT(r.nrows, 7);
-        ng = validate_groups(&r, g, 32);
-        static const struct { const char *group; double med, worst; } cb[] = {
-            {"HRING/collective", 0.01, 0.01}, {"HNVLS/collective", 0.05, 0.10}};
-        int seen = 0;
-        for (size_t k = 0; k < sizeof cb / sizeof cb[0]; k++)
-            for (int q = 0; q < ng; q++)
-                if (strcmp(g[q].name, cb[k].group) == 0) {
-                    printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n",
-                           g[q].name, g[q].count, 100 * g[q].median_abs_err, 100 * cb[k].med,
-                           100 * g[q].worst_abs_err, 100 * cb[k].worst);
-                    CHECK(g[q].median_abs_err <= cb[k].med);
-                    CHECK(g[q].worst_abs_err <= cb[k].worst);
-                    seen++;
-                }
-        CHECK_EQ_INT(seen, 2);
-        validate_free(&r);
-    } else {
-        diag_print(&d, stderr);
-    }
+    static const struct bound cb[] = {{"HRING/collective", 0.01, 0.01},
+                                      {"HNVLS/collective", 0.05, 0.10}};
+    CHECK_EQ_INT(check_file("traces/validation/hopper-collectives.csv", 7, cb,
+                            sizeof cb / sizeof cb[0]), 2);
 
     /* a row whose op is too large: an error with the row's line, not an
      * abort inside the model */
