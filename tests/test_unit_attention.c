@@ -121,6 +121,17 @@ int main(void)
           attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa1", "fwd", 64, 4096, 0, &dg));
     CHECK(attn_tflops("configs/nvidia-h100-sxm.yaml", "vllm", "fwd", 128, 4096, 0, &dg) >
           attn_tflops("configs/nvidia-h100-sxm.yaml", "fa2", "fwd", 128, 4096, 0, &dg));
+    /* FA1 walks key blocks of 256 at head dim 64 and 128 at head dim 128,
+     * with an fp32 partial output through HBM and a four- (eight-) warp
+     * exchange per block, so per FLOP it is faster at head dim 64 (the FA
+     * benchmark on A100: 108 against 80 TFLOP/s at 4k tokens), while FA2,
+     * with neither, is faster at 128 (171 against 196) */
+    double fa1_64 = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa1", "fwd+bwd", 64, 4096, 0, &dg);
+    double fa1_128 = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa1", "fwd+bwd", 128, 4096, 0, &dg);
+    double fa2_64 = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa2", "fwd+bwd", 64, 4096, 0, &dg);
+    double fa2_128 = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa2", "fwd+bwd", 128, 4096, 0, &dg);
+    CHECK(fa1_64 > 1.03 * fa1_128);
+    CHECK(fa2_128 > 1.03 * fa2_64);
     /* what a chip cannot run is an error naming the op's line and what it can run */
     CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa3", "fwd", 64, 2048, 0, &dg) == -1);
     CHECK_EQ_INT(dg.line, 2);

@@ -315,7 +315,7 @@ static double out_bytes_for(enum dtype t)
  * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
  * the vector pipe.  Short queries split the KV range over CTAs
  * (flash-decoding) so the grid fills the SMs. */
-static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
+static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "flash");
@@ -324,7 +324,6 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
     uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
     uint32_t br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
-    uint32_t bc = d > 128 ? 32 : 64;
     uint64_t qt = ceil_div(rows, br);
     uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
     /* average KV length a query tile attends to */
@@ -383,6 +382,27 @@ static void plan_flash(const struct hw_config *c, struct kplan *p, const struct 
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
 }
 
+/* FlashAttention-2's key block: 64 keys, 32 above head dim 128 */
+static uint32_t flash_bc(uint64_t d)
+{
+    return d > 128 ? 32 : 64;
+}
+
+static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
+{
+    plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim));
+}
+
+/* FlashAttention-1's key block (its fmha kernels, flash-attention v1.0.9,
+ * csrc/flash_attn/src/fmha_{fwd,bwd}_hdim{32,64,128}.cu): 256 keys up to
+ * head dim 64 (128 when the keys are that short), 128 at head dim 128 */
+#define FA1_FWD_WARPS_N 4.0     /* warps splitting a key block: forward, backward */
+#define FA1_BWD_WARPS_N 8.0
+static uint32_t fa1_bc(uint64_t d, uint64_t kv)
+{
+    return d <= 64 && kv >= 256 ? 256 : 128;
+}
+
 /* ---------------------------------------------------------------- attention */
 
 /* What each attention library issues (docs/attention.md).  A GPU kernel
@@ -409,7 +429,7 @@ static const struct attn_lib attn_libs[] = {
     /* issue: scripts/fit_attention.py, median measured/predicted over at
      * most a third of each library's FA rows (seqlen 2048 and 4096) of
      * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, 0, 0.367, 0.367, 0},  /* 8 of 24 rows */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, 0, 0.418, 0.418, 0},  /* 8 of 24 rows */
     {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, 1, 0.760, 0.760, 0},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no measurement here; their Hopper kernels overlap the
      * softmax with the GEMMs and are taken at FA2's issue efficiency.  FA3
@@ -517,12 +537,14 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
 static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const struct op *o,
                           const struct attn_lib *a, enum matrix_path path)
 {
-    plan_flash(c, p, o);
+    uint32_t bcu = a->o_roundtrip ? fa1_bc(o->u.attn.head_dim, o->u.attn.kv_len)
+                                  : flash_bc(o->u.attn.head_dim);
+    plan_flash_bc(c, p, o, bcu);
     double d = (double)o->u.attn.head_dim;
     /* plan_flash's tile */
     double rows = (double)(o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads));
     double br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
-    double q_rows = dmin(br, rows), bc = d > 128 ? 32 : 64;
+    double q_rows = dmin(br, rows), bc = bcu;
     /* the softmax: one exp per score on the SFU (or the vector pipe when
      * the chip has none), five FP32 operations (scale and subtract the max,
      * running max, sum, rescale, convert) */
@@ -538,10 +560,23 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
                                                                                 : a->issue_fwd);
     if (a->o_roundtrip) {
         /* FA1 rescales its output every key block (FA2 once at the end), and
-         * its warps split the key block, so they exchange partial outputs
-         * through shared memory each step (FlashAttention-2 paper, sec. 3) */
-        p->vflops_step += 2.0 * q_rows * d;
-        p->smem_step += 2.0 * q_rows * d * 4.0;
+         * its four warps split the key block (FMHA_kernel_traits<Bc, d, 16,
+         * 1, 4>), so each writes a partial fp32 output to shared memory and
+         * they are summed there, every step (FlashAttention-2 paper, sec. 3) */
+        p->vflops_step += (2.0 + FA1_FWD_WARPS_N) * q_rows * d;
+        p->xchg_step = 2.0 * FA1_FWD_WARPS_N * q_rows * d * 4.0;
+        /* and its loop runs the other way round: a CTA takes a key block
+         * and walks its query rows, so each key block reads the rows' Q
+         * and their fp32 partial output O_tmp (with the running max and
+         * sum) from memory and writes O_tmp back (fmha_fprop_kernel_1xN.h,
+         * Gmem_tile_o<Cta_tile_o, 4>): HBM traffic per FLOP of 2.5 / Bc
+         * bytes, twice as much at head dim 128 as at 64 */
+        if (p->ksteps > 1) {
+            double more = (p->ksteps - 1.0) / p->ksteps;   /* not the first block's */
+            p->reread_step += more * q_rows * (d * (dtype_bytes(o->dtype, 1.0) + 4.0) + 8.0);
+            p->store_step += more * q_rows * (d * 4.0 + 8.0);
+            p->dram_cost = dram_cost(c, p->reread_step, p->store_step);
+        }
     }
     snprintf(p->what, sizeof p->what, "%s_fwd", op_attn_impl_name(a->impl));
 }
@@ -564,7 +599,8 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
                 DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, GPU_VEC_BYTES);
     struct kplan *p = &k[1];
     memset(p, 0, sizeof *p);
-    uint32_t bc = d > 64 ? 64 : 128, br = 64;
+    /* FA1 walks blocks of its own key length (fa1_bc) */
+    uint32_t bc = a->o_roundtrip ? fa1_bc(d, kv) : d > 64 ? 64 : 128, br = 64;
     uint64_t group = h / kvh;
     uint64_t kt = ceil_div(kv, bc);
     /* query rows a key block sees: all, or (causal) those at or after it */
@@ -599,11 +635,19 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     }
     p->store_end = 2.0 * bc * d * eb;                         /* dK_j, dV_j */
     p->smem_step = (4.0 * br * bc + 6.0 * br * d) * eb;
+    if (a->o_roundtrip) {
+        /* FA1's eight warps split the key block (FMHA_kernel_traits<Bc, d,
+         * 16, 1, 8>): each writes a partial fp32 dQ_i to shared memory and
+         * they are summed there (its smem_size_dq: 16 x d x 4 x WARPS_N) */
+        p->xchg_step = 2.0 * FA1_BWD_WARPS_N * br * (double)d * 4.0;
+        p->vflops_step += FA1_BWD_WARPS_N * br * (double)d;
+    }
     p->inflight_cta = p->b_step;
     p->async_copy = 1;
     p->mdt = unit_matrix_type(c, o->dtype);
     p->vdt = DT_FP32;
-    p->dram_cost = 1.0;
+    /* dQ_i read and written back (FA1): a read/write mix */
+    p->dram_cost = a->dq_atomic ? 1.0 : dram_cost(c, p->reread_step, p->store_step);
     p->serial = a->serial;
     p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
     snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));

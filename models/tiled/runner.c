@@ -160,6 +160,7 @@ static void wave_begin(struct runner *r)
     r->w_l2_loop = p->l2_step * steps * n;
     r->w_vflops = p->vflops_step * steps * n;
     r->w_smem = p->smem_step * steps * n;
+    r->w_xchg = p->xchg_step * steps * n;
     r->w_store_loop = p->store_step * steps * n;
     r->w_store_end = p->store_end * n;
     r->w_l2_end = p->l2_only_end * n;
@@ -170,7 +171,7 @@ static void wave_begin(struct runner *r)
     res->bytes[c->lv_cache[0]] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
     for (uint32_t ci = 1; ci < nc; ci++)        /* stores pass through to DRAM */
         res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
-    res->bytes[c->lv_smem] += r->w_smem + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
+    res->bytes[c->lv_smem] += r->w_smem + r->w_xchg + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
     /* per-wave rate caps from the SMs that carry the wave */
     double u = r->units;
@@ -279,6 +280,7 @@ static void runner_softmax_phase(struct runner *r, uint32_t ch)
     r->phase = 1;
     start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
     start_flow(r, &g->sfu, r->w_sfu * f, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
+    start_flow(r, &g->smem, r->w_xchg * f, r->cap_smem, FR_PIPE, ch, smem, &r->pipe_pending);
 }
 
 static void runner_try_compute(struct runner *r)
@@ -395,7 +397,7 @@ static void runner_dma(struct runner *r)
     r->load_busy = 1;
     r->load_pending = 0;
     memset(r->ready, 0, sizeof r->ready);
-    r->w_mflops = r->w_vflops = r->w_smem = r->w_store_loop = r->w_store_end = r->w_l2_end = 0;
+    r->w_mflops = r->w_vflops = r->w_smem = r->w_xchg = r->w_store_loop = r->w_store_end = r->w_l2_end = 0;
     r->w_dram_r = r->w_pro = 0;
     r->store_pending = 0;
     r->load_level[0] = (uint8_t)p->dma_level;

@@ -57,6 +57,10 @@ struct kplan {
     double rate_frac;           /* share of the pipes' rate the kernel reaches: its matrix path's
                                  * fraction times its library's issue efficiency (0 = 1) */
     double smem_step;           /* shared-memory operand bytes per CTA per step */
+    double xchg_step;           /* bytes per CTA per step its warps exchange through shared
+                                 * memory between barriers (partial outputs of a split key
+                                 * block): part of the softmax phase, so serial kernels pay
+                                 * it after their products */
     double inflight_cta;        /* load bytes one CTA keeps in flight */
     int async_copy;             /* loads go to smem asynchronously (cp.async/TMA) */
     enum dtype mdt;             /* matrix pipe type */
@@ -105,6 +109,7 @@ struct runner {
     uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */
     double w_mflops, w_vflops, w_smem, w_store_loop, w_store_end, w_l2_end;
     double w_sfu, w_l2_loop;    /* special-function ops; L2-only bytes of the loop */
+    double w_xchg;              /* shared-memory bytes exchanged between warps */
     double cap_dram, cap_l2, cap_m, cap_v, cap_smem, cap_s;
     int phase;                  /* serial kernels: 0 = matrix work, 1 = softmax */
     /* pipeline state */
