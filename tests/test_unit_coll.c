@@ -494,7 +494,7 @@ static void test_mirrors(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0};
     struct trace full, one;
     CHECK_EQ_INT(llm_build(&c, &s, &full, &d), 0);
     s.dp_sim = 1;
@@ -534,7 +534,7 @@ static void test_expert_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0};
     struct trace ep, tp;
     CHECK_EQ_INT(llm_build(&c, &s, &ep, &d), 0);
     s.ep = 0;
@@ -577,7 +577,7 @@ static void test_expert_parallel(void)
     /* a training step with EP: written, read back and run (the backward
      * all-to-alls pair across the ranks) */
     struct llm_step st = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8};
+                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0};
     struct trace tt, back;
     CHECK_EQ_INT(llm_build(&c, &st, &tt, &d), 0);
     char path[300];
@@ -615,7 +615,7 @@ static void test_zero(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0};
     double nv[4] = {0};
     uint64_t time_ps[4] = {0};
     for (uint32_t z = 0; z <= 3; z++) {
@@ -891,6 +891,81 @@ static void test_tree(void)
     sys_free(&s);
 }
 
+/* Data parallelism across slices (--dcn): TP 1 x DP 8 with ZeRO-1 in each
+ * node of two DGX A100s, the nodes as two slices joined by InfiniBand.
+ * Each layer's reduce-scattered gradients (this rank's 1/8) are all-reduced
+ * with the same rank of the other node, after the node's reduce-scatter,
+ * on the data-parallel stream; one replica of one node is simulated and
+ * the other 15 GPUs mirror it.  The step takes longer than one node's
+ * (the last layers' all-reduces cross the network after the backward),
+ * and --dcn refuses what it does not model. */
+static void test_dcn(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 8, 1, 1, 0, 0, 0, 0, 2};
+    struct trace two, one;
+    CHECK_EQ_INT(llm_build(&c, &s, &two, &d), 0);
+    CHECK_EQ_INT(two.ndevices, 16);
+    CHECK_EQ_INT(two.nmirrors, 15);
+    uint32_t ndcn = 0, bad = 0;
+    uint64_t rs = 0, ar = 0;
+    for (uint32_t i = 0; i < two.nops; i++) {
+        const struct op *o = &two.ops[i];
+        if (strcmp(o->id, "r0.L5.dp_reduce_scatter") == 0)
+            rs = o->u.coll.bytes;
+        if (strstr(o->id, "dcn_allreduce") == NULL)
+            continue;
+        ndcn++;
+        const struct trace_group *g = &two.groups[o->u.coll.group];
+        if (o->u.coll.what != COLL_ALL_REDUCE || o->stream != 1 || g->n != 2 ||
+            two.group_dev[g->off] != 0 || two.group_dev[g->off + 1] != 8)
+            bad++;
+        if (strcmp(o->id, "r0.L5.dcn_allreduce") == 0) {
+            ar = o->u.coll.bytes;
+            /* it waits for the node's reduce-scatter of the same layer */
+            const uint32_t *dp = &two.deps[o->deps_off];
+            CHECK(o->ndeps >= 1 && strcmp(two.ops[dp[0]].id, "r0.L5.dp_reduce_scatter") == 0);
+        }
+    }
+    CHECK_EQ_INT(ndcn, (uint32_t)c.layers + 1);
+    CHECK_EQ_INT(bad, 0);
+    CHECK(rs > 0 && ar * 8 >= rs - 8 && ar * 8 <= rs);
+    s.dcn = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &one, &d), 0);
+    struct run_result r2, r1;
+    char msg[600] = "";
+    int rc = run_on("configs/systems/two-dgx-a100-hdr.yaml", &two, &r2, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    int rc1 = run_on("configs/systems/two-dgx-a100-hdr.yaml", &one, &r1, msg, sizeof msg);
+    CHECK_EQ_INT(rc1, 0);
+    if (rc == 0 && rc1 == 0) {
+        printf("  ZeRO-1 DP 8 step: one node %.3f ms, two nodes (--dcn 2) %.3f ms\n",
+               (double)r1.total_ps * 1e-9, (double)r2.total_ps * 1e-9);
+        CHECK(r2.total_ps > r1.total_ps);
+    }
+    if (rc == 0)
+        run_result_free(&r2);
+    if (rc1 == 0)
+        run_result_free(&r1);
+    trace_free(&two);
+    trace_free(&one);
+    struct trace bad_t;
+    s.dcn = 2;
+    s.phase = LLM_DECODE;
+    s.dp = 1;
+    s.zero = 0;
+    CHECK_EQ_INT(llm_build(&c, &s, &bad_t, &d), -1);
+    CHECK(strcmp(d.field, "--dcn") == 0);
+    s.phase = LLM_TRAIN;
+    s.pp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &bad_t, &d), -1);
+    CHECK(strcmp(d.field, "--dcn") == 0);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -910,6 +985,7 @@ int main(void)
     test_nvls();
     test_send_recv();
     test_tree();
+    test_dcn();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -40,7 +40,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
-    "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)]\n"
+    "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -56,7 +56,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -69,6 +69,7 @@ int cli_gen(int argc, char **argv)
         {"recompute", 0, NULL, &recompute},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
+        {"dcn", 0, &dcns, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -81,7 +82,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -131,10 +132,11 @@ int cli_gen(int argc, char **argv)
         return 2;
     s.tp = (uint32_t)tp;
     s.dp = (uint32_t)dp;
-    uint64_t ep = 1;
-    if (eps && parse_ranks("--ep", eps, &ep))
+    uint64_t ep = 1, dcn = 1;
+    if ((eps && parse_ranks("--ep", eps, &ep)) || (dcns && parse_ranks("--dcn", dcns, &dcn)))
         return 2;
     s.ep = (uint32_t)ep;
+    s.dcn = (uint32_t)dcn;
     if (zeros != NULL) {
         uint64_t z;
         if (parse_u64("--zero", zeros, 0, &z))

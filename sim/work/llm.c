@@ -179,6 +179,7 @@ struct builder {
     uint32_t ep_group;          /* this rank's expert-parallel group (ep > 1) */
     uint32_t ep;                /* expert-parallel ranks (1: none) */
     uint32_t also;              /* the next op waits for this one too (UINT32_MAX: none) */
+    uint32_t dcn_group;         /* this rank's group across slices (dcn > 1), else UINT32_MAX */
 };
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
@@ -588,16 +589,28 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
                                   b->prev, b->dp_group, 1);
         }
+        if (b->dcn_group != UINT32_MAX && ends_with(base, ".attn_norm")) {
+            /* the slice's reduced gradients (this rank's share) over the slices */
+            char lid[TRACE_ID_MAX];
+            snprintf(lid, sizeof lid, "%.*s.dcn_allreduce", (int)strcspn(base, "."), base);
+            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, grad_layer / (zero ? dp : 1),
+                                  dp > 1 ? last_ar : b->prev, b->dcn_group, 1);
+        }
     }
     if (b->ep > 1) {  /* embedding and LM head, over the EP ranks */
         last_ar = add_dp_coll(b, "embed.ep_dp_allreduce", COLL_ALL_REDUCE, dt,
                               (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev,
                               b->ep_group, 1);
     }
+    uint64_t embed_bytes = (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb);
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
-                              zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
-                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev, b->dp_group, 1);
+                              zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, embed_bytes, b->prev,
+                              b->dp_group, 1);
+    if (b->dcn_group != UINT32_MAX)
+        last_ar = add_dp_coll(b, "embed.dcn_allreduce", COLL_ALL_REDUCE, dt,
+                              embed_bytes / (zero ? dp : 1), dp > 1 ? last_ar : b->prev,
+                              b->dcn_group, 1);
     /* AdamW on fp32 master weights: read the weight, its gradient and both
      * moments, write the three and the training-type copy of the weight;
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
@@ -915,6 +928,15 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "ZeRO-3 does not combine with --pp (DeepSpeed refuses it too: each "
                         "micro-batch would gather the stage's weights again); use --zero 1 or 2, "
                         "Megatron's distributed optimizer");
+    uint32_t dcn = s->dcn > 1 ? s->dcn : 1;
+    if (dcn > 1 && (s->phase != LLM_TRAIN || s->pp > 1 || ep > 1))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dcn",
+                        "data parallelism across slices is for --phase train, without --pp or "
+                        "--ep yet");
+    if ((uint64_t)tp * dp * dcn > 65536)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--dcn",
+                        "--tp x --dp x --dcn = %llu devices, more than 65536",
+                        (unsigned long long)tp * dp * dcn);
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
     if ((uint64_t)tp * dp > 65536)
@@ -938,9 +960,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "split a batch of %llu (1 to 4096, dividing it)", mb,
                             (unsigned long long)s->batch);
     }
-    uint32_t ndev = tp * dp * pp * ep;
+    uint32_t ndev = tp * dp * pp * ep * dcn;
+    /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
+    uint32_t nsim = tp * (s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp) * pp * ep;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
-                     (train ? (s->recompute ? 3 : 2) : 1) * ndev + 1;
+                     (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
                    * gradient all-reduces and one scratch forward, on every TP x DP rank */
         cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * (2 * (uint64_t)mb + 1) +
@@ -960,10 +984,13 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     /* groups: TP groups (one per replica) first, then DP groups (one per
      * TP rank) */
     /* a TP group per replica and stage, a DP group per TP rank and stage */
+    /* (TP and DP groups of the first slice only: the other slices mirror it) */
     uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0, nepg = ep > 1 ? 1 : 0;
-    t->ngroups = ntpg + ndpg + nepg;
+    uint32_t ndcng = dcn > 1 ? tp * dp : 0;
+    t->ngroups = ntpg + ndpg + nepg + ndcng;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
-    t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) + 1,
+    t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) +
+                                   (ndcng ? ndev : 0) + 1,
                                sizeof *t->group_dev);
     uint32_t goff = 0;
     for (uint32_t g = 0; g < ntpg; g++) {
@@ -985,21 +1012,29 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         for (uint32_t k = 0; k < ep; k++)
             t->group_dev[goff++] = k;
     }
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * ep;
+    for (uint32_t g = 0; g < ndcng; g++) {   /* one per rank of a slice: it in every slice */
+        t->groups[ntpg + ndpg + nepg + g].off = goff;
+        t->groups[ntpg + ndpg + nepg + g].n = dcn;
+        for (uint32_t k = 0; k < dcn; k++)
+            t->group_dev[goff++] = k * tp * dp + g;
+    }
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * ep * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX};
+    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX,
+                        UINT32_MAX};
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb, tp, dp);
         trace_index_colls(t);
         return 0;
     }
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
-    t->symmetric = dp_sim < dp;     /* the other replicas' devices mirror these */
+    t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
     for (uint32_t r = 0; r < tp * dp_sim * ep; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
         b.device = r;
         b.tp_group = tp > 1 ? r / tp : 0;
         b.dp_group = dp > 1 ? ntpg + r % tp : 0;
+        b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + r : UINT32_MAX;
         if (ndev > 1)
             snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
         build_rank(&b, c, s, tp, dp);

@@ -27,6 +27,13 @@
  * column-parallel projections (QKV, gate/up) all-reduces its input
  * gradient, Megatron's rule.
  *
+ * Across slices (llm_step.dcn = S > 1, training): S copies of the tp x dp
+ * devices (device = slice x tp x dp + rank), joined by a data-center
+ * network; after a layer's gradients are reduced in its slice, the rank's
+ * share of them (1/dp with ZeRO) is all-reduced with the same rank of the
+ * other slices, on stream 1, so it too overlaps the backward.  Only the
+ * first slice gets ops; the others mirror it.
+ *
  * Mixture of experts (num_local_experts, num_experts_per_tok: Mixtral):
  * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
  * over the experts the step's tokens reach, assuming uniform routing
@@ -117,6 +124,12 @@ struct llm_step {
                                      * each rank its own batch, attention replicated (data
                                      * parallel), experts / ep whole experts per rank, tokens
                                      * to their experts and back by two all-to-alls a layer */
+    uint32_t dcn;                   /* train: data-parallel copies of the whole tp x dp group
+                                     * across a slower network (0 or 1: none), as MaxText's
+                                     * dcn_data_parallelism runs TPU slices: each layer's
+                                     * gradients, once reduced (ZeRO: reduce-scattered) in the
+                                     * group, are all-reduced over the copies; later copies are
+                                     * mirrors (trace.h) */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);

@@ -1500,7 +1500,9 @@ void trace_free(struct trace *t)
     t->nops = t->ndeps = t->ndevices = t->ngroups = t->ncolls = 0;
 }
 
-/* Mark the group members that have no ops of their own (mirrors). */
+/* In a symmetric trace, every device with no ops of its own is a mirror:
+ * the unsimulated members of the simulated ranks' groups, and the devices
+ * of copies that no used group reaches (the other slices' ranks). */
 static void mark_mirrors(struct trace *t)
 {
     free(t->mirror);
@@ -1511,16 +1513,13 @@ static void mark_mirrors(struct trace *t)
     uint8_t *has = tr_alloc(t->ndevices, 1);
     for (uint32_t i = 0; i < t->nops; i++)
         has[t->ops[i].device] = 1;
-    uint32_t nslots = t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n;
-    for (uint32_t k = 0; k < nslots; k++) {
-        uint32_t dv = t->group_dev[k];
+    for (uint32_t dv = 0; dv < t->ndevices; dv++) {
         if (has[dv])
             continue;
         if (t->mirror == NULL)
             t->mirror = tr_alloc(t->ndevices, 1);
-        if (!t->mirror[dv])
-            t->nmirrors++;
         t->mirror[dv] = 1;
+        t->nmirrors++;
     }
     free(has);
 }
