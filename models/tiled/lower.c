@@ -681,12 +681,23 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
     uint32_t n = 0;
     enum attn_pass pass = o->pass;
     double mask = (double)q * kv;   /* one causal mask, shared by every head */
+    /* q, k and v come in as (batch, tokens, heads, dim), packed or not, and
+     * the batched GEMMs want (batch x heads, tokens, dim): batch and heads
+     * are not adjacent, so each is copied (einops' rearrange in the FA
+     * benchmark's attention_pytorch, a transpose and reshape in a model's
+     * eager attention), the output copied back, and in the backward the
+     * output's gradient and the three input gradients the same way.  The
+     * copies scale with tokens, the products with tokens squared: they
+     * weigh on short sequences. */
+    double elq = (double)bh * q * d, elkv = (double)b * o->u.attn.kv_heads * kv * d;
     if (minimal && pass != PASS_BWD) {
         /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 5.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
     } else if (pass != PASS_BWD) {
+        plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
+                    vdt, 0, 3, GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         if (o->u.attn.causal) {
             /* the mask is built every call: full() and triu() in fp32, then
@@ -703,8 +714,11 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
          * the PyTorch version) */
         plan_stream(c, &k[n++], "dropout", el * eb, el * (eb + 1.0), el, vdt, 0, 1, GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
+        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, GPU_VEC_BYTES);
     }
     if (pass != PASS_FWD) {
+        if (!minimal)
+            plan_stream(c, &k[n++], "dout_layout", elq * eb, elq * eb, 0, vdt, 0, 1, GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_dv", kv, d, q, bh, o->dtype, eb, eb);
         attn_bmm(c, &k[n++], "bmm_dp", q, kv, d, bh, o->dtype, eb, kvb);
         if (!minimal)
@@ -714,6 +728,9 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
                     GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_dq", q, d, kv, bh, o->dtype, eb, kvb);
         attn_bmm(c, &k[n++], "bmm_dk", kv, d, q, bh, o->dtype, eb, eb);
+        if (!minimal)
+            plan_stream(c, &k[n++], "dqkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb,
+                        0, vdt, 0, 3, GPU_VEC_BYTES);
     }
     return n;
 }
