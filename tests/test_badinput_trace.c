@@ -248,6 +248,10 @@ static void test_kinds(void)
             "\"heads\": 32, \"q_len\": 1, \"kv_len\": 8, \"head_dim\": 64"
     expect("kv-heads", HEAD ATT ",\n \"kv_heads\": 5}]}\n", DIAG_E_RANGE, 3, "ops[0].kv_heads",
            "must divide heads");
+    expect("paged-bwd", HEAD ATT ", \"pass\": \"bwd\", \"page_size\": 16}]}\n",
+           DIAG_E_UNSUPPORTED, 2, "ops[0].page_size", "for inference");
+    expect("paged-range", HEAD ATT ", \"page_size\": 70000}]}\n", DIAG_E_RANGE, 2,
+           "ops[0].page_size", "65535");
     expect("attn-causal-q", HEAD "{\"id\": \"at\", \"kind\": \"attention\", \"dtype\": \"bf16\","
            " \"batch\": 1, \"heads\": 1, \"q_len\": 9, \"kv_len\": 8, \"head_dim\": 64,"
            " \"causal\": true}]}\n", DIAG_E_RANGE, 2, "ops[0].q_len", "q_len <= kv_len");

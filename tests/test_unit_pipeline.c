@@ -39,7 +39,7 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 4);

@@ -357,6 +357,13 @@ static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const stru
     p->a_step = 0;
     /* K and V block, shared by the KV head's CTAs, in the cache's type */
     p->b_step = 2.0 * bc * d * dtype_bytes(o->u.attn.kv_dtype, 1.0);
+    /* a paged cache: the block's rows come from the pages the sequence's
+     * block table names, one 4-byte entry a page (vLLM's layout, FA2's
+     * block_table); a page's rows of one head are contiguous (page x
+     * head_dim elements, whole 32-byte sectors), so the gather costs the
+     * table reads, and its latency hides behind the pipelined loads */
+    if (o->u.attn.page_size > 0)
+        p->b_step += 4.0 * ceil((double)bc / o->u.attn.page_size);
     /* S = Q K^T, then O += P V: two products per key block */
     p->mflops_step = c->sa_rows == 0 ? 4.0 * br * (double)bc * d
                                      : unit_systolic_flops(c, q_rows, (double)d, (double)bc) +
@@ -512,6 +519,13 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
 {
     enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path;
+    if (o->u.attn.page_size > 0 && (impl == ATTN_NAIVE || impl == ATTN_MATH)) {
+        snprintf(msg, n, "%s%s reads K and V as contiguous tensors, not a paged cache (page_size "
+                         "%u): a fused impl (flash and the libraries) reads pages",
+                 op_attn_impl_name(o->u.attn.impl), impl != o->u.attn.impl ? " (math here)" : "",
+                 o->u.attn.page_size);
+        return -1;
+    }
     if (impl == ATTN_NAIVE || impl == ATTN_MATH || (impl == ATTN_FLASH && c->sa_rows))
         return 0;
     if (attn_lib_on(c, impl, &path) != NULL)

@@ -41,6 +41,7 @@ const char cli_gen_usage[] =
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
     "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
+    "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
 
 int cli_gen(int argc, char **argv)
@@ -56,7 +57,7 @@ int cli_gen(int argc, char **argv)
     const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -69,7 +70,7 @@ int cli_gen(int argc, char **argv)
         {"recompute", 0, NULL, &recompute},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
-        {"dcn", 0, &dcns, NULL},
+        {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -82,7 +83,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -137,6 +138,16 @@ int cli_gen(int argc, char **argv)
         return 2;
     s.ep = (uint32_t)ep;
     s.dcn = (uint32_t)dcn;
+    if (pages != NULL) {
+        uint64_t v;
+        if (parse_u64("--page-size", pages, 1, &v))
+            return 2;
+        if (v > 65535) {
+            fprintf(stderr, "strata gen llm: --page-size: at most 65535 tokens a page\n");
+            return 2;
+        }
+        s.page_size = (uint32_t)v;
+    }
     if (zeros != NULL) {
         uint64_t z;
         if (parse_u64("--zero", zeros, 0, &z))

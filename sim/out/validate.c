@@ -252,7 +252,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
@@ -282,15 +282,17 @@ static int build_workload(const char *spec, const char *root, const char *file, 
                             (unsigned long long)tp, (unsigned long long)dp);
         st.tp = (uint32_t)tp;
         st.dp = (uint32_t)dp;
-        uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1;
+        uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
         if (spec_u64(&s, "zero", 0, 0, 0, &zero) || spec_u64(&s, "recompute", 0, 0, 0, &recompute) ||
             spec_u64(&s, "replicas_simulated", 0, 0, 0, &replicas) ||
-            spec_u64(&s, "dcn", 0, 1, 1, &dcn))
+            spec_u64(&s, "dcn", 0, 1, 1, &dcn) || spec_u64(&s, "page_size", 0, 0, 0, &page))
             return -1;
-        if (dcn > 65536)
-            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "dcn: at most 65536, got %llu",
-                            (unsigned long long)dcn);
+        if (dcn > 65536 || page > 65535)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec",
+                            "dcn: at most 65536, page_size at most 65535, got %llu, %llu",
+                            (unsigned long long)dcn, (unsigned long long)page);
         st.dcn = (uint32_t)dcn;
+        st.page_size = (uint32_t)page;
         if (zero > 3 || recompute > 1 || replicas > dp)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "zero 0-3, recompute 0 or 1, replicas_simulated at most dp");

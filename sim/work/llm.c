@@ -397,6 +397,7 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     a->u.attn.causal = 1;
     a->u.attn.impl = s->attn;
     a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+    a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
     if (s->framework == LLM_FW_LLAMA_CPP)
         add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
     add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
@@ -928,6 +929,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "ZeRO-3 does not combine with --pp (DeepSpeed refuses it too: each "
                         "micro-batch would gather the stage's weights again); use --zero 1 or 2, "
                         "Megatron's distributed optimizer");
+    if (s->page_size > 0 && s->phase == LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--page-size",
+                        "a paged KV cache is for decode and prefill, not training");
+    if (s->page_size > 65535)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--page-size", "at most 65535 tokens a page, got %u",
+                        s->page_size);
     uint32_t dcn = s->dcn > 1 ? s->dcn : 1;
     if (dcn > 1 && (s->phase != LLM_TRAIN || s->pp > 1 || ep > 1))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dcn",

@@ -130,6 +130,8 @@ struct llm_step {
                                      * gradients, once reduced (ZeRO: reduce-scattered) in the
                                      * group, are all-reduced over the copies; later copies are
                                      * mirrors (trace.h) */
+    uint32_t page_size;             /* decode/prefill: tokens per page of a paged KV cache
+                                     * (vLLM's block size); 0 = contiguous */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);

@@ -164,6 +164,7 @@ static const struct op_field op_fields[] = {
     {OP_ATTENTION, "causal", F_BOOL, 0, U_(attn.causal), 0},
     {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
     {OP_ATTENTION, "kv_dtype", F_DTYPE, 0, U_(attn.kv_dtype), DT_COUNT},
+    {OP_ATTENTION, "page_size", F_COUNT, 0, U_(attn.page_size), 0},
     {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
     {OP_ELEMENTWISE, "outputs", F_COUNT, 0, U_(ew.outputs), 1},
@@ -984,6 +985,10 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                         op->u.attn.q_len, op->u.attn.kv_len);
         if (op->u.attn.kv_dtype == DT_COUNT)
             op->u.attn.kv_dtype = op->dtype;
+        if (op->u.attn.page_size > 0 && op->pass != PASS_FWD)
+            return lerr(L, DIAG_E_UNSUPPORTED, NULL, line, "page_size",
+                        "a paged K/V cache is for inference (pass \"fwd\"): a training "
+                        "step's K and V are activations, not a cache");
         if (op->u.attn.kv_heads == 0) {
             op->u.attn.kv_heads = op->u.attn.heads;
         } else if (op->u.attn.heads % op->u.attn.kv_heads != 0) {
@@ -1688,6 +1693,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         if (op->kind == OP_GEMM && rows[r]->off == offsetof(struct op, u.gemm.transient) &&
             !op->u.gemm.transient)
             continue;           /* written only when true */
+        if (op->kind == OP_ATTENTION && rows[r]->off == offsetof(struct op, u.attn.page_size) &&
+            op->u.attn.page_size == 0)
+            continue;           /* written only when paged */
         fprintf(f, ", \"%s\": ", rows[r]->key);
         switch (rows[r]->type) {
         case F_SIZE: fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)src); break;
@@ -1867,9 +1875,12 @@ static void op_working_set(const struct op *o, double *w, double *kv)
         *w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
                                            : dtype_bytes(o->dtype, n);
     } else if (o->kind == OP_ATTENTION) {
+        /* a paged cache holds whole pages: the last one partly empty */
+        double p = o->u.attn.page_size, len = (double)o->u.attn.kv_len;
+        if (p > 0)
+            len = ceil(len / p) * p;
         *kv += dtype_bytes(o->u.attn.kv_dtype, 2.0 * (double)o->u.attn.batch *
-                                                   (double)o->u.attn.kv_heads *
-                                                   (double)o->u.attn.kv_len *
+                                                   (double)o->u.attn.kv_heads * len *
                                                    (double)o->u.attn.head_dim);
     }
 }

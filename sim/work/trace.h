@@ -173,6 +173,8 @@ struct op {
             int causal;
             enum attn_impl impl;
             enum dtype kv_dtype;        /* K/V cache element type (default: dtype) */
+            uint32_t page_size;         /* tokens per page of a paged K/V cache (vLLM's block
+                                         * size); 0 = one contiguous cache per sequence */
         } attn;
         struct {
             uint64_t elements;          /* elements per tensor */
