@@ -122,10 +122,31 @@ static void test_parallel(void)
     CHECK_NEAR_REL(pp2.activations, whole.activations / 80 * 10 / 2 * 2, 1e-12);
 }
 
+/* A paged KV cache holds whole pages: 4000 + 1 tokens in pages of 256 is
+ * 4096 a sequence, Llama-2-7B's 0.5 MiB a token (32 layers x 2 x 4096 x 2
+ * bytes): 2 GiB, against 4001 tokens' worth contiguous. */
+static void test_paged(void)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 1, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct fit_result flat, paged;
+    fit_budget(&cfg, &c, &s, 0, &flat);
+    s.page_size = 256;
+    fit_budget(&cfg, &c, &s, 0, &paged);
+    CHECK_NEAR_REL(flat.kv_cache, 4001.0 * 512 * 1024, 1e-12);
+    CHECK_NEAR_REL(paged.kv_cache, 2.0 * 1024 * 1024 * 1024, 1e-12);
+}
+
 int main(void)
 {
     test_expert_parallel();
     test_parallel();
+    test_paged();
     struct fit_result f;
     budget("configs/nvidia-h100-sxm.yaml", "traces/models/llama-2-7b.json", NULL, 4095, &f);
     CHECK_NEAR_REL(f.params, 6738415616.0, 1e-12);

@@ -29,7 +29,7 @@ const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
     "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--pp P [--microbatches M]]\n"
-    "                  [--ep E (MoE)]\n"
+    "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
@@ -38,7 +38,7 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -50,6 +50,7 @@ int cli_fit(int argc, char **argv)
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
         {"zero", 0, &zeros, NULL},      {"ep", 0, &eps, NULL},
+        {"page-size", 0, &pages, NULL},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -97,6 +98,16 @@ int cli_fit(int argc, char **argv)
             return 2;
         }
         s.ep = (uint32_t)v;
+    }
+    if (pages != NULL) {
+        uint64_t v = 0;
+        if (parse_count("--page-size", pages, 1, &v))
+            return 2;
+        if (v > 65535 || ascii_ieq(phase, "train")) {
+            fprintf(stderr, "strata fit: --page-size (1-65535 tokens) is for decode and prefill\n");
+            return 2;
+        }
+        s.page_size = (uint32_t)v;
     }
     s.recompute = recompute;
     if (pps != NULL || mbs != NULL) {
@@ -182,6 +193,8 @@ int cli_fit(int argc, char **argv)
     else
         fprintf(txt, "%llu-token sequences%s", (unsigned long long)(s.prompt + s.context),
                 prompt ? "" : " (default --prompt 2048)");
+    if (s.page_size > 0)
+        fprintf(txt, ", in pages of %u tokens", s.page_size);
     if (tp > 1 || dp > 1)
         fprintf(txt, ", per rank of TP %llu x DP %llu%s%s", (unsigned long long)tp,
                 (unsigned long long)dp, zero ? ", ZeRO-" : "", zero ? (zero == 1 ? "1" : zero == 2 ? "2" : "3") : "");

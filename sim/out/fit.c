@@ -81,6 +81,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h) / vshard;
     double tokens_new = s->phase == LLM_DECODE ? 1 : (double)s->prompt;
     double seq = (double)s->context + tokens_new;
+    if (s->page_size > 0 && !train)      /* a paged cache holds whole pages */
+        seq = ceil(seq / s->page_size) * s->page_size;
     f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
                   dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
     double act_tokens = (double)s->batch * tokens_new;
