@@ -421,12 +421,23 @@ static uint32_t fa1_bc(uint64_t d, uint64_t kv)
  * `issue` is the share of the issue rate a library's kernels reach beyond
  * that (register pressure, shuffles, synchronisation): fitted per library
  * on a third of its rows of shared/data's FA group (docs/calibration.md). */
+/* How a fused backward accumulates dQ over the key blocks' CTAs. */
+enum dq_mode {
+    DQ_HBM,         /* read and written back in fp32 in HBM (FA1) */
+    DQ_ATOMIC,      /* fp32 atomics in L2 */
+    DQ_COPIES       /* on mma_sync, one copy per 128-key block in the input type, zeroed
+                     * before and summed after (triton.ops.flash_attention's
+                     * sequence-parallel backward, as the FA benchmark runs it); on an
+                     * async path (another kernel) DQ_ATOMIC */
+};
+#define DQ_COPY_BLOCK 128   /* DQ_COPIES' key block and query block */
+
 struct attn_lib {
     enum attn_impl impl;
     enum matrix_path path[3];   /* the paths it can issue on, preferred first (MP_COUNT: none) */
     int serial;                 /* a step's softmax waits for its GEMMs */
     int o_roundtrip;            /* FA1: O rescaled every KV block and exchanged between warps */
-    int dq_atomic;              /* backward: dQ accumulated with fp32 atomics in L2 */
+    enum dq_mode dq;            /* backward: how dQ is accumulated over the key blocks */
     double issue_fwd, issue_bwd;
     double issue_async;         /* forward issue factor when it runs on an async path
                                  * (wgmma, tcgen05): a different kernel; 0 = issue_fwd */
@@ -436,8 +447,8 @@ static const struct attn_lib attn_libs[] = {
     /* issue: scripts/fit_attention.py, median measured/predicted over at
      * most a third of each library's FA rows (seqlen 2048 and 4096) of
      * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, 0, 0.418, 0.418, 0},  /* 8 of 24 rows */
-    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, 1, 0.760, 0.760, 0},   /* 7 of 21 rows */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0},  /* 8 of 24 rows */
+    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no measurement here; their Hopper kernels overlap the
      * softmax with the GEMMs and are taken at FA2's issue efficiency.  FA3
      * is Hopper's only (wgmma); cuDNN and Triton are taken to issue
@@ -445,16 +456,16 @@ static const struct attn_lib attn_libs[] = {
      * kernels; which release first did is not pinned here, and no Blackwell
      * attention measurement checks the rate), else Hopper's wgmma, else
      * mma.sync */
-    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, 1, 0.760, 0.760, 0},
-    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, 1, 0.760, 0.760, 0},
+    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0},
+    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0},
     /* Triton on Hopper is another kernel (the tutorial's, issuing wgmma):
      * its forward factor 0.66 was fitted on 4 of the 12 H100 Triton rows of
      * traces/validation/hopper-attention.csv (FA3P-014, -015, -043, -044;
      * worst of the four 3.9%); the other 8 are held out.  On the A100 the
      * factor was refitted (0.373 to 0.428) once the sequence-parallel
      * backward's dQ copies were modelled (plan_attn_bwd) */
-    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, 1, 0.428, 0.428, 0.66}, /* 8 of 24 rows */
-    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, 1, 0.355, 0.355, 0}, /* 8 of 24 rows */
+    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66}, /* 8 of 24 rows */
+    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0}, /* 8 of 24 rows */
 };
 
 /* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
@@ -601,9 +612,11 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
  * Bc keys of one head, keeps K_j, V_j, dK_j, dV_j on chip and walks the
  * query blocks that see it; per block five products (S = QK^T recomputed,
  * dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K), one exp per score
- * and dS = P (dP - D).  dQ is accumulated in fp32: with atomics in L2 (FA2,
- * Triton) or read and written in HBM (FA1).  Two small kernels go around
- * it: D = rowsum(dO o O) before, dQ to the input type after. */
+ * and dS = P (dP - D).  dQ is accumulated as the library's dq_mode says:
+ * fp32 atomics in L2 (FA2), fp32 read and written in HBM (FA1), or a copy
+ * per key block (Triton on mma_sync).  Small kernels go around it: D =
+ * rowsum(dO o O) before; dQ to the input type after (or, for the copies,
+ * zeroing them before and summing them after). */
 static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const struct op *o,
                               const struct attn_lib *a, enum matrix_path path)
 {
@@ -613,19 +626,18 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     double rows = (double)b * h * q;
     plan_stream(c, &k[0], "attn_bwd_dot", 2.0 * rows * d * eb, rows * 4.0, 2.0 * rows * d,
                 DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, GPU_VEC_BYTES);
-    /* Triton's backward (triton.ops.flash_attention, sequence-parallel, as
-     * the FA benchmark runs it): 128 x 128 blocks, and each key block's CTA
-     * writes its own copy of dQ, zeroed before and summed after */
-    int sp = a->impl == ATTN_TRITON && path == MP_MMA_SYNC;
+    enum dq_mode dq = a->dq == DQ_COPIES && path != MP_MMA_SYNC ? DQ_ATOMIC : a->dq;
+    int sp = dq == DQ_COPIES;
     uint32_t nk = 1;
-    uint64_t reps = ceil_div(kv, 128);
+    uint64_t reps = ceil_div(kv, DQ_COPY_BLOCK);
     if (sp)
         plan_stream(c, &k[nk++], "attn_bwd_dq_zero", 0, (double)reps * rows * d * eb, 0, DT_FP32, 0, 1,
                     GPU_VEC_BYTES);
     struct kplan *p = &k[nk];
     memset(p, 0, sizeof *p);
     /* FA1 walks blocks of its own key length (fa1_bc) */
-    uint32_t bc = a->o_roundtrip ? fa1_bc(d, kv) : sp ? 128 : d > 64 ? 64 : 128, br = sp ? 128 : 64;
+    uint32_t bc = a->o_roundtrip ? fa1_bc(d, kv) : sp ? DQ_COPY_BLOCK : d > 64 ? 64 : 128;
+    uint32_t br = sp ? DQ_COPY_BLOCK : 64;
     uint64_t group = h / kvh;
     uint64_t kt = ceil_div(kv, bc);
     /* query rows a key block sees: all, or (causal) those at or after it */
@@ -654,7 +666,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     }
     if (sp)
         p->store_step = br * (double)d * eb;                  /* this key block's dQ_i copy */
-    else if (a->dq_atomic)
+    else if (dq == DQ_ATOMIC)
         p->l2_step = br * (double)d * 4.0;                    /* dQ_i += dS K_j, fp32 atomics */
     else {
         p->store_step = br * (double)d * 4.0;                 /* dQ_i out and back, fp32 */
@@ -674,7 +686,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     p->mdt = unit_matrix_type(c, o->dtype);
     p->vdt = DT_FP32;
     /* dQ_i read and written back (FA1): a read/write mix */
-    p->dram_cost = a->dq_atomic ? 1.0 : dram_cost(c, p->reread_step, p->store_step);
+    p->dram_cost = dq == DQ_HBM ? dram_cost(c, p->reread_step, p->store_step) : 1.0;
     p->serial = a->serial;
     p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
     snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));

@@ -969,14 +969,15 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     }
     uint32_t ndev = tp * dp * pp * ep * dcn;
     /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
-    uint32_t nsim = tp * (s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp) * pp * ep;
+    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    uint32_t nsim = tp * dp_sim * pp * ep;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
                    * gradient all-reduces and one scratch forward, on every TP x DP rank */
         cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * (2 * (uint64_t)mb + 1) +
                  (4 * (uint64_t)mb + c->layers + 8) * pp) * tp *
-                (s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp) + 16;
+                dp_sim + 16;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "
                         "a trace may hold (50 million)", (unsigned long long)cap64);
@@ -1034,7 +1035,6 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         trace_index_colls(t);
         return 0;
     }
-    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
     t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
     for (uint32_t r = 0; r < tp * dp_sim * ep; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
