@@ -13,6 +13,7 @@
  *         up to 1.3x cuDNN 9.13 (the FA4 paper's abstract, Zadouri, Dao et
  *         al., 2026, as its authors announced it); no library strata models
  *         on Blackwell is FA4, so this is a loose bound. */
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,8 @@
 #include "util.h"
 
 static char dir[64];
+static uint32_t last_kernels;   /* kernels the last attn_tflops op was lowered to */
+static const char *attn_dtype = "fp16";
 
 /* Runs one attention op; returns its TFLOP/s (or -1 and the diag). */
 static double attn_tflops(const char *cfg, const char *impl, const char *pass, unsigned d,
@@ -31,10 +34,10 @@ static double attn_tflops(const char *cfg, const char *impl, const char *pass, u
     unsigned batch = 16384 / n, heads = 2048 / d;
     snprintf(text, sizeof text,
              "{\"strata_trace\": 1, \"ops\": [\n"
-             "{\"id\": \"a\", \"kind\": \"attention\", \"dtype\": \"fp16\", \"batch\": %u, "
+             "{\"id\": \"a\", \"kind\": \"attention\", \"dtype\": \"%s\", \"batch\": %u, "
              "\"heads\": %u, \"q_len\": %u, \"kv_len\": %u, \"head_dim\": %u, \"causal\": %s, "
              "\"impl\": \"%s\", \"pass\": \"%s\"}]}\n",
-             batch, heads, n, n, d, causal ? "true" : "false", impl, pass);
+             attn_dtype, batch, heads, n, n, d, causal ? "true" : "false", impl, pass);
     tu_write_file(path, text);
     struct hw_config c;
     struct trace t;
@@ -47,6 +50,7 @@ static double attn_tflops(const char *cfg, const char *impl, const char *pass, u
     if (rc != 0)
         return -1;
     double tf = r.flops / ((double)r.total_ps * 1e-12) / 1e12;
+    last_kernels = r.ops[0].kernels;
     run_result_free(&r);
     return tf;
 }
@@ -72,6 +76,63 @@ static void bound_all(const char *cfg, const char *const *impls, int nimpl, doub
                             best = tf;
                     }
     printf("  %s: best %.1f TFLOP/s (bound %.0f, %s)\n", cfg, best, bound, what);
+}
+
+/* Every single-chip config in configs/, one per chip family and more (GPU
+ * tensor cores on each issue path, AMD MFMA, TPU and NPU arrays, Apple):
+ * no attention impl the chip runs, forward or forward+backward, beats the
+ * chip's fastest matrix issue path (its bf16 matrix rate times the best
+ * path's fraction; the vector pipe where bf16 has no matrix rate). */
+static void bound_every_chip(void)
+{
+    static const char *const impls[] = {"flash", "fa1", "fa2", "fa3", "cudnn",
+                                        "triton", "xformers", "math", "naive"};
+    DIR *dd = opendir("configs");
+    CHECK(dd != NULL);
+    if (dd == NULL)
+        return;
+    int chips = 0, runs = 0;
+    struct dirent *e;
+    attn_dtype = "bf16";
+    while ((e = readdir(dd)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml") != 0)
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "configs/%s", e->d_name);
+        struct hw_config c;
+        if (tu_load_cfg(path, &c) != 0) {
+            CHECK(0);
+            continue;
+        }
+        double frac = 0;
+        for (int p = 0; p < MP_COUNT; p++)
+            if (c.matrix_path_frac[p] > frac)
+                frac = c.matrix_path_frac[p];
+        double peak = cfg_matrix_peak_flops(&c, DT_BF16) * (frac > 0 ? frac : 1.0);
+        if (peak <= 0)
+            peak = cfg_vector_peak_flops(&c, DT_BF16);
+        if (peak <= 0)
+            peak = cfg_vector_peak_flops(&c, DT_FP32);
+        chips++;
+        for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++)
+            for (int k = 0; k < 2; k++) {
+                struct diag dg;
+                double tf = attn_tflops(path, impls[i], k ? "fwd+bwd" : "fwd", k ? 128 : 64,
+                                        k ? 4096 : 16384, k, &dg);
+                if (tf == -1)
+                    continue;       /* an impl this chip cannot run */
+                runs++;
+                if (!(tf > 0 && tf * 1e12 <= peak))
+                    fprintf(stderr, "  %s %s: %.4g TFLOP/s against its path's %.4g\n", path,
+                            impls[i], tf, peak / 1e12);
+                CHECK(tf > 0 && tf * 1e12 <= peak);
+            }
+    }
+    closedir(dd);
+    attn_dtype = "fp16";
+    printf("  %d chips, %d attention runs, none above its fastest issue path\n", chips, runs);
+    CHECK(chips >= 20);
 }
 
 int main(void)
@@ -132,6 +193,28 @@ int main(void)
     double fa2_128 = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa2", "fwd+bwd", 128, 4096, 0, &dg);
     CHECK(fa1_64 > 1.03 * fa1_128);
     CHECK(fa2_128 > 1.03 * fa2_64);
+    /* PyTorch's standard attention.  The causal mask is added to S by
+     * ATen's legacy elementwise kernel (the mask broadcasts), one element
+     * per thread in flight: causal costs 1.15-1.28x the non-causal time in
+     * the FA benchmark on A100 (FLOPs halved, 15 against 36 TFLOP/s at 512
+     * tokens, head dim 64); a vectorised add gave 1.10 */
+    double m_nc = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "fwd+bwd", 64, 512, 0, &dg);
+    double m_c = attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "fwd+bwd", 64, 512, 1, &dg);
+    printf("  A100 math d64 512: causal takes %.3fx the non-causal time (measured 1.200)\n",
+           0.5 * m_nc / m_c);
+    CHECK(0.5 * m_nc / m_c > 1.15 && 0.5 * m_nc / m_c < 1.30);
+    /* its kernels: forward q/k/v copies, QK^T, softmax, PV, output copy
+     * (dropout at p = 0 launches none); causal adds the mask's build and
+     * add; the backward's output-gradient copy, dV, dP, grad * P (ATen's
+     * softmax backward multiplies first), the row kernel, dQ, dK, and the
+     * input-gradient copy */
+    attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "fwd", 64, 512, 0, &dg);
+    CHECK_EQ_INT(last_kernels, 5);
+    attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "fwd", 64, 512, 1, &dg);
+    CHECK_EQ_INT(last_kernels, 7);
+    attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "bwd", 64, 512, 0, &dg);
+    CHECK_EQ_INT(last_kernels, 8);
+    bound_every_chip();
     /* what a chip cannot run is an error naming the op's line and what it can run */
     CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa3", "fwd", 64, 2048, 0, &dg) == -1);
     CHECK_EQ_INT(dg.line, 2);

@@ -315,7 +315,8 @@ static double out_bytes_for(enum dtype t)
  * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
  * the vector pipe.  Short queries split the KV range over CTAs
  * (flash-decoding) so the grid fills the SMs. */
-static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc)
+static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc,
+                          int bwd)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "flash");
@@ -370,10 +371,19 @@ static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const stru
                                            unit_systolic_flops(c, q_rows, (double)bc, (double)d) +
                                            unit_systolic_fill_flops(c) / (double)steps;
     p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
+    if (bwd) {
+        /* a systolic chip's fused backward: the same tiles with the five
+         * products of the backward (2.5x the forward's) and the recomputed
+         * softmax plus dS (1.5x); an approximation, no TPU measurement
+         * checks it */
+        p->mflops_step *= 2.5;
+        p->vflops_step *= 1.5;
+    }
     if (c->sa_rows) {
         /* a few query rows fill a systolic array poorly: the products run on
-         * the vector unit when that is faster (decode attention on a TPU) */
-        double useful = 4.0 * q_rows * (double)bc * d;
+         * the vector unit when that is faster (decode attention on a TPU,
+         * any attention on an array without the op's type) */
+        double useful = (bwd ? 10.0 : 4.0) * q_rows * (double)bc * d;
         if (useful / unit_vector_rate(c, DT_FP32) < p->mflops_step / unit_matrix_rate(c, unit_matrix_type(c, o->dtype))) {
             p->vflops_step += useful;
             p->mflops_step = 0;
@@ -397,7 +407,7 @@ static uint32_t flash_bc(uint64_t d)
 
 static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
 {
-    plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim));
+    plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 0);
 }
 
 /* FlashAttention-1's key block (its fmha kernels, flash-attention v1.0.9,
@@ -566,7 +576,7 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
 {
     uint32_t bcu = a->o_roundtrip ? fa1_bc(o->u.attn.head_dim, o->u.attn.kv_len)
                                   : flash_bc(o->u.attn.head_dim);
-    plan_flash_bc(c, p, o, bcu);
+    plan_flash_bc(c, p, o, bcu, 0);
     double d = (double)o->u.attn.head_dim;
     /* plan_flash's tile */
     double rows = (double)(o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads));
@@ -701,6 +711,15 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     return nk + 2;
 }
 
+/* PyTorch runs an elementwise op or copy whose operands are not all
+ * contiguous (a permuted copy, an add that broadcasts a mask) with its
+ * legacy kernel (ATen CUDALoops.cuh, launch_legacy_kernel): each thread
+ * loads one element per input, computes and stores it before the next,
+ * since the store may alias the next load.  So a thread keeps one element
+ * in flight, not a 16-byte vector: the kernels below pass the element size
+ * as their vector width, and with one DRAM-read input (a broadcast mask
+ * stays in cache) they are bound by latency, not by bandwidth. */
+
 /* PyTorch's standard attention (the `math` backend): S = (Q K^T) scale as
  * one batched GEMM into HBM, the causal mask added to S, softmax, P V; and
  * for the backward dV = P^T dO, dP = dO V^T, dS = softmax_backward(P, dP),
@@ -741,7 +760,7 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
     } else if (pass != PASS_BWD) {
         plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
-                    vdt, 0, 3, GPU_VEC_BYTES);
+                    vdt, 0, 1, eb);
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         if (o->u.attn.causal) {
             /* the mask is built every call: full() and triu() in fp32, then
@@ -749,25 +768,22 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
              * added to S (flash-attention's benchmark, attention_pytorch) */
             plan_stream(c, &k[n++], "mask_build", 8.0 * mask, (8.0 + eb) * mask, mask, vdt, 0, 1,
                         GPU_VEC_BYTES);
-            plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 2,
-                        GPU_VEC_BYTES);
+            plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 1, eb);
         }
         plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 50.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
-        /* a stand-in (docs/attention.md): F.dropout at p = 0 launches
-         * nothing (ATen's _dropout_impl returns its input), but without
-         * this kernel and its backward the FA benchmark's standard
-         * attention comes out 42% fast, for a cost not yet found */
-        plan_stream(c, &k[n++], "dropout", el * eb, el * (eb + 1.0), el, vdt, 0, 1, GPU_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
-        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, GPU_VEC_BYTES);
+        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
     }
     if (pass != PASS_FWD) {
         if (!minimal)
-            plan_stream(c, &k[n++], "dout_layout", elq * eb, elq * eb, 0, vdt, 0, 1, GPU_VEC_BYTES);
+            plan_stream(c, &k[n++], "dout_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
         attn_bmm(c, &k[n++], "bmm_dv", kv, d, q, bh, o->dtype, eb, eb);
         attn_bmm(c, &k[n++], "bmm_dp", q, kv, d, bh, o->dtype, eb, kvb);
         if (!minimal)
-            plan_stream(c, &k[n++], "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2,
+            /* ATen's softmax backward first multiplies the gradient by
+             * the output into a temporary (softmax_backward_cuda_out:
+             * tmp = grad * output), then runs its row kernel on it */
+            plan_stream(c, &k[n++], "softmax_bwd_mul", 2.0 * el * eb, el * eb, el, vdt, 0, 2,
                         GPU_VEC_BYTES);
         plan_stream(c, &k[n++], "softmax_bwd", 2.0 * el * eb, el * eb, 4.0 * el, vdt, bh * q, 2,
                     GPU_VEC_BYTES);
@@ -775,7 +791,7 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
         attn_bmm(c, &k[n++], "bmm_dk", kv, d, q, bh, o->dtype, eb, eb);
         if (!minimal)
             plan_stream(c, &k[n++], "dqkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb,
-                        0, vdt, 0, 3, GPU_VEC_BYTES);
+                        0, vdt, 0, 1, eb);
     }
     return n;
 }
@@ -805,13 +821,9 @@ static void lower_attention(const struct hw_config *c, const struct op *o, struc
         if (pass != PASS_BWD)
             plan_flash(c, &L->k[n++], o);
         if (pass != PASS_FWD) {
-            /* its backward: the same tiles with the five products of the
-             * backward (2.5x the forward's) and the recomputed softmax plus
-             * dS (1.5x); an approximation, no TPU measurement checks it */
+            /* its backward (plan_flash_bc's bwd) */
             struct kplan *p = &L->k[n++];
-            plan_flash(c, p, o);
-            p->mflops_step *= 2.5;
-            p->vflops_step *= 1.5;
+            plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 1);
             p->store_end *= 3.0;            /* dQ, dK, dV */
             snprintf(p->what, sizeof p->what, "flash_bwd");
         }
