@@ -222,6 +222,12 @@ int main(void)
         {"attn typo",
          "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
          "llm model=traces/models/llama-2-7b.json phase=decode attn=flsh dtype=bf16\n", "spec", 2},
+        {"pass typo",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "gemm m=64 n=64 k=64 dtype=bf16 pass=back\n", "spec", 2},
+        {"reduction bwd",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "reduction rows=64 cols=64 dtype=bf16 pass=bwd\n", "spec", 2},
         {"duplicate column",
          "id,metric,value,unit,config,spec,value\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16,2\n",
          "value", 1},
@@ -239,6 +245,31 @@ int main(void)
         CHECK(strcmp(d.field, bad[i].field) == 0);
         validate_free(&r);
     }
+    /* pass= on any op with a backward: a GEMM's backward is its dgrad and
+     * wgrad, twice the forward's work, so at a compute-bound shape about
+     * twice the time; fwd+bwd is the sum */
+    snprintf(csv, sizeof csv, "%s/pass.csv", dir);
+    tu_write_file(csv, "id,metric,value,unit,config,spec\n"
+                       "P-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=4096 n=4096 k=4096 dtype=bf16\n"
+                       "P-2,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=4096 n=4096 k=4096 dtype=bf16 pass=bwd\n"
+                       "P-3,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=4096 n=4096 k=4096 dtype=bf16 pass=fwd+bwd\n"
+                       "P-4,latency,1,ms,nvidia-a100-sxm-80gb,softmax rows=4096 cols=4096 dtype=bf16\n"
+                       "P-5,latency,1,ms,nvidia-a100-sxm-80gb,softmax rows=4096 cols=4096 dtype=bf16 pass=bwd\n");
+    struct validate_opts op = {.data = csv, .configs = "configs", .root = "."};
+    memset(&d, 0, sizeof d);
+    memset(&r, 0, sizeof r);
+    CHECK_EQ_INT(validate_run(&op, &r, &d), 0);
+    CHECK_EQ_INT((int)r.nrows, 5);
+    if (r.nrows == 5) {
+        double f = r.rows[0].predicted, bw = r.rows[1].predicted, fb = r.rows[2].predicted;
+        printf("  gemm 4096^3 bf16: fwd %.3f, bwd %.3f, fwd+bwd %.3f ms\n", f, bw, fb);
+        CHECK(bw > 1.8 * f && bw < 2.2 * f);
+        CHECK(fb > 0.99 * (f + bw) && fb < 1.01 * (f + bw));
+        /* softmax backward reads y and dy and writes dx: 3 x 4096^2 x 2 B
+         * at no more than the A100's 2039 GB/s */
+        CHECK(r.rows[4].predicted > 3.0 * 4096 * 4096 * 2 / 2039e9 * 1e3);
+    }
+    validate_free(&r);
     /* a NUL byte in a row: it was read as the end of the line and
      * reported as "1 columns, the header has 4" */
     static const char nul_csv[] = "id,metric,value,unit\nX\0-1,latency,1,ms\n";

@@ -407,9 +407,8 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         o.u.attn.q_len = o.u.attn.kv_len = n;
         o.u.attn.causal = causal != 0;
         o.u.attn.kv_dtype = o.dtype;
-        const char *impl = spec_get(&s, "impl"), *pass = spec_get(&s, "pass");
+        const char *impl = spec_get(&s, "impl");
         o.u.attn.impl = ATTN_FLASH;
-        o.pass = PASS_FWD;
         int found = impl == NULL;
         for (int i = 0; impl != NULL && i < ATTN_IMPL_COUNT; i++)
             if (strcmp(impl, op_attn_impl_name((enum attn_impl)i)) == 0) {
@@ -418,21 +417,27 @@ static int build_workload(const char *spec, const char *root, const char *file, 
             }
         if (!found)
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown impl '%s'", impl);
-        if (pass != NULL) {
-            if (strcmp(pass, "fwd") == 0)
-                o.pass = PASS_FWD;
-            else if (strcmp(pass, "bwd") == 0)
-                o.pass = PASS_BWD;
-            else if (strcmp(pass, "fwd+bwd") == 0)
-                o.pass = PASS_FWDBWD;
-            else
-                return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
-                                "unknown pass '%s' (fwd, bwd, fwd+bwd)", pass);
-        }
     } else {
         return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
                         "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, "
                         "elementwise, attention, collective)", kind);
+    }
+    /* [pass=fwd|bwd|fwd+bwd]: an op's backward as the libraries run it
+     * (GEMM dgrad and wgrad, softmax/norm/elementwise backward, attention's) */
+    const char *pass = spec_get(&s, "pass");
+    o.pass = PASS_FWD;
+    if (pass != NULL) {
+        if (strcmp(pass, "fwd") == 0)
+            o.pass = PASS_FWD;
+        else if (strcmp(pass, "bwd") == 0)
+            o.pass = PASS_BWD;
+        else if (strcmp(pass, "fwd+bwd") == 0)
+            o.pass = PASS_FWDBWD;
+        else
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                            "unknown pass '%s' (fwd, bwd, fwd+bwd)", pass);
+        if (o.pass != PASS_FWD && o.kind == OP_REDUCTION)
+            return diag_set(d, DIAG_E_RANGE, file, line, "spec", "a reduction has no backward pass here");
     }
     if (spec_done(&s))
         return -1;
