@@ -258,11 +258,6 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         cg->min_bw = bw;
         return 0;
     }
-    int mirrored = 0;
-    for (uint32_t r = 0; r < n && t->mirror != NULL; r++)
-        mirrored |= t->mirror[t->group_dev[gr->off + r]];
-    if (mirrored)
-        return -1;                  /* a mirrored group's ring follows its order */
     /* islands: starts of runs without a network hop between neighbours */
     uint32_t *start = sim_xcalloc((size_t)n + 1, sizeof *start), nisl = 0;
     start[nisl++] = 0;

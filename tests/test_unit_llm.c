@@ -272,9 +272,52 @@ static void test_moe(void)
     CHECK_EQ_INT(ardp, 1);
     CHECK_EQ_INT(topk_bwd, 0);
     trace_free(&t);
-    s.dp = 2;
+    s.dp = 2;   /* EP groups are blocks of the replicas: 4 does not divide 2 */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
+    /* EP 4 inside DP 8: two EP groups of 4 consecutive replicas (the
+     * all-to-alls), the non-expert gradients all-reduced over all 8, each
+     * expert's (2 of 8 a rank) over the 2 replicas that hold it, and no
+     * all-reduce over the EP group */
+    s.dp = 8;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 8);
+    CHECK_EQ_INT(t.tokens, 8 * 2 * 256);
+    uint32_t edp = 0, dpar = 0, epar = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->kind != OP_COLLECTIVE || o->device != 5)
+            continue;
+        const struct trace_group *g = &t.groups[o->u.coll.group];
+        if (o->u.coll.what == COLL_ALL_TO_ALL) {
+            CHECK_EQ_INT(g->n, 4);
+            CHECK(t.group_dev[g->off] == 4 && t.group_dev[g->off + 3] == 7);
+        }
+        if (strstr(o->id, ".L3.dp_allreduce") != NULL) {
+            CHECK_EQ_INT(g->n, 8);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-6);
+            dpar++;
+        }
+        if (strstr(o->id, ".L3.edp_allreduce") != NULL) {
+            CHECK_EQ_INT(g->n, 2);
+            CHECK(t.group_dev[g->off] == 1 && t.group_dev[g->off + 1] == 5);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer / 4 * 2, 1e-6);
+            edp++;
+        }
+        epar += strstr(o->id, "ep_dp_allreduce") != NULL;
+    }
+    CHECK_EQ_INT(dpar, 1);
+    CHECK_EQ_INT(edp, 1);
+    CHECK_EQ_INT(epar, 0);
+    trace_free(&t);
+    s.zero = 1;     /* ZeRO with EP: not modelled, refused */
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--ep") == 0);
+    s.zero = 0;
+    s.dp_sim = 2;   /* mirrors must be whole EP groups */
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--ep") == 0);
+    s.dp_sim = 0;
     s.dp = 1;
     s.phase = LLM_DECODE;
     s.batch = 64;

@@ -244,7 +244,12 @@ int cli_gen(int argc, char **argv)
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");
-        if (s.dp > 1 && s.zero == 0)
+        if (s.dp > 1 && s.zero == 0 && s.ep > 1)
+            fprintf(msg, "  data-parallel over %u replicas, EP groups of %u consecutive ones (each "
+                         "layer's non-expert gradients all-reduced over all %u on stream 1 as its "
+                         "backward ends, each expert's over the %u replicas that hold it)\n",
+                    s.dp, s.ep, s.dp, s.dp / s.ep);
+        else if (s.dp > 1 && s.zero == 0)
             fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
                          "stream 1 as its backward ends)\n", s.dp);
         if (s.dp > 1 && s.zero > 0)

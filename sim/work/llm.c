@@ -178,6 +178,8 @@ struct builder {
     uint32_t dcap;              /* capacity of t->deps */
     uint32_t ep_group;          /* this rank's expert-parallel group (ep > 1) */
     uint32_t ep;                /* expert-parallel ranks (1: none) */
+    uint32_t edp_group;         /* with --dp > --ep: the ranks holding this rank's experts
+                                 * (expert data parallelism), else UINT32_MAX */
     uint32_t also;              /* the next op waits for this one too (UINT32_MAX: none) */
     uint32_t dcn_group;         /* this rank's group across slices (dcn > 1), else UINT32_MAX */
 };
@@ -574,7 +576,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
         }
-        if (b->ep > 1 && ends_with(base, ".attn_norm")) {
+        if (b->ep > 1 && dp <= 1 && ends_with(base, ".attn_norm")) {
             /* the EP ranks are data-parallel for everything but the
              * experts: those gradients all-reduced over them (each expert
              * lives on one rank: its own gradients stay) */
@@ -587,8 +589,18 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
                      zero ? "reduce_scatter" : "allreduce");
-            last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, grad_layer,
+            /* with EP inside DP (Megatron's and DeepSpeed-MoE's layout):
+             * the non-expert gradients over every replica, each expert's
+             * over the replicas that hold it */
+            uint64_t bytes = b->ep > 1 ? (uint64_t)(dense_layer / tp * eb) : grad_layer;
+            last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, bytes,
                                   b->prev, b->dp_group, 1);
+            if (b->edp_group != UINT32_MAX) {
+                snprintf(lid, sizeof lid, "%.*s.edp_allreduce", (int)strcspn(base, "."), base);
+                last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt,
+                                      (uint64_t)(expert_layer / b->ep / tp * eb), last_ar,
+                                      b->edp_group, 1);
+            }
         }
         if (b->dcn_group != UINT32_MAX && ends_with(base, ".attn_norm")) {
             /* the slice's reduced gradients (this rank's share) over the slices */
@@ -598,7 +610,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                                   dp > 1 ? last_ar : b->prev, b->dcn_group, 1);
         }
     }
-    if (b->ep > 1) {  /* embedding and LM head, over the EP ranks */
+    if (b->ep > 1 && dp <= 1) {  /* embedding and LM head, over the EP ranks */
         last_ar = add_dp_coll(b, "embed.ep_dp_allreduce", COLL_ALL_REDUCE, dt,
                               (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev,
                               b->ep_group, 1);
@@ -909,10 +921,16 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         if (ep > 65536 || c->experts % ep != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if (tp > 1 || dp > 1 || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+        if (tp > 1 || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "expert parallelism is modelled with attention data-parallel over the "
-                            "ranks: not with --tp, --dp, --pp or llama.cpp yet");
+                            "ranks: not with --tp, --pp or llama.cpp yet");
+        if (dp > 1 && (dp % ep != 0 || s->zero > 0 ||
+                       (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "with --dp, --ep %u must divide the %u replicas (each EP group a block "
+                            "of them), without --zero, and --replicas-simulated must be whole EP "
+                            "groups", ep, dp);
     }
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
@@ -967,10 +985,13 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "split a batch of %llu (1 to 4096, dividing it)", mb,
                             (unsigned long long)s->batch);
     }
-    uint32_t ndev = tp * dp * pp * ep * dcn;
+    /* EP alone adds its ranks (attention data-parallel over them); with
+     * --dp the EP groups are blocks of the replicas */
+    uint32_t epx = dp > 1 ? 1 : ep;
+    uint32_t ndev = tp * dp * pp * epx * dcn;
     /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
-    uint32_t nsim = tp * dp_sim * pp * ep;
+    uint32_t nsim = tp * dp_sim * pp * epx;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
@@ -993,12 +1014,16 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
      * TP rank) */
     /* a TP group per replica and stage, a DP group per TP rank and stage */
     /* (TP and DP groups of the first slice only: the other slices mirror it) */
-    uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0, nepg = ep > 1 ? 1 : 0;
+    /* EP groups: one of every rank, or with --dp one per block of ep
+     * replicas; expert-data-parallel groups (--dp > --ep): the replicas
+     * at the same place in each block, holding the same experts */
+    uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0;
+    uint32_t nepg = ep > 1 ? (dp > 1 ? dp / ep : 1) : 0, nedpg = ep > 1 && dp > ep ? ep : 0;
     uint32_t ndcng = dcn > 1 ? tp * dp : 0;
-    t->ngroups = ntpg + ndpg + nepg + ndcng;
+    t->ngroups = ntpg + ndpg + nepg + nedpg + ndcng;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
     t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) +
-                                   (ndcng ? ndev : 0) + 1,
+                                   (nedpg ? ndev : 0) + (ndcng ? ndev : 0) + 1,
                                sizeof *t->group_dev);
     uint32_t goff = 0;
     for (uint32_t g = 0; g < ntpg; g++) {
@@ -1014,34 +1039,42 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         for (uint32_t k = 0; k < dp; k++)
             t->group_dev[goff++] = (st * dp + k) * tp + tr;
     }
-    if (nepg) {     /* one expert-parallel group: every rank */
-        t->groups[ntpg + ndpg].off = goff;
-        t->groups[ntpg + ndpg].n = ep;
+    for (uint32_t g = 0; g < nepg; g++) {   /* ep consecutive ranks */
+        t->groups[ntpg + ndpg + g].off = goff;
+        t->groups[ntpg + ndpg + g].n = ep;
         for (uint32_t k = 0; k < ep; k++)
-            t->group_dev[goff++] = k;
+            t->group_dev[goff++] = g * ep + k;
+    }
+    for (uint32_t g = 0; g < nedpg; g++) {  /* every ep-th rank from g */
+        t->groups[ntpg + ndpg + nepg + g].off = goff;
+        t->groups[ntpg + ndpg + nepg + g].n = dp / ep;
+        for (uint32_t k = 0; k < dp / ep; k++)
+            t->group_dev[goff++] = k * ep + g;
     }
     for (uint32_t g = 0; g < ndcng; g++) {   /* one per rank of a slice: it in every slice */
-        t->groups[ntpg + ndpg + nepg + g].off = goff;
-        t->groups[ntpg + ndpg + nepg + g].n = dcn;
+        t->groups[ntpg + ndpg + nepg + nedpg + g].off = goff;
+        t->groups[ntpg + ndpg + nepg + nedpg + g].n = dcn;
         for (uint32_t k = 0; k < dcn; k++)
             t->group_dev[goff++] = k * tp * dp + g;
     }
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * ep * dcn;
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * epx * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX,
-                        UINT32_MAX};
+                        UINT32_MAX, UINT32_MAX};
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb, tp, dp);
         trace_index_colls(t);
         return 0;
     }
     t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
-    for (uint32_t r = 0; r < tp * dp_sim * ep; r++) {  /* replicas past dp_sim: mirrors, no ops */
+    for (uint32_t r = 0; r < tp * dp_sim * epx; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
         b.device = r;
         b.tp_group = tp > 1 ? r / tp : 0;
         b.dp_group = dp > 1 ? ntpg + r % tp : 0;
-        b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + r : UINT32_MAX;
+        b.ep_group = ep > 1 ? ntpg + ndpg + (dp > 1 ? r / ep : 0) : 0;
+        b.edp_group = nedpg ? ntpg + ndpg + nepg + r % ep : UINT32_MAX;
+        b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + r : UINT32_MAX;
         if (ndev > 1)
             snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
         build_rank(&b, c, s, tp, dp);
