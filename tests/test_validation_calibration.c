@@ -83,7 +83,7 @@ int main(void)
         diag_print(&d, stderr);
         TEST_MAIN_END();
     }
-    CHECK_EQ_INT(r.nrows, 302);
+    CHECK_EQ_INT(r.nrows, 305);
     int tp_rows = 0;
     for (uint32_t i = 0; i < r.nrows; i++) {
         if (strcmp(r.rows[i].group, "GPTFAST/decode-tp") != 0)
