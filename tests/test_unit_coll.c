@@ -574,6 +574,28 @@ static void test_expert_parallel(void)
         run_result_free(&rt);
     trace_free(&ep);
     trace_free(&tp);
+    /* EP over the TP group (--tp 8 --ep 8, vLLM's layout): each GPU one
+     * whole expert instead of 1/8 of each; with all 8 experts reached
+     * (128 sequences) it streams the same bytes as TP 8, so the step
+     * takes the same time within 1% */
+    s.ep = 8;
+    struct trace etp, tp8;
+    CHECK_EQ_INT(llm_build(&c, &s, &etp, &d), 0);
+    s.ep = 0;
+    CHECK_EQ_INT(llm_build(&c, &s, &tp8, &d), 0);
+    struct run_result r1, r2;
+    int ok = run_on("configs/systems/nvidia-hgx-h100.yaml", &etp, &r1, msg, sizeof msg) == 0;
+    ok = ok && run_on("configs/systems/nvidia-hgx-h100.yaml", &tp8, &r2, msg, sizeof msg) == 0;
+    CHECK(ok);
+    if (ok) {
+        printf("  Mixtral decode 128 sequences: TP 8 %.3f ms, TP 8 with EP 8 %.3f ms\n",
+               (double)r2.total_ps * 1e-9, (double)r1.total_ps * 1e-9);
+        CHECK_NEAR_REL((double)r1.total_ps, (double)r2.total_ps, 0.01);
+        run_result_free(&r1);
+        run_result_free(&r2);
+    }
+    trace_free(&etp);
+    trace_free(&tp8);
     /* a training step with EP: written, read back and run (the backward
      * all-to-alls pair across the ranks) */
     struct llm_step st = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,

@@ -321,9 +321,32 @@ static void test_moe(void)
     s.dp = 1;
     s.phase = LLM_DECODE;
     s.batch = 64;
-    s.tp = 2;
+    s.tp = 2;       /* EP 4 over TP 2: neither layout */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
+    /* EP over the TP group (vLLM's expert parallelism): 4 ranks with the
+     * same 64 tokens, each 2 whole experts (not 1/4 of all 8), which get
+     * 64 x 2 / 4 = 32 token copies, 16 each; no all-to-all, the MLP
+     * all-reduce sums the experts' outputs */
+    s.tp = 4;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 4);
+    uint32_t eg = 0, a2as = 0, mlp_ar = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        a2as += o->kind == OP_COLLECTIVE && o->u.coll.what == COLL_ALL_TO_ALL;
+        mlp_ar += strstr(o->id, ".mlp_allreduce") != NULL;
+        if (strcmp(o->id, "r2.L4.experts_gate_up") == 0) {
+            CHECK_EQ_INT(o->u.gemm.batch, 2);
+            CHECK_EQ_INT(o->u.gemm.n, 2 * 14336);
+            CHECK_EQ_INT(o->u.gemm.m, 16);
+            eg++;
+        }
+    }
+    CHECK_EQ_INT(eg, 1);
+    CHECK_EQ_INT(a2as, 0);
+    CHECK_EQ_INT(mlp_ar, 4 * 32);
+    trace_free(&t);
     struct llm_config dense;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &dense, &d), 0);
     s.tp = 1;

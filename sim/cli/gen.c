@@ -236,7 +236,12 @@ int cli_gen(int argc, char **argv)
                          "activations and gradients as p2p copies between stages)\n", s.pp,
                     s.microbatches ? s.microbatches : (unsigned)s.batch,
                     (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)));
-        if (s.ep > 1)
+        if (s.ep > 1 && s.tp > 1)
+            fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
+                         "of the %llu on every token (uniform routing assumed), the MLP all-reduce "
+                         "summing them\n", s.tp, (unsigned long long)(c.experts / s.ep),
+                    (unsigned long long)c.experts);
+        else if (s.ep > 1)
             fprintf(msg, "  expert-parallel over %u ranks: each its own batch of %llu and %llu of the %llu "
                          "experts; tokens to their experts and back by two all-to-alls a layer "
                          "(uniform routing assumed)\n", s.ep, (unsigned long long)s.batch,

@@ -69,10 +69,12 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     const double w_embed = f->weights;
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
-        /* experts per rank: all of them, or (expert parallelism) 1/ep */
+        /* experts per rank: all of them, or (expert parallelism) 1/ep,
+         * whole when EP spans the TP group (--tp T --ep T), else 1/t of each */
         double ffn = c->experts ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
-        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / t * ffn);
-        f->weights += wbytes(s, wdown, inter / t * h * ffn);
+        double ft = s->ep > 1 && t > 1 ? 1.0 : t;
+        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / ft * ffn);
+        f->weights += wbytes(s, wdown, inter / ft * h * ffn);
         f->weights += 2 * h * eb;                           /* norms, on every rank */
     }
     const double w_layers = f->weights - w_embed;
@@ -105,7 +107,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * shards the first over the replicas, ZeRO 2 the gradients too,
          * ZeRO 3 the 16-bit weights as well */
         /* with EP a rank holds 1/ep of the experts */
-        double ep_drop = s->ep > 1 ? (double)c->experts * 3.0 * h * inter * (double)c->layers *
+        double ep_drop = s->ep > 1 && t == 1 ? (double)c->experts * 3.0 * h * inter * (double)c->layers *
                                          (1.0 - 1.0 / (double)s->ep)
                                    : 0.0;
         double p = (f->params - ep_drop) / t;

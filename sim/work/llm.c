@@ -180,6 +180,8 @@ struct builder {
     uint32_t ep;                /* expert-parallel ranks (1: none) */
     uint32_t edp_group;         /* with --dp > --ep: the ranks holding this rank's experts
                                  * (expert data parallelism), else UINT32_MAX */
+    uint32_t ep_tp;             /* EP over the TP group (--tp T --ep T): this rank holds
+                                 * E/T whole experts, every token is on every rank */
     uint32_t also;              /* the next op waits for this one too (UINT32_MAX: none) */
     uint32_t dcn_group;         /* this rank's group across slices (dcn > 1), else UINT32_MAX */
 };
@@ -320,8 +322,12 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
     enum dtype dt = s->dtype;
     /* with ep ranks: every rank's tokens (rows each) pick k of the E
      * experts; this rank holds E / ep of them and, under uniform routing,
-     * receives rows x k token copies in all */
-    uint64_t ep = b->ep, local = c->experts / ep, all_rows = rows * ep;
+     * receives rows x k token copies in all.  EP over the TP group (vLLM's
+     * expert parallelism with tensor-parallel attention): every rank has
+     * the same rows tokens and holds E / tp whole experts, which get
+     * rows x k / tp of the copies; the MLP all-reduce sums them */
+    uint64_t ep = b->ep_tp ? b->ep_tp : b->ep, local = c->experts / ep;
+    uint64_t all_rows = b->ep_tp ? rows : rows * ep;
     double E = (double)c->experts, k = (double)c->experts_per_tok;
     double active = (double)local * (1.0 - pow(1.0 - k / E, (double)all_rows));
     uint64_t na = (uint64_t)ceil(active - 1e-9);
@@ -329,13 +335,16 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
         na = 1;
     if (na > local)
         na = local;
-    uint64_t per = (uint64_t)ceil((double)rows * k / (double)na);
+    double copies = (double)rows * k / (b->ep_tp ? (double)b->ep_tp : 1.0);
+    uint64_t per = (uint64_t)ceil(copies / (double)na);
+    if (b->ep_tp)
+        inter = c->intermediate;    /* whole experts */
     double eb = dtype_bytes(dt, 1.0);
     uint64_t a2a = (uint64_t)ceil((double)rows * k * (double)c->hidden * eb);
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
     add_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
     add_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
-    if (ep > 1) {
+    if (ep > 1 && !b->ep_tp) {
         /* the tokens' copies to their experts' ranks (permuted into
          * per-rank order first) */
         add_ew(b, ID("dispatch_permute"), dt, rows * (uint64_t)k * c->hidden, 1, 1, 0.0);
@@ -346,7 +355,7 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
     add_ew(b, ID("silu_mul"), dt, na * per * inter, 2, 1, 6.0);
     o = add_gemm(b, ID("experts_down"), dt, per, c->hidden, inter, wdown);
     o->u.gemm.batch = na;
-    if (ep > 1)     /* the results back to their tokens' ranks */
+    if (ep > 1 && !b->ep_tp)     /* the results back to their tokens' ranks */
         add_alltoall(b, ID("combine_a2a"), dt, a2a);
     add_ew(b, ID("combine"), dt, rows * c->hidden, (uint32_t)c->experts_per_tok + 1, 1,
            (double)c->experts_per_tok);
@@ -921,11 +930,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         if (ep > 65536 || c->experts % ep != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if (tp > 1 || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+        if ((tp > 1 && ep != tp) || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "expert parallelism is modelled with attention data-parallel over the "
-                            "ranks: not with --tp, --pp or llama.cpp yet");
-        if (dp > 1 && (dp % ep != 0 || s->zero > 0 ||
+                            "ranks, or with --tp over the same ranks (--ep equal to --tp): not with "
+                            "another --tp, --pp or llama.cpp yet");
+        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 0 ||
                        (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "with --dp, --ep %u must divide the %u replicas (each EP group a block "
@@ -987,6 +997,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     }
     /* EP alone adds its ranks (attention data-parallel over them); with
      * --dp the EP groups are blocks of the replicas */
+    uint32_t ep_tp = ep > 1 && tp > 1 ? tp : 0;
+    if (ep_tp)
+        ep = 1;     /* EP inside the TP group: no ranks, groups or all-to-alls of its own */
     uint32_t epx = dp > 1 ? 1 : ep;
     uint32_t ndev = tp * dp * pp * epx * dcn;
     /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
@@ -1060,7 +1073,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * epx * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX,
-                        UINT32_MAX, UINT32_MAX};
+                        ep_tp, UINT32_MAX, UINT32_MAX};
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb, tp, dp);
         trace_index_colls(t);
