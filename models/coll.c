@@ -824,13 +824,31 @@ static void coll_flow_done(struct engine *e, void *owner, uint64_t arg)
         engine_after(e, r->stage_lat_ps, c->comp, COLL_EV_STAGE, arg, NULL);
 }
 
+/* A collective's kernels hold one SM per channel on each simulated rank
+ * while the data moves (the model's hold_units; a mirror has no instance). */
+static void hold(struct coll_engine *c, uint32_t inst, int32_t delta)
+{
+    const struct run_env *env = c->env;
+    if (env->mops == NULL || env->mops->hold_units == NULL || env->devs == NULL)
+        return;
+    const struct trace *t = c->t;
+    const struct trace_group *gr = &t->groups[t->colls[inst].group];
+    for (uint32_t a = 0; a < gr->n; a++) {
+        uint32_t dv = t->group_dev[gr->off + a];
+        if (!is_mirror(t, dv) && env->devs[dv] != NULL)
+            env->mops->hold_units(env->devs[dv], delta);
+    }
+}
+
 static void coll_handle(struct engine *e, void *self, const struct eq_event *ev)
 {
     (void)e;
     struct coll_engine *c = self;
     uint32_t inst = (uint32_t)ev->arg;
-    if (ev->type == COLL_EV_BEGIN)
+    if (ev->type == COLL_EV_BEGIN) {
         c->run[inst].t_begin = c->e->now_ps;
+        hold(c, inst, (int32_t)c->run[inst].channels);
+    }
     run_stage(c, inst);
 }
 
@@ -843,6 +861,7 @@ static void finish(struct coll_engine *c, uint32_t inst)
     const struct coll_group *cg = &c->group[tc->group];
     uint64_t now = c->e->now_ps;
     r->finished = 1;
+    hold(c, inst, -(int32_t)r->channels);
     for (uint32_t a = 0; a < gr->n; a++) {
         struct op_result *res = c->res[tc->ops_off + a];
         if (res == NULL)

@@ -76,6 +76,8 @@ struct run_env {
     const uint32_t *dev_streams;    /* per trace device: the streams its ops use */
     const double *ws, *wbytes;      /* per trace device: working set and weight bytes
                                      * (trace_working_set) */
+    void *const *devs;              /* per trace device: its model instance (for hold_units) */
+    const struct model_ops *mops;   /* the devices' model */
 };
 
 struct model_ops {
@@ -89,6 +91,10 @@ struct model_ops {
     void (*start_op)(void *dev, uint32_t op_index, struct op_result *res,
                      model_done_fn done, void *ctx);
     void (*destroy)(void *dev);
+    /* Optional (NULL: not modelled): a collective's kernels hold `delta`
+     * more compute units of the device (fewer when negative) while they
+     * run, as NCCL's CTAs hold SMs; kernels starting meanwhile get the rest. */
+    void (*hold_units)(void *dev, int32_t delta);
 };
 
 /* NULL if no model implements the family. */

@@ -484,6 +484,63 @@ static void test_exposed_comm(void)
     trace_free(&t);
 }
 
+/* NCCL launches one CTA per channel (NVIDIA/nccl src/enqueue.cc: grid =
+ * {nChannels, 1, 1}) and a GEMM's CTAs do not fit beside it: a GEMM that
+ * starts while a 1 GiB all-reduce runs on the other stream gets the A100's
+ * 108 SMs less the collective's channels, and takes about 108 / (108 -
+ * channels) times as long as alone; after the collective it gets all 108. */
+static void test_sm_hold(void)
+{
+    const char *gemm = ", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192";
+    char ops[4096];
+    int used = 0;
+    for (int g = 0; g < 2; g++) {
+        used += snprintf(ops + used, sizeof ops - (size_t)used,
+                         "%s{\"id\": \"p%d\", \"kind\": \"elementwise\", \"device\": \"gpu%d\", "
+                         "\"dtype\": \"bf16\", \"elements\": 1048576},\n"
+                         "{\"id\": \"g%d\", \"device\": \"gpu%d\"%s, \"deps\": [\"p%d\"]},\n"
+                         "{\"id\": \"a%d\", \"kind\": \"collective\", \"device\": \"gpu%d\", \"stream\": 1, "
+                         "\"collective\": \"all_reduce\", \"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1073741824}",
+                         g ? ",\n" : "", g, g, g, g, gemm, g, g, g);
+    }
+    char alone[1024];
+    snprintf(alone, sizeof alone,
+             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
+             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\"%s, \"deps\": [\"p0\"]}", gemm);
+    struct trace t, t0;
+    struct run_result r, r0;
+    char msg[600] = "";
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
+    int ok = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0;
+    ok = ok && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
+    CHECK(ok);
+    if (ok) {
+        const struct op_result *g = &r.ops[1], *a = &r.ops[2], *g0 = &r0.ops[1];
+        const char *ch = strstr(a->tile, "ch");
+        unsigned channels = 0;
+        while (ch != NULL && ch > a->tile && ch[-1] >= '0' && ch[-1] <= '9')
+            ch--;
+        if (ch != NULL)
+            channels = (unsigned)atoi(ch);
+        double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
+        double expect = 108.0 / (108.0 - channels);
+        printf("  8192^3 bf16 GEMM on an A100: %.3f ms alone, %.3f ms beside a 1 GiB all-reduce "
+               "(%s: %u SMs held; 108/%u = %.3f, got %.3f)\n", without * 1e-9, with * 1e-9, a->tile,
+               channels, 108 - channels, expect, with / without);
+        CHECK(channels >= 2);
+        CHECK(g->start_ps < a->end_ps && g->end_ps > a->start_ps);  /* they overlap */
+        CHECK(with > without * (1.0 + 0.5 * (expect - 1.0)));
+        CHECK(with < without * (1.0 + 1.5 * (expect - 1.0)));
+        run_result_free(&r);
+        run_result_free(&r0);
+    } else {
+        fprintf(stderr, "%s\n", msg);
+    }
+    trace_free(&t);
+    trace_free(&t0);
+}
+
 /* Symmetric ranks: a TP 2 x DP 4 training step with one replica simulated
  * (the other three replicas' GPUs mirror it) takes the same time as the
  * full simulation on a symmetric system, from a sixth of the ops. */
@@ -1058,6 +1115,7 @@ int main(void)
     test_mirrors();
     test_expert_parallel();
     test_ep_dp();
+    test_sm_hold();
     test_zero();
     test_nvls();
     test_send_recv();

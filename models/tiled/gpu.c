@@ -323,7 +323,9 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     /* a wave fetches at most two panels per CTA, and holds at most every
      * unit's resident CTAs (or all of the kernel's, if fewer) */
     g->wpanel = sim_xcalloc(2 * wave_ctas, sizeof *g->wpanel);
-    g->wave_cum = sim_xcalloc(waves, sizeof *g->wave_cum);
+    /* kernels may run on half the units while collectives hold the rest
+     * (gpu_avail_units): up to twice the waves, plus one */
+    g->wave_cum = sim_xcalloc(2 * waves + 1, sizeof *g->wave_cum);
     return g;
 }
 
@@ -365,4 +367,17 @@ void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
     runner_next_kernel(r);
 }
 
-const struct model_ops gpu_model_ops = {"gpu", gpu_create, gpu_start_op, gpu_destroy};
+/* NCCL's kernels run one CTA per channel on the SMs, and a GEMM's CTAs
+ * (hundreds of KB of shared memory) do not fit beside them: while a
+ * collective runs, kernels that start get the device's SMs less its
+ * channels.  A TPU's or NPU's collectives run on DMA engines: nothing held. */
+static void gpu_hold_units(void *dev, int32_t delta)
+{
+    struct gpu *g = dev;
+    if (g->cfg->sa_rows)
+        return;
+    SIM_CHECK(delta >= 0 || g->held_units >= (uint32_t)-delta);
+    g->held_units = (uint32_t)((int64_t)g->held_units + delta);
+}
+
+const struct model_ops gpu_model_ops = {"gpu", gpu_create, gpu_start_op, gpu_destroy, gpu_hold_units};

@@ -114,11 +114,11 @@ static void wave_begin(struct runner *r)
     const struct hw_config *c = g->cfg;
     const struct kplan *p = r->p;
     uint64_t ctas = p->gm * p->gn * p->gb;
-    uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
+    uint64_t slots = (uint64_t)r->avail * p->ctas_per_unit;
     uint64_t c0 = r->wave * slots, c1 = umin(ctas, c0 + slots);
     uint64_t wctas = c1 - c0;
     /* the block scheduler spreads CTAs over all SMs before doubling up */
-    r->units = (uint32_t)umin(c->units, wctas);
+    r->units = (uint32_t)umin(r->avail, wctas);
     uint32_t cpu = (uint32_t)ceil_div(wctas, r->units);
 
     /* With two or more CTAs per SM, an SM starts its next CTA while the
@@ -504,7 +504,8 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
             break;
         }
         uint64_t ctas = p->gm * p->gn * p->gb;
-        uint64_t slots = (uint64_t)r->g->cfg->units * p->ctas_per_unit;
+        r->avail = gpu_avail_units(r->g);
+        uint64_t slots = (uint64_t)r->avail * p->ctas_per_unit;
         r->nwaves = ceil_div(ctas, slots);
         r->wave = 0;
         r->store_pending = 0;

@@ -97,6 +97,8 @@ struct runner {
     uint32_t kern;
     const struct kplan *p;
     uint64_t wave, nwaves;
+    uint32_t avail;             /* units this kernel's waves run on (the device's, less
+                                 * what collectives held when it launched) */
     uint32_t mult;              /* full waves simulated as this one */
     uint64_t t_mark;            /* time up to which res->time_ps is accounted */
     /* current wave */
@@ -160,7 +162,16 @@ struct gpu {
     struct sys_route *route;    /* paths of this device's copies that cross the system's links */
     uint32_t nroutes;
     struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
+    uint32_t held_units;        /* units running collectives' kernels now (hold_units) */
 };
+
+/* Units a kernel launched now gets: the device's less those collectives
+ * hold, never under half of them (the reuse scratch is sized for that). */
+static inline uint32_t gpu_avail_units(const struct gpu *g)
+{
+    uint32_t u = g->cfg->units, floor_u = (u + 1) / 2;
+    return g->held_units >= u - floor_u ? floor_u : u - g->held_units;
+}
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }

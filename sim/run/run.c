@@ -554,6 +554,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
             if (s.dev[i] == NULL)
                 rc = -1;
         }
+        env.devs = s.dev;
+        env.mops = mops;
         if (rc == 0 && t->ncolls > 0 && (s.coll = coll_create(&e, cfg, t, &env, d)) == NULL)
             rc = -1;
     }
