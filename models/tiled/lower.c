@@ -315,8 +315,18 @@ static double out_bytes_for(enum dtype t)
  * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
  * the vector pipe.  Short queries split the KV range over CTAs
  * (flash-decoding) so the grid fills the SMs. */
-static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc,
-                          int bwd)
+/* Query rows of a fused tile: the tile's br, or the rows there are
+ * (rounded down to a power of two, at least 16). */
+static uint32_t tile_rows(uint32_t br_max, uint64_t rows)
+{
+    uint32_t br = br_max;
+    while (br > 16 && rows < br)
+        br = br > 128 && rows >= 128 ? 128 : br / 2;
+    return br;
+}
+
+static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const struct op *o,
+                            uint32_t br_max, uint32_t bc, int bwd)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "flash");
@@ -324,7 +334,7 @@ static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const stru
     uint64_t d = o->u.attn.head_dim;
     uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
     uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
-    uint32_t br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
+    uint32_t br = tile_rows(br_max, rows);
     uint64_t qt = ceil_div(rows, br);
     uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
     /* average KV length a query tile attends to */
@@ -397,6 +407,12 @@ static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const stru
     p->vdt = DT_FP32;
     p->dram_cost = 1.0;
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
+}
+
+static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc,
+                          int bwd)
+{
+    plan_flash_tile(c, p, o, 128, bc, bwd);
 }
 
 /* FlashAttention-2's key block: 64 keys, 32 above head dim 128 */
@@ -569,18 +585,46 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
     return -1;
 }
 
+/* The forward tile (query rows x keys) a library's launch code picks for
+ * the head dim, where strata follows it: FlashAttention-3's
+ * (hopper/flash_fwd_launch_template.h: 192 x 128 at head dim 64, 128 x 176
+ * at 128, 128 x 128 causal, 128 x 80 at 256).  The others keep plan_flash's
+ * 128 x flash_bc.  (FlashAttention-2's own, 128 x 128 at 64 and 64 x 64 at
+ * 256 on an H100, on 4 warps, were tried: the A100 rows moved 0.6 points
+ * better and the H100 head-dim-64 ones 5 worse, so they wait for the
+ * kernel's warp count to be modelled too.) */
+static void lib_tile(const struct op *o, const struct attn_lib *a, enum matrix_path path,
+                     uint32_t *br, uint32_t *bc)
+{
+    uint64_t d = o->u.attn.head_dim;
+    if (a->impl == ATTN_FA3 && path == MP_WGMMA) {
+        if (d <= 64) {
+            *br = 192;
+            *bc = 128;
+        } else if (d <= 128) {
+            *br = 128;
+            *bc = o->u.attn.causal ? 128 : 176;
+        } else if (d <= 256) {
+            *br = 128;
+            *bc = 80;
+        }
+    }
+}
+
 /* A library's fused forward kernel: plan_flash's tiles, with the library's
  * path, tile, softmax issue and O round trips. */
 static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const struct op *o,
                           const struct attn_lib *a, enum matrix_path path)
 {
-    uint32_t bcu = a->o_roundtrip ? fa1_bc(o->u.attn.head_dim, o->u.attn.kv_len)
-                                  : flash_bc(o->u.attn.head_dim);
-    plan_flash_bc(c, p, o, bcu, 0);
+    uint32_t brm = 128, bcu = a->o_roundtrip ? fa1_bc(o->u.attn.head_dim, o->u.attn.kv_len)
+                                             : flash_bc(o->u.attn.head_dim);
+    lib_tile(o, a, path, &brm, &bcu);
+    plan_flash_tile(c, p, o, brm, bcu, 0);
     double d = (double)o->u.attn.head_dim;
     /* plan_flash's tile */
-    double rows = (double)(o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads));
-    double br = rows >= 128 ? 128 : (rows >= 64 ? 64 : (rows >= 32 ? 32 : 16));
+    uint64_t rows64 = o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads);
+    double rows = (double)rows64;
+    double br = tile_rows(brm, rows64);
     double q_rows = dmin(br, rows), bc = bcu;
     /* the softmax: one exp per score on the SFU (or the vector pipe when
      * the chip has none), five FP32 operations (scale and subtract the max,
@@ -592,6 +636,8 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
         p->sfu_step = 0;
     }
     p->serial = a->serial;
+    /* FA3's forward runs a persistent tile scheduler (hopper/tile_scheduler.hpp) */
+    p->persistent = a->impl == ATTN_FA3 && path == MP_WGMMA;
     p->rate_frac = c->matrix_path_frac[path] *
                    ((path == MP_WGMMA || path == MP_TCGEN05) && a->issue_async > 0 ? a->issue_async
                                                                                 : a->issue_fwd);

@@ -128,7 +128,7 @@ static void wave_begin(struct runner *r)
      * next CTA's prologue is exposed, wave by wave. */
     uint64_t full = ctas / slots;
     r->mult = 1;
-    if (p->ctas_per_unit >= 2 && r->wave + 1 < full)
+    if ((p->ctas_per_unit >= 2 || p->persistent) && r->wave + 1 < full)
         r->mult = (uint32_t)umin(full - r->wave, UINT32_MAX / (p->ksteps + 1));
     const uint32_t nc = c->ncaches;
     double miss_loop[HW_MAX_LEVELS] = {0}, l2_loop = 0;

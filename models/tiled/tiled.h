@@ -52,6 +52,9 @@ struct kplan {
     double vflops_step;         /* vector-pipe FLOPs per CTA per step */
     double sfu_step;            /* special-function results (exp) per CTA per step */
     double l2_step;             /* bytes per CTA per step that go to L2 only (fp32 atomics) */
+    int persistent;             /* one CTA an SM loops over the tiles (a persistent
+                                 * scheduler): the next tile's loads overlap this one's
+                                 * epilogue, as with two CTAs an SM */
     int serial;                 /* a step's matrix work, then its softmax: one after the other
                                  * (a warp issues them in turn); 0 = they overlap (FA3 ping-pong) */
     double rate_frac;           /* share of the pipes' rate the kernel reaches: its matrix path's
