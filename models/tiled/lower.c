@@ -590,9 +590,10 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
  * (hopper/flash_fwd_launch_template.h: 192 x 128 at head dim 64, 128 x 176
  * at 128, 128 x 128 causal, 128 x 80 at 256).  The others keep plan_flash's
  * 128 x flash_bc.  (FlashAttention-2's own, 128 x 128 at 64 and 64 x 64 at
- * 256 on an H100, on 4 warps, were tried: the A100 rows moved 0.6 points
- * better and the H100 head-dim-64 ones 5 worse, so they wait for the
- * kernel's warp count to be modelled too.) */
+ * 256 on an H100, were tried: alone they moved the A100 rows 0.6 points
+ * better and the H100 head-dim-64 ones 5 worse; with its 4-warp CTAs too,
+ * the H100 head-dim-128 causal rows came out 10-20% fast against the
+ * mma_sync rate fitted without them.  Left for a refit of that rate.) */
 static void lib_tile(const struct op *o, const struct attn_lib *a, enum matrix_path path,
                      uint32_t *br, uint32_t *bc)
 {
