@@ -278,8 +278,9 @@ static void runner_softmax_phase(struct runner *r, uint32_t ch)
     double f = r->frac[ch];
     unsigned smem = (unsigned)g->cfg->lv_smem;
     r->phase = 1;
+    double sfu = r->w_sfu * f * (r->p->serial ? 1.0 : 1.0 - r->p->sfu_serial);
     start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
-    start_flow(r, &g->sfu, r->w_sfu * f, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
+    start_flow(r, &g->sfu, sfu, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
     start_flow(r, &g->smem, r->w_xchg * f, r->cap_smem, FR_PIPE, ch, smem, &r->pipe_pending);
 }
 
@@ -358,6 +359,14 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
             /* the matrix work is done: now the softmax of the step */
             uint32_t before = r->pipe_pending;
             runner_softmax_phase(r, ch);
+            r->comp_pending += r->pipe_pending - before;
+        }
+        else if (r->pipe_pending == 0 && r->phase == 1 && !r->p->serial && r->p->sfu_serial > 0) {
+            /* the exponentials that did not overlap the step's GEMMs */
+            uint32_t before = r->pipe_pending;
+            r->phase = 2;
+            start_flow(r, &r->g->sfu, r->w_sfu * r->frac[ch] * r->p->sfu_serial, r->cap_s, FR_PIPE,
+                       ch, (unsigned)r->g->cfg->lv_smem, &r->pipe_pending);
             r->comp_pending += r->pipe_pending - before;
         }
         if (r->pipe_pending == 0)

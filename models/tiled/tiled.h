@@ -55,6 +55,8 @@ struct kplan {
     int persistent;             /* one CTA an SM loops over the tiles (a persistent
                                  * scheduler): the next tile's loads overlap this one's
                                  * epilogue, as with two CTAs an SM */
+    double sfu_serial;          /* not serial: the share of the step's special-function work
+                                 * that runs after its matrix work rather than beside it */
     int serial;                 /* a step's matrix work, then its softmax: one after the other
                                  * (a warp issues them in turn); 0 = they overlap (FA3 ping-pong) */
     double rate_frac;           /* share of the pipes' rate the kernel reaches: its matrix path's
