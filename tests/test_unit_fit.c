@@ -56,6 +56,14 @@ static void test_expert_parallel(void)
     s.batch = 1;
     fit_budget(&cfg, &c, &s, 1, &ep8);
     CHECK_NEAR_REL(ep8.optimizer, ((double)llm_param_count(&c) - experts / 2 * 7.0 / 8.0) * 14.0, 1e-9);
+    /* EP 8 inside DP 16 with ZeRO-1: the dense state's 12 bytes over the
+     * 16 replicas, the rank's expert's over the 2 that hold it (gradients,
+     * 2 bytes, whole) */
+    s.dp = 16;
+    s.zero = 1;
+    fit_budget(&cfg, &c, &s, 1, &ep8);
+    double dense = (double)llm_param_count(&c) - experts / 2, mine = experts / 2 / 8;
+    CHECK_NEAR_REL(ep8.optimizer, dense * 12.0 / 16 + dense * 2.0 + mine * 12.0 / 2 + mine * 2.0, 1e-9);
 }
 
 static void test_parallel(void)

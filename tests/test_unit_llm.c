@@ -310,7 +310,35 @@ static void test_moe(void)
     CHECK_EQ_INT(edp, 1);
     CHECK_EQ_INT(epar, 0);
     trace_free(&t);
-    s.zero = 1;     /* ZeRO with EP: not modelled, refused */
+    /* with ZeRO-1 (DeepSpeed-MoE's layout): both gradient reductions
+     * become reduce-scatters, AdamW updates 1/8 of the dense state and
+     * 1/2 of the rank's two experts', and after it the dense weights are
+     * gathered over the 8 replicas and the experts' over their 2 */
+    s.zero = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    uint32_t rs = 0, ags = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->device != 5)
+            continue;
+        if (strstr(o->id, ".L3.edp_reduce_scatter") != NULL) {
+            CHECK(o->u.coll.what == COLL_REDUCE_SCATTER && t.groups[o->u.coll.group].n == 2);
+            rs++;
+        }
+        if (strcmp(o->id, "r5.expert_param_allgather") == 0) {
+            CHECK(o->u.coll.what == COLL_ALL_GATHER && t.groups[o->u.coll.group].n == 2);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer * 32 / 4 * 2, 1e-6);
+            ags++;
+        }
+        if (strcmp(o->id, "r5.adamw") == 0)
+            CHECK_NEAR_REL((double)o->u.ew.elements,
+                           ((double)llm_param_count(&c) - experts_layer * 32) / 8 + experts_layer * 32 / 4 / 2,
+                           1e-6);
+    }
+    CHECK_EQ_INT(rs, 1);
+    CHECK_EQ_INT(ags, 1);
+    trace_free(&t);
+    s.zero = 3;     /* ZeRO-3 with EP: not modelled, refused */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
     s.zero = 0;

@@ -112,6 +112,14 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
                                    : 0.0;
         double p = (f->params - ep_drop) / t;
         f->optimizer = p * 12.0 / (s->zero >= 1 ? dp : 1) + p * 2.0 / (s->zero >= 2 ? dp : 1);
+        if (s->ep > 1 && t == 1 && dp > 1) {
+            /* EP inside DP: the dense state over the dp replicas, a rank's
+             * experts' over the dp / ep replicas that hold them */
+            double experts = (double)c->experts * 3.0 * h * inter * (double)c->layers;
+            double pd = f->params - experts, pe = experts / (double)s->ep, edp = dp / (double)s->ep;
+            f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
+                           pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
+        }
         if (s->zero >= 3)
             f->weights /= dp;
         f->kv_cache = 0; /* training keeps no KV cache */

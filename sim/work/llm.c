@@ -605,8 +605,9 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt, bytes,
                                   b->prev, b->dp_group, 1);
             if (b->edp_group != UINT32_MAX) {
-                snprintf(lid, sizeof lid, "%.*s.edp_allreduce", (int)strcspn(base, "."), base);
-                last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt,
+                snprintf(lid, sizeof lid, "%.*s.edp_%s", (int)strcspn(base, "."), base,
+                         zero ? "reduce_scatter" : "allreduce");
+                last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
                                       (uint64_t)(expert_layer / b->ep / tp * eb), last_ar,
                                       b->edp_group, 1);
             }
@@ -638,10 +639,19 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
      * is reduced */
     uint64_t shard = (uint64_t)tp * (zero ? dp : 1);
-    /* with EP, this rank's experts only: 1/ep of them */
+    /* with EP, this rank's experts only: 1/ep of them; with EP inside DP
+     * and ZeRO, the dense state sharded over the dp replicas and the
+     * experts' over the dp/ep that hold them */
+    double experts_all = expert_layer * (double)c->layers;
     double rank_params = (double)llm_param_count(c) -
-                         (b->ep > 1 ? expert_layer * (double)c->layers * (1.0 - 1.0 / b->ep) : 0.0);
-    add_ew(b, "adamw", DT_FP32, (uint64_t)ceil(rank_params / (double)shard), 4, 4, 14.0);
+                         (b->ep > 1 ? experts_all * (1.0 - 1.0 / b->ep) : 0.0);
+    double adam = rank_params / (double)shard;
+    int ep_in_dp = b->ep > 1 && dp > 1;
+    uint32_t edp = ep_in_dp ? dp / b->ep : 1;
+    if (ep_in_dp)
+        adam = ((double)llm_param_count(c) - experts_all) / ((double)tp * (zero ? dp : 1)) +
+               experts_all / b->ep / ((double)tp * (zero ? edp : 1));
+    add_ew(b, "adamw", DT_FP32, (uint64_t)ceil(adam), 4, 4, 14.0);
     if (last_ar != UINT32_MAX) {
         struct op *o = &t->ops[t->nops - 1];
         SIM_CHECK(t->ndeps < b->dcap);
@@ -651,8 +661,12 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     if (zero == 1 || zero == 2) {
         /* the updated 16-bit weights back to every replica, before the
          * next step's forward (here, at the step's end) */
+        double gathered = ep_in_dp ? (double)llm_param_count(c) - experts_all : (double)llm_param_count(c);
         uint32_t ag = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, dt,
-                                  (uint64_t)((double)llm_param_count(c) / tp * eb), b->prev, b->dp_group, 1);
+                                  (uint64_t)(gathered / tp * eb), b->prev, b->dp_group, 1);
+        if (ep_in_dp && b->edp_group != UINT32_MAX)     /* this rank's experts, from their replicas */
+            ag = add_dp_coll(b, "expert_param_allgather", COLL_ALL_GATHER, dt,
+                             (uint64_t)(experts_all / b->ep / tp * eb), ag, b->edp_group, 1);
         b->prev = ag;
     }
 }
@@ -935,12 +949,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "expert parallelism is modelled with attention data-parallel over the "
                             "ranks, or with --tp over the same ranks (--ep equal to --tp): not with "
                             "another --tp, --pp or llama.cpp yet");
-        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 0 ||
+        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 2 ||
                        (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "with --dp, --ep %u must divide the %u replicas (each EP group a block "
-                            "of them), without --zero, and --replicas-simulated must be whole EP "
-                            "groups", ep, dp);
+                            "of them), with --zero 0 to 2, and --replicas-simulated must be whole "
+                            "EP groups", ep, dp);
     }
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
