@@ -174,6 +174,24 @@ int main(void)
     CHECK(llm_build(&c, &z1, &t, &d) != 0);
     CHECK_STR_CONTAINS(d.msg, "ZeRO-3 does not combine with --pp");
     sys_free(&sys3);
+    /* a MoE model over stages (Mixtral, PP 4, experts whole on their
+     * stage): each layer's experts run forward and backward, its router's
+     * top-k forward only (no backward kernel), and the step runs */
+    struct llm_config moe;
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
+    struct llm_step sm = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0};
+    CHECK_EQ_INT(llm_build(&moe, &sm, &t, &d), 0);
+    CHECK(find(&t, "s2.mb1.L17.experts_gate_up") >= 0 && find(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
+    CHECK(find(&t, "s2.mb1.L17.topk") >= 0 && find(&t, "s2.mb1.L17.topk.bwd") < 0);
+    struct hw_system sysm;
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sysm, &d), 0);
+    struct run_result rm;
+    CHECK_EQ_INT(run_system_opts(&sysm, &t, NULL, &rm, &d), 0);
+    CHECK(rm.total_ps > 0);
+    run_result_free(&rm);
+    sys_free(&sysm);
+    trace_free(&t);
     /* refused until modelled, by field */
     static const struct { int recompute; uint32_t mb; uint64_t batch; const char *want; } bad[] = {
         {1, 8, 8, "--recompute"}, {0, 3, 8, "split"},

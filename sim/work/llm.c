@@ -744,6 +744,8 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         const char *base = fwd[k].id + strlen(b->prefix);
         if (fwd[k].kind == OP_COLLECTIVE)
             continue;     /* build_rank's rule: no backward for the forward's all-reduces */
+        if (fwd[k].kind == OP_REDUCTION)
+            continue;     /* nor for a router's top-k (its gradient flows through the gates) */
         snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
         struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
         o->u = fwd[k].u;
@@ -998,9 +1000,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
                             "--phase train");
-        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP || c->experts)
+        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
-                            "--recompute, llama.cpp or experts yet");
+                            "--recompute or llama.cpp yet");
         if (pp > c->layers)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
                             (unsigned long long)c->layers);
