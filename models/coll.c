@@ -825,7 +825,8 @@ static void coll_flow_done(struct engine *e, void *owner, uint64_t arg)
 }
 
 /* A collective's kernels hold one SM per channel on each simulated rank
- * while the data moves (the model's hold_units; a mirror has no instance). */
+ * while the data moves (the model's hold_units; a mirror runs nothing, so
+ * it holds nothing). */
 static void hold(struct coll_engine *c, uint32_t inst, int32_t delta)
 {
     const struct run_env *env = c->env;

@@ -237,6 +237,16 @@ static void test_other(void)
                       " \"vocab_size\": 32000,\n"
                       " \"max_position_embeddings\": 4096}\n");
     expect_fail("gen-deep", args, model, 1, "num_hidden_layers");
+    /* fit refuses the expert-parallel layouts gen llm cannot build, rather
+     * than report a budget for them */
+    static const char *const fit_ep[] = {"--tp 2 --ep 4", "--dp 4 --ep 8 --zero 1",
+                                         "--dp 16 --ep 8 --zero 3"};
+    for (size_t i = 0; i < sizeof fit_ep / sizeof fit_ep[0]; i++) {
+        snprintf(args, sizeof args,
+                 "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
+                 "--phase train --batch 1 --prompt 256 %s", fit_ep[i]);
+        expect_fail("fit-ep", args, "", 0, "--ep");
+    }
 
     /* usage errors */
     snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);

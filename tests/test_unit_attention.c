@@ -23,6 +23,7 @@
 
 static char dir[64];
 static uint32_t last_kernels;   /* kernels the last attn_tflops op was lowered to */
+static char last_tile[48];      /* and its tile */
 static const char *attn_dtype = "fp16";
 
 /* Runs one attention op; returns its TFLOP/s (or -1 and the diag). */
@@ -51,6 +52,7 @@ static double attn_tflops(const char *cfg, const char *impl, const char *pass, u
         return -1;
     double tf = r.flops / ((double)r.total_ps * 1e-12) / 1e12;
     last_kernels = r.ops[0].kernels;
+    snprintf(last_tile, sizeof last_tile, "%s", r.ops[0].tile);
     run_result_free(&r);
     return tf;
 }
@@ -215,6 +217,10 @@ int main(void)
     attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "bwd", 64, 512, 0, &dg);
     CHECK_EQ_INT(last_kernels, 8);
     bound_every_chip();
+    /* a tile shorter than FA3's 192 query rows at head dim 64 is a power
+     * of two (100 rows: 64, not 96) */
+    attn_tflops("configs/nvidia-h100-sxm.yaml", "fa3", "fwd", 64, 100, 0, &dg);
+    CHECK(strncmp(last_tile, "Br64 ", 5) == 0);
     /* what a chip cannot run is an error naming the op's line and what it can run */
     CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "fa3", "fwd", 64, 2048, 0, &dg) == -1);
     CHECK_EQ_INT(dg.line, 2);

@@ -321,7 +321,7 @@ static uint32_t tile_rows(uint32_t br_max, uint64_t rows)
 {
     uint32_t br = br_max;
     while (br > 16 && rows < br)
-        br = br > 128 && rows >= 128 ? 128 : br / 2;
+        br = br > 128 ? 128 : br / 2;
     return br;
 }
 

@@ -20,7 +20,7 @@
 #include "record.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
-#define GPU_MAX_KERNELS 16      /* kernels one op lowers to (math attention forward + backward: 16) */
+#define GPU_MAX_KERNELS 16      /* kernels one op lowers to (math attention forward + backward: 15) */
 #define GPU_MAX_RUNNING 64      /* ops running at once on one device */
 #define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 
@@ -118,7 +118,9 @@ struct runner {
     double w_sfu, w_l2_loop;    /* special-function ops; L2-only bytes of the loop */
     double w_xchg;              /* shared-memory bytes exchanged between warps */
     double cap_dram, cap_l2, cap_m, cap_v, cap_smem, cap_s;
-    int phase;                  /* serial kernels: 0 = matrix work, 1 = softmax */
+    int phase;                  /* 0 = matrix work (and, overlapped, the softmax), 1 = softmax
+                                 * (serial kernels: after the matrix work), 2 = the exponentials
+                                 * an overlapped kernel runs after it (sfu_serial) */
     /* pipeline state */
     uint32_t load_next, comp_next;
     int load_busy, comp_busy;

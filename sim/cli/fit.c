@@ -172,6 +172,16 @@ int cli_fit(int argc, char **argv)
         diag_print(&d, stderr);
         return 1;
     }
+    /* the layouts gen llm builds (sim/work/llm.c): EP over the TP group
+     * (--ep = --tp), or inside DP (--ep dividing --dp, ZeRO 0-2) */
+    if (s.ep > 1 && ((s.tp > 1 && s.ep != s.tp) ||
+                     (s.tp <= 1 && s.dp > 1 && (s.dp % s.ep != 0 || s.zero > 2)))) {
+        diag_set(&d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                 "expert parallelism over %u ranks: with --tp it must equal --tp; with --dp "
+                 "it must divide --dp, with --zero 0 to 2", s.ep);
+        diag_print(&d, stderr);
+        return 1;
+    }
     uint64_t seq = s.context + (s.phase == LLM_DECODE ? 1 : s.prompt);
     if (seq > c.max_pos) {
         d.code = DIAG_E_RANGE;

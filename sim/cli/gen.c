@@ -249,7 +249,7 @@ int cli_gen(int argc, char **argv)
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");
-        if (s.dp > 1 && s.zero == 0 && s.ep > 1)
+        if (s.dp > 1 && s.zero == 0 && s.ep > 1 && s.tp <= 1)
             fprintf(msg, "  data-parallel over %u replicas, EP groups of %u consecutive ones (each "
                          "layer's non-expert gradients all-reduced over all %u on stream 1 as its "
                          "backward ends, each expert's over the %u replicas that hold it)\n",
