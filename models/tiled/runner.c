@@ -278,7 +278,7 @@ static void runner_softmax_phase(struct runner *r, uint32_t ch)
     double f = r->frac[ch];
     unsigned smem = (unsigned)g->cfg->lv_smem;
     r->phase = 1;
-    double sfu = r->w_sfu * f * (r->p->serial ? 1.0 : 1.0 - r->p->sfu_serial);
+    double sfu = r->w_sfu * f * (1.0 - r->p->sfu_serial);    /* 0 for a serial kernel */
     start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
     start_flow(r, &g->sfu, sfu, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
     start_flow(r, &g->smem, r->w_xchg * f, r->cap_smem, FR_PIPE, ch, smem, &r->pipe_pending);
@@ -361,7 +361,7 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
             runner_softmax_phase(r, ch);
             r->comp_pending += r->pipe_pending - before;
         }
-        else if (r->pipe_pending == 0 && r->phase == 1 && !r->p->serial && r->p->sfu_serial > 0) {
+        else if (r->pipe_pending == 0 && r->phase == 1 && r->p->sfu_serial > 0) {
             /* the exponentials that did not overlap the step's GEMMs */
             uint32_t before = r->pipe_pending;
             r->phase = 2;

@@ -165,20 +165,7 @@ int cli_fit(int argc, char **argv)
         diag_print(&d, stderr);
         return 1;
     }
-    if (s.ep > 1 && (c.experts == 0 || c.experts % s.ep != 0)) {
-        diag_set(&d, DIAG_E_RANGE, model, 0, "num_local_experts",
-                 c.experts == 0 ? "--ep %u: the model has no experts (a dense model)"
-                                : "--ep %u does not divide the model's experts", s.ep);
-        diag_print(&d, stderr);
-        return 1;
-    }
-    /* the layouts gen llm builds (sim/work/llm.c): EP over the TP group
-     * (--ep = --tp), or inside DP (--ep dividing --dp, ZeRO 0-2) */
-    if (s.ep > 1 && ((s.tp > 1 && s.ep != s.tp) ||
-                     (s.tp <= 1 && s.dp > 1 && (s.dp % s.ep != 0 || s.zero > 2)))) {
-        diag_set(&d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                 "expert parallelism over %u ranks: with --tp it must equal --tp; with --dp "
-                 "it must divide --dp, with --zero 0 to 2", s.ep);
+    if (llm_check_ep(&c, &s, &d) != 0) {   /* the layouts gen llm can write */
         diag_print(&d, stderr);
         return 1;
     }

@@ -895,6 +895,35 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
     free(bslot);
 }
 
+/* The expert-parallel layouts llm_build can write: EP with attention data-
+ * parallel over its ranks (inside --dp, in blocks, with ZeRO 0-2), or over
+ * the TP group (--ep = --tp); -1 with the reason in d for any other. */
+int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    uint32_t ep = s->ep > 1 ? s->ep : 1;
+    if (ep > 1) {
+        if (c->experts == 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u: the model has no experts (a dense model)", ep);
+        if (ep > 65536 || c->experts % ep != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
+        if ((tp > 1 && ep != tp) || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "expert parallelism is modelled with attention data-parallel over the "
+                            "ranks, or with --tp over the same ranks (--ep equal to --tp): not with "
+                            "another --tp, --pp or llama.cpp yet");
+        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 2 ||
+                       (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "with --dp, --ep %u must divide the %u replicas (each EP group a block "
+                            "of them), with --zero 0 to 2, and --replicas-simulated must be whole "
+                            "EP groups", ep, dp);
+    }
+    return 0;
+}
+
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d)
 {
@@ -939,25 +968,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "llama.cpp's graph is built for one device");
     }
     uint32_t ep = s->ep > 1 ? s->ep : 1;
-    if (ep > 1) {
-        if (c->experts == 0)
-            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
-                            "--ep %u: the model has no experts (a dense model)", ep);
-        if (ep > 65536 || c->experts % ep != 0)
-            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
-                            "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if ((tp > 1 && ep != tp) || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                            "expert parallelism is modelled with attention data-parallel over the "
-                            "ranks, or with --tp over the same ranks (--ep equal to --tp): not with "
-                            "another --tp, --pp or llama.cpp yet");
-        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 2 ||
-                       (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                            "with --dp, --ep %u must divide the %u replicas (each EP group a block "
-                            "of them), with --zero 0 to 2, and --replicas-simulated must be whole "
-                            "EP groups", ep, dp);
-    }
+    if (llm_check_ep(c, s, d) != 0)
+        return -1;
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
                         "data parallelism is for training (--phase train): replicas of a decode "

@@ -144,6 +144,9 @@ int llm_framework_from_name(const char *name, enum llm_framework *out);
 enum attn_impl llm_framework_attn(enum llm_framework f);
 /* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
 int llm_weights_from_name(const char *name, struct llm_step *s);
+/* -1 (reason in d) if s asks for an expert-parallel layout llm_build cannot
+ * write; 0 otherwise (fit checks the same). */
+int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d);
