@@ -469,6 +469,7 @@ struct attn_lib {
                                  * (wgmma, tcgen05): a different kernel; 0 = issue_fwd */
     double sfu_serial;          /* share of its exponentials that do not overlap its GEMMs
                                  * (an overlapped kernel; 0 = all overlap) */
+    int persistent;             /* its forward runs a persistent tile scheduler on an async path */
 };
 
 
@@ -476,8 +477,8 @@ static const struct attn_lib attn_libs[] = {
     /* issue: scripts/fit_attention.py, median measured/predicted over at
      * most a third of each library's FA rows (seqlen 2048 and 4096) of
      * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0},  /* 8 of 24 rows */
-    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0},   /* 7 of 21 rows */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0, 0},  /* 8 of 24 rows */
+    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no A100 measurement; their Hopper kernels overlap the
      * softmax with the GEMMs.  cuDNN is taken at FA2's issue efficiency
      * (FA3's fitted values below would bring its Hopper rows 10.7% / 20.9%
@@ -497,17 +498,18 @@ static const struct attn_lib attn_libs[] = {
      * causal and not: FA3P-026/027/055/056, FA3D-026/027/055/056/073/074/
      * 091/092), taking the largest share whose factor keeps wgmma at or
      * under its data-sheet rate: 0.80 and 0.991 (fit rows 5.6% / 11.6%,
-     * the 24 held out 3.1% / 21.0%) */
-    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80},
-    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0},
+     * the 24 held out 3.1% / 21.0%).  Its forward runs a persistent tile
+     * scheduler (hopper/tile_scheduler.hpp) */
+    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80, 1},
+    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},
     /* Triton on Hopper is another kernel (the tutorial's, issuing wgmma):
      * its forward factor 0.66 was fitted on 4 of the 12 H100 Triton rows of
      * traces/validation/hopper-attention.csv (FA3P-014, -015, -043, -044;
      * worst of the four 3.9%); the other 8 are held out.  On the A100 the
      * factor was refitted (0.373 to 0.428) once the sequence-parallel
      * backward's dQ copies were modelled (plan_attn_bwd) */
-    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66, 0}, /* 8 of 24 rows */
-    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0, 0}, /* 8 of 24 rows */
+    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66, 0, 0}, /* 8 of 24 rows */
+    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0, 0, 0}, /* 8 of 24 rows */
 };
 
 /* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
@@ -654,8 +656,7 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
     }
     p->serial = a->serial;
     p->sfu_serial = a->serial ? 0 : a->sfu_serial;
-    /* FA3's forward runs a persistent tile scheduler (hopper/tile_scheduler.hpp) */
-    p->persistent = a->impl == ATTN_FA3 && path == MP_WGMMA;
+    p->persistent = a->persistent && (path == MP_WGMMA || path == MP_TCGEN05);
     p->rate_frac = c->matrix_path_frac[path] *
                    ((path == MP_WGMMA || path == MP_TCGEN05) && a->issue_async > 0 ? a->issue_async
                                                                                 : a->issue_fwd);
