@@ -239,7 +239,7 @@ static void test_other(void)
     expect_fail("gen-deep", args, model, 1, "num_hidden_layers");
     /* fit refuses the expert-parallel layouts gen llm cannot build, rather
      * than report a budget for them */
-    static const char *const fit_ep[] = {"--tp 2 --ep 4", "--dp 4 --ep 8 --zero 1",
+    static const char *const fit_ep[] = {"--tp 2 --dp 6 --ep 4", "--dp 4 --ep 8 --zero 1",
                                          "--dp 16 --ep 8 --zero 3"};
     for (size_t i = 0; i < sizeof fit_ep / sizeof fit_ep[0]; i++) {
         snprintf(args, sizeof args,

@@ -64,6 +64,23 @@ static void test_expert_parallel(void)
     fit_budget(&cfg, &c, &s, 1, &ep8);
     double dense = (double)llm_param_count(&c) - experts / 2, mine = experts / 2 / 8;
     CHECK_NEAR_REL(ep8.optimizer, dense * 12.0 / 16 + dense * 2.0 + mine * 12.0 / 2 + mine * 2.0, 1e-9);
+    /* with TP 2 (Megatron: each expert split over the TP ranks as the
+     * dense MLP is): a rank holds half of each of its experts, and 1/2 of
+     * both optimizer shares */
+    struct fit_result tp2;
+    s.tp = 2;
+    fit_budget(&cfg, &c, &s, 1, &tp2);
+    CHECK_NEAR_REL(tp2.optimizer, ep8.optimizer / 2, 1e-9);
+    /* and 4 pipeline stages: the first holds 8 of the 32 layers (and the
+     * embedding): its dense and expert state */
+    struct fit_result pp4;
+    s.pp = 4;
+    s.microbatches = 1;
+    fit_budget(&cfg, &c, &s, 1, &pp4);
+    double vocab = 32000.0 * 4096 / 2, layers = (dense - 2 * 32000.0 * 4096 - 4096) / 2 / 4;
+    double mine4 = mine / 2 / 4;
+    CHECK_NEAR_REL(pp4.optimizer, (vocab + layers) * 12.0 / 16 + (vocab + layers) * 2.0 + mine4 * 12.0 / 2 +
+                                      mine4 * 2.0, 1e-9);
 }
 
 static void test_parallel(void)

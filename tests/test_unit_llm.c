@@ -259,8 +259,9 @@ static void test_moe(void)
             continue;
         fa2a += o->kind == OP_COLLECTIVE && o->u.coll.what == COLL_ALL_TO_ALL;
         topk_bwd += strstr(o->id, "topk.bwd") != NULL;
-        if (strstr(o->id, ".L3.ep_dp_allreduce") != NULL) {
+        if (strstr(o->id, ".L3.dp_allreduce") != NULL) {    /* --ep 4 alone is --dp 4 --ep 4 */
             CHECK(o->u.coll.what == COLL_ALL_REDUCE && o->stream == 1);
+            CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
             CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-6);
             ardp++;
         }
@@ -283,7 +284,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 8);
     CHECK_EQ_INT(t.tokens, 8 * 2 * 256);
-    uint32_t edp = 0, dpar = 0, epar = 0;
+    uint32_t edp = 0, dpar = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
         if (o->kind != OP_COLLECTIVE || o->device != 5)
@@ -304,11 +305,9 @@ static void test_moe(void)
             CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer / 4 * 2, 1e-6);
             edp++;
         }
-        epar += strstr(o->id, "ep_dp_allreduce") != NULL;
     }
     CHECK_EQ_INT(dpar, 1);
     CHECK_EQ_INT(edp, 1);
-    CHECK_EQ_INT(epar, 0);
     trace_free(&t);
     /* with ZeRO-1 (DeepSpeed-MoE's layout): both gradient reductions
      * become reduce-scatters, AdamW updates 1/8 of the dense state and
@@ -349,9 +348,40 @@ static void test_moe(void)
     s.dp = 1;
     s.phase = LLM_DECODE;
     s.batch = 64;
-    s.tp = 2;       /* EP 4 over TP 2: neither layout */
+    /* EP 4 with TP 2 (Megatron's layout, EP from the data-parallel
+     * ranks): --ep 4 alone is 4 replicas of a TP pair, 8 devices; the
+     * all-to-alls run over the same TP rank of the 4 replicas, each rank 2
+     * of the 8 experts, half of each (inter / 2), on every token its
+     * replica's 64 send: 64 x 2 copies over 2 experts, 64 rows each */
+    s.tp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 8);
+    uint32_t tpe = 0, tpa = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (strcmp(o->id, "r5.L4.experts_gate_up") == 0) {
+            CHECK_EQ_INT(o->u.gemm.batch, 2);
+            CHECK_EQ_INT(o->u.gemm.n, 14336);
+            CHECK_EQ_INT(o->u.gemm.m, 64);
+            tpe++;
+        }
+        if (strcmp(o->id, "r5.L4.dispatch") == 0) {
+            const struct trace_group *g = &t.groups[o->u.coll.group];
+            CHECK_EQ_INT(g->n, 4);
+            CHECK(t.group_dev[g->off] == 1 && t.group_dev[g->off + 1] == 3 &&
+                  t.group_dev[g->off + 2] == 5 && t.group_dev[g->off + 3] == 7);
+            tpa++;
+        }
+    }
+    CHECK_EQ_INT(tpe, 1);
+    CHECK_EQ_INT(tpa, 1);
+    trace_free(&t);
+    s.dp = 6;       /* with --dp, EP groups are blocks of it: 4 does not divide 6 */
+    s.phase = LLM_TRAIN;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
+    s.dp = 1;
+    s.phase = LLM_DECODE;
     /* EP over the TP group (vLLM's expert parallelism): 4 ranks with the
      * same 64 tokens, each 2 whole experts (not 1/4 of all 8), which get
      * 64 x 2 / 4 = 32 token copies, 16 each; no all-to-all, the MLP

@@ -190,6 +190,44 @@ int main(void)
     CHECK_EQ_INT(run_system_opts(&sysm, &t, NULL, &rm, &d), 0);
     CHECK(rm.total_ps > 0);
     run_result_free(&rm);
+    trace_free(&t);
+    /* EP inside DP on every stage (Megatron's MoE layout): PP 2 x DP 4 x
+     * EP 2 on 8 GPUs.  Stage 1 is devices 4-7; its EP groups are replica
+     * pairs {4,5}, {6,7} and each expert's gradients go over the replicas
+     * holding it, {5,7} for device 5; the all-to-alls run again backward;
+     * AdamW updates the stage's dense weights and 4 of its 8 experts */
+    struct llm_step se = sm;
+    se.pp = 2;
+    se.microbatches = 2;
+    se.dp = 4;
+    se.ep = 2;
+    CHECK_EQ_INT(llm_build(&moe, &se, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 8);
+    int disp = find(&t, "r5.s1.mb1.L20.dispatch"), dispb = find(&t, "r5.s1.mb1.L20.dispatch.bwd");
+    CHECK(disp >= 0 && dispb >= 0);
+    if (disp >= 0 && dispb >= 0) {
+        const struct trace_group *ge = &t.groups[t.ops[disp].u.coll.group];
+        CHECK(ge->n == 2 && t.group_dev[ge->off] == 4 && t.group_dev[ge->off + 1] == 5);
+        CHECK(t.ops[dispb].u.coll.what == COLL_ALL_TO_ALL && t.ops[dispb].u.coll.group == t.ops[disp].u.coll.group);
+    }
+    double xl = 8.0 * 3 * 4096 * 14336;   /* a layer's experts */
+    int edp = find(&t, "r5.s1.L20.edp_allreduce"), ddp = find(&t, "r5.s1.L20.dp_allreduce");
+    CHECK(edp >= 0 && ddp >= 0);
+    if (edp >= 0 && ddp >= 0) {
+        const struct trace_group *gx = &t.groups[t.ops[edp].u.coll.group];
+        CHECK(gx->n == 2 && t.group_dev[gx->off] == 5 && t.group_dev[gx->off + 1] == 7);
+        CHECK_NEAR_REL((double)t.ops[edp].u.coll.bytes, xl / 2 * 2, 1e-6);
+        CHECK_EQ_INT(t.groups[t.ops[ddp].u.coll.group].n, 4);
+    }
+    int awe = find(&t, "r5.s1.adamw");
+    double lpe = ((double)llm_param_count(&moe) - 2.0 * 32000 * 4096) / 32;
+    CHECK(awe >= 0 && fabs((double)t.ops[awe].u.ew.elements - ((lpe - xl) * 16 + 32000.0 * 4096 + xl * 16 / 2)) <= 1.0);
+    struct run_result re;
+    CHECK_EQ_INT(run_system_opts(&sysm, &t, NULL, &re, &d), 0);
+    printf("  Mixtral PP 2 x DP 4 x EP 2, 2 micro-batches of 2 x 256 tokens, HGX H100: %.1f ms\n",
+           (double)re.total_ps * 1e-9);
+    CHECK(re.total_ps > 0);
+    run_result_free(&re);
     sys_free(&sysm);
     trace_free(&t);
     /* refused until modelled, by field */

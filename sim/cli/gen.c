@@ -236,27 +236,29 @@ int cli_gen(int argc, char **argv)
                          "activations and gradients as p2p copies between stages)\n", s.pp,
                     s.microbatches ? s.microbatches : (unsigned)s.batch,
                     (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)));
-        if (s.ep > 1 && s.tp > 1)
+        if (s.ep > 1 && s.ep == s.tp)
             fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
                          "of the %llu on every token (uniform routing assumed), the MLP all-reduce "
                          "summing them\n", s.tp, (unsigned long long)(c.experts / s.ep),
                     (unsigned long long)c.experts);
         else if (s.ep > 1)
-            fprintf(msg, "  expert-parallel over %u ranks: each its own batch of %llu and %llu of the %llu "
-                         "experts; tokens to their experts and back by two all-to-alls a layer "
+            fprintf(msg, "  expert-parallel over %u replicas: each its own batch of %llu and %llu of the "
+                         "%llu experts%s; tokens to their experts and back by two all-to-alls a layer "
                          "(uniform routing assumed)\n", s.ep, (unsigned long long)s.batch,
-                    (unsigned long long)(c.experts / s.ep), (unsigned long long)c.experts);
+                    (unsigned long long)(c.experts / s.ep), (unsigned long long)c.experts,
+                    s.tp > 1 ? ", each split over the TP ranks as the MLP is" : "");
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");
-        if (s.dp > 1 && s.zero == 0 && s.ep > 1 && s.tp <= 1)
+        if (s.dp > s.ep && s.zero == 0 && s.ep > 1 && s.ep != s.tp)
             fprintf(msg, "  data-parallel over %u replicas, EP groups of %u consecutive ones (each "
                          "layer's non-expert gradients all-reduced over all %u on stream 1 as its "
                          "backward ends, each expert's over the %u replicas that hold it)\n",
                     s.dp, s.ep, s.dp, s.dp / s.ep);
         else if (s.dp > 1 && s.zero == 0)
-            fprintf(msg, "  data-parallel over %u replicas (each layer's gradients all-reduced on "
-                         "stream 1 as its backward ends)\n", s.dp);
+            fprintf(msg, "  data-parallel over %u replicas (each layer's %sgradients all-reduced on "
+                         "stream 1 as its backward ends)\n", s.dp,
+                    s.ep > 1 && s.ep != s.tp ? "non-expert " : "");
         if (s.dp > 1 && s.zero > 0)
             fprintf(msg, "  data-parallel over %u replicas with ZeRO-%u (gradients reduce-scattered, "
                          "1/%u of the optimizer updated per replica, %s)\n", s.dp, s.zero, s.dp,

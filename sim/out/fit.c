@@ -72,7 +72,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         /* experts per rank: all of them, or (expert parallelism) 1/ep,
          * whole when EP spans the TP group (--tp T --ep T), else 1/t of each */
         double ffn = c->experts ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
-        double ft = s->ep > 1 && t > 1 ? 1.0 : t;
+        double ft = s->ep > 1 && s->ep == t ? 1.0 : t;
         f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / ft * ffn);
         f->weights += wbytes(s, wdown, inter / ft * h * ffn);
         f->weights += 2 * h * eb;                           /* norms, on every rank */
@@ -106,20 +106,17 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
          * shards the first over the replicas, ZeRO 2 the gradients too,
          * ZeRO 3 the 16-bit weights as well */
-        /* with EP a rank holds 1/ep of the experts */
-        double ep_drop = s->ep > 1 && t == 1 ? (double)c->experts * 3.0 * h * inter * (double)c->layers *
-                                         (1.0 - 1.0 / (double)s->ep)
-                                   : 0.0;
-        double p = (f->params - ep_drop) / t;
-        f->optimizer = p * 12.0 / (s->zero >= 1 ? dp : 1) + p * 2.0 / (s->zero >= 2 ? dp : 1);
-        if (s->ep > 1 && t == 1 && dp > 1) {
-            /* EP inside DP: the dense state over the dp replicas, a rank's
-             * experts' over the dp / ep replicas that hold them */
-            double experts = (double)c->experts * 3.0 * h * inter * (double)c->layers;
-            double pd = f->params - experts, pe = experts / (double)s->ep, edp = dp / (double)s->ep;
-            f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
-                           pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
-        }
+        /* EP inside DP (any --ep but --tp's; --ep E alone is --dp E): a
+         * rank's 1/t of the dense state, sharded over the dp replicas, and
+         * of its 1/ep of the experts, over the dp / ep that hold them */
+        int ep_dp = s->ep > 1 && s->ep != t;
+        if (ep_dp && dp < s->ep)
+            dp = s->ep;
+        double experts = ep_dp ? (double)c->experts * 3.0 * h * inter * (double)c->layers : 0.0;
+        double edp = ep_dp ? dp / (double)s->ep : 1.0;
+        double pd = (f->params - experts) / t, pe = ep_dp ? experts / (double)s->ep / t : 0.0;
+        f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
+                       pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
         if (s->zero >= 3)
             f->weights /= dp;
         f->kv_cache = 0; /* training keeps no KV cache */
@@ -134,10 +131,11 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
             double inflight = pp < mb ? pp : mb;
             double share = l0 / L;
             f->weights = (w_embed + w_layers * share) / (s->zero >= 3 ? dp : 1);
-            double pe = (double)c->vocab * h / t;
-            double pl = (f->params - (double)c->vocab * h * (c->tied ? 1 : 2) - h) / t;
-            double p0 = pe + pl * share;
-            f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1);
+            double pv = (double)c->vocab * h / t;
+            double pl = (f->params - (double)c->vocab * h * (c->tied ? 1 : 2) - h - experts) / t;
+            double p0 = pv + pl * share, x0 = pe * share;
+            f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1) +
+                           x0 * 12.0 / (s->zero >= 1 ? edp : 1) + x0 * 2.0 / (s->zero >= 2 ? edp : 1);
             f->activations = f->activations / L * l0 / (double)s->batch * ((double)s->batch / mb) *
                              inflight;
             if (s->recompute)

@@ -585,15 +585,6 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
         }
-        if (b->ep > 1 && dp <= 1 && ends_with(base, ".attn_norm")) {
-            /* the EP ranks are data-parallel for everything but the
-             * experts: those gradients all-reduced over them (each expert
-             * lives on one rank: its own gradients stay) */
-            char lid[TRACE_ID_MAX];
-            snprintf(lid, sizeof lid, "%.*s.ep_dp_allreduce", (int)strcspn(base, "."), base);
-            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, (uint64_t)(dense_layer * eb), b->prev,
-                                  b->ep_group, 1);
-        }
         if (dp > 1 && ends_with(base, ".attn_norm")) {   /* a layer's backward is done */
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.dp_%s", (int)strcspn(base, "."), base,
@@ -620,11 +611,6 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                                   dp > 1 ? last_ar : b->prev, b->dcn_group, 1);
         }
     }
-    if (b->ep > 1 && dp <= 1) {  /* embedding and LM head, over the EP ranks */
-        last_ar = add_dp_coll(b, "embed.ep_dp_allreduce", COLL_ALL_REDUCE, dt,
-                              (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb), b->prev,
-                              b->ep_group, 1);
-    }
     uint64_t embed_bytes = (uint64_t)((double)vocab * h * (c->tied ? 1 : 2) * eb);
     if (dp > 1)   /* embedding and LM head */
         last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
@@ -639,14 +625,12 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
      * this rank's 1/tp of them (and 1/dp with ZeRO), after every gradient
      * is reduced */
     uint64_t shard = (uint64_t)tp * (zero ? dp : 1);
-    /* with EP, this rank's experts only: 1/ep of them; with EP inside DP
-     * and ZeRO, the dense state sharded over the dp replicas and the
-     * experts' over the dp/ep that hold them */
+    /* with EP (inside DP), this rank's experts only, 1/ep of them; with
+     * ZeRO the dense state sharded over the dp replicas and the experts'
+     * over the dp/ep that hold them */
     double experts_all = expert_layer * (double)c->layers;
-    double rank_params = (double)llm_param_count(c) -
-                         (b->ep > 1 ? experts_all * (1.0 - 1.0 / b->ep) : 0.0);
-    double adam = rank_params / (double)shard;
-    int ep_in_dp = b->ep > 1 && dp > 1;
+    double adam = (double)llm_param_count(c) / (double)shard;
+    int ep_in_dp = b->ep > 1;
     uint32_t edp = ep_in_dp ? dp / b->ep : 1;
     if (ep_in_dp)
         adam = ((double)llm_param_count(c) - experts_all) / ((double)tp * (zero ? dp : 1)) +
@@ -669,6 +653,22 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                              (uint64_t)(experts_all / b->ep / tp * eb), ag, b->edp_group, 1);
         b->prev = ag;
     }
+}
+
+/* Rank (stage st, replica dr, TP rank tr)'s EP and expert-data-parallel
+ * groups, as llm_build lays them out after the TP and DP groups. */
+static void ep_groups(struct builder *b, uint32_t tp, uint32_t dp, uint32_t pp, uint32_t st,
+                      uint32_t dr, uint32_t tr)
+{
+    uint32_t ep = b->ep;
+    b->ep_group = 0;
+    b->edp_group = UINT32_MAX;
+    if (ep <= 1)
+        return;
+    uint32_t g0 = (tp > 1 ? dp * pp : 0) + (dp > 1 ? tp * pp : 0), blocks = dp / ep;
+    b->ep_group = g0 + (st * blocks + dr / ep) * tp + tr;
+    if (dp > ep)
+        b->edp_group = g0 + pp * blocks * tp + (st * ep + dr % ep) * tp + tr;
 }
 
 /* One pipeline step of stage `stage` (its own device) for micro-batch m,
@@ -738,18 +738,25 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     /* a layer's gradients over the data-parallel replicas, once all its
      * micro-batches are in: after its backward in the last micro-batch */
     double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden - c->hidden) / (double)c->layers;
-    uint64_t grad_layer = (uint64_t)(lp / tp * eb);
+    /* with EP inside DP: the non-expert gradients over the replicas, each
+     * expert's over the replicas that hold it (build_rank's rule) */
+    double expert_layer = (double)c->experts * 3.0 * (double)c->hidden * (double)c->intermediate;
+    uint64_t grad_layer = (uint64_t)((b->ep > 1 ? lp - expert_layer : lp) / tp * eb);
     int first = 1;
     for (uint32_t k = f1 - f0; k-- > 0;) {
         const char *base = fwd[k].id + strlen(b->prefix);
-        if (fwd[k].kind == OP_COLLECTIVE)
-            continue;     /* build_rank's rule: no backward for the forward's all-reduces */
-        if (fwd[k].kind == OP_REDUCTION)
-            continue;     /* nor for a router's top-k (its gradient flows through the gates) */
+        /* an all-to-all runs again backward (the combine's gradients to
+         * the experts' ranks, the dispatch's back to the tokens'); the
+         * forward's all-reduces have none (build_rank's rule), nor has a
+         * router's top-k (its gradient flows through the gates) */
+        int a2a = fwd[k].kind == OP_COLLECTIVE && fwd[k].u.coll.what == COLL_ALL_TO_ALL;
+        if ((fwd[k].kind == OP_COLLECTIVE && !a2a) || fwd[k].kind == OP_REDUCTION)
+            continue;
         snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
         struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
         o->u = fwd[k].u;
-        o->pass = PASS_BWD;
+        if (!a2a)
+            o->pass = PASS_BWD;
         if (first && slot != NULL) {  /* right after its own deps */
             SIM_CHECK(t->ndeps < b->dcap);
             if (o->ndeps == 0)
@@ -775,6 +782,13 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
                      s->zero ? "dp_reduce_scatter" : "dp_allreduce");
             *last_ar = add_dp_coll(b, lid, s->zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
                                    grad_layer, b->prev, b->dp_group, 1);
+            if (b->edp_group != UINT32_MAX) {
+                snprintf(lid, sizeof lid, "%.*s.%s", (int)strcspn(layer, "."), layer,
+                         s->zero ? "edp_reduce_scatter" : "edp_allreduce");
+                *last_ar = add_dp_coll(b, lid, s->zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
+                                       (uint64_t)(expert_layer / b->ep / tp * eb), *last_ar,
+                                       b->edp_group, 1);
+            }
         }
     }
     free(fwd);
@@ -819,6 +833,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 b->prev = UINT32_MAX;
                 b->tp_group = tp > 1 ? st * dp + dr : 0;
                 b->dp_group = dp > 1 ? ntpg + st * tp + tr : 0;
+                ep_groups(b, tp, dp, pp, st, dr, tr);
                 if (tp * dp > 1)
                     snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
                 else
@@ -869,8 +884,16 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                  * (1/dp of them with ZeRO), after the last gradient
                  * all-reduce or reduce-scatter */
                 double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
-                double params = (lp * (double)(l1 - l0)) / tp + (st == 0 ? vh : 0) + (st == pp - 1 ? vh : 0);
-                add_ew(b, "adamw", DT_FP32, (uint64_t)ceil(params / (zero ? dp : 1)), 4, 4, 14.0);
+                /* with EP: the stage's dense parameters over the dp
+                 * replicas, its experts' (1/ep of them) over the dp/ep
+                 * that hold them */
+                double xl = b->ep > 1 ? (double)c->experts * 3.0 * (double)c->hidden *
+                                            (double)c->intermediate * (double)(l1 - l0) / tp : 0.0;
+                double params = (lp * (double)(l1 - l0)) / tp - xl + (st == 0 ? vh : 0) +
+                                (st == pp - 1 ? vh : 0);
+                double xrank = b->ep > 1 ? xl / b->ep : 0.0, edp = b->ep > 1 ? (double)dp / b->ep : 1.0;
+                add_ew(b, "adamw", DT_FP32,
+                       (uint64_t)ceil(params / (zero ? dp : 1) + xrank / (zero ? edp : 1)), 4, 4, 14.0);
                 if (last_ar != UINT32_MAX) {
                     struct op *o = &t->ops[t->nops - 1];
                     SIM_CHECK(t->ndeps < b->dcap);
@@ -882,6 +905,9 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 if (zero)
                     b->prev = add_dp_coll(b, "param_allgather", COLL_ALL_GATHER, s->dtype,
                                           (uint64_t)(params * eb), b->prev, b->dp_group, 1);
+                if (zero && b->edp_group != UINT32_MAX)
+                    b->prev = add_dp_coll(b, "expert_param_allgather", COLL_ALL_GATHER, s->dtype,
+                                          (uint64_t)(xrank * eb), b->prev, b->edp_group, 1);
             }
     for (uint32_t dev = 0; dev < ndev; dev++) {
         uint32_t st = dev / (dp * tp), dr = dev / tp % dp;
@@ -895,9 +921,13 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
     free(bslot);
 }
 
-/* The expert-parallel layouts llm_build can write: EP with attention data-
- * parallel over its ranks (inside --dp, in blocks, with ZeRO 0-2), or over
- * the TP group (--ep = --tp); -1 with the reason in d for any other. */
+/* The expert-parallel layouts llm_build can write: EP over the TP group
+ * (--ep = --tp, E/T whole experts a rank), or EP inside data parallelism
+ * (Megatron's and DeepSpeed-MoE's layout): the EP groups are blocks of E
+ * consecutive replicas, at the same TP rank and pipeline stage, each
+ * expert split over the TP ranks as the dense MLP is, with ZeRO 0-2;
+ * --ep E without --dp is --dp E --ep E.  -1 with the reason in d for any
+ * other. */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
@@ -909,12 +939,12 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
         if (ep > 65536 || c->experts % ep != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if ((tp > 1 && ep != tp) || s->pp > 1 || s->framework == LLM_FW_LLAMA_CPP)
+        if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                            "expert parallelism is modelled with attention data-parallel over the "
-                            "ranks, or with --tp over the same ranks (--ep equal to --tp): not with "
-                            "another --tp, --pp or llama.cpp yet");
-        if (dp > 1 && tp == 1 && (dp % ep != 0 || s->zero > 2 ||
+                            "llama.cpp's graph is built for one device");
+        if (ep == tp)
+            return 0;   /* EP over the TP group */
+        if (dp > 1 && (dp % ep != 0 || s->zero > 2 ||
                        (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "with --dp, --ep %u must divide the %u replicas (each EP group a block "
@@ -1005,7 +1035,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     if ((uint64_t)tp * dp > 65536)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--dp", "--tp x --dp = %llu devices, more than 65536",
                         (unsigned long long)tp * dp);
-    uint32_t per_layer = s->framework == LLM_FW_LLAMA_CPP ? 28 : 14;
+    /* a layer's forward ops at most (a MoE block's router, top-k, all-to-alls
+     * and experts: 8 more) */
+    uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0);
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
     if (pp > 1) {
@@ -1023,16 +1055,18 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                             "split a batch of %llu (1 to 4096, dividing it)", mb,
                             (unsigned long long)s->batch);
     }
-    /* EP alone adds its ranks (attention data-parallel over them); with
-     * --dp the EP groups are blocks of the replicas */
-    uint32_t ep_tp = ep > 1 && tp > 1 ? tp : 0;
+    /* EP over the TP group adds no ranks, groups or all-to-alls; any other
+     * EP is inside data parallelism, the EP groups blocks of the replicas
+     * (--ep E alone: E replicas, attention data-parallel over them) */
+    uint32_t ep_tp = ep > 1 && ep == tp ? tp : 0;
     if (ep_tp)
-        ep = 1;     /* EP inside the TP group: no ranks, groups or all-to-alls of its own */
-    uint32_t epx = dp > 1 ? 1 : ep;
-    uint32_t ndev = tp * dp * pp * epx * dcn;
+        ep = 1;
+    if (ep > 1 && dp == 1)
+        dp = ep;
+    uint32_t ndev = tp * dp * pp * dcn;
     /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
-    uint32_t nsim = tp * dp_sim * pp * epx;
+    uint32_t nsim = tp * dp_sim * pp;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
@@ -1051,21 +1085,23 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     t->ndevices = ndev;
     for (uint32_t r = 0; r < ndev; r++)
         snprintf(t->devices[r], sizeof t->devices[r], "gpu%u", r);
-    /* groups: TP groups (one per replica) first, then DP groups (one per
-     * TP rank) */
-    /* a TP group per replica and stage, a DP group per TP rank and stage */
-    /* (TP and DP groups of the first slice only: the other slices mirror it) */
-    /* EP groups: one of every rank, or with --dp one per block of ep
-     * replicas; expert-data-parallel groups (--dp > --ep): the replicas
-     * at the same place in each block, holding the same experts */
+    /* groups: TP groups (one per replica and stage), DP groups (one per
+     * TP rank and stage), EP and expert-data-parallel groups, and across
+     * slices one per rank of the first slice (the other slices mirror it) */
+    /* EP groups: per stage and TP rank, one per block of ep consecutive
+     * replicas; expert-data-parallel groups (dp > ep): per stage and TP
+     * rank, the replicas at the same place in each block, holding the
+     * same experts */
     uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0;
-    uint32_t nepg = ep > 1 ? (dp > 1 ? dp / ep : 1) : 0, nedpg = ep > 1 && dp > ep ? ep : 0;
+    uint32_t nepg = ep > 1 ? pp * (dp / ep) * tp : 0, nedpg = ep > 1 && dp > ep ? pp * ep * tp : 0;
     uint32_t ndcng = dcn > 1 ? tp * dp : 0;
     t->ngroups = ntpg + ndpg + nepg + nedpg + ndcng;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
     t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) +
                                    (nedpg ? ndev : 0) + (ndcng ? ndev : 0) + 1,
                                sizeof *t->group_dev);
+    /* devices: TP ranks fastest, then replicas, then stages (then slices) */
+#define LLM_DEV(st, dr, tr) (((st) * dp + (dr)) * tp + (tr))
     uint32_t goff = 0;
     for (uint32_t g = 0; g < ntpg; g++) {
         t->groups[g].off = goff;
@@ -1078,27 +1114,30 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         t->groups[ntpg + g].off = goff;
         t->groups[ntpg + g].n = dp;
         for (uint32_t k = 0; k < dp; k++)
-            t->group_dev[goff++] = (st * dp + k) * tp + tr;
+            t->group_dev[goff++] = LLM_DEV(st, k, tr);
     }
-    for (uint32_t g = 0; g < nepg; g++) {   /* ep consecutive ranks */
+    for (uint32_t g = 0; g < nepg; g++) {   /* g = (stage x blocks + block) x tp + TP rank */
+        uint32_t tr = g % tp, blk = g / tp % (dp / ep), st = g / tp / (dp / ep);
         t->groups[ntpg + ndpg + g].off = goff;
         t->groups[ntpg + ndpg + g].n = ep;
         for (uint32_t k = 0; k < ep; k++)
-            t->group_dev[goff++] = g * ep + k;
+            t->group_dev[goff++] = LLM_DEV(st, blk * ep + k, tr);
     }
-    for (uint32_t g = 0; g < nedpg; g++) {  /* every ep-th rank from g */
+    for (uint32_t g = 0; g < nedpg; g++) {  /* g = (stage x ep + place) x tp + TP rank */
+        uint32_t tr = g % tp, e = g / tp % ep, st = g / tp / ep;
         t->groups[ntpg + ndpg + nepg + g].off = goff;
         t->groups[ntpg + ndpg + nepg + g].n = dp / ep;
         for (uint32_t k = 0; k < dp / ep; k++)
-            t->group_dev[goff++] = k * ep + g;
+            t->group_dev[goff++] = LLM_DEV(st, k * ep + e, tr);
     }
+#undef LLM_DEV
     for (uint32_t g = 0; g < ndcng; g++) {   /* one per rank of a slice: it in every slice */
         t->groups[ntpg + ndpg + nepg + nedpg + g].off = goff;
         t->groups[ntpg + ndpg + nepg + nedpg + g].n = dcn;
         for (uint32_t k = 0; k < dcn; k++)
             t->group_dev[goff++] = k * tp * dp + g;
     }
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * epx * dcn;
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX,
                         ep_tp, UINT32_MAX, UINT32_MAX};
@@ -1108,13 +1147,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         return 0;
     }
     t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
-    for (uint32_t r = 0; r < tp * dp_sim * epx; r++) {  /* replicas past dp_sim: mirrors, no ops */
+    for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */
         b.prev = UINT32_MAX;
         b.device = r;
         b.tp_group = tp > 1 ? r / tp : 0;
         b.dp_group = dp > 1 ? ntpg + r % tp : 0;
-        b.ep_group = ep > 1 ? ntpg + ndpg + (dp > 1 ? r / ep : 0) : 0;
-        b.edp_group = nedpg ? ntpg + ndpg + nepg + r % ep : UINT32_MAX;
+        ep_groups(&b, tp, dp, pp, 0, r / tp, r % tp);
         b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + r : UINT32_MAX;
         if (ndev > 1)
             snprintf(b.prefix, sizeof b.prefix, "r%u.", r);

@@ -48,6 +48,10 @@
  * (dispatch: an all-to-all of tokens x k x hidden per rank under uniform
  * routing, the same count to every rank), runs its local experts on what
  * it received, and sends the results back (combine: a second all-to-all).
+ * In training the E ranks are replicas inside --dp (--ep E alone is --dp
+ * E): with --tp each is a TP group whose ranks split every expert as the
+ * dense MLP, with --pp every stage has its own EP groups; --ep equal to
+ * --tp instead puts E/T whole experts on each TP rank, with no all-to-all.
  * Model fields strata does not model (shared experts, latent
  * attention, logit soft-capping, cross-attention, a sliding window the step
  * exceeds) are errors that name the field.
