@@ -33,9 +33,11 @@
  * per rail, a chain in each node; every edge carries its share up and down
  * in one stage, after NCCL's tree latencies (build_trees).
  *
+ * A rank's kernel holds one SM per channel from its call until the data
+ * has moved (hold): NCCL's CTAs spin while the other ranks come.
+ *
  * What it leaves out: NVLS-tree and CollNet algorithms; the
- * reduction's arithmetic (its memory traffic is counted); the thread
- * blocks the kernels occupy.
+ * reduction's arithmetic (its memory traffic is counted).
  */
 #include "coll.h"
 
@@ -824,21 +826,17 @@ static void coll_flow_done(struct engine *e, void *owner, uint64_t arg)
         engine_after(e, r->stage_lat_ps, c->comp, COLL_EV_STAGE, arg, NULL);
 }
 
-/* A collective's kernels hold one SM per channel on each simulated rank
- * while the data moves (the model's hold_units; a mirror runs nothing, so
- * it holds nothing). */
-static void hold(struct coll_engine *c, uint32_t inst, int32_t delta)
+/* A collective's kernel holds one SM per channel on its rank from the
+ * rank's arrival (NCCL's CTAs spin there until the other ranks come)
+ * until the data has moved (the model's hold_units; a mirror runs
+ * nothing, so it holds nothing). */
+static void hold(struct coll_engine *c, uint32_t dv, int32_t delta)
 {
     const struct run_env *env = c->env;
-    if (env->mops == NULL || env->mops->hold_units == NULL || env->devs == NULL)
+    if (env->mops == NULL || env->mops->hold_units == NULL || env->devs == NULL ||
+        is_mirror(c->t, dv) || env->devs[dv] == NULL)
         return;
-    const struct trace *t = c->t;
-    const struct trace_group *gr = &t->groups[t->colls[inst].group];
-    for (uint32_t a = 0; a < gr->n; a++) {
-        uint32_t dv = t->group_dev[gr->off + a];
-        if (!is_mirror(t, dv) && env->devs[dv] != NULL)
-            env->mops->hold_units(env->devs[dv], delta);
-    }
+    env->mops->hold_units(env->devs[dv], delta);
 }
 
 static void coll_handle(struct engine *e, void *self, const struct eq_event *ev)
@@ -846,10 +844,8 @@ static void coll_handle(struct engine *e, void *self, const struct eq_event *ev)
     (void)e;
     struct coll_engine *c = self;
     uint32_t inst = (uint32_t)ev->arg;
-    if (ev->type == COLL_EV_BEGIN) {
+    if (ev->type == COLL_EV_BEGIN)
         c->run[inst].t_begin = c->e->now_ps;
-        hold(c, inst, (int32_t)c->run[inst].channels);
-    }
     run_stage(c, inst);
 }
 
@@ -862,7 +858,8 @@ static void finish(struct coll_engine *c, uint32_t inst)
     const struct coll_group *cg = &c->group[tc->group];
     uint64_t now = c->e->now_ps;
     r->finished = 1;
-    hold(c, inst, -(int32_t)r->channels);
+    for (uint32_t a = 0; a < gr->n; a++)
+        hold(c, t->group_dev[gr->off + a], -(int32_t)r->channels);
     for (uint32_t a = 0; a < gr->n; a++) {
         struct op_result *res = c->res[tc->ops_off + a];
         if (res == NULL)
@@ -885,6 +882,8 @@ static void finish(struct coll_engine *c, uint32_t inst)
             c->done(c->e, c->ctx, t->coll_ops[tc->ops_off + a]);
 }
 
+static void plan(struct coll_engine *c, uint32_t inst, const struct op *o);
+
 void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, model_done_fn done,
                  void *ctx)
 {
@@ -893,7 +892,6 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     uint32_t inst = o->u.coll.inst;
     struct coll_run *r = &c->run[inst];
     const struct trace_coll *tc = &t->colls[inst];
-    const struct trace_group *gr = &t->groups[tc->group];
     int rank = trace_group_rank(t, tc->group, o->device);
     const struct coll_group *cg0 = &c->group[tc->group];
     SIM_CHECK(rank >= 0 && r->arrived < cg0->nreal);
@@ -901,10 +899,25 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     c->ctx = ctx;
     c->res[tc->ops_off + (uint32_t)rank] = res;
     res->start_ps = c->e->now_ps;
+    if (r->arrived == 0)
+        plan(c, inst, o);
+    hold(c, o->device, (int32_t)r->channels);
     if (++r->arrived < cg0->nreal)
         return;
-    /* every rank is in: plan it and start after the call overhead */
+    /* every rank is in: start after the call overhead */
     r->t_all = c->e->now_ps;
+    engine_after(c->e, c->cfg->launch_overhead_ps, c->comp, COLL_EV_BEGIN, inst, NULL);
+}
+
+/* How collective inst runs (algorithm, protocol, channels, rounds and
+ * slices): fixed by its kind, size and group, so known at the first
+ * rank's arrival. */
+static void plan(struct coll_engine *c, uint32_t inst, const struct op *o)
+{
+    const struct trace *t = c->t;
+    struct coll_run *r = &c->run[inst];
+    const struct trace_coll *tc = &t->colls[inst];
+    const struct trace_group *gr = &t->groups[tc->group];
     const struct coll_group *cg = &c->group[tc->group];
     r->algo = o->u.coll.algo != COLL_AUTO ? o->u.coll.algo
               : o->u.coll.what == COLL_ALL_TO_ALL ? COLL_DIRECT : COLL_RING;
@@ -965,7 +978,6 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
     r->slices = ns < 1 ? 1 : ns > 1e9 ? 1000000000u : (uint32_t)ns;
     r->slice = per_round / r->slices;
     r->step = 0;
-    engine_after(c->e, c->cfg->launch_overhead_ps, c->comp, COLL_EV_BEGIN, inst, NULL);
 }
 
 int coll_check_done(const struct coll_engine *c, struct diag *d)

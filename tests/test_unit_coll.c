@@ -541,6 +541,64 @@ static void test_sm_hold(void)
     trace_free(&t0);
 }
 
+/* An early rank's NCCL kernel holds its SMs while it spins for the
+ * others: gpu0 calls the all-reduce at once (stream 1) and runs a GEMM
+ * beside it; gpu1 calls it only after two GEMMs of its own.  gpu0's GEMM
+ * runs wholly before any data moves, and still gets 108 less the
+ * channels' SMs, as test_sm_hold's does while the data moves. */
+static void test_sm_hold_wait(void)
+{
+    const char *gemm = "\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192";
+    const char *ar = "\"kind\": \"collective\", \"collective\": \"all_reduce\", "
+                     "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1073741824";
+    char ops[4096], alone[1024];
+    snprintf(ops, sizeof ops,
+             "{\"id\": \"a0\", \"device\": \"gpu0\", \"stream\": 1, %s},\n"
+             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
+             "\"elements\": 1048576},\n"
+             "{\"id\": \"g0\", \"device\": \"gpu0\", %s, \"deps\": [\"p0\"]},\n"
+             "{\"id\": \"h1\", \"device\": \"gpu1\", %s},\n"
+             "{\"id\": \"g1\", \"device\": \"gpu1\", %s},\n"
+             "{\"id\": \"a1\", \"device\": \"gpu1\", \"stream\": 1, \"deps\": [\"g1\"], %s}",
+             ar, gemm, gemm, gemm, ar);
+    snprintf(alone, sizeof alone,
+             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
+             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\", %s, \"deps\": [\"p0\"]}",
+             gemm);
+    struct trace t, t0;
+    struct run_result r, r0;
+    char msg[600] = "";
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
+    int ok = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0;
+    ok = ok && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
+    CHECK(ok);
+    if (ok) {
+        const struct op_result *a = &r.ops[0], *g = &r.ops[2], *a1 = &r.ops[5], *g0 = &r0.ops[1];
+        const char *ch = strstr(a->tile, "ch");
+        unsigned channels = 0;
+        while (ch != NULL && ch > a->tile && ch[-1] >= '0' && ch[-1] <= '9')
+            ch--;
+        if (ch != NULL)
+            channels = (unsigned)atoi(ch);
+        double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
+        double expect = 108.0 / (108.0 - channels);
+        printf("  the GEMM beside an all-reduce still waiting for its peer: %.3f ms (alone %.3f; "
+               "%u SMs held, 108/%u = %.3f, got %.3f)\n", with * 1e-9, without * 1e-9, channels,
+               108 - channels, expect, with / without);
+        CHECK(channels >= 2);
+        CHECK(g->end_ps <= a1->start_ps);      /* all of it before the peer arrives */
+        CHECK(with > without * (1.0 + 0.5 * (expect - 1.0)));
+        CHECK(with < without * (1.0 + 1.5 * (expect - 1.0)));
+        run_result_free(&r);
+        run_result_free(&r0);
+    } else {
+        fprintf(stderr, "%s\n", msg);
+    }
+    trace_free(&t);
+    trace_free(&t0);
+}
+
 /* Symmetric ranks: a TP 2 x DP 4 training step with one replica simulated
  * (the other three replicas' GPUs mirror it) takes the same time as the
  * full simulation on a symmetric system, from a sixth of the ops. */
@@ -1116,6 +1174,7 @@ int main(void)
     test_expert_parallel();
     test_ep_dp();
     test_sm_hold();
+    test_sm_hold_wait();
     test_zero();
     test_nvls();
     test_send_recv();
