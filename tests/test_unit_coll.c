@@ -484,6 +484,15 @@ static void test_exposed_comm(void)
     trace_free(&t);
 }
 
+/* The channels in a collective's tile column ("ring Simple 12ch": 12). */
+static unsigned tile_channels(const char *tile)
+{
+    const char *ch = strstr(tile, "ch");
+    while (ch != NULL && ch > tile && ch[-1] >= '0' && ch[-1] <= '9')
+        ch--;
+    return ch != NULL ? (unsigned)atoi(ch) : 0;
+}
+
 /* NCCL launches one CTA per channel (NVIDIA/nccl src/enqueue.cc: grid =
  * {nChannels, 1, 1}) and a GEMM's CTAs do not fit beside it: a GEMM that
  * starts while a 1 GiB all-reduce runs on the other stream gets the A100's
@@ -517,12 +526,7 @@ static void test_sm_hold(void)
     CHECK(ok);
     if (ok) {
         const struct op_result *g = &r.ops[1], *a = &r.ops[2], *g0 = &r0.ops[1];
-        const char *ch = strstr(a->tile, "ch");
-        unsigned channels = 0;
-        while (ch != NULL && ch > a->tile && ch[-1] >= '0' && ch[-1] <= '9')
-            ch--;
-        if (ch != NULL)
-            channels = (unsigned)atoi(ch);
+        unsigned channels = tile_channels(a->tile);
         double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
         double expect = 108.0 / (108.0 - channels);
         printf("  8192^3 bf16 GEMM on an A100: %.3f ms alone, %.3f ms beside a 1 GiB all-reduce "
@@ -575,12 +579,7 @@ static void test_sm_hold_wait(void)
     CHECK(ok);
     if (ok) {
         const struct op_result *a = &r.ops[0], *g = &r.ops[2], *a1 = &r.ops[5], *g0 = &r0.ops[1];
-        const char *ch = strstr(a->tile, "ch");
-        unsigned channels = 0;
-        while (ch != NULL && ch > a->tile && ch[-1] >= '0' && ch[-1] <= '9')
-            ch--;
-        if (ch != NULL)
-            channels = (unsigned)atoi(ch);
+        unsigned channels = tile_channels(a->tile);
         double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
         double expect = 108.0 / (108.0 - channels);
         printf("  the GEMM beside an all-reduce still waiting for its peer: %.3f ms (alone %.3f; "
