@@ -39,7 +39,7 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 4);
@@ -73,15 +73,60 @@ int main(void)
     CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
     struct run_result r;
     CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
-    double bubble = 3.0 / 11.0;
+    double bubble = 3.0 / 11.0, r1idle[4];
+    uint64_t r1total = r.total_ps;
     for (uint32_t dv = 0; dv < 4; dv++) {
         double idle = r.dev_time_ps[(size_t)dv * (CAT_COUNT + 1) + RUN_IDLE] / (double)r.total_ps;
+        r1idle[dv] = idle;
         printf("  stage %u idle %.1f%% (1F1B bubble %.1f%%)\n", dv, 100 * idle, 100 * bubble);
         CHECK(idle > bubble * 0.6 && idle < bubble * 1.4);
     }
     run_result_free(&r);
+    trace_free(&t);
+    /* interleaved 1F1B (--vpp 2, Megatron's virtual pipeline): stage st
+     * holds chunks st and 4 + st of the 8 four-layer shares; stage 0's
+     * chunk 1 takes the last stage's chunk-0 activations, and the last
+     * stage's chunk-0 backward the first stage's chunk-1 gradients.  The
+     * bubble is (P - 1) / V of a micro-batch's stage time: idle 1.5 / 9.5
+     * of the step plus the chunks' extra copies, less than without */
+    struct llm_step sv = s;
+    sv.vpp = 2;
+    CHECK_EQ_INT(llm_build(&c, &sv, &t, &d), 0);
+    CHECK(find(&t, "s0.mb0.L0.qkv_proj") >= 0 && find(&t, "s0.mb0.L16.qkv_proj") >= 0 &&
+          find(&t, "s0.mb0.L4.qkv_proj") < 0 && find(&t, "s3.mb0.L28.qkv_proj") >= 0);
+    int wrap = find(&t, "s3.mb2.c0.act_send"), c1 = find(&t, "s0.mb2.L16.attn_norm");
+    CHECK(wrap >= 0 && c1 >= 0 && depends_on(&t, c1, wrap) && t.ops[wrap].u.copy.peer == 0);
+    int gwrap = find(&t, "s0.mb2.c1.grad_send"), b3 = find(&t, "s3.mb2.L15.down_proj.bwd");
+    CHECK(gwrap >= 0 && b3 >= 0 && depends_on(&t, b3, gwrap) && t.ops[gwrap].u.copy.peer == 3);
+    /* Megatron's order on stage 3: 0 + 4 warm-up chunk-forwards (mb 0-3 of
+     * chunk 0), then chunk 1's mb 0 forward before chunk 1's mb 0 backward */
+    int w3 = find(&t, "s3.mb3.L12.attn_norm"), f40 = find(&t, "s3.mb0.L28.attn_norm"),
+        bw0 = find(&t, "s3.mb0.L31.attn_norm.bwd");
+    CHECK(w3 >= 0 && f40 > w3 && bw0 > f40);
+    struct run_result rv;
+    CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rv, &d), 0);
+    for (uint32_t dv = 0; dv < 4; dv++) {
+        double idle = rv.dev_time_ps[(size_t)dv * (CAT_COUNT + 1) + RUN_IDLE] / (double)rv.total_ps;
+        double idle1 = r1idle[dv];
+        printf("  interleaved (2 chunks a stage): stage %u idle %.1f%% (bubble %.1f%%; 1F1B %.1f%%)\n", dv,
+               100 * idle, 100 * 1.5 / 9.5, 100 * idle1);
+        CHECK(idle < idle1 * 0.8);
+        CHECK(idle > 1.5 / 9.5 * 0.6 && idle < 1.5 / 9.5 * 1.4);
+    }
+    printf("  step %.2f ms, 1F1B %.2f ms\n", (double)rv.total_ps * 1e-9, (double)r1total * 1e-9);
+    CHECK(rv.total_ps < r1total);
+    run_result_free(&rv);
     sys_free(&sys);
     trace_free(&t);
+    sv.microbatches = 6;    /* not a multiple of the 4 stages */
+    sv.batch = 6;
+    CHECK(llm_build(&c, &sv, &t, &d) != 0);
+    CHECK(strcmp(d.field, "--vpp") == 0);
+    sv.microbatches = 8;
+    sv.batch = 8;
+    sv.vpp = 9;             /* 36 shares of 32 layers */
+    CHECK(llm_build(&c, &sv, &t, &d) != 0);
+    CHECK(strcmp(d.field, "--vpp") == 0);
     /* 3D: TP 2 x DP 2 x PP 2 on the 8 GPUs of an HGX H100.  Devices: TP
      * rank fastest, then replica, then stage; each TP pair all-reduces
      * inside its stage, each stage's replicas all-reduce their gradients
@@ -180,7 +225,7 @@ int main(void)
     struct llm_config moe;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
     struct llm_step sm = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0};
+                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0, 0};
     CHECK_EQ_INT(llm_build(&moe, &sm, &t, &d), 0);
     CHECK(find(&t, "s2.mb1.L17.experts_gate_up") >= 0 && find(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
     CHECK(find(&t, "s2.mb1.L17.topk") >= 0 && find(&t, "s2.mb1.L17.topk.bwd") < 0);

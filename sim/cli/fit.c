@@ -28,7 +28,8 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute] [--pp P [--microbatches M]]\n"
+    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute]\n"
+    "                  [--pp P [--microbatches M] [--vpp V]]\n"
     "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
@@ -38,7 +39,7 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -46,6 +47,7 @@ int cli_fit(int argc, char **argv)
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
         {"recompute", 0, NULL, &recompute},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
+        {"vpp", 0, &vpps, NULL},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
@@ -73,7 +75,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -110,6 +112,12 @@ int cli_fit(int argc, char **argv)
         s.page_size = (uint32_t)v;
     }
     s.recompute = recompute;
+    uint64_t vp = 1;
+    if (vpps != NULL && (parse_count("--vpp", vpps, 1, &vp) || vp > 64 || pps == NULL)) {
+        fprintf(stderr, "strata fit: --vpp (1-64 model chunks a stage) needs --pp 2 or more\n");
+        return 2;
+    }
+    s.vpp = (uint32_t)vp;
     if (pps != NULL || mbs != NULL) {
         uint64_t v = 1, m = 0;
         if ((pps && parse_count("--pp", pps, 1, &v)) || (mbs && parse_count("--microbatches", mbs, 1, &m)))
@@ -120,6 +128,10 @@ int cli_fit(int argc, char **argv)
         }
         s.pp = (uint32_t)v;
         s.microbatches = (uint32_t)m;
+        if (s.vpp > 1 && (s.pp < 2 || (uint64_t)s.pp * s.vpp > 65536)) {
+            fprintf(stderr, "strata fit: --vpp (1-64 model chunks a stage) needs --pp 2 or more\n");
+            return 2;
+        }
         if (s.pp > 1 && s.zero > 2) {       /* as gen llm: DeepSpeed refuses it */
             fprintf(stderr, "strata fit: --zero 3 does not combine with --pp (each micro-batch "
                             "would gather the stage's weights again); use --zero 1 or 2\n");

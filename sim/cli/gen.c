@@ -39,7 +39,7 @@ const char cli_gen_usage[] =
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
-    "                  [--recompute (train)] [--pp P [--microbatches M] (train)]\n"
+    "                  [--recompute (train)] [--pp P [--microbatches M] [--vpp V] (train)]\n"
     "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
@@ -58,6 +58,7 @@ int cli_gen(int argc, char **argv)
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
+    const char *vpps = NULL;
     int recompute = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -71,6 +72,7 @@ int cli_gen(int argc, char **argv)
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
         {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
+        {"vpp", 0, &vpps, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -83,7 +85,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -115,6 +117,15 @@ int cli_gen(int argc, char **argv)
             return 2;
         }
         s.microbatches = (uint32_t)v;
+    }
+    if (vpps != NULL) {
+        uint64_t v = 0;
+        if (parse_u64("--vpp", vpps, 1, &v) || v > 64) {
+            if (v > 64)
+                fprintf(stderr, "strata gen llm: --vpp: at most 64 model chunks a stage\n");
+            return 2;
+        }
+        s.vpp = (uint32_t)v;
     }
     /* flags that do not apply to the phase: said, not silently dropped */
     if (prompt != NULL && s.phase == LLM_DECODE)
@@ -232,10 +243,11 @@ int cli_gen(int argc, char **argv)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
         if (s.pp > 1)
-            fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B; "
+            fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B%s; "
                          "activations and gradients as p2p copies between stages)\n", s.pp,
                     s.microbatches ? s.microbatches : (unsigned)s.batch,
-                    (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)));
+                    (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)),
+                    s.vpp > 1 ? ", interleaved: each stage holds --vpp model chunks" : "");
         if (s.ep > 1 && s.ep == s.tp)
             fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
                          "of the %llu on every token (uniform routing assumed), the MLP all-reduce "

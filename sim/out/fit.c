@@ -127,6 +127,14 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
              * activations in flight (Narayanan et al. 2021, section 2.2) */
             double pp = s->pp, L = (double)c->layers;
             double l0 = floor(L / pp) + (c->layers % s->pp ? 1 : 0);
+            /* interleaved: the first stage holds chunks 0, pp, 2 pp, ... of
+             * the pp v shares (earlier shares take the remainder) */
+            uint64_t nch = (uint64_t)s->pp * (s->vpp > 1 ? s->vpp : 1), per = c->layers / nch;
+            if (s->vpp > 1) {
+                l0 = 0;
+                for (uint64_t v = 0; v < s->vpp; v++)
+                    l0 += (double)(per + (v * s->pp < c->layers % nch ? 1 : 0));
+            }
             double mb = s->microbatches ? s->microbatches : (double)s->batch;
             double inflight = pp < mb ? pp : mb;
             double share = l0 / L;
@@ -136,10 +144,21 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
             double p0 = pv + pl * share, x0 = pe * share;
             f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1) +
                            x0 * 12.0 / (s->zero >= 1 ? edp : 1) + x0 * 2.0 / (s->zero >= 2 ? edp : 1);
-            f->activations = f->activations / L * l0 / (double)s->batch * ((double)s->batch / mb) *
-                             inflight;
+            /* layer-micro-batches stored at the peak: l0 layers of min(pp,
+             * mb) micro-batches; interleaved (--vpp v), the first stage's
+             * 2 (pp - 1) + (v - 1) pp warm-up chunk-forwards and one more,
+             * of L / (pp v) layers each: 1 + (pp - 1) / (pp v) times L /
+             * pp layers of pp micro-batches (Korthikanti et al. 2022,
+             * section 4.2) */
+            double held = l0 * inflight;
+            if (s->vpp > 1) {
+                double v = s->vpp, lc = (double)(per + (c->layers % nch ? 1 : 0));
+                double chunks = 2.0 * (pp - 1) + (v - 1) * pp + 1;
+                held = lc * (chunks < mb * v ? chunks : mb * v);
+            }
+            f->activations = f->activations / L * held / (double)s->batch * ((double)s->batch / mb);
             if (s->recompute)
-                f->activations = act_tokens / mb * h * eb * l0 * inflight +
+                f->activations = act_tokens / mb * h * eb * held +
                                  (10.0 + 24.0 / t) * act_tokens / mb * h * eb / 2.0;
         }
     }

@@ -252,7 +252,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)

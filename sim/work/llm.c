@@ -671,16 +671,17 @@ static void ep_groups(struct builder *b, uint32_t tp, uint32_t dp, uint32_t pp, 
         b->edp_group = g0 + pp * blocks * tp + (st * ep + dr % ep) * tp + tr;
 }
 
-/* One pipeline step of stage `stage` (its own device) for micro-batch m,
- * forward (bwd = 0) or backward: the ops of layers [l0, l1), plus the
- * embedding on the first stage and the head and loss on the last.  The
- * backward is the forward's ops reversed (".bwd"), as build_rank makes it.
- * The step's first op waits for the stage's previous op and for `recv`
- * (UINT32_MAX: none); with `slot`, it gets one more wait whose op is filled
- * in later (the next stage's gradients, made after this stage). */
+/* One pipeline step of a stage (its own device) for micro-batch m on one
+ * of its model chunks, forward (bwd = 0) or backward: the ops of layers
+ * [l0, l1), plus the embedding on the first chunk (`embed`) and the head
+ * and loss on the last (`head`).  The backward is the forward's ops
+ * reversed (".bwd"), as build_rank makes it.  The step's first op waits
+ * for the stage's previous op and, with `slot`, for one more op filled in
+ * later: the activations or gradients it receives (their sender may be
+ * built after it). */
 static void pp_step(struct builder *b, const struct llm_config *c, const struct llm_step *s,
-                    uint32_t stage, uint32_t pp, uint64_t l0, uint64_t l1, uint32_t m,
-                    uint64_t rows, uint64_t batch, int bwd, uint32_t recv, uint32_t *slot,
+                    int embed, int head, uint64_t l0, uint64_t l1, uint32_t m,
+                    uint64_t rows, uint64_t batch, int bwd, uint32_t *slot,
                     uint32_t tp, uint32_t dp, int last, uint32_t *last_ar)
 {
     struct trace *t = b->t;
@@ -695,7 +696,7 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     /* with TP, build_rank's vocab-parallel embedding, head and loss */
     double eb = dtype_bytes(dt, 1.0);
     uint64_t vocab = tp > 1 ? c->vocab / tp : c->vocab, act = (uint64_t)((double)rows * c->hidden * eb);
-    if (stage == 0) {
+    if (embed) {
         struct op *e = add_op(&fb, "embed", OP_EMBEDDING, dt);
         e->u.emb.tokens = rows;
         e->u.emb.dim = c->hidden;
@@ -704,7 +705,7 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     }
     for (uint64_t l = l0; l < l1; l++)
         emit_layer(&fb, c, s, l, rows, batch, tp);
-    if (stage == pp - 1) {
+    if (head) {
         add_rc(&fb, "final_norm", OP_NORM, dt, rows, c->hidden);
         add_gemm(&fb, "lm_head", dt, rows, vocab, c->hidden, s->weights);
         add_rc(&fb, "loss", OP_SOFTMAX, dt, rows, vocab);
@@ -716,14 +717,17 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     uint32_t f1 = t->nops;
     if (!bwd) {
         /* the forward's first op waits for the stage's previous op and the
-         * previous stage's activations (its own deps, at the end) */
+         * activations it receives (its own deps, at the end) */
         struct op *o = &t->ops[f0];
         SIM_CHECK(o->ndeps == 0 && t->ndeps + 2 <= b->dcap);
         o->deps_off = t->ndeps;
         if (b->prev != UINT32_MAX)
             t->deps[t->ndeps++] = b->prev, o->ndeps++;
-        if (recv != UINT32_MAX)
-            t->deps[t->ndeps++] = recv, o->ndeps++;
+        if (slot != NULL) {
+            *slot = t->ndeps;
+            t->deps[t->ndeps++] = UINT32_MAX;
+            o->ndeps++;
+        }
         b->prev = f1 - 1;
         return;
     }
@@ -794,41 +798,48 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     free(fwd);
 }
 
-/* Pipeline parallelism, Megatron's non-interleaved 1F1B schedule: the
- * layers split over pp stages (one device each, earlier stages take the
- * remainder), the batch into mb micro-batches.  Stage s runs min(pp - s - 1,
+/* Pipeline parallelism, Megatron's 1F1B schedules: the layers split over
+ * pp stages (one device each) and, interleaved, over vpp model chunks per
+ * stage (chunk v of stage st holds the (v pp + st)-th share of the
+ * layers; earlier shares take the remainder), the batch into mb
+ * micro-batches.  Non-interleaved (vpp 1), stage st runs min(pp - st - 1,
  * mb) forwards, then a forward and a backward in turn, then the remaining
- * backwards.  A micro-batch's activations go to the next stage, and its
- * gradients back, as p2p copies (docs/systems.md) that the consumer waits
- * for.  Each stage ends with AdamW over its own layers. */
+ * backwards.  Interleaved (Megatron's forward_backward_pipelining_with_
+ * interleaving), the mb x vpp chunk-steps go in groups of pp micro-batches
+ * per chunk, chunk 0 first forward and last first backward, with 2 (pp -
+ * st - 1) + (vpp - 1) pp warm-up forwards.  A micro-batch's activations go
+ * to the next stage (from the last stage, to the first stage's next
+ * chunk), and its gradients back, as p2p copies (docs/systems.md) that the
+ * consumer waits for.  Each stage ends with AdamW over its own layers. */
 static void build_pp(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                      uint32_t pp, uint32_t mb, uint32_t tp, uint32_t dp)
 {
     struct trace *t = b->t;
     uint64_t T = s->prompt, batch = s->batch / mb, rows = batch * T;
     double eb = dtype_bytes(s->dtype, 1.0);
+    uint32_t vpp = s->vpp > 1 ? s->vpp : 1, nchunk = pp * vpp;
     /* each TP rank sends the whole activation to its peer of the next
      * stage (Megatron without its scatter-gather optimisation) */
     uint64_t act_bytes = (uint64_t)((double)rows * (double)c->hidden * eb);
     uint32_t ndev = pp * dp * tp, ntpg = tp > 1 ? dp * pp : 0;
-    /* per device and micro-batch: the forward's send, the backward's send,
-     * and the backward's first op (whose wait for the next stage's send is
-     * filled in once that stage exists) */
-    uint32_t *fsend = sim_xcalloc((size_t)ndev * mb, sizeof *fsend);
-    uint32_t *bsend = sim_xcalloc((size_t)ndev * mb, sizeof *bsend);
-    uint32_t *bslot = sim_xcalloc((size_t)ndev * mb, sizeof *bslot);
+    /* per device, chunk and micro-batch: the forward's send, the
+     * backward's send, and the deps slots of the forward's and the
+     * backward's first ops (filled once every sender exists) */
+    size_t nslot = (size_t)ndev * vpp * mb;
+    uint32_t *fsend = sim_xcalloc(nslot, sizeof *fsend), *bsend = sim_xcalloc(nslot, sizeof *bsend);
+    uint32_t *fslot = sim_xcalloc(nslot, sizeof *fslot), *bslot = sim_xcalloc(nslot, sizeof *bslot);
     /* devices: tensor-parallel ranks fastest, then replicas, then stages
      * (Megatron's order: a TP group inside a node) */
 #define PP_DEV(st, dr, tr) (((st) * dp + (dr)) * tp + (tr))
+#define PP_IX(dev, v, m) (((size_t)(dev) * vpp + (v)) * mb + (m))
     /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
     t->symmetric = dp_sim < dp;
+    uint64_t per = c->layers / nchunk, extra = c->layers % nchunk;
     for (uint32_t dr = 0; dr < dp_sim; dr++)
         for (uint32_t st = 0; st < pp; st++)
             for (uint32_t tr = 0; tr < tp; tr++) {
                 uint32_t dev = PP_DEV(st, dr, tr);
-                uint64_t per = c->layers / pp, extra = c->layers % pp;
-                uint64_t l0 = st * per + (st < extra ? st : extra), l1 = l0 + per + (st < extra ? 1 : 0);
                 b->device = dev;
                 b->prev = UINT32_MAX;
                 b->tp_group = tp > 1 ? st * dp + dr : 0;
@@ -838,33 +849,57 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                     snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
                 else
                     snprintf(b->prefix, sizeof b->prefix, "s%u.", st);
-                uint32_t warm = pp - st - 1 < mb ? pp - st - 1 : mb;
+                uint64_t nl = 0;    /* the stage's layers, over its chunks */
+                for (uint32_t v = 0; v < vpp; v++)
+                    nl += per + (v * pp + st < extra ? 1 : 0);
+                uint32_t total = mb * vpp, warm;
+                if (vpp == 1)
+                    warm = pp - st - 1 < mb ? pp - st - 1 : mb;
+                else
+                    warm = mb == pp ? total : (pp - st - 1) * 2 + (vpp - 1) * pp;
+                if (warm > total)
+                    warm = total;
                 uint32_t nf = 0, nb = 0, last_ar = UINT32_MAX;
-                while (nb < mb) {
-                    int do_fwd = nf < mb && (nf < warm || nf <= nb + warm);
-                    uint32_t m = do_fwd ? nf : nb;
-                    pp_step(b, c, s, st, pp, l0, l1, m, rows, batch, !do_fwd,
-                            do_fwd && st > 0 ? fsend[(size_t)PP_DEV(st - 1, dr, tr) * mb + m] : UINT32_MAX,
-                            !do_fwd && st < pp - 1 ? &bslot[(size_t)dev * mb + m] : NULL, tp, dp,
-                            !do_fwd && nb == mb - 1, &last_ar);
-                    char id[32];
-                    if (do_fwd && st < pp - 1) {
-                        snprintf(id, sizeof id, "mb%u.act_send", m);
+                while (nb < total) {
+                    int do_fwd = nf < total && (nf < warm || nf <= nb + warm);
+                    uint32_t k = do_fwd ? nf : nb;
+                    /* chunk-step k: micro-batch and chunk (groups of pp
+                     * micro-batches per chunk; backward, last chunk first) */
+                    uint32_t v = k % (pp * vpp) / pp;
+                    if (!do_fwd)
+                        v = vpp - 1 - v;
+                    uint32_t m = vpp == 1 ? k : k / (pp * vpp) * pp + k % pp;
+                    uint32_t ci = v * pp + st;
+                    uint64_t l0 = ci * per + (ci < extra ? ci : extra), l1 = l0 + per + (ci < extra ? 1 : 0);
+                    int first = ci == 0, lastc = ci == nchunk - 1;
+                    pp_step(b, c, s, first, lastc, l0, l1, m, rows, batch, !do_fwd,
+                            do_fwd ? (first ? NULL : &fslot[PP_IX(dev, v, m)])
+                                   : (lastc ? NULL : &bslot[PP_IX(dev, v, m)]),
+                            tp, dp, !do_fwd && m == mb - 1, &last_ar);
+                    char id[40];
+                    if (do_fwd && !lastc) {
+                        if (vpp > 1)
+                            snprintf(id, sizeof id, "mb%u.c%u.act_send", m, v);
+                        else
+                            snprintf(id, sizeof id, "mb%u.act_send", m);
                         struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
                         cp->u.copy.bytes = act_bytes;
                         cp->u.copy.dir = MEMCPY_P2P;
-                        cp->u.copy.peer = PP_DEV(st + 1, dr, tr);
+                        cp->u.copy.peer = PP_DEV((st + 1) % pp, dr, tr);
                         cp->u.copy.src = TRACE_NO_DEVICE;
-                        fsend[(size_t)dev * mb + m] = t->nops - 1;
+                        fsend[PP_IX(dev, v, m)] = t->nops - 1;
                     }
-                    if (!do_fwd && st > 0) {
-                        snprintf(id, sizeof id, "mb%u.grad_send", m);
+                    if (!do_fwd && !first) {
+                        if (vpp > 1)
+                            snprintf(id, sizeof id, "mb%u.c%u.grad_send", m, v);
+                        else
+                            snprintf(id, sizeof id, "mb%u.grad_send", m);
                         struct op *cp = add_op(b, id, OP_MEMCPY, s->dtype);
                         cp->u.copy.bytes = act_bytes;
                         cp->u.copy.dir = MEMCPY_P2P;
-                        cp->u.copy.peer = PP_DEV(st - 1, dr, tr);
+                        cp->u.copy.peer = PP_DEV((st + pp - 1) % pp, dr, tr);
                         cp->u.copy.src = TRACE_NO_DEVICE;
-                        bsend[(size_t)dev * mb + m] = t->nops - 1;
+                        bsend[PP_IX(dev, v, m)] = t->nops - 1;
                     }
                     if (do_fwd)
                         nf++;
@@ -888,8 +923,8 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                  * replicas, its experts' (1/ep of them) over the dp/ep
                  * that hold them */
                 double xl = b->ep > 1 ? (double)c->experts * 3.0 * (double)c->hidden *
-                                            (double)c->intermediate * (double)(l1 - l0) / tp : 0.0;
-                double params = (lp * (double)(l1 - l0)) / tp - xl + (st == 0 ? vh : 0) +
+                                            (double)c->intermediate * (double)nl / tp : 0.0;
+                double params = (lp * (double)nl) / tp - xl + (st == 0 ? vh : 0) +
                                 (st == pp - 1 ? vh : 0);
                 double xrank = b->ep > 1 ? xl / b->ep : 0.0, edp = b->ep > 1 ? (double)dp / b->ep : 1.0;
                 add_ew(b, "adamw", DT_FP32,
@@ -909,15 +944,30 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                     b->prev = add_dp_coll(b, "expert_param_allgather", COLL_ALL_GATHER, s->dtype,
                                           (uint64_t)(xrank * eb), b->prev, b->edp_group, 1);
             }
+    /* each receiver's wait: the forward of chunk v on stage st gets its
+     * activations from stage st - 1's chunk v (stage 0: the last stage's
+     * chunk v - 1), its backward its gradients from stage st + 1's (the
+     * last stage: the first stage's chunk v + 1) */
     for (uint32_t dev = 0; dev < ndev; dev++) {
-        uint32_t st = dev / (dp * tp), dr = dev / tp % dp;
-        if (st + 1 < pp && dr < dp_sim)
-            for (uint32_t m = 0; m < mb; m++)
-                t->deps[bslot[(size_t)dev * mb + m]] = bsend[(size_t)(dev + dp * tp) * mb + m];
+        uint32_t st = dev / (dp * tp), dr = dev / tp % dp, tr = dev % tp;
+        if (dr >= dp_sim)
+            continue;
+        uint32_t prev = PP_DEV((st + pp - 1) % pp, dr, tr), next = PP_DEV((st + 1) % pp, dr, tr);
+        for (uint32_t v = 0; v < vpp; v++) {
+            uint32_t ci = v * pp + st;
+            for (uint32_t m = 0; m < mb; m++) {
+                if (ci > 0)
+                    t->deps[fslot[PP_IX(dev, v, m)]] = fsend[PP_IX(prev, st == 0 ? v - 1 : v, m)];
+                if (ci < nchunk - 1)
+                    t->deps[bslot[PP_IX(dev, v, m)]] = bsend[PP_IX(next, st == pp - 1 ? v + 1 : v, m)];
+            }
+        }
     }
+#undef PP_IX
 #undef PP_DEV
     free(fsend);
     free(bsend);
+    free(fslot);
     free(bslot);
 }
 
@@ -1040,6 +1090,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0);
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
+    uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
     if (pp > 1) {
         if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
@@ -1054,7 +1105,16 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
                             "split a batch of %llu (1 to 4096, dividing it)", mb,
                             (unsigned long long)s->batch);
+        if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
+                            "needs at least %llu layers (the model has %llu) and micro-batches a "
+                            "multiple of the stages (%u), as Megatron's interleaved schedule does",
+                            vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, mb);
+    } else if (vpp > 1) {
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
     }
+    if (vpp > 64)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
     /* EP over the TP group adds no ranks, groups or all-to-alls; any other
      * EP is inside data parallelism, the EP groups blocks of the replicas
      * (--ep E alone: E replicas, attention data-parallel over them) */
@@ -1072,7 +1132,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
                    * gradient all-reduces and one scratch forward, on every TP x DP rank */
         cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * (2 * (uint64_t)mb + 1) +
-                 (4 * (uint64_t)mb + c->layers + 8) * pp) * tp *
+                 (24 * (uint64_t)mb * vpp + c->layers + 8) * pp) * tp *
                 dp_sim + 16;
     if (cap64 > 50000000)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--tp", "the step would have %llu ops, more than "

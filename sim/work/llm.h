@@ -136,6 +136,8 @@ struct llm_step {
                                      * mirrors (trace.h) */
     uint32_t page_size;             /* decode/prefill: tokens per page of a paged KV cache
                                      * (vLLM's block size); 0 = contiguous */
+    uint32_t vpp;                   /* with pp: model chunks per stage (0 or 1: one), Megatron's
+                                     * interleaved 1F1B (virtual pipeline stages) */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
