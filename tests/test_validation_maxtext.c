@@ -5,7 +5,14 @@
  * network (--dcn); TFLOP/s per chip within the issue's 15% median.  Each row
  * simulates about 50 million engine events (the TPU model's tile waves),
  * so the sanitizer run of scripts/test.sh leaves this suite out; the code
- * it runs is covered there by test_unit_coll (ZeRO-3) and the TPU tests. */
+ * it runs is covered there by test_unit_coll (ZeRO-3) and the TPU tests.
+ *
+ * Also Megatron-Core's Mixtral-8x7B training step on 64 H100s
+ * (traces/validation/megatron-moe.csv; held out): EP 8 inside DP 16 on
+ * every stage of an interleaved PP 4 x VP 8 pipeline, ZeRO-1; the step
+ * time within the issue's 25% worst-row bound (it is -16.7%: uniform
+ * routing is a best case).  About 56 million engine events, so it is
+ * left out of the sanitizer run with the rest of this suite. */
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +38,19 @@ int main(void)
         printf("%-22s %3u rows  median %5.1f%% (<= 15%%)  worst %5.1f%% (<= 15%%)\n", g[0].name,
                g[0].count, 100 * g[0].median_abs_err, 100 * g[0].worst_abs_err);
         CHECK(g[0].median_abs_err <= 0.15 && g[0].worst_abs_err <= 0.15);
+        validate_free(&r);
+    } else {
+        diag_print(&d, stderr);
+    }
+    struct validate_opts omo = {.data = "traces/validation/megatron-moe.csv", .configs = "configs",
+                                .root = "."};
+    rc = validate_run(&omo, &r, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(r.nrows, 1);
+        printf("%-22s %s: predicted %.3f s, measured %.3f s (%+.1f%%, |err| <= 25%%)\n", r.rows[0].group,
+               r.rows[0].id, r.rows[0].predicted, r.rows[0].measured, 100 * r.rows[0].err);
+        CHECK(r.rows[0].err > -0.25 && r.rows[0].err < 0.25);
         validate_free(&r);
     } else {
         diag_print(&d, stderr);

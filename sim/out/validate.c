@@ -283,16 +283,23 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         st.tp = (uint32_t)tp;
         st.dp = (uint32_t)dp;
         uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
+        uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1;
         if (spec_u64(&s, "zero", 0, 0, 0, &zero) || spec_u64(&s, "recompute", 0, 0, 0, &recompute) ||
             spec_u64(&s, "replicas_simulated", 0, 0, 0, &replicas) ||
-            spec_u64(&s, "dcn", 0, 1, 1, &dcn) || spec_u64(&s, "page_size", 0, 0, 0, &page))
+            spec_u64(&s, "dcn", 0, 1, 1, &dcn) || spec_u64(&s, "page_size", 0, 0, 0, &page) ||
+            spec_u64(&s, "pp", 0, 1, 1, &pp) || spec_u64(&s, "microbatches", 0, 0, 1, &mbs) ||
+            spec_u64(&s, "vpp", 0, 1, 1, &vpp) || spec_u64(&s, "ep", 0, 1, 1, &ep))
             return -1;
-        if (dcn > 65536 || page > 65535)
+        if (dcn > 65536 || page > 65535 || pp > 65536 || mbs > 4096 || vpp > 64 || ep > 65536)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
-                            "dcn: at most 65536, page_size at most 65535, got %llu, %llu",
-                            (unsigned long long)dcn, (unsigned long long)page);
+                            "dcn, pp, ep: at most 65536; page_size at most 65535; microbatches at "
+                            "most 4096; vpp at most 64");
         st.dcn = (uint32_t)dcn;
         st.page_size = (uint32_t)page;
+        st.pp = (uint32_t)pp;
+        st.microbatches = (uint32_t)mbs;
+        st.vpp = (uint32_t)vpp;
+        st.ep = (uint32_t)ep;
         if (zero > 3 || recompute > 1 || replicas > dp)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "zero 0-3, recompute 0 or 1, replicas_simulated at most dp");

@@ -27,7 +27,7 @@ struct val_row {
     char unit[24];
     double measured, predicted, err;    /* err = predicted / measured - 1 */
     char config[64];
-    char spec[160];
+    char spec[320];
 };
 
 struct validate_result {
