@@ -181,11 +181,13 @@ int main(void)
     /* Hopper collectives (traces/validation/hopper-collectives.csv): the
      * two ring rows set the H100 NVLink's efficiency (HRING); the NVLS rows
      * on 5-8 H100s and on 8 H200s are held out (NCCL's NVLS efficiency,
-     * nothing fitted on them) */
+     * nothing fitted on them), as are the ring reduce_scatter rows on 8
+     * H100s, 128 MiB to 8 GiB (HRS) */
     static const struct bound cb[] = {{"HRING/collective", 0.01, 0.01},
-                                      {"HNVLS/collective", 0.05, 0.10}};
-    CHECK_EQ_INT(check_file("traces/validation/hopper-collectives.csv", 7, cb,
-                            sizeof cb / sizeof cb[0]), 2);
+                                      {"HNVLS/collective", 0.05, 0.10},
+                                      {"HRS/collective", 0.10, 0.25}};
+    CHECK_EQ_INT(check_file("traces/validation/hopper-collectives.csv", 14, cb,
+                            sizeof cb / sizeof cb[0]), 3);
 
     /* a row whose op is too large: an error with the row's line, not an
      * abort inside the model */
