@@ -25,9 +25,11 @@
  * Across nodes the data splits over one ring per rail, each entering and
  * leaving every node on its own rail (ring_order), as NCCL's rings do.
  *
- * NVLS (NVLink SHARP all-reduce, a switch with nvls): one stage in which
- * every rank sends S(1 + 1/n) up its link and receives as much, at the
- * chip's nvls_efficiency of the link rate (docs/collectives.md).
+ * NVLS (NVLink SHARP, a switch with nvls): one stage in which every rank
+ * sends S(1 + 1/n) up its link and receives as much (all-reduce), or
+ * carries S the busier way (all-gather: S/n up, S down; reduce-scatter the
+ * reverse), at the chip's nvls_efficiency of the link rate
+ * (docs/collectives.md).
  *
  * Trees (all_reduce over several nodes): NCCL's double binary trees, two
  * per rail, a chain in each node; every edge carries its share up and down
@@ -583,9 +585,13 @@ static void coll_shape(const struct op *o, uint32_t n, enum coll_algo algo, uint
         *per_round = S;
         return;
     }
-    if (algo == COLL_NVLS) {            /* all of it up to the switch and back, plus 1/n */
+    if (algo == COLL_NVLS) {
+        /* all_reduce: all of it up to the switch and back, plus 1/n; all_gather
+         * sends S/n up and receives S (the switch multicasts each share),
+         * reduce_scatter sends S and receives S/n (the switch reduces each
+         * rank's share): S over the busier direction (NVIDIA/nccl#1083) */
         *rounds = 1;
-        *per_round = S * (1.0 + 1.0 / n);
+        *per_round = o->u.coll.what == COLL_ALL_REDUCE ? S * (1.0 + 1.0 / n) : S;
         return;
     }
     if (algo == COLL_DIRECT) {          /* every pair's share at once */
@@ -755,11 +761,18 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
         /* memory per byte sent: a ring's reduction reads the incoming
          * slice and its own; NVLS reads the input once and writes the
          * result once, of S(1 + 1/n) bytes on the wire */
+        /* memory per link byte: NVLS all_reduce reads the buffer and writes
+         * the result once (S of S(1 + 1/n)); NVLS all_gather reads the
+         * rank's share and writes all, reduce_scatter the reverse */
         double nvls_part = 1.0 / (1.0 + 1.0 / n);
-        double read_factor = r->algo == COLL_NVLS ? nvls_part
+        int nvls_ag = r->algo == COLL_NVLS && o0->u.coll.what == COLL_ALL_GATHER;
+        int nvls_rs = r->algo == COLL_NVLS && o0->u.coll.what == COLL_REDUCE_SCATTER;
+        double read_factor = nvls_ag ? 1.0 / n
+                             : r->algo == COLL_NVLS && !nvls_rs ? nvls_part
+                             : nvls_rs ? 1.0
                              : o0->u.coll.what == COLL_ALL_REDUCE ? 1.5
                              : o0->u.coll.what == COLL_REDUCE_SCATTER ? 2.0 : 1.0;
-        double write_factor = r->algo == COLL_NVLS ? nvls_part : 1.0;
+        double write_factor = nvls_rs ? 1.0 / n : nvls_ag ? 1.0 : r->algo == COLL_NVLS ? nvls_part : 1.0;
         uint32_t rr = 0;            /* the root's group rank */
         /* a send_recv is a broadcast of two: its root (the sender) to the other */
         int chain = o0->u.coll.what == COLL_BROADCAST || o0->u.coll.what == COLL_SEND_RECV;

@@ -304,6 +304,54 @@ static void test_contention(void)
     free(both);
 }
 
+/* NVLS all_gather and reduce_scatter (NVIDIA/nccl#1083): a rank sends
+ * S/n and receives S (all_gather), or sends S and receives S/n; the busier
+ * direction carries S at NVLS's efficiency, so for a large S the ring's
+ * (n-1)/n S wins, as NCCL's tuning says.  Memory: all_gather reads the
+ * rank's share and writes all of it, reduce_scatter the reverse. */
+static void test_nvls_gather_scatter(void)
+{
+    static const char *const what[] = {"all_gather", "reduce_scatter"};
+    struct hw_config c;
+    tu_load_cfg("configs/nvidia-h100-sxm.yaml", &c);
+    for (int w = 0; w < 2; w++) {
+        double t_algo[2] = {0, 0}, dram[2] = {0, 0};
+        for (int nv = 0; nv < 2; nv++) {
+            char fmt[512];
+            snprintf(fmt, sizeof fmt,
+                     "{\"id\": \"a@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
+                     "\"collective\": \"%s\", \"algo\": \"%s\", \"group\": %s, \"bytes\": 1073741824}",
+                     what[w], nv ? "nvls" : "ring", group8);
+            char *ops = rank_ops(8, fmt);
+            struct trace t;
+            struct run_result r;
+            char msg[600] = "";
+            int rc = load(gpus8, ops, &t, msg, sizeof msg);
+            free(ops);
+            CHECK_EQ_INT(rc, 0);
+            if (rc != 0)
+                continue;
+            rc = run_on("configs/systems/nvidia-hgx-h100.yaml", &t, &r, msg, sizeof msg);
+            CHECK_EQ_INT(rc, 0);
+            if (rc == 0) {
+                t_algo[nv] = (double)(r.ops[0].end_ps - r.ops[0].start_ps) * 1e-12;
+                dram[nv] = r.ops[0].bytes[c.lv_dram];
+                CHECK_STR_CONTAINS(r.ops[0].tile, nv ? "nvls" : "ring");
+                run_result_free(&r);
+            }
+            trace_free(&t);
+        }
+        double busbw = 1073741824.0 * 7 / 8 / t_algo[1] / 1e9, ringbw = 1073741824.0 * 7 / 8 / t_algo[0] / 1e9;
+        printf("  %s 1 GiB on 8 H100s: ring busbw %.0f GB/s, NVLS %.0f GB/s; NVLS memory %.3g B a rank\n",
+               what[w], ringbw, busbw, dram[1]);
+        CHECK(t_algo[1] > t_algo[0] * 1.1);
+        /* S x 7/8 / (S / (0.85 x the link's data rate)): NVLS's busbw is
+         * 7/8 x 0.85 of what the link carries, below the ring's */
+        CHECK(busbw > 240 && busbw < 300);
+        CHECK_NEAR_REL(dram[1], 1073741824.0 * (1.0 + 1.0 / 8), 0.02);
+    }
+}
+
 static void test_direct_and_broadcast(void)
 {
     struct trace t;
@@ -985,13 +1033,13 @@ static void test_nvls(void)
     run_result_free(&r);
     trace_free(&t);
     free(ops);
-    /* nvls is an all-reduce algorithm */
+    /* nvls runs all_reduce, all_gather and reduce_scatter, not all_to_all */
     ops = rank_ops(8, "{\"id\": \"ag@\", \"kind\": \"collective\", \"device\": \"gpu@\", "
-                      "\"collective\": \"all_gather\", \"group\": [\"gpu0\", \"gpu1\", \"gpu2\", "
+                      "\"collective\": \"all_to_all\", \"group\": [\"gpu0\", \"gpu1\", \"gpu2\", "
                       "\"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"], \"bytes\": 1048576, "
                       "\"algo\": \"nvls\"}");
     CHECK(load(gpus8, ops, &t, msg, sizeof msg) != 0);
-    CHECK_STR_CONTAINS(msg, "all_reduce only");
+    CHECK_STR_CONTAINS(msg, "all_reduce, all_gather and reduce_scatter only");
     free(ops);
 }
 
@@ -1174,6 +1222,7 @@ int main(void)
     test_ep_dp();
     test_sm_hold();
     test_sm_hold_wait();
+    test_nvls_gather_scatter();
     test_zero();
     test_nvls();
     test_send_recv();

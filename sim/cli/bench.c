@@ -100,11 +100,14 @@ int cli_bench(int argc, char **argv)
                         "nvls, tree)\n", algos);
         return 2;
     }
-    if (((algo == COLL_NVLS || algo == COLL_TREE) && kind != COLL_ALL_REDUCE) ||
+    if ((algo == COLL_TREE && kind != COLL_ALL_REDUCE) ||
+        (algo == COLL_NVLS && kind != COLL_ALL_REDUCE && kind != COLL_ALL_GATHER &&
+         kind != COLL_REDUCE_SCATTER) ||
         (algo == COLL_DIRECT && kind != COLL_ALL_TO_ALL && kind != COLL_ALL_GATHER) ||
         (algo == COLL_RING && kind == COLL_ALL_TO_ALL)) {
-        fprintf(stderr, "strata bench: --algo %s does not run %s (nvls and tree: all_reduce; "
-                        "direct: all_to_all, all_gather; ring: all but all_to_all)\n", algos, opname);
+        fprintf(stderr, "strata bench: --algo %s does not run %s (tree: all_reduce; nvls: "
+                        "all_reduce, all_gather, reduce_scatter; direct: all_to_all, all_gather; "
+                        "ring: all but all_to_all)\n", algos, opname);
         return 2;
     }
     enum dtype dt;

@@ -1036,9 +1036,11 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
         if (op->u.coll.algo == COLL_TREE && op->u.coll.what != COLL_ALL_REDUCE)
             return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
                         "\"tree\" is an algorithm of all_reduce only");
-        if (op->u.coll.algo == COLL_NVLS && op->u.coll.what != COLL_ALL_REDUCE)
+        if (op->u.coll.algo == COLL_NVLS && op->u.coll.what != COLL_ALL_REDUCE &&
+            op->u.coll.what != COLL_ALL_GATHER && op->u.coll.what != COLL_REDUCE_SCATTER)
             return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
-                        "\"nvls\" (in-switch reduction) is an algorithm of all_reduce only");
+                        "\"nvls\" (NVLink SHARP) is an algorithm of all_reduce, all_gather and "
+                        "reduce_scatter only");
         if (op->u.coll.algo == COLL_RING && op->u.coll.what == COLL_ALL_TO_ALL)
             return lerr(L, DIAG_E_RANGE, NULL, line, "algo",
                         "all_to_all runs \"direct\" (or \"auto\"), not \"ring\"");
