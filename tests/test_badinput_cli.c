@@ -240,7 +240,7 @@ static void test_other(void)
     /* fit refuses the expert-parallel layouts gen llm cannot build, rather
      * than report a budget for them */
     static const char *const fit_ep[] = {"--tp 2 --dp 6 --ep 4", "--dp 4 --ep 8 --zero 1",
-                                         "--dp 16 --ep 8 --zero 3"};
+                                         "--dp 12 --ep 8 --zero 3"};
     for (size_t i = 0; i < sizeof fit_ep / sizeof fit_ep[0]; i++) {
         snprintf(args, sizeof args,
                  "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "

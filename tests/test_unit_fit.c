@@ -81,6 +81,16 @@ static void test_expert_parallel(void)
     double mine4 = mine / 2 / 4;
     CHECK_NEAR_REL(pp4.optimizer, (vocab + layers) * 12.0 / 16 + (vocab + layers) * 2.0 + mine4 * 12.0 / 2 +
                                       mine4 * 2.0, 1e-9);
+    /* ZeRO-3 with EP 8 inside DP 16: the 16-bit dense weights sharded over
+     * the 16 replicas, the rank's expert (1/8 of them) over its 2 */
+    struct fit_result z1, z3;
+    s.pp = 0;
+    s.microbatches = 0;
+    s.tp = 1;
+    fit_budget(&cfg, &c, &s, 1, &z1);
+    s.zero = 3;
+    fit_budget(&cfg, &c, &s, 1, &z3);
+    CHECK_NEAR_REL(z3.weights, (z1.weights - experts / 8) / 16 + experts / 8 / 2, 1e-9);
 }
 
 static void test_parallel(void)

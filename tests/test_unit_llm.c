@@ -337,9 +337,30 @@ static void test_moe(void)
     CHECK_EQ_INT(rs, 1);
     CHECK_EQ_INT(ags, 1);
     trace_free(&t);
-    s.zero = 3;     /* ZeRO-3 with EP: not modelled, refused */
-    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
-    CHECK(strcmp(d.field, "--ep") == 0);
+    /* ZeRO-3 with EP (FSDP with expert parallelism): before each layer's
+     * forward and backward its dense weights are gathered over the 8
+     * replicas and this rank's experts over the 2 that hold them, the
+     * second after the first on stream 2 */
+    s.zero = 3;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    uint32_t g3 = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (strcmp(o->id, "r5.L3.param_allgather") == 0 || strcmp(o->id, "r5.L3.param_allgather.bwd") == 0) {
+            CHECK(o->u.coll.what == COLL_ALL_GATHER && o->stream == 2 && t.groups[o->u.coll.group].n == 8);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-3);
+            g3++;
+        }
+        if (strcmp(o->id, "r5.L3.param_allgather.experts") == 0 ||
+            strcmp(o->id, "r5.L3.param_allgather.bwd.experts") == 0) {
+            CHECK(o->u.coll.what == COLL_ALL_GATHER && o->stream == 2 && t.groups[o->u.coll.group].n == 2);
+            CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer / 4 * 2, 1e-6);
+            CHECK(o->ndeps >= 1 && strstr(t.ops[t.deps[o->deps_off]].id, "param_allgather") != NULL);
+            g3++;
+        }
+    }
+    CHECK_EQ_INT(g3, 4);
+    trace_free(&t);
     s.zero = 0;
     s.dp_sim = 2;   /* mirrors must be whole EP groups */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);

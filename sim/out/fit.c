@@ -67,6 +67,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     f->params = (double)llm_param_count(c);
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     const double w_embed = f->weights;
+    double w_experts = 0;                                   /* the rank's experts' share */
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
         /* experts per rank: all of them, or (expert parallelism) 1/ep,
@@ -75,6 +76,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         double ft = s->ep > 1 && s->ep == t ? 1.0 : t;
         f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / ft * ffn);
         f->weights += wbytes(s, wdown, inter / ft * h * ffn);
+        if (c->experts)
+            w_experts += wbytes(s, w, 2 * h * inter / ft * ffn) + wbytes(s, wdown, inter / ft * h * ffn);
         f->weights += 2 * h * eb;                           /* norms, on every rank */
     }
     const double w_layers = f->weights - w_embed;
@@ -117,8 +120,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         double pd = (f->params - experts) / t, pe = ep_dp ? experts / (double)s->ep / t : 0.0;
         f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
                        pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
-        if (s->zero >= 3)
-            f->weights /= dp;
+        if (s->zero >= 3)   /* with EP inside DP, the experts' over the dp / ep holding them */
+            f->weights = (f->weights - (ep_dp ? w_experts : 0)) / dp + (ep_dp ? w_experts / edp : 0);
         f->kv_cache = 0; /* training keeps no KV cache */
         if (s->pp > 1) {
             /* pipeline (1F1B): the first stage is the fullest, with the

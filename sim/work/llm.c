@@ -441,6 +441,27 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
 #undef ID
 }
 
+/* ZeRO-3: a layer's weights gathered before use, on stream 2 after the
+ * gather before (`after`), the next compute op waiting for it; with EP
+ * inside DP the dense weights over the replicas, then this rank's
+ * experts over the replicas that hold them (`id` and "<id>.experts").
+ * The last gather. */
+static uint32_t zero3_gather(struct builder *b, const char *id, enum dtype dt, uint64_t layer_bytes,
+                             double dense_layer, double expert_layer, uint32_t tp, uint32_t after)
+{
+    double eb = dtype_bytes(dt, 1.0);
+    uint64_t bytes = b->ep > 1 ? (uint64_t)(dense_layer / tp * eb) : layer_bytes;
+    uint32_t g = add_dp_coll(b, id, COLL_ALL_GATHER, dt, bytes, after, b->dp_group, 2);
+    if (b->ep > 1 && b->edp_group != UINT32_MAX) {
+        char xid[TRACE_ID_MAX];
+        snprintf(xid, sizeof xid, "%.*s.experts", (int)sizeof xid - 9, id);
+        g = add_dp_coll(b, xid, COLL_ALL_GATHER, dt, (uint64_t)(expert_layer / b->ep / tp * eb), g,
+                        b->edp_group, 2);
+    }
+    b->also = g;
+    return g;
+}
+
 /* One rank's step (of tp ranks). */
 static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                        uint32_t tp, uint32_t dp)
@@ -483,8 +504,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             snprintf(gid, sizeof gid, "L%llu.param_allgather", (unsigned long long)l);
             /* on stream 2: a gather need not wait behind the gradients
              * of the layer before (FSDP and XLA overlap the two) */
-            gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, b->dp_group, 2);
-            b->also = gather;
+            gather = zero3_gather(b, gid, dt, grad_layer, dense_layer, expert_layer, tp, gather);
         }
         uint32_t first_op = b->t->nops;
         emit_layer(b, c, s, l, rows, s->batch, tp);
@@ -528,8 +548,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                 snprintf(gather_layer, sizeof gather_layer, "%.*s", (int)ln, base);
                 char gid[64];
                 snprintf(gid, sizeof gid, "%s.param_allgather.bwd", gather_layer);
-                gather = add_dp_coll(b, gid, COLL_ALL_GATHER, dt, grad_layer, gather, b->dp_group, 2);
-                b->also = gather;
+                gather = zero3_gather(b, gid, dt, grad_layer, dense_layer, expert_layer, tp, gather);
             }
         }
         if (s->recompute) {
@@ -975,7 +994,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
  * (--ep = --tp, E/T whole experts a rank), or EP inside data parallelism
  * (Megatron's and DeepSpeed-MoE's layout): the EP groups are blocks of E
  * consecutive replicas, at the same TP rank and pipeline stage, each
- * expert split over the TP ranks as the dense MLP is, with ZeRO 0-2;
+ * expert split over the TP ranks as the dense MLP is, with ZeRO 0-3;
  * --ep E without --dp is --dp E --ep E.  -1 with the reason in d for any
  * other. */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d)
@@ -994,12 +1013,10 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
                             "llama.cpp's graph is built for one device");
         if (ep == tp)
             return 0;   /* EP over the TP group */
-        if (dp > 1 && (dp % ep != 0 || s->zero > 2 ||
-                       (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
+        if (dp > 1 && (dp % ep != 0 || (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "with --dp, --ep %u must divide the %u replicas (each EP group a block "
-                            "of them), with --zero 0 to 2, and --replicas-simulated must be whole "
-                            "EP groups", ep, dp);
+                            "of them), and --replicas-simulated must be whole EP groups", ep, dp);
     }
     return 0;
 }
