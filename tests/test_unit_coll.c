@@ -1198,10 +1198,46 @@ static void test_dcn(void)
     s.zero = 0;
     CHECK_EQ_INT(llm_build(&c, &s, &bad_t, &d), -1);
     CHECK(strcmp(d.field, "--dcn") == 0);
+    /* with a pipeline: PP 2 x DP 4 in each node, the slices the two nodes.
+     * Every stage's layers, once reduce-scattered over its 4 replicas in
+     * the last micro-batch's backward, are all-reduced with the same
+     * device of the other node (gpu k and k + 8), and so are the
+     * embedding's and the head's; the other slice mirrors the first */
     s.phase = LLM_TRAIN;
     s.pp = 2;
-    CHECK_EQ_INT(llm_build(&c, &s, &bad_t, &d), -1);
-    CHECK(strcmp(d.field, "--dcn") == 0);
+    s.dp = 4;
+    s.zero = 1;
+    s.dp_sim = 0;
+    s.batch = 2;
+    s.microbatches = 2;
+    struct trace pp;
+    CHECK_EQ_INT(llm_build(&c, &s, &pp, &d), 0);
+    CHECK_EQ_INT(pp.ndevices, 16);
+    CHECK_EQ_INT(pp.nmirrors, 8);
+    uint32_t pdcn = 0, pbad = 0;
+    for (uint32_t i = 0; i < pp.nops; i++) {
+        const struct op *o = &pp.ops[i];
+        if (strstr(o->id, "dcn_allreduce") == NULL)
+            continue;
+        pdcn++;
+        const struct trace_group *g = &pp.groups[o->u.coll.group];
+        if (g->n != 2 || pp.group_dev[g->off] != o->device || pp.group_dev[g->off + 1] != o->device + 8)
+            pbad++;
+        if (strcmp(o->id, "r5.s1.L20.dcn_allreduce") == 0) {
+            const uint32_t *dp = &pp.deps[o->deps_off];
+            CHECK(o->ndeps >= 1 && strcmp(pp.ops[dp[0]].id, "r5.s1.L20.dp_reduce_scatter") == 0);
+            CHECK(o->u.coll.bytes * 4 <= pp.ops[dp[0]].u.coll.bytes + 8);
+        }
+    }
+    /* 32 layers on each of 8 devices, and the embedding / head on each */
+    CHECK_EQ_INT(pdcn, 8 * (32 / 2 + 1));
+    CHECK_EQ_INT(pbad, 0);
+    struct run_result rp;
+    char pmsg[600] = "";
+    CHECK_EQ_INT(run_on("configs/systems/two-dgx-a100-hdr.yaml", &pp, &rp, pmsg, sizeof pmsg), 0);
+    printf("  PP 2 x DP 4 x ZeRO-1 in each node, two nodes (--dcn 2): %.3f ms\n", (double)rp.total_ps * 1e-9);
+    run_result_free(&rp);
+    trace_free(&pp);
 }
 
 int main(void)

@@ -337,6 +337,23 @@ static void test_moe(void)
     CHECK_EQ_INT(rs, 1);
     CHECK_EQ_INT(ags, 1);
     trace_free(&t);
+    /* and across two slices (--dcn 2): each layer's reduced share, 1/8 of
+     * the dense gradients and 1/2 of the rank's experts', all-reduced with
+     * the same rank of the other slice */
+    s.dcn = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 16);
+    uint32_t dcns = 0;
+    for (uint32_t i = 0; i < t.nops; i++)
+        if (strcmp(t.ops[i].id, "r5.L3.dcn_allreduce") == 0) {
+            const struct trace_group *g = &t.groups[t.ops[i].u.coll.group];
+            CHECK(g->n == 2 && t.group_dev[g->off] == 5 && t.group_dev[g->off + 1] == 13);
+            CHECK_NEAR_REL((double)t.ops[i].u.coll.bytes, dense_layer * 2 / 8 + experts_layer / 4 * 2 / 2, 1e-6);
+            dcns++;
+        }
+    CHECK_EQ_INT(dcns, 1);
+    trace_free(&t);
+    s.dcn = 0;
     /* ZeRO-3 with EP (FSDP with expert parallelism): before each layer's
      * forward and backward its dense weights are gathered over the 8
      * replicas and this rank's experts over the 2 that hold them, the

@@ -441,6 +441,20 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
 #undef ID
 }
 
+/* A rank's share of a layer's gradients once reduced in its slice: all
+ * of its 1/tp, or 1/dp of it with ZeRO; with EP inside DP the dense part
+ * so, and its experts' (1/ep of them) whole or 1/(dp/ep) with ZeRO.  The
+ * bytes a --dcn all-reduce carries across the slices. */
+static uint64_t dcn_share(const struct builder *b, uint64_t layer_bytes, double dense_layer,
+                          double expert_layer, uint32_t tp, uint32_t dp, uint32_t zero, double eb)
+{
+    if (b->ep <= 1)
+        return layer_bytes / (zero ? dp : 1);
+    double edp = (double)dp / b->ep;
+    return (uint64_t)(dense_layer / tp * eb / (zero ? dp : 1) +
+                      expert_layer / b->ep / tp * eb / (zero ? edp : 1));
+}
+
 /* ZeRO-3: a layer's weights gathered before use, on stream 2 after the
  * gather before (`after`), the next compute op waiting for it; with EP
  * inside DP the dense weights over the replicas, then this rank's
@@ -626,7 +640,8 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             /* the slice's reduced gradients (this rank's share) over the slices */
             char lid[TRACE_ID_MAX];
             snprintf(lid, sizeof lid, "%.*s.dcn_allreduce", (int)strcspn(base, "."), base);
-            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt, grad_layer / (zero ? dp : 1),
+            last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt,
+                                  dcn_share(b, grad_layer, dense_layer, expert_layer, tp, dp, zero, eb),
                                   dp > 1 ? last_ar : b->prev, b->dcn_group, 1);
         }
     }
@@ -797,20 +812,30 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, act);
         }
-        if (dp > 1 && last && ends_with(base, ".attn_norm")) {
+        if ((dp > 1 || b->dcn_group != UINT32_MAX) && last && ends_with(base, ".attn_norm")) {
             /* ZeRO 1/2 (Megatron's distributed optimizer): reduce-scattered */
             const char *layer = strchr(base, '.') + 1;          /* past "mbN." */
             char lid[TRACE_ID_MAX];
-            snprintf(lid, sizeof lid, "%.*s.%s", (int)strcspn(layer, "."), layer,
-                     s->zero ? "dp_reduce_scatter" : "dp_allreduce");
-            *last_ar = add_dp_coll(b, lid, s->zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
-                                   grad_layer, b->prev, b->dp_group, 1);
+            uint32_t zero = dp > 1 ? s->zero : 0;
+            if (dp > 1) {
+                snprintf(lid, sizeof lid, "%.*s.%s", (int)strcspn(layer, "."), layer,
+                         zero ? "dp_reduce_scatter" : "dp_allreduce");
+                *last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
+                                       grad_layer, b->prev, b->dp_group, 1);
+            }
             if (b->edp_group != UINT32_MAX) {
                 snprintf(lid, sizeof lid, "%.*s.%s", (int)strcspn(layer, "."), layer,
-                         s->zero ? "edp_reduce_scatter" : "edp_allreduce");
-                *last_ar = add_dp_coll(b, lid, s->zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
+                         zero ? "edp_reduce_scatter" : "edp_allreduce");
+                *last_ar = add_dp_coll(b, lid, zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, dt,
                                        (uint64_t)(expert_layer / b->ep / tp * eb), *last_ar,
                                        b->edp_group, 1);
+            }
+            if (b->dcn_group != UINT32_MAX) {   /* then over the slices, as build_rank */
+                snprintf(lid, sizeof lid, "%.*s.dcn_allreduce", (int)strcspn(layer, "."), layer);
+                *last_ar = add_dp_coll(b, lid, COLL_ALL_REDUCE, dt,
+                                       dcn_share(b, (uint64_t)(lp / tp * eb), lp - expert_layer,
+                                                 expert_layer, tp, dp, zero, eb),
+                                       dp > 1 ? *last_ar : b->prev, b->dcn_group, 1);
             }
         }
     }
@@ -853,8 +878,11 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
 #define PP_IX(dev, v, m) (((size_t)(dev) * vpp + (v)) * mb + (m))
     /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
-    t->symmetric = dp_sim < dp;
+    t->symmetric = dp_sim < dp || s->dcn > 1;   /* the other replicas and slices mirror these */
     uint64_t per = c->layers / nchunk, extra = c->layers % nchunk;
+    /* with --dcn (slices of these ndev devices) the groups end with one
+     * across the slices per device of the first */
+    uint32_t dev_slice = ndev;
     for (uint32_t dr = 0; dr < dp_sim; dr++)
         for (uint32_t st = 0; st < pp; st++)
             for (uint32_t tr = 0; tr < tp; tr++) {
@@ -864,6 +892,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 b->tp_group = tp > 1 ? st * dp + dr : 0;
                 b->dp_group = dp > 1 ? ntpg + st * tp + tr : 0;
                 ep_groups(b, tp, dp, pp, st, dr, tr);
+                b->dcn_group = s->dcn > 1 ? t->ngroups - dev_slice + dev : UINT32_MAX;
                 if (tp * dp > 1)
                     snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
                 else
@@ -929,11 +958,15 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                  * replicas, on the stages that hold them */
                 double vh = (double)c->vocab * c->hidden / tp;
                 uint32_t zero = dp > 1 ? s->zero : 0;
+                uint64_t vb = (uint64_t)(vh * ((st == 0) + (st == pp - 1 && !c->tied)) * eb);
                 if (dp > 1 && (st == 0 || st == pp - 1))
                     last_ar = add_dp_coll(b, zero ? "embed.dp_reduce_scatter" : "embed.dp_allreduce",
-                                          zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, s->dtype,
-                                          (uint64_t)(vh * ((st == 0) + (st == pp - 1 && !c->tied)) * eb),
+                                          zero ? COLL_REDUCE_SCATTER : COLL_ALL_REDUCE, s->dtype, vb,
                                           b->prev, b->dp_group, 1);
+                if (b->dcn_group != UINT32_MAX && (st == 0 || st == pp - 1))
+                    last_ar = add_dp_coll(b, "embed.dcn_allreduce", COLL_ALL_REDUCE, s->dtype,
+                                          vb / (zero ? dp : 1), dp > 1 ? last_ar : b->prev,
+                                          b->dcn_group, 1);
                 /* AdamW over this rank's share of the stage's parameters
                  * (1/dp of them with ZeRO), after the last gradient
                  * all-reduce or reduce-scatter */
@@ -1089,14 +1122,15 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         return diag_set(d, DIAG_E_RANGE, "", 0, "--page-size", "at most 65535 tokens a page, got %u",
                         s->page_size);
     uint32_t dcn = s->dcn > 1 ? s->dcn : 1;
-    if (dcn > 1 && (s->phase != LLM_TRAIN || s->pp > 1 || ep > 1))
+    if (dcn > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dcn",
-                        "data parallelism across slices is for --phase train, without --pp or "
-                        "--ep yet");
-    if ((uint64_t)tp * dp * dcn > 65536)
+                        "data parallelism across slices is for --phase train");
+    uint64_t ndev64 = (uint64_t)tp * (dp > 1 ? dp : ep > 1 && ep != tp ? ep : 1) *
+                      (s->pp > 1 ? s->pp : 1) * dcn;
+    if (ndev64 > 65536)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--dcn",
-                        "--tp x --dp x --dcn = %llu devices, more than 65536",
-                        (unsigned long long)tp * dp * dcn);
+                        "--tp x --dp x --pp x --dcn = %llu devices, more than 65536",
+                        (unsigned long long)ndev64);
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
     if ((uint64_t)tp * dp > 65536)
@@ -1171,7 +1205,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
      * same experts */
     uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0;
     uint32_t nepg = ep > 1 ? pp * (dp / ep) * tp : 0, nedpg = ep > 1 && dp > ep ? pp * ep * tp : 0;
-    uint32_t ndcng = dcn > 1 ? tp * dp : 0;
+    uint32_t ndcng = dcn > 1 ? tp * dp * pp : 0;     /* one per device of the first slice */
     t->ngroups = ntpg + ndpg + nepg + nedpg + ndcng;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
     t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) +
@@ -1212,7 +1246,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         t->groups[ntpg + ndpg + nepg + nedpg + g].off = goff;
         t->groups[ntpg + ndpg + nepg + nedpg + g].n = dcn;
         for (uint32_t k = 0; k < dcn; k++)
-            t->group_dev[goff++] = k * tp * dp + g;
+            t->group_dev[goff++] = k * tp * dp * pp + g;
     }
     t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
