@@ -247,6 +247,11 @@ static void test_other(void)
                  "--phase train --batch 1 --prompt 256 %s", fit_ep[i]);
         expect_fail("fit-ep", args, "", 0, "--ep");
     }
+    /* and the pipelines it cannot build: 4 x 16 chunks of 32 layers */
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
+             "--phase train --batch 8 --prompt 256 --pp 4 --vpp 16 --microbatches 4");
+    expect_fail("fit-pp", args, "", 0, "--vpp");
 
     /* usage errors */
     snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);

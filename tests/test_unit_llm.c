@@ -378,6 +378,27 @@ static void test_moe(void)
     }
     CHECK_EQ_INT(g3, 4);
     trace_free(&t);
+    /* with --dp equal to --ep no other replica holds a rank's experts: they
+     * stay resident (not gathered, not transient), the dense weights do not */
+    s.dp = 4;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    int xg = -1, qg = -1;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        if (strcmp(t.ops[i].id, "r1.L3.experts_gate_up") == 0)
+            xg = (int)i;
+        if (strcmp(t.ops[i].id, "r1.L3.qkv_proj") == 0)
+            qg = (int)i;
+        CHECK(strstr(t.ops[i].id, "param_allgather.experts") == NULL);
+    }
+    CHECK(xg >= 0 && qg >= 0 && !t.ops[xg].u.gemm.transient && t.ops[qg].u.gemm.transient);
+    trace_free(&t);
+    /* --ep 4 alone is --dp 4 --ep 4, ZeRO included */
+    s.dp = 1;
+    s.zero = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 4);
+    trace_free(&t);
+    s.dp = 8;
     s.zero = 0;
     s.dp_sim = 2;   /* mirrors must be whole EP groups */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);

@@ -279,7 +279,7 @@ int cli_gen(int argc, char **argv)
         if (t.nmirrors > 0)
             fprintf(msg, "  %u replica(s) simulated; the other %u devices mirror them (symmetric "
                          "ranks: they run what their twins run, at the same time)\n",
-                    s.dp_sim, t.nmirrors);
+                    s.dp_sim ? s.dp_sim : s.dp > 1 ? s.dp : 1, t.nmirrors);
         if (t.ndevices > 1)
             fprintf(msg, "  devices gpu0..gpu%u: run it on a system file with that many devices\n",
                     t.ndevices - 1);

@@ -523,8 +523,11 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         uint32_t first_op = b->t->nops;
         emit_layer(b, c, s, l, rows, s->batch, tp);
         for (uint32_t k = first_op; zero >= 3 && k < b->t->nops; k++)
-            if (b->t->ops[k].kind == OP_GEMM)
-                b->t->ops[k].u.gemm.transient = 1;  /* gathered for this use only */
+            if (b->t->ops[k].kind == OP_GEMM &&
+                !(b->ep > 1 && b->edp_group == UINT32_MAX && strstr(b->t->ops[k].id, ".experts_") != NULL))
+                b->t->ops[k].u.gemm.transient = 1;  /* gathered for this use only (a rank's
+                                                     * experts stay when no other replica
+                                                     * holds them) */
     }
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
@@ -775,7 +778,8 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     t->ndeps = ndeps0;
     /* a layer's gradients over the data-parallel replicas, once all its
      * micro-batches are in: after its backward in the last micro-batch */
-    double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden - c->hidden) / (double)c->layers;
+    double lp = (double)(llm_param_count(c) - c->vocab * c->hidden * (c->tied ? 1 : 2) - c->hidden) /
+                (double)c->layers;
     /* with EP inside DP: the non-expert gradients over the replicas, each
      * expert's over the replicas that hold it (build_rank's rule) */
     double expert_layer = (double)c->experts * 3.0 * (double)c->hidden * (double)c->intermediate;
@@ -866,18 +870,19 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
      * stage (Megatron without its scatter-gather optimisation) */
     uint64_t act_bytes = (uint64_t)((double)rows * (double)c->hidden * eb);
     uint32_t ndev = pp * dp * tp, ntpg = tp > 1 ? dp * pp : 0;
-    /* per device, chunk and micro-batch: the forward's send, the
+    /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
+    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    /* per simulated device, chunk and micro-batch: the forward's send, the
      * backward's send, and the deps slots of the forward's and the
      * backward's first ops (filled once every sender exists) */
-    size_t nslot = (size_t)ndev * vpp * mb;
+    size_t nslot = (size_t)pp * dp_sim * tp * vpp * mb;
     uint32_t *fsend = sim_xcalloc(nslot, sizeof *fsend), *bsend = sim_xcalloc(nslot, sizeof *bsend);
     uint32_t *fslot = sim_xcalloc(nslot, sizeof *fslot), *bslot = sim_xcalloc(nslot, sizeof *bslot);
     /* devices: tensor-parallel ranks fastest, then replicas, then stages
-     * (Megatron's order: a TP group inside a node) */
+     * (Megatron's order: a TP group inside a node); PP_IX numbers the
+     * simulated ones the same way */
 #define PP_DEV(st, dr, tr) (((st) * dp + (dr)) * tp + (tr))
-#define PP_IX(dev, v, m) (((size_t)(dev) * vpp + (v)) * mb + (m))
-    /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
-    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+#define PP_IX(st, dr, tr, v, m) (((((size_t)(st) * dp_sim + (dr)) * tp + (tr)) * vpp + (v)) * mb + (m))
     t->symmetric = dp_sim < dp || s->dcn > 1;   /* the other replicas and slices mirror these */
     uint64_t per = c->layers / nchunk, extra = c->layers % nchunk;
     /* with --dcn (slices of these ndev devices) the groups end with one
@@ -921,8 +926,8 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                     uint64_t l0 = ci * per + (ci < extra ? ci : extra), l1 = l0 + per + (ci < extra ? 1 : 0);
                     int first = ci == 0, lastc = ci == nchunk - 1;
                     pp_step(b, c, s, first, lastc, l0, l1, m, rows, batch, !do_fwd,
-                            do_fwd ? (first ? NULL : &fslot[PP_IX(dev, v, m)])
-                                   : (lastc ? NULL : &bslot[PP_IX(dev, v, m)]),
+                            do_fwd ? (first ? NULL : &fslot[PP_IX(st, dr, tr, v, m)])
+                                   : (lastc ? NULL : &bslot[PP_IX(st, dr, tr, v, m)]),
                             tp, dp, !do_fwd && m == mb - 1, &last_ar);
                     char id[40];
                     if (do_fwd && !lastc) {
@@ -935,7 +940,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                         cp->u.copy.dir = MEMCPY_P2P;
                         cp->u.copy.peer = PP_DEV((st + 1) % pp, dr, tr);
                         cp->u.copy.src = TRACE_NO_DEVICE;
-                        fsend[PP_IX(dev, v, m)] = t->nops - 1;
+                        fsend[PP_IX(st, dr, tr, v, m)] = t->nops - 1;
                     }
                     if (!do_fwd && !first) {
                         if (vpp > 1)
@@ -947,7 +952,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                         cp->u.copy.dir = MEMCPY_P2P;
                         cp->u.copy.peer = PP_DEV((st + pp - 1) % pp, dr, tr);
                         cp->u.copy.src = TRACE_NO_DEVICE;
-                        bsend[PP_IX(dev, v, m)] = t->nops - 1;
+                        bsend[PP_IX(st, dr, tr, v, m)] = t->nops - 1;
                     }
                     if (do_fwd)
                         nf++;
@@ -970,7 +975,8 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 /* AdamW over this rank's share of the stage's parameters
                  * (1/dp of them with ZeRO), after the last gradient
                  * all-reduce or reduce-scatter */
-                double lp = (double)(llm_param_count(c) - 2 * c->vocab * c->hidden) / (double)c->layers;
+                double lp = (double)(llm_param_count(c) - c->vocab * c->hidden * (c->tied ? 1 : 2) -
+                                     c->hidden) / (double)c->layers;
                 /* with EP: the stage's dense parameters over the dp
                  * replicas, its experts' (1/ep of them) over the dp/ep
                  * that hold them */
@@ -1000,21 +1006,22 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
      * activations from stage st - 1's chunk v (stage 0: the last stage's
      * chunk v - 1), its backward its gradients from stage st + 1's (the
      * last stage: the first stage's chunk v + 1) */
-    for (uint32_t dev = 0; dev < ndev; dev++) {
-        uint32_t st = dev / (dp * tp), dr = dev / tp % dp, tr = dev % tp;
-        if (dr >= dp_sim)
-            continue;
-        uint32_t prev = PP_DEV((st + pp - 1) % pp, dr, tr), next = PP_DEV((st + 1) % pp, dr, tr);
-        for (uint32_t v = 0; v < vpp; v++) {
-            uint32_t ci = v * pp + st;
-            for (uint32_t m = 0; m < mb; m++) {
-                if (ci > 0)
-                    t->deps[fslot[PP_IX(dev, v, m)]] = fsend[PP_IX(prev, st == 0 ? v - 1 : v, m)];
-                if (ci < nchunk - 1)
-                    t->deps[bslot[PP_IX(dev, v, m)]] = bsend[PP_IX(next, st == pp - 1 ? v + 1 : v, m)];
+    for (uint32_t st = 0; st < pp; st++)
+        for (uint32_t dr = 0; dr < dp_sim; dr++)
+            for (uint32_t tr = 0; tr < tp; tr++) {
+                uint32_t prev = (st + pp - 1) % pp, next = (st + 1) % pp;
+                for (uint32_t v = 0; v < vpp; v++) {
+                    uint32_t ci = v * pp + st;
+                    for (uint32_t m = 0; m < mb; m++) {
+                        if (ci > 0)
+                            t->deps[fslot[PP_IX(st, dr, tr, v, m)]] =
+                                fsend[PP_IX(prev, dr, tr, st == 0 ? v - 1 : v, m)];
+                        if (ci < nchunk - 1)
+                            t->deps[bslot[PP_IX(st, dr, tr, v, m)]] =
+                                bsend[PP_IX(next, dr, tr, st == pp - 1 ? v + 1 : v, m)];
+                    }
+                }
             }
-        }
-    }
 #undef PP_IX
 #undef PP_DEV
     free(fsend);
@@ -1034,6 +1041,8 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
     uint32_t ep = s->ep > 1 ? s->ep : 1;
+    if (ep > 1 && ep != tp && dp == 1)
+        dp = ep;    /* --ep E alone is --dp E --ep E */
     if (ep > 1) {
         if (c->experts == 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
@@ -1051,6 +1060,41 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
                             "with --dp, --ep %u must divide the %u replicas (each EP group a block "
                             "of them), and --replicas-simulated must be whole EP groups", ep, dp);
     }
+    return 0;
+}
+
+/* The pipeline layouts llm_build can write (--pp, --microbatches, --vpp):
+ * -1 with the reason in d for any other; fit asks the same. */
+int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    int train = s->phase == LLM_TRAIN;
+    uint32_t pp = s->pp > 1 ? s->pp : 1;
+    uint64_t mb = s->microbatches ? s->microbatches : s->batch;
+    uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
+    if (pp > 1) {
+        if (!train)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
+                            "--phase train");
+        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
+                            "--recompute or llama.cpp yet");
+        if (pp > c->layers)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
+                            (unsigned long long)c->layers);
+        if (mb == 0 || s->batch % mb != 0 || mb > 4096)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
+                            "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,
+                            (unsigned long long)s->batch);
+        if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
+                            "needs at least %llu layers (the model has %llu) and micro-batches a "
+                            "multiple of the stages (%u), as Megatron's interleaved schedule does",
+                            vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, (unsigned)mb);
+    } else if (vpp > 1) {
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
+    }
+    if (vpp > 64)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
     return 0;
 }
 
@@ -1106,7 +1150,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "or prefill step do not interact");
     if (s->zero > 3)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
-    if (s->zero > 0 && (dp < 2 || s->phase != LLM_TRAIN))
+    uint32_t dp_eff = dp > 1 ? dp : s->ep > 1 && s->ep != tp ? s->ep : 1;   /* --ep E alone: --dp E */
+    if (s->zero > 0 && (dp_eff < 2 || s->phase != LLM_TRAIN))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
                         "ZeRO shards training state over data-parallel replicas: it needs --phase "
                         "train and --dp 2 or more");
@@ -1142,30 +1187,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
-    if (pp > 1) {
-        if (!train)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
-                            "--phase train");
-        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
-                            "--recompute or llama.cpp yet");
-        if (pp > c->layers)
-            return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
-                            (unsigned long long)c->layers);
-        if (mb == 0 || s->batch % mb != 0 || mb > 4096)
-            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
-                            "split a batch of %llu (1 to 4096, dividing it)", mb,
-                            (unsigned long long)s->batch);
-        if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
-            return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
-                            "needs at least %llu layers (the model has %llu) and micro-batches a "
-                            "multiple of the stages (%u), as Megatron's interleaved schedule does",
-                            vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, mb);
-    } else if (vpp > 1) {
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
-    }
-    if (vpp > 64)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
+    if (llm_check_pp(c, s, d) != 0)
+        return -1;
     /* EP over the TP group adds no ranks, groups or all-to-alls; any other
      * EP is inside data parallelism, the EP groups blocks of the replicas
      * (--ep E alone: E replicas, attention data-parallel over them) */
