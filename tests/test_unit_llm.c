@@ -60,7 +60,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -154,10 +154,10 @@ static void test_tensor_parallel(void)
         }
     }
     CHECK_EQ_INT(tp_fwd, 2 * 80 + 3);   /* + the vocab-parallel embedding and loss */
-    CHECK_EQ_INT(tp_bwd, 2 * 80);
+    CHECK_EQ_INT(tp_bwd, 2 * 80 + 1);   /* + the vocab-parallel head's input gradients */
     CHECK_EQ_INT(dp_ar, 80 + 1);
     CHECK_EQ_INT(adamw, 1);
-    CHECK_EQ_INT(t.ncolls, 4 * (4 * 80 + 3) + 2 * 81);
+    CHECK_EQ_INT(t.ncolls, 4 * (4 * 80 + 4) + 2 * 81);
     CHECK(t.tokens == 4.0 * 16);
     trace_free(&t);
     /* data parallelism without training: refused */
@@ -176,7 +176,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -471,6 +471,113 @@ static void test_moe(void)
     CHECK(strcmp(d.field, "num_local_experts") == 0);
 }
 
+/* Sequence parallelism (Megatron's --sequence-parallel, --sp): with TP 2
+ * each norm runs on half the tokens, an all-gather brings them all before
+ * the attention and the MLP, a reduce-scatter takes the place of each
+ * all-reduce after them, and the backward runs each transposed (no
+ * grad all-reduce).  The TP bytes are the same as the all-reduces' (an
+ * all-reduce is a reduce-scatter and an all-gather).  With EP inside DP a
+ * rank dispatches its half of the tokens and the experts' TP ranks
+ * all-gather them. */
+static void test_sequence_parallel(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    double ar_bytes = 0;
+    for (uint32_t i = 0; i < t.nops; i++)
+        if (t.ops[i].device == 1 && t.ops[i].kind == OP_COLLECTIVE && t.ops[i].dtype == DT_BF16)
+            ar_bytes += (double)t.ops[i].u.coll.bytes * 2;    /* an all-reduce: RS + AG */
+    trace_free(&t);
+    s.sp = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    double sp_bytes = 0;
+    uint32_t ag = 0, rs = 0, ar = 0, gar = 0, found = 0;
+    uint64_t S = 2ull * 512 * 4096 * 2;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (o->device != 1)
+            continue;
+        if (o->kind == OP_COLLECTIVE && o->dtype == DT_BF16) {
+            sp_bytes += (double)o->u.coll.bytes;
+            ag += o->u.coll.what == COLL_ALL_GATHER;
+            rs += o->u.coll.what == COLL_REDUCE_SCATTER;
+            ar += o->u.coll.what == COLL_ALL_REDUCE;
+        }
+        gar += strstr(o->id, "grad_allreduce") != NULL;
+        if (strcmp(o->id, "r1.L3.attn_norm") == 0) {
+            CHECK_EQ_INT(o->u.rc.rows, 512);
+            found++;
+        }
+        if (strcmp(o->id, "r1.L3.attn_allgather") == 0 || strcmp(o->id, "r1.L3.o_reduce_scatter.bwd") == 0) {
+            CHECK(o->u.coll.what == COLL_ALL_GATHER && o->u.coll.bytes == S && t.groups[o->u.coll.group].n == 2);
+            found++;
+        }
+        if (strcmp(o->id, "r1.L3.mlp_reduce_scatter") == 0 || strcmp(o->id, "r1.L3.attn_allgather.bwd") == 0) {
+            CHECK(o->u.coll.what == COLL_REDUCE_SCATTER && o->u.coll.bytes == S);
+            found++;
+        }
+    }
+    CHECK_EQ_INT(found, 5);
+    CHECK_EQ_INT(gar, 0);
+    CHECK_EQ_INT(ar, 0);
+    CHECK_EQ_INT(ag, rs);
+    /* 4 a layer each way plus the embedding's and the head's */
+    CHECK_EQ_INT(ag, 4 * 32 + 2);
+    CHECK_NEAR_REL(sp_bytes, ar_bytes, 1e-9);
+    trace_free(&t);
+    /* Mixtral, TP 2 x EP 4 inside DP 8: half the dispatch bytes, then the
+     * experts' TP pair gathers what each received */
+    struct llm_config m;
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &m, &d), 0);
+    s.dp = 8;
+    s.ep = 4;
+    s.sp = 0;
+    CHECK_EQ_INT(llm_build(&m, &s, &t, &d), 0);
+    int di = -1;
+    for (uint32_t i = 0; i < t.nops && di < 0; i++)
+        if (strcmp(t.ops[i].id, "r3.L5.dispatch") == 0)
+            di = (int)i;
+    uint64_t a2a0 = di >= 0 ? t.ops[di].u.coll.bytes : 0;
+    trace_free(&t);
+    s.sp = 1;
+    CHECK_EQ_INT(llm_build(&m, &s, &t, &d), 0);
+    uint32_t mf = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        if (strcmp(o->id, "r3.L5.dispatch") == 0) {
+            CHECK(o->u.coll.bytes * 2 == a2a0 && a2a0 > 0);
+            mf++;
+        }
+        if (strcmp(o->id, "r3.L5.dispatch_allgather") == 0) {
+            CHECK(o->u.coll.what == COLL_ALL_GATHER && o->u.coll.bytes == a2a0);
+            mf++;
+        }
+        if (strcmp(o->id, "r3.L5.router") == 0) {
+            CHECK_EQ_INT(o->u.gemm.m, 512);
+            mf++;
+        }
+        CHECK(strstr(o->id, ".L5.mlp_allgather") == NULL);
+    }
+    CHECK_EQ_INT(mf, 3);
+    trace_free(&t);
+    /* refused: without TP, outside training, tokens not split evenly */
+    s.tp = 1;
+    s.dp = 1;
+    s.ep = 0;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--sp") == 0);
+    s.tp = 2;
+    s.prompt = 511;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--sp") == 0);
+}
+
 /* A sliding window the step exceeds is refused by name (Mistral-7B v0.1:
  * 4096). */
 static void test_sliding_window(void)
@@ -480,7 +587,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -501,7 +608,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -540,7 +647,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -570,7 +677,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -705,7 +812,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;
@@ -738,7 +845,7 @@ static void test_paged_kv(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 32, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace flat, paged, back;
     CHECK_EQ_INT(llm_build(&c, &s, &flat, &d), 0);
     s.page_size = 256;
@@ -795,6 +902,7 @@ static void test_paged_kv(void)
 
 int main(void)
 {
+    test_sequence_parallel();
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llm") != 0)
         return 1;
     test_frameworks();

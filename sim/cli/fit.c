@@ -28,7 +28,7 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--dp D] [--zero 0-3] [--recompute]\n"
+    "                  [--kv-dtype D] [--tp N] [--sp] [--dp D] [--zero 0-3] [--recompute]\n"
     "                  [--pp P [--microbatches M] [--vpp V]]\n"
     "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--json OUT.json]\n"
@@ -40,12 +40,12 @@ int cli_fit(int argc, char **argv)
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL;
-    int recompute = 0;
+    int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
         {"phase", 0, &phase, NULL},     {"batch", 0, &batch, NULL},
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
-        {"recompute", 0, NULL, &recompute},
+        {"recompute", 0, NULL, &recompute}, {"sp", 0, NULL, &sp},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"vpp", 0, &vpps, NULL},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
@@ -75,7 +75,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -112,6 +112,7 @@ int cli_fit(int argc, char **argv)
         s.page_size = (uint32_t)v;
     }
     s.recompute = recompute;
+    s.sp = sp;
     uint64_t vp = 1;
     if (vpps != NULL && (parse_count("--vpp", vpps, 1, &vp) || vp > 64 || pps == NULL)) {
         fprintf(stderr, "strata fit: --vpp (1-64 model chunks a stage) needs --pp 2 or more\n");
@@ -137,6 +138,10 @@ int cli_fit(int argc, char **argv)
                             "would gather the stage's weights again); use --zero 1 or 2\n");
             return 2;
         }
+    }
+    if (sp && (!ascii_ieq(phase, "train") || s.tp < 2)) {
+        fprintf(stderr, "strata fit: --sp (sequence parallelism) is for --phase train with --tp 2 or more\n");
+        return 2;
     }
     if (recompute && !ascii_ieq(phase, "train")) {
         fprintf(stderr, "strata fit: --recompute is for --phase train\n");

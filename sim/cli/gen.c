@@ -40,6 +40,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] [--vpp V] (train)]\n"
+    "                  [--sp (train, --tp: sequence parallelism)]\n"
     "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
@@ -59,7 +60,7 @@ int cli_gen(int argc, char **argv)
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
     const char *vpps = NULL;
-    int recompute = 0;
+    int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
         {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
@@ -68,7 +69,7 @@ int cli_gen(int argc, char **argv)
         {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
         {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
         {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
-        {"recompute", 0, NULL, &recompute},
+        {"recompute", 0, NULL, &recompute}, {"sp", 0, NULL, &sp},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
         {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
@@ -85,7 +86,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -103,6 +104,7 @@ int cli_gen(int argc, char **argv)
         return 2;
     }
     s.recompute = recompute;
+    s.sp = sp;
     if (pps != NULL) {
         uint64_t v;
         if (parse_ranks("--pp", pps, &v))
@@ -239,7 +241,11 @@ int cli_gen(int argc, char **argv)
         if (s.attn == ATTN_SDPA || s.attn == ATTN_VLLM)
             fprintf(msg, "  attention: %s, the kernel %s runs on the chip of the run (docs/attention.md)\n",
                     op_attn_impl_name(s.attn), s.attn == ATTN_SDPA ? "PyTorch's SDPA" : "vLLM's default backend");
-        if (s.tp > 1)
+        if (s.tp > 1 && s.sp)
+            fprintf(msg, "  tensor- and sequence-parallel over %u ranks (norms on 1/%u of the tokens; "
+                         "an all-gather before each attention and MLP, a reduce-scatter after, "
+                         "transposed in the backward)\n", s.tp, s.tp);
+        else if (s.tp > 1)
             fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
         if (s.pp > 1)

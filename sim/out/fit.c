@@ -98,13 +98,17 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * "Reducing Activation Recomputation in Large Transformer Models",
          * eq. 2 without its 5as/h attention-score term); t = 1 gives the
          * 34 s b h it had here */
-        f->activations = (10.0 + 24.0 / t) * act_tokens * h * (double)c->layers * eb / 2.0;
+        /* with sequence parallelism the 10 s b h of norms, dropout masks
+         * and residuals are split over the t ranks too: 34 s b h / t
+         * (the paper's eq. 5 with flash attention) */
+        double per_tok = s->sp && t > 1 ? 34.0 / t : 10.0 + 24.0 / t;
+        f->activations = per_tok * act_tokens * h * (double)c->layers * eb / 2.0;
         if (s->recompute)
             /* full recomputation (Korthikanti et al. 2022, section 4): each
              * layer's input stays (2 s b h bytes at 16 bits), and one layer's
              * full set lives while its forward is recomputed */
-            f->activations = act_tokens * h * eb * (double)c->layers +
-                             (10.0 + 24.0 / t) * act_tokens * h * eb / 2.0;
+            f->activations = act_tokens * h * eb * (double)c->layers / (s->sp && t > 1 ? t : 1) +
+                             per_tok * act_tokens * h * eb / 2.0;
         /* fp32 master weights and Adam's two moments (12 bytes a
          * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
          * shards the first over the replicas, ZeRO 2 the gradients too,
@@ -161,8 +165,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
             }
             f->activations = f->activations / L * held / (double)s->batch * ((double)s->batch / mb);
             if (s->recompute)
-                f->activations = act_tokens / mb * h * eb * held +
-                                 (10.0 + 24.0 / t) * act_tokens / mb * h * eb / 2.0;
+                f->activations = act_tokens / mb * h * eb * held / (s->sp && t > 1 ? t : 1) +
+                                 per_tok * act_tokens / mb * h * eb / 2.0;
         }
     }
     f->workspace = FIT_WORKSPACE_BYTES;

@@ -267,6 +267,19 @@ static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint
     o->u.coll.root = TRACE_NO_DEVICE;
 }
 
+/* Sequence parallelism's all-gather or reduce-scatter over the TP group
+ * (bytes: the whole tensor, nccl-tests' size), on the compute stream. */
+static void add_tp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
+                        uint64_t bytes, uint32_t tp)
+{
+    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
+    o->u.coll.what = what;
+    o->u.coll.algo = COLL_AUTO;
+    o->u.coll.bytes = (bytes + tp - 1) / tp * tp;
+    o->u.coll.group = b->tp_group;
+    o->u.coll.root = TRACE_NO_DEVICE;
+}
+
 /* A collective over group (the data-parallel replicas, or the EP ranks)
  * on its own stream, after op `after` (UINT32_MAX: none); the compute
  * chain goes on without it.  all-gather and reduce-scatter sizes are
@@ -316,7 +329,8 @@ static void add_alltoall(struct builder *b, const char *id, enum dtype dt, uint6
 }
 
 static void add_moe(struct builder *b, const struct llm_config *c, const struct llm_step *s,
-                    uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown)
+                    uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown,
+                    uint32_t sp_tp)
 {
     char id[64];
     enum dtype dt = s->dtype;
@@ -326,8 +340,14 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
      * expert parallelism with tensor-parallel attention): every rank has
      * the same rows tokens and holds E / tp whole experts, which get
      * rows x k / tp of the copies; the MLP all-reduce sums them */
+    /* with sequence parallelism (sp_tp = tp ranks, EP inside DP): rows is
+     * this TP rank's 1/tp of the tokens; after the dispatch the experts'
+     * TP ranks all-gather what each received (Megatron's alltoall
+     * dispatcher), so an expert's copies come from ep x tp ranks, and a
+     * reduce-scatter sums their TP halves before the combine */
+    uint64_t g = sp_tp > 1 ? sp_tp : 1;
     uint64_t ep = b->ep_tp ? b->ep_tp : b->ep, local = c->experts / ep;
-    uint64_t all_rows = b->ep_tp ? rows : rows * ep;
+    uint64_t all_rows = b->ep_tp ? rows : rows * ep * g;
     double E = (double)c->experts, k = (double)c->experts_per_tok;
     double active = (double)local * (1.0 - pow(1.0 - k / E, (double)all_rows));
     uint64_t na = (uint64_t)ceil(active - 1e-9);
@@ -335,7 +355,7 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
         na = 1;
     if (na > local)
         na = local;
-    double copies = (double)rows * k / (b->ep_tp ? (double)b->ep_tp : 1.0);
+    double copies = (double)rows * k * (double)g / (b->ep_tp ? (double)b->ep_tp : 1.0);
     uint64_t per = (uint64_t)ceil(copies / (double)na);
     if (b->ep_tp)
         inter = c->intermediate;    /* whole experts */
@@ -349,14 +369,19 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
          * per-rank order first) */
         add_ew(b, ID("dispatch_permute"), dt, rows * (uint64_t)k * c->hidden, 1, 1, 0.0);
         add_alltoall(b, ID("dispatch"), dt, a2a);
+        if (g > 1)
+            add_tp_coll(b, ID("dispatch_allgather"), COLL_ALL_GATHER, dt, a2a * g, (uint32_t)g);
     }
     struct op *o = add_gemm(b, ID("experts_gate_up"), dt, per, 2 * inter, c->hidden, w);
     o->u.gemm.batch = na;
     add_ew(b, ID("silu_mul"), dt, na * per * inter, 2, 1, 6.0);
     o = add_gemm(b, ID("experts_down"), dt, per, c->hidden, inter, wdown);
     o->u.gemm.batch = na;
-    if (ep > 1 && !b->ep_tp)     /* the results back to their tokens' ranks */
+    if (ep > 1 && !b->ep_tp) {   /* the results back to their tokens' ranks */
+        if (g > 1)
+            add_tp_coll(b, ID("combine_reduce_scatter"), COLL_REDUCE_SCATTER, dt, a2a * g, (uint32_t)g);
         add_alltoall(b, ID("combine_a2a"), dt, a2a);
+    }
     add_ew(b, ID("combine"), dt, rows * c->hidden, (uint32_t)c->experts_per_tok + 1, 1,
            (double)c->experts_per_tok);
 #undef ID
@@ -374,6 +399,7 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     uint64_t heads = c->heads / tp, kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
     uint64_t inter = c->intermediate / tp;
     double eb = dtype_bytes(dt, 1.0);
+    int sp = s->sp && tp > 1 && s->phase == LLM_TRAIN;     /* sequence parallelism */
     char id[64];
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
     enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
@@ -392,8 +418,12 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         add_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
         add_ew(b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
     } else {
-        /* residual add folded into the norm, as fused kernels do */
-        add_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+        /* residual add folded into the norm, as fused kernels do; with
+         * sequence parallelism the norm runs on this rank's 1/tp of the
+         * tokens and an all-gather brings them all for the projections */
+        add_rc(b, ID("attn_norm"), OP_NORM, dt, sp ? rows / tp : rows, h);
+        if (sp)
+            add_tp_coll(b, ID("attn_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
         add_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
         /* RoPE on q and k, with k and v written to the KV cache */
         add_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
@@ -412,17 +442,25 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     if (s->framework == LLM_FW_LLAMA_CPP)
         add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
     add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
-    if (tp > 1)
+    if (sp)     /* the partial sums reduced and scattered back over the tokens */
+        add_tp_coll(b, ID("o_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
+    else if (tp > 1)
         add_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
     if (s->framework == LLM_FW_LLAMA_CPP) {
         add_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
         add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
         add_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
     } else {
-        add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        add_rc(b, ID("mlp_norm"), OP_NORM, dt, sp ? rows / tp : rows, h);
     }
+    /* with SP, EP inside DP dispatches this rank's 1/tp of the tokens (its
+     * own all-gather and reduce-scatter over TP); the dense MLP and EP
+     * over the TP group gather all the tokens first */
+    int sp_moe = sp && c->experts && b->ep > 1;
+    if (sp && !sp_moe)
+        add_tp_coll(b, ID("mlp_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
     if (c->experts) {
-        add_moe(b, c, s, l, rows, inter, w, wdown);
+        add_moe(b, c, s, l, sp_moe ? rows / tp : rows, inter, w, wdown, sp_moe ? tp : 1);
     } else {
         add_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
         add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
@@ -434,7 +472,9 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         }
         add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
     }
-    if (tp > 1)
+    if (sp && !sp_moe)
+        add_tp_coll(b, ID("mlp_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
+    else if (tp > 1 && !sp)
         add_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
     if (s->framework == LLM_FW_LLAMA_CPP)
         add_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
@@ -495,7 +535,10 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     struct op *e = add_op(b, "embed", OP_EMBEDDING, dt);
     e->u.emb.tokens = rows;
     e->u.emb.dim = h;
-    if (vpar)
+    int sp = s->sp && tp > 1 && train;     /* sequence parallelism */
+    if (sp)         /* the vocab-parallel lookups summed and scattered over the tokens */
+        add_tp_coll(b, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
+    else if (vpar)
         add_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
     /* ZeRO (train, dp > 1): stage 1 and 2 shard the optimizer state (and the
      * gradients) over the replicas, so gradients are reduce-scattered, each
@@ -532,7 +575,9 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
-    add_rc(b, "final_norm", OP_NORM, dt, out_rows, h);
+    add_rc(b, "final_norm", OP_NORM, dt, sp ? out_rows / tp : out_rows, h);
+    if (sp)
+        add_tp_coll(b, "final_allgather", COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
     add_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
     if (!train) {
         add_rc(b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
@@ -605,6 +650,17 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             o->u = src.u;
             continue;
         }
+        if (sp && src.kind == OP_COLLECTIVE && src.stream == 0 && src.u.coll.group == b->tp_group &&
+            (src.u.coll.what == COLL_ALL_GATHER || src.u.coll.what == COLL_REDUCE_SCATTER)) {
+            /* sequence parallelism: an all-gather's gradient is a
+             * reduce-scatter and the other way round */
+            char bid[TRACE_ID_MAX];
+            snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
+            struct op *o = add_op(b, bid, src.kind, src.dtype);
+            o->u = src.u;
+            o->u.coll.what = src.u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+            continue;
+        }
         if (src.kind == OP_COLLECTIVE)
             continue;
         if (src.kind == OP_REDUCTION)
@@ -615,8 +671,9 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         struct op *o = add_op(b, bid, src.kind, src.dtype);
         o->u = src.u;
         o->pass = PASS_BWD;
-        if (tp > 1 && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
-                       ends_with(base, ".router"))) {
+        if (tp > 1 && !sp && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
+                              ends_with(base, ".router") || strcmp(base, "lm_head") == 0)) {
+            /* (the vocab-parallel head is column-parallel too) */
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
@@ -733,17 +790,22 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     /* with TP, build_rank's vocab-parallel embedding, head and loss */
     double eb = dtype_bytes(dt, 1.0);
     uint64_t vocab = tp > 1 ? c->vocab / tp : c->vocab, act = (uint64_t)((double)rows * c->hidden * eb);
+    int sp = s->sp && tp > 1;     /* sequence parallelism, as build_rank */
     if (embed) {
         struct op *e = add_op(&fb, "embed", OP_EMBEDDING, dt);
         e->u.emb.tokens = rows;
         e->u.emb.dim = c->hidden;
-        if (tp > 1)
+        if (sp)
+            add_tp_coll(&fb, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, act, tp);
+        else if (tp > 1)
             add_allreduce(&fb, "embed_allreduce", dt, act);
     }
     for (uint64_t l = l0; l < l1; l++)
         emit_layer(&fb, c, s, l, rows, batch, tp);
     if (head) {
-        add_rc(&fb, "final_norm", OP_NORM, dt, rows, c->hidden);
+        add_rc(&fb, "final_norm", OP_NORM, dt, sp ? rows / tp : rows, c->hidden);
+        if (sp)
+            add_tp_coll(&fb, "final_allgather", COLL_ALL_GATHER, dt, act, tp);
         add_gemm(&fb, "lm_head", dt, rows, vocab, c->hidden, s->weights);
         add_rc(&fb, "loss", OP_SOFTMAX, dt, rows, vocab);
         if (tp > 1) {
@@ -792,12 +854,18 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
          * forward's all-reduces have none (build_rank's rule), nor has a
          * router's top-k (its gradient flows through the gates) */
         int a2a = fwd[k].kind == OP_COLLECTIVE && fwd[k].u.coll.what == COLL_ALL_TO_ALL;
-        if ((fwd[k].kind == OP_COLLECTIVE && !a2a) || fwd[k].kind == OP_REDUCTION)
+        /* with sequence parallelism the TP all-gathers and reduce-scatters
+         * run again transposed */
+        int spc = sp && fwd[k].kind == OP_COLLECTIVE && fwd[k].u.coll.group == b->tp_group &&
+                  (fwd[k].u.coll.what == COLL_ALL_GATHER || fwd[k].u.coll.what == COLL_REDUCE_SCATTER);
+        if ((fwd[k].kind == OP_COLLECTIVE && !a2a && !spc) || fwd[k].kind == OP_REDUCTION)
             continue;
         snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
         struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
         o->u = fwd[k].u;
-        if (!a2a)
+        if (spc)
+            o->u.coll.what = fwd[k].u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+        if (!a2a && !spc)
             o->pass = PASS_BWD;
         if (first && slot != NULL) {  /* right after its own deps */
             SIM_CHECK(t->ndeps < b->dcap);
@@ -810,8 +878,8 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         first = 0;
         /* Megatron: the column-parallel projections' input gradients are
          * all-reduced over the TP group */
-        if (tp > 1 && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
-                       ends_with(base, ".router"))) {
+        if (tp > 1 && !sp && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
+                              ends_with(base, ".router") || ends_with(base, ".lm_head"))) {
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, act);
@@ -869,6 +937,8 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
     /* each TP rank sends the whole activation to its peer of the next
      * stage (Megatron without its scatter-gather optimisation) */
     uint64_t act_bytes = (uint64_t)((double)rows * (double)c->hidden * eb);
+    if (s->sp && tp > 1)
+        act_bytes /= tp;    /* sequence parallel: each TP rank sends its 1/tp of the tokens */
     uint32_t ndev = pp * dp * tp, ntpg = tp > 1 ? dp * pp : 0;
     /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
@@ -1141,6 +1211,10 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
                             "llama.cpp's graph is built for one device");
     }
+    if (s->sp && (s->phase != LLM_TRAIN || tp < 2 || s->prompt % tp != 0))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--sp",
+                        "sequence parallelism splits a training step's tokens over the TP ranks: "
+                        "it needs --phase train, --tp 2 or more and --prompt a multiple of --tp");
     uint32_t ep = s->ep > 1 ? s->ep : 1;
     if (llm_check_ep(c, s, d) != 0)
         return -1;

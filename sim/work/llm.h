@@ -138,6 +138,10 @@ struct llm_step {
                                      * (vLLM's block size); 0 = contiguous */
     uint32_t vpp;                   /* with pp: model chunks per stage (0 or 1: one), Megatron's
                                      * interleaved 1F1B (virtual pipeline stages) */
+    int sp;                         /* train with tp > 1: sequence parallelism (Megatron's
+                                     * --sequence-parallel): norms on 1/tp of the tokens, each
+                                     * TP all-reduce an all-gather before the block and a
+                                     * reduce-scatter after it */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
