@@ -847,8 +847,41 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     double expert_layer = (double)c->experts * 3.0 * (double)c->hidden * (double)c->intermediate;
     uint64_t grad_layer = (uint64_t)((b->ep > 1 ? lp - expert_layer : lp) / tp * eb);
     int first = 1;
+    char cur_layer[16] = "";
     for (uint32_t k = f1 - f0; k-- > 0;) {
         const char *base = fwd[k].id + strlen(b->prefix);
+        const char *lb = strchr(base, '.');          /* past "mbN." */
+        lb = lb != NULL ? lb + 1 : base;
+        size_t ln = strcspn(lb, ".");
+        if (s->recompute && lb[0] == 'L' && lb[ln] == '.' && ln < sizeof cur_layer &&
+            (strncmp(lb, cur_layer, ln) != 0 || cur_layer[ln] != '\0')) {
+            /* entering layer Ln's backward: its forward again first (its
+             * TP collectives included), from the layer's stored input, as
+             * build_rank does; the first of them waits for the gradients */
+            snprintf(cur_layer, sizeof cur_layer, "%.*s", (int)ln, lb);
+            for (uint32_t q = 0; q < f1 - f0; q++) {
+                const char *qb = fwd[q].id + strlen(b->prefix), *ql = strchr(qb, '.');
+                ql = ql != NULL ? ql + 1 : qb;
+                if (strncmp(ql, cur_layer, ln) != 0 || ql[ln] != '.')
+                    continue;
+                snprintf(id, sizeof id, "%.*s.recompute", (int)sizeof id - 11, qb);
+                struct op *r = add_op(b, id, fwd[q].kind, fwd[q].dtype);
+                r->u = fwd[q].u;
+                r->stream = fwd[q].stream;
+                r->pass = PASS_FWD;
+                if (r->kind == OP_GEMM)
+                    r->u.gemm.transient = 1;    /* the forward's weights again */
+                if (first && slot != NULL) {
+                    SIM_CHECK(t->ndeps < b->dcap);
+                    if (r->ndeps == 0)
+                        r->deps_off = t->ndeps;
+                    *slot = t->ndeps;
+                    t->deps[t->ndeps++] = UINT32_MAX;
+                    r->ndeps++;
+                }
+                first = 0;
+            }
+        }
         /* an all-to-all runs again backward (the combine's gradients to
          * the experts' ranks, the dispatch's back to the tokens'); the
          * forward's all-reduces have none (build_rank's rule), nor has a
@@ -1145,9 +1178,9 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
         if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
                             "--phase train");
-        if (s->recompute || s->framework == LLM_FW_LLAMA_CPP)
+        if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
-                            "--recompute or llama.cpp yet");
+                            "llama.cpp's graph");
         if (pp > c->layers)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
                             (unsigned long long)c->layers);
@@ -1279,7 +1312,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
     if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
                    * gradient all-reduces and one scratch forward, on every TP x DP rank */
-        cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * (2 * (uint64_t)mb + 1) +
+        cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * ((s->recompute ? 3 : 2) * (uint64_t)mb + 1) +
                  (24 * (uint64_t)mb * vpp + c->layers + 8) * pp) * tp *
                 dp_sim + 16;
     if (cap64 > 50000000)
