@@ -765,6 +765,22 @@ static void ep_groups(struct builder *b, uint32_t tp, uint32_t dp, uint32_t pp, 
         b->edp_group = g0 + pp * blocks * tp + (st * ep + dr % ep) * tp + tr;
 }
 
+/* Give op o (the last one added) one more wait whose op is filled in
+ * later, recording where in *slot (slot NULL: none); right after its own
+ * deps, so they stay contiguous. */
+static void take_slot(struct builder *b, struct op *o, uint32_t *slot)
+{
+    struct trace *t = b->t;
+    if (slot == NULL)
+        return;
+    SIM_CHECK(t->ndeps < b->dcap);
+    if (o->ndeps == 0)
+        o->deps_off = t->ndeps;
+    *slot = t->ndeps;
+    t->deps[t->ndeps++] = UINT32_MAX;
+    o->ndeps++;
+}
+
 /* One pipeline step of a stage (its own device) for micro-batch m on one
  * of its model chunks, forward (bwd = 0) or backward: the ops of layers
  * [l0, l1), plus the embedding on the first chunk (`embed`) and the head
@@ -871,14 +887,8 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
                 r->pass = PASS_FWD;
                 if (r->kind == OP_GEMM)
                     r->u.gemm.transient = 1;    /* the forward's weights again */
-                if (first && slot != NULL) {
-                    SIM_CHECK(t->ndeps < b->dcap);
-                    if (r->ndeps == 0)
-                        r->deps_off = t->ndeps;
-                    *slot = t->ndeps;
-                    t->deps[t->ndeps++] = UINT32_MAX;
-                    r->ndeps++;
-                }
+                if (first)
+                    take_slot(b, r, slot);
                 first = 0;
             }
         }
@@ -900,14 +910,8 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
             o->u.coll.what = fwd[k].u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
         if (!a2a && !spc)
             o->pass = PASS_BWD;
-        if (first && slot != NULL) {  /* right after its own deps */
-            SIM_CHECK(t->ndeps < b->dcap);
-            if (o->ndeps == 0)
-                o->deps_off = t->ndeps;
-            *slot = t->ndeps;
-            t->deps[t->ndeps++] = UINT32_MAX;
-            o->ndeps++;
-        }
+        if (first)
+            take_slot(b, o, slot);
         first = 0;
         /* Megatron: the column-parallel projections' input gradients are
          * all-reduced over the TP group */
