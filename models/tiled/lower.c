@@ -934,8 +934,12 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
         struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0, 1.0};
         struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0, 1.0};
         if (c->sa_rows == 0) {
+            /* dgrad dA = dC B^T reads dC along n and B^T along its k: the
+             * forward's n and k; wgrad dB = A^T dC reads A^T along the
+             * forward's k (A's rows) and dC along n, so the forward's m
+             * (the tokens: any count) is never a row length */
             da.load_frac = gemm_load_frac(da.n, da.k, eb);
-            db.load_frac = gemm_load_frac(db.n, db.k, eb);
+            db.load_frac = gemm_load_frac(db.n, db.m, eb);
         }
         plan_gemm(c, &L->k[n], &da);
         snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_dgrad");

@@ -41,7 +41,7 @@ const char cli_gen_usage[] =
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] [--vpp V] (train)]\n"
     "                  [--sp (train, --tp: sequence parallelism)]\n"
-    "                  [--ep E (MoE)] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
+    "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
 
@@ -59,7 +59,7 @@ int cli_gen(int argc, char **argv)
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
-    const char *vpps = NULL;
+    const char *vpps = NULL, *loads = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -73,7 +73,7 @@ int cli_gen(int argc, char **argv)
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
         {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
-        {"vpp", 0, &vpps, NULL},
+        {"vpp", 0, &vpps, NULL},        {"expert-load", 0, &loads, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -86,7 +86,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -119,6 +119,15 @@ int cli_gen(int argc, char **argv)
             return 2;
         }
         s.microbatches = (uint32_t)v;
+    }
+    if (loads != NULL) {
+        char *end;
+        s.expert_load = strtod(loads, &end);
+        if (*loads == '\0' || *end != '\0' || !(s.expert_load >= 1.0 && s.expert_load <= 64.0)) {
+            fprintf(stderr, "strata gen llm: --expert-load: the busiest EP rank's load over the "
+                            "mean, a number from 1 (uniform) to 64, got '%s'\n", loads);
+            return 2;
+        }
     }
     if (vpps != NULL) {
         uint64_t v = 0;
@@ -265,6 +274,9 @@ int cli_gen(int argc, char **argv)
                          "(uniform routing assumed)\n", s.ep, (unsigned long long)s.batch,
                     (unsigned long long)(c.experts / s.ep), (unsigned long long)c.experts,
                     s.tp > 1 ? ", each split over the TP ranks as the MLP is" : "");
+        if (s.ep > 1 && s.expert_load > 1.0)
+            fprintf(msg, "  routing skewed: the busiest EP rank gets %.3g times the mean of the token "
+                         "copies, and every rank is run as it (an upper bound)\n", s.expert_load);
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");

@@ -355,12 +355,16 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
         na = 1;
     if (na > local)
         na = local;
-    double copies = (double)rows * k * (double)g / (b->ep_tp ? (double)b->ep_tp : 1.0);
+    /* skewed routing (--expert-load F): the busiest EP rank gets F times
+     * the mean of the copies, and every rank is run as that one (the
+     * all-to-alls wait for it): F times the expert rows and the bytes */
+    double F = ep > 1 && s->expert_load > 1.0 ? s->expert_load : 1.0;
+    double copies = (double)rows * k * (double)g * F / (b->ep_tp ? (double)b->ep_tp : 1.0);
     uint64_t per = (uint64_t)ceil(copies / (double)na);
     if (b->ep_tp)
         inter = c->intermediate;    /* whole experts */
     double eb = dtype_bytes(dt, 1.0);
-    uint64_t a2a = (uint64_t)ceil((double)rows * k * (double)c->hidden * eb);
+    uint64_t a2a = (uint64_t)ceil((double)rows * k * F * (double)c->hidden * eb);
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
     add_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
     add_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
@@ -1148,6 +1152,10 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
     uint32_t ep = s->ep > 1 ? s->ep : 1;
+    if (s->expert_load != 0 && (ep < 2 || !(s->expert_load >= 1.0 && s->expert_load <= 64.0)))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--expert-load",
+                        "the busiest EP rank's load over the mean, 1 (uniform) to 64, with --ep: "
+                        "got %g%s", s->expert_load, ep < 2 ? " without --ep" : "");
     if (ep > 1 && ep != tp && dp == 1)
         dp = ep;    /* --ep E alone is --dp E --ep E */
     if (ep > 1) {

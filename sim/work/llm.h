@@ -142,6 +142,9 @@ struct llm_step {
                                      * --sequence-parallel): norms on 1/tp of the tokens, each
                                      * TP all-reduce an all-gather before the block and a
                                      * reduce-scatter after it */
+    double expert_load;             /* with EP: the busiest EP rank's token copies over the
+                                     * mean (0 or 1: uniform routing); every rank is run as
+                                     * that one, which paces the all-to-alls */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
