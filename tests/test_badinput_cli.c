@@ -247,6 +247,18 @@ static void test_other(void)
                  "--phase train --batch 1 --prompt 256 %s", fit_ep[i]);
         expect_fail("fit-ep", args, "", 0, "--ep");
     }
+    /* gen llm's layout flags without what they need: an error naming the
+     * flag, nothing written */
+    static const struct { const char *flags, *field; } gen_bad[] = {
+        {"--phase decode --batch 4 --expert-load 2", "--expert-load"},
+        {"--phase train --batch 4 --prompt 256 --sp", "--sp"},
+        {"--phase train --batch 4 --prompt 256 --vpp 2", "--vpp"},
+    };
+    for (size_t i = 0; i < sizeof gen_bad / sizeof gen_bad[0]; i++) {
+        snprintf(args, sizeof args, "gen llm --model traces/models/mixtral-8x7b.json %s -o '%s/out.json'",
+                 gen_bad[i].flags, tmpdir);
+        expect_fail("gen-layout", args, "", 0, gen_bad[i].field);
+    }
     /* and the pipelines it cannot build: 4 x 16 chunks of 32 layers */
     snprintf(args, sizeof args,
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
