@@ -140,3 +140,14 @@ for nodes in 16 128 2048; do
   step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/sym-r.json" | head -1 | grep -o '[0-9.e+-]*$')
   echo "llama-3.1-70b train TP 8 x DP $nodes ($((nodes * 8)) GPUs, 1 replica simulated): step $step s, $sec s wall, peak $((kb / 1024)) MB"
 done
+# MoE 4D: Mixtral-8x7B on 64 H100s, EP 8 inside DP 16 on each of 4
+# interleaved pipeline stages (VP 8), ZeRO-1, half the replicas simulated
+# (traces/validation/megatron-moe.csv's row)
+$S gen llm --model traces/models/mixtral-8x7b.json --phase train --batch 16 --prompt 4096 --pp 4 --vpp 8 \
+   --dp 16 --ep 8 --zero 1 --microbatches 16 --replicas-simulated 8 --attn cudnn -o "$T/moe.json" >/dev/null
+/usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw configs/systems/hgx-h100-x8-ndr.yaml --trace "$T/moe.json" \
+  --json "$T/moe-r.json" --quiet >/dev/null
+read -r sec kb <"$T/tm"
+step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/moe-r.json" | head -1 | grep -o '[0-9.e+-]*$')
+nops=$(grep -c '"kind"' "$T/moe.json" || true)
+echo "mixtral-8x7b train EP 8 x PP 4 (VP 8) x DP 16 (64 GPUs, 32 simulated, $nops ops): step $step s, $sec s wall, peak $((kb / 1024)) MB"
