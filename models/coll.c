@@ -24,6 +24,8 @@
  *
  * Across nodes the data splits over one ring per rail, each entering and
  * leaving every node on its own rail (ring_order), as NCCL's rings do.
+ * With mirrored ranks only the simulated ranks' hops, the hops into them
+ * and each ring's narrowest hop carry flows (symmetric ranks).
  *
  * NVLS (NVLink SHARP, a switch with nvls): one stage in which every rank
  * sends S(1 + 1/n) up its link and receives as much (all-reduce), or
@@ -124,6 +126,9 @@ struct coll_group {
     struct sys_route *routes;   /* ... along routes[k * n + p] */
     uint32_t *real_pos;         /* nrings x nreal: the positions of ring k whose rank has
                                  * ops (a stage visits only those: 16384 mirrored ranks) */
+    uint32_t *slow_pos;         /* nrings: ring k's narrowest hop when a mirror sends it to
+                                 * a mirror (a stage sends it too: it paces the ring, as in
+                                 * a full run), else UINT32_MAX */
     enum sys_transport transport; /* the slowest class any ring hop crosses */
     int8_t level;               /* chip level of the ring's narrowest link */
     uint8_t nvls;               /* one switch with nvls joins every rank: NVLink SHARP */
@@ -214,16 +219,25 @@ static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *mi
     const struct run_env *env = c->env;
     uint32_t n = gr->n;
     *min_bw = HUGE_VAL;
+    double slow_bw = HUGE_VAL;
+    cg->slow_pos[k] = UINT32_MAX;
     for (uint32_t p = 0; p < n; p++) {
         uint32_t a = t->group_dev[gr->off + cg->ring[k * n + p]];
         uint32_t b = t->group_dev[gr->off + cg->ring[k * n + (p + 1) % n]];
-        /* with mirrors, only the hops a simulated rank sends or receives on
-         * are ever used: the rest are taken to exist (symmetric ranks) */
-        if (t->mirror != NULL && t->mirror[a] && t->mirror[b])
-            continue;
+        /* with mirrors, a hop between two of them is run only when it is
+         * the ring's narrowest (symmetric ranks: the others are taken to
+         * move what the simulated ones' hops move, no slower) */
         struct sys_route *rt = &cg->routes[k * n + p];
         if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
             return -1;
+        double bw = HUGE_VAL;
+        int8_t lv = cg->level;
+        enum sys_transport cls = cg->transport;
+        route_limits(env->sys, rt, &bw, &lv, &cls);
+        if (bw < slow_bw) {
+            slow_bw = bw;
+            cg->slow_pos[k] = t->mirror != NULL && t->mirror[a] && t->mirror[b] ? p : UINT32_MAX;
+        }
         route_limits(env->sys, rt, min_bw, &cg->level, &cg->transport);
     }
     return 0;
@@ -236,6 +250,8 @@ static void group_alloc(struct coll_group *cg, uint32_t nrings, uint32_t n)
     cg->nrings = nrings;
     cg->ring = sim_xcalloc((size_t)nrings * n, sizeof *cg->ring);
     cg->routes = sim_xcalloc((size_t)nrings * n, sizeof *cg->routes);
+    free(cg->slow_pos);
+    cg->slow_pos = sim_xcalloc(nrings, sizeof *cg->slow_pos);
     cg->level = -1;
     cg->transport = ST_PEER;
 }
@@ -543,6 +559,7 @@ void coll_destroy(struct coll_engine *c)
         free(c->group[g].ring);
         free(c->group[g].routes);
         free(c->group[g].real_pos);
+        free(c->group[g].slow_pos);
         free(c->group[g].edges);
     }
     free(c->group);
@@ -819,6 +836,18 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                     struct op_result scratch;
                     memset(&scratch, 0, sizeof scratch);
                     send_bytes(c, r, inst, &cg->routes[(size_t)k * n + pa], dp, da,
+                               slices * r->slice * share, read_factor, write_factor, rcap,
+                               &scratch);
+                }
+                /* and the ring's narrowest hop, between two mirrors: the
+                 * stage waits for it as a full run's would (once a ring) */
+                uint32_t sp = cg->slow_pos[k];
+                if (q == 0 && sp != UINT32_MAX && !chain && sp != pa) {
+                    struct op_result scratch;
+                    memset(&scratch, 0, sizeof scratch);
+                    uint32_t ds = t->group_dev[gr->off + ring[sp]];
+                    uint32_t dd = t->group_dev[gr->off + ring[(sp + 1) % n]];
+                    send_bytes(c, r, inst, &cg->routes[(size_t)k * n + sp], ds, dd,
                                slices * r->slice * share, read_factor, write_factor, rcap,
                                &scratch);
                 }
