@@ -520,6 +520,97 @@ static uint32_t zero3_gather(struct builder *b, const char *id, enum dtype dt, u
     return g;
 }
 
+/* Give op o (the last one added) one more wait whose op is filled in
+ * later, recording where in *slot (slot NULL: none); right after its own
+ * deps, so they stay contiguous. */
+static void take_slot(struct builder *b, struct op *o, uint32_t *slot)
+{
+    struct trace *t = b->t;
+    if (slot == NULL)
+        return;
+    SIM_CHECK(t->ndeps < b->dcap);
+    if (o->ndeps == 0)
+        o->deps_off = t->ndeps;
+    *slot = t->ndeps;
+    t->deps[t->ndeps++] = UINT32_MAX;
+    o->ndeps++;
+}
+
+/* Full recomputation: when the backward enters layer Ln (base, the op's
+ * id past the rank prefix and, in a pipeline step (in_step), its "mbN.",
+ * names a layer other than cur_layer), Ln's forward ops among ops[0..n)
+ * again (".recompute", TP collectives included, DP traffic on other
+ * streams not), from the layer's stored input.  With first set, the
+ * first of them takes the deferred wait of slot (the gradients it needs). */
+static void recompute_entering(struct builder *b, const char *base, int in_step, char cur_layer[16],
+                               const struct op *ops, uint32_t n, uint32_t *slot, int *first)
+{
+    size_t skip = strlen(b->prefix);
+    const char *key = in_step && strchr(base, '.') != NULL ? strchr(base, '.') + 1 : base;
+    size_t ln = strcspn(key, ".");
+    if (key[0] != 'L' || ln < 2 || ln >= 16 || key[ln] != '.' ||
+        (strncmp(key, cur_layer, ln) == 0 && cur_layer[ln] == '\0'))
+        return;
+    snprintf(cur_layer, 16, "%.*s", (int)ln, key);
+    for (uint32_t q = 0; q < n; q++) {
+        struct op f = ops[q];
+        const char *fb = f.id + skip;
+        const char *fk = in_step && strchr(fb, '.') != NULL ? strchr(fb, '.') + 1 : fb;
+        if (strncmp(fk, cur_layer, ln) != 0 || fk[ln] != '.')
+            continue;
+        if (f.kind == OP_COLLECTIVE && f.stream != 0)
+            continue;   /* data-parallel traffic (ZeRO-3's gather): not recomputed */
+        char rid[TRACE_ID_MAX];
+        snprintf(rid, sizeof rid, "%.*s.recompute", (int)sizeof rid - 11, fb);
+        struct op *o = add_op(b, rid, f.kind, f.dtype);
+        o->u = f.u;
+        o->stream = f.stream;
+        o->pass = PASS_FWD;
+        if (o->kind == OP_GEMM)
+            o->u.gemm.transient = 1;    /* the forward's weights again */
+        if (first != NULL && *first)
+            take_slot(b, o, slot);
+        if (first != NULL)
+            *first = 0;
+    }
+}
+
+/* The backward op of forward op src (its id without the rank prefix:
+ * base), added as "<base>.bwd", or NULL when it has none: a forward
+ * all-reduce has none (the column-parallel projections' input gradients
+ * are all-reduced instead), nor has a router's top-k (its gradient flows
+ * through the gates); an all-to-all runs again (the combine's gradients
+ * to the experts' ranks, the dispatch's back to the tokens'), and with
+ * sequence parallelism a TP all-gather's gradient is a reduce-scatter and
+ * the other way round. */
+static struct op *bwd_op(struct builder *b, const struct op *src, const char *base, int sp)
+{
+    int a2a = src->kind == OP_COLLECTIVE && src->u.coll.what == COLL_ALL_TO_ALL;
+    int spc = sp && src->kind == OP_COLLECTIVE && src->stream == 0 && src->u.coll.group == b->tp_group &&
+              (src->u.coll.what == COLL_ALL_GATHER || src->u.coll.what == COLL_REDUCE_SCATTER);
+    if ((src->kind == OP_COLLECTIVE && !a2a && !spc) || src->kind == OP_REDUCTION)
+        return NULL;
+    char id[TRACE_ID_MAX];
+    snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
+    struct op s0 = *src;    /* src may point into the ops that add_op grows */
+    struct op *o = add_op(b, id, s0.kind, s0.dtype);
+    o->u = s0.u;
+    if (spc)
+        o->u.coll.what = s0.u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
+    else if (!a2a)
+        o->pass = PASS_BWD;
+    return o;
+}
+
+/* Megatron's column-parallel layers (QKV, gate/up, a router, the
+ * vocab-parallel head): without sequence parallelism their input
+ * gradients are all-reduced over the TP group. */
+static int column_parallel(const char *base)
+{
+    return ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") || ends_with(base, ".router") ||
+           ends_with(base, ".lm_head") || strcmp(base, "lm_head") == 0;
+}
+
 /* One rank's step (of tp ranks). */
 static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                        uint32_t tp, uint32_t dp)
@@ -617,67 +708,11 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
                 gather = zero3_gather(b, gid, dt, grad_layer, dense_layer, expert_layer, tp, gather);
             }
         }
-        if (s->recompute) {
-            /* entering layer Ln's backward: its forward again first, its
-             * TP all-reduces included, from the layer's stored input */
-            char layer[16] = "";
-            size_t ln = strcspn(base, ".");
-            if (base[0] == 'L' && ln > 1 && ln < sizeof layer && base[ln] == '.')
-                snprintf(layer, sizeof layer, "%.*s", (int)ln, base);
-            if (layer[0] != '\0' && strcmp(layer, cur_layer) != 0) {
-                memcpy(cur_layer, layer, sizeof cur_layer);
-                for (uint32_t k = first; k < nfwd; k++) {
-                    struct op f = t->ops[k];
-                    const char *fb = f.id + strlen(b->prefix);
-                    if (strncmp(fb, layer, ln) != 0 || fb[ln] != '.')
-                        continue;
-                    if (f.kind == OP_COLLECTIVE && f.stream != 0)
-                        continue;   /* data-parallel traffic (ZeRO-3's gather): not recomputed */
-                    char rid[TRACE_ID_MAX];
-                    snprintf(rid, sizeof rid, "%.*s.recompute", (int)sizeof rid - 11, fb);
-                    struct op *o = add_op(b, rid, f.kind, f.dtype);
-                    o->u = f.u;
-                    o->stream = f.stream;
-                    o->pass = PASS_FWD;
-                    if (o->kind == OP_GEMM)
-                        o->u.gemm.transient = 1;    /* the forward's weights again */
-                }
-            }
-        }
-        if (src.kind == OP_COLLECTIVE && src.u.coll.what == COLL_ALL_TO_ALL) {
-            /* expert parallelism: the combine's gradients go back to the
-             * experts' ranks and the dispatch's to the tokens', the same
-             * all-to-alls in reverse */
-            char bid[TRACE_ID_MAX];
-            snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
-            struct op *o = add_op(b, bid, src.kind, src.dtype);
-            o->u = src.u;
+        if (s->recompute)
+            recompute_entering(b, base, 0, cur_layer, &t->ops[first], nfwd - first, NULL, NULL);
+        if (bwd_op(b, &src, base, sp) == NULL)
             continue;
-        }
-        if (sp && src.kind == OP_COLLECTIVE && src.stream == 0 && src.u.coll.group == b->tp_group &&
-            (src.u.coll.what == COLL_ALL_GATHER || src.u.coll.what == COLL_REDUCE_SCATTER)) {
-            /* sequence parallelism: an all-gather's gradient is a
-             * reduce-scatter and the other way round */
-            char bid[TRACE_ID_MAX];
-            snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
-            struct op *o = add_op(b, bid, src.kind, src.dtype);
-            o->u = src.u;
-            o->u.coll.what = src.u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
-            continue;
-        }
-        if (src.kind == OP_COLLECTIVE)
-            continue;
-        if (src.kind == OP_REDUCTION)
-            continue;   /* the router's top-k selects; its gradient flows through the gate weights
-                         * (the combine's backward), no kernel of its own */
-        char bid[TRACE_ID_MAX];
-        snprintf(bid, sizeof bid, "%.*s.bwd", (int)sizeof bid - 5, base);
-        struct op *o = add_op(b, bid, src.kind, src.dtype);
-        o->u = src.u;
-        o->pass = PASS_BWD;
-        if (tp > 1 && !sp && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
-                              ends_with(base, ".router") || strcmp(base, "lm_head") == 0)) {
-            /* (the vocab-parallel head is column-parallel too) */
+        if (tp > 1 && !sp && column_parallel(base)) {
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
@@ -769,22 +804,6 @@ static void ep_groups(struct builder *b, uint32_t tp, uint32_t dp, uint32_t pp, 
         b->edp_group = g0 + pp * blocks * tp + (st * ep + dr % ep) * tp + tr;
 }
 
-/* Give op o (the last one added) one more wait whose op is filled in
- * later, recording where in *slot (slot NULL: none); right after its own
- * deps, so they stay contiguous. */
-static void take_slot(struct builder *b, struct op *o, uint32_t *slot)
-{
-    struct trace *t = b->t;
-    if (slot == NULL)
-        return;
-    SIM_CHECK(t->ndeps < b->dcap);
-    if (o->ndeps == 0)
-        o->deps_off = t->ndeps;
-    *slot = t->ndeps;
-    t->deps[t->ndeps++] = UINT32_MAX;
-    o->ndeps++;
-}
-
 /* One pipeline step of a stage (its own device) for micro-batch m on one
  * of its model chunks, forward (bwd = 0) or backward: the ops of layers
  * [l0, l1), plus the embedding on the first chunk (`embed`) and the head
@@ -799,7 +818,6 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
                     uint32_t tp, uint32_t dp, int last, uint32_t *last_ar)
 {
     struct trace *t = b->t;
-    char id[TRACE_ID_MAX];
     enum dtype dt = s->dtype;
     /* the forward, emitted into a scratch builder region when bwd: the
      * ops are made, then copied reversed as the backward and dropped */
@@ -870,57 +888,15 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     char cur_layer[16] = "";
     for (uint32_t k = f1 - f0; k-- > 0;) {
         const char *base = fwd[k].id + strlen(b->prefix);
-        const char *lb = strchr(base, '.');          /* past "mbN." */
-        lb = lb != NULL ? lb + 1 : base;
-        size_t ln = strcspn(lb, ".");
-        if (s->recompute && lb[0] == 'L' && lb[ln] == '.' && ln < sizeof cur_layer &&
-            (strncmp(lb, cur_layer, ln) != 0 || cur_layer[ln] != '\0')) {
-            /* entering layer Ln's backward: its forward again first (its
-             * TP collectives included), from the layer's stored input, as
-             * build_rank does; the first of them waits for the gradients */
-            snprintf(cur_layer, sizeof cur_layer, "%.*s", (int)ln, lb);
-            for (uint32_t q = 0; q < f1 - f0; q++) {
-                const char *qb = fwd[q].id + strlen(b->prefix), *ql = strchr(qb, '.');
-                ql = ql != NULL ? ql + 1 : qb;
-                if (strncmp(ql, cur_layer, ln) != 0 || ql[ln] != '.')
-                    continue;
-                snprintf(id, sizeof id, "%.*s.recompute", (int)sizeof id - 11, qb);
-                struct op *r = add_op(b, id, fwd[q].kind, fwd[q].dtype);
-                r->u = fwd[q].u;
-                r->stream = fwd[q].stream;
-                r->pass = PASS_FWD;
-                if (r->kind == OP_GEMM)
-                    r->u.gemm.transient = 1;    /* the forward's weights again */
-                if (first)
-                    take_slot(b, r, slot);
-                first = 0;
-            }
-        }
-        /* an all-to-all runs again backward (the combine's gradients to
-         * the experts' ranks, the dispatch's back to the tokens'); the
-         * forward's all-reduces have none (build_rank's rule), nor has a
-         * router's top-k (its gradient flows through the gates) */
-        int a2a = fwd[k].kind == OP_COLLECTIVE && fwd[k].u.coll.what == COLL_ALL_TO_ALL;
-        /* with sequence parallelism the TP all-gathers and reduce-scatters
-         * run again transposed */
-        int spc = sp && fwd[k].kind == OP_COLLECTIVE && fwd[k].u.coll.group == b->tp_group &&
-                  (fwd[k].u.coll.what == COLL_ALL_GATHER || fwd[k].u.coll.what == COLL_REDUCE_SCATTER);
-        if ((fwd[k].kind == OP_COLLECTIVE && !a2a && !spc) || fwd[k].kind == OP_REDUCTION)
+        if (s->recompute)
+            recompute_entering(b, base, 1, cur_layer, fwd, f1 - f0, slot, &first);
+        struct op *o = bwd_op(b, &fwd[k], base, sp);
+        if (o == NULL)
             continue;
-        snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
-        struct op *o = add_op(b, id, fwd[k].kind, fwd[k].dtype);
-        o->u = fwd[k].u;
-        if (spc)
-            o->u.coll.what = fwd[k].u.coll.what == COLL_ALL_GATHER ? COLL_REDUCE_SCATTER : COLL_ALL_GATHER;
-        if (!a2a && !spc)
-            o->pass = PASS_BWD;
         if (first)
             take_slot(b, o, slot);
         first = 0;
-        /* Megatron: the column-parallel projections' input gradients are
-         * all-reduced over the TP group */
-        if (tp > 1 && !sp && (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") ||
-                              ends_with(base, ".router") || ends_with(base, ".lm_head"))) {
+        if (tp > 1 && !sp && column_parallel(base)) {
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, act);
