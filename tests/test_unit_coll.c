@@ -541,6 +541,49 @@ static unsigned tile_channels(const char *tile)
     return ch != NULL ? (unsigned)atoi(ch) : 0;
 }
 
+#define HOLD_GEMM "\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192"
+
+/* GEMM op gi of ops on gpu0 of a DGX A100, beside collective op ci,
+ * against the same GEMM alone: the collective's channels hold that many
+ * of the 108 SMs, so the GEMM takes about 108 / (108 - channels) times as
+ * long.  r keeps the run for the caller's own checks (the caller frees it
+ * when this returns 1). */
+static int gemm_beside(const char *ops, uint32_t ci, uint32_t gi, const char *what, struct run_result *r)
+{
+    char alone[1024];
+    snprintf(alone, sizeof alone,
+             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
+             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\", " HOLD_GEMM ", \"deps\": [\"p0\"]}");
+    struct trace t, t0;
+    struct run_result r0;
+    char msg[600] = "";
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
+    int ok1 = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, r, msg, sizeof msg) == 0;
+    int ok = ok1 && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
+    CHECK(ok);
+    if (ok1 && !ok)
+        run_result_free(r);
+    if (ok) {
+        const struct op_result *a = &r->ops[ci], *g = &r->ops[gi], *g0 = &r0.ops[1];
+        unsigned channels = tile_channels(a->tile);
+        double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
+        double expect = 108.0 / (108.0 - channels);
+        printf("  8192^3 bf16 GEMM on an A100 %s: %.3f ms (alone %.3f; %s: %u SMs held, 108/%u = "
+               "%.3f, got %.3f)\n", what, with * 1e-9, without * 1e-9, a->tile, channels, 108 - channels,
+               expect, with / without);
+        CHECK(channels >= 2);
+        CHECK(with > without * (1.0 + 0.5 * (expect - 1.0)));
+        CHECK(with < without * (1.0 + 1.5 * (expect - 1.0)));
+        run_result_free(&r0);
+    } else {
+        fprintf(stderr, "%s\n", msg);
+    }
+    trace_free(&t);
+    trace_free(&t0);
+    return ok;
+}
+
 /* NCCL launches one CTA per channel (NVIDIA/nccl src/enqueue.cc: grid =
  * {nChannels, 1, 1}) and a GEMM's CTAs do not fit beside it: a GEMM that
  * starts while a 1 GiB all-reduce runs on the other stream gets the A100's
@@ -548,49 +591,23 @@ static unsigned tile_channels(const char *tile)
  * channels) times as long as alone; after the collective it gets all 108. */
 static void test_sm_hold(void)
 {
-    const char *gemm = ", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192";
     char ops[4096];
     int used = 0;
     for (int g = 0; g < 2; g++) {
         used += snprintf(ops + used, sizeof ops - (size_t)used,
                          "%s{\"id\": \"p%d\", \"kind\": \"elementwise\", \"device\": \"gpu%d\", "
                          "\"dtype\": \"bf16\", \"elements\": 1048576},\n"
-                         "{\"id\": \"g%d\", \"device\": \"gpu%d\"%s, \"deps\": [\"p%d\"]},\n"
+                         "{\"id\": \"g%d\", \"device\": \"gpu%d\", " HOLD_GEMM ", \"deps\": [\"p%d\"]},\n"
                          "{\"id\": \"a%d\", \"kind\": \"collective\", \"device\": \"gpu%d\", \"stream\": 1, "
                          "\"collective\": \"all_reduce\", \"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1073741824}",
-                         g ? ",\n" : "", g, g, g, g, gemm, g, g, g);
+                         g ? ",\n" : "", g, g, g, g, g, g, g);
     }
-    char alone[1024];
-    snprintf(alone, sizeof alone,
-             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
-             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\"%s, \"deps\": [\"p0\"]}", gemm);
-    struct trace t, t0;
-    struct run_result r, r0;
-    char msg[600] = "";
-    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
-    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
-    int ok = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
-    CHECK(ok);
-    if (ok) {
-        const struct op_result *g = &r.ops[1], *a = &r.ops[2], *g0 = &r0.ops[1];
-        unsigned channels = tile_channels(a->tile);
-        double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
-        double expect = 108.0 / (108.0 - channels);
-        printf("  8192^3 bf16 GEMM on an A100: %.3f ms alone, %.3f ms beside a 1 GiB all-reduce "
-               "(%s: %u SMs held; 108/%u = %.3f, got %.3f)\n", without * 1e-9, with * 1e-9, a->tile,
-               channels, 108 - channels, expect, with / without);
-        CHECK(channels >= 2);
+    struct run_result r;
+    if (gemm_beside(ops, 2, 1, "beside a 1 GiB all-reduce", &r)) {
+        const struct op_result *g = &r.ops[1], *a = &r.ops[2];
         CHECK(g->start_ps < a->end_ps && g->end_ps > a->start_ps);  /* they overlap */
-        CHECK(with > without * (1.0 + 0.5 * (expect - 1.0)));
-        CHECK(with < without * (1.0 + 1.5 * (expect - 1.0)));
         run_result_free(&r);
-        run_result_free(&r0);
-    } else {
-        fprintf(stderr, "%s\n", msg);
     }
-    trace_free(&t);
-    trace_free(&t0);
 }
 
 /* An early rank's NCCL kernel holds its SMs while it spins for the
@@ -600,50 +617,23 @@ static void test_sm_hold(void)
  * channels' SMs, as test_sm_hold's does while the data moves. */
 static void test_sm_hold_wait(void)
 {
-    const char *gemm = "\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8192, \"n\": 8192, \"k\": 8192";
     const char *ar = "\"kind\": \"collective\", \"collective\": \"all_reduce\", "
                      "\"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1073741824";
-    char ops[4096], alone[1024];
+    char ops[4096];
     snprintf(ops, sizeof ops,
              "{\"id\": \"a0\", \"device\": \"gpu0\", \"stream\": 1, %s},\n"
              "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
              "\"elements\": 1048576},\n"
-             "{\"id\": \"g0\", \"device\": \"gpu0\", %s, \"deps\": [\"p0\"]},\n"
-             "{\"id\": \"h1\", \"device\": \"gpu1\", %s},\n"
-             "{\"id\": \"g1\", \"device\": \"gpu1\", %s},\n"
+             "{\"id\": \"g0\", \"device\": \"gpu0\", " HOLD_GEMM ", \"deps\": [\"p0\"]},\n"
+             "{\"id\": \"h1\", \"device\": \"gpu1\", " HOLD_GEMM "},\n"
+             "{\"id\": \"g1\", \"device\": \"gpu1\", " HOLD_GEMM "},\n"
              "{\"id\": \"a1\", \"device\": \"gpu1\", \"stream\": 1, \"deps\": [\"g1\"], %s}",
-             ar, gemm, gemm, gemm, ar);
-    snprintf(alone, sizeof alone,
-             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
-             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\", %s, \"deps\": [\"p0\"]}",
-             gemm);
-    struct trace t, t0;
-    struct run_result r, r0;
-    char msg[600] = "";
-    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
-    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
-    int ok = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
-    CHECK(ok);
-    if (ok) {
-        const struct op_result *a = &r.ops[0], *g = &r.ops[2], *a1 = &r.ops[5], *g0 = &r0.ops[1];
-        unsigned channels = tile_channels(a->tile);
-        double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
-        double expect = 108.0 / (108.0 - channels);
-        printf("  the GEMM beside an all-reduce still waiting for its peer: %.3f ms (alone %.3f; "
-               "%u SMs held, 108/%u = %.3f, got %.3f)\n", with * 1e-9, without * 1e-9, channels,
-               108 - channels, expect, with / without);
-        CHECK(channels >= 2);
-        CHECK(g->end_ps <= a1->start_ps);      /* all of it before the peer arrives */
-        CHECK(with > without * (1.0 + 0.5 * (expect - 1.0)));
-        CHECK(with < without * (1.0 + 1.5 * (expect - 1.0)));
+             ar, ar);
+    struct run_result r;
+    if (gemm_beside(ops, 0, 2, "beside an all-reduce still waiting for its peer", &r)) {
+        CHECK(r.ops[2].end_ps <= r.ops[5].start_ps);      /* all of it before the peer arrives */
         run_result_free(&r);
-        run_result_free(&r0);
-    } else {
-        fprintf(stderr, "%s\n", msg);
     }
-    trace_free(&t);
-    trace_free(&t0);
 }
 
 /* Symmetric ranks: a TP 2 x DP 4 training step with one replica simulated
