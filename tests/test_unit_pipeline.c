@@ -318,6 +318,23 @@ int main(void)
     int rs2 = find(&t, "r0.s0.L0.dp_reduce_scatter");
     CHECK(rs1 >= 0 && rs2 >= 0 && rs_flat > 0 && t.ops[rs2].u.coll.bytes == rs_flat);
     trace_free(&t);
+    /* a stage's weights count once in its working set, however many
+     * micro-batches use them (each micro-batch's forward GEMMs after the
+     * first are another op's weights): 8 micro-batches hold what 1 does */
+    {
+        double w1 = 0, w8 = 0;
+        struct llm_step one = s;
+        one.microbatches = 1;
+        CHECK_EQ_INT(llm_build(&c, &one, &t, &d), 0);
+        trace_working_set(&t, 1, &w1);
+        trace_free(&t);
+        CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+        trace_working_set(&t, 1, &w8);
+        trace_free(&t);
+        /* stage 1: L8..L15, 8 x 202 M parameters at 2 bytes */
+        CHECK_NEAR_REL(w1, 8.0 * 2.0 * (4096.0 * 3 * 4096 + 4096.0 * 4096 + 3.0 * 4096 * 11008), 1e-9);
+        CHECK_NEAR_REL(w8, w1, 1e-12);
+    }
     /* refused until modelled, by field */
     static const struct { int recompute; uint32_t mb; uint64_t batch; const char *want; } bad[] = {
         {0, 3, 8, "split"}, {1, 5, 8, "split"},

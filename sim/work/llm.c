@@ -852,6 +852,12 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         }
     }
     uint32_t f1 = t->nops;
+    /* every micro-batch's forward uses the same weights: the first holds
+     * them, the others' GEMMs are marked as another op's (trace.h), so
+     * the working set counts a stage's weights once */
+    for (uint32_t k = f0; m > 0 && !bwd && k < f1; k++)
+        if (t->ops[k].kind == OP_GEMM)
+            t->ops[k].u.gemm.transient = 1;
     if (!bwd) {
         /* the forward's first op waits for the stage's previous op and the
          * activations it receives (its own deps, at the end) */
