@@ -253,6 +253,9 @@ static void test_other(void)
         {"--phase decode --batch 4 --expert-load 2", "--expert-load"},
         {"--phase train --batch 4 --prompt 256 --sp", "--sp"},
         {"--phase train --batch 4 --prompt 256 --vpp 2", "--vpp"},
+        {"--phase train --batch 4 --prompt 254 --cp 2", "--prompt"},
+        {"--phase train --batch 4 --prompt 256 --cp 2 --ep 2", "--cp"},
+        {"--phase decode --batch 4 --cp 2", "--cp"},
     };
     for (size_t i = 0; i < sizeof gen_bad / sizeof gen_bad[0]; i++) {
         snprintf(args, sizeof args, "gen llm --model traces/models/mixtral-8x7b.json %s -o '%s/out.json'",
@@ -264,6 +267,11 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
              "--phase train --batch 8 --prompt 256 --pp 4 --vpp 16 --microbatches 4");
     expect_fail("fit-pp", args, "", 0, "--vpp");
+    /* and the context-parallel ones */
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
+             "--phase train --batch 8 --prompt 1022 --cp 2");
+    expect_fail("fit-cp", args, "", 0, "--prompt");
 
     /* usage errors */
     snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);

@@ -15,23 +15,6 @@
 #include "test.h"
 #include "util.h"
 
-static int find(const struct trace *t, const char *id)
-{
-    for (uint32_t i = 0; i < t->nops; i++)
-        if (strcmp(t->ops[i].id, id) == 0)
-            return (int)i;
-    return -1;
-}
-
-static int depends_on(const struct trace *t, int op, int on)
-{
-    const struct op *o = &t->ops[op];
-    for (uint32_t k = 0; k < o->ndeps; k++)
-        if ((int)t->deps[o->deps_off + k] == on)
-            return 1;
-    return 0;
-}
-
 int main(void)
 {
     struct diag d;
@@ -39,21 +22,21 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 4);
     /* 32 layers over 4 stages: stage 1 holds L8..L15 */
-    CHECK(find(&t, "s1.mb0.L8.qkv_proj") >= 0 && find(&t, "s1.mb0.L16.qkv_proj") < 0);
-    CHECK(find(&t, "s0.mb0.embed") >= 0 && find(&t, "s3.mb7.loss") >= 0);
+    CHECK(tu_find_op(&t, "s1.mb0.L8.qkv_proj") >= 0 && tu_find_op(&t, "s1.mb0.L16.qkv_proj") < 0);
+    CHECK(tu_find_op(&t, "s0.mb0.embed") >= 0 && tu_find_op(&t, "s3.mb7.loss") >= 0);
     /* the next stage's forward waits for this stage's activations, this
      * stage's backward for the next stage's gradients */
-    int send = find(&t, "s0.mb3.act_send"), recv = find(&t, "s1.mb3.L8.attn_norm");
-    CHECK(send >= 0 && recv >= 0 && depends_on(&t, recv, send));
+    int send = tu_find_op(&t, "s0.mb3.act_send"), recv = tu_find_op(&t, "s1.mb3.L8.attn_norm");
+    CHECK(send >= 0 && recv >= 0 && tu_depends_on(&t, recv, send));
     CHECK(t.ops[send].kind == OP_MEMCPY && t.ops[send].u.copy.dir == MEMCPY_P2P &&
           t.ops[send].u.copy.peer == 1 && t.ops[send].device == 0);
-    int gsend = find(&t, "s1.mb3.grad_send"), brecv = find(&t, "s0.mb3.L7.attn_norm.bwd");
-    int bfirst = find(&t, "s0.mb3.L7.mlp_norm.bwd");
+    int gsend = tu_find_op(&t, "s1.mb3.grad_send"), brecv = tu_find_op(&t, "s0.mb3.L7.attn_norm.bwd");
+    int bfirst = tu_find_op(&t, "s0.mb3.L7.mlp_norm.bwd");
     (void)brecv;
     /* stage 0's backward of mb3 begins with its last layer's last op */
     int first_bwd = -1;
@@ -62,11 +45,11 @@ int main(void)
             first_bwd = (int)i;
             break;
         }
-    CHECK(gsend >= 0 && first_bwd >= 0 && depends_on(&t, first_bwd, gsend));
+    CHECK(gsend >= 0 && first_bwd >= 0 && tu_depends_on(&t, first_bwd, gsend));
     CHECK(bfirst >= 0);
     /* 1F1B order on stage 1: warm-up of 2 forwards, then forward 2, backward 0 */
-    int f2 = find(&t, "s1.mb2.L8.attn_norm"), b0 = find(&t, "s1.mb0.L15.attn_norm.bwd"),
-        f3 = find(&t, "s1.mb3.L8.attn_norm");
+    int f2 = tu_find_op(&t, "s1.mb2.L8.attn_norm"), b0 = tu_find_op(&t, "s1.mb0.L15.attn_norm.bwd"),
+        f3 = tu_find_op(&t, "s1.mb3.L8.attn_norm");
     CHECK(f2 >= 0 && b0 > f2 && f3 > b0);
     /* on a node of H100s: every device idles for the bubble and no more */
     struct hw_system sys;
@@ -92,16 +75,16 @@ int main(void)
     struct llm_step sv = s;
     sv.vpp = 2;
     CHECK_EQ_INT(llm_build(&c, &sv, &t, &d), 0);
-    CHECK(find(&t, "s0.mb0.L0.qkv_proj") >= 0 && find(&t, "s0.mb0.L16.qkv_proj") >= 0 &&
-          find(&t, "s0.mb0.L4.qkv_proj") < 0 && find(&t, "s3.mb0.L28.qkv_proj") >= 0);
-    int wrap = find(&t, "s3.mb2.c0.act_send"), c1 = find(&t, "s0.mb2.L16.attn_norm");
-    CHECK(wrap >= 0 && c1 >= 0 && depends_on(&t, c1, wrap) && t.ops[wrap].u.copy.peer == 0);
-    int gwrap = find(&t, "s0.mb2.c1.grad_send"), b3 = find(&t, "s3.mb2.L15.down_proj.bwd");
-    CHECK(gwrap >= 0 && b3 >= 0 && depends_on(&t, b3, gwrap) && t.ops[gwrap].u.copy.peer == 3);
+    CHECK(tu_find_op(&t, "s0.mb0.L0.qkv_proj") >= 0 && tu_find_op(&t, "s0.mb0.L16.qkv_proj") >= 0 &&
+          tu_find_op(&t, "s0.mb0.L4.qkv_proj") < 0 && tu_find_op(&t, "s3.mb0.L28.qkv_proj") >= 0);
+    int wrap = tu_find_op(&t, "s3.mb2.c0.act_send"), c1 = tu_find_op(&t, "s0.mb2.L16.attn_norm");
+    CHECK(wrap >= 0 && c1 >= 0 && tu_depends_on(&t, c1, wrap) && t.ops[wrap].u.copy.peer == 0);
+    int gwrap = tu_find_op(&t, "s0.mb2.c1.grad_send"), b3 = tu_find_op(&t, "s3.mb2.L15.down_proj.bwd");
+    CHECK(gwrap >= 0 && b3 >= 0 && tu_depends_on(&t, b3, gwrap) && t.ops[gwrap].u.copy.peer == 3);
     /* Megatron's order on stage 3: 0 + 4 warm-up chunk-forwards (mb 0-3 of
      * chunk 0), then chunk 1's mb 0 forward before chunk 1's mb 0 backward */
-    int w3 = find(&t, "s3.mb3.L12.attn_norm"), f40 = find(&t, "s3.mb0.L28.attn_norm"),
-        bw0 = find(&t, "s3.mb0.L31.attn_norm.bwd");
+    int w3 = tu_find_op(&t, "s3.mb3.L12.attn_norm"), f40 = tu_find_op(&t, "s3.mb0.L28.attn_norm"),
+        bw0 = tu_find_op(&t, "s3.mb0.L31.attn_norm.bwd");
     CHECK(w3 >= 0 && f40 > w3 && bw0 > f40);
     struct run_result rv;
     CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rv, &d), 0);
@@ -141,11 +124,11 @@ int main(void)
     CHECK_EQ_INT(llm_build(&c, &s3, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 8);
     CHECK_EQ_INT(t.ngroups, 4 + 4);
-    int a = find(&t, "r5.s1.mb0.act_send");       /* stage 1 has no act_send */
+    int a = tu_find_op(&t, "r5.s1.mb0.act_send");       /* stage 1 has no act_send */
     CHECK(a < 0);
-    a = find(&t, "r1.s0.mb2.act_send");            /* stage 0, replica 0, TP rank 1 -> device 5 */
+    a = tu_find_op(&t, "r1.s0.mb2.act_send");            /* stage 0, replica 0, TP rank 1 -> device 5 */
     CHECK(a >= 0 && t.ops[a].device == 1 && t.ops[a].u.copy.peer == 5);
-    int g = find(&t, "r6.s1.mb3.grad_send");       /* stage 1, replica 1, TP rank 0 -> device 2 */
+    int g = tu_find_op(&t, "r6.s1.mb3.grad_send");       /* stage 1, replica 1, TP rank 0 -> device 2 */
     CHECK(g >= 0 && t.ops[g].u.copy.peer == 2);
     uint32_t dp_ar = 0, tp_ar = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
@@ -177,7 +160,7 @@ int main(void)
         CHECK(idle > 0.5 * 1.0 / 5.0 && idle < 0.6);   /* the bubble: (P - 1) / (M + P - 1) = 20% */
     }
     double adamw0 = 0;
-    int aw = find(&t, "r4.s1.adamw");
+    int aw = tu_find_op(&t, "r4.s1.adamw");
     CHECK(aw >= 0);
     if (aw >= 0)
         adamw0 = (double)t.ops[aw].u.ew.elements;
@@ -204,10 +187,10 @@ int main(void)
     CHECK_EQ_INT(rs, 16 + 1);
     CHECK_EQ_INT(ag, 1);
     CHECK_EQ_INT(ar, 0);
-    aw = find(&t, "r4.s1.adamw");
+    aw = tu_find_op(&t, "r4.s1.adamw");
     CHECK(aw >= 0 && fabs((double)t.ops[aw].u.ew.elements - adamw0 / 2) <= 1.0);
-    int pg = find(&t, "r4.s1.param_allgather");
-    CHECK(pg >= 0 && depends_on(&t, pg, aw));
+    int pg = tu_find_op(&t, "r4.s1.param_allgather");
+    CHECK(pg >= 0 && tu_depends_on(&t, pg, aw));
     struct run_result rz;
     CHECK_EQ_INT(run_system_opts(&sys3, &t, NULL, &rz, &d), 0);
     printf("  the same with ZeRO-1: step %.2f ms (without: %.2f)\n", (double)rz.total_ps * 1e-9,
@@ -226,10 +209,10 @@ int main(void)
     struct llm_config moe;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
     struct llm_step sm = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0};
+                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK_EQ_INT(llm_build(&moe, &sm, &t, &d), 0);
-    CHECK(find(&t, "s2.mb1.L17.experts_gate_up") >= 0 && find(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
-    CHECK(find(&t, "s2.mb1.L17.topk") >= 0 && find(&t, "s2.mb1.L17.topk.bwd") < 0);
+    CHECK(tu_find_op(&t, "s2.mb1.L17.experts_gate_up") >= 0 && tu_find_op(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
+    CHECK(tu_find_op(&t, "s2.mb1.L17.topk") >= 0 && tu_find_op(&t, "s2.mb1.L17.topk.bwd") < 0);
     struct hw_system sysm;
     CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sysm, &d), 0);
     struct run_result rm;
@@ -249,7 +232,7 @@ int main(void)
     se.ep = 2;
     CHECK_EQ_INT(llm_build(&moe, &se, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 8);
-    int disp = find(&t, "r5.s1.mb1.L20.dispatch"), dispb = find(&t, "r5.s1.mb1.L20.dispatch.bwd");
+    int disp = tu_find_op(&t, "r5.s1.mb1.L20.dispatch"), dispb = tu_find_op(&t, "r5.s1.mb1.L20.dispatch.bwd");
     CHECK(disp >= 0 && dispb >= 0);
     if (disp >= 0 && dispb >= 0) {
         const struct trace_group *ge = &t.groups[t.ops[disp].u.coll.group];
@@ -257,7 +240,7 @@ int main(void)
         CHECK(t.ops[dispb].u.coll.what == COLL_ALL_TO_ALL && t.ops[dispb].u.coll.group == t.ops[disp].u.coll.group);
     }
     double xl = 8.0 * 3 * 4096 * 14336;   /* a layer's experts */
-    int edp = find(&t, "r5.s1.L20.edp_allreduce"), ddp = find(&t, "r5.s1.L20.dp_allreduce");
+    int edp = tu_find_op(&t, "r5.s1.L20.edp_allreduce"), ddp = tu_find_op(&t, "r5.s1.L20.dp_allreduce");
     CHECK(edp >= 0 && ddp >= 0);
     if (edp >= 0 && ddp >= 0) {
         const struct trace_group *gx = &t.groups[t.ops[edp].u.coll.group];
@@ -265,7 +248,7 @@ int main(void)
         CHECK_NEAR_REL((double)t.ops[edp].u.coll.bytes, xl / 2 * 2, 1e-6);
         CHECK_EQ_INT(t.groups[t.ops[ddp].u.coll.group].n, 4);
     }
-    int awe = find(&t, "r5.s1.adamw");
+    int awe = tu_find_op(&t, "r5.s1.adamw");
     double lpe = ((double)llm_param_count(&moe) - 2.0 * 32000 * 4096 - 4096) / 32;  /* less the final norm */
     CHECK(awe >= 0 && fabs((double)t.ops[awe].u.ew.elements - ((lpe - xl) * 16 + 32000.0 * 4096 + xl * 16 / 2)) <= 1.0);
     struct run_result re;
@@ -282,10 +265,10 @@ int main(void)
     struct llm_step rcs = s;
     rcs.recompute = 1;
     CHECK_EQ_INT(llm_build(&c, &rcs, &t, &d), 0);
-    int rq = find(&t, "s1.mb3.L15.attn_norm.recompute"), rb = find(&t, "s1.mb3.L15.down_proj.bwd");
+    int rq = tu_find_op(&t, "s1.mb3.L15.attn_norm.recompute"), rb = tu_find_op(&t, "s1.mb3.L15.down_proj.bwd");
     CHECK(rq >= 0 && rb > rq && t.ops[rq].pass == PASS_FWD);
-    int rfirst = find(&t, "s1.mb3.L15.attn_norm.recompute"), gs = find(&t, "s2.mb3.grad_send");
-    CHECK(rfirst >= 0 && gs >= 0 && depends_on(&t, rfirst, gs));
+    int rfirst = tu_find_op(&t, "s1.mb3.L15.attn_norm.recompute"), gs = tu_find_op(&t, "s2.mb3.grad_send");
+    CHECK(rfirst >= 0 && gs >= 0 && tu_depends_on(&t, rfirst, gs));
     uint32_t nrc = 0;
     for (uint32_t i = 0; i < t.nops; i++)
         nrc += t.ops[i].device == 1 && strstr(t.ops[i].id, ".qkv_proj.recompute") != NULL;
@@ -307,15 +290,15 @@ int main(void)
     CHECK_EQ_INT(llm_config_load("traces/models/smollm-135m.json", &tied, &d), 0);
     CHECK(tied.tied);
     struct llm_step st1 = {LLM_TRAIN, 2, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                           LLM_FW_FUSED, 1, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                           LLM_FW_FUSED, 1, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK_EQ_INT(llm_build(&tied, &st1, &t, &d), 0);
-    int rs1 = find(&t, "r0.L0.dp_reduce_scatter");
+    int rs1 = tu_find_op(&t, "r0.L0.dp_reduce_scatter");
     uint64_t rs_flat = rs1 >= 0 ? t.ops[rs1].u.coll.bytes : 0;
     trace_free(&t);
     st1.pp = 2;
     st1.microbatches = 2;
     CHECK_EQ_INT(llm_build(&tied, &st1, &t, &d), 0);
-    int rs2 = find(&t, "r0.s0.L0.dp_reduce_scatter");
+    int rs2 = tu_find_op(&t, "r0.s0.L0.dp_reduce_scatter");
     CHECK(rs1 >= 0 && rs2 >= 0 && rs_flat > 0 && t.ops[rs2].u.coll.bytes == rs_flat);
     trace_free(&t);
     /* a stage's weights count once in its working set, however many

@@ -155,6 +155,27 @@ static inline int tu_load_trace(const char *path, struct trace *t)
 }
 
 /* Run a shell command; its exit status, or -1 if it did not exit normally. */
+/* The index of the op with this id in t, or -1. */
+static inline int tu_find_op(const struct trace *t, const char *id)
+{
+    for (uint32_t i = 0; i < t->nops; i++)
+        if (strcmp(t->ops[i].id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* 1 if op waits for op `on` directly (either may be -1: 0). */
+static inline int tu_depends_on(const struct trace *t, int op, int on)
+{
+    if (op < 0 || on < 0)
+        return 0;
+    const struct op *o = &t->ops[op];
+    for (uint32_t k = 0; k < o->ndeps; k++)
+        if ((int)t->deps[o->deps_off + k] == on)
+            return 1;
+    return 0;
+}
+
 static inline int tu_sh(const char *cmd)
 {
     int st = system(cmd);

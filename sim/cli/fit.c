@@ -28,7 +28,7 @@ static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *o
 const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--tp N] [--sp] [--dp D] [--zero 0-3] [--recompute]\n"
+    "                  [--kv-dtype D] [--tp N] [--sp] [--cp C] [--dp D] [--zero 0-3] [--recompute]\n"
     "                  [--pp P [--microbatches M] [--vpp V]]\n"
     "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--json OUT.json]\n"
@@ -39,7 +39,7 @@ int cli_fit(int argc, char **argv)
     const char *hw = NULL, *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL;
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL;
+    const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL, *cps = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -47,7 +47,7 @@ int cli_fit(int argc, char **argv)
         {"prompt", 0, &prompt, NULL},   {"context", 0, &context, NULL},
         {"recompute", 0, NULL, &recompute}, {"sp", 0, NULL, &sp},
         {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
-        {"vpp", 0, &vpps, NULL},
+        {"vpp", 0, &vpps, NULL},        {"cp", 0, &cps, NULL},
         {"dtype", 0, &dtype, NULL},     {"weights", 0, &weights, NULL},
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
@@ -75,7 +75,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -113,6 +113,16 @@ int cli_fit(int argc, char **argv)
     }
     s.recompute = recompute;
     s.sp = sp;
+    if (cps != NULL) {
+        uint64_t v = 1;
+        if (parse_count("--cp", cps, 1, &v))
+            return 2;
+        if (v > 4096 || !ascii_ieq(phase, "train")) {
+            fprintf(stderr, "strata fit: --cp (1-4096 context-parallel ranks) is for --phase train\n");
+            return 2;
+        }
+        s.cp = (uint32_t)v;
+    }
     uint64_t vp = 1;
     if (vpps != NULL && (parse_count("--vpp", vpps, 1, &vp) || vp > 64 || pps == NULL)) {
         fprintf(stderr, "strata fit: --vpp (1-64 model chunks a stage) needs --pp 2 or more\n");
@@ -185,7 +195,8 @@ int cli_fit(int argc, char **argv)
     struct llm_step as_gen = s;     /* fit's train is a prefill-shaped step with train set */
     if (train)
         as_gen.phase = LLM_TRAIN;
-    if (llm_check_ep(&c, &as_gen, &d) != 0 || llm_check_pp(&c, &as_gen, &d) != 0) {   /* the layouts gen llm can write */
+    if (llm_check_ep(&c, &as_gen, &d) != 0 || llm_check_pp(&c, &as_gen, &d) != 0 ||
+        llm_check_cp(&as_gen, &d) != 0) {   /* the layouts gen llm can write */
         diag_print(&d, stderr);
         return 1;
     }

@@ -90,7 +90,11 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         seq = ceil(seq / s->page_size) * s->page_size;
     f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
                   dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
-    double act_tokens = (double)s->batch * tokens_new;
+    /* context parallelism: a rank holds 1/cp of each sequence, and the
+     * training state is sharded over the data x context ranks */
+    double cpn = train && s->cp > 1 ? s->cp : 1;
+    double act_tokens = (double)s->batch * tokens_new / cpn;
+    dp *= cpn;
     f->activations = act_tokens * (4 * h + 2 * inter / t) * eb;
     if (train) {
         /* stored activations per layer, 16-bit: s b h (10 + 24/t) bytes with

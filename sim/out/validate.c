@@ -252,7 +252,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
@@ -283,18 +283,20 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         st.tp = (uint32_t)tp;
         st.dp = (uint32_t)dp;
         uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
-        uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0;
+        uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0, cpn = 1;
         if (spec_u64(&s, "zero", 0, 0, 0, &zero) || spec_u64(&s, "recompute", 0, 0, 0, &recompute) ||
             spec_u64(&s, "replicas_simulated", 0, 0, 0, &replicas) ||
             spec_u64(&s, "dcn", 0, 1, 1, &dcn) || spec_u64(&s, "page_size", 0, 0, 0, &page) ||
             spec_u64(&s, "pp", 0, 1, 1, &pp) || spec_u64(&s, "microbatches", 0, 0, 1, &mbs) ||
             spec_u64(&s, "vpp", 0, 1, 1, &vpp) || spec_u64(&s, "ep", 0, 1, 1, &ep) ||
-            spec_u64(&s, "sp", 0, 0, 0, &sp))
+            spec_u64(&s, "sp", 0, 0, 0, &sp) || spec_u64(&s, "cp", 0, 1, 1, &cpn))
             return -1;
-        if (dcn > 65536 || page > 65535 || pp > 65536 || mbs > 4096 || vpp > 64 || ep > 65536 || sp > 1)
+        if (dcn > 65536 || page > 65535 || pp > 65536 || mbs > 4096 || vpp > 64 || ep > 65536 || sp > 1 ||
+            cpn > 4096)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",
                             "dcn, pp, ep: at most 65536; page_size at most 65535; microbatches at "
-                            "most 4096; vpp at most 64; sp 0 or 1");
+                            "most 4096; vpp at most 64; sp 0 or 1; cp at most 4096");
+        st.cp = (uint32_t)cpn;
         st.dcn = (uint32_t)dcn;
         st.page_size = (uint32_t)page;
         st.pp = (uint32_t)pp;

@@ -184,7 +184,47 @@ struct builder {
                                  * E/T whole experts, every token is on every rank */
     uint32_t also;              /* the next op waits for this one too (UINT32_MAX: none) */
     uint32_t dcn_group;         /* this rank's group across slices (dcn > 1), else UINT32_MAX */
+    uint32_t cp;                /* context-parallel ranks (1: none) */
+    uint32_t cp_rank;           /* this rank's place in its CP ring */
+    uint32_t cp_next, cp_prev;  /* the devices it sends K, V to and receives them from */
+    uint32_t mb;                /* the micro-batch being built (pipeline), else 0 */
+    int scratch;                /* building a pipeline backward's scratch forward: no ring
+                                 * sends recorded, no waits taken */
+    struct cp_ring *ring;       /* with cp > 1: the ring's sends and waits */
+    uint32_t dp_sim;            /* replicas given ops (data x context parallel) */
 };
+
+/* The context-parallel ring's cross-rank waits: every send op (keyed by
+ * sender, layer, pass, micro-batch and ring step) and every deps slot that
+ * waits for one, matched once all ranks are built (a sender may come after
+ * its receiver).  Passes: 0 forward, 1 backward, 2 recomputed forward.
+ * Both lists grow with the ops, not with the key space. */
+struct cp_link {
+    uint64_t key;
+    uint32_t at;                /* a send: its op; a wait: its deps slot */
+};
+struct cp_ring {
+    struct cp_link *send, *wait;
+    size_t nsend, caps, nwait, capw;
+    uint32_t layers, mbs, cp, tp, dp, dp_sim;
+};
+
+static void cp_push(struct cp_link **v, size_t *n, size_t *cap, uint64_t key, uint32_t at)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 4096;
+        *v = sim_xrealloc(*v, *cap * sizeof **v);
+    }
+    (*v)[*n].key = key;
+    (*v)[*n].at = at;
+    (*n)++;
+}
+
+static int cp_link_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct cp_link *)a)->key, y = ((const struct cp_link *)b)->key;
+    return x < y ? -1 : x > y;
+}
 
 static struct op *add_op(struct builder *b, const char *id, enum op_kind kind, enum dtype dt)
 {
@@ -391,12 +431,16 @@ static void add_moe(struct builder *b, const struct llm_config *c, const struct 
 #undef ID
 }
 
+static void cp_attention(struct builder *b, const struct op *proto, const char *stem, const char *sfx,
+                         uint64_t l, int pass);
+
 /* Layer l's forward on rows tokens of batch sequences (a rank's share of
  * heads and MLP with tp ranks). */
 static void emit_layer(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                        uint64_t l, uint64_t rows, uint64_t batch, uint32_t tp)
 {
-    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    /* with context parallelism a rank holds 1/cp of each sequence */
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt / b->cp;
     uint64_t kv_len = s->context + T;
     uint64_t h = c->hidden, hd = c->head_dim;
     enum dtype dt = s->dtype;
@@ -432,7 +476,10 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         /* RoPE on q and k, with k and v written to the KV cache */
         add_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
     }
-    struct op *a = add_op(b, ID("attention"), OP_ATTENTION, dt);
+    struct op pa, *a = &pa;
+    memset(a, 0, sizeof *a);
+    a->kind = OP_ATTENTION;
+    a->dtype = dt;
     a->u.attn.batch = batch;
     a->u.attn.heads = heads;
     a->u.attn.kv_heads = kvh;
@@ -443,6 +490,13 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     a->u.attn.impl = s->attn;
     a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
     a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
+    if (b->cp > 1) {
+        char stem[24];
+        snprintf(stem, sizeof stem, "L%llu", (unsigned long long)l);
+        cp_attention(b, &pa, stem, "", l, 0);
+    } else {
+        add_op(b, ID("attention"), OP_ATTENTION, dt)->u = pa.u;
+    }
     if (s->framework == LLM_FW_LLAMA_CPP)
         add_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
     add_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
@@ -536,6 +590,140 @@ static void take_slot(struct builder *b, struct op *o, uint32_t *slot)
     o->ndeps++;
 }
 
+/* Where ring send (sender dev, layer l, pass, micro-batch m, step i) is
+ * kept; dev must be simulated (a CP ring is simulated whole). */
+static uint64_t cp_key(const struct cp_ring *r, uint32_t dev, uint64_t l, int pass, uint32_t m, uint32_t i)
+{
+    uint32_t st = dev / (r->dp * r->tp), dr = dev / r->tp % r->dp, tr = dev % r->tp;
+    SIM_CHECK(dr < r->dp_sim && l < r->layers && m < r->mbs && i < r->cp);
+    uint64_t six = ((uint64_t)st * r->dp_sim + dr) * r->tp + tr;
+    return (((six * r->layers + l) * 3 + (uint64_t)pass) * r->mbs + m) * r->cp + i;
+}
+
+/* Op o (the last added) also waits for the previous rank's ring send i. */
+static void cp_wait_for(struct builder *b, struct op *o, uint64_t l, int pass, uint32_t i)
+{
+    struct cp_ring *r = b->ring;
+    if (b->scratch)
+        return;
+    uint32_t slot;
+    take_slot(b, o, &slot);
+    cp_push(&r->wait, &r->nwait, &r->capw, cp_key(r, b->cp_prev, l, pass, b->mb, i), slot);
+}
+
+/* Ring send i: bytes to the next rank on stream 3, after `after` and
+ * `also` (UINT32_MAX: none) and, when recv, the previous rank's send
+ * i - 1 (what it forwards); the compute chain goes on without it. */
+static uint32_t cp_send(struct builder *b, const char *id, enum dtype dt, uint64_t bytes, uint32_t after,
+                        uint32_t also, uint64_t l, int pass, uint32_t i, int recv)
+{
+    uint32_t keep = b->prev, keep_also = b->also;
+    b->prev = after;
+    b->also = also;
+    struct op *o = add_op(b, id, OP_MEMCPY, dt);
+    o->stream = 3;
+    o->u.copy.bytes = bytes > 0 ? bytes : 1;
+    o->u.copy.dir = MEMCPY_P2P;
+    o->u.copy.peer = b->cp_next;
+    o->u.copy.src = TRACE_NO_DEVICE;
+    if (recv)
+        cp_wait_for(b, o, l, pass, i - 1);
+    uint32_t idx = b->t->nops - 1;
+    if (!b->scratch)
+        cp_push(&b->ring->send, &b->ring->nsend, &b->ring->caps,
+                cp_key(b->ring, b->device, l, pass, b->mb, i), idx);
+    b->prev = keep;
+    b->also = keep_also;
+    return idx;
+}
+
+/* The ring ops of a context-parallel attention: the other ops of the
+ * ring, which cp_attention makes again for the backward and recompute. */
+static int cp_aux(const char *base)
+{
+    return strstr(base, ".kv_send.cp") != NULL || strstr(base, ".attention.cp") != NULL ||
+           ends_with(base, ".attn_merge");
+}
+
+/* Attention under context parallelism (llm.h): proto is the rank's own
+ * block (its 1/cp of each sequence against itself, causal), stem the id
+ * before ".attention" ("L3", "mb2.L3"), sfx "", ".bwd" or ".recompute",
+ * pass 0 forward, 1 backward, 2 recomputed forward.  Step i works on the
+ * K, V of ring rank r - i: of an earlier rank only its first chunk is
+ * seen, by all the queries; of a later rank both chunks, by the second
+ * chunk of queries only.  Forward: send i passes on the block step i
+ * used (cp - 1 sends), then the partial outputs are merged by their
+ * log-sum-exps.  Backward (Transformer Engine's order): send i carries
+ * the K, V step i + 1 needs and the dK, dV step i - 1 added to, and the
+ * rank's own dK, dV come home after the last step. */
+static void cp_attention(struct builder *b, const struct op *proto, const char *stem, const char *sfx,
+                         uint64_t l, int pass)
+{
+    uint32_t C = b->cp, r = b->cp_rank;
+    const struct op p0 = *proto;     /* proto may point into the ops add_op grows */
+    uint64_t Tl = p0.u.attn.q_len, half = Tl / 2;
+    enum dtype dt = p0.dtype;
+    double kb = dtype_bytes(p0.u.attn.kv_dtype < DT_COUNT ? p0.u.attn.kv_dtype : dt, 1.0);
+    uint64_t kv_el = p0.u.attn.batch * Tl * 2 * p0.u.attn.kv_heads * p0.u.attn.head_dim;
+    uint64_t kvb = (uint64_t)ceil((double)kv_el * kb);
+    uint32_t before = b->prev, send = UINT32_MAX, step = UINT32_MAX;
+    char id[TRACE_ID_MAX];
+    for (uint32_t i = 0; i < C; i++) {
+        if (pass == 1 || i + 1 < C) {
+            uint64_t bytes = pass == 1 ? (i + 1 < C ? kvb : 0) + (i > 0 ? kvb : 0) : kvb;
+            snprintf(id, sizeof id, "%.60s.kv_send.cp%u%s", stem, i, sfx);
+            send = cp_send(b, id, dt, bytes, i == 0 ? before : send, pass == 1 && i > 0 ? step : UINT32_MAX,
+                           l, pass, i, i > 0);
+        }
+        if (i == 0)
+            snprintf(id, sizeof id, "%.60s.attention%s", stem, sfx);
+        else
+            snprintf(id, sizeof id, "%.60s.attention.cp%u%s", stem, i, sfx);
+        struct op *a = add_op(b, id, OP_ATTENTION, dt);
+        a->u = p0.u;
+        a->pass = pass == 1 ? PASS_BWD : PASS_FWD;
+        if (i > 0) {
+            a->u.attn.causal = 0;
+            if (i <= r)
+                a->u.attn.kv_len = half;
+            else
+                a->u.attn.q_len = half;
+            cp_wait_for(b, a, l, pass, i - 1);
+        }
+        step = b->t->nops - 1;
+    }
+    uint64_t q_el = p0.u.attn.batch * Tl * p0.u.attn.heads * p0.u.attn.head_dim;
+    if (pass == 1) {
+        snprintf(id, sizeof id, "%.60s.dkv_home%s", stem, sfx);
+        add_ew(b, id, dt, kv_el, 1, 1, 0.0);
+        cp_wait_for(b, &b->t->ops[b->t->nops - 1], l, 1, C - 1);
+    } else {
+        snprintf(id, sizeof id, "%.60s.attn_merge%s", stem, sfx);
+        add_ew(b, id, dt, q_el * (C - 1), 2, 1, 4.0);
+    }
+}
+
+/* The layer number of a stem "L3" or "mb2.L3". */
+static uint64_t stem_layer(const char *stem)
+{
+    const char *p = strrchr(stem, '.');
+    p = p != NULL ? p + 1 : stem;
+    return p[0] == 'L' ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* For a CP ring's first forward op (the rank's own block, "<stem>.attention"
+ * with stem at most 60 characters): the ring again as pass, with sfx. */
+static int cp_again(struct builder *b, const struct op *src, const char *base, const char *sfx, int pass)
+{
+    size_t n = strlen(base);
+    if (b->cp <= 1 || src->kind != OP_ATTENTION || !ends_with(base, ".attention") || n - 10 > 60)
+        return 0;
+    char stem[64];
+    snprintf(stem, sizeof stem, "%.*s", (int)(n - 10), base);
+    cp_attention(b, src, stem, sfx, stem_layer(stem), pass);
+    return 1;
+}
+
 /* Full recomputation: when the backward enters layer Ln (base, the op's
  * id past the rank prefix and, in a pipeline step (in_step), its "mbN.",
  * names a layer other than cur_layer), Ln's forward ops among ops[0..n)
@@ -560,6 +748,13 @@ static void recompute_entering(struct builder *b, const char *base, int in_step,
             continue;
         if (f.kind == OP_COLLECTIVE && f.stream != 0)
             continue;   /* data-parallel traffic (ZeRO-3's gather): not recomputed */
+        if (b->cp > 1 && cp_aux(fb))
+            continue;   /* made again with the ring's first op */
+        if (cp_again(b, &f, fb, ".recompute", 2)) {
+            if (first != NULL)
+                *first = 0;
+            continue;
+        }
         char rid[TRACE_ID_MAX];
         snprintf(rid, sizeof rid, "%.*s.recompute", (int)sizeof rid - 11, fb);
         struct op *o = add_op(b, rid, f.kind, f.dtype);
@@ -590,6 +785,10 @@ static struct op *bwd_op(struct builder *b, const struct op *src, const char *ba
               (src->u.coll.what == COLL_ALL_GATHER || src->u.coll.what == COLL_REDUCE_SCATTER);
     if ((src->kind == OP_COLLECTIVE && !a2a && !spc) || src->kind == OP_REDUCTION)
         return NULL;
+    if (b->cp > 1 && cp_aux(base))
+        return NULL;    /* the ring's backward comes with its first op's */
+    if (cp_again(b, src, base, ".bwd", 1))
+        return &b->t->ops[b->t->nops - 1];
     char id[TRACE_ID_MAX];
     snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
     struct op s0 = *src;    /* src may point into the ops that add_op grows */
@@ -615,7 +814,7 @@ static int column_parallel(const char *base)
 static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                        uint32_t tp, uint32_t dp)
 {
-    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt / b->cp;
     uint64_t rows = s->batch * T, h = c->hidden;
     int train = s->phase == LLM_TRAIN;
     enum dtype dt = s->dtype;
@@ -788,6 +987,17 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
     }
 }
 
+/* A rank's place in its context-parallel ring: replicas (data x context
+ * parallel) r x cp .. r x cp + cp - 1 share one, CP after TP in Megatron's
+ * rank order; base is the device of the stage's first rank. */
+static void cp_place(struct builder *b, uint32_t dr, uint32_t tr, uint32_t base, uint32_t tp)
+{
+    uint32_t C = b->cp, cr = dr % C, r0 = dr - cr;
+    b->cp_rank = cr;
+    b->cp_next = base + (r0 + (cr + 1) % C) * tp + tr;
+    b->cp_prev = base + (r0 + (cr + C - 1) % C) * tp + tr;
+}
+
 /* Rank (stage st, replica dr, TP rank tr)'s EP and expert-data-parallel
  * groups, as llm_build lays them out after the TP and DP groups. */
 static void ep_groups(struct builder *b, uint32_t tp, uint32_t dp, uint32_t pp, uint32_t st,
@@ -824,6 +1034,9 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
     uint32_t f0 = t->nops;
     struct builder fb = *b;
     fb.prev = UINT32_MAX;
+    fb.mb = m;
+    fb.scratch = bwd;   /* a backward's scratch forward: ring sends not recorded */
+    b->mb = m;
     snprintf(fb.prefix, sizeof fb.prefix, "%.24smb%u.", b->prefix, m);
     /* with TP, build_rank's vocab-parallel embedding, head and loss */
     double eb = dtype_bytes(dt, 1.0);
@@ -954,7 +1167,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                      uint32_t pp, uint32_t mb, uint32_t tp, uint32_t dp)
 {
     struct trace *t = b->t;
-    uint64_t T = s->prompt, batch = s->batch / mb, rows = batch * T;
+    uint64_t T = s->prompt / b->cp, batch = s->batch / mb, rows = batch * T;
     double eb = dtype_bytes(s->dtype, 1.0);
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1, nchunk = pp * vpp;
     /* each TP rank sends the whole activation to its peer of the next
@@ -964,7 +1177,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
         act_bytes /= tp;    /* sequence parallel: each TP rank sends its 1/tp of the tokens */
     uint32_t ndev = pp * dp * tp, ntpg = tp > 1 ? dp * pp : 0;
     /* replicas past dp_sim: mirrors with no ops (symmetric ranks) */
-    uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    uint32_t dp_sim = b->dp_sim;
     /* per simulated device, chunk and micro-batch: the forward's send, the
      * backward's send, and the deps slots of the forward's and the
      * backward's first ops (filled once every sender exists) */
@@ -991,6 +1204,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 b->dp_group = dp > 1 ? ntpg + st * tp + tr : 0;
                 ep_groups(b, tp, dp, pp, st, dr, tr);
                 b->dcn_group = s->dcn > 1 ? t->ngroups - dev_slice + dev : UINT32_MAX;
+                cp_place(b, dr, tr, PP_DEV(st, 0, 0), tp);
                 if (tp * dp > 1)
                     snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
                 else
@@ -1160,6 +1374,31 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
     return 0;
 }
 
+/* The context-parallel layouts llm_build can write (--cp): training,
+ * sequences cut into 2 cp chunks, not with EP; -1 with the reason in d
+ * for any other (fit asks the same). */
+int llm_check_cp(const struct llm_step *s, struct diag *d)
+{
+    uint32_t cp = s->cp > 1 ? s->cp : 1, tp = s->tp > 1 ? s->tp : 1;
+    if (cp == 1)
+        return 0;
+    if (s->phase != LLM_TRAIN || s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
+                        "context parallelism splits a training step's sequences (--phase train)");
+    if (cp > 4096 || s->prompt % (2 * (uint64_t)cp) != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--prompt",
+                        "with --cp %u the sequence is cut into %llu chunks: --prompt %llu must be "
+                        "a multiple of that", cp, 2 * (unsigned long long)cp, (unsigned long long)s->prompt);
+    if (s->ep > 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
+                        "context parallelism with expert parallelism is not modelled yet");
+    if (s->sp && (s->prompt / cp) % tp != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--sp",
+                        "a rank's %llu tokens a sequence (--prompt / --cp) must split over the "
+                        "%u TP ranks", (unsigned long long)(s->prompt / cp), tp);
+    return 0;
+}
+
 /* The pipeline layouts llm_build can write (--pp, --microbatches, --vpp):
  * -1 with the reason in d for any other; fit asks the same. */
 int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
@@ -1245,6 +1484,9 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t ep = s->ep > 1 ? s->ep : 1;
     if (llm_check_ep(c, s, d) != 0)
         return -1;
+    uint32_t cp = s->cp > 1 ? s->cp : 1;
+    if (llm_check_cp(s, d) != 0)
+        return -1;
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
                         "data parallelism is for training (--phase train): replicas of a decode "
@@ -1252,10 +1494,10 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     if (s->zero > 3)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
     uint32_t dp_eff = dp > 1 ? dp : s->ep > 1 && s->ep != tp ? s->ep : 1;   /* --ep E alone: --dp E */
-    if (s->zero > 0 && (dp_eff < 2 || s->phase != LLM_TRAIN))
+    if (s->zero > 0 && ((uint64_t)dp_eff * cp < 2 || s->phase != LLM_TRAIN))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
                         "ZeRO shards training state over data-parallel replicas: it needs --phase "
-                        "train and --dp 2 or more");
+                        "train and --dp (or --cp) 2 or more");
     if (s->zero > 2 && s->pp > 1)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
                         "ZeRO-3 does not combine with --pp (DeepSpeed refuses it too: each "
@@ -1272,10 +1514,10 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dcn",
                         "data parallelism across slices is for --phase train");
     uint64_t ndev64 = (uint64_t)tp * (dp > 1 ? dp : ep > 1 && ep != tp ? ep : 1) *
-                      (s->pp > 1 ? s->pp : 1) * dcn;
+                      (s->pp > 1 ? s->pp : 1) * dcn * cp;
     if (ndev64 > 65536)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--dcn",
-                        "--tp x --dp x --pp x --dcn = %llu devices, more than 65536",
+                        "--tp x --cp x --dp x --pp x --dcn = %llu devices, more than 65536",
                         (unsigned long long)ndev64);
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
@@ -1284,7 +1526,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         (unsigned long long)tp * dp);
     /* a layer's forward ops at most (a MoE block's router, top-k, all-to-alls
      * and experts: 8 more) */
-    uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0);
+    uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
+                         (cp > 1 ? 2 * cp + 2 : 0);     /* the CP ring's steps and sends */
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
@@ -1298,9 +1541,14 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         ep = 1;
     if (ep > 1 && dp == 1)
         dp = ep;
-    uint32_t ndev = tp * dp * pp * dcn;
     /* ops go to the simulated ranks only (the first slice, dp_sim replicas) */
     uint32_t dp_sim = s->dp_sim > 0 && s->dp_sim < dp ? s->dp_sim : dp;
+    /* context parallelism: each replica is cp ranks (CP after TP in
+     * Megatron's rank order), simulated whole; from here dp counts them all */
+    uint64_t seqs = (uint64_t)dp;
+    dp *= cp;
+    dp_sim *= cp;
+    uint32_t ndev = tp * dp * pp * dcn;
     uint32_t nsim = tp * dp_sim * pp;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
@@ -1314,7 +1562,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "a trace may hold (50 million)", (unsigned long long)cap64);
     uint32_t cap = (uint32_t)cap64;
     t->ops = sim_xcalloc(cap, sizeof *t->ops);
-    t->deps = sim_xcalloc((size_t)cap * 2 + ndev, sizeof *t->deps);
+    t->deps = sim_xcalloc((size_t)cap * (cp > 1 ? 3 : 2) + ndev, sizeof *t->deps);
     t->topo = sim_xcalloc(cap, sizeof *t->topo);
     t->devices = sim_xcalloc(ndev, sizeof *t->devices);
     t->ndevices = ndev;
@@ -1372,30 +1620,52 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         for (uint32_t k = 0; k < dcn; k++)
             t->group_dev[goff++] = k * tp * dp * pp + g;
     }
-    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * dp * dcn;
+    t->tokens = (double)(s->phase == LLM_DECODE ? s->batch : s->batch * s->prompt) * (double)seqs * dcn;
     snprintf(t->path, sizeof t->path, "%s", c->path);
-    struct builder b = {t, cap, UINT32_MAX, "", 0, 0, 0, cap * 2 + ndev, ntpg + ndpg, ep, UINT32_MAX,
-                        ep_tp, UINT32_MAX, UINT32_MAX};
+    struct builder b = {.t = t, .cap = cap, .prev = UINT32_MAX, .dcap = cap * (cp > 1 ? 3 : 2) + ndev,
+                        .ep_group = ntpg + ndpg, .ep = ep, .edp_group = UINT32_MAX, .ep_tp = ep_tp,
+                        .also = UINT32_MAX, .dcn_group = UINT32_MAX, .cp = cp, .dp_sim = dp_sim};
+    struct cp_ring ring = {0};
+    if (cp > 1) {
+        ring.layers = (uint32_t)c->layers;
+        ring.mbs = pp > 1 ? mb : 1;
+        ring.cp = cp;
+        ring.tp = tp;
+        ring.dp = dp;
+        ring.dp_sim = dp_sim;
+        b.ring = &ring;
+    }
     if (pp > 1) {
         build_pp(&b, c, s, pp, mb, tp, dp);
-        trace_index_colls(t);
-        return 0;
+    } else {
+        t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
+        for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */
+            b.prev = UINT32_MAX;
+            b.device = r;
+            b.tp_group = tp > 1 ? r / tp : 0;
+            b.dp_group = dp > 1 ? ntpg + r % tp : 0;
+            ep_groups(&b, tp, dp, pp, 0, r / tp, r % tp);
+            cp_place(&b, r / tp, r % tp, 0, tp);
+            b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + r : UINT32_MAX;
+            if (ndev > 1)
+                snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
+            build_rank(&b, c, s, tp, dp);
+        }
     }
-    t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
-    for (uint32_t r = 0; r < tp * dp_sim; r++) {  /* replicas past dp_sim: mirrors, no ops */
-        b.prev = UINT32_MAX;
-        b.device = r;
-        b.tp_group = tp > 1 ? r / tp : 0;
-        b.dp_group = dp > 1 ? ntpg + r % tp : 0;
-        ep_groups(&b, tp, dp, pp, 0, r / tp, r % tp);
-        b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + r : UINT32_MAX;
-        if (ndev > 1)
-            snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
-        build_rank(&b, c, s, tp, dp);
+    /* the ring's waits, now that every send exists */
+    if (ring.nsend > 0)
+        qsort(ring.send, ring.nsend, sizeof *ring.send, cp_link_cmp);
+    for (size_t k = 0; k < ring.nwait; k++) {
+        const struct cp_link *f = bsearch(&ring.wait[k], ring.send, ring.nsend, sizeof *ring.send, cp_link_cmp);
+        SIM_CHECK(f != NULL);
+        t->deps[ring.wait[k].at] = f->at;
     }
+    free(ring.send);
+    free(ring.wait);
     trace_index_colls(t);
     return 0;
 }
+
 
 int llm_framework_from_name(const char *name, enum llm_framework *out)
 {

@@ -52,6 +52,19 @@
  * E): with --tp each is a TP group whose ranks split every expert as the
  * dense MLP, with --pp every stage has its own EP groups; --ep equal to
  * --tp instead puts E/T whole experts on each TP rank, with no all-to-all.
+ *
+ * Context parallelism (llm_step.cp = C > 1, training): Megatron's layout
+ * (rank order TP, CP, DP, PP) with Transformer Engine's p2p ring.  A
+ * sequence is cut into 2C chunks and rank r holds chunks r and 2C-1-r, so
+ * every rank gets the same share of the causal mask.  Everything but
+ * attention runs on the rank's 1/C of the tokens, as data parallelism
+ * would; the gradients are reduced (ZeRO: sharded) over the DP x CP
+ * ranks.  Attention takes C steps: the rank's own block (causal), then
+ * C-1 blocks from the other ranks (half the block or half the queries,
+ * no mask), each received from the previous rank in the ring while the
+ * step before it computes (a p2p copy of K and V on stream 3).  The
+ * backward runs the ring again, passing K, V and the partial dK, dV, and
+ * waits for its own dK, dV to come home.
  * Model fields strata does not model (shared experts, latent
  * attention, logit soft-capping, cross-attention, a sliding window the step
  * exceeds) are errors that name the field.
@@ -145,6 +158,11 @@ struct llm_step {
     double expert_load;             /* with EP: the busiest EP rank's token copies over the
                                      * mean (0 or 1: uniform routing); every rank is run as
                                      * that one, which paces the all-to-alls */
+    uint32_t cp;                    /* train: context-parallel ranks (0 or 1: none), Megatron's
+                                     * --context-parallel-size with its p2p ring: each rank
+                                     * holds 1/cp of every sequence (2 cp chunks, balanced for
+                                     * the causal mask) and passes K and V round the ring while
+                                     * it computes attention on the block it has */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
@@ -161,6 +179,7 @@ int llm_weights_from_name(const char *name, struct llm_step *s);
  * write; 0 otherwise (fit checks the same). */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
+int llm_check_cp(const struct llm_step *s, struct diag *d);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d);

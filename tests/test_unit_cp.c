@@ -1,0 +1,183 @@
+/* test_unit_cp.c: context parallelism in `gen llm --phase train --cp C`
+ * (Megatron's layout, Transformer Engine's p2p ring; llm.h).  A rank
+ * holds 1/C of each sequence as chunks r and 2C-1-r, so its attention
+ * steps add up to 1/C of the causal product; K and V go round the ring
+ * as p2p copies on stream 3 that the next step waits for and that
+ * overlap the step before; the backward runs the ring again and waits
+ * for its own dK, dV; the gradients are reduced over the DP x CP ranks;
+ * with TP, PP (interleaved) and recomputation the step builds and runs;
+ * what cannot combine is refused. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llm.h"
+#include "run.h"
+#include "system.h"
+#include "test.h"
+#include "util.h"
+
+/* query x key products of a device's forward attention ops in layer 0
+ * (a causal op counts half) */
+static double l0_products(const struct trace *t, uint32_t dev)
+{
+    double p = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *o = &t->ops[i];
+        if (o->device == dev && o->kind == OP_ATTENTION && o->pass == PASS_FWD && strstr(o->id, ".L0.") != NULL)
+            p += (double)o->u.attn.q_len * (double)o->u.attn.kv_len * (o->u.attn.causal ? 0.5 : 1.0);
+    }
+    return p;
+}
+
+int main(void)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c;
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 2);
+    CHECK_NEAR_REL(t.tokens, 8192.0, 1e-12);       /* one sequence, split */
+    /* each rank's own block (causal) and the other's, halved */
+    int a0 = tu_find_op(&t, "r0.L0.attention"), a1 = tu_find_op(&t, "r0.L0.attention.cp1");
+    int b1 = tu_find_op(&t, "r1.L0.attention.cp1");
+    CHECK(a0 >= 0 && a1 >= 0 && b1 >= 0);
+    if (a0 >= 0 && a1 >= 0 && b1 >= 0) {
+        CHECK(t.ops[a0].u.attn.causal && t.ops[a0].u.attn.q_len == 4096 && t.ops[a0].u.attn.kv_len == 4096);
+        /* rank 0 sees a later rank's block with its second chunk only;
+         * rank 1 sees an earlier rank's first chunk with all its queries */
+        CHECK(!t.ops[a1].u.attn.causal && t.ops[a1].u.attn.q_len == 2048 && t.ops[a1].u.attn.kv_len == 4096);
+        CHECK(!t.ops[b1].u.attn.causal && t.ops[b1].u.attn.q_len == 4096 && t.ops[b1].u.attn.kv_len == 2048);
+    }
+    /* every rank does half the causal product of the whole sequence */
+    CHECK_NEAR_REL(l0_products(&t, 0), 8192.0 * 8192.0 / 2 / 2, 1e-12);
+    CHECK_NEAR_REL(l0_products(&t, 1), 8192.0 * 8192.0 / 2 / 2, 1e-12);
+    /* K and V (8 heads of 128, bf16, 4096 tokens) to the next rank on
+     * stream 3, after RoPE; the other rank's step waits for it */
+    int s0 = tu_find_op(&t, "r0.L0.kv_send.cp0"), s1 = tu_find_op(&t, "r1.L0.kv_send.cp0");
+    CHECK(s0 >= 0 && s1 >= 0);
+    if (s0 >= 0 && s1 >= 0) {
+        CHECK(t.ops[s0].kind == OP_MEMCPY && t.ops[s0].u.copy.dir == MEMCPY_P2P && t.ops[s0].u.copy.peer == 1 &&
+              t.ops[s0].stream == 3 && t.ops[s1].u.copy.peer == 0);
+        CHECK_EQ_INT(t.ops[s0].u.copy.bytes, 4096ull * 2 * 8 * 128 * 2);
+        CHECK(tu_depends_on(&t, s0, tu_find_op(&t, "r0.L0.rope_kv")));
+    }
+    CHECK(tu_depends_on(&t, a1, s1) && tu_depends_on(&t, b1, s0));
+    CHECK(tu_find_op(&t, "r0.L0.kv_send.cp1") < 0);       /* C - 1 sends forward */
+    /* backward: send 0 carries K, V; send 1 the dK, dV of step 0, after
+     * it; the rank's own dK, dV come home from the other rank's last send */
+    int bs0 = tu_find_op(&t, "r0.L0.kv_send.cp0.bwd"), bs1 = tu_find_op(&t, "r0.L0.kv_send.cp1.bwd");
+    int ob0 = tu_find_op(&t, "r1.L0.kv_send.cp0.bwd"), ob1 = tu_find_op(&t, "r1.L0.kv_send.cp1.bwd");
+    int ba0 = tu_find_op(&t, "r0.L0.attention.bwd"), ba1 = tu_find_op(&t, "r0.L0.attention.cp1.bwd");
+    int home = tu_find_op(&t, "r0.L0.dkv_home.bwd");
+    CHECK(bs0 >= 0 && bs1 >= 0 && ba0 >= 0 && ba1 >= 0 && home >= 0);
+    if (bs0 >= 0 && ba1 >= 0) {
+        CHECK(t.ops[ba0].pass == PASS_BWD && t.ops[ba1].pass == PASS_BWD && !t.ops[ba1].u.attn.causal);
+        CHECK_EQ_INT(t.ops[bs0].u.copy.bytes, 4096ull * 2 * 8 * 128 * 2);
+        CHECK_EQ_INT(t.ops[bs1].u.copy.bytes, 4096ull * 2 * 8 * 128 * 2);
+        CHECK(tu_depends_on(&t, bs1, ba0) && tu_depends_on(&t, bs1, ob0) && tu_depends_on(&t, ba1, ob0));
+        CHECK(tu_depends_on(&t, home, ob1));
+    }
+    /* the gradients over the DP x CP ranks: the same bytes as a replica's */
+    int ar = tu_find_op(&t, "r0.L0.dp_allreduce");
+    CHECK(ar >= 0 && t.groups[t.ops[ar].u.coll.group].n == 2);
+    struct llm_step one = s;
+    one.cp = 0;
+    one.dp = 2;
+    struct trace td;
+    CHECK_EQ_INT(llm_build(&c, &one, &td, &d), 0);
+    int ard = tu_find_op(&td, "r0.L0.dp_allreduce");
+    CHECK(ar >= 0 && ard >= 0 && t.ops[ar].u.coll.bytes == td.ops[ard].u.coll.bytes);
+    trace_free(&td);
+    /* on an HGX H100: the ring copy overlaps the rank's own block, and
+     * the next step starts only once it has arrived */
+    struct hw_system sys;
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    struct run_result r;
+    CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
+    if (s1 >= 0 && b1 >= 0 && a0 >= 0) {
+        CHECK(r.ops[s0].start_ps < r.ops[a0].end_ps && r.ops[s0].end_ps > r.ops[a0].start_ps);
+        CHECK(r.ops[b1].start_ps >= r.ops[s0].end_ps);
+        printf("  Llama-3-8B, one 8192-token sequence over CP 2 on HGX H100: %.1f ms; layer 0's K, V "
+               "copy %.1f us beside its own block's %.1f us\n", (double)r.total_ps * 1e-9,
+               (double)(r.ops[s0].end_ps - r.ops[s0].start_ps) * 1e-6,
+               (double)(r.ops[a0].end_ps - r.ops[a0].start_ps) * 1e-6);
+    }
+    run_result_free(&r);
+    trace_free(&t);
+    /* CP 2 x TP 2 x PP 2 (interleaved) with recomputation, and CP 4 x PP 2
+     * with ZeRO-1: built and run to the end on the 8 GPUs */
+    static const struct { uint32_t cp, tp, pp, vpp, zero; int recompute; } lay[] = {
+        {2, 2, 2, 2, 0, 1},
+        {4, 1, 2, 1, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof lay / sizeof lay[0]; i++) {
+        struct llm_step x = s;
+        x.prompt = 2048;
+        x.batch = 4;
+        x.cp = lay[i].cp;
+        x.tp = lay[i].tp;
+        x.pp = lay[i].pp;
+        x.vpp = lay[i].vpp;
+        x.microbatches = 4;
+        x.zero = lay[i].zero;
+        x.recompute = lay[i].recompute;
+        x.sp = lay[i].tp > 1;
+        CHECK_EQ_INT(llm_build(&c, &x, &t, &d), 0);
+        CHECK_EQ_INT(t.ndevices, 8);
+        if (lay[i].recompute) {
+            /* the recomputed forward runs the ring again, with its own sends */
+            int rs = tu_find_op(&t, "r0.s0.mb1.L3.kv_send.cp0.recompute");
+            int ra = tu_find_op(&t, "r0.s0.mb1.L3.attention.cp1.recompute");
+            int os = tu_find_op(&t, "r2.s0.mb1.L3.kv_send.cp0.recompute");
+            CHECK(rs >= 0 && ra >= 0 && tu_depends_on(&t, ra, os));
+        }
+        struct run_result rx;
+        CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rx, &d), 0);
+        printf("  CP %u x TP %u x PP %u (VP %u)%s%s, 4 x 2048 tokens: %.1f ms\n", lay[i].cp, lay[i].tp,
+               lay[i].pp, lay[i].vpp, lay[i].recompute ? ", recompute" : "", lay[i].zero ? ", ZeRO-1" : "",
+               (double)rx.total_ps * 1e-9);
+        CHECK(rx.total_ps > 0);
+        run_result_free(&rx);
+        trace_free(&t);
+    }
+    sys_free(&sys);
+    /* refused, by field */
+    static const struct { enum llm_phase ph; uint64_t prompt; uint32_t cp, ep, tp; int sp; const char *field; } bad[] = {
+        {LLM_PREFILL, 8192, 2, 0, 1, 0, "--cp"},
+        {LLM_TRAIN, 8190, 2, 0, 1, 0, "--prompt"},
+        {LLM_TRAIN, 4100, 4, 0, 1, 0, "--prompt"},
+        {LLM_TRAIN, 8192, 2, 0, 2, 1, NULL},
+        {LLM_TRAIN, 8188, 2, 0, 4, 1, "--sp"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct llm_step b = s;
+        b.phase = bad[i].ph;
+        b.prompt = bad[i].prompt;
+        b.cp = bad[i].cp;
+        b.tp = bad[i].tp;
+        b.sp = bad[i].sp;
+        memset(&d, 0, sizeof d);
+        int rc = llm_build(&c, &b, &t, &d);
+        if (bad[i].field == NULL) {
+            CHECK_EQ_INT(rc, 0);
+        } else {
+            CHECK(rc != 0);
+            CHECK_STR_CONTAINS(d.field, bad[i].field);
+        }
+        if (rc == 0)
+            trace_free(&t);
+    }
+    struct llm_config moe;
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
+    struct llm_step me = s;
+    me.ep = 2;
+    memset(&d, 0, sizeof d);
+    CHECK(llm_build(&moe, &me, &t, &d) != 0);
+    CHECK_STR_CONTAINS(d.field, "--cp");
+    TEST_MAIN_END();
+}
