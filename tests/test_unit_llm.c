@@ -50,6 +50,46 @@ static void test_param_counts(void)
     check_params("traces/models/llama-3.1-70b.json", 70553706496ull, 0);
     check_params("traces/models/llama-3.1-405b.json", 405853388800ull, 0);
     check_params("traces/models/mixtral-8x7b.json", 46702792704ull, 0);
+    /* plain (non-gated) MLPs: GPT-3 175B as Megatron builds it (tied
+     * embedding, its 50257-token vocabulary padded to 50688; 174.6 B
+     * without the 2048 learned positions and the biases), Nemotron-4 15B
+     * (arXiv 2402.16819: 12.5 B besides 3.2 B of embeddings) and 340B
+     * (arXiv 2406.11704: 341 B) */
+    check_params("traces/models/gpt3-175b.json", 174571401216ull, 1);
+    check_params("traces/models/nemotron-4-15b.json", 15628376064ull, 0);
+    check_params("traces/models/nemotron-4-340b.json", 341025638400ull, 0);
+}
+
+/* A plain MLP (hidden_act relu2, model_type nemotron) is up, the
+ * activation and down: no gate GEMM, the activation's FLOPs (relu2: 2),
+ * and in TP training the up projection is the column-parallel one whose
+ * input gradient is all-reduced. */
+static void test_plain_mlp(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &c, &d), 0);
+    CHECK(!c.gated && strcmp(c.act, "relu2") == 0 && c.act_flops == 2.0);
+    struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    int up = tu_find_op(&t, "r0.L0.up_proj"), act = tu_find_op(&t, "r0.L0.act");
+    CHECK(up >= 0 && act >= 0 && tu_find_op(&t, "r0.L0.gate_proj") < 0);
+    if (up >= 0 && act >= 0) {
+        CHECK(t.ops[up].u.gemm.n == 24576 / 2 && t.ops[up].u.gemm.k == 6144);
+        CHECK(t.ops[act].u.ew.inputs == 1 && t.ops[act].u.ew.flops_per_element == 2.0 &&
+              t.ops[act].u.ew.elements == 256ull * 24576 / 2);
+    }
+    CHECK(tu_find_op(&t, "r0.L0.up_proj.grad_allreduce") >= 0);
+    trace_free(&t);
+    /* Llama stays gated, its silu_mul 6 FLOPs an element */
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
+    CHECK(c.gated && c.act_flops == 5.0);
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK(tu_find_op(&t, "r0.L0.gate_proj.grad_allreduce") >= 0 && tu_find_op(&t, "r0.L0.up_proj.grad_allreduce") < 0);
+    trace_free(&t);
 }
 
 /* Tensor parallelism as gpt-fast shards a model: per rank 1/N of the heads
@@ -812,6 +852,16 @@ static void test_config_errors(void)
         expect_config_error(fields[i], text, DIAG_E_UNSUPPORTED, 7, fields[i]);
     }
     char text[512];
+    /* a model type strata does not know with another activation than silu:
+     * whether its MLP is gated is not said, so it is refused; an unknown
+     * activation too; experts with a plain MLP */
+    snprintf(text, sizeof text, "%s \"model_type\": \"mystery\",\n \"hidden_act\": \"gelu\"}\n", base);
+    expect_config_error("gated-unknown", text, DIAG_E_UNSUPPORTED, 8, "model_type");
+    snprintf(text, sizeof text, "%s \"hidden_act\": \"softplus\"}\n", base);
+    expect_config_error("act-unknown", text, DIAG_E_UNSUPPORTED, 7, "hidden_act");
+    snprintf(text, sizeof text, "%s \"model_type\": \"gpt_neox\",\n \"num_local_experts\": 8,\n"
+             " \"num_experts_per_tok\": 2}\n", base);
+    expect_config_error("plain-experts", text, DIAG_E_UNSUPPORTED, 8, "num_local_experts");
     snprintf(text, sizeof text, "%s \"is_encoder_decoder\": true}\n", base);
     expect_config_error("encoder-decoder", text, DIAG_E_UNSUPPORTED, 7, "is_encoder_decoder");
     /* null or false means the feature is off: accepted */
@@ -944,6 +994,7 @@ int main(void)
         return 1;
     test_frameworks();
     test_param_counts();
+    test_plain_mlp();
     test_decode();
     test_prefill();
     test_context_too_long();

@@ -74,7 +74,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
          * whole when EP spans the TP group (--tp T --ep T), else 1/t of each */
         double ffn = c->experts ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
         double ft = s->ep > 1 && s->ep == t ? 1.0 : t;
-        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + 2 * h * inter / ft * ffn);
+        double in_mats = c->gated ? 2 : 1;                  /* gate and up, or up */
+        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + in_mats * h * inter / ft * ffn);
         f->weights += wbytes(s, wdown, inter / ft * h * ffn);
         if (c->experts)
             w_experts += wbytes(s, w, 2 * h * inter / ft * ffn) + wbytes(s, wdown, inter / ft * h * ffn);

@@ -26,6 +26,61 @@ static int get_dim(const struct jsondoc *doc, const char *key, int required, uin
     return jsondoc_get_uint(doc, it, "", key, 1, LLM_MAX_DIM, out, d);
 }
 
+/* Gated or plain MLP, and the activation (llm.h): from hidden_act (or
+ * GPT-2's activation_function, Gemma 2's hidden_activation) and model_type.
+ * 0, or -1 with d set when neither says. */
+static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag *d)
+{
+    static const char *const gated_types[] = {
+        "llama", "mistral", "mixtral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text",
+        "granite", "olmo", "olmo2", "cohere", "internlm2", "stablelm", "yi", "exaone", "smollm3",
+    };
+    static const char *const plain_types[] = {
+        "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
+        "phi", "mpt", "codegen", "nemotron",
+    };
+    static const struct { const char *name; double flops; } acts[] = {
+        {"silu", 5}, {"swish", 5}, {"gelu", 10}, {"gelu_new", 10}, {"gelu_fast", 10},
+        {"gelu_pytorch_tanh", 10}, {"relu", 1}, {"relu2", 2},
+    };
+    const char *keys[] = {"hidden_act", "activation_function", "hidden_activation"}, *act = NULL;
+    const cJSON *it = NULL;
+    for (size_t k = 0; k < 3 && act == NULL; k++) {
+        it = cJSON_GetObjectItemCaseSensitive(doc->root, keys[k]);
+        if (it != NULL && !cJSON_IsNull(it) &&
+            jsondoc_get_string(doc, it, "", keys[k], sizeof c->act - 1, &act, d))
+            return -1;
+    }
+    int gated = -1;
+    for (size_t k = 0; k < sizeof gated_types / sizeof gated_types[0]; k++)
+        if (strcmp(c->name, gated_types[k]) == 0)
+            gated = 1;
+    for (size_t k = 0; k < sizeof plain_types / sizeof plain_types[0]; k++)
+        if (strcmp(c->name, plain_types[k]) == 0)
+            gated = 0;
+    if (act == NULL)
+        act = gated == 0 ? "gelu" : "silu";     /* the family's own (HF's defaults) */
+    c->act_flops = -1;
+    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+        if (strcmp(act, acts[k].name) == 0)
+            c->act_flops = acts[k].flops;
+    int line = it != NULL ? jsondoc_line(doc, it) : 1;
+    if (c->act_flops < 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, line, "hidden_act", "'%s': an activation "
+                        "strata does not know (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, relu2)", act);
+    if (gated < 0) {
+        if (strcmp(act, "silu") != 0 && strcmp(act, "swish") != 0)
+            return diag_set(d, DIAG_E_UNSUPPORTED, c->path, line, "model_type",
+                            "'%s' with hidden_act '%s': strata cannot tell whether its MLP is gated "
+                            "(Llama-family types and silu are; GPT-2/3, GPT-NeoX, Falcon, Nemotron ... "
+                            "are not), so it will not guess", c->name, act);
+        gated = 1;
+    }
+    c->gated = gated;
+    snprintf(c->act, sizeof c->act, "%s", act);
+    return 0;
+}
+
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
 {
     memset(c, 0, sizeof *c);
@@ -125,6 +180,15 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
         if (c->experts == 1)
             c->experts = 0;     /* one expert is a dense MLP */
     }
+    if (mlp_kind(&doc, c, d) != 0)
+        goto out;
+    if (c->experts && !c->gated) {
+        diag_set(d, DIAG_E_UNSUPPORTED, path,
+                 jsondoc_line(&doc, cJSON_GetObjectItemCaseSensitive(doc.root, "num_local_experts")),
+                 "num_local_experts", "experts with a plain (non-gated) MLP: not modelled yet (strata "
+                 "models Mixtral's gated experts)");
+        goto out;
+    }
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(doc.root, "sliding_window");
     const cJSON *usw = cJSON_GetObjectItemCaseSensitive(doc.root, "use_sliding_window");
     if (sw != NULL && !cJSON_IsNull(sw) && !(usw != NULL && cJSON_IsFalse(usw)) &&
@@ -140,7 +204,8 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
     double hd_ = (double)c->hidden, q_ = (double)c->heads * (double)c->head_dim,
            kv_ = (double)c->kv_heads * (double)c->head_dim;
     double layer_ = 2 * hd_ * q_ + 2 * hd_ * kv_ +
-                    3 * hd_ * (double)c->intermediate * (c->experts ? (double)c->experts : 1.0) + 2 * hd_;
+                    (c->gated ? 3 : 2) * hd_ * (double)c->intermediate * (c->experts ? (double)c->experts : 1.0) +
+                    2 * hd_;
     double total_ = 2 * (double)c->vocab * hd_ + (double)c->layers * layer_ + hd_;
     if (!(total_ <= LLM_MAX_PARAMS)) {
         diag_set(d, DIAG_E_RANGE, path, 1, "hidden_size",
@@ -158,7 +223,8 @@ uint64_t llm_param_count(const struct llm_config *c)
 {
     uint64_t h = c->hidden, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
     uint64_t ffn = c->experts ? c->experts * 3 * h * c->intermediate + h * c->experts
-                              : 3 * h * c->intermediate;   /* gate, up, down (x experts, router) */
+                              : (c->gated ? 3 : 2) * h * c->intermediate;   /* (gate,) up, down
+                                                                           * (x experts, router) */
     uint64_t layer = h * q + 2 * h * kv + q * h      /* q, k, v, o */
                      + ffn
                      + 2 * h;                        /* two RMSNorm weights */
@@ -519,15 +585,20 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         add_tp_coll(b, ID("mlp_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
     if (c->experts) {
         add_moe(b, c, s, l, sp_moe ? rows / tp : rows, inter, w, wdown, sp_moe ? tp : 1);
-    } else {
+    } else if (c->gated) {
         add_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
         add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
         if (s->framework == LLM_FW_LLAMA_CPP) {
-            add_ew(b, ID("silu"), dt, rows * inter, 1, 1, 5.0);
+            add_ew(b, ID("silu"), dt, rows * inter, 1, 1, c->act_flops);
             add_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
         } else {
-            add_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, 6.0);
+            add_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, c->act_flops + 1.0);
         }
+        add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
+    } else {
+        /* a plain MLP: up, the activation, down */
+        add_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+        add_ew(b, ID("act"), dt, rows * inter, 1, 1, c->act_flops);
         add_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
     }
     if (sp && !sp_moe)
@@ -804,10 +875,10 @@ static struct op *bwd_op(struct builder *b, const struct op *src, const char *ba
 /* Megatron's column-parallel layers (QKV, gate/up, a router, the
  * vocab-parallel head): without sequence parallelism their input
  * gradients are all-reduced over the TP group. */
-static int column_parallel(const char *base)
+static int column_parallel(const char *base, int gated)
 {
-    return ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") || ends_with(base, ".router") ||
-           ends_with(base, ".lm_head") || strcmp(base, "lm_head") == 0;
+    return ends_with(base, ".qkv_proj") || ends_with(base, gated ? ".gate_proj" : ".up_proj") ||
+           ends_with(base, ".router") || ends_with(base, ".lm_head") || strcmp(base, "lm_head") == 0;
 }
 
 /* One rank's step (of tp ranks). */
@@ -911,7 +982,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
             recompute_entering(b, base, 0, cur_layer, &t->ops[first], nfwd - first, NULL, NULL);
         if (bwd_op(b, &src, base, sp) == NULL)
             continue;
-        if (tp > 1 && !sp && column_parallel(base)) {
+        if (tp > 1 && !sp && column_parallel(base, c->gated)) {
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, (uint64_t)(rows * h * eb));
@@ -1115,7 +1186,7 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         if (first)
             take_slot(b, o, slot);
         first = 0;
-        if (tp > 1 && !sp && column_parallel(base)) {
+        if (tp > 1 && !sp && column_parallel(base, c->gated)) {
             char aid[TRACE_ID_MAX];
             snprintf(aid, sizeof aid, "%.*s.grad_allreduce", (int)sizeof aid - 16, base);
             add_allreduce(b, aid, dt, act);

@@ -65,6 +65,11 @@
  * step before it computes (a p2p copy of K and V on stream 3).  The
  * backward runs the ring again, passing K, V and the partial dK, dV, and
  * waits for its own dK, dV to come home.
+ * The MLP is gated (gate, up, down: SwiGLU, GeGLU) for Llama-family model
+ * types and hidden_act silu, plain (up, the activation, down) for GPT-2/3,
+ * GPT-NeoX, GPT-J, Falcon, OPT, BLOOM, StarCoder2, Phi-1/2, MPT and
+ * Nemotron; another model type with another activation is refused (the
+ * config does not say whether its MLP is gated).
  * Model fields strata does not model (shared experts, latent
  * attention, logit soft-capping, cross-attention, a sliding window the step
  * exceeds) are errors that name the field.
@@ -94,6 +99,12 @@ struct llm_config {
     uint64_t experts_per_tok;       /* num_experts_per_tok (top-k routing) */
     uint64_t sliding_window;        /* sliding_window, 0 = none: a step whose keys exceed it
                                      * is refused (not modelled) */
+    int gated;                      /* the MLP is gated (SwiGLU, GeGLU: gate, up, down); 0: a
+                                     * plain MLP (GPT-2/3, GPT-NeoX, Falcon, Nemotron: up, the
+                                     * activation, down) */
+    char act[24];                   /* hidden_act ("silu", "gelu", "relu2", ...) */
+    double act_flops;               /* the activation's FLOPs per element (sim/work/opmap.c's
+                                     * counts: gelu 10, silu 5, relu 1, relu2 2) */
 };
 
 /* TRAIN: one training step of `batch` sequences of `prompt` tokens: the
