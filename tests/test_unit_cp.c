@@ -6,7 +6,8 @@
  * overlap the step before; the backward runs the ring again and waits
  * for its own dK, dV; the gradients are reduced over the DP x CP ranks;
  * with TP, PP (interleaved) and recomputation the step builds and runs;
- * what cannot combine is refused. */
+ * --cp-comm a2a (Ulysses' head split) and allgather (K, V gathered) do
+ * the same attention work; what cannot combine is refused. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,15 +18,18 @@
 #include "test.h"
 #include "util.h"
 
-/* query x key products of a device's forward attention ops in layer 0
- * (a causal op counts half) */
+/* query x key products of a device's forward attention ops in layer 0,
+ * per 32 heads (a causal op's mask, aligned to the end, leaves q kv -
+ * q^2 / 2 of them) */
 static double l0_products(const struct trace *t, uint32_t dev)
 {
     double p = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
-        if (o->device == dev && o->kind == OP_ATTENTION && o->pass == PASS_FWD && strstr(o->id, ".L0.") != NULL)
-            p += (double)o->u.attn.q_len * (double)o->u.attn.kv_len * (o->u.attn.causal ? 0.5 : 1.0);
+        if (o->device == dev && o->kind == OP_ATTENTION && o->pass == PASS_FWD && strstr(o->id, ".L0.") != NULL) {
+            double q = (double)o->u.attn.q_len, kv = (double)o->u.attn.kv_len;
+            p += (o->u.attn.causal ? q * kv - q * q / 2 : q * kv) * (double)o->u.attn.heads / 32.0;
+        }
     }
     return p;
 }
@@ -37,7 +41,7 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 2);
@@ -145,6 +149,52 @@ int main(void)
         run_result_free(&rx);
         trace_free(&t);
     }
+    /* the other ways to see the other ranks' tokens (--cp-comm), CP 4:
+     * every rank still does 1/4 of the causal product (per 32 heads) */
+    for (uint32_t cc = LLM_CP_A2A; cc <= LLM_CP_ALLGATHER; cc++) {
+        struct llm_step x = s;
+        x.cp = 4;
+        x.cp_comm = cc;
+        CHECK_EQ_INT(llm_build(&c, &x, &t, &d), 0);
+        for (uint32_t dv = 0; dv < 4; dv++)
+            CHECK_NEAR_REL(l0_products(&t, dv), 8192.0 * 8192.0 / 2 / 4, 1e-12);
+        if (cc == LLM_CP_A2A) {
+            /* Ulysses: Q, K, V of the rank's 2048 tokens to a head split,
+             * attention over all 8192 tokens on 8 of the 32 heads (2 of the
+             * 8 K/V heads), the output back; both run again backward */
+            int a2a = tu_find_op(&t, "r1.L0.attn_a2a"), at = tu_find_op(&t, "r1.L0.attention");
+            int back = tu_find_op(&t, "r1.L0.attn_out_a2a"), a2b = tu_find_op(&t, "r1.L0.attn_a2a.bwd");
+            CHECK(a2a >= 0 && at >= 0 && back >= 0 && a2b >= 0);
+            if (a2a >= 0 && at >= 0 && back >= 0 && a2b >= 0) {
+                CHECK(t.ops[a2a].u.coll.what == COLL_ALL_TO_ALL && t.groups[t.ops[a2a].u.coll.group].n == 4);
+                CHECK_EQ_INT(t.ops[a2a].u.coll.bytes, 2048ull * (4096 + 2 * 8 * 128) * 2);
+                CHECK_EQ_INT(t.ops[back].u.coll.bytes, 2048ull * 4096 * 2);
+                CHECK(t.ops[at].u.attn.heads == 8 && t.ops[at].u.attn.kv_heads == 2 &&
+                      t.ops[at].u.attn.q_len == 8192 && t.ops[at].u.attn.causal);
+                CHECK(t.ops[a2b].u.coll.what == COLL_ALL_TO_ALL);
+            }
+        } else {
+            /* all-gather: K, V of all 8192 tokens, then the rank's chunks 1
+             * and 6 (of 8) against the keys up to their ends; dK, dV
+             * reduce-scattered backward */
+            int ag = tu_find_op(&t, "r1.L0.kv_allgather"), c0 = tu_find_op(&t, "r1.L0.attention");
+            int c1 = tu_find_op(&t, "r1.L0.attention.chunk1"), rs = tu_find_op(&t, "r1.L0.kv_allgather.bwd");
+            CHECK(ag >= 0 && c0 >= 0 && c1 >= 0 && rs >= 0);
+            if (ag >= 0 && c0 >= 0 && c1 >= 0 && rs >= 0) {
+                CHECK(t.ops[ag].u.coll.what == COLL_ALL_GATHER);
+                CHECK_EQ_INT(t.ops[ag].u.coll.bytes, 8192ull * 2 * 8 * 128 * 2);
+                CHECK(t.ops[c0].u.attn.q_len == 1024 && t.ops[c0].u.attn.kv_len == 2048);
+                CHECK(t.ops[c1].u.attn.q_len == 1024 && t.ops[c1].u.attn.kv_len == 7168);
+                CHECK(t.ops[rs].u.coll.what == COLL_REDUCE_SCATTER && t.ops[rs].u.coll.bytes == t.ops[ag].u.coll.bytes);
+            }
+        }
+        struct run_result rx;
+        CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rx, &d), 0);
+        printf("  CP 4 with --cp-comm %s: %.1f ms\n", cc == LLM_CP_A2A ? "a2a" : "allgather",
+               (double)rx.total_ps * 1e-9);
+        run_result_free(&rx);
+        trace_free(&t);
+    }
     sys_free(&sys);
     /* refused, by field */
     static const struct { enum llm_phase ph; uint64_t prompt; uint32_t cp, ep, tp; int sp; const char *field; } bad[] = {
@@ -172,6 +222,18 @@ int main(void)
         if (rc == 0)
             trace_free(&t);
     }
+    /* Ulysses needs the heads to split over the CP ranks; --cp-comm needs --cp */
+    struct llm_step u = s;
+    u.cp = 3;
+    u.prompt = 8190;
+    u.cp_comm = LLM_CP_A2A;
+    memset(&d, 0, sizeof d);
+    CHECK(llm_build(&c, &u, &t, &d) != 0);
+    CHECK_STR_CONTAINS(d.field, "num_attention_heads");
+    u.cp = 1;
+    memset(&d, 0, sizeof d);
+    CHECK(llm_build(&c, &u, &t, &d) != 0);
+    CHECK_STR_CONTAINS(d.field, "--cp-comm");
     struct llm_config moe;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
     struct llm_step me = s;

@@ -20,7 +20,7 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
     struct llm_config c;
     CHECK_EQ_INT(cfg_load(hw, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (weights != NULL)
         CHECK_EQ_INT(llm_weights_from_name(weights, &s), 0);
     fit_budget(&cfg, &c, &s, 0, f);
@@ -39,7 +39,7 @@ static void test_expert_parallel(void)
     CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result all, ep8;
     fit_budget(&cfg, &c, &s, 0, &all);
     s.ep = 8;
@@ -104,7 +104,7 @@ static void test_sequence_parallel(void)
     CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result tp, sp;
     fit_budget(&cfg, &c, &s, 1, &tp);
     s.sp = 1;
@@ -136,7 +136,7 @@ static void test_parallel(void)
     CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result one, split;
     fit_budget(&cfg, &c, &s, 1, &one);
     s.tp = 8;
@@ -214,7 +214,7 @@ static void test_paged(void)
     CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 1, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result flat, paged;
     fit_budget(&cfg, &c, &s, 0, &flat);
     s.page_size = 256;
@@ -256,7 +256,7 @@ int main(void)
         struct llm_config c;
         struct trace t;
         struct run_result r;
-        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         CHECK_EQ_INT(cfg_load("configs/nvidia-rtx-4090.yaml", &cfg, &d), 0);
         CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);

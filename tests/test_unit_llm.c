@@ -72,7 +72,7 @@ static void test_plain_mlp(void)
     CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &c, &d), 0);
     CHECK(!c.gated && strcmp(c.act, "relu2") == 0 && c.act_flops == 2.0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int up = tu_find_op(&t, "r0.L0.up_proj"), act = tu_find_op(&t, "r0.L0.act");
@@ -100,7 +100,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -216,7 +216,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -526,7 +526,7 @@ static void test_sequence_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     double ar_bytes = 0;
@@ -628,7 +628,7 @@ static void test_expert_load(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 64, 1, 256, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0};
     uint64_t a2a[2] = {0, 0}, rows[2] = {0, 0};
     for (int skew = 0; skew < 2; skew++) {
         s.expert_load = skew ? 1.5 : 0;
@@ -663,7 +663,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -684,7 +684,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -723,7 +723,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -753,7 +753,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -898,7 +898,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;
@@ -931,7 +931,7 @@ static void test_paged_kv(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 32, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace flat, paged, back;
     CHECK_EQ_INT(llm_build(&c, &s, &flat, &d), 0);
     s.page_size = 256;

@@ -75,7 +75,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -196,7 +196,7 @@ int cli_fit(int argc, char **argv)
     if (train)
         as_gen.phase = LLM_TRAIN;
     if (llm_check_ep(&c, &as_gen, &d) != 0 || llm_check_pp(&c, &as_gen, &d) != 0 ||
-        llm_check_cp(&as_gen, &d) != 0) {   /* the layouts gen llm can write */
+        llm_check_cp(&c, &as_gen, &d) != 0) {   /* the layouts gen llm can write */
         diag_print(&d, stderr);
         return 1;
     }

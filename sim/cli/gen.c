@@ -40,7 +40,8 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute (train)] [--pp P [--microbatches M] [--vpp V] (train)]\n"
-    "                  [--sp (train, --tp: sequence parallelism)] [--cp C (train: context parallelism)]\n"
+    "                  [--sp (train, --tp: sequence parallelism)]\n"
+    "                  [--cp C [--cp-comm p2p|a2a|allgather] (train: context parallelism)]\n"
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
@@ -59,7 +60,7 @@ int cli_gen(int argc, char **argv)
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
-    const char *vpps = NULL, *loads = NULL, *cps = NULL;
+    const char *vpps = NULL, *loads = NULL, *cps = NULL, *cpcs = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -74,7 +75,7 @@ int cli_gen(int argc, char **argv)
         {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
         {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
         {"vpp", 0, &vpps, NULL},        {"expert-load", 0, &loads, NULL},
-        {"cp", 0, &cps, NULL},
+        {"cp", 0, &cps, NULL},          {"cp-comm", 0, &cpcs, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -87,7 +88,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -165,6 +166,10 @@ int cli_gen(int argc, char **argv)
     if (cps && parse_ranks("--cp", cps, &cpn))
         return 2;
     s.cp = (uint32_t)cpn;
+    if (cpcs && llm_cp_comm_from_name(cpcs, &s.cp_comm) != 0) {
+        fprintf(stderr, "strata gen llm: --cp-comm: p2p, a2a or allgather, got '%s'\n", cpcs);
+        return 2;
+    }
     if (pages != NULL) {
         uint64_t v;
         if (parse_u64("--page-size", pages, 1, &v))
@@ -264,9 +269,12 @@ int cli_gen(int argc, char **argv)
                          "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
         if (s.cp > 1)
             fprintf(msg, "  context-parallel over %u ranks: each %llu tokens of a sequence (chunks "
-                         "balanced for the causal mask), K and V passed round a ring of p2p copies "
-                         "while attention runs (Transformer Engine's p2p), gradients reduced over "
-                         "the %u data x context ranks\n", s.cp, (unsigned long long)(s.prompt / s.cp),
+                         "balanced for the causal mask), %s, gradients reduced over the %u data x "
+                         "context ranks\n", s.cp, (unsigned long long)(s.prompt / s.cp),
+                    s.cp_comm == LLM_CP_A2A ? "all-to-alls to a head split for attention (Ulysses)"
+                    : s.cp_comm == LLM_CP_ALLGATHER ? "K and V all-gathered before attention"
+                                                    : "K and V passed round a ring of p2p copies while "
+                                                      "attention runs (Transformer Engine's p2p)",
                     (s.dp > 1 ? s.dp : 1) * s.cp);
         if (s.pp > 1)
             fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B%s; "

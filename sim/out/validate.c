@@ -252,11 +252,14 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
-        const char *fw = spec_get(&s, "framework");
+        const char *fw = spec_get(&s, "framework"), *cpc = spec_get(&s, "cp_comm");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
             return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec", "unknown framework '%s'", fw);
+        if (cpc != NULL && llm_cp_comm_from_name(cpc, &st.cp_comm) != 0)
+            return diag_set(d, DIAG_E_UNKNOWN_NAME, file, line, "spec",
+                            "cp_comm: p2p, a2a or allgather, got '%s'", cpc);
         if (model == NULL || phase == NULL)
             return diag_set(d, DIAG_E_MISSING, file, line, "spec", "llm needs model= and phase=");
         if (strcmp(phase, "prefill") == 0)

@@ -258,6 +258,9 @@ struct builder {
                                  * sends recorded, no waits taken */
     struct cp_ring *ring;       /* with cp > 1: the ring's sends and waits */
     uint32_t dp_sim;            /* replicas given ops (data x context parallel) */
+    uint32_t cp_comm;           /* LLM_CP_P2P, _A2A or _ALLGATHER */
+    uint32_t cp_group;          /* this rank's CP group (cp > 1) */
+    uint32_t cp_g0;             /* the first CP group */
 };
 
 /* The context-parallel ring's cross-rank waits: every send op (keyed by
@@ -362,28 +365,31 @@ static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype
     o->u.rc.cols = cols;
 }
 
-/* The all-reduce of a row-parallel projection's output over the TP group. */
-static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
-{
-    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
-    o->u.coll.what = COLL_ALL_REDUCE;
-    o->u.coll.algo = COLL_AUTO;
-    o->u.coll.bytes = bytes;
-    o->u.coll.group = b->tp_group;
-    o->u.coll.root = TRACE_NO_DEVICE;
-}
-
-/* Sequence parallelism's all-gather or reduce-scatter over the TP group
- * (bytes: the whole tensor, nccl-tests' size), on the compute stream. */
-static void add_tp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
-                        uint64_t bytes, uint32_t tp)
+/* A collective on the compute stream over group, of `ranks` ranks (bytes:
+ * nccl-tests' size, rounded up to a multiple of the ranks). */
+static void add_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt, uint64_t bytes,
+                     uint32_t group, uint32_t ranks)
 {
     struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
     o->u.coll.what = what;
     o->u.coll.algo = COLL_AUTO;
-    o->u.coll.bytes = (bytes + tp - 1) / tp * tp;
-    o->u.coll.group = b->tp_group;
+    o->u.coll.bytes = (bytes + ranks - 1) / ranks * ranks;
+    o->u.coll.group = group;
     o->u.coll.root = TRACE_NO_DEVICE;
+}
+
+/* The all-reduce of a row-parallel projection's output over the TP group. */
+static void add_allreduce(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
+{
+    add_coll(b, id, COLL_ALL_REDUCE, dt, bytes, b->tp_group, 1);
+}
+
+/* Sequence parallelism's all-gather or reduce-scatter over the TP group
+ * (bytes: the whole tensor). */
+static void add_tp_coll(struct builder *b, const char *id, enum coll_kind what, enum dtype dt,
+                        uint64_t bytes, uint32_t tp)
+{
+    add_coll(b, id, what, dt, bytes, b->tp_group, tp);
 }
 
 /* A collective over group (the data-parallel replicas, or the EP ranks)
@@ -420,20 +426,14 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
- * the tokens reach under uniform routing as batched GEMMs. */
-/* One rank's all-to-all over the expert-parallel group: bytes it sends in
- * all (nccl-tests' size), rounded up to a multiple of the ranks. */
+/* One rank's all-to-all over the expert-parallel group: bytes it sends in all. */
 static void add_alltoall(struct builder *b, const char *id, enum dtype dt, uint64_t bytes)
 {
-    struct op *o = add_op(b, id, OP_COLLECTIVE, dt);
-    o->u.coll.what = COLL_ALL_TO_ALL;
-    o->u.coll.algo = COLL_AUTO;
-    o->u.coll.bytes = (bytes + b->ep - 1) / b->ep * b->ep;
-    o->u.coll.group = b->ep_group;
-    o->u.coll.root = TRACE_NO_DEVICE;
+    add_coll(b, id, COLL_ALL_TO_ALL, dt, bytes, b->ep_group, b->ep);
 }
 
+/* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
+ * the tokens reach under uniform routing as batched GEMMs. */
 static void add_moe(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                     uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown,
                     uint32_t sp_tp)
@@ -556,10 +556,37 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     a->u.attn.impl = s->attn;
     a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
     a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
-    if (b->cp > 1) {
+    if (b->cp > 1 && b->cp_comm == LLM_CP_P2P) {
         char stem[24];
         snprintf(stem, sizeof stem, "L%llu", (unsigned long long)l);
         cp_attention(b, &pa, stem, "", l, 0);
+    } else if (b->cp > 1 && b->cp_comm == LLM_CP_A2A) {
+        /* DeepSpeed-Ulysses: an all-to-all turns the rank's 1/cp of the
+         * tokens with all its heads into all the tokens with 1/cp of the
+         * heads (K/V heads repeated up to cp when fewer), attention runs on
+         * the whole sequence, and a second all-to-all turns the output back */
+        uint64_t C = b->cp, kvs = kvh >= C ? kvh : C;
+        add_coll(b, ID("attn_a2a"), COLL_ALL_TO_ALL, dt, (uint64_t)((double)rows * (qd + 2 * kvs * hd) * eb),
+                 b->cp_group, b->cp);
+        struct op *o = add_op(b, ID("attention"), OP_ATTENTION, dt);
+        o->u = pa.u;
+        o->u.attn.heads = heads / C;
+        o->u.attn.kv_heads = kvs / C;
+        o->u.attn.q_len = o->u.attn.kv_len = T * C;
+        add_coll(b, ID("attn_out_a2a"), COLL_ALL_TO_ALL, dt, (uint64_t)((double)rows * qd * eb), b->cp_group, b->cp);
+    } else if (b->cp > 1) {
+        /* all-gather (Llama 3's): every rank's K and V gathered, then each of
+         * the rank's two chunks attends to the keys up to its own end
+         * (causal, aligned to the end); the backward reduce-scatters dK, dV */
+        uint64_t C = b->cp, half = T / 2, r = b->cp_rank;
+        add_coll(b, ID("kv_allgather"), COLL_ALL_GATHER, dt, (uint64_t)((double)batch * T * C * 2 * kvh * hd * eb),
+                 b->cp_group, b->cp);
+        for (int k = 0; k < 2; k++) {
+            struct op *o = add_op(b, k ? ID("attention.chunk1") : ID("attention"), OP_ATTENTION, dt);
+            o->u = pa.u;
+            o->u.attn.q_len = half;
+            o->u.attn.kv_len = (k ? 2 * C - r : r + 1) * half;
+        }
     } else {
         add_op(b, ID("attention"), OP_ATTENTION, dt)->u = pa.u;
     }
@@ -710,10 +737,10 @@ static uint32_t cp_send(struct builder *b, const char *id, enum dtype dt, uint64
 
 /* The ring ops of a context-parallel attention: the other ops of the
  * ring, which cp_attention makes again for the backward and recompute. */
-static int cp_aux(const char *base)
+static int cp_aux(const struct builder *b, const char *base)
 {
-    return strstr(base, ".kv_send.cp") != NULL || strstr(base, ".attention.cp") != NULL ||
-           ends_with(base, ".attn_merge");
+    return b->cp > 1 && b->cp_comm == LLM_CP_P2P && (strstr(base, ".kv_send.cp") != NULL || strstr(base, ".attention.cp") != NULL ||
+           ends_with(base, ".attn_merge"));
 }
 
 /* Attention under context parallelism (llm.h): proto is the rank's own
@@ -787,7 +814,8 @@ static uint64_t stem_layer(const char *stem)
 static int cp_again(struct builder *b, const struct op *src, const char *base, const char *sfx, int pass)
 {
     size_t n = strlen(base);
-    if (b->cp <= 1 || src->kind != OP_ATTENTION || !ends_with(base, ".attention") || n - 10 > 60)
+    if (b->cp <= 1 || b->cp_comm != LLM_CP_P2P || src->kind != OP_ATTENTION ||
+        !ends_with(base, ".attention") || n - 10 > 60)
         return 0;
     char stem[64];
     snprintf(stem, sizeof stem, "%.*s", (int)(n - 10), base);
@@ -819,7 +847,7 @@ static void recompute_entering(struct builder *b, const char *base, int in_step,
             continue;
         if (f.kind == OP_COLLECTIVE && f.stream != 0)
             continue;   /* data-parallel traffic (ZeRO-3's gather): not recomputed */
-        if (b->cp > 1 && cp_aux(fb))
+        if (cp_aux(b, fb))
             continue;   /* made again with the ring's first op */
         if (cp_again(b, &f, fb, ".recompute", 2)) {
             if (first != NULL)
@@ -852,11 +880,12 @@ static void recompute_entering(struct builder *b, const char *base, int in_step,
 static struct op *bwd_op(struct builder *b, const struct op *src, const char *base, int sp)
 {
     int a2a = src->kind == OP_COLLECTIVE && src->u.coll.what == COLL_ALL_TO_ALL;
-    int spc = sp && src->kind == OP_COLLECTIVE && src->stream == 0 && src->u.coll.group == b->tp_group &&
+    int spc = src->kind == OP_COLLECTIVE && src->stream == 0 &&
+              ((sp && src->u.coll.group == b->tp_group) || (b->cp > 1 && src->u.coll.group == b->cp_group)) &&
               (src->u.coll.what == COLL_ALL_GATHER || src->u.coll.what == COLL_REDUCE_SCATTER);
     if ((src->kind == OP_COLLECTIVE && !a2a && !spc) || src->kind == OP_REDUCTION)
         return NULL;
-    if (b->cp > 1 && cp_aux(base))
+    if (cp_aux(b, base))
         return NULL;    /* the ring's backward comes with its first op's */
     if (cp_again(b, src, base, ".bwd", 1))
         return &b->t->ops[b->t->nops - 1];
@@ -1061,10 +1090,12 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
 /* A rank's place in its context-parallel ring: replicas (data x context
  * parallel) r x cp .. r x cp + cp - 1 share one, CP after TP in Megatron's
  * rank order; base is the device of the stage's first rank. */
-static void cp_place(struct builder *b, uint32_t dr, uint32_t tr, uint32_t base, uint32_t tp)
+static void cp_place(struct builder *b, uint32_t dr, uint32_t tr, uint32_t base, uint32_t tp, uint32_t dp)
 {
     uint32_t C = b->cp, cr = dr % C, r0 = dr - cr;
     b->cp_rank = cr;
+    /* CP groups: per stage, block of C replicas and TP rank (llm_build) */
+    b->cp_group = b->cp_g0 + (base / (dp * tp) * (dp / C) + dr / C) * tp + tr;
     b->cp_next = base + (r0 + (cr + 1) % C) * tp + tr;
     b->cp_prev = base + (r0 + (cr + C - 1) % C) * tp + tr;
 }
@@ -1275,7 +1306,7 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                 b->dp_group = dp > 1 ? ntpg + st * tp + tr : 0;
                 ep_groups(b, tp, dp, pp, st, dr, tr);
                 b->dcn_group = s->dcn > 1 ? t->ngroups - dev_slice + dev : UINT32_MAX;
-                cp_place(b, dr, tr, PP_DEV(st, 0, 0), tp);
+                cp_place(b, dr, tr, PP_DEV(st, 0, 0), tp, dp);
                 if (tp * dp > 1)
                     snprintf(b->prefix, sizeof b->prefix, "r%u.s%u.", dev, st);
                 else
@@ -1448,11 +1479,14 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
 /* The context-parallel layouts llm_build can write (--cp): training,
  * sequences cut into 2 cp chunks, not with EP; -1 with the reason in d
  * for any other (fit asks the same). */
-int llm_check_cp(const struct llm_step *s, struct diag *d)
+int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t cp = s->cp > 1 ? s->cp : 1, tp = s->tp > 1 ? s->tp : 1;
+    if (s->cp_comm > LLM_CP_ALLGATHER)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--cp-comm", "p2p, a2a or allgather");
     if (cp == 1)
-        return 0;
+        return s->cp_comm != LLM_CP_P2P ? diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp-comm",
+                                                   "needs --cp 2 or more") : 0;
     if (s->phase != LLM_TRAIN || s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism splits a training step's sequences (--phase train)");
@@ -1463,6 +1497,10 @@ int llm_check_cp(const struct llm_step *s, struct diag *d)
     if (s->ep > 1)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism with expert parallelism is not modelled yet");
+    if (s->cp_comm == LLM_CP_A2A && (c->heads / tp) % cp != 0)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
+                        "--cp-comm a2a splits each TP rank's %llu heads over the %u CP ranks: they "
+                        "must divide", (unsigned long long)(c->heads / tp), cp);
     if (s->sp && (s->prompt / cp) % tp != 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--sp",
                         "a rank's %llu tokens a sequence (--prompt / --cp) must split over the "
@@ -1556,7 +1594,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     if (llm_check_ep(c, s, d) != 0)
         return -1;
     uint32_t cp = s->cp > 1 ? s->cp : 1;
-    if (llm_check_cp(s, d) != 0)
+    if (llm_check_cp(c, s, d) != 0)
         return -1;
     if (dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
@@ -1649,10 +1687,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t ntpg = tp > 1 ? dp * pp : 0, ndpg = dp > 1 ? tp * pp : 0;
     uint32_t nepg = ep > 1 ? pp * (dp / ep) * tp : 0, nedpg = ep > 1 && dp > ep ? pp * ep * tp : 0;
     uint32_t ndcng = dcn > 1 ? tp * dp * pp : 0;     /* one per device of the first slice */
-    t->ngroups = ntpg + ndpg + nepg + nedpg + ndcng;
+    uint32_t ncpg = cp > 1 ? pp * (dp / cp) * tp : 0;  /* per stage, block of cp replicas, TP rank */
+    t->ngroups = ntpg + ndpg + nepg + nedpg + ncpg + ndcng;
     t->groups = sim_xcalloc(t->ngroups + 1, sizeof *t->groups);
     t->group_dev = sim_xcalloc((size_t)(ntpg ? ndev : 0) + (ndpg ? ndev : 0) + (nepg ? ndev : 0) +
-                                   (nedpg ? ndev : 0) + (ndcng ? ndev : 0) + 1,
+                                   (nedpg ? ndev : 0) + (ncpg ? ndev : 0) + (ndcng ? ndev : 0) + 1,
                                sizeof *t->group_dev);
     /* devices: TP ranks fastest, then replicas, then stages (then slices) */
 #define LLM_DEV(st, dr, tr) (((st) * dp + (dr)) * tp + (tr))
@@ -1684,10 +1723,17 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         for (uint32_t k = 0; k < dp / ep; k++)
             t->group_dev[goff++] = LLM_DEV(st, k * ep + e, tr);
     }
+    for (uint32_t g = 0; g < ncpg; g++) {   /* g = (stage x blocks + block) x tp + TP rank */
+        uint32_t tr = g % tp, blk = g / tp % (dp / cp), st = g / tp / (dp / cp);
+        t->groups[ntpg + ndpg + nepg + nedpg + g].off = goff;
+        t->groups[ntpg + ndpg + nepg + nedpg + g].n = cp;
+        for (uint32_t k = 0; k < cp; k++)
+            t->group_dev[goff++] = LLM_DEV(st, blk * cp + k, tr);
+    }
 #undef LLM_DEV
     for (uint32_t g = 0; g < ndcng; g++) {   /* one per rank of a slice: it in every slice */
-        t->groups[ntpg + ndpg + nepg + nedpg + g].off = goff;
-        t->groups[ntpg + ndpg + nepg + nedpg + g].n = dcn;
+        t->groups[ntpg + ndpg + nepg + nedpg + ncpg + g].off = goff;
+        t->groups[ntpg + ndpg + nepg + nedpg + ncpg + g].n = dcn;
         for (uint32_t k = 0; k < dcn; k++)
             t->group_dev[goff++] = k * tp * dp * pp + g;
     }
@@ -1695,7 +1741,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {.t = t, .cap = cap, .prev = UINT32_MAX, .dcap = cap * (cp > 1 ? 3 : 2) + ndev,
                         .ep_group = ntpg + ndpg, .ep = ep, .edp_group = UINT32_MAX, .ep_tp = ep_tp,
-                        .also = UINT32_MAX, .dcn_group = UINT32_MAX, .cp = cp, .dp_sim = dp_sim};
+                        .also = UINT32_MAX, .dcn_group = UINT32_MAX, .cp = cp, .dp_sim = dp_sim,
+                        .cp_comm = s->cp_comm, .cp_g0 = ntpg + ndpg + nepg + nedpg};
     struct cp_ring ring = {0};
     if (cp > 1) {
         ring.layers = (uint32_t)c->layers;
@@ -1716,8 +1763,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             b.tp_group = tp > 1 ? r / tp : 0;
             b.dp_group = dp > 1 ? ntpg + r % tp : 0;
             ep_groups(&b, tp, dp, pp, 0, r / tp, r % tp);
-            cp_place(&b, r / tp, r % tp, 0, tp);
-            b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + r : UINT32_MAX;
+            cp_place(&b, r / tp, r % tp, 0, tp, dp);
+            b.dcn_group = dcn > 1 ? ntpg + ndpg + nepg + nedpg + ncpg + r : UINT32_MAX;
             if (ndev > 1)
                 snprintf(b.prefix, sizeof b.prefix, "r%u.", r);
             build_rank(&b, c, s, tp, dp);
@@ -1756,6 +1803,17 @@ int llm_framework_from_name(const char *name, enum llm_framework *out)
 enum attn_impl llm_framework_attn(enum llm_framework f)
 {
     return f == LLM_FW_PYTORCH ? ATTN_SDPA : f == LLM_FW_VLLM ? ATTN_VLLM : ATTN_FLASH;
+}
+
+int llm_cp_comm_from_name(const char *name, uint32_t *out)
+{
+    static const char *const names[] = {"p2p", "a2a", "allgather"};
+    for (uint32_t i = 0; i < 3; i++)
+        if (ascii_ieq(name, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return -1;
 }
 
 int llm_weights_from_name(const char *name, struct llm_step *s)

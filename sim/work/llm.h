@@ -174,7 +174,14 @@ struct llm_step {
                                      * holds 1/cp of every sequence (2 cp chunks, balanced for
                                      * the causal mask) and passes K and V round the ring while
                                      * it computes attention on the block it has */
+    uint32_t cp_comm;               /* with cp > 1, how attention sees the other ranks' tokens
+                                     * (Megatron's --cp-comm-type): LLM_CP_P2P the ring above,
+                                     * LLM_CP_A2A all-to-alls that swap the sequence split for a
+                                     * head split (DeepSpeed-Ulysses), LLM_CP_ALLGATHER an
+                                     * all-gather of K and V (Llama 3's) */
 };
+
+enum { LLM_CP_P2P = 0, LLM_CP_A2A = 1, LLM_CP_ALLGATHER = 2 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
@@ -184,13 +191,15 @@ int llm_framework_from_name(const char *name, enum llm_framework *out);
 /* The attention a framework runs when --attn does not say (resolved per
  * chip at run time for pytorch and vllm). */
 enum attn_impl llm_framework_attn(enum llm_framework f);
+/* --cp-comm names: "p2p", "a2a", "allgather" (LLM_CP_*).  0, or -1 if unknown. */
+int llm_cp_comm_from_name(const char *name, uint32_t *out);
 /* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
 int llm_weights_from_name(const char *name, struct llm_step *s);
 /* -1 (reason in d) if s asks for an expert-parallel layout llm_build cannot
  * write; 0 otherwise (fit checks the same). */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
-int llm_check_cp(const struct llm_step *s, struct diag *d);
+int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
 int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
               struct diag *d);
