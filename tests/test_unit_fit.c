@@ -126,6 +126,16 @@ static void test_sequence_parallel(void)
     double P8 = (double)llm_param_count(&c) / 8;
     CHECK_NEAR_REL(nocp.optimizer, P8 * 12 / 2 + P8 * 2, 1e-12);
     CHECK_NEAR_REL(cp2.optimizer, P8 * 12 / 4 + P8 * 2, 1e-12);
+    /* gradient accumulation (--microbatches without --pp): one
+     * micro-batch's activations are stored at a time */
+    struct fit_result ga;
+    s.cp = 0;
+    s.batch = 8;
+    fit_budget(&cfg, &c, &s, 1, &nocp);
+    s.microbatches = 4;
+    fit_budget(&cfg, &c, &s, 1, &ga);
+    CHECK_NEAR_REL(ga.activations, nocp.activations / 4, 1e-12);
+    CHECK_NEAR_REL(ga.optimizer, nocp.optimizer, 1e-12);
 }
 
 static void test_parallel(void)

@@ -15,6 +15,12 @@
 #include "test.h"
 #include "util.h"
 
+static int ends_with_(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 int main(void)
 {
     struct diag d;
@@ -317,6 +323,58 @@ int main(void)
         /* stage 1: L8..L15, 8 x 202 M parameters at 2 bytes */
         CHECK_NEAR_REL(w1, 8.0 * 2.0 * (4096.0 * 3 * 4096 + 4096.0 * 4096 + 3.0 * 4096 * 11008), 1e-9);
         CHECK_NEAR_REL(w8, w1, 1e-12);
+    }
+    /* gradient accumulation (--microbatches without --pp): the schedule on
+     * one stage, a forward and a backward per micro-batch, each layer's
+     * gradients all-reduced once, during the last backward; smaller GEMMs
+     * and less overlap make the step slower than one pass over the batch,
+     * on the same FLOPs; the working set and fit's activations are one
+     * micro-batch's */
+    {
+        struct llm_step ga = s;
+        ga.pp = 0;
+        ga.dp = 2;
+        ga.microbatches = 4;
+        CHECK_EQ_INT(llm_build(&c, &ga, &t, &d), 0);
+        CHECK(tu_find_op(&t, "r0.s0.mb3.L31.qkv_proj") >= 0 && tu_find_op(&t, "r1.s0.mb3.L0.qkv_proj.bwd") >= 0);
+        uint32_t nar = 0, nq = 0;
+        for (uint32_t i = 0; i < t.nops; i++) {
+            nar += t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".dp_allreduce");
+            nq += t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".qkv_proj");
+        }
+        CHECK_EQ_INT(nar, 33);          /* once a layer, and the embedding's */
+        CHECK_EQ_INT(nq, 4 * 32);       /* every micro-batch's forward */
+        int gar = tu_find_op(&t, "r0.s0.L5.dp_allreduce"), last = tu_find_op(&t, "r0.s0.mb3.L5.attn_norm.bwd");
+        CHECK(tu_depends_on(&t, gar, last));
+        struct hw_system sg;
+        CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sg, &d), 0);
+        struct run_result rg, r1;
+        CHECK_EQ_INT(run_system_opts(&sg, &t, NULL, &rg, &d), 0);
+        trace_free(&t);
+        struct llm_step one = ga;
+        one.microbatches = 0;
+        CHECK_EQ_INT(llm_build(&c, &one, &t, &d), 0);
+        CHECK_EQ_INT(run_system_opts(&sg, &t, NULL, &r1, &d), 0);
+        printf("  Llama-2-7B, DP 2, 8 x 1024 tokens a replica: one pass %.1f ms, 4 micro-batches %.1f ms\n",
+               (double)r1.total_ps * 1e-9, (double)rg.total_ps * 1e-9);
+        CHECK(rg.total_ps > r1.total_ps);
+        CHECK_NEAR_REL(rg.flops, r1.flops, 1e-3);
+        run_result_free(&rg);
+        run_result_free(&r1);
+        sys_free(&sg);
+        trace_free(&t);
+        /* not with decode, nor with ZeRO-3 */
+        struct llm_step bd = ga;
+        bd.phase = LLM_DECODE;
+        bd.dp = 0;
+        memset(&d, 0, sizeof d);
+        CHECK(llm_build(&c, &bd, &t, &d) != 0);
+        CHECK_STR_CONTAINS(d.field, "--microbatches");
+        bd = ga;
+        bd.zero = 3;
+        memset(&d, 0, sizeof d);
+        CHECK(llm_build(&c, &bd, &t, &d) != 0);
+        CHECK_STR_CONTAINS(d.field, "--zero");
     }
     /* refused until modelled, by field */
     static const struct { int recompute; uint32_t mb; uint64_t batch; const char *want; } bad[] = {

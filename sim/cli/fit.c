@@ -29,7 +29,7 @@ const char cli_fit_usage[] =
     "  strata fit      --hw CONFIG.yaml --model CONFIG.json --phase decode|prefill|train\n"
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
     "                  [--kv-dtype D] [--tp N] [--sp] [--cp C] [--dp D] [--zero 0-3] [--recompute]\n"
-    "                  [--pp P [--microbatches M] [--vpp V]]\n"
+    "                  [--pp P [--vpp V]] [--microbatches M]\n"
     "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";

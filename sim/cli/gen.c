@@ -39,7 +39,7 @@ const char cli_gen_usage[] =
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
-    "                  [--recompute (train)] [--pp P [--microbatches M] [--vpp V] (train)]\n"
+    "                  [--recompute] [--pp P [--vpp V]] [--microbatches M] (train)\n"
     "                  [--sp (train, --tp: sequence parallelism)]\n"
     "                  [--cp C [--cp-comm p2p|a2a|allgather] (train: context parallelism)]\n"
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
@@ -282,6 +282,10 @@ int cli_gen(int argc, char **argv)
                     s.microbatches ? s.microbatches : (unsigned)s.batch,
                     (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)),
                     s.vpp > 1 ? ", interleaved: each stage holds --vpp model chunks" : "");
+        if (s.pp <= 1 && s.microbatches > 1 && s.phase == LLM_TRAIN)
+            fprintf(msg, "  gradient accumulation: %u micro-batches of %llu, a forward and a backward "
+                         "each in turn, the gradients reduced during the last backward\n",
+                    s.microbatches, (unsigned long long)(s.batch / s.microbatches));
         if (s.ep > 1 && s.ep == s.tp)
             fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
                          "of the %llu on every token (uniform routing assumed), the MLP all-reduce "

@@ -95,6 +95,8 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
      * training state is sharded over the data x context ranks */
     double cpn = train && s->cp > 1 ? s->cp : 1;
     double act_tokens = (double)s->batch * tokens_new / cpn;
+    if (train && s->pp <= 1 && s->microbatches > 1)
+        act_tokens /= s->microbatches;  /* gradient accumulation: one micro-batch's at a time */
     dp *= cpn;
     f->activations = act_tokens * (4 * h + 2 * inter / t) * eb;
     if (train) {

@@ -1537,6 +1537,15 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
                             vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, (unsigned)mb);
     } else if (vpp > 1) {
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
+    } else if (s->microbatches > 1) {
+        /* gradient accumulation: the pipeline's schedule with one stage */
+        if (!train || s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--microbatches", "micro-batches (gradient "
+                            "accumulation) are for --phase train");
+        if (s->batch % mb != 0 || mb > 4096)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
+                            "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,
+                            (unsigned long long)s->batch);
     }
     if (vpp > 64)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
@@ -1607,11 +1616,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
                         "ZeRO shards training state over data-parallel replicas: it needs --phase "
                         "train and --dp (or --cp) 2 or more");
-    if (s->zero > 2 && s->pp > 1)
+    if (s->zero > 2 && (s->pp > 1 || s->microbatches > 1))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
-                        "ZeRO-3 does not combine with --pp (DeepSpeed refuses it too: each "
-                        "micro-batch would gather the stage's weights again); use --zero 1 or 2, "
-                        "Megatron's distributed optimizer");
+                        "ZeRO-3 does not combine with --pp or --microbatches (DeepSpeed refuses "
+                        "it with --pp: each micro-batch would gather the weights again); use "
+                        "--zero 1 or 2, Megatron's distributed optimizer");
     if (s->page_size > 0 && s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--page-size",
                         "a paged KV cache is for decode and prefill, not training");
@@ -1661,7 +1670,11 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t nsim = tp * dp_sim * pp;
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
-    if (pp > 1)   /* every micro-batch's steps (with TP's all-reduces), the copies, the
+    /* with micro-batches and no pipeline (gradient accumulation), the
+     * pipeline's schedule on one stage: forward, backward, forward, ...,
+     * the gradients reduced during the last backward */
+    int schedule = pp > 1 || (train && s->microbatches > 1);
+    if (schedule) /* every micro-batch's steps (with TP's all-reduces), the copies, the
                    * gradient all-reduces and one scratch forward, on every TP x DP rank */
         cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * ((s->recompute ? 3 : 2) * (uint64_t)mb + 1) +
                  (24 * (uint64_t)mb * vpp + c->layers + 8) * pp) * tp *
@@ -1746,14 +1759,14 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     struct cp_ring ring = {0};
     if (cp > 1) {
         ring.layers = (uint32_t)c->layers;
-        ring.mbs = pp > 1 ? mb : 1;
+        ring.mbs = schedule ? mb : 1;
         ring.cp = cp;
         ring.tp = tp;
         ring.dp = dp;
         ring.dp_sim = dp_sim;
         b.ring = &ring;
     }
-    if (pp > 1) {
+    if (schedule) {
         build_pp(&b, c, s, pp, mb, tp, dp);
     } else {
         t->symmetric = dp_sim < dp || dcn > 1;   /* the other replicas' devices mirror these */
