@@ -267,6 +267,16 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
              "--phase train --batch 8 --prompt 256 --pp 4 --vpp 16 --microbatches 4");
     expect_fail("fit-pp", args, "", 0, "--vpp");
+    /* a trace whose mirrored slices (--dcn) are not in the system: the
+     * collective's group names the missing device, no internal error */
+    snprintf(args, sizeof args,
+             "gen llm --model traces/models/smollm-135m.json --phase train --batch 1 --prompt 64 "
+             "--tp 3 --dp 2 --dcn 2 -o '%s/dcn.json'", tmpdir);
+    char *gerr = NULL;
+    CHECK_EQ_INT(run_cli(args, &gerr), 0);
+    free(gerr);
+    snprintf(args, sizeof args, "run --hw configs/systems/nvidia-hgx-h100.yaml --trace '%s/dcn.json'", tmpdir);
+    expect_fail("run-dcn-mirrors", args, "dcn.json", 1, ".group");
     /* and the context-parallel ones */
     snprintf(args, sizeof args,
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "

@@ -277,7 +277,8 @@ static void test_implied_system(void)
 }
 
 /* Routes: fewest hops, the first-listed link on a tie, never through a
- * device, staging in the first host only. */
+ * device (but for a point-to-point copy's PXN route), staging in the
+ * first host only. */
 static void test_routes(void)
 {
     struct hw_system s;
@@ -302,6 +303,30 @@ static void test_routes(void)
     CHECK_EQ_INT(sys_load("configs/systems/google-tpu-v5e-8.yaml", &s, &d), 0);
     CHECK_EQ_INT(sys_route(&s, 0, 7, &rt, scratch), 0);   /* corner to corner of a 2 x 4 mesh */
     CHECK_EQ_INT(rt.nhops, 4);
+    sys_free(&s);
+    /* a rail-optimised cluster: gpu4 (node 0, rail 4) and gpu8 (node 1,
+     * rail 0) share no rail, so no route avoids another device; a
+     * point-to-point copy takes NCCL's PXN route instead, over NVLink to
+     * gpu0 and out through its NIC: gpu4 -> nvswitch0 -> gpu0 -> nic0_0 ->
+     * leaf0 -> nic1_0 -> gpu8 */
+    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x8-ndr.yaml", &s, &d), 0);
+    uint32_t *big = calloc(2 * (size_t)s.nnodes, sizeof *big);
+    CHECK(big != NULL);
+    if (big != NULL) {
+        int g4 = sys_node_index(&s, "gpu4"), g8 = sys_node_index(&s, "gpu8"), g0 = sys_node_index(&s, "gpu0");
+        CHECK(sys_route(&s, (uint32_t)g4, (uint32_t)g8, &rt, big) != 0);
+        CHECK_EQ_INT(sys_route_pxn(&s, (uint32_t)g4, (uint32_t)g8, &rt, big), 0);
+        CHECK_EQ_INT(rt.nhops, 6);
+        int through0 = 0;
+        for (uint32_t h = 0; h < rt.nhops; h++)
+            through0 |= s.links[rt.link[h]].a == (uint32_t)g0 || s.links[rt.link[h]].b == (uint32_t)g0;
+        CHECK(through0);
+        /* where sys_route has a route, PXN takes the same (same rail: 4 hops) */
+        int g12 = sys_node_index(&s, "gpu12");
+        CHECK_EQ_INT(sys_route_pxn(&s, (uint32_t)g4, (uint32_t)g12, &rt, big), 0);
+        CHECK_EQ_INT(rt.nhops, 4);
+        free(big);
+    }
     sys_free(&s);
     /* a chip config is no system */
     CHECK_EQ_INT(sys_load("configs/nvidia-h100-sxm.yaml", &s, &d), 1);

@@ -118,7 +118,7 @@ static int gpu_routes(struct gpu *g, struct diag *d)
             }
             struct sys_route *rt = &g->route[g->nroutes];
             uint32_t from = env->sysdev[g->device];
-            int rc = p->dma_net ? sys_route(env->sys, from, env->sysdev[p->peer], rt, env->net->scratch)
+            int rc = p->dma_net ? sys_route_pxn(env->sys, from, env->sysdev[p->peer], rt, env->net->scratch)
                                 : sys_route_host(env->sys, from, rt, env->net->scratch);
             if (rc != 0 || rt->nhops == 0) {
                 char field[48];

@@ -165,6 +165,10 @@ int cli_gen(int argc, char **argv)
     uint64_t cpn = 1;
     if (cps && parse_ranks("--cp", cps, &cpn))
         return 2;
+    if (cpn > 4096) {
+        fprintf(stderr, "strata gen llm: --cp: at most 4096 context-parallel ranks\n");
+        return 2;
+    }
     s.cp = (uint32_t)cpn;
     if (cpcs && llm_cp_comm_from_name(cpcs, &s.cp_comm) != 0) {
         fprintf(stderr, "strata gen llm: --cp-comm: p2p, a2a or allgather, got '%s'\n", cpcs);

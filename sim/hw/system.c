@@ -116,8 +116,10 @@ void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*nam
 /* Breadth-first search from a; prev[n] = the link that reached n (+1), 0 =
  * not reached.  Stops when target is reached (or, for target < 0, at the
  * first host node).  With through_hosts 0 a path may not pass a host (a
- * peer-to-peer path).  Returns the node found, or -1. */
-static int bfs(const struct hw_system *s, uint32_t a, int target, int through_hosts,
+ * peer-to-peer path).  A device forwards only between links marked
+ * `forward`, or, with via_devices, between any of its links (a GPU relaying
+ * a copy to its own NIC: NCCL's PXN).  Returns the node found, or -1. */
+static int bfs(const struct hw_system *s, uint32_t a, int target, int through_hosts, int via_devices,
                uint32_t *scratch)
 {
     uint32_t *prev = scratch, *queue = scratch + s->nnodes;
@@ -133,7 +135,7 @@ static int bfs(const struct hw_system *s, uint32_t a, int target, int through_ho
         /* a transfer passes through switches and hosts, never through
          * another device */
         /* a device forwards only between links that route through it */
-        int via_dev = n != a && s->nodes[n].kind == SN_DEVICE;
+        int via_dev = n != a && s->nodes[n].kind == SN_DEVICE && !via_devices;
         if (via_dev && !s->links[prev[n] - 1].forward)
             continue;
         if (n != a && !through_hosts && s->nodes[n].kind == SN_HOST)
@@ -205,7 +207,18 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
 {
     SIM_CHECK(a < s->nnodes && b < s->nnodes);
     /* a peer-to-peer path if there is one; staging in a host only if not */
-    if (bfs(s, a, (int)b, 0, scratch) < 0 && bfs(s, a, (int)b, 1, scratch) < 0)
+    if (bfs(s, a, (int)b, 0, 0, scratch) < 0 && bfs(s, a, (int)b, 1, 0, scratch) < 0)
+        return -1;
+    return walk_back(s, a, b, scratch, r);
+}
+
+int sys_route_pxn(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
+                  uint32_t *scratch)
+{
+    if (sys_route(s, a, b, r, scratch) == 0)
+        return 0;
+    SIM_CHECK(a < s->nnodes && b < s->nnodes);
+    if (bfs(s, a, (int)b, 0, 1, scratch) < 0)
         return -1;
     return walk_back(s, a, b, scratch, r);
 }
@@ -213,7 +226,7 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
 int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
                    uint32_t *scratch)
 {
-    int h = bfs(s, dev, -1, 1, scratch);
+    int h = bfs(s, dev, -1, 1, 0, scratch);
     if (h < 0)
         return -1;
     if (walk_back(s, dev, (uint32_t)h, scratch, r) != 0)

@@ -134,6 +134,12 @@ int sys_node_index(const struct hw_system *s, const char *name);
  * SYS_MAX_HOPS).  scratch holds 2 * nnodes uint32_t. */
 int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
               uint32_t *scratch);
+/* sys_route, or where it finds none, a route that passes through other
+ * devices (NCCL's PXN: over NVLink to the GPU beside the NIC of the
+ * destination's rail): for a point-to-point copy.  Collectives build their
+ * rings from sys_route's edges. */
+int sys_route_pxn(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
+                  uint32_t *scratch);
 /* The nearest node of kind SN_HOST from device dev, with its route: 0, or -1. */
 int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
                    uint32_t *scratch);

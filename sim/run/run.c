@@ -410,6 +410,7 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
     free(slot);
     for (uint32_t i = 0; named == 0 && i < t->ndevices; i++)
         sysdev[i] = i < sys->ndevices ? i : UINT32_MAX;
+    unsigned char *gseen = calloc(t->ngroups ? t->ngroups : 1, 1);
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         uint32_t dv = o->device;
@@ -421,6 +422,18 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
             dv = o->u.copy.peer;
             what = "dst_device";
         }
+        if (sysdev[dv] != UINT32_MAX && o->kind == OP_COLLECTIVE && o->u.coll.group < t->ngroups &&
+            gseen != NULL && !gseen[o->u.coll.group]) {
+            /* a collective's members, mirrors without ops of their own
+             * included; each group once */
+            const struct trace_group *g = &t->groups[o->u.coll.group];
+            gseen[o->u.coll.group] = 1;
+            for (uint32_t k = 0; k < g->n && sysdev[dv] != UINT32_MAX; k++)
+                if (sysdev[t->group_dev[g->off + k]] == UINT32_MAX) {
+                    dv = t->group_dev[g->off + k];
+                    what = "group";
+                }
+        }
         if (sysdev[dv] != UINT32_MAX)
             continue;
         char field[48], list[200] = "";
@@ -429,10 +442,12 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", k ? ", " : "",
                                      sys->nodes[k].name);
         snprintf(field, sizeof field, "ops[%u].%s", i, what);
+        free(gseen);
         return diag_set(d, DIAG_E_UNKNOWN_NAME, t->path, t->ops[i].line, field,
                         "device '%s' is not in system %s (devices: %s)", t->devices[dv],
                         sys->name, list);
     }
+    free(gseen);
     return 0;
 }
 

@@ -751,9 +751,10 @@ static int cp_aux(const struct builder *b, const char *base)
  * seen, by all the queries; of a later rank both chunks, by the second
  * chunk of queries only.  Forward: send i passes on the block step i
  * used (cp - 1 sends), then the partial outputs are merged by their
- * log-sum-exps.  Backward (Transformer Engine's order): send i carries
- * the K, V step i + 1 needs and the dK, dV step i - 1 added to, and the
- * rank's own dK, dV come home after the last step. */
+ * log-sum-exps.  Backward, in the forward's direction and order (TE runs
+ * it the other way round, own block last: the same work and link bytes):
+ * send i carries the K, V step i + 1 needs and the dK, dV step i - 1 added
+ * to, and the rank's own dK, dV come home after the last step. */
 static void cp_attention(struct builder *b, const struct op *proto, const char *stem, const char *sfx,
                          uint64_t l, int pass)
 {
@@ -1490,7 +1491,9 @@ int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct di
     if (s->phase != LLM_TRAIN || s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism splits a training step's sequences (--phase train)");
-    if (cp > 4096 || s->prompt % (2 * (uint64_t)cp) != 0)
+    if (cp > 4096)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--cp", "at most 4096 context-parallel ranks, got %u", cp);
+    if (s->prompt % (2 * (uint64_t)cp) != 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--prompt",
                         "with --cp %u the sequence is cut into %llu chunks: --prompt %llu must be "
                         "a multiple of that", cp, 2 * (unsigned long long)cp, (unsigned long long)s->prompt);

@@ -64,7 +64,10 @@
  * no mask), each received from the previous rank in the ring while the
  * step before it computes (a p2p copy of K and V on stream 3).  The
  * backward runs the ring again, passing K, V and the partial dK, dV, and
- * waits for its own dK, dV to come home.
+ * waits for its own dK, dV to come home (in the forward's direction and
+ * order; Transformer Engine runs it the other way round with the rank's
+ * own block last: the same work, and the same bytes on every link of a
+ * symmetric ring).
  * The MLP is gated (gate, up, down: SwiGLU, GeGLU) for Llama-family model
  * types and hidden_act silu, plain (up, the activation, down) for GPT-2/3,
  * GPT-NeoX, GPT-J, Falcon, OPT, BLOOM, StarCoder2, Phi-1/2, MPT and
