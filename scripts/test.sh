@@ -13,9 +13,9 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 cmake -S . -B build-san -DSTRATA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-san -j"$jobs" >/dev/null
 # test_validation_maxtext (two TPU training steps of ~50M engine events
-# each) and test_validation_dgxc(_plain) (70B and 175B steps of ~200-380M) take minutes under
+# each) and test_validation_training* (70B and 175B steps of ~200-380M) take minutes under
 # ASan and run no code the other suites do not: the plain build runs them
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-san --output-on-failure -j"$jobs" -E '^test_validation_(maxtext|dgxc|dgxc_plain)$'
+  ctest --test-dir build-san --output-on-failure -j"$jobs" -E '^test_validation_(maxtext|training.*)$'
 # every loader fuzzed for a bounded time under ASan+UBSan (scripts/fuzz.sh; skipped without clang)
 bash scripts/fuzz.sh "${STRATA_FUZZ_SECONDS:-10}"
