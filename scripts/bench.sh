@@ -151,3 +151,14 @@ read -r sec kb <"$T/tm"
 step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/moe-r.json" | head -1 | grep -o '[0-9.e+-]*$')
 nops=$(grep -c '"kind"' "$T/moe.json" || true)
 echo "mixtral-8x7b train EP 8 x PP 4 (VP 8) x DP 16 (64 GPUs, 32 simulated, $nops ops): step $step s, $sec s wall, peak $((kb / 1024)) MB"
+# context parallelism with gradient accumulation: Llama-3.1-8B CP 2 x DP 4
+# on one HGX H100, 32 micro-batches of one 8192-token sequence a replica
+# (traces/validation/dgxc-h100.csv's DGXC-L8B-008)
+$S gen llm --model traces/models/llama-3.1-8b.json --phase train --batch 32 --microbatches 32 --prompt 8192 \
+   --cp 2 --dp 4 --zero 1 --attn cudnn --replicas-simulated 1 -o "$T/cp.json" >/dev/null
+/usr/bin/time -f "%e %M" -o "$T/tm" $S run --hw configs/systems/nvidia-hgx-h100.yaml --trace "$T/cp.json" \
+  --json "$T/cp-r.json" --quiet >/dev/null
+read -r sec kb <"$T/tm"
+step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/cp-r.json" | head -1 | grep -o '[0-9.e+-]*$')
+nops=$(grep -c '"kind"' "$T/cp.json" || true)
+echo "llama-3.1-8b train CP 2 x DP 4, 32 micro-batches (8 GPUs, 2 simulated, $nops ops): step $step s, $sec s wall, peak $((kb / 1024)) MB"
