@@ -210,8 +210,9 @@ static void route_limits(const struct hw_system *sys, const struct sys_route *rt
 }
 
 /* Routes of ring k of group g (its order in cg->ring), and its limits: 0,
- * or -1 if a hop has no path. */
-static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *min_bw)
+ * or -1 if a hop has no path (with pxn, a hop may pass another GPU:
+ * sys_route_pxn). */
+static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *min_bw, int pxn)
 {
     const struct trace *t = c->t;
     const struct trace_group *gr = &t->groups[g];
@@ -228,7 +229,7 @@ static int ring_routes(struct coll_engine *c, uint32_t g, uint32_t k, double *mi
          * the ring's narrowest (symmetric ranks: the others are taken to
          * move what the simulated ones' hops move, no slower) */
         struct sys_route *rt = &cg->routes[k * n + p];
-        if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
+        if ((pxn ? sys_route_pxn : sys_route)(env->sys, env->sysdev[a], env->sysdev[b], rt, env->net->scratch) != 0)
             return -1;
         double bw = HUGE_VAL;
         int8_t lv = cg->level;
@@ -262,7 +263,7 @@ static void group_alloc(struct coll_group *cg, uint32_t nrings, uint32_t n)
  * islands of equal size K, K rings, ring k entering and leaving every
  * node on rail k (forward from local rank k in even islands, backward from
  * k - 1 in odd ones), so the crossings spread over all the rails; failing
- * that, one such ring (k = 0). */
+ * that, one such ring (k = 0); failing that, the same ring with PXN hops. */
 static int ring_order(struct coll_engine *c, uint32_t g)
 {
     const struct trace *t = c->t;
@@ -274,7 +275,7 @@ static int ring_order(struct coll_engine *c, uint32_t g)
     group_alloc(cg, 1, n);
     for (uint32_t r = 0; r < n; r++)
         cg->ring[r] = r;
-    if (ring_routes(c, g, 0, &bw) == 0) {
+    if (ring_routes(c, g, 0, &bw, 0) == 0) {
         cg->min_bw = bw;
         return 0;
     }
@@ -295,7 +296,11 @@ static int ring_order(struct coll_engine *c, uint32_t g)
     int equal = nisl >= 2;
     for (uint32_t i = 0; i < nisl; i++)
         equal = equal && start[i + 1] - start[i] == K;
-    for (int attempt = equal ? 0 : 1; attempt < 2; attempt++) {
+    /* attempt 2: the one ring with PXN hops (a crossing between rails goes
+     * over NVLink to the GPU on the destination's rail, as NCCL's PXN
+     * does), for islands of unequal size whose crossings cannot all stay
+     * on a rail */
+    for (int attempt = equal ? 0 : 1; attempt < 3; attempt++) {
         uint32_t nr = attempt == 0 ? K : 1;
         group_alloc(cg, nr, n);
         for (uint32_t k = 0; k < nr; k++)
@@ -308,7 +313,7 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         double total = 0;
         int ok = 1;
         for (uint32_t k = 0; k < nr && ok; k++) {
-            ok = ring_routes(c, g, k, &bw) == 0;
+            ok = ring_routes(c, g, k, &bw, attempt == 2) == 0;
             total += bw;
         }
         if (ok) {

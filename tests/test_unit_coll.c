@@ -964,6 +964,24 @@ static void test_gen_tp(void)
  * NVLS efficiency) / (1 + 1/n); the ring's is link x n / (2(n - 1)).  auto
  * takes NVLS when NCCL's cost model says so; a system or a collective
  * without it keeps the ring, and asking for it there is an error. */
+/* Islands of unequal size (12 GPUs over two 8-GPU nodes): no ring keeps
+ * both crossings on one rail, so the one ring takes PXN hops (over NVLink
+ * to the GPU on the destination's rail) and runs at one NIC's rate; NCCL
+ * would spread such crossings over several rails (a lower bound here). */
+static void test_uneven_islands(void)
+{
+    struct hw_system s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x2-ndr.yaml", &s, &d), 0);
+    struct collbench_pt pt;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 12, 1, (uint64_t)1 << 30, &pt, &d), 0);
+    CHECK_STR_CONTAINS(pt.how, "ring");
+    printf("  all-reduce 1 GiB on 12 H100s over 2 nodes (8 + 4): busbw %.1f GB/s (%s)\n", pt.busbw * 1e-9, pt.how);
+    CHECK(pt.busbw < 50e9 && pt.busbw > 40e9);
+    sys_free(&s);
+}
+
 static void test_nvls(void)
 {
     const char *hgx = "configs/systems/nvidia-hgx-h100.yaml";
@@ -1289,6 +1307,7 @@ int main(void)
     test_mirror_rings();
     test_zero();
     test_nvls();
+    test_uneven_islands();
     test_send_recv();
     test_tree();
     test_dcn();
