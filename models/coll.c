@@ -763,9 +763,11 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                 if (b == a)
                     continue;
                 uint32_t db = t->group_dev[gr->off + b];
+                /* a pair on different rails of different nodes goes by
+                 * PXN, as NCCL's all-to-all does */
                 struct sys_route rt;
-                int ok = sys_route(c->env->sys, c->env->sysdev[da], c->env->sysdev[db], &rt,
-                                   c->env->net->scratch);
+                int ok = sys_route_pxn(c->env->sys, c->env->sysdev[da], c->env->sysdev[db], &rt,
+                                       c->env->net->scratch);
                 SIM_CHECK(ok == 0);     /* the ring's routes connect the group */
                 send_bytes(c, r, inst, &rt, da, db, pair, 1.0, 1.0, pcap, res);
             }

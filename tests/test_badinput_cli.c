@@ -277,6 +277,11 @@ static void test_other(void)
     free(gerr);
     snprintf(args, sizeof args, "run --hw configs/systems/nvidia-hgx-h100.yaml --trace '%s/dcn.json'", tmpdir);
     expect_fail("run-dcn-mirrors", args, "dcn.json", 1, ".group");
+    /* ZeRO-3 with gradient accumulation, which gen refuses */
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
+             "--phase train --batch 8 --prompt 256 --dp 8 --zero 3 --microbatches 4");
+    expect_usage("fit-zero3-ga", args);
     /* and the context-parallel ones */
     snprintf(args, sizeof args,
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "

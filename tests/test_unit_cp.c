@@ -234,6 +234,34 @@ int main(void)
     memset(&d, 0, sizeof d);
     CHECK(llm_build(&c, &u, &t, &d) != 0);
     CHECK_STR_CONTAINS(d.field, "--cp-comm");
+    /* K/V heads that neither split over the CP ranks nor divide them */
+    struct llm_config nem;
+    CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &nem, &d), 0);
+    u.cp = 3;
+    u.prompt = 4092;
+    memset(&d, 0, sizeof d);
+    CHECK(llm_build(&nem, &u, &t, &d) != 0);
+    CHECK_STR_CONTAINS(d.field, "num_key_value_heads");
+    /* Ulysses across nodes: TP 4 x CP 4 spans two nodes, the CP group's
+     * pairs on different rails; its all-to-alls go by PXN */
+    {
+        struct llm_step x = s;
+        x.prompt = 512;
+        x.batch = 2;
+        x.tp = 4;
+        x.cp = 4;
+        x.cp_comm = LLM_CP_A2A;
+        struct hw_system s2;
+        CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x2-ndr.yaml", &s2, &d), 0);
+        CHECK_EQ_INT(llm_build(&c, &x, &t, &d), 0);
+        struct run_result rx;
+        CHECK_EQ_INT(run_system_opts(&s2, &t, NULL, &rx, &d), 0);
+        CHECK(rx.total_ps > 0);
+        printf("  TP 4 x CP 4 (a2a) over two HGX H100 nodes, 2 x 512 tokens: %.1f ms\n", (double)rx.total_ps * 1e-9);
+        run_result_free(&rx);
+        trace_free(&t);
+        sys_free(&s2);
+    }
     struct llm_config moe;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
     struct llm_step me = s;

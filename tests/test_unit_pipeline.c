@@ -389,6 +389,24 @@ int main(void)
         CHECK(llm_build(&c, &b, &t, &d) != 0);
         CHECK_STR_CONTAINS(d.msg, bad[i].want);
     }
+    /* a tied embedding with gradient accumulation (one stage holds the
+     * embedding and the head): AdamW counts the table once, as without
+     * micro-batches */
+    {
+        struct llm_step ta = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                              LLM_FW_FUSED, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        double el[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            ta.microbatches = k ? 2 : 0;
+            CHECK_EQ_INT(llm_build(&tied, &ta, &t, &d), 0);
+            for (uint32_t i = 0; i < t.nops; i++)
+                if (t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".adamw"))
+                    el[k] = (double)t.ops[i].u.ew.elements;
+            trace_free(&t);
+        }
+        CHECK(el[0] > 0);
+        CHECK_NEAR_REL(el[1], el[0], 1e-4);     /* less the final norm, 576 of 67 million */
+    }
     struct llm_step dec = s;
     dec.phase = LLM_DECODE;
     CHECK(llm_build(&c, &dec, &t, &d) != 0);

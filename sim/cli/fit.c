@@ -143,9 +143,9 @@ int cli_fit(int argc, char **argv)
             fprintf(stderr, "strata fit: --vpp (1-64 model chunks a stage) needs --pp 2 or more\n");
             return 2;
         }
-        if (s.pp > 1 && s.zero > 2) {       /* as gen llm: DeepSpeed refuses it */
-            fprintf(stderr, "strata fit: --zero 3 does not combine with --pp (each micro-batch "
-                            "would gather the stage's weights again); use --zero 1 or 2\n");
+        if ((s.pp > 1 || s.microbatches > 1) && s.zero > 2) {   /* as gen llm: DeepSpeed refuses it */
+            fprintf(stderr, "strata fit: --zero 3 does not combine with --pp or --microbatches (each "
+                            "micro-batch would gather the weights again); use --zero 1 or 2\n");
             return 2;
         }
     }

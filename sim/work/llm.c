@@ -766,18 +766,18 @@ static void cp_attention(struct builder *b, const struct op *proto, const char *
     uint64_t kv_el = p0.u.attn.batch * Tl * 2 * p0.u.attn.kv_heads * p0.u.attn.head_dim;
     uint64_t kvb = (uint64_t)ceil((double)kv_el * kb);
     uint32_t before = b->prev, send = UINT32_MAX, step = UINT32_MAX;
-    char id[TRACE_ID_MAX];
+    char id[TRACE_ID_MAX + 64];   /* stem (60) + ".attention.cpN" + sfx: add_op cuts to the id's size */
     for (uint32_t i = 0; i < C; i++) {
         if (pass == 1 || i + 1 < C) {
             uint64_t bytes = pass == 1 ? (i + 1 < C ? kvb : 0) + (i > 0 ? kvb : 0) : kvb;
-            snprintf(id, sizeof id, "%.60s.kv_send.cp%u%s", stem, i, sfx);
+            snprintf(id, sizeof id, "%.60s.kv_send.cp%u%.12s", stem, i, sfx);
             send = cp_send(b, id, dt, bytes, i == 0 ? before : send, pass == 1 && i > 0 ? step : UINT32_MAX,
                            l, pass, i, i > 0);
         }
         if (i == 0)
-            snprintf(id, sizeof id, "%.60s.attention%s", stem, sfx);
+            snprintf(id, sizeof id, "%.60s.attention%.12s", stem, sfx);
         else
-            snprintf(id, sizeof id, "%.60s.attention.cp%u%s", stem, i, sfx);
+            snprintf(id, sizeof id, "%.60s.attention.cp%u%.12s", stem, i, sfx);
         struct op *a = add_op(b, id, OP_ATTENTION, dt);
         a->u = p0.u;
         a->pass = pass == 1 ? PASS_BWD : PASS_FWD;
@@ -793,11 +793,11 @@ static void cp_attention(struct builder *b, const struct op *proto, const char *
     }
     uint64_t q_el = p0.u.attn.batch * Tl * p0.u.attn.heads * p0.u.attn.head_dim;
     if (pass == 1) {
-        snprintf(id, sizeof id, "%.60s.dkv_home%s", stem, sfx);
+        snprintf(id, sizeof id, "%.60s.dkv_home%.12s", stem, sfx);
         add_ew(b, id, dt, kv_el, 1, 1, 0.0);
         cp_wait_for(b, &b->t->ops[b->t->nops - 1], l, 1, C - 1);
     } else {
-        snprintf(id, sizeof id, "%.60s.attn_merge%s", stem, sfx);
+        snprintf(id, sizeof id, "%.60s.attn_merge%.12s", stem, sfx);
         add_ew(b, id, dt, q_el * (C - 1), 2, 1, 4.0);
     }
 }
@@ -1392,8 +1392,10 @@ static void build_pp(struct builder *b, const struct llm_config *c, const struct
                  * that hold them */
                 double xl = b->ep > 1 ? (double)c->experts * 3.0 * (double)c->hidden *
                                             (double)c->intermediate * (double)nl / tp : 0.0;
+                /* the head on the last stage: a copy of a tied embedding
+                 * there (Megatron's), none when the one stage holds both */
                 double params = (lp * (double)nl) / tp - xl + (st == 0 ? vh : 0) +
-                                (st == pp - 1 ? vh : 0);
+                                (st == pp - 1 && !(c->tied && pp == 1) ? vh : 0);
                 double xrank = b->ep > 1 ? xl / b->ep : 0.0, edp = b->ep > 1 ? (double)dp / b->ep : 1.0;
                 add_ew(b, "adamw", DT_FP32,
                        (uint64_t)ceil(params / (zero ? dp : 1) + xrank / (zero ? edp : 1)), 4, 4, 14.0);
@@ -1500,10 +1502,15 @@ int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct di
     if (s->ep > 1)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism with expert parallelism is not modelled yet");
+    uint64_t kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
     if (s->cp_comm == LLM_CP_A2A && (c->heads / tp) % cp != 0)
         return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
                         "--cp-comm a2a splits each TP rank's %llu heads over the %u CP ranks: they "
                         "must divide", (unsigned long long)(c->heads / tp), cp);
+    if (s->cp_comm == LLM_CP_A2A && kvh > cp && kvh % cp != 0)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_key_value_heads",
+                        "--cp-comm a2a splits each TP rank's %llu K/V heads over the %u CP ranks "
+                        "(or repeats them when fewer): they must divide", (unsigned long long)kvh, cp);
     if (s->sp && (s->prompt / cp) % tp != 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--sp",
                         "a rank's %llu tokens a sequence (--prompt / --cp) must split over the "
@@ -1542,9 +1549,12 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
     } else if (s->microbatches > 1) {
         /* gradient accumulation: the pipeline's schedule with one stage */
-        if (!train || s->framework == LLM_FW_LLAMA_CPP)
+        if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--microbatches", "micro-batches (gradient "
                             "accumulation) are for --phase train");
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--microbatches", "--microbatches does not "
+                            "combine with llama.cpp's graph");
         if (s->batch % mb != 0 || mb > 4096)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
                             "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,

@@ -69,10 +69,12 @@
  * own block last: the same work, and the same bytes on every link of a
  * symmetric ring).
  * The MLP is gated (gate, up, down: SwiGLU, GeGLU) for Llama-family model
- * types and hidden_act silu, plain (up, the activation, down) for GPT-2/3,
- * GPT-NeoX, GPT-J, Falcon, OPT, BLOOM, StarCoder2, Phi-1/2, MPT and
- * Nemotron; another model type with another activation is refused (the
- * config does not say whether its MLP is gated).
+ * types and hidden_act silu, plain (up, the activation, down) for the GPT
+ * family's types (gpt3, gpt_neox, phi, starcoder2, nemotron, ...); another
+ * model type with another activation is refused (the config does not say
+ * whether its MLP is gated).  Configs that name their sizes otherwise
+ * (GPT-2's n_embd, OPT's ffn_dim, Falcon without intermediate_size) are
+ * refused by the missing field.
  * Model fields strata does not model (shared experts, latent
  * attention, logit soft-capping, cross-attention, a sliding window the step
  * exceeds) are errors that name the field.
