@@ -15,12 +15,6 @@
 #include "test.h"
 #include "util.h"
 
-static int ends_with_(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
 int main(void)
 {
     struct diag d;
@@ -339,8 +333,8 @@ int main(void)
         CHECK(tu_find_op(&t, "r0.s0.mb3.L31.qkv_proj") >= 0 && tu_find_op(&t, "r1.s0.mb3.L0.qkv_proj.bwd") >= 0);
         uint32_t nar = 0, nq = 0;
         for (uint32_t i = 0; i < t.nops; i++) {
-            nar += t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".dp_allreduce");
-            nq += t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".qkv_proj");
+            nar += t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".dp_allreduce");
+            nq += t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".qkv_proj");
         }
         CHECK_EQ_INT(nar, 33);          /* once a layer, and the embedding's */
         CHECK_EQ_INT(nq, 4 * 32);       /* every micro-batch's forward */
@@ -400,7 +394,7 @@ int main(void)
             ta.microbatches = k ? 2 : 0;
             CHECK_EQ_INT(llm_build(&tied, &ta, &t, &d), 0);
             for (uint32_t i = 0; i < t.nops; i++)
-                if (t.ops[i].device == 0 && ends_with_(t.ops[i].id, ".adamw"))
+                if (t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".adamw"))
                     el[k] = (double)t.ops[i].u.ew.elements;
             trace_free(&t);
         }

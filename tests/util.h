@@ -155,6 +155,13 @@ static inline int tu_load_trace(const char *path, struct trace *t)
 }
 
 /* Run a shell command; its exit status, or -1 if it did not exit normally. */
+/* 1 if s ends with suffix. */
+static inline int tu_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
 /* The index of the op with this id in t, or -1. */
 static inline int tu_find_op(const struct trace *t, const char *id)
 {

@@ -1526,13 +1526,20 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
     uint32_t pp = s->pp > 1 ? s->pp : 1;
     uint64_t mb = s->microbatches ? s->microbatches : s->batch;
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
-    if (pp > 1) {
+    if (vpp > 1 && pp == 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
+    /* a pipeline, or gradient accumulation (the pipeline's schedule with
+     * one stage): training, not llama.cpp's graph, micro-batches that
+     * split the batch */
+    int ga = pp == 1 && s->microbatches > 1;
+    if (pp > 1 || ga) {
+        const char *flag = ga ? "--microbatches" : "--pp";
         if (!train)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "pipeline parallelism is for "
-                            "--phase train");
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s", ga ? "micro-batches (gradient "
+                            "accumulation) are for --phase train" : "pipeline parallelism is for --phase train");
         if (s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "--pp does not combine with "
-                            "llama.cpp's graph");
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s does not combine with "
+                            "llama.cpp's graph", flag);
         if (pp > c->layers)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
                             (unsigned long long)c->layers);
@@ -1540,26 +1547,12 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
             return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
                             "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,
                             (unsigned long long)s->batch);
-        if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
-            return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
-                            "needs at least %llu layers (the model has %llu) and micro-batches a "
-                            "multiple of the stages (%u), as Megatron's interleaved schedule does",
-                            vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, (unsigned)mb);
-    } else if (vpp > 1) {
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
-    } else if (s->microbatches > 1) {
-        /* gradient accumulation: the pipeline's schedule with one stage */
-        if (!train)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--microbatches", "micro-batches (gradient "
-                            "accumulation) are for --phase train");
-        if (s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--microbatches", "--microbatches does not "
-                            "combine with llama.cpp's graph");
-        if (s->batch % mb != 0 || mb > 4096)
-            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
-                            "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,
-                            (unsigned long long)s->batch);
     }
+    if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
+                        "needs at least %llu layers (the model has %llu) and micro-batches a "
+                        "multiple of the stages (%u), as Megatron's interleaved schedule does",
+                        vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, (unsigned)mb);
     if (vpp > 64)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
     return 0;
