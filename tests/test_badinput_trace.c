@@ -252,6 +252,11 @@ static void test_kinds(void)
            DIAG_E_UNSUPPORTED, 2, "ops[0].page_size", "for inference");
     expect("paged-range", HEAD ATT ", \"page_size\": 70000}]}\n", DIAG_E_RANGE, 2,
            "ops[0].page_size", "65535");
+    expect("attn-dropout-1", HEAD ATT ", \"dropout\": 1}]}\n", DIAG_E_RANGE, 2, "ops[0].dropout",
+           "below 1");
+    expect("ew-dropout-no-out", HEAD "{\"id\": \"e\", \"kind\": \"elementwise\", \"dtype\": \"fp32\","
+           " \"elements\": 8, \"outputs\": 0, \"dropout\": 0.1}]}\n", DIAG_E_RANGE, 2,
+           "ops[0].dropout", "writes none");
     expect("attn-causal-q", HEAD "{\"id\": \"at\", \"kind\": \"attention\", \"dtype\": \"bf16\","
            " \"batch\": 1, \"heads\": 1, \"q_len\": 9, \"kv_len\": 8, \"head_dim\": 64,"
            " \"causal\": true}]}\n", DIAG_E_RANGE, 2, "ops[0].q_len", "q_len <= kv_len");

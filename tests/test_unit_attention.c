@@ -25,20 +25,23 @@ static char dir[64];
 static uint32_t last_kernels;   /* kernels the last attn_tflops op was lowered to */
 static char last_tile[48];      /* and its tile */
 static const char *attn_dtype = "fp16";
+static double attn_dropout;     /* the op's dropout (0: the key is left out) */
 
 /* Runs one attention op; returns its TFLOP/s (or -1 and the diag). */
 static double attn_tflops(const char *cfg, const char *impl, const char *pass, unsigned d,
                           unsigned n, int causal, struct diag *dg)
 {
-    char path[128], text[512];
+    char path[128], text[512], drop[40] = "";
     snprintf(path, sizeof path, "%s/a.json", dir);
     unsigned batch = 16384 / n, heads = 2048 / d;
+    if (attn_dropout != 0)
+        snprintf(drop, sizeof drop, ", \"dropout\": %g", attn_dropout);
     snprintf(text, sizeof text,
              "{\"strata_trace\": 1, \"ops\": [\n"
              "{\"id\": \"a\", \"kind\": \"attention\", \"dtype\": \"%s\", \"batch\": %u, "
              "\"heads\": %u, \"q_len\": %u, \"kv_len\": %u, \"head_dim\": %u, \"causal\": %s, "
-             "\"impl\": \"%s\", \"pass\": \"%s\"}]}\n",
-             attn_dtype, batch, heads, n, n, d, causal ? "true" : "false", impl, pass);
+             "\"impl\": \"%s\", \"pass\": \"%s\"%s}]}\n",
+             attn_dtype, batch, heads, n, n, d, causal ? "true" : "false", impl, pass, drop);
     tu_write_file(path, text);
     struct hw_config c;
     struct trace t;
@@ -88,7 +91,7 @@ static void bound_all(const char *cfg, const char *const *impls, int nimpl, doub
 static void bound_every_chip(void)
 {
     static const char *const impls[] = {"flash", "fa1", "fa2", "fa3", "cudnn",
-                                        "triton", "xformers", "math", "naive"};
+                                        "triton", "xformers", "math", "naive", "megatron"};
     DIR *dd = opendir("configs");
     CHECK(dd != NULL);
     if (dd == NULL)
@@ -216,6 +219,36 @@ int main(void)
     CHECK_EQ_INT(last_kernels, 7);
     attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "math", "bwd", 64, 512, 0, &dg);
     CHECK_EQ_INT(last_kernels, 8);
+    /* Megatron-LM's unfused attention: QK^T, the fused scale-mask-softmax,
+     * PV and the output permuted back, causal or not (the mask is computed
+     * in the softmax kernel); backward, the output-gradient copy, dV, dP,
+     * the softmax's row kernel, dQ, dK and the input-gradient copy.
+     * Dropout adds a kernel each way; it costs time, and PyTorch's math
+     * path, which builds and adds the mask, is slower still */
+    const char *ampere = "configs/nvidia-a100-sxm-80gb.yaml";
+    attn_tflops(ampere, "megatron", "fwd", 64, 2048, 1, &dg);
+    CHECK_EQ_INT(last_kernels, 4);
+    attn_tflops(ampere, "megatron", "bwd", 64, 2048, 1, &dg);
+    CHECK_EQ_INT(last_kernels, 7);
+    double meg = attn_tflops(ampere, "megatron", "fwd+bwd", 128, 2048, 1, &dg);
+    double mth = attn_tflops(ampere, "math", "fwd+bwd", 128, 2048, 1, &dg);
+    attn_dropout = 0.1;
+    attn_tflops(ampere, "megatron", "fwd+bwd", 64, 2048, 1, &dg);
+    CHECK_EQ_INT(last_kernels, 4 + 7 + 2);
+    attn_tflops(ampere, "math", "fwd", 64, 512, 1, &dg);
+    CHECK_EQ_INT(last_kernels, 8);
+    double meg_d = attn_tflops(ampere, "megatron", "fwd+bwd", 128, 2048, 1, &dg);
+    double fa2_d = attn_tflops(ampere, "fa2", "fwd+bwd", 128, 2048, 1, &dg);
+    attn_dropout = 0;
+    double fa2_n = attn_tflops(ampere, "fa2", "fwd+bwd", 128, 2048, 1, &dg);
+    printf("  A100 d128 2048 causal fwd+bwd TFLOP/s: math %.1f, megatron %.1f (dropout 0.1: %.1f), "
+           "fa2 %.1f (%.1f)\n", mth, meg, meg_d, fa2_n, fa2_d);
+    CHECK(mth < meg && meg_d < 0.95 * meg);
+    CHECK(fa2_d < fa2_n && fa2_d > 0.5 * fa2_n);     /* the mask drawn in the fused kernel */
+    /* a dropout probability of 1 (or more) is an error at its field */
+    attn_dropout = 1;
+    CHECK(attn_tflops(ampere, "fa2", "fwd", 64, 2048, 0, &dg) == -2);
+    attn_dropout = 0;
     bound_every_chip();
     /* a tile shorter than FA3's 192 query rows at head dim 64 is a power
      * of two (100 rows: 64, not 96) */

@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "llm.h"
 #include "run.h"
+#include "system.h"
 #include "test.h"
 #include "util.h"
 #include "trace.h"
@@ -72,7 +73,7 @@ static void test_plain_mlp(void)
     CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &c, &d), 0);
     CHECK(!c.gated && strcmp(c.act, "relu2") == 0 && c.act_flops == 2.0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int up = tu_find_op(&t, "r0.L0.up_proj"), act = tu_find_op(&t, "r0.L0.act");
@@ -100,7 +101,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -216,7 +217,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -526,7 +527,7 @@ static void test_sequence_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     double ar_bytes = 0;
@@ -628,7 +629,7 @@ static void test_expert_load(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 64, 1, 256, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t a2a[2] = {0, 0}, rows[2] = {0, 0};
     for (int skew = 0; skew < 2; skew++) {
         s.expert_load = skew ? 1.5 : 0;
@@ -654,6 +655,70 @@ static void test_expert_load(void)
     CHECK(strcmp(d.field, "--expert-load") == 0);
 }
 
+/* --dropout: every attention op carries it, each block's output goes
+ * through a bias-dropout-add kernel (on the rank's 1/tp of the tokens with
+ * SP), the backward reads the masks, and the step takes longer on a GPU;
+ * refused outside training and above 1 by name. */
+static void test_dropout(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_MEGATRON, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+    struct hw_system sys;
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &sys, &d), 0);
+    uint64_t ps[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        s.dropout = k ? 0.1 : 0.0;
+        struct trace t;
+        CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+        uint32_t attn = 0, attn_drop = 0, adds = 0, adds_bwd = 0;
+        for (uint32_t i = 0; i < t.nops; i++) {
+            const struct op *o = &t.ops[i];
+            if (o->device != 0)
+                continue;
+            if (o->kind == OP_ATTENTION) {
+                attn++;
+                attn_drop += o->u.attn.dropout == 0.1;
+            }
+            if (o->kind == OP_ELEMENTWISE && o->u.ew.dropout == 0.1) {
+                /* x and the residual in, the sum out, on 512 of the 1024 tokens */
+                CHECK(o->u.ew.inputs == 2 && o->u.ew.outputs == 1 && o->u.ew.elements == 512ull * 4096);
+                if (o->pass == PASS_BWD)
+                    adds_bwd++;
+                else
+                    adds++;
+            }
+        }
+        CHECK_EQ_INT(attn, 2 * 32);                 /* forward and backward */
+        CHECK_EQ_INT(attn_drop, k ? 2 * 32 : 0);
+        CHECK_EQ_INT(adds, k ? 2 * 32 : 0);
+        CHECK_EQ_INT(adds_bwd, k ? 2 * 32 : 0);
+        struct run_result r;
+        CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
+        ps[k] = r.total_ps;
+        run_result_free(&r);
+        trace_free(&t);
+    }
+    printf("  Llama-2-7B TP 2 SP, 2 x 512 tokens, DGX A100: %.2f ms, %.2f ms with dropout 0.1\n",
+           (double)ps[0] * 1e-9, (double)ps[1] * 1e-9);
+    CHECK(ps[1] > ps[0] * 1.02);
+    sys_free(&sys);
+    struct trace t;
+    s.dropout = 1.0;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--dropout") == 0);
+    s.dropout = 0.1;
+    s.phase = LLM_DECODE;
+    s.sp = 0;
+    s.prompt = 1;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--dropout") == 0);
+    CHECK_EQ_INT(d.code, DIAG_E_UNSUPPORTED);
+}
+
 /* A sliding window the step exceeds is refused by name (Mistral-7B v0.1:
  * 4096). */
 static void test_sliding_window(void)
@@ -663,7 +728,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -684,7 +749,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -723,7 +788,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -753,7 +818,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -898,7 +963,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;
@@ -931,7 +996,7 @@ static void test_paged_kv(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 32, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace flat, paged, back;
     CHECK_EQ_INT(llm_build(&c, &s, &flat, &d), 0);
     s.page_size = 256;
@@ -990,6 +1055,7 @@ int main(void)
 {
     test_expert_load();
     test_sequence_parallel();
+    test_dropout();
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llm") != 0)
         return 1;
     test_frameworks();

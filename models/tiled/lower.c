@@ -23,6 +23,17 @@
 #define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
 #define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
 #define GPU_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
+/* Dropout's random numbers, in vector-pipe slots (one an instruction, as
+ * the softmax's are counted), from the kernels' source, not fitted:
+ * PyTorch's fused dropout draws curand's Philox4x32-10 (ten rounds of two
+ * 32x32->64 multiplies, xors and key bumps, about 60 instructions) for 4
+ * elements, then a uniform, a compare and a scale each: about 20 an
+ * element.  FlashAttention's (csrc/flash_attn/src/philox.cuh, dropout.h)
+ * runs 7 rounds for 16 scores (one byte each) and a compare and an AND per
+ * pair: about 4 a score, forward and again backward (the mask is drawn
+ * again, not stored). */
+#define DROPOUT_RNG_SLOTS 20.0
+#define FUSED_DROPOUT_SLOTS 4.0
 
 /* DRAM capacity used per byte when a kernel mixes reads and writes. */
 static double dram_cost(const struct hw_config *c, double rd, double wr)
@@ -381,6 +392,8 @@ static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const st
                                            unit_systolic_flops(c, q_rows, (double)bc, (double)d) +
                                            unit_systolic_fill_flops(c) / (double)steps;
     p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
+    if (o->u.attn.dropout > 0)                  /* the mask drawn per score (each pass) */
+        p->vflops_step += FUSED_DROPOUT_SLOTS * q_rows * bc;
     if (bwd) {
         /* a systolic chip's fused backward: the same tiles with the five
          * products of the backward (2.5x the forward's) and the recomputed
@@ -574,14 +587,14 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
 {
     enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path;
-    if (o->u.attn.page_size > 0 && (impl == ATTN_NAIVE || impl == ATTN_MATH)) {
+    if (o->u.attn.page_size > 0 && (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON)) {
         snprintf(msg, n, "%s%s reads K and V as contiguous tensors, not a paged cache (page_size "
                          "%u): a fused impl (flash and the libraries) reads pages",
                  op_attn_impl_name(o->u.attn.impl), impl != o->u.attn.impl ? " (math here)" : "",
                  o->u.attn.page_size);
         return -1;
     }
-    if (impl == ATTN_NAIVE || impl == ATTN_MATH || (impl == ATTN_FLASH && c->sa_rows))
+    if (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || (impl == ATTN_FLASH && c->sa_rows))
         return 0;
     if (attn_lib_on(c, impl, &path) != NULL)
         return 0;
@@ -648,7 +661,7 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
     /* the softmax: one exp per score on the SFU (or the vector pipe when
      * the chip has none), five FP32 operations (scale and subtract the max,
      * running max, sum, rescale, convert) */
-    p->vflops_step = 5.0 * q_rows * bc;
+    p->vflops_step = (5.0 + (o->u.attn.dropout > 0 ? FUSED_DROPOUT_SLOTS : 0.0)) * q_rows * bc;
     p->sfu_step = q_rows * bc;
     if (c->sfu_ops_per_cycle <= 0) {
         p->vflops_step += p->sfu_step;
@@ -733,7 +746,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     p->pro_bytes = 2.0 * bc * d * kvb;                       /* K_j, V_j */
     p->b_step = 2.0 * br * d * eb + br * 8.0;                 /* Q_i, dO_i, lse_i, D_i */
     p->mflops_step = 10.0 * br * (double)bc * d;
-    p->vflops_step = 6.0 * br * (double)bc;
+    p->vflops_step = (6.0 + (o->u.attn.dropout > 0 ? FUSED_DROPOUT_SLOTS : 0.0)) * br * (double)bc;
     p->sfu_step = br * (double)bc;
     if (c->sfu_ops_per_cycle <= 0) {
         p->vflops_step += p->sfu_step;
@@ -798,9 +811,23 @@ static void attn_bmm(const struct hw_config *c, struct kplan *k, const char *wha
     snprintf(k->what, sizeof k->what, "%s", what);
 }
 
-static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
-                               int minimal)
+/* Dropout on el scores in memory (PyTorch's fused dropout): forward,
+ * read them, write them and a 1-byte mask; backward, read the gradient
+ * and the mask, write the gradient. */
+static void plan_dropout(const struct hw_config *c, struct kplan *p, double el, double eb,
+                         enum dtype vdt, int bwd)
 {
+    if (bwd)
+        plan_stream(c, p, "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2, GPU_VEC_BYTES);
+    else
+        plan_stream(c, p, "dropout", el * eb, el * (eb + 1.0), DROPOUT_RNG_SLOTS * el, vdt, 0, 1,
+                    GPU_VEC_BYTES);
+}
+
+static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
+                               enum attn_impl impl)
+{
+    int minimal = impl == ATTN_NAIVE, mega = impl == ATTN_MEGATRON;
     double eb = dtype_bytes(o->dtype, 1.0), kvb = dtype_bytes(o->u.attn.kv_dtype, 1.0);
     const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
     const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim, bh = b * h;
@@ -809,6 +836,7 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
     uint32_t n = 0;
     enum attn_pass pass = o->pass;
     double mask = (double)q * kv;   /* one causal mask, shared by every head */
+    int drop = o->u.attn.dropout > 0;
     /* q, k and v come in as (batch, tokens, heads, dim), packed or not, and
      * the batched GEMMs want (batch x heads, tokens, dim): batch and heads
      * are not adjacent, so each is copied (einops' rearrange in the FA
@@ -822,7 +850,24 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
         /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 5.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+        if (drop)
+            plan_dropout(c, &k[n++], el, eb, vdt, 0);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
+    } else if (mega && pass != PASS_BWD) {
+        /* Megatron-LM's (ParallelAttention without flash): Q, K and V are
+         * strided views of the QKV output that the batched GEMMs read in
+         * place, the scale rides in baddbmm, one kernel scales, masks (the
+         * causal mask from the indices) and normalises
+         * (scaled_upper_triang_masked_softmax, a warp a row, issue-bound as
+         * PyTorch's softmax is), and the output is permuted back to
+         * (tokens, batch, hidden) */
+        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
+        plan_stream(c, &k[n++], "scale_mask_softmax", el * eb, el * eb, GPU_SOFTMAX_ISSUE * el, vdt,
+                    bh * q, 1, GPU_VEC_BYTES);
+        if (drop)
+            plan_dropout(c, &k[n++], el, eb, vdt, 0);
+        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
+        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
     } else if (pass != PASS_BWD) {
         plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
                     vdt, 0, 1, eb);
@@ -836,6 +881,8 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
             plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 1, eb);
         }
         plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 50.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+        if (drop)
+            plan_dropout(c, &k[n++], el, eb, vdt, 0);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
         plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
     }
@@ -844,7 +891,9 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
             plan_stream(c, &k[n++], "dout_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
         attn_bmm(c, &k[n++], "bmm_dv", kv, d, q, bh, o->dtype, eb, eb);
         attn_bmm(c, &k[n++], "bmm_dp", q, kv, d, bh, o->dtype, eb, kvb);
-        if (!minimal)
+        if (drop)
+            plan_dropout(c, &k[n++], el, eb, vdt, 1);
+        if (!minimal && !mega)
             /* ATen's softmax backward first multiplies the gradient by
              * the output into a temporary (softmax_backward_cuda_out:
              * tmp = grad * output), then runs its row kernel on it */
@@ -876,9 +925,11 @@ static void lower_attention(const struct hw_config *c, const struct op *o, struc
     enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path = MP_COUNT;
     const struct attn_lib *a = attn_lib_on(c, impl, &path);
-    if (impl == ATTN_MATH || impl == ATTN_NAIVE || (a == NULL && impl != ATTN_FLASH)) {
-        /* naive: three kernels forward (as before); math: PyTorch's full list */
-        L->nk = plan_attn_math(c, L->k, o, impl != ATTN_MATH);
+    if (impl == ATTN_MATH || impl == ATTN_NAIVE || impl == ATTN_MEGATRON ||
+        (a == NULL && impl != ATTN_FLASH)) {
+        /* naive: three kernels forward (as before); math: PyTorch's full
+         * list; megatron: Megatron-LM's fused softmax between the GEMMs */
+        L->nk = plan_attn_math(c, L->k, o, impl == ATTN_MATH || impl == ATTN_MEGATRON ? impl : ATTN_NAIVE);
         return;
     }
     if (a == NULL) {            /* flash on a systolic chip: the array's fused kernel */
@@ -963,7 +1014,8 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     case OP_ELEMENTWISE: {
         double el = (double)o->u.ew.elements;
         uint32_t in = o->u.ew.inputs, out = o->u.ew.outputs;
-        plan_stream(c, &L->k[n++], "elementwise_bwd", el * eb * (in + out), el * eb * (in ? in : 1),
+        double mask = o->u.ew.dropout > 0 ? el : 0.0;  /* the forward's dropout mask */
+        plan_stream(c, &L->k[n++], "elementwise_bwd", el * eb * (in + out) + mask, el * eb * (in ? in : 1),
                     el * o->u.ew.flops_per_element, vdt, 0, in + out,
                     o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
         L->flops += el * o->u.ew.flops_per_element;
@@ -1044,8 +1096,11 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         break;
     case OP_ELEMENTWISE: {
         double el = (double)o->u.ew.elements;
+        /* with dropout, a 1-byte mask written and the random draws */
+        double drop = o->u.ew.dropout > 0 ? el : 0.0;
         plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
-                    el * eb * o->u.ew.outputs, el * o->u.ew.flops_per_element, vdt, 0,
+                    el * eb * o->u.ew.outputs + drop,
+                    el * o->u.ew.flops_per_element + DROPOUT_RNG_SLOTS * drop, vdt, 0,
                     o->u.ew.inputs, o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
         L->nk = 1;
         L->flops = el * o->u.ew.flops_per_element;

@@ -20,7 +20,8 @@
 #include "record.h"
 
 #define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
-#define GPU_MAX_KERNELS 16      /* kernels one op lowers to (math attention forward + backward: 15) */
+#define GPU_MAX_KERNELS 20      /* kernels one op lowers to (math attention forward + backward
+                                 * with dropout: 17) */
 #define GPU_MAX_RUNNING 64      /* ops running at once on one device */
 #define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 

@@ -31,6 +31,7 @@ const char cli_fit_usage[] =
     "                  [--kv-dtype D] [--tp N] [--sp] [--cp C] [--dp D] [--zero 0-3] [--recompute]\n"
     "                  [--pp P [--vpp V]] [--microbatches M]\n"
     "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
+    "                  [--attn IMPL] [--dropout P] (train: what attention stores, dropout masks)\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
@@ -40,6 +41,7 @@ int cli_fit(int argc, char **argv)
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL, *cps = NULL;
+    const char *attn = NULL, *drops = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -52,7 +54,8 @@ int cli_fit(int argc, char **argv)
         {"kv-dtype", 0, &kvd, NULL},    {"json", 0, &js, NULL},
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
         {"zero", 0, &zeros, NULL},      {"ep", 0, &eps, NULL},
-        {"page-size", 0, &pages, NULL},
+        {"page-size", 0, &pages, NULL}, {"attn", 0, &attn, NULL},
+        {"dropout", 0, &drops, NULL},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -75,7 +78,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t tp = 1, dp = 1, zero = 0;
     if ((tps && parse_count("--tp", tps, 1, &tp)) || (dps && parse_count("--dp", dps, 1, &dp)) ||
         (zeros && parse_count("--zero", zeros, 0, &zero)))
@@ -156,6 +159,29 @@ int cli_fit(int argc, char **argv)
     if (recompute && !ascii_ieq(phase, "train")) {
         fprintf(stderr, "strata fit: --recompute is for --phase train\n");
         return 2;
+    }
+    if ((attn != NULL || drops != NULL) && !ascii_ieq(phase, "train")) {
+        fprintf(stderr, "strata fit: --attn and --dropout are for --phase train (what the backward "
+                        "keeps)\n");
+        return 2;
+    }
+    if (attn != NULL) {
+        int i = 0;
+        while (i < ATTN_IMPL_COUNT && !ascii_ieq(attn, op_attn_impl_name((enum attn_impl)i)))
+            i++;
+        if (i == ATTN_IMPL_COUNT) {
+            fprintf(stderr, "strata fit: --attn: unknown attention '%s' (as gen llm's)\n", attn);
+            return 2;
+        }
+        s.attn = (enum attn_impl)i;
+    }
+    if (drops != NULL) {
+        char *end;
+        s.dropout = strtod(drops, &end);
+        if (*drops == '\0' || *end != '\0' || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
+            fprintf(stderr, "strata fit: --dropout: a probability from 0 to below 1, got '%s'\n", drops);
+            return 2;
+        }
     }
     int train = ascii_ieq(phase, "train");
     if (ascii_ieq(phase, "prefill") || train) {

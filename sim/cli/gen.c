@@ -43,6 +43,7 @@ const char cli_gen_usage[] =
     "                  [--sp (train, --tp: sequence parallelism)]\n"
     "                  [--cp C [--cp-comm p2p|a2a|allgather] (train: context parallelism)]\n"
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
+    "                  [--dropout P (train: attention and hidden dropout)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
 
@@ -60,7 +61,7 @@ int cli_gen(int argc, char **argv)
     const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
     const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
-    const char *vpps = NULL, *loads = NULL, *cps = NULL, *cpcs = NULL;
+    const char *vpps = NULL, *loads = NULL, *cps = NULL, *cpcs = NULL, *drops = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
@@ -76,6 +77,7 @@ int cli_gen(int argc, char **argv)
         {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
         {"vpp", 0, &vpps, NULL},        {"expert-load", 0, &loads, NULL},
         {"cp", 0, &cps, NULL},          {"cp-comm", 0, &cpcs, NULL},
+        {"dropout", 0, &drops, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -88,7 +90,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (ascii_ieq(phase, "prefill"))
         s.phase = LLM_PREFILL;
     else if (ascii_ieq(phase, "train"))
@@ -128,6 +130,15 @@ int cli_gen(int argc, char **argv)
         if (*loads == '\0' || *end != '\0' || !(s.expert_load >= 1.0 && s.expert_load <= 64.0)) {
             fprintf(stderr, "strata gen llm: --expert-load: the busiest EP rank's load over the "
                             "mean, a number from 1 (uniform) to 64, got '%s'\n", loads);
+            return 2;
+        }
+    }
+    if (drops != NULL) {
+        char *end;
+        s.dropout = strtod(drops, &end);
+        if (*drops == '\0' || *end != '\0' || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
+            fprintf(stderr, "strata gen llm: --dropout: a probability from 0 to below 1 (Megatron's "
+                            "default 0.1), got '%s'\n", drops);
             return 2;
         }
     }
@@ -235,7 +246,7 @@ int cli_gen(int argc, char **argv)
             }
         if (!found) {
             fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
-                            "triton, xformers, math, sdpa or vllm, got '%s'\n", attn);
+                            "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", attn);
             return 2;
         }
     }
@@ -304,6 +315,9 @@ int cli_gen(int argc, char **argv)
         if (s.ep > 1 && s.expert_load > 1.0)
             fprintf(msg, "  routing skewed: the busiest EP rank gets %.3g times the mean of the token "
                          "copies, and every rank is run as it (an upper bound)\n", s.expert_load);
+        if (s.dropout > 0)
+            fprintf(msg, "  dropout %g on the attention probabilities and on each block's output "
+                         "(a bias-dropout-add kernel before the residual)\n", s.dropout);
         if (s.recompute)
             fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
                          "its backward\n");

@@ -14,11 +14,11 @@
  *   activations  decode: batch x (4 hidden + 2 intermediate) values;
  *                prefill: batch x prompt x (4 hidden + 2 intermediate)
  *                (flash attention, no score matrix); train: the stored
- *                activations of every layer, 34 x tokens x hidden bytes per
- *                layer at 16 bits (Korthikanti et al. 2022, "Reducing
- *                Activation Recomputation in Large Transformer Models",
- *                eq. 1 without the attention-score term that flash
- *                attention does not store)
+ *                activations of every layer, 32 x tokens x hidden bytes per
+ *                layer at 16 bits, 34 with dropout's masks (Korthikanti et
+ *                al. 2022, "Reducing Activation Recomputation in Large
+ *                Transformer Models", eq. 1), plus its attention-score term
+ *                where attention keeps its scores (not flash)
  *   optimizer    train only: Adam with fp32 master weights, momentum and
  *                variance (12 B/param) plus 16-bit gradients (2 B/param)
  *   workspace    1 GiB for the runtime, library handles and scratch
@@ -103,12 +103,20 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         /* stored activations per layer, 16-bit: s b h (10 + 24/t) bytes with
          * tensor parallelism and flash attention (Korthikanti et al. 2022,
          * "Reducing Activation Recomputation in Large Transformer Models",
-         * eq. 2 without its 5as/h attention-score term); t = 1 gives the
-         * 34 s b h it had here */
+         * eq. 2; its 5as/h attention-score term only where attention keeps
+         * its scores); t = 1 gives the eq.'s 34 s b h with dropout */
         /* with sequence parallelism the 10 s b h of norms, dropout masks
          * and residuals are split over the t ranks too: 34 s b h / t
-         * (the paper's eq. 5 with flash attention) */
-        double per_tok = s->sp && t > 1 ? 34.0 / t : 10.0 + 24.0 / t;
+         * (the paper's eq. 5 with flash attention), 32 without dropout */
+        /* the two hidden dropout masks (1 byte a value) are among the 10:
+         * without dropout (Llama's recipes) they are not stored */
+        double masks = s->dropout > 0 ? 2.0 : 0.0;
+        double per_tok = s->sp && t > 1 ? (32.0 + masks) / t : 8.0 + masks + 24.0 / t;
+        /* attention without a fused kernel keeps its probabilities for the
+         * backward: the eq.'s 5 a s / h (softmax output, dropout mask and
+         * dropout output), 2 a s / h without dropout, over the t ranks */
+        if (s->attn == ATTN_MATH || s->attn == ATTN_NAIVE || s->attn == ATTN_MEGATRON)
+            per_tok += (masks > 0 ? 5.0 : 2.0) * (double)c->heads * (double)s->prompt / (h * t);
         f->activations = per_tok * act_tokens * h * (double)c->layers * eb / 2.0;
         if (s->recompute)
             /* full recomputation (Korthikanti et al. 2022, section 4): each

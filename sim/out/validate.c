@@ -252,7 +252,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
-        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         const char *weights = spec_get(&s, "weights"), *kvd = spec_get(&s, "kv_dtype");
         const char *fw = spec_get(&s, "framework"), *cpc = spec_get(&s, "cp_comm");
         if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
@@ -307,7 +307,7 @@ static int build_workload(const char *spec, const char *root, const char *file, 
         st.vpp = (uint32_t)vpp;
         st.ep = (uint32_t)ep;
         st.sp = (int)sp;
-        if (spec_num(&s, "expert_load", 0.0, &st.expert_load))
+        if (spec_num(&s, "expert_load", 0.0, &st.expert_load) || spec_num(&s, "dropout", 0.0, &st.dropout))
             return -1;
         if (zero > 3 || recompute > 1 || replicas > dp)
             return diag_set(d, DIAG_E_RANGE, file, line, "spec",

@@ -357,6 +357,15 @@ static void add_ew(struct builder *b, const char *id, enum dtype dt, uint64_t el
     o->u.ew.vector_bytes = 16;
 }
 
+/* Megatron's bias-dropout-add (one fused kernel): a block's output through
+ * dropout, plus the residual; with it the residual add is no longer folded
+ * into the next norm */
+static void add_dropout_add(struct builder *b, const char *id, enum dtype dt, uint64_t el, double p)
+{
+    add_ew(b, id, dt, el, 2, 1, 2.0);
+    b->t->ops[b->t->nops - 1].u.ew.dropout = p;
+}
+
 static void add_rc(struct builder *b, const char *id, enum op_kind k, enum dtype dt,
                    uint64_t rows, uint64_t cols)
 {
@@ -556,6 +565,7 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
     a->u.attn.impl = s->attn;
     a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
     a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
+    a->u.attn.dropout = s->dropout;
     if (b->cp > 1 && b->cp_comm == LLM_CP_P2P) {
         char stem[24];
         snprintf(stem, sizeof stem, "L%llu", (unsigned long long)l);
@@ -597,6 +607,8 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         add_tp_coll(b, ID("o_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
     else if (tp > 1)
         add_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->dropout > 0)
+        add_dropout_add(b, ID("attn_dropout_add"), dt, (sp ? rows / tp : rows) * h, s->dropout);
     if (s->framework == LLM_FW_LLAMA_CPP) {
         add_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
         add_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
@@ -632,6 +644,8 @@ static void emit_layer(struct builder *b, const struct llm_config *c, const stru
         add_tp_coll(b, ID("mlp_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
     else if (tp > 1 && !sp)
         add_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->dropout > 0)
+        add_dropout_add(b, ID("mlp_dropout_add"), dt, (sp ? rows / tp : rows) * h, s->dropout);
     if (s->framework == LLM_FW_LLAMA_CPP)
         add_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 #undef ID
@@ -1627,6 +1641,14 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
                         "ZeRO-3 does not combine with --pp or --microbatches (DeepSpeed refuses "
                         "it with --pp: each micro-batch would gather the weights again); use "
                         "--zero 1 or 2, Megatron's distributed optimizer");
+    if (!(s->dropout >= 0.0 && s->dropout < 1.0))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--dropout", "a probability from 0 to below 1, got %g",
+                        s->dropout);
+    if (s->dropout > 0 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dropout",
+                        "dropout is off at inference: it is for --phase train");
+    if (s->dropout > 0 && s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dropout", "llama.cpp does not train");
     if (s->page_size > 0 && s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--page-size",
                         "a paged KV cache is for decode and prefill, not training");

@@ -184,6 +184,12 @@ struct llm_step {
                                      * LLM_CP_A2A all-to-alls that swap the sequence split for a
                                      * head split (DeepSpeed-Ulysses), LLM_CP_ALLGATHER an
                                      * all-gather of K and V (Llama 3's) */
+    double dropout;                 /* train: dropout probability (Megatron's --attention-dropout
+                                     * and --hidden-dropout, one value; 0 = none): on the
+                                     * attention probabilities (a kernel of its own where they
+                                     * are in memory, inside a fused kernel otherwise) and on
+                                     * each block's output before the residual add (a fused
+                                     * bias-dropout-add kernel, as Megatron runs it) */
 };
 
 enum { LLM_CP_P2P = 0, LLM_CP_A2A = 1, LLM_CP_ALLGATHER = 2 };

@@ -165,11 +165,13 @@ static const struct op_field op_fields[] = {
     {OP_ATTENTION, "impl", F_IMPL, 0, U_(attn.impl), ATTN_FLASH},
     {OP_ATTENTION, "kv_dtype", F_DTYPE, 0, U_(attn.kv_dtype), DT_COUNT},
     {OP_ATTENTION, "page_size", F_COUNT, 0, U_(attn.page_size), 0},
+    {OP_ATTENTION, "dropout", F_NUM, 0, U_(attn.dropout), 0},
     {OP_ELEMENTWISE, "elements", F_SIZE, 1, U_(ew.elements), 0},
     {OP_ELEMENTWISE, "inputs", F_COUNT, 0, U_(ew.inputs), 1},
     {OP_ELEMENTWISE, "outputs", F_COUNT, 0, U_(ew.outputs), 1},
     {OP_ELEMENTWISE, "flops_per_element", F_NUM, 0, U_(ew.flops_per_element), 1},
     {OP_ELEMENTWISE, "vector_bytes", F_COUNT, 0, U_(ew.vector_bytes), 16},
+    {OP_ELEMENTWISE, "dropout", F_NUM, 0, U_(ew.dropout), 0},
     {OP_SOFTMAX, "rows", F_SIZE, 1, U_(rc.rows), 0},
     {OP_SOFTMAX, "cols", F_SIZE, 1, U_(rc.cols), 0},
     {OP_NORM, "rows", F_SIZE, 1, U_(rc.rows), 0},
@@ -733,6 +735,19 @@ int trace_op_sizes_ok(const struct op *op, const char **field, char *msg, size_t
         *field = op->kind == OP_GEMM ? "k" : "kv_len";
         snprintf(msg, n, "must be at most 2^34 (%llu here)",
                  (unsigned long long)(op->kind == OP_GEMM ? op->u.gemm.k : op->u.attn.kv_len));
+        return -1;
+    }
+    /* dropout is a probability of dropping: 1 would drop everything */
+    if ((op->kind == OP_ATTENTION && !(op->u.attn.dropout < 1.0)) ||
+        (op->kind == OP_ELEMENTWISE && !(op->u.ew.dropout < 1.0))) {
+        *field = "dropout";
+        snprintf(msg, n, "a probability from 0 to below 1, got %g",
+                 op->kind == OP_ATTENTION ? op->u.attn.dropout : op->u.ew.dropout);
+        return -1;
+    }
+    if (op->kind == OP_ELEMENTWISE && op->u.ew.dropout > 0 && op->u.ew.outputs == 0) {
+        *field = "dropout";
+        snprintf(msg, n, "dropout applies to an output, and this op writes none");
         return -1;
     }
     if (op->kind == OP_GEMM) {
@@ -1698,6 +1713,10 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
         if (op->kind == OP_ATTENTION && rows[r]->off == offsetof(struct op, u.attn.page_size) &&
             op->u.attn.page_size == 0)
             continue;           /* written only when paged */
+        if (((op->kind == OP_ATTENTION && rows[r]->off == offsetof(struct op, u.attn.dropout)) ||
+             (op->kind == OP_ELEMENTWISE && rows[r]->off == offsetof(struct op, u.ew.dropout))) &&
+            *(const double *)(const void *)src == 0)
+            continue;           /* written only when there is dropout */
         fprintf(f, ", \"%s\": ", rows[r]->key);
         switch (rows[r]->type) {
         case F_SIZE: fprintf(f, "%" PRIu64, *(const uint64_t *)(const void *)src); break;

@@ -66,7 +66,9 @@ enum op_kind {
     X(ATTN_XFORMERS, "xformers")/* xFormers' memory-efficient (CUTLASS) */  \
     X(ATTN_MATH, "math")        /* PyTorch standard attention, every kernel */\
     X(ATTN_SDPA, "sdpa")        /* what PyTorch's SDPA picks on the chip */ \
-    X(ATTN_VLLM, "vllm")        /* what vLLM's default backend runs there */
+    X(ATTN_VLLM, "vllm")        /* what vLLM's default backend runs there */\
+    X(ATTN_MEGATRON, "megatron")/* Megatron-LM's unfused attention: fused   \
+                                 * scale-mask-softmax between two GEMMs */
 
 enum attn_impl {
 #define ATTN_IMPL_ENUM_(e, n) e,
@@ -175,12 +177,18 @@ struct op {
             enum dtype kv_dtype;        /* K/V cache element type (default: dtype) */
             uint32_t page_size;         /* tokens per page of a paged K/V cache (vLLM's block
                                          * size); 0 = one contiguous cache per sequence */
+            double dropout;             /* training: dropout on the attention probabilities
+                                         * (0 = none): a mask drawn per score, by a kernel of
+                                         * its own where the scores are in memory, inside the
+                                         * fused kernel otherwise */
         } attn;
         struct {
             uint64_t elements;          /* elements per tensor */
             uint32_t inputs, outputs;   /* tensors read / written */
             double flops_per_element;
             uint32_t vector_bytes;      /* bytes a thread loads per access (16: 128-bit vectors) */
+            double dropout;             /* the output goes through dropout (0 = none): a 1-byte
+                                         * mask per element written forward, read backward */
         } ew;
         struct { uint64_t rows, cols; } rc;                  /* softmax, norm, reduction */
         struct { uint64_t tokens, dim; } emb;
