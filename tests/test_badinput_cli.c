@@ -256,6 +256,7 @@ static void test_other(void)
         {"--phase train --batch 4 --prompt 254 --cp 2", "--prompt"},
         {"--phase train --batch 4 --prompt 256 --cp 2 --ep 2", "--cp"},
         {"--phase decode --batch 4 --cp 2", "--cp"},
+        {"--phase decode --batch 4 --dropout 0.1", "--dropout"},
     };
     for (size_t i = 0; i < sizeof gen_bad / sizeof gen_bad[0]; i++) {
         snprintf(args, sizeof args, "gen llm --model traces/models/mixtral-8x7b.json %s -o '%s/out.json'",
@@ -267,6 +268,27 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
              "--phase train --batch 8 --prompt 256 --pp 4 --vpp 16 --microbatches 4");
     expect_fail("fit-pp", args, "", 0, "--vpp");
+    /* flag values out of range, and fit's training-only flags: usage
+     * errors (exit 2), nothing written */
+    static const char *const usage_bad[] = {
+        "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --dropout 1 -o OUT",
+        "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --dropout x -o OUT",
+        "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase decode --dropout 0.1",
+        "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --dropout 1.5",
+        "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --attn nope",
+        "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --dp 8 --expert-load 2",
+        "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --dp 8 --ep 8 --expert-load 0.5",
+    };
+    for (size_t i = 0; i < sizeof usage_bad / sizeof usage_bad[0]; i++) {
+        char a2[1024];
+        snprintf(a2, sizeof a2, "%s", usage_bad[i]);
+        char *o = strstr(a2, "OUT");
+        if (o != NULL)
+            snprintf(o, sizeof a2 - (size_t)(o - a2), "'%s/out.json'", tmpdir);
+        expect_usage("flag-range", a2);
+        snprintf(args, sizeof args, "%s/out.json", tmpdir);
+        CHECK(!tu_exists(args));
+    }
     /* a trace whose mirrored slices (--dcn) are not in the system: the
      * collective's group names the missing device, no internal error */
     snprintf(args, sizeof args,

@@ -93,10 +93,21 @@ static void test_expert_parallel(void)
     CHECK_NEAR_REL(z3.weights, (z1.weights - experts / 8) / 16 + experts / 8 / 2, 1e-9);
 }
 
-/* Sequence parallelism splits the 8 s b h of norms and residuals over
- * the TP ranks too: 32 s b h / t instead of (8 + 24 / t) s b h a layer
- * (Korthikanti et al. 2022, eq. 5 with flash attention and without
- * dropout's two masks). */
+/* Stored activations of a Llama-3.1-70B layer, bytes a token at 16 bits
+ * (h 8192, q 8192, 8 K/V heads of 128, gated MLP of 28672) over t TP
+ * ranks, tensor by tensor: the norms', QKV's and MLP's inputs (8 h, split
+ * too with SP), Q, K, V and the attention output (4 q / t + 4 kv / t,
+ * K/V heads replicated below t), the gate and up outputs and their
+ * product (6 x 28672 / t); no dropout masks. */
+static double l70_tok(double t, int sp)
+{
+    double kvh = 8 >= t ? 8 / t : 1;
+    return 8.0 * 8192 / (sp ? t : 1) + 4.0 * 8192 / t + 4.0 * kvh * 128 + 6.0 * 28672 / t;
+}
+
+/* Sequence parallelism splits the norms' and residuals' 8 s b h over the
+ * TP ranks too (Korthikanti et al. 2022, eq. 5 with flash attention and
+ * without dropout's two masks). */
 static void test_sequence_parallel(void)
 {
     struct diag d;
@@ -110,7 +121,8 @@ static void test_sequence_parallel(void)
     fit_budget(&cfg, &c, &s, 1, &tp);
     s.sp = 1;
     fit_budget(&cfg, &c, &s, 1, &sp);
-    CHECK_NEAR_REL(sp.activations, tp.activations * (32.0 / 8) / (8.0 + 24.0 / 8), 1e-12);
+    CHECK_NEAR_REL(sp.activations, tp.activations * l70_tok(8, 1) / l70_tok(8, 0), 1e-12);
+    CHECK_NEAR_REL(tp.activations, l70_tok(8, 0) * 4096 * 80, 1e-12);
     CHECK_NEAR_REL(sp.weights, tp.weights, 1e-12);
     /* context parallelism (--cp 2): a rank holds half of each sequence's
      * activations, and ZeRO-1 shards the optimizer over the 2 x 2 data x
@@ -139,6 +151,47 @@ static void test_sequence_parallel(void)
     CHECK_NEAR_REL(ga.optimizer, nocp.optimizer, 1e-12);
 }
 
+/* A GPT-3 175B layer (MHA, plain MLP of 4 h) is the paper's own case:
+ * 34 s b h with dropout (eq. 1), s b h (10 + 24 / t) with TP (eq. 2), 34
+ * s b h / t with SP (eq. 5), 32 without dropout.  Mixtral's experts keep
+ * each of a token's two copies' MLP tensors and the dispatched inputs, and
+ * --expert-load F scales them for the busiest rank. */
+static void test_activation_shapes(void)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(llm_config_load("traces/models/gpt3-175b.json", &c, &d), 0);
+    struct llm_step s = {LLM_PREFILL, 1, 2048, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.1};
+    double sbhL = 2048.0 * 12288 * 96;
+    struct fit_result f;
+    fit_budget(&cfg, &c, &s, 1, &f);
+    CHECK_NEAR_REL(f.activations, 34 * sbhL, 1e-12);
+    s.tp = 8;
+    fit_budget(&cfg, &c, &s, 1, &f);
+    CHECK_NEAR_REL(f.activations, (10 + 24.0 / 8) * sbhL, 1e-12);
+    s.sp = 1;
+    fit_budget(&cfg, &c, &s, 1, &f);
+    CHECK_NEAR_REL(f.activations, 34.0 / 8 * sbhL, 1e-12);
+    s.dropout = 0;
+    fit_budget(&cfg, &c, &s, 1, &f);
+    CHECK_NEAR_REL(f.activations, 32.0 / 8 * sbhL, 1e-12);
+    struct llm_config m;
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &m, &d), 0);
+    struct llm_step e = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 8, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0};
+    fit_budget(&cfg, &m, &e, 1, &f);
+    /* h 4096, q 4096, 8 K/V heads of 128, 2 copies of a gated 14336 MLP */
+    double tok = 8.0 * 4096 + 4.0 * 4096 + 4.0 * 1024 + 2 * (6.0 * 14336 + 2.0 * 4096);
+    CHECK_NEAR_REL(f.activations, tok * 4096 * 32, 1e-12);
+    e.expert_load = 1.5;
+    struct fit_result g;
+    fit_budget(&cfg, &m, &e, 1, &g);
+    CHECK_NEAR_REL(g.activations - f.activations, 0.5 * 2 * (6.0 * 14336 + 2.0 * 4096) * 4096 * 32, 1e-12);
+}
+
 static void test_parallel(void)
 {
     struct diag d;
@@ -162,8 +215,8 @@ static void test_parallel(void)
      * vocab-parallel in training) */
     double norms = (2.0 * 80 + 1) * 8192 * 2;
     CHECK_NEAR_REL(split.weights, (one.weights - norms) / 8 + norms, 1e-9);
-    /* activations: (8 + 24/8) / 32 of the unsplit (no dropout masks) */
-    CHECK_NEAR_REL(split.activations, one.activations * 11.0 / 32.0, 1e-12);
+    /* activations: a rank's share of the tensors (l70_tok) */
+    CHECK_NEAR_REL(split.activations, one.activations * l70_tok(8, 0) / l70_tok(1, 0), 1e-12);
     CHECK(!one.fits && split.fits);
     printf("Llama-3.1-70B train on H100: %.1f GB unsplit, %.1f GB per rank of TP 8 x DP 16 ZeRO-1\n",
            one.total / 1e9, split.total / 1e9);
@@ -182,19 +235,20 @@ static void test_parallel(void)
     struct fit_result rc;
     fit_budget(&cfg, &c, &s, 1, &rc);
     double sbh = 4096.0 * 8192.0;
-    CHECK_NEAR_REL(rc.activations, 2 * sbh * 80 + 32 * sbh, 1e-12);
-    /* with dropout the two masks are kept (the eq.'s 34 s b h); attention
-     * that keeps its probabilities adds 5 a s / h (2 without dropout) */
+    double one_layer = l70_tok(1, 0) * 4096;
+    CHECK_NEAR_REL(rc.activations, 2 * sbh * 80 + one_layer, 1e-12);
+    /* with dropout the two 1-byte masks are kept; attention that keeps
+     * its probabilities adds 5 a s / h (2 without dropout) */
     s.dropout = 0.1;
     struct fit_result dr;
     fit_budget(&cfg, &c, &s, 1, &dr);
-    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + 34 * sbh, 1e-12);
+    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + one_layer + 2 * sbh, 1e-12);
     s.attn = ATTN_MEGATRON;
     fit_budget(&cfg, &c, &s, 1, &dr);
-    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + (34 + 5.0 * 64 * 4096 / 8192) * sbh, 1e-12);
+    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + one_layer + (2 + 5.0 * 64 * 4096 / 8192) * sbh, 1e-12);
     s.dropout = 0;
     fit_budget(&cfg, &c, &s, 1, &dr);
-    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + (32 + 2.0 * 64 * 4096 / 8192) * sbh, 1e-12);
+    CHECK_NEAR_REL(dr.activations, 2 * sbh * 80 + one_layer + 2.0 * 64 * 4096 / 8192 * sbh, 1e-12);
     s.attn = ATTN_FLASH;
     CHECK(rc.activations < one.activations / 10);
     /* pipeline (1F1B), the first stage: the embedding and 10 of 80 layers,
@@ -251,6 +305,7 @@ int main(void)
 {
     test_sequence_parallel();
     test_expert_parallel();
+    test_activation_shapes();
     test_parallel();
     test_paged();
     struct fit_result f;

@@ -30,7 +30,7 @@ const char cli_fit_usage[] =
     "                  [--batch B] [--prompt P] [--context C] [--dtype D] [--weights FMT]\n"
     "                  [--kv-dtype D] [--tp N] [--sp] [--cp C] [--dp D] [--zero 0-3] [--recompute]\n"
     "                  [--pp P [--vpp V]] [--microbatches M]\n"
-    "                  [--ep E (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
+    "                  [--ep E [--expert-load F] (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--attn IMPL] [--dropout P] (train: what attention stores, dropout masks)\n"
     "                  [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
@@ -41,7 +41,7 @@ int cli_fit(int argc, char **argv)
     const char *context = NULL, *dtype = NULL, *weights = NULL, *kvd = NULL, *js = NULL;
     const char *tps = NULL, *dps = NULL, *zeros = NULL;
     const char *pps = NULL, *mbs = NULL, *eps = NULL, *pages = NULL, *vpps = NULL, *cps = NULL;
-    const char *attn = NULL, *drops = NULL;
+    const char *attn = NULL, *drops = NULL, *loads = NULL;
     int recompute = 0, sp = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},           {"model", 0, &model, NULL},
@@ -55,7 +55,7 @@ int cli_fit(int argc, char **argv)
         {"tp", 0, &tps, NULL},          {"dp", 0, &dps, NULL},
         {"zero", 0, &zeros, NULL},      {"ep", 0, &eps, NULL},
         {"page-size", 0, &pages, NULL}, {"attn", 0, &attn, NULL},
-        {"dropout", 0, &drops, NULL},
+        {"dropout", 0, &drops, NULL},   {"expert-load", 0, &loads, NULL},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -174,6 +174,16 @@ int cli_fit(int argc, char **argv)
             return 2;
         }
         s.attn = (enum attn_impl)i;
+    }
+    if (loads != NULL) {
+        char *end;
+        s.expert_load = strtod(loads, &end);
+        if (*loads == '\0' || *end != '\0' || !(s.expert_load >= 1.0 && s.expert_load <= 64.0) ||
+            eps == NULL || !ascii_ieq(phase, "train")) {
+            fprintf(stderr, "strata fit: --expert-load: the busiest EP rank's token copies over the mean, "
+                            "1 to 64, with --ep and --phase train, got '%s'\n", loads);
+            return 2;
+        }
     }
     if (drops != NULL) {
         char *end;

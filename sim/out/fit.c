@@ -14,11 +14,12 @@
  *   activations  decode: batch x (4 hidden + 2 intermediate) values;
  *                prefill: batch x prompt x (4 hidden + 2 intermediate)
  *                (flash attention, no score matrix); train: the stored
- *                activations of every layer, 32 x tokens x hidden bytes per
- *                layer at 16 bits, 34 with dropout's masks (Korthikanti et
- *                al. 2022, "Reducing Activation Recomputation in Large
- *                Transformer Models", eq. 1), plus its attention-score term
- *                where attention keeps its scores (not flash)
+ *                activations of every layer, tensor by tensor for the
+ *                model's shapes (GQA, gated or plain MLP, experts' top-k
+ *                copies), as Korthikanti et al. 2022 ("Reducing Activation
+ *                Recomputation in Large Transformer Models") count them: 34
+ *                x tokens x hidden bytes a GPT layer at 16 bits with dropout,
+ *                plus the attention scores where attention keeps them
  *   optimizer    train only: Adam with fp32 master weights, momentum and
  *                variance (12 B/param) plus 16-bit gradients (2 B/param)
  *   workspace    1 GiB for the runtime, library handles and scratch
@@ -100,18 +101,27 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     dp *= cpn;
     f->activations = act_tokens * (4 * h + 2 * inter / t) * eb;
     if (train) {
-        /* stored activations per layer, 16-bit: s b h (10 + 24/t) bytes with
-         * tensor parallelism and flash attention (Korthikanti et al. 2022,
-         * "Reducing Activation Recomputation in Large Transformer Models",
-         * eq. 2; its 5as/h attention-score term only where attention keeps
-         * its scores); t = 1 gives the eq.'s 34 s b h with dropout */
-        /* with sequence parallelism the 10 s b h of norms, dropout masks
-         * and residuals are split over the t ranks too: 34 s b h / t
-         * (the paper's eq. 5 with flash attention), 32 without dropout */
-        /* the two hidden dropout masks (1 byte a value) are among the 10:
-         * without dropout (Llama's recipes) they are not stored */
-        double masks = s->dropout > 0 ? 2.0 : 0.0;
-        double per_tok = s->sp && t > 1 ? (32.0 + masks) / t : 8.0 + masks + 24.0 / t;
+        /* stored activations per layer and token, bytes at 16 bits, tensor
+         * by tensor as Korthikanti et al. 2022 ("Reducing Activation
+         * Recomputation in Large Transformer Models", section 4) count them,
+         * for the model's own shapes.  On every TP rank (split over them
+         * with sequence parallelism): the two norms' inputs, the QKV and
+         * MLP inputs (2 h each), and with dropout its two 1-byte masks.
+         * Split over the TP ranks: Q, K, V and the attention output (2 q,
+         * 2 kv, 2 kv, 2 q; K/V heads replicated below t); the MLP's
+         * up-projection output and activation output (4 x intermediate),
+         * gated, the gate and up outputs and their product (6 x
+         * intermediate); with experts, that for each of the top-k copies of
+         * a token on the busiest rank (--expert-load) and the dispatched
+         * copies' inputs (2 h each).  A GPT layer (MHA, plain MLP of 4 h)
+         * gives the paper's s b h (10 + 24 / t) with dropout (eq. 2), 34 /
+         * t with sequence parallelism (eq. 5); flash attention keeps no
+         * scores */
+        double masks = s->dropout > 0 ? 2.0 * h : 0.0;
+        double spd = s->sp && t > 1 ? t : 1;
+        double copies = c->experts ? (double)c->experts_per_tok * (s->expert_load > 1 ? s->expert_load : 1.0) : 1.0;
+        double mlp = (c->gated ? 6.0 : 4.0) * inter / t * copies + (c->experts ? 2.0 * h * copies / spd : 0.0);
+        double per_tok = ((8.0 * h + masks) / spd + 4.0 * q / t + 4.0 * kvh * hd + mlp) / h;
         /* attention without a fused kernel keeps its probabilities for the
          * backward: the eq.'s 5 a s / h (softmax output, dropout mask and
          * dropout output), 2 a s / h without dropout, over the t ranks */
