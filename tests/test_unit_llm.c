@@ -707,6 +707,17 @@ static void test_dropout(void)
     CHECK(ps[1] > ps[0] * 1.02);
     sys_free(&sys);
     struct trace t;
+    /* the ops it adds are within the trace's capacity in the fullest
+     * layout without a schedule (it overflowed: ZeRO-3, SP, DCN) */
+    s.zero = 3;
+    s.dp = 2;
+    s.dcn = 2;
+    s.dropout = 0.1;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    trace_free(&t);
+    s.zero = 0;
+    s.dp = 1;
+    s.dcn = 0;
     s.dropout = 1.0;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--dropout") == 0);

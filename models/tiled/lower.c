@@ -598,7 +598,7 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
         return 0;
     if (attn_lib_on(c, impl, &path) != NULL)
         return 0;
-    char ok[192] = "naive, math, sdpa";
+    char ok[192] = "naive, math, megatron, sdpa";
     size_t used = strlen(ok);
     if (c->sa_rows)
         used += (size_t)snprintf(ok + used, sizeof ok - used, ", flash");

@@ -1673,7 +1673,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     /* a layer's forward ops at most (a MoE block's router, top-k, all-to-alls
      * and experts: 8 more) */
     uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
-                         (cp > 1 ? 2 * cp + 2 : 0);     /* the CP ring's steps and sends */
+                         (cp > 1 ? 2 * cp + 2 : 0) +    /* the CP ring's steps and sends */
+                         (s->dropout > 0 ? 2 : 0);      /* the bias-dropout-adds */
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
