@@ -48,6 +48,31 @@ int main(void)
     }
     run_result_free(&f);
     run_result_free(&b);
+    /* its two products apart (pass dgrad, wgrad): one kernel each, and
+     * together the backward's FLOPs and time; neither is an attention's */
+    struct run_result dg, wg;
+#define GT "{\"strata_trace\": 1, \"ops\": [{\"id\": \"g\", \"kind\": \"gemm\", " \
+           "\"dtype\": \"bf16\", \"m\": 8192, \"n\": 3072, \"k\": 4096, \"pass\": \"%s\"}]}"
+    char txt[256];
+    snprintf(txt, sizeof txt, GT, "bwd");
+    CHECK_EQ_INT(run_text(txt, A100, &b, &d), 0);
+    snprintf(txt, sizeof txt, GT, "dgrad");
+    CHECK_EQ_INT(run_text(txt, A100, &dg, &d), 0);
+    snprintf(txt, sizeof txt, GT, "wgrad");
+#undef GT
+    CHECK_EQ_INT(run_text(txt, A100, &wg, &d), 0);
+    if (b.nops == 1 && dg.nops == 1 && wg.nops == 1) {
+        CHECK_EQ_INT(dg.ops[0].kernels, 1);
+        CHECK_EQ_INT(wg.ops[0].kernels, 1);
+        CHECK_NEAR_REL(dg.flops + wg.flops, b.flops, 1e-12);
+        CHECK_NEAR_REL((double)(dg.total_ps + wg.total_ps), (double)b.total_ps, 0.02);
+    }
+    run_result_free(&b);
+    run_result_free(&dg);
+    run_result_free(&wg);
+    CHECK(run_text("{\"strata_trace\": 1, \"ops\": [{\"id\": \"n\", \"kind\": \"norm\", "
+                   "\"dtype\": \"bf16\", \"rows\": 8, \"cols\": 64, \"pass\": \"dgrad\"}]}", A100, &b, &d) != 0);
+    CHECK(strcmp(d.field, "ops[0].pass") == 0);
     /* an odd token count (the rows an expert gets under skewed routing) is
      * never a row length in the backward: wgrad reads A^T along the
      * forward's k, dgrad reads dC along n, so 9831 rows cost what 9832 do

@@ -567,10 +567,25 @@ static void test_sequence_parallel(void)
     CHECK_EQ_INT(found, 5);
     CHECK_EQ_INT(gar, 0);
     CHECK_EQ_INT(ar, 0);
-    CHECK_EQ_INT(ag, rs);
-    /* 4 a layer each way plus the embedding's and the head's */
-    CHECK_EQ_INT(ag, 4 * 32 + 2);
-    CHECK_NEAR_REL(sp_bytes, ar_bytes, 1e-9);
+    /* 4 a layer each way plus the embedding's and the head's, and in the
+     * backward the inputs of QKV, gate/up and the head gathered again for
+     * their weight gradients (Megatron's SP backward): 2 a layer and 1 */
+    CHECK_EQ_INT(rs, 4 * 32 + 2);
+    CHECK_EQ_INT(ag, 4 * 32 + 2 + 2 * 32 + 1);
+    CHECK_NEAR_REL(sp_bytes, ar_bytes + (2.0 * 32 + 1) * (double)S, 1e-9);
+    /* and overlapped: the input's all-gather beside the dgrad, the dgrad's
+     * reduce-scatter beside the wgrad, on stream 4; the norm's backward
+     * waits for the reduce-scatter */
+    int iag = tu_find_op(&t, "r1.L3.qkv_proj.input_allgather"), dg = tu_find_op(&t, "r1.L3.qkv_proj.bwd"),
+        wg = tu_find_op(&t, "r1.L3.qkv_proj.wgrad"), rsb = tu_find_op(&t, "r1.L3.attn_allgather.bwd"),
+        nb = tu_find_op(&t, "r1.L3.attn_norm.bwd");
+    CHECK(iag >= 0 && dg > iag && rsb > dg && wg > rsb && nb > wg);
+    if (iag >= 0 && dg > iag && rsb > dg && wg > rsb && nb > wg) {
+        CHECK(t.ops[iag].stream == 4 && t.ops[rsb].stream == 4 && t.ops[dg].stream == 0);
+        CHECK(t.ops[dg].pass == PASS_DGRAD && t.ops[wg].pass == PASS_WGRAD);
+        CHECK(!tu_depends_on(&t, dg, iag) && tu_depends_on(&t, wg, iag) && !tu_depends_on(&t, wg, rsb));
+        CHECK(tu_depends_on(&t, nb, rsb));
+    }
     trace_free(&t);
     /* Mixtral, TP 2 x EP 4 inside DP 8: half the dispatch bytes, then the
      * experts' TP pair gathers what each received */
@@ -704,7 +719,7 @@ static void test_dropout(void)
     }
     printf("  Llama-2-7B TP 2 SP, 2 x 512 tokens, DGX A100: %.2f ms, %.2f ms with dropout 0.1\n",
            (double)ps[0] * 1e-9, (double)ps[1] * 1e-9);
-    CHECK(ps[1] > ps[0] * 1.02);
+    CHECK(ps[1] > ps[0] * 1.01);
     sys_free(&sys);
     struct trace t;
     /* the ops it adds are within the trace's capacity in the fullest

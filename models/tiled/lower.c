@@ -973,7 +973,7 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
 {
     double eb = dtype_bytes(o->dtype, 1.0);
     enum dtype vdt = unit_vector_type(c, o->dtype);
-    if (o->pass == PASS_BWD) {
+    if (o->pass == PASS_BWD || o->pass == PASS_DGRAD || o->pass == PASS_WGRAD) {
         L->nk = 0;
         L->flops = 0;
     }
@@ -992,11 +992,16 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
             da.load_frac = gemm_load_frac(da.n, da.k, eb);
             db.load_frac = gemm_load_frac(db.n, db.m, eb);
         }
-        plan_gemm(c, &L->k[n], &da);
-        snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_dgrad");
-        plan_gemm(c, &L->k[n], &db);
-        snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_wgrad");
-        L->flops += 4.0 * (double)m * nn * k * b;
+        if (o->pass != PASS_WGRAD) {
+            plan_gemm(c, &L->k[n], &da);
+            snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_dgrad");
+            L->flops += 2.0 * (double)m * nn * k * b;
+        }
+        if (o->pass != PASS_DGRAD) {
+            plan_gemm(c, &L->k[n], &db);
+            snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_wgrad");
+            L->flops += 2.0 * (double)m * nn * k * b;
+        }
         break;
     }
     case OP_SOFTMAX: case OP_NORM: {

@@ -261,6 +261,12 @@ struct builder {
     uint32_t cp_comm;           /* LLM_CP_P2P, _A2A or _ALLGATHER */
     uint32_t cp_group;          /* this rank's CP group (cp > 1) */
     uint32_t cp_g0;             /* the first CP group */
+    /* sequence parallelism's backward of column-parallel GEMMs (sp_bwd):
+     * the input's all-gather under way (UINT32_MAX: none) and the weight
+     * gradients waiting for it */
+    uint32_t sp_ag;
+    struct op sp_w[4];
+    uint32_t sp_nw;
 };
 
 /* The context-parallel ring's cross-rank waits: every send op (keyed by
@@ -925,6 +931,65 @@ static int column_parallel(const char *base, int gated)
            ends_with(base, ".router") || ends_with(base, ".lm_head") || strcmp(base, "lm_head") == 0;
 }
 
+/* With sequence parallelism, Megatron's backward of a column-parallel
+ * linear (QKV, gate/up, the LM head), as tensor_parallel/layers.py's
+ * LinearWithGradAccumulationAndAsyncCommunication and Transformer Engine's
+ * LayerNormLinear run it: the forward kept only this rank's 1/tp of the
+ * input, so the input is all-gathered again, asynchronously, while the
+ * input-gradient GEMM (dgrad) runs; the input gradient is then
+ * reduce-scattered, asynchronously, while the weight-gradient GEMM
+ * (wgrad) runs on the gathered input.  The collectives go on stream 4;
+ * what follows waits for the reduce-scatter.  Called for each op of a
+ * backward walk (the forward's ops reversed): 1 when it has emitted that
+ * op's backward (a dgrad now, its wgrad with the reduce-scatter, which
+ * stands for the forward's all-gather), 0 to leave it to bwd_op. */
+static int sp_bwd(struct builder *b, const struct op *src, const char *base, int sp)
+{
+    if (!sp)
+        return 0;
+    if (src->kind == OP_GEMM && src->pass == PASS_FWD && b->sp_nw < 4 &&
+        (ends_with(base, ".qkv_proj") || ends_with(base, ".gate_proj") || ends_with(base, ".up_proj") ||
+         ends_with(base, ".lm_head") || strcmp(base, "lm_head") == 0)) {
+        struct op s0 = *src;    /* src may point into the ops add_op grows */
+        char id[TRACE_ID_MAX];
+        if (b->sp_ag == UINT32_MAX) {
+            snprintf(id, sizeof id, "%.*s.input_allgather", (int)sizeof id - 17, base);
+            b->sp_ag = add_dp_coll(b, id, COLL_ALL_GATHER, s0.dtype,
+                                   (uint64_t)((double)s0.u.gemm.m * (double)s0.u.gemm.k *
+                                              dtype_bytes(s0.dtype, 1.0)),
+                                   b->prev, b->tp_group, 4);
+        }
+        snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
+        struct op *o = add_op(b, id, OP_GEMM, s0.dtype);
+        o->u = s0.u;
+        o->pass = PASS_DGRAD;
+        b->sp_w[b->sp_nw] = s0;
+        snprintf(b->sp_w[b->sp_nw].id, sizeof b->sp_w[0].id, "%.*s.wgrad", (int)sizeof id - 7, base);
+        b->sp_nw++;
+        return 1;
+    }
+    if (src->kind == OP_COLLECTIVE && src->stream == 0 && src->u.coll.group == b->tp_group &&
+        src->u.coll.what == COLL_ALL_GATHER && b->sp_nw > 0) {
+        struct op s0 = *src;
+        char id[TRACE_ID_MAX];
+        snprintf(id, sizeof id, "%.*s.bwd", (int)sizeof id - 5, base);
+        uint32_t rs = add_dp_coll(b, id, COLL_REDUCE_SCATTER, s0.dtype, s0.u.coll.bytes, b->prev,
+                                  b->tp_group, 4);
+        for (uint32_t i = 0; i < b->sp_nw; i++) {
+            if (i == 0)
+                b->also = b->sp_ag;
+            struct op *o = add_op(b, b->sp_w[i].id, OP_GEMM, b->sp_w[i].dtype);
+            o->u = b->sp_w[i].u;
+            o->pass = PASS_WGRAD;
+        }
+        b->sp_nw = 0;
+        b->sp_ag = UINT32_MAX;
+        b->also = rs;
+        return 1;
+    }
+    return 0;
+}
+
 /* One rank's step (of tp ranks). */
 static void build_rank(struct builder *b, const struct llm_config *c, const struct llm_step *s,
                        uint32_t tp, uint32_t dp)
@@ -1024,7 +1089,7 @@ static void build_rank(struct builder *b, const struct llm_config *c, const stru
         }
         if (s->recompute)
             recompute_entering(b, base, 0, cur_layer, &t->ops[first], nfwd - first, NULL, NULL);
-        if (bwd_op(b, &src, base, sp) == NULL)
+        if (sp_bwd(b, &src, base, sp) || bwd_op(b, &src, base, sp) == NULL)
             continue;
         if (tp > 1 && !sp && column_parallel(base, c->gated)) {
             char aid[TRACE_ID_MAX];
@@ -1226,7 +1291,7 @@ static void pp_step(struct builder *b, const struct llm_config *c, const struct 
         const char *base = fwd[k].id + strlen(b->prefix);
         if (s->recompute)
             recompute_entering(b, base, 1, cur_layer, fwd, f1 - f0, slot, &first);
-        struct op *o = bwd_op(b, &fwd[k], base, sp);
+        struct op *o = sp_bwd(b, &fwd[k], base, sp) ? &t->ops[t->nops - 1] : bwd_op(b, &fwd[k], base, sp);
         if (o == NULL)
             continue;
         if (first)
@@ -1674,7 +1739,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
      * and experts: 8 more) */
     uint32_t per_layer = (s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
                          (cp > 1 ? 2 * cp + 2 : 0) +    /* the CP ring's steps and sends */
-                         (s->dropout > 0 ? 2 : 0);      /* the bias-dropout-adds */
+                         (s->dropout > 0 ? 2 : 0) +     /* the bias-dropout-adds */
+                         (s->sp ? 6 : 0);   /* SP backward: input all-gathers, split wgrads */
     int train = s->phase == LLM_TRAIN;
     uint32_t pp = s->pp > 1 ? s->pp : 1, mb = s->microbatches ? s->microbatches : (uint32_t)s->batch;
     uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
@@ -1783,7 +1849,7 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     snprintf(t->path, sizeof t->path, "%s", c->path);
     struct builder b = {.t = t, .cap = cap, .prev = UINT32_MAX, .dcap = cap * (cp > 1 ? 3 : 2) + ndev,
                         .ep_group = ntpg + ndpg, .ep = ep, .edp_group = UINT32_MAX, .ep_tp = ep_tp,
-                        .also = UINT32_MAX, .dcn_group = UINT32_MAX, .cp = cp, .dp_sim = dp_sim,
+                        .also = UINT32_MAX, .dcn_group = UINT32_MAX, .sp_ag = UINT32_MAX, .cp = cp, .dp_sim = dp_sim,
                         .cp_comm = s->cp_comm, .cp_g0 = ntpg + ndpg + nepg + nedpg};
     struct cp_ring ring = {0};
     if (cp > 1) {

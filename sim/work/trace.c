@@ -80,7 +80,7 @@ static const char *const impl_names[] = {                            /* enum att
     ATTN_IMPL_MAP(ATTN_IMPL_NAME_)
 #undef ATTN_IMPL_NAME_
 };
-static const char *const pass_names[] = {"fwd", "bwd", "fwd+bwd"};  /* enum attn_pass */
+static const char *const pass_names[] = {"fwd", "bwd", "fwd+bwd", "dgrad", "wgrad"};  /* enum attn_pass */
 
 const char *op_attn_impl_name(enum attn_impl i)
 {
@@ -928,13 +928,16 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
             if (ascii_ieq(s, pass_names[p]))
                 break;
         if (p == PASS_COUNT) {
-            snprintf(msg, sizeof msg, "unknown pass \"%.40s\" (known: fwd, bwd, fwd+bwd)", s);
+            snprintf(msg, sizeof msg, "unknown pass \"%.40s\" (known: fwd, bwd, fwd+bwd, dgrad, wgrad)", s);
             return lerr(L, DIAG_E_UNKNOWN_NAME, it, 0, "pass", "%s", msg);
         }
         if (p != PASS_FWD && (op->kind == OP_MEMCPY || op->kind == OP_GENERIC ||
                               op->kind == OP_REDUCTION || op->kind == OP_COLLECTIVE))
             return lerr(L, DIAG_E_RANGE, it, 0, "pass", "a %s op has no backward pass here",
                         kind_names[op->kind]);
+        if ((p == PASS_DGRAD || p == PASS_WGRAD) && op->kind != OP_GEMM)
+            return lerr(L, DIAG_E_RANGE, it, 0, "pass", "dgrad and wgrad are a GEMM's two backward "
+                        "products; a %s op's backward is \"bwd\"", kind_names[op->kind]);
         op->pass = (enum attn_pass)p;
     }
     op->kernel[0] = '\0';
@@ -1889,7 +1892,8 @@ static void op_working_set(const struct op *o, double *w, double *kv)
 {
     if (o->fixed_s >= 0)
         return;
-    if (o->kind == OP_GEMM && (o->pass == PASS_BWD || o->u.gemm.transient))
+    if (o->kind == OP_GEMM && (o->pass == PASS_BWD || o->pass == PASS_DGRAD || o->pass == PASS_WGRAD ||
+                               o->u.gemm.transient))
         return;     /* the forward's weights, or none resident */
     if (o->kind == OP_GEMM) {
         double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;

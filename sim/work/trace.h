@@ -79,8 +79,10 @@ enum attn_impl {
 
 /* Which passes an op stands for: the forward, the backward (the gradients
  * of its inputs, and of its weights for a GEMM, given those of its
- * outputs), or both one after the other. */
-enum attn_pass { PASS_FWD, PASS_BWD, PASS_FWDBWD, PASS_COUNT };
+ * outputs), or both one after the other.  A GEMM's backward may also come
+ * as its two products apart: dgrad (the input's gradient) and wgrad (the
+ * weights'), as frameworks run them when a collective goes between. */
+enum attn_pass { PASS_FWD, PASS_BWD, PASS_FWDBWD, PASS_DGRAD, PASS_WGRAD, PASS_COUNT };
 /* h2d/d2h cross the host link, d2d stays in device memory, p2p goes from
  * the op's device to copy.peer over the system's links */
 enum memcpy_dir { MEMCPY_H2D, MEMCPY_D2H, MEMCPY_D2D, MEMCPY_P2P };
