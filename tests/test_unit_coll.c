@@ -610,6 +610,49 @@ static void test_sm_hold(void)
     }
 }
 
+/* A short collective gives its SMs back: a GEMM that starts beside a 1
+ * MiB all-reduce runs its first wave on 108 less the channels' SMs and
+ * the rest, once the all-reduce is done, on all 108.  Its 2048 CTAs take
+ * 19 waves alone; beside it, at most one wave more (it kept the fewer SMs
+ * for every wave before: 1.15x). */
+static void test_sm_hold_short(void)
+{
+    char ops[4096];
+    int used = 0;
+    for (int g = 0; g < 2; g++)
+        used += snprintf(ops + used, sizeof ops - (size_t)used,
+                         "%s{\"id\": \"p%d\", \"kind\": \"elementwise\", \"device\": \"gpu%d\", "
+                         "\"dtype\": \"bf16\", \"elements\": 1048576},\n"
+                         "{\"id\": \"g%d\", \"device\": \"gpu%d\", " HOLD_GEMM ", \"deps\": [\"p%d\"]},\n"
+                         "{\"id\": \"a%d\", \"kind\": \"collective\", \"device\": \"gpu%d\", \"stream\": 1, "
+                         "\"collective\": \"all_reduce\", \"group\": [\"gpu0\", \"gpu1\"], \"bytes\": 1048576}",
+                         g ? ",\n" : "", g, g, g, g, g, g, g);
+    struct trace t, t0;
+    struct run_result r, r0;
+    char msg[600] = "";
+    char alone[512];
+    snprintf(alone, sizeof alone,
+             "{\"id\": \"p0\", \"kind\": \"elementwise\", \"device\": \"gpu0\", \"dtype\": \"bf16\", "
+             "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\", " HOLD_GEMM ", \"deps\": [\"p0\"]}");
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
+    CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
+    if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0) {
+        if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0) {
+            double with = (double)(r.ops[1].end_ps - r.ops[1].start_ps);
+            double without = (double)(r0.ops[1].end_ps - r0.ops[1].start_ps);
+            printf("  8192^3 bf16 GEMM on an A100 beside a 1 MiB all-reduce: %.3f ms (alone %.3f; the "
+                   "all-reduce ends at %.3f ms)\n", with * 1e-9, without * 1e-9,
+                   (double)(r.ops[2].end_ps - r.ops[1].start_ps) * 1e-9);
+            CHECK(r.ops[2].end_ps < r.ops[1].end_ps);
+            CHECK(with <= without * (1.0 + 1.0 / 19.0) * 1.01);
+            run_result_free(&r0);
+        }
+        run_result_free(&r);
+    }
+    trace_free(&t);
+    trace_free(&t0);
+}
+
 /* An early rank's NCCL kernel holds its SMs while it spins for the
  * others: gpu0 calls the all-reduce at once (stream 1) and runs a GEMM
  * beside it; gpu1 calls it only after two GEMMs of its own.  gpu0's GEMM
@@ -1303,6 +1346,7 @@ int main(void)
     test_ep_dp();
     test_sm_hold();
     test_sm_hold_wait();
+    test_sm_hold_short();
     test_nvls_gather_scatter();
     test_mirror_rings();
     test_zero();

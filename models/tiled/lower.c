@@ -1179,7 +1179,8 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
     }
     if (o->pass != PASS_FWD && o->kind != OP_ATTENTION && o->fixed_s < 0)
         lower_backward(c, o, L);
-    if (spill_frac > 0 && o->kind == OP_GEMM && L->nk < GPU_MAX_KERNELS) {
+    if (spill_frac > 0 && o->kind == OP_GEMM && o->pass != PASS_WGRAD && L->nk < GPU_MAX_KERNELS) {
+        /* (a weight gradient, dB = A^T dC, reads no weights) */
         /* the device cannot hold every weight: this GEMM's share of the
          * overflow is copied from host memory over PCIe before it runs */
         double n = (double)o->u.gemm.k * o->u.gemm.n * o->u.gemm.batch;

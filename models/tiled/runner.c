@@ -114,9 +114,14 @@ static void wave_begin(struct runner *r)
     const struct hw_config *c = g->cfg;
     const struct kplan *p = r->p;
     uint64_t ctas = p->gm * p->gn * p->gb;
+    /* each wave takes the units free when it begins: a collective's
+     * kernel that held some when the kernel launched gives them back when
+     * it ends, and the block scheduler puts the next CTAs on them */
+    r->avail = gpu_avail_units(g);
     uint64_t slots = (uint64_t)r->avail * p->ctas_per_unit;
-    uint64_t c0 = r->wave * slots, c1 = umin(ctas, c0 + slots);
+    uint64_t c0 = r->cta0, c1 = umin(ctas, c0 + slots);
     uint64_t wctas = c1 - c0;
+    r->wctas = wctas;
     /* the block scheduler spreads CTAs over all SMs before doubling up */
     r->units = (uint32_t)umin(r->avail, wctas);
     uint32_t cpu = (uint32_t)ceil_div(wctas, r->units);
@@ -126,14 +131,14 @@ static void wave_begin(struct runner *r)
      * long pipeline (no per-wave fill and drain): simulate it as one wave
      * whose k-loop is that many times longer.  With one CTA per SM the
      * next CTA's prologue is exposed, wave by wave. */
-    uint64_t full = ctas / slots;
+    uint64_t full = (ctas - c0) / slots;   /* full waves left */
     r->mult = 1;
-    if ((p->ctas_per_unit >= 2 || p->persistent) && r->wave + 1 < full)
-        r->mult = (uint32_t)umin(full - r->wave, UINT32_MAX / (p->ksteps + 1));
+    if ((p->ctas_per_unit >= 2 || p->persistent) && full >= 2)
+        r->mult = (uint32_t)umin(full, UINT32_MAX / (p->ksteps + 1));
     const uint32_t nc = c->ncaches;
     double miss_loop[HW_MAX_LEVELS] = {0}, l2_loop = 0;
     for (uint32_t m = 0; m < r->mult; m++) {
-        uint64_t a = (r->wave + m) * slots, b = umin(ctas, a + slots);
+        uint64_t a = c0 + m * slots, b = umin(ctas, a + slots);
         double m1[HW_MAX_LEVELS], l1 = 0;
         reuse_wave(g, p, r->wave + m, a, b, m1, &l1);
         for (uint32_t ci = 0; ci < nc; ci++)
@@ -330,7 +335,8 @@ static void runner_check_wave_end(struct runner *r)
         tl_waves(r->g->tl, r->g->device, r->op, r->kern, r->wave, r->wave + r->mult, r->units,
                  r->wave_start, r->g->e->now_ps);
     r->wave += r->mult;
-    if (r->wave < r->nwaves) {
+    r->cta0 += r->wctas * r->mult;
+    if (r->cta0 < r->p->gm * r->p->gn * r->p->gb) {
         wave_begin(r);
         return;
     }
@@ -513,10 +519,8 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
             break;
         }
         uint64_t ctas = p->gm * p->gn * p->gb;
-        r->avail = gpu_avail_units(r->g);
-        uint64_t slots = (uint64_t)r->avail * p->ctas_per_unit;
-        r->nwaves = ceil_div(ctas, slots);
         r->wave = 0;
+        r->cta0 = 0;
         r->store_pending = 0;
         r->store_level = (uint8_t)r->g->cfg->lv_cache[0];
         for (uint32_t ci = 0; ci < HW_MAX_LEVELS; ci++)

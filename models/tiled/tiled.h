@@ -102,9 +102,10 @@ struct runner {
     const struct lowref *low;
     uint32_t kern;
     const struct kplan *p;
-    uint64_t wave, nwaves;
-    uint32_t avail;             /* units this kernel's waves run on (the device's, less
-                                 * what collectives held when it launched) */
+    uint64_t wave;              /* waves begun */
+    uint64_t cta0, wctas;       /* CTAs begun before the current wave, and in it */
+    uint32_t avail;             /* units the current wave runs on (the device's, less
+                                 * what collectives held when it began) */
     uint32_t mult;              /* full waves simulated as this one */
     uint64_t t_mark;            /* time up to which res->time_ps is accounted */
     /* current wave */

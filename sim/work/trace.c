@@ -937,7 +937,8 @@ static int parse_op(struct loader *L, const cJSON *o, uint32_t i, uint64_t *tota
                         kind_names[op->kind]);
         if ((p == PASS_DGRAD || p == PASS_WGRAD) && op->kind != OP_GEMM)
             return lerr(L, DIAG_E_RANGE, it, 0, "pass", "dgrad and wgrad are a GEMM's two backward "
-                        "products; a %s op's backward is \"bwd\"", kind_names[op->kind]);
+                        "products; %s %s op's backward is \"bwd\"", article(kind_names[op->kind]),
+                        kind_names[op->kind]);
         op->pass = (enum attn_pass)p;
     }
     op->kernel[0] = '\0';
