@@ -846,45 +846,35 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
      * copies scale with tokens, the products with tokens squared: they
      * weigh on short sequences. */
     double elq = (double)bh * q * d, elkv = (double)b * o->u.attn.kv_heads * kv * d;
-    if (minimal && pass != PASS_BWD) {
-        /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded) */
+    /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded).
+     * math: PyTorch's, with the layout copies and, for causal, the mask
+     * built every call (full() and triu() in fp32, then cast to the input
+     * type: three small kernels, one here) and added to S (flash-
+     * attention's benchmark, attention_pytorch).  megatron: Megatron-LM's
+     * (ParallelAttention without flash): Q, K and V are strided views of
+     * the QKV output that the batched GEMMs read in place, the scale rides
+     * in baddbmm, one kernel scales, masks (the causal mask from the
+     * indices) and normalises (scaled_upper_triang_masked_softmax, a warp a
+     * row, issue-bound as PyTorch's softmax is), and the output is
+     * permuted back to (tokens, batch, hidden).  Dropout, when the op has
+     * it, between the softmax and PV. */
+    if (pass != PASS_BWD) {
+        if (!minimal && !mega)
+            plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
+                        vdt, 0, 1, eb);
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
-        plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 5.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
-        if (drop)
-            plan_dropout(c, &k[n++], el, eb, vdt, 0);
-        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
-    } else if (mega && pass != PASS_BWD) {
-        /* Megatron-LM's (ParallelAttention without flash): Q, K and V are
-         * strided views of the QKV output that the batched GEMMs read in
-         * place, the scale rides in baddbmm, one kernel scales, masks (the
-         * causal mask from the indices) and normalises
-         * (scaled_upper_triang_masked_softmax, a warp a row, issue-bound as
-         * PyTorch's softmax is), and the output is permuted back to
-         * (tokens, batch, hidden) */
-        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
-        plan_stream(c, &k[n++], "scale_mask_softmax", el * eb, el * eb, GPU_SOFTMAX_ISSUE * el, vdt,
-                    bh * q, 1, GPU_VEC_BYTES);
-        if (drop)
-            plan_dropout(c, &k[n++], el, eb, vdt, 0);
-        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
-        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
-    } else if (pass != PASS_BWD) {
-        plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
-                    vdt, 0, 1, eb);
-        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
-        if (o->u.attn.causal) {
-            /* the mask is built every call: full() and triu() in fp32, then
-             * cast to the input type (three small kernels, one here), and
-             * added to S (flash-attention's benchmark, attention_pytorch) */
+        if (!minimal && !mega && o->u.attn.causal) {
             plan_stream(c, &k[n++], "mask_build", 8.0 * mask, (8.0 + eb) * mask, mask, vdt, 0, 1,
                         GPU_VEC_BYTES);
             plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 1, eb);
         }
-        plan_stream(c, &k[n++], "softmax", el * eb, el * eb, 50.0 * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+        plan_stream(c, &k[n++], mega ? "scale_mask_softmax" : "softmax", el * eb, el * eb,
+                    (minimal ? 5.0 : GPU_SOFTMAX_ISSUE) * el, vdt, bh * q, 1, GPU_VEC_BYTES);
         if (drop)
             plan_dropout(c, &k[n++], el, eb, vdt, 0);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
-        plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
+        if (!minimal)
+            plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
     }
     if (pass != PASS_FWD) {
         if (!minimal)

@@ -10,6 +10,7 @@
 #include "diag.h"
 #include "fit.h"
 #include "llm.h"
+#include "numfmt.h"
 #include "report.h"
 
 static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *out)
@@ -165,20 +166,12 @@ int cli_fit(int argc, char **argv)
                         "keeps)\n");
         return 2;
     }
-    if (attn != NULL) {
-        int i = 0;
-        while (i < ATTN_IMPL_COUNT && !ascii_ieq(attn, op_attn_impl_name((enum attn_impl)i)))
-            i++;
-        if (i == ATTN_IMPL_COUNT) {
-            fprintf(stderr, "strata fit: --attn: unknown attention '%s' (as gen llm's)\n", attn);
-            return 2;
-        }
-        s.attn = (enum attn_impl)i;
+    if (attn != NULL && op_attn_impl_from_name(attn, &s.attn) != 0) {
+        fprintf(stderr, "strata fit: --attn: unknown attention '%s' (as gen llm's)\n", attn);
+        return 2;
     }
     if (loads != NULL) {
-        char *end;
-        s.expert_load = strtod(loads, &end);
-        if (*loads == '\0' || *end != '\0' || !(s.expert_load >= 1.0 && s.expert_load <= 64.0) ||
+        if (num_parse(loads, &s.expert_load) != 0 || !(s.expert_load >= 1.0 && s.expert_load <= 64.0) ||
             eps == NULL || !ascii_ieq(phase, "train")) {
             fprintf(stderr, "strata fit: --expert-load: the busiest EP rank's token copies over the mean, "
                             "1 to 64, with --ep and --phase train, got '%s'\n", loads);
@@ -186,9 +179,7 @@ int cli_fit(int argc, char **argv)
         }
     }
     if (drops != NULL) {
-        char *end;
-        s.dropout = strtod(drops, &end);
-        if (*drops == '\0' || *end != '\0' || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
+        if (num_parse(drops, &s.dropout) != 0 || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
             fprintf(stderr, "strata fit: --dropout: a probability from 0 to below 1, got '%s'\n", drops);
             return 2;
         }

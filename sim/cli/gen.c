@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "llm.h"
+#include "numfmt.h"
 #include "trace.h"
 
 static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out)
@@ -125,18 +126,14 @@ int cli_gen(int argc, char **argv)
         s.microbatches = (uint32_t)v;
     }
     if (loads != NULL) {
-        char *end;
-        s.expert_load = strtod(loads, &end);
-        if (*loads == '\0' || *end != '\0' || !(s.expert_load >= 1.0 && s.expert_load <= 64.0)) {
+        if (num_parse(loads, &s.expert_load) != 0 || !(s.expert_load >= 1.0 && s.expert_load <= 64.0)) {
             fprintf(stderr, "strata gen llm: --expert-load: the busiest EP rank's load over the "
                             "mean, a number from 1 (uniform) to 64, got '%s'\n", loads);
             return 2;
         }
     }
     if (drops != NULL) {
-        char *end;
-        s.dropout = strtod(drops, &end);
-        if (*drops == '\0' || *end != '\0' || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
+        if (num_parse(drops, &s.dropout) != 0 || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
             fprintf(stderr, "strata gen llm: --dropout: a probability from 0 to below 1 (Megatron's "
                             "default 0.1), got '%s'\n", drops);
             return 2;
@@ -237,18 +234,10 @@ int cli_gen(int argc, char **argv)
     s.attn = llm_framework_attn(s.framework);   /* unless --attn says */
     if (s.kv_dtype == DT_COUNT)
         s.kv_dtype = s.dtype;
-    if (attn) {
-        int found = 0;
-        for (int i = 0; i < ATTN_IMPL_COUNT; i++)
-            if (ascii_ieq(attn, op_attn_impl_name((enum attn_impl)i))) {
-                s.attn = (enum attn_impl)i;
-                found = 1;
-            }
-        if (!found) {
-            fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
-                            "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", attn);
-            return 2;
-        }
+    if (attn && op_attn_impl_from_name(attn, &s.attn) != 0) {
+        fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
+                        "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", attn);
+        return 2;
     }
     struct diag d;
     memset(&d, 0, sizeof d);

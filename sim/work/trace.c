@@ -62,6 +62,16 @@ const char *op_kind_name(enum op_kind k)
     return (unsigned)k < OP_KIND_COUNT ? kind_names[k] : "?";
 }
 
+int op_attn_impl_from_name(const char *name, enum attn_impl *out)
+{
+    for (unsigned i = 0; name != NULL && i < ATTN_IMPL_COUNT; i++)
+        if (ascii_ieq(name, op_attn_impl_name((enum attn_impl)i))) {
+            *out = (enum attn_impl)i;
+            return 0;
+        }
+    return -1;
+}
+
 int op_kind_from_name(const char *name, enum op_kind *out)
 {
     if (name == NULL)

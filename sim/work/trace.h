@@ -243,6 +243,9 @@ const char *coll_algo_name(enum coll_algo a);
 /* The rank of trace device dev in group g, or -1. */
 int trace_group_rank(const struct trace *t, uint32_t g, uint32_t dev);
 int op_kind_from_name(const char *name, enum op_kind *out);
+/* An attention implementation by its name, any case ("flash", "megatron", ...).
+ * 0, or -1 if unknown. */
+int op_attn_impl_from_name(const char *name, enum attn_impl *out);
 
 /* Load and validate.  Returns 0, or -1 with *d filled; *out untouched on error. */
 int trace_load(const char *path, struct trace *out, struct diag *d);
