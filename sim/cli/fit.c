@@ -231,8 +231,9 @@ int cli_fit(int argc, char **argv)
     if (seq > c.max_pos) {
         d.code = DIAG_E_RANGE;
         diag_set(&d, DIAG_E_RANGE, model, 0, "max_position_embeddings",
-                 "context %llu + new tokens = %llu exceeds the model's %llu",
-                 (unsigned long long)s.context, (unsigned long long)seq, (unsigned long long)c.max_pos);
+                 "context %llu + new tokens %llu = %llu exceeds the model's %llu",
+                 (unsigned long long)s.context, (unsigned long long)(seq - s.context),
+                 (unsigned long long)seq, (unsigned long long)c.max_pos);
         diag_print(&d, stderr);
         return 1;
     }

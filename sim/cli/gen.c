@@ -117,7 +117,7 @@ int cli_gen(int argc, char **argv)
         s.pp = (uint32_t)v;
     }
     if (mbs != NULL) {
-        uint64_t v;
+        uint64_t v = 0;
         if (parse_u64("--microbatches", mbs, 1, &v) || v > 4096) {
             if (v > 4096)
                 fprintf(stderr, "strata gen llm: --microbatches: at most 4096\n");

@@ -1727,8 +1727,8 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint64_t ndev64 = (uint64_t)tp * (dp > 1 ? dp : ep > 1 && ep != tp ? ep : 1) *
                       (s->pp > 1 ? s->pp : 1) * dcn * cp;
     if (ndev64 > 65536)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--dcn",
-                        "--tp x --cp x --dp x --pp x --dcn = %llu devices, more than 65536",
+        return diag_set(d, DIAG_E_RANGE, "", 0, "devices",
+                        "--tp x --cp x --dp (or --ep) x --pp x --dcn = %llu devices, more than 65536",
                         (unsigned long long)ndev64);
     if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
