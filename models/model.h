@@ -38,6 +38,8 @@ struct op_result {
     uint64_t end_ps;            /* finished */
     double flops;               /* useful FLOPs (not padding) */
     double bytes[HW_MAX_LEVELS];/* bytes moved at each level (config order) */
+    double pipe_pj;             /* energy its pipes spent (matrix, vector, special-function),
+                                 * pJ; 0 on a config without power (the run adds the bytes') */
     uint64_t time_ps[CAT_COUNT];/* breakdown of end - start */
     uint32_t kernels;           /* kernels the op was lowered to */
     uint64_t ctas;              /* thread blocks over all its kernels */

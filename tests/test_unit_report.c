@@ -59,7 +59,7 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&sys.chip, &t, &r, t.tokens, 15, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (with_out)
-        c.nwhatif = whatif_run(&sys, &t, w);
+        c.nwhatif = whatif_run(&sys, &t, 0, w);
 
     /* the streamed report and the tree's print */
     char streamed[160], whole[160];

@@ -171,6 +171,8 @@ static void wave_begin(struct runner *r)
     r->w_l2_end = p->l2_only_end * n;
 
     struct op_result *res = r->res;
+    res->pipe_pj += r->w_mflops * unit_matrix_pj(c, p->mdt) + r->w_vflops * unit_vector_pj(c, p->vdt) +
+                    r->w_sfu * unit_sfu_pj(c);
     double wst = r->w_store_loop + r->w_store_end;
     res->bytes[c->lv_dram] += r->w_dram_r + r->w_pro + wst;
     res->bytes[c->lv_cache[0]] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;

@@ -190,6 +190,9 @@ static inline uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 /* unit.c: rates of one unit (SM, array), pipe types, systolic work */
 double unit_matrix_rate(const struct hw_config *c, enum dtype t);
 double unit_vector_rate(const struct hw_config *c, enum dtype t);
+double unit_matrix_pj(const struct hw_config *c, enum dtype t);   /* pJ a FLOP, 0 = no power */
+double unit_vector_pj(const struct hw_config *c, enum dtype t);
+double unit_sfu_pj(const struct hw_config *c);                   /* pJ a result */
 enum dtype unit_vector_type(const struct hw_config *c, enum dtype t);
 enum dtype unit_matrix_type(const struct hw_config *c, enum dtype t);
 double unit_systolic_flops(const struct hw_config *c, double rows, double k, double n);

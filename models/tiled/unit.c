@@ -24,6 +24,27 @@ double unit_vector_rate(const struct hw_config *c, enum dtype t)
     return c->vector_flops_per_cycle[t] * c->clock_hz * c->eff_vector_pipe;
 }
 
+/* Energy (docs/energy.md): a FLOP of type t on the matrix or the vector
+ * pipe costs the pipe's energy per busy cycle over its FLOPs per cycle of
+ * that type; a special-function result as much as an fp32 FMA.  0 on a
+ * config without power, or a type the pipe does not run. */
+double unit_matrix_pj(const struct hw_config *c, enum dtype t)
+{
+    double f = c->matrix_flops_per_cycle[t];
+    return c->has_power && f > 0 ? c->matrix_pj_per_cycle / f : 0.0;
+}
+
+double unit_vector_pj(const struct hw_config *c, enum dtype t)
+{
+    double f = c->vector_flops_per_cycle[t];
+    return c->has_power && f > 0 ? c->vector_pj_per_cycle / f : 0.0;
+}
+
+double unit_sfu_pj(const struct hw_config *c)
+{
+    return 2.0 * unit_vector_pj(c, DT_FP32);
+}
+
 /* Vector math runs in fp32 for 32-bit-and-narrower types (as PyTorch does). */
 enum dtype unit_vector_type(const struct hw_config *c, enum dtype t)
 {

@@ -26,7 +26,7 @@
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
-    "                  [--max-events N] [--max-memory SIZE]\n"
+    "                  [--max-events N] [--max-memory SIZE] [--sustained]\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
@@ -143,7 +143,7 @@ int cli_run(int argc, char **argv)
 {
     const char *hw = NULL, *tr = NULL, *js = NULL, *csv = NULL, *top = NULL, *outdir = NULL;
     const char *gran = NULL, *maxev = NULL, *maxmem = NULL;
-    int quiet = 0, no_whatif = 0;
+    int quiet = 0, no_whatif = 0, sustained = 0;
     const struct cli_opt opts[] = {
         {"hw", 0, &hw, NULL},        {"trace", 0, &tr, NULL},
         {"json", 0, &js, NULL},      {"csv", 0, &csv, NULL},
@@ -151,6 +151,7 @@ int cli_run(int argc, char **argv)
         {"timeline-granularity-us", 0, &gran, NULL},
         {"max-events", 0, &maxev, NULL}, {"max-memory", 0, &maxmem, NULL},
         {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
+        {"sustained", 0, NULL, &sustained},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -252,7 +253,7 @@ int cli_run(int argc, char **argv)
     struct run_undo undo = {kept, &nk, lock, &lock_fd, outdir, made_outdir};
     membudget_cleanup_push(run_undo, &undo);
     struct timeline tl;
-    struct run_opts ro = {.tl = NULL, .max_events = max_events};
+    struct run_opts ro = {.tl = NULL, .max_events = max_events, .sustained = sustained};
     if (outdir != NULL) {
         tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(gran_us * 1e6));
         ro.tl = &tl;
@@ -278,7 +279,7 @@ int cli_run(int argc, char **argv)
     struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (outdir != NULL && !no_whatif)
-        c.nwhatif = whatif_run(&sys, &t, w);
+        c.nwhatif = whatif_run(&sys, &t, sustained, w);
     /* every file or none: each output's old version is kept aside until all
      * are written, and put back if one fails */
     void *tree = NULL;

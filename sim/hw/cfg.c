@@ -617,7 +617,10 @@ static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, co
 
 static const char *const top_keys[] = {
     "name", "family", "clock_MHz", "compute", "threads", "systolic", "levels", "launch",
-    "collectives", "efficiency", NULL};
+    "collectives", "efficiency", "power", NULL};
+static const char *const power_keys[] = {"idle_W", "limit_W", "matrix_pipe_pJ_per_cycle",
+                                         "vector_pipe_pJ_per_cycle",
+                                         NULL};
 static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GBps",
                                                "call_overhead_us", "ll_bandwidth_GBps",
                                                "hop_latency_scale", "protocols",
@@ -641,14 +644,15 @@ static const char *const efficiency_keys[] = {
 static const char *const level_keys[LK_COUNT][16] = {
     [LK_REGISTERS] = {"name", "kind", "scope", "capacity_KiB", "capacity_MiB", NULL},
     [LK_SCRATCHPAD] = {"name", "kind", "scope", "capacity_KiB", "capacity_MiB",
-                       "bandwidth_bytes_per_cycle", "bandwidth_GBps", "latency_ns", NULL},
+                       "bandwidth_bytes_per_cycle", "bandwidth_GBps", "latency_ns",
+                       "energy_pJ_per_byte", NULL},
     [LK_CACHE] = {"name", "kind", "scope", "units_per_group", "capacity_KiB", "capacity_MiB",
                   "capacity_GB", "capacity_GiB", "bandwidth_GBps", "bandwidth_bytes_per_cycle",
-                  "latency_ns", "port_bytes_per_cycle_per_unit", NULL},
+                  "latency_ns", "port_bytes_per_cycle_per_unit", "energy_pJ_per_byte", NULL},
     [LK_DRAM] = {"name", "kind", "scope", "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps",
-                 "latency_ns", "unified", "efficiency", NULL},
+                 "latency_ns", "unified", "efficiency", "energy_pJ_per_byte", NULL},
     [LK_LINK] = {"name", "kind", "scope", "ports", "bandwidth_GBps", "latency_ns", "efficiency",
-                 NULL},
+                 "energy_pJ_per_byte", NULL},
 };
 static const char *const dram_eff_keys[] = {
     "bandwidth_fraction", "rw_turnaround_penalty", "loaded_latency_ns", NULL};
@@ -901,6 +905,8 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
     }
     if (L->kind == LK_REGISTERS)
         return 0;
+    if (get_number(c, map, sec, "energy_pJ_per_byte", RANGE_NONNEG, 0, &L->energy_pj_per_byte) < 0)
+        return -1;
 
     /* bandwidth, per instance: bytes per cycle or GB/s */
     if (L->kind == LK_LINK) {
@@ -1147,7 +1153,7 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
     static const struct { const char *name; const char *const *keys; } sections[] = {
         {"compute", compute_keys},   {"threads", threads_keys}, {"systolic", systolic_keys},
         {"launch", launch_keys},     {"collectives", collectives_keys},
-        {"efficiency", efficiency_keys},
+        {"efficiency", efficiency_keys}, {"power", power_keys},
     };
     if (np == 1) {
         if (strcmp(parts[0], "name") == 0 || strcmp(parts[0], "family") == 0 ||
@@ -1198,7 +1204,7 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
             }
             return set_fail(c, s, DIAG_E_UNKNOWN_KEY,
                             "'%s' is neither a level of this chip nor a section; known: %s"
-                            "compute, threads, systolic, launch, collectives, efficiency",
+                            "compute, threads, systolic, launch, collectives, efficiency, power",
                             parts[0], names);
         }
         if (map == -1)
@@ -1541,7 +1547,45 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         get_number(c, s, "efficiency", "inflight_bytes_per_unit", RANGE_POS, 1,
                    &h->eff_inflight_bytes_per_unit) != 0)
         return -1;
+
+    /* power: what the board draws idle and at its limit, and each pipe's
+     * dynamic power at full rate (docs/energy.md) */
+    if ((s = open_section(c, root, "power", power_keys, 0)) == -1)
+        return -1;
+    if (s >= 0) {
+        h->has_power = 1;
+        if (get_number(c, s, "power", "idle_W", RANGE_POS, 1, &h->idle_w) != 0 ||
+            get_number(c, s, "power", "matrix_pipe_pJ_per_cycle", RANGE_NONNEG, 1,
+                       &h->matrix_pj_per_cycle) != 0 ||
+            get_number(c, s, "power", "vector_pipe_pJ_per_cycle", RANGE_NONNEG, 1,
+                       &h->vector_pj_per_cycle) != 0 ||
+            get_number(c, s, "power", "limit_W", RANGE_POS, 0, &h->power_limit_w) < 0)
+            return -1;
+        if (h->power_limit_w > 0 && h->power_limit_w < h->idle_w)
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, s, "limit_W")].line,
+                            "power.limit_W", "must be at least idle_W (%g W), got %g W", h->idle_w,
+                            h->power_limit_w);
+    }
     return 0;
+}
+
+void cfg_at_clock(struct hw_config *c, double s)
+{
+    SIM_CHECK(s > 0 && s <= 1);
+    c->clock_hz *= s;
+    c->matrix_pj_per_cycle *= s * s;
+    c->vector_pj_per_cycle *= s * s;
+    for (uint32_t l = 0; l < c->nlevels; l++) {
+        struct hw_level *L = &c->level[l];
+        if (L->kind != LK_REGISTERS && L->kind != LK_SCRATCHPAD && L->kind != LK_CACHE)
+            continue;
+        L->energy_pj_per_byte *= s * s;
+        if (L->bw_bytes_per_cycle > 0)
+            L->bw_bytes_per_s = (double)L->instances * L->bw_bytes_per_cycle * c->clock_hz;
+        else
+            L->bw_bytes_per_s *= s;
+        L->latency_ps = (uint64_t)llround((double)L->latency_ps / s);
+    }
 }
 
 int cfg_load(const char *path, struct hw_config *out, struct diag *d)

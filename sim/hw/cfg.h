@@ -86,6 +86,9 @@ struct hw_level {
     double eff_bw;              /* achievable fraction of bw, 0..1 (1 if not given) */
     double eff_rw_penalty;      /* dram: bandwidth lost at a 50/50 read/write mix, 0..1 */
     uint64_t eff_loaded_latency_ps; /* dram: load latency under full load, ps */
+    /* energy (optional): moving one byte at this level, its own access or
+     * transfer only (a DRAM byte also pays the caches it passes), pJ */
+    double energy_pj_per_byte;
 };
 
 struct hw_config {
@@ -150,6 +153,18 @@ struct hw_config {
     double eff_matrix_pipe;                     /* achievable fraction of matrix peak, 0..1 */
     double eff_vector_pipe;                     /* achievable fraction of vector peak, 0..1 */
     double eff_inflight_bytes_per_unit;         /* max bytes of loads one unit keeps in flight */
+
+    /* power (the optional `power:` block; docs/energy.md).  has_power 0:
+     * the config gives none and no energy is reported. */
+    int has_power;
+    double idle_w;                              /* board power with nothing running, W */
+    double power_limit_w;                       /* the board's power limit, W; 0 = not given */
+    double matrix_pj_per_cycle;                 /* what one unit's matrix pipe spends in a cycle
+                                                   at full rate, pJ (a FLOP of type t: this /
+                                                   matrix_flops_per_cycle[t], so every type
+                                                   draws the same power at full rate) */
+    double vector_pj_per_cycle;                 /* the same for the vector pipe; a special-
+                                                   function result costs its share of it too */
 };
 
 /* The levels the tiled model reads (always present in a loaded config). */
@@ -162,6 +177,14 @@ static inline const struct hw_level *cfg_host(const struct hw_config *c) { retur
 const char *level_kind_name(enum level_kind k);
 const char *matrix_path_name(enum matrix_path p);
 const char *level_scope_name(enum level_scope s);
+/* The chip at s times its clock (0 < s <= 1), as a power limit holds it
+ * (docs/energy.md): the pipes, the registers, scratchpads and caches run on
+ * the core clock, so their rates scale with s and the caches' latencies
+ * with 1/s; the DRAM and the links keep theirs.  Their dynamic energy per
+ * cycle or byte scales with the supply voltage squared, taken to scale
+ * with the clock (V ~ f), so by s^2; the idle power and the DRAM's and
+ * links' energy per byte stay. */
+void cfg_at_clock(struct hw_config *c, double s);
 /* Index of the level called name, or -1. */
 int cfg_level_index(const struct hw_config *c, const char *name);
 

@@ -86,6 +86,19 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
     fprintf(f, "\n  %s%s%s; launch overhead %.2f us\n", D->type[0] ? D->type : "DRAM",
             D->unified ? ", unified (shared by every device of a run)" : "",
             c->lv_peer >= 0 ? "" : "; no peer link", (double)c->launch_overhead_ps * 1e-6);
+    if (c->has_power) {     /* docs/energy.md */
+        double u = (double)c->units * c->clock_hz * 1e-12;
+        fprintf(f, "  power: idle %.0f W", c->idle_w);
+        if (c->power_limit_w > 0)
+            fprintf(f, ", limit %.0f W", c->power_limit_w);
+        fprintf(f, "; at full rate the matrix pipe draws %.0f W, the vector pipe %.0f W\n",
+                u * c->matrix_pj_per_cycle, u * c->vector_pj_per_cycle);
+        fprintf(f, "  energy per byte:");
+        for (uint32_t l = 0; l < c->nlevels; l++)
+            if (c->level[l].energy_pj_per_byte > 0)
+                fprintf(f, " %s %.1f pJ", c->level[l].name, c->level[l].energy_pj_per_byte);
+        fprintf(f, "\n");
+    }
 }
 
 void *info_json_tree(const struct hw_config *c, const struct info_out *o)
@@ -129,11 +142,21 @@ void *info_json_tree(const struct hw_config *c, const struct info_out *o)
         jout_add_num(j, "capacity_bytes", (double)L->capacity_bytes);
         jout_add_num(j, "bandwidth_bytes_per_s", L->bw_bytes_per_s);
         jout_add_num(j, "latency_s", (double)L->latency_ps * 1e-12);
+        if (L->energy_pj_per_byte > 0)
+            jout_add_num(j, "energy_J_per_byte", L->energy_pj_per_byte * 1e-12);
         cJSON_AddItemToArray(lv, j);
     }
     jout_add_num(root, "l2_bytes", (double)cfg_l2(c)->capacity_bytes);
     jout_add_num(root, "dram_bytes", (double)cfg_dram(c)->capacity_bytes);
     jout_add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
+    if (c->has_power) {
+        cJSON *pw = cJSON_AddObjectToObject(root, "power");
+        jout_add_num(pw, "idle_W", c->idle_w);
+        if (c->power_limit_w > 0)
+            jout_add_num(pw, "limit_W", c->power_limit_w);
+        jout_add_num(pw, "matrix_pipe_J_per_cycle", c->matrix_pj_per_cycle * 1e-12);
+        jout_add_num(pw, "vector_pipe_J_per_cycle", c->vector_pj_per_cycle * 1e-12);
+    }
     return root;
 }
 

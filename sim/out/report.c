@@ -80,6 +80,52 @@ static int cmp_desc_time(const void *a, const void *b, void *ctx)
     return 0;
 }
 
+/* "energy ...": the run's energy, where it went, and the average power of
+ * a simulated device against the board's limit (docs/energy.md).  Starts
+ * on the line after "bytes moved". */
+static void report_energy_line(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct hw_config *cfg = c->cfg;
+    double total = (double)r->total_ps * PS, e = run_energy_total(r);
+    uint32_t ndev = r->ndevices - c->t->nmirrors;
+    char b1[32];
+    report_fmt_si(b1, sizeof b1, e, "J");
+    fprintf(out, "\n  energy         %s (", b1);
+    const char *sep = "";
+    for (unsigned k = 0; k < HW_MAX_LEVELS + 2; k++) {
+        if (k < HW_MAX_LEVELS && k >= cfg->nlevels)
+            continue;
+        double f = e > 0 ? r->energy_j[k] / e : 0;
+        if (f < 0.0005)
+            continue;
+        fprintf(out, "%s%s %.1f%%", sep,
+                k == RUN_E_PIPES ? "pipes" : k == RUN_E_STATIC ? "idle" : cfg->level[k].name, 100 * f);
+        sep = ", ";
+    }
+    fprintf(out, ")");
+    if (c->tokens > 0)
+        fprintf(out, ", %.4g J a token", e / c->tokens);
+    if (total > 0 && ndev > 0) {
+        double w = e / total / ndev;
+        fprintf(out, "\n  power          %.0f W a device on average", w);
+        if (r->clock_scale > 0 && r->clock_scale < 1)
+            fprintf(out, "; sustained: the %.0f W limit holds the clock at %.0f MHz (%.1f%% of %.0f; "
+                         "%u runs to find it)",
+                    cfg->power_limit_w, cfg->clock_hz * r->clock_scale / 1e6, 100 * r->clock_scale,
+                    cfg->clock_hz / 1e6, r->power_runs);
+        else if (r->clock_scale > 0)
+            fprintf(out, "; sustained: under the %.0f W limit at %.0f MHz", cfg->power_limit_w,
+                    cfg->clock_hz / 1e6);
+        else if (cfg->power_limit_w > 0)
+            fprintf(out, w > cfg->power_limit_w
+                             ? " (over its %.0f W limit: run --sustained for the clock a run "
+                               "repeated for seconds would hold)"
+                             : " (limit %.0f W)",
+                    cfg->power_limit_w);
+    }
+}
+
 void report_text(const struct report_ctx *c, FILE *out)
 {
     const struct run_result *r = c->r;
@@ -113,6 +159,8 @@ void report_text(const struct report_ctx *c, FILE *out)
         report_fmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
         fprintf(out, " %s %s (%s)", cfg->level[l].name, b1, b2);
     }
+    if (r->has_energy)
+        report_energy_line(c, out);
     fprintf(out, "\n  where the time went:");
     for (unsigned k = 0; k <= RUN_IDLE; k++) {
         double f = total > 0 ? r->time_ps[k] * PS / total : 0;
@@ -273,6 +321,24 @@ void *report_json_head(const struct report_ctx *c)
     jout_add_num(root, "measured_s", r->time_ps[CAT_MEASURED] * PS);
     jout_add_num(root, "idle_s", r->time_ps[RUN_IDLE] * PS);
     jout_add_num(root, "engine_events", (double)r->events);
+    if (r->has_energy) {
+        /* the energy per level, the pipes' and the idle power's, J; the
+         * average power of a simulated device, W */
+        cJSON *ej = cJSON_AddObjectToObject(root, "energy_J");
+        for (unsigned l = 0; l < c->cfg->nlevels; l++)
+            jout_add_num(ej, c->cfg->level[l].name, r->energy_j[l]);
+        jout_add_num(ej, "pipes", r->energy_j[RUN_E_PIPES]);
+        jout_add_num(ej, "idle", r->energy_j[RUN_E_STATIC]);
+        jout_add_num(ej, "total", run_energy_total(r));
+        uint32_t ndev = r->ndevices - t->nmirrors;
+        jout_add_num(root, "power_W", total > 0 && ndev > 0 ? run_energy_total(r) / total / ndev : 0);
+        if (c->cfg->power_limit_w > 0)
+            jout_add_num(root, "power_limit_W", c->cfg->power_limit_w);
+        if (r->clock_scale > 0) {   /* a sustained run: the clock it held */
+            jout_add_num(root, "sustained_clock_MHz", c->cfg->clock_hz * r->clock_scale / 1e6);
+            jout_add_num(root, "sustained_runs", r->power_runs);
+        }
+    }
     if (r->ndevices > 0 && r->dev_time_ps != NULL) {
         /* each device's time: busy, launch, stall per level (its exposed
          * communication at the link levels), idle; they add up to the total */
@@ -291,6 +357,10 @@ void *report_json_head(const struct report_ctx *c)
                 jout_add_num(ds, c->cfg->level[l].name, row[CAT_STALL + l] * PS);
             cJSON_AddItemToObject(dj, "stall_s", ds);
             jout_add_num(dj, "idle_s", row[RUN_IDLE] * PS);
+            if (r->has_energy && !(t->mirror != NULL && t->mirror[dv])) {
+                jout_add_num(dj, "energy_J", r->dev_energy_j[dv]);
+                jout_add_num(dj, "power_W", total > 0 ? r->dev_energy_j[dv] / total : 0);
+            }
             cJSON_AddItemToArray(devs, dj);
         }
     }

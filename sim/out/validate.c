@@ -229,6 +229,8 @@ struct wl_info {
     uint64_t gpus_per_thread;   /* a collective timed as nccl-tests -g G times it (collbench.h) */
     double model_flops_per_chip;    /* training: the step's FLOPs less the recomputed forward,
                                      * per simulated device (as MaxText and Megatron count MFU) */
+    int sustained;                  /* sustained=1: run at the clock the power limit holds
+                                     * (run_opts.sustained; any kind of row) */
 };
 
 /* Build the workload of a row. */
@@ -249,6 +251,13 @@ static int build_workload(const char *spec, const char *root, const char *file, 
     struct op o;
     memset(&o, 0, sizeof o);
     *elements = 0;
+    uint64_t sus = 0;
+    if (spec_u64(&s, "sustained", 0, 0, 0, &sus))
+        return -1;
+    if (sus > 1)
+        return diag_set(d, DIAG_E_RANGE, file, line, "spec", "sustained: 0 or 1, got %llu",
+                        (unsigned long long)sus);
+    wi->sustained = (int)sus;
     if (strcmp(kind, "llm") == 0) {
         const char *model = spec_get(&s, "model"), *phase = spec_get(&s, "phase");
         const char *attn = spec_get(&s, "attn");
@@ -668,14 +677,16 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             ncfg++;
         }
         struct trace t;
-        struct wl_info wi = {0, 0, 0, 0, 0};
+        struct wl_info wi = {0, 0, 0, 0, 0, 0};
         if (build_workload(row.spec, vo->root, vo->data, lineno, &t, &wi, d) != 0) {
             rc = -1;
             goto out;
         }
         struct run_result r;
         const struct hw_config *ccfg = &cfgs[ci].sys.chip;
-        if ((cfgs[ci].chip ? run_trace(ccfg, &t, &r, d) : run_system_opts(&cfgs[ci].sys, &t, NULL, &r, d)) != 0) {
+        struct run_opts ro = {.sustained = wi.sustained};
+        if ((cfgs[ci].chip ? run_trace_opts(ccfg, &t, &ro, &r, d)
+                           : run_system_opts(&cfgs[ci].sys, &t, &ro, &r, d)) != 0) {
             trace_free(&t);
             rc = -1;
             goto out;

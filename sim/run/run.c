@@ -6,6 +6,7 @@
  */
 #include "run.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,6 +320,44 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
     free(busy_any);
 }
 
+/* Energy (docs/energy.md): each op's pipes' energy as the model counted
+ * it, each byte it moved at a level times the level's energy per byte, and
+ * the board's idle power over the whole run on every device that is not a
+ * mirror (a mirror's energy is its twin's: reports count the simulated
+ * devices, as they count their FLOPs and bytes). */
+static void run_energy(struct run_result *r, const struct hw_config *cfg, const struct trace *t)
+{
+    if (!cfg->has_power)
+        return;
+    r->has_energy = 1;
+    r->dev_energy_j = sim_xcalloc(t->ndevices ? t->ndevices : 1, sizeof *r->dev_energy_j);
+    for (uint32_t i = 0; i < r->nops; i++) {
+        const struct op_result *o = &r->ops[i];
+        double e = o->pipe_pj * 1e-12;
+        r->energy_j[RUN_E_PIPES] += e;
+        for (unsigned l = 0; l < cfg->nlevels; l++) {
+            double el = o->bytes[l] * cfg->level[l].energy_pj_per_byte * 1e-12;
+            r->energy_j[l] += el;
+            e += el;
+        }
+        r->dev_energy_j[t->ops[i].device] += e;
+    }
+    double idle = cfg->idle_w * (double)r->total_ps * 1e-12;
+    for (uint32_t dv = 0; dv < t->ndevices; dv++)
+        if (t->mirror == NULL || !t->mirror[dv]) {
+            r->energy_j[RUN_E_STATIC] += idle;
+            r->dev_energy_j[dv] += idle;
+        }
+}
+
+double run_energy_total(const struct run_result *r)
+{
+    double e = 0;
+    for (unsigned k = 0; k < HW_MAX_LEVELS + 2; k++)
+        e += r->energy_j[k];
+    return e;
+}
+
 int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_result *out,
               struct diag *d)
 {
@@ -476,7 +515,7 @@ static uint64_t run_budget(const struct run_opts *opts)
     return RUN_MAX_EVENTS;
 }
 
-int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
+static int run_once(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
                     struct run_result *out, struct diag *d)
 {
     memset(out, 0, sizeof *out);
@@ -619,6 +658,7 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         }
         run_attribute(out);
         run_attribute_devices(out, t);
+        run_energy(out, cfg, t);
         for (uint32_t dv = 0; dv < t->ndevices; dv++) {
             if (ws[dv] > out->working_set)
                 out->working_set = ws[dv];
@@ -656,15 +696,186 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     if (rc != 0) {
         free(out->ops);
         free(out->dev_time_ps);
+        free(out->dev_energy_j);
         memset(out, 0, sizeof *out);
     }
     return rc;
+}
+
+/* The hottest device of a run (not a mirror): its index, and its
+ * average power in *w, W. */
+static uint32_t run_hot_device(const struct run_result *r, const struct trace *t, double *w)
+{
+    double T = (double)r->total_ps * 1e-12;
+    uint32_t hot = 0;
+    *w = 0;
+    for (uint32_t dv = 0; dv < r->ndevices && T > 0; dv++)
+        if ((t->mirror == NULL || !t->mirror[dv]) && r->dev_energy_j[dv] / T > *w) {
+            *w = r->dev_energy_j[dv] / T;
+            hot = dv;
+        }
+    return hot;
+}
+
+/* One run of t on sys with its chip at clock scale s; its hottest device's
+ * average power in *w. */
+static int run_at(const struct hw_system *sys, double s, const struct trace *t,
+                  const struct run_opts *o, struct run_result *out, double *w, struct diag *d)
+{
+    struct hw_system at = *sys;     /* the nodes and links are read, not changed */
+    if (s < 1)
+        cfg_at_clock(&at.chip, s);
+    int rc = run_once(&at, t, o, out, d);
+    if (rc == 0)
+        (void)run_hot_device(out, t, w);
+    return rc;
+}
+
+/* A sustained run: a power limit that a run at the config's clock passes
+ * pulls the clock down until the hottest device's average power meets it
+ * (the power management of NVIDIA and AMD boards, in its steady state;
+ * docs/energy.md).  Every device runs at that one clock.
+ *
+ * Each clock tried is a simulation, so the search is guided by a model of
+ * what a clock scale s does to the hottest device: its core-domain energy
+ * (pipes, registers, scratchpads, caches) E_c scales by s^2, its DRAM and
+ * link energy E_m stays, and its time is T(s) = T(1) (a / s + 1 - a), a
+ * the share of the time that runs at the core's pace; so
+ *     P(s) = (E_c s^2 + E_m) / T(s) + P_idle.
+ * a starts at 1 and is refitted from each run's time; the model's root,
+ * kept inside the bracket the runs have found, is the next clock to try.
+ * The search stops at a clock whose power is within RUN_POWER_TOL under
+ * the limit (two or three runs, usually), and the result is the fastest
+ * clock tried that meets the limit; with a timeline, that clock is run
+ * once more to record it. */
+#define RUN_MIN_CLOCK 0.25
+#define RUN_POWER_TOL 0.005
+#define RUN_POWER_ITERS 10
+
+/* The model's power at clock scale s, times the bias b the runs found. */
+static double power_model(double ec, double em, double t1, double a, double idle, double b, double s)
+{
+    return b * ((ec * s * s + em) / (t1 * (a / s + 1.0 - a)) + idle);
+}
+
+/* The model's clock for power limit w: P(s) rises with s, so bisection. */
+static double power_model_clock(double ec, double em, double t1, double a, double idle, double b,
+                                double w)
+{
+    double lo = RUN_MIN_CLOCK, hi = 1.0;
+    for (int i = 0; i < 60; i++) {
+        double s = 0.5 * (lo + hi);
+        double p = power_model(ec, em, t1, a, idle, b, s);
+        if (p > w)
+            hi = s;
+        else
+            lo = s;
+    }
+    return lo;
+}
+
+int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
+                    struct run_result *out, struct diag *d)
+{
+    if (opts == NULL || !opts->sustained)
+        return run_once(sys, t, opts, out, d);
+    const struct hw_config *c = &sys->chip;
+    if (!c->has_power || c->power_limit_w <= 0) {
+        memset(out, 0, sizeof *out);
+        return diag_set(d, DIAG_E_MISSING, c->path, 0, c->has_power ? "power.limit_W" : "power",
+                        "a sustained run needs the chip's power limit: a power block with limit_W "
+                        "(docs/energy.md)");
+    }
+    struct run_opts quiet = *opts;
+    quiet.tl = NULL;
+    const double limit = c->power_limit_w;
+    double w;
+    uint32_t runs = 1;
+    int rc = run_at(sys, 1.0, t, &quiet, out, &w, d);
+    if (rc != 0)
+        return rc;
+    if (w <= limit) {
+        out->clock_scale = 1.0;
+        out->power_runs = runs;
+        if (opts->tl == NULL)
+            return 0;
+        run_result_free(out);
+        rc = run_at(sys, 1.0, t, opts, out, &w, d);
+        out->clock_scale = 1.0;
+        out->power_runs = runs + 1;
+        return rc;
+    }
+    /* the hottest device's energy at the config's clock, by domain */
+    double w1;
+    uint32_t hot = run_hot_device(out, t, &w1);
+    double t1 = (double)out->total_ps * 1e-12, ec = 0, em = 0;
+    for (uint32_t i = 0; i < out->nops; i++) {
+        if (t->ops[i].device != hot)
+            continue;
+        const struct op_result *o = &out->ops[i];
+        ec += o->pipe_pj * 1e-12;
+        for (unsigned l = 0; l < c->nlevels; l++) {
+            enum level_kind k = c->level[l].kind;
+            double e = o->bytes[l] * c->level[l].energy_pj_per_byte * 1e-12;
+            if (k == LK_REGISTERS || k == LK_SCRATCHPAD || k == LK_CACHE)
+                ec += e;
+            else
+                em += e;
+        }
+    }
+    /* a's first guess: the share of the device's time its pipes were busy */
+    double a = t1 > 0 ? out->dev_time_ps[(size_t)hot * (CAT_COUNT + 1) + CAT_BUSY] * 1e-12 / t1 : 1.0;
+    a = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
+    /* aim inside the tolerance band, not at its edge */
+    const double aim = limit * (1.0 - 0.5 * RUN_POWER_TOL);
+    double ok = 0, over = 1.0;      /* fastest clock meeting the limit; slowest passing it */
+    double b = 1.0;                 /* what the model misses, as a factor on its power */
+    double s = power_model_clock(ec, em, t1, a, c->idle_w, b, aim), at = 1.0;
+    for (uint32_t it = 0; it < RUN_POWER_ITERS; it++) {
+        if (!(s > ok && s < over))
+            s = ok > 0 ? 0.5 * (ok + over) : 0.5 * (RUN_MIN_CLOCK + over);
+        run_result_free(out);
+        if ((rc = run_at(sys, s, t, &quiet, out, &w, d)) != 0)
+            return rc;
+        runs++;
+        at = s;
+        if (w <= limit) {
+            ok = s;
+            if (w >= limit * (1.0 - RUN_POWER_TOL) || s <= RUN_MIN_CLOCK)
+                break;
+        } else {
+            over = s;
+        }
+        double ts = (double)out->total_ps * 1e-12;
+        if (s < 1.0 && ts > t1)
+            a = (ts / t1 - 1.0) / (1.0 / s - 1.0);
+        a = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
+        b = w / power_model(ec, em, t1, a, c->idle_w, 1.0, s);
+        double next = power_model_clock(ec, em, t1, a, c->idle_w, b, aim);
+        if (fabs(next - s) < 1e-6)
+            break;              /* the model has nothing more to say */
+        s = next;
+        if (s <= RUN_MIN_CLOCK && ok == 0)
+            s = RUN_MIN_CLOCK;
+    }
+    if (ok == 0)
+        ok = RUN_MIN_CLOCK;         /* the floor: still over the limit there */
+    if (at != ok || opts->tl != NULL) {
+        run_result_free(out);
+        if ((rc = run_at(sys, ok, t, opts, out, &w, d)) != 0)
+            return rc;
+        runs++;
+    }
+    out->clock_scale = ok;
+    out->power_runs = runs;
+    return 0;
 }
 
 void run_result_free(struct run_result *r)
 {
     free(r->ops);
     free(r->dev_time_ps);
+    free(r->dev_energy_j);
     memset(r, 0, sizeof *r);
 }
 

@@ -41,9 +41,26 @@ struct run_result {
      * communication: what overlaps compute is not counted. */
     uint32_t ndevices;
     double *dev_time_ps;
+    /* Energy, on a config with a power block (docs/energy.md), J: each
+     * level's bytes, then the pipes' (RUN_E_PIPES), then the idle power
+     * over the whole run of every device that is not a mirror
+     * (RUN_E_STATIC); has_energy 0 and all 0 otherwise.  dev_energy_j:
+     * each device's total (a mirror's 0: its twin's is counted). */
+    int has_energy;
+    double energy_j[HW_MAX_LEVELS + 2];
+    double *dev_energy_j;
+    /* A sustained run (run_opts.sustained): the clock it held, as a
+     * fraction of the config's (1: the limit did not bind), and how many
+     * times the trace was simulated to find it; 0 and 0 otherwise. */
+    double clock_scale;
+    uint32_t power_runs;
 };
 
 #define RUN_IDLE CAT_COUNT
+#define RUN_E_PIPES HW_MAX_LEVELS
+#define RUN_E_STATIC (HW_MAX_LEVELS + 1)
+/* Sum of r->energy_j. */
+double run_energy_total(const struct run_result *r);
 
 struct timeline;
 
@@ -51,6 +68,9 @@ struct run_opts {
     struct timeline *tl;            /* record a timeline (tl_init'ed for t->ndevices), or NULL */
     uint64_t max_events;            /* work budget in engine events; 0: $STRATA_MAX_EVENTS, else
                                        RUN_MAX_EVENTS */
+    int sustained;                  /* hold the clock the chip's power limit allows a run
+                                       repeated for seconds (docs/energy.md); the config must
+                                       have a power block with limit_W */
 };
 /* The default work budget of one run: about three minutes of simulation at
  * the engine's 28 M events/s (scripts/bench.sh).  Every mode that runs a

@@ -11,6 +11,7 @@ struct whatif_job {
     const struct hw_system *sys;
     const struct trace *t;
     unsigned first, step;      /* runs what-ifs first, first+step, ... */
+    int sustained;             /* each at the clock its power limit allows (run_opts) */
     double time_s[WHATIF_COUNT];    /* < 0: that run failed */
 };
 
@@ -38,7 +39,8 @@ static void *whatif_worker(void *arg)
         struct run_result r;
         j->time_s[i] = -1;
         sys.chip = c;
-        if (run_system_opts(&sys, j->t, NULL, &r, &d) != 0)
+        struct run_opts o = {.sustained = j->sustained};
+        if (run_system_opts(&sys, j->t, &o, &r, &d) != 0)
             continue;
         j->time_s[i] = (double)r.total_ps * 1e-12;
         run_result_free(&r);
@@ -46,7 +48,8 @@ static void *whatif_worker(void *arg)
     return NULL;
 }
 
-unsigned whatif_run(const struct hw_system *sys, const struct trace *t, struct whatif *w)
+unsigned whatif_run(const struct hw_system *sys, const struct trace *t, int sustained,
+                    struct whatif *w)
 {
     static const struct { const char *name, *desc; } k[WHATIF_COUNT] = {
         {"dram_bw_x2", "bandwidth x2"},        /* of the DRAM level, named in the description */
@@ -55,7 +58,7 @@ unsigned whatif_run(const struct hw_system *sys, const struct trace *t, struct w
         {"vector_x2", "vector pipe FLOP/s x2"},
         {"no_launch", "zero kernel launch overhead"},
     };
-    struct whatif_job j[2] = {{sys, t, 0, 2, {0}}, {sys, t, 1, 2, {0}}};
+    struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}}, {sys, t, 1, 2, sustained, {0}}};
     const struct hw_config *cfg = &sys->chip;
     pthread_t th;
     int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;

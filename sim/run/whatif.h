@@ -24,7 +24,9 @@ struct whatif {
 
 /* Runs the what-ifs on sys (its chip changed, its links as they are); w
  * holds WHATIF_COUNT.  Returns how many succeeded (they are packed in
- * order; a failed run is left out). */
-unsigned whatif_run(const struct hw_system *sys, const struct trace *t, struct whatif *w);
+ * order; a failed run is left out).  sustained: each run at the clock the
+ * chip's power limit allows (run_opts.sustained), as the run it explains. */
+unsigned whatif_run(const struct hw_system *sys, const struct trace *t, int sustained,
+                    struct whatif *w);
 
 #endif
