@@ -24,6 +24,7 @@
 #include "test.h"
 #include "trace.h"
 #include "util.h"
+#include "validate.h"
 
 #define A100 "configs/nvidia-a100-sxm-80gb.yaml"
 
@@ -157,6 +158,8 @@ static void test_accounting(void)
     struct run_result r;
     CHECK_EQ_INT(run_path(A100, tp, 0, &t, &r), 0);
     CHECK(r.has_energy);
+    if (!r.has_energy)
+        return;
     double levels = 0, pipes = 0, T = (double)r.total_ps * 1e-12;
     for (uint32_t i = 0; i < r.nops; i++) {
         pipes += r.ops[i].pipe_pj * 1e-12;
@@ -213,7 +216,10 @@ static void test_sustained(void)
                       " \"m\": 8192, \"n\": 8192, \"k\": 8192}]}");
     struct trace t;
     struct run_result plain, sus, again;
-    CHECK_EQ_INT(run_path(A100, tp, 0, &t, &plain), 0);
+    if (run_path(A100, tp, 0, &t, &plain) != 0) {
+        CHECK(!"the plain run failed");
+        return;
+    }
     trace_free(&t);
     double T0 = (double)plain.total_ps * 1e-12, w0 = run_energy_total(&plain) / T0;
     CHECK(w0 > 400);                    /* at 1410 MHz the GEMM passes the limit */
@@ -232,6 +238,15 @@ static void test_sustained(void)
     run_result_free(&again);
     trace_free(&t);
     run_result_free(&sus);
+
+    /* a limit no clock meets: the floor, said so */
+    const char *low = a100_with_power("low100.yaml", "power:\n  idle_W: 88\n  limit_W: 100\n"
+                                                     "  matrix_pipe_pJ_per_cycle: 1434\n  vector_pipe_pJ_per_cycle: 1824\n");
+    CHECK_EQ_INT(run_path(low, tp, 1, &t, &sus), 0);
+    CHECK(sus.power_floor && sus.clock_scale == 0.25);
+    CHECK(run_hot_power(&sus, &t, NULL) > 100);
+    run_result_free(&sus);
+    trace_free(&t);
 
     /* a limit the run does not reach: the plain run, at the config's clock */
     const char *hi = a100_with_power("hi.yaml", "power:\n  idle_W: 88\n  limit_W: 2000\n"
@@ -278,6 +293,35 @@ static void test_sustained(void)
     free(txt);
 }
 
+/* validate's sustained=1: the row runs sustained; on a chip without a
+ * power limit it is an error at the row's line */
+static void test_validate(void)
+{
+    char csvp[160];
+    snprintf(csvp, sizeof csvp, "%s", path_in("rows.csv"));
+    const char *hdr = "id,hardware,workload,shape_or_model,dtype,batch,metric,value,unit,source,notes,config,spec,"
+                      "host_overhead_us\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%sE-1,A100,GEMM,8192^3,fp16,1,latency,4.28,ms,He 2024,,nvidia-a100-sxm-80gb,"
+                                "gemm m=8192 n=8192 k=8192 dtype=fp16 sustained=1,0\n", hdr);
+    tu_write_file(csvp, text);
+    struct validate_opts o = {.data = csvp, .configs = "configs", .root = "."};
+    struct validate_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(validate_run(&o, &r, &d), 0);
+    if (r.nrows == 1)   /* 1.1e12 FLOP at the sustained 240 TFLOP/s, not 284 */
+        CHECK(r.rows[0].predicted > 4.4 && r.rows[0].predicted < 4.8);
+    validate_free(&r);
+    snprintf(text, sizeof text, "%sE-1,v5e,GEMM,8192^3,bf16,1,latency,4.28,ms,none,,google-tpu-v5e,"
+                                "gemm m=8192 n=8192 k=8192 dtype=bf16 sustained=1,0\n", hdr);
+    tu_write_file(csvp, text);
+    memset(&d, 0, sizeof d);
+    CHECK(validate_run(&o, &r, &d) != 0);
+    CHECK_EQ_INT(d.line, 2);
+    CHECK_STR_CONTAINS(d.msg, "power limit");
+}
+
 int main(void)
 {
     CHECK_EQ_INT(tu_mkdtemp(dir, sizeof dir, "energy"), 0);
@@ -285,6 +329,7 @@ int main(void)
     test_accounting();
     test_at_clock();
     test_sustained();
+    test_validate();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

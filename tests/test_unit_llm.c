@@ -664,6 +664,15 @@ static void test_expert_load(void)
     s.expert_load = 0.5;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--expert-load") == 0);
+    /* top-2 of 8 experts over 4 ranks: a rank holds 2 of them, so it gets
+     * at most every token's 2 copies, 4 x the mean of 2/4; not more */
+    s.expert_load = 4.0;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    trace_free(&t);
+    s.expert_load = 4.5;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--expert-load") == 0);
+    CHECK(strstr(d.msg, "at most 4 times") != NULL);
     s.expert_load = 1.5;
     s.ep = 0;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);

@@ -907,6 +907,11 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
         return 0;
     if (get_number(c, map, sec, "energy_pJ_per_byte", RANGE_NONNEG, 0, &L->energy_pj_per_byte) < 0)
         return -1;
+    if (L->energy_pj_per_byte > 1e6) {
+        field_name(field, sizeof field, sec, "energy_pJ_per_byte");
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, "energy_pJ_per_byte")].line,
+                        field, "at most 1e+06 pJ, got %g", L->energy_pj_per_byte);
+    }
 
     /* bandwidth, per instance: bytes per cycle or GB/s */
     if (L->kind == LK_LINK) {
@@ -1561,6 +1566,17 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
                        &h->vector_pj_per_cycle) != 0 ||
             get_number(c, s, "power", "limit_W", RANGE_POS, 0, &h->power_limit_w) < 0)
             return -1;
+        static const struct { const char *key; double max; } cap[] = {
+            {"idle_W", 1e5}, {"limit_W", 1e5}, {"matrix_pipe_pJ_per_cycle", 1e7},
+            {"vector_pipe_pJ_per_cycle", 1e7}};
+        const double val[] = {h->idle_w, h->power_limit_w, h->matrix_pj_per_cycle, h->vector_pj_per_cycle};
+        for (size_t k = 0; k < sizeof cap / sizeof cap[0]; k++)
+            if (val[k] > cap[k].max) {
+                char f[64];
+                snprintf(f, sizeof f, "power.%s", cap[k].key);
+                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, s, cap[k].key)].line, f,
+                                "at most %g, got %g", cap[k].max, val[k]);
+            }
         if (h->power_limit_w > 0 && h->power_limit_w < h->idle_w)
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, s, "limit_W")].line,
                             "power.limit_W", "must be at least idle_W (%g W), got %g W", h->idle_w,
@@ -1575,15 +1591,14 @@ void cfg_at_clock(struct hw_config *c, double s)
     c->clock_hz *= s;
     c->matrix_pj_per_cycle *= s * s;
     c->vector_pj_per_cycle *= s * s;
+    c->coll_channel_bw *= s;        /* a channel's copy rate is its SM's */
+    c->coll_ll_bw *= s;
     for (uint32_t l = 0; l < c->nlevels; l++) {
         struct hw_level *L = &c->level[l];
         if (L->kind != LK_REGISTERS && L->kind != LK_SCRATCHPAD && L->kind != LK_CACHE)
             continue;
         L->energy_pj_per_byte *= s * s;
-        if (L->bw_bytes_per_cycle > 0)
-            L->bw_bytes_per_s = (double)L->instances * L->bw_bytes_per_cycle * c->clock_hz;
-        else
-            L->bw_bytes_per_s *= s;
+        L->bw_bytes_per_s *= s;     /* (a what-if may have changed it from the per-cycle figure) */
         L->latency_ps = (uint64_t)llround((double)L->latency_ps / s);
     }
 }

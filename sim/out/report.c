@@ -104,21 +104,25 @@ static void report_energy_line(const struct report_ctx *c, FILE *out)
         sep = ", ";
     }
     fprintf(out, ")");
-    if (c->tokens > 0)
-        fprintf(out, ", %.4g J a token", e / c->tokens);
+    /* a token's energy: every device's, the mirrors' being their twins' */
+    if (c->tokens > 0 && ndev > 0)
+        fprintf(out, ", %.4g J a token", e * (double)r->ndevices / ndev / c->tokens);
     if (total > 0 && ndev > 0) {
-        double w = e / total / ndev;
+        double w = e / total / ndev, hot = run_hot_power(r, c->t, NULL);
         fprintf(out, "\n  power          %.0f W a device on average", w);
+        if (ndev > 1)
+            fprintf(out, ", %.0f W the hottest", hot);
         if (r->clock_scale > 0 && r->clock_scale < 1)
             fprintf(out, "; sustained: the %.0f W limit holds the clock at %.0f MHz (%.1f%% of %.0f; "
-                         "%u runs to find it)",
+                         "%u runs to find it)%s",
                     cfg->power_limit_w, cfg->clock_hz * r->clock_scale / 1e6, 100 * r->clock_scale,
-                    cfg->clock_hz / 1e6, r->power_runs);
+                    cfg->clock_hz / 1e6, r->power_runs,
+                    r->power_floor ? "; still over the limit at strata's lowest clock" : "");
         else if (r->clock_scale > 0)
             fprintf(out, "; sustained: under the %.0f W limit at %.0f MHz", cfg->power_limit_w,
                     cfg->clock_hz / 1e6);
         else if (cfg->power_limit_w > 0)
-            fprintf(out, w > cfg->power_limit_w
+            fprintf(out, hot > cfg->power_limit_w
                              ? " (over its %.0f W limit: run --sustained for the clock a run "
                                "repeated for seconds would hold)"
                              : " (limit %.0f W)",
@@ -332,11 +336,14 @@ void *report_json_head(const struct report_ctx *c)
         jout_add_num(ej, "total", run_energy_total(r));
         uint32_t ndev = r->ndevices - t->nmirrors;
         jout_add_num(root, "power_W", total > 0 && ndev > 0 ? run_energy_total(r) / total / ndev : 0);
+        jout_add_num(root, "power_max_W", run_hot_power(r, t, NULL));
         if (c->cfg->power_limit_w > 0)
             jout_add_num(root, "power_limit_W", c->cfg->power_limit_w);
         if (r->clock_scale > 0) {   /* a sustained run: the clock it held */
             jout_add_num(root, "sustained_clock_MHz", c->cfg->clock_hz * r->clock_scale / 1e6);
             jout_add_num(root, "sustained_runs", r->power_runs);
+            if (r->power_floor)
+                cJSON_AddBoolToObject(root, "sustained_at_floor", 1);
         }
     }
     if (r->ndevices > 0 && r->dev_time_ps != NULL) {

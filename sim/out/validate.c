@@ -685,6 +685,14 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         struct run_result r;
         const struct hw_config *ccfg = &cfgs[ci].sys.chip;
         struct run_opts ro = {.sustained = wi.sustained};
+        if (wi.sustained && !(ccfg->has_power && ccfg->power_limit_w > 0)) {
+            diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "spec",
+                     "sustained=1 needs the chip's power limit, and %s has no power block with "
+                     "limit_W (docs/energy.md)", row.config);
+            trace_free(&t);
+            rc = -1;
+            goto out;
+        }
         if ((cfgs[ci].chip ? run_trace_opts(ccfg, &t, &ro, &r, d)
                            : run_system_opts(&cfgs[ci].sys, &t, &ro, &r, d)) != 0) {
             trace_free(&t);

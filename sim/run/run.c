@@ -702,18 +702,26 @@ static int run_once(const struct hw_system *sys, const struct trace *t, const st
     return rc;
 }
 
+double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t *dev)
+{
+    double T = (double)r->total_ps * 1e-12, w = 0;
+    uint32_t hot = 0;
+    for (uint32_t dv = 0; r->dev_energy_j != NULL && dv < r->ndevices && T > 0; dv++)
+        if ((t->mirror == NULL || !t->mirror[dv]) && r->dev_energy_j[dv] / T > w) {
+            w = r->dev_energy_j[dv] / T;
+            hot = dv;
+        }
+    if (dev != NULL)
+        *dev = hot;
+    return w;
+}
+
 /* The hottest device of a run (not a mirror): its index, and its
  * average power in *w, W. */
 static uint32_t run_hot_device(const struct run_result *r, const struct trace *t, double *w)
 {
-    double T = (double)r->total_ps * 1e-12;
-    uint32_t hot = 0;
-    *w = 0;
-    for (uint32_t dv = 0; dv < r->ndevices && T > 0; dv++)
-        if ((t->mirror == NULL || !t->mirror[dv]) && r->dev_energy_j[dv] / T > *w) {
-            *w = r->dev_energy_j[dv] / T;
-            hot = dv;
-        }
+    uint32_t hot;
+    *w = run_hot_power(r, t, &hot);
     return hot;
 }
 
@@ -742,7 +750,8 @@ static int run_at(const struct hw_system *sys, double s, const struct trace *t,
  * link energy E_m stays, and its time is T(s) = T(1) (a / s + 1 - a), a
  * the share of the time that runs at the core's pace; so
  *     P(s) = (E_c s^2 + E_m) / T(s) + P_idle.
- * a starts at 1 and is refitted from each run's time; the model's root,
+ * a starts at the device's busy share and is refitted from each run's
+ * time, with a factor on P for what the model misses; the model's root,
  * kept inside the bracket the runs have found, is the next clock to try.
  * The search stops at a clock whose power is within RUN_POWER_TOL under
  * the limit (two or three runs, usually), and the result is the fastest
@@ -800,9 +809,9 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         if (opts->tl == NULL)
             return 0;
         run_result_free(out);
-        rc = run_at(sys, 1.0, t, opts, out, &w, d);
+        rc = run_at(sys, 1.0, t, opts, out, &w, d);     /* again, to record the timeline */
         out->clock_scale = 1.0;
-        out->power_runs = runs + 1;
+        out->power_runs = runs;
         return rc;
     }
     /* the hottest device's energy at the config's clock, by domain */
@@ -858,16 +867,18 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         if (s <= RUN_MIN_CLOCK && ok == 0)
             s = RUN_MIN_CLOCK;
     }
-    if (ok == 0)
+    int floor = ok == 0;
+    if (floor)
         ok = RUN_MIN_CLOCK;         /* the floor: still over the limit there */
     if (at != ok || opts->tl != NULL) {
         run_result_free(out);
         if ((rc = run_at(sys, ok, t, opts, out, &w, d)) != 0)
             return rc;
-        runs++;
+        runs += at != ok;           /* a rerun only to record the timeline is not a search's */
     }
     out->clock_scale = ok;
     out->power_runs = runs;
+    out->power_floor = floor;
     return 0;
 }
 

@@ -54,7 +54,12 @@ struct run_result {
      * times the trace was simulated to find it; 0 and 0 otherwise. */
     double clock_scale;
     uint32_t power_runs;
+    int power_floor;                /* a sustained run still over the limit at strata's lowest
+                                       clock (RUN_MIN_CLOCK of the config's) */
 };
+/* The average power of the hottest device of a run that is not a mirror,
+ * W (0 without energy); its index in *dev when dev is not NULL. */
+double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t *dev);
 
 #define RUN_IDLE CAT_COUNT
 #define RUN_E_PIPES HW_MAX_LEVELS

@@ -78,6 +78,10 @@ unsigned whatif_run(const struct hw_system *sys, const struct trace *t, int sust
                      cfg->level[i == 0 ? cfg->lv_dram : cfg->lv_cache[0]].name, k[i].desc);
         else
             snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
+        if (sustained) {    /* each at the clock its own power holds */
+            size_t u = strlen(w[n].description);
+            snprintf(w[n].description + u, sizeof w[n].description - u, " (sustained)");
+        }
         w[n].total_time_s = ts;
         n++;
     }

@@ -1548,6 +1548,17 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
         if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
                             "llama.cpp's graph is built for one device");
+        /* a token's k copies go to k distinct experts, at most E/ep of
+         * them on one rank: the busiest rank holds at most min(k, E/ep) of
+         * a token's k copies, against k/ep on average */
+        double k = (double)c->experts_per_tok, per = (double)(c->experts / ep);
+        double fmax = (double)ep * (k < per ? k : per) / k;
+        if (s->expert_load > fmax * (1.0 + 1e-9))
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--expert-load",
+                            "%g: with top-%llu of %llu experts over %u EP ranks the busiest rank gets "
+                            "at most %g times the mean (every token's copies on its experts)",
+                            s->expert_load, (unsigned long long)c->experts_per_tok,
+                            (unsigned long long)c->experts, ep, fmax);
         if (ep == tp)
             return 0;   /* EP over the TP group */
         if (dp > 1 && (dp % ep != 0 || (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
@@ -1637,27 +1648,13 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
     return 0;
 }
 
-int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
-              struct diag *d)
+/* The tensor-parallel layouts llm_build can write: --tp divides the
+ * attention heads, the MLP and (training) the vocabulary, and one of it and
+ * the K/V heads divides the other; data parallelism only for training.
+ * -1 with the reason in d for any other (fit asks the same). */
+int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
-    memset(t, 0, sizeof *t);
-    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
-    uint64_t kv_len = s->context + T;
-    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
-    if (s->batch == 0 || T == 0)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
-    if (kv_len > c->max_pos)
-        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
-                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
-                        (unsigned long long)s->context, (unsigned long long)T,
-                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
-    if (c->sliding_window > 0 && kv_len > c->sliding_window)
-        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "sliding_window",
-                        "the step attends over %llu keys, more than the model's sliding window "
-                        "of %llu: windowed attention is not modelled yet",
-                        (unsigned long long)kv_len, (unsigned long long)c->sliding_window);
-    if (s->phase == LLM_TRAIN && s->context != 0)
-        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
     if (tp > 1) {
         if (tp > 65536 || c->heads % tp != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
@@ -1680,6 +1677,36 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
                             "llama.cpp's graph is built for one device");
     }
+    if (s->dp > 1 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
+                        "data parallelism is for training (--phase train): replicas of a decode "
+                        "or prefill step do not interact");
+    return 0;
+}
+
+int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace *t,
+              struct diag *d)
+{
+    memset(t, 0, sizeof *t);
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t kv_len = s->context + T;
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    if (s->batch == 0 || T == 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
+    if (kv_len > c->max_pos)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
+                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
+                        (unsigned long long)s->context, (unsigned long long)T,
+                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
+    if (c->sliding_window > 0 && kv_len > c->sliding_window)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "sliding_window",
+                        "the step attends over %llu keys, more than the model's sliding window "
+                        "of %llu: windowed attention is not modelled yet",
+                        (unsigned long long)kv_len, (unsigned long long)c->sliding_window);
+    if (s->phase == LLM_TRAIN && s->context != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
+    if (llm_check_tp(c, s, d) != 0)
+        return -1;
     if (s->sp && (s->phase != LLM_TRAIN || tp < 2 || s->prompt % tp != 0))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--sp",
                         "sequence parallelism splits a training step's tokens over the TP ranks: "
@@ -1690,10 +1717,6 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
     uint32_t cp = s->cp > 1 ? s->cp : 1;
     if (llm_check_cp(c, s, d) != 0)
         return -1;
-    if (dp > 1 && s->phase != LLM_TRAIN)
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
-                        "data parallelism is for training (--phase train): replicas of a decode "
-                        "or prefill step do not interact");
     if (s->zero > 3)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
     uint32_t dp_eff = dp > 1 ? dp : s->ep > 1 && s->ep != tp ? s->ep : 1;   /* --ep E alone: --dp E */

@@ -209,6 +209,7 @@ int llm_weights_from_name(const char *name, struct llm_step *s);
 /* -1 (reason in d) if s asks for an expert-parallel layout llm_build cannot
  * write; 0 otherwise (fit checks the same). */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d);
+int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 /* Builds the trace; free with trace_free().  Returns 0 or -1 with *d. */
