@@ -257,6 +257,7 @@ static void test_other(void)
         {"--phase train --batch 4 --prompt 256 --cp 2 --ep 2", "--cp"},
         {"--phase decode --batch 4 --cp 2", "--cp"},
         {"--phase decode --batch 4 --dropout 0.1", "--dropout"},
+        {"--phase train --batch 8 --prompt 256 --dp 2 --ep 2 --expert-load 2.5", "--expert-load"},
     };
     for (size_t i = 0; i < sizeof gen_bad / sizeof gen_bad[0]; i++) {
         snprintf(args, sizeof args, "gen llm --model traces/models/mixtral-8x7b.json %s -o '%s/out.json'",
@@ -268,11 +269,22 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json "
              "--phase train --batch 8 --prompt 256 --pp 4 --vpp 16 --microbatches 4");
     expect_fail("fit-pp", args, "", 0, "--vpp");
+    /* and the tensor-parallel splits gen refuses, as gen names them */
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
+             "--phase train --batch 1 --prompt 256 --tp 3");
+    expect_fail("fit-tp", args, "", 0, "num_attention_heads");
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
+             "--phase decode --dp 4");
+    expect_fail("fit-dp", args, "", 0, "--dp");
     /* flag values out of range, and fit's training-only flags: usage
      * errors (exit 2), nothing written */
     static const char *const usage_bad[] = {
         "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --dropout 1 -o OUT",
         "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --dropout x -o OUT",
+        "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --context 5 -o OUT",
+        "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --microbatches x -o OUT",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase decode --dropout 0.1",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --dropout 1.5",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --attn nope",

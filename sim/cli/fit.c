@@ -161,11 +161,10 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --recompute is for --phase train\n");
         return 2;
     }
-    if ((attn != NULL || drops != NULL) && !ascii_ieq(phase, "train")) {
-        fprintf(stderr, "strata fit: --attn and --dropout are for --phase train (what the backward "
-                        "keeps)\n");
+    if (drops != NULL && !ascii_ieq(phase, "train")) {
+        fprintf(stderr, "strata fit: --dropout is for --phase train (what the backward keeps)\n");
         return 2;
-    }
+    }   /* --attn, as gen's, for any phase: only a training step keeps what it stores */
     if (attn != NULL && op_attn_impl_from_name(attn, &s.attn) != 0) {
         fprintf(stderr, "strata fit: --attn: unknown attention '%s' (as gen llm's)\n", attn);
         return 2;

@@ -153,9 +153,11 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
                         "step's KV cache length is --context%s\n",
                 context == NULL ? " (not given: an empty cache)" : "");
-    if (context != NULL && s.phase == LLM_TRAIN)
-        fprintf(stderr, "strata gen llm: warning: --context does not apply to train (a training "
-                        "step has no KV cache; its sequence length is --prompt)\n");
+    if (context != NULL && s.phase == LLM_TRAIN) {
+        fprintf(stderr, "strata gen llm: --context: a training step has no KV cache (its sequence "
+                        "length is --prompt)\n");
+        return 2;
+    }
     if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
         (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
         (context && parse_u64("--context", context, 0, &s.context)))
