@@ -229,7 +229,7 @@ static void test_sustained(void)
     printf("8192^3 fp16 on an A100: %.0f W at 1410 MHz; sustained %.0f W at %.0f MHz, %.0f TFLOP/s "
            "(%u runs)\n", w0, w1, 1410 * sus.clock_scale, sus.flops / T1 / 1e12, sus.power_runs);
     CHECK(sus.clock_scale > 0.6 && sus.clock_scale < 0.95);
-    CHECK(w1 <= 400 && w1 >= 400 * (1 - 0.005));
+    CHECK(w1 <= 400 && w1 >= 400 * (1 - 0.02));
     CHECK(T1 > T0 * 1.05);
     CHECK(sus.power_runs >= 2 && sus.power_runs <= 12);
     trace_free(&t);

@@ -750,7 +750,8 @@ static int run_at(const struct hw_system *sys, double s, const struct trace *t,
  * link energy E_m stays, and its time is T(s) = T(1) (a / s + 1 - a), a
  * the share of the time that runs at the core's pace; so
  *     P(s) = (E_c s^2 + E_m) / T(s) + P_idle.
- * a starts at the device's busy share and is refitted from each run's
+ * a starts at the share of the device's time it was busy or waiting on a
+ * level of the core clock, and is refitted from each run's
  * time, with a factor on P for what the model misses; the model's root,
  * kept inside the bracket the runs have found, is the next clock to try.
  * The search stops at a clock whose power is within RUN_POWER_TOL under
@@ -758,7 +759,7 @@ static int run_at(const struct hw_system *sys, double s, const struct trace *t,
  * clock tried that meets the limit; with a timeline, that clock is run
  * once more to record it. */
 #define RUN_MIN_CLOCK 0.25
-#define RUN_POWER_TOL 0.005
+#define RUN_POWER_TOL 0.02
 #define RUN_POWER_ITERS 10
 
 /* The model's power at clock scale s, times the bias b the runs found. */
@@ -832,8 +833,14 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
                 em += e;
         }
     }
-    /* a's first guess: the share of the device's time its pipes were busy */
-    double a = t1 > 0 ? out->dev_time_ps[(size_t)hot * (CAT_COUNT + 1) + CAT_BUSY] * 1e-12 / t1 : 1.0;
+    /* a's first guess: the share of the device's time its pipes were busy
+     * or it waited on a level of the core clock (shared memory, caches) */
+    const double *row = out->dev_time_ps + (size_t)hot * (CAT_COUNT + 1);
+    double core_ps = row[CAT_BUSY];
+    for (unsigned l = 0; l < c->nlevels; l++)
+        if (c->level[l].kind == LK_SCRATCHPAD || c->level[l].kind == LK_CACHE)
+            core_ps += row[CAT_STALL + l];
+    double a = t1 > 0 ? core_ps * 1e-12 / t1 : 1.0;
     a = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
     /* aim inside the tolerance band, not at its edge */
     const double aim = limit * (1.0 - 0.5 * RUN_POWER_TOL);
