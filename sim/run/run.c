@@ -716,15 +716,6 @@ double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t
     return w;
 }
 
-/* The hottest device of a run (not a mirror): its index, and its
- * average power in *w, W. */
-static uint32_t run_hot_device(const struct run_result *r, const struct trace *t, double *w)
-{
-    uint32_t hot;
-    *w = run_hot_power(r, t, &hot);
-    return hot;
-}
-
 /* One run of t on sys with its chip at clock scale s; its hottest device's
  * average power in *w. */
 static int run_at(const struct hw_system *sys, double s, const struct trace *t,
@@ -735,7 +726,7 @@ static int run_at(const struct hw_system *sys, double s, const struct trace *t,
         cfg_at_clock(&at.chip, s);
     int rc = run_once(&at, t, o, out, d);
     if (rc == 0)
-        (void)run_hot_device(out, t, w);
+        *w = run_hot_power(out, t, NULL);
     return rc;
 }
 
@@ -816,8 +807,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
         return rc;
     }
     /* the hottest device's energy at the config's clock, by domain */
-    double w1;
-    uint32_t hot = run_hot_device(out, t, &w1);
+    uint32_t hot;
+    (void)run_hot_power(out, t, &hot);
     double t1 = (double)out->total_ps * 1e-12, ec = 0, em = 0;
     for (uint32_t i = 0; i < out->nops; i++) {
         if (t->ops[i].device != hot)
