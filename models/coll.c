@@ -24,8 +24,9 @@
  *
  * Across nodes the data splits over one ring per rail, each entering and
  * leaving every node on its own rail (ring_order), as NCCL's rings do.
- * With mirrored ranks only the simulated ranks' hops, the hops into them
- * and each ring's narrowest hop carry flows (symmetric ranks).
+ * With mirrored ranks only the simulated ranks' hops, the hops into them,
+ * each ring's narrowest hop and the hops on links the rings oversubscribe
+ * carry flows (symmetric ranks).
  *
  * NVLS (NVLink SHARP, a switch with nvls): one stage in which every rank
  * sends S(1 + 1/n) up its link and receives as much (all-reduce), or
@@ -127,8 +128,12 @@ struct coll_group {
     uint32_t *real_pos;         /* nrings x nreal: the positions of ring k whose rank has
                                  * ops (a stage visits only those: 16384 mirrored ranks) */
     uint32_t *slow_pos;         /* nrings: ring k's narrowest hop when a mirror sends it to
-                                 * a mirror (a stage sends it too: it paces the ring, as in
-                                 * a full run), else UINT32_MAX */
+                                 * a mirror, else UINT32_MAX */
+    uint32_t *extra_off;        /* nrings + 1: ring k's hops between two mirrors that a
+                                 * stage sends too are extra_pos[extra_off[k] ..
+                                 * extra_off[k + 1]): its narrowest, and those on a link
+                                 * the rings oversubscribe (mirror_hops) */
+    uint32_t *extra_pos;
     enum sys_transport transport; /* the slowest class any ring hop crosses */
     int8_t level;               /* chip level of the ring's narrowest link */
     uint8_t nvls;               /* one switch with nvls joins every rank: NVLink SHARP */
@@ -457,6 +462,78 @@ static int group_nvls(const struct coll_engine *c, uint32_t g)
     return routed > 0;
 }
 
+/* Which hops between two mirrors a stage runs (symmetric ranks).  A
+ * mirror sends what its twin sends, at the twin's pace, unless one of its
+ * hop's links or switches is shared with more ring hops than it can carry
+ * at their full rate: on a torus, two data-parallel rings interleaved
+ * over the same chips cross each other's links, and a full run's stage
+ * waits for those hops at half speed.  So every ring hop of every group
+ * with a collective adds its route's narrowest rate to each link
+ * direction and switch on its route, and a hop between two mirrors that
+ * crosses one loaded past its rate is run, as is each ring's narrowest
+ * hop.  A non-blocking switched network loads nothing past its rate, so
+ * it adds no flows there (16384 mirrored ranks stay cheap). */
+static void mirror_hops(struct coll_engine *c)
+{
+    const struct trace *t = c->t;
+    const struct hw_system *sys = c->env->sys;
+    double *lload = sim_xcalloc((size_t)sys->nlinks * 2 + 1, sizeof *lload);
+    double *vload = sim_xcalloc((size_t)sys->nnodes + 1, sizeof *vload);
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t g = 0; g < t->ngroups; g++) {
+            struct coll_group *cg = &c->group[g];
+            uint32_t n = t->groups[g].n;
+            if (pass == 1) {
+                free(cg->extra_off);
+                free(cg->extra_pos);
+                cg->extra_off = sim_xcalloc((size_t)cg->nrings + 1, sizeof *cg->extra_off);
+                cg->extra_pos = NULL;
+            }
+            uint32_t nx = 0, capx = 0;
+            for (uint32_t k = 0; k < cg->nrings; k++) {
+                for (uint32_t p = 0; p < n; p++) {
+                    const struct sys_route *rt = &cg->routes[(size_t)k * n + p];
+                    if (rt->nhops == 0 && rt->nvia == 0)
+                        continue;       /* not routed (no collective on the group) */
+                    if (pass == 0) {
+                        double bw = HUGE_VAL;
+                        int8_t lv = -1;
+                        enum sys_transport cls = ST_PEER;
+                        route_limits(sys, rt, &bw, &lv, &cls);
+                        for (uint32_t h = 0; h < rt->nhops; h++)
+                            lload[(size_t)rt->link[h] * 2 + rt->dir[h]] += bw;
+                        for (uint32_t v = 0; v < rt->nvia; v++)
+                            vload[rt->via[v]] += bw * rt->via_times[v];
+                        continue;
+                    }
+                    uint32_t a = t->group_dev[t->groups[g].off + cg->ring[(size_t)k * n + p]];
+                    uint32_t b = t->group_dev[t->groups[g].off + cg->ring[(size_t)k * n + (p + 1) % n]];
+                    if (!is_mirror(t, a) || !is_mirror(t, b))
+                        continue;       /* run anyway: from a simulated rank, or into one */
+                    int run = cg->slow_pos[k] == p;
+                    for (uint32_t h = 0; h < rt->nhops && !run; h++)
+                        run = lload[(size_t)rt->link[h] * 2 + rt->dir[h]] >
+                              sys->links[rt->link[h]].bw_bytes_per_s * (1.0 + 1e-9);
+                    for (uint32_t v = 0; v < rt->nvia && !run; v++) {
+                        double cap = sys->nodes[rt->via[v]].bw_bytes_per_s;
+                        run = cap > 0 && vload[rt->via[v]] > cap * (1.0 + 1e-9);
+                    }
+                    if (!run)
+                        continue;
+                    if (nx == capx) {
+                        capx = capx ? 2 * capx : 8;
+                        cg->extra_pos = sim_xrealloc(cg->extra_pos, (size_t)capx * sizeof *cg->extra_pos);
+                    }
+                    cg->extra_pos[nx++] = p;
+                }
+                if (pass == 1)
+                    cg->extra_off[k + 1] = nx;
+            }
+        }
+    free(lload);
+    free(vload);
+}
+
 struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
                                 const struct trace *t, struct run_env *env, struct diag *d)
 {
@@ -524,6 +601,8 @@ struct coll_engine *coll_create(struct engine *e, const struct hw_config *cfg,
                     cg->real_pos[j++] = p;
     }
     free(used);
+    if (t->mirror != NULL)
+        mirror_hops(c);
     /* an all_reduce that asks for nvls where there is none */
     for (uint32_t k = 0; k < t->ncolls; k++) {
         const struct trace_coll *tc = &t->colls[k];
@@ -565,6 +644,8 @@ void coll_destroy(struct coll_engine *c)
         free(c->group[g].routes);
         free(c->group[g].real_pos);
         free(c->group[g].slow_pos);
+        free(c->group[g].extra_off);
+        free(c->group[g].extra_pos);
         free(c->group[g].edges);
     }
     free(c->group);
@@ -846,12 +927,18 @@ static void run_stage(struct coll_engine *c, uint32_t inst)
                                slices * r->slice * share, read_factor, write_factor, rcap,
                                &scratch);
                 }
-                /* and the ring's narrowest hop, between two mirrors: the
-                 * stage waits for it as a full run's would (once a ring) */
-                uint32_t sp = cg->slow_pos[k];
-                if (q == 0 && sp != UINT32_MAX && !chain && sp != pa) {
+                /* and the hops between two mirrors that pace the ring or
+                 * load its links as a full run's would (mirror_hops; once
+                 * a ring) */
+                uint32_t x0 = 0, x1 = 0;
+                if (q == 0 && !chain && cg->extra_off != NULL) {
+                    x0 = cg->extra_off[k];
+                    x1 = cg->extra_off[k + 1];
+                }
+                for (uint32_t x = x0; x < x1; x++) {
                     struct op_result scratch;
                     memset(&scratch, 0, sizeof scratch);
+                    uint32_t sp = cg->extra_pos[x];
                     uint32_t ds = t->group_dev[gr->off + ring[sp]];
                     uint32_t dd = t->group_dev[gr->off + ring[(sp + 1) % n]];
                     send_bytes(c, r, inst, &cg->routes[(size_t)k * n + sp], ds, dd,
