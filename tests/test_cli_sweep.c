@@ -240,6 +240,28 @@ static void test_cli(void)
     for (size_t i = 0; csv != NULL && i < n; i++)
         lines += csv[i] == '\n';
     CHECK_EQ_INT(lines, 73);
+    /* the H100 config has a power block: each row ends with the run's
+     * energy and the device's average power (docs/energy.md), which is
+     * that energy over the time, above the 72 W idle */
+    const char *nl = csv != NULL ? strchr(csv, '\n') : NULL;
+    CHECK(nl != NULL && nl - csv > 25 && memcmp(nl - 25, ",idle_us,energy_J,power_W", 25) == 0);
+    int rows_ok = 0;
+    for (const char *row = nl; row != NULL && row[1] != '\0'; row = strchr(row + 1, '\n')) {
+        const char *tc = row + 1;       /* time_us: after point, trace and the 3 keys */
+        for (int f = 0; f < 5 && tc != NULL; f++)
+            tc = strchr(tc, ',') ? strchr(tc, ',') + 1 : NULL;
+        const char *end = strchr(row + 1, '\n'), *pc = end;
+        while (pc > row && pc[-1] != ',')
+            pc--;
+        const char *ec = pc - 1;
+        while (ec > row && ec[-1] != ',')
+            ec--;
+        if (tc == NULL || end == NULL)
+            break;
+        double t_s = strtod(tc, NULL) * 1e-6, e_j = strtod(ec, NULL), w = strtod(pc, NULL);
+        rows_ok += t_s > 0 && e_j > 0 && w > 72.0 && fabs(e_j / t_s - w) <= 1e-3 * w + 1e-3;
+    }
+    CHECK_EQ_INT(rows_ok, 72);
     free(csv);
     snprintf(q, sizeof q, "%s/out/sweep.html", tmp);
     CHECK(tu_exists(q));

@@ -280,8 +280,14 @@ static void format_row(const struct job *j, uint64_t task, const struct hw_syste
         snprintf(num, sizeof num, ",%.6f", r->time_ps[k] * 1e-6);
         sb_puts(b, num);
     }
-    snprintf(num, sizeof num, ",%.6f\n", r->time_ps[RUN_IDLE] * 1e-6);
+    snprintf(num, sizeof num, ",%.6f", r->time_ps[RUN_IDLE] * 1e-6);
     sb_puts(b, num);
+    if (c->has_power) {     /* docs/energy.md: the run's energy, the hottest device's power */
+        snprintf(num, sizeof num, ",%.6g,%.3f", run_energy_total(r),
+                 run_hot_power(r, &j->traces[t], NULL));
+        sb_puts(b, num);
+    }
+    sb_putn(b, "\n", 1);
 }
 
 static void *worker(void *arg)
@@ -357,7 +363,10 @@ static void header_line(const struct sweep *s, const struct hw_config *c, struct
         sb_puts(b, run_cat_name(c, k));
         sb_puts(b, "_us");
     }
-    sb_puts(b, ",idle_us\n");
+    sb_puts(b, ",idle_us");
+    if (c->has_power)
+        sb_puts(b, ",energy_J,power_W");
+    sb_putn(b, "\n", 1);
 }
 
 int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, char **rows,
