@@ -1585,6 +1585,11 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
     return 0;
 }
 
+int cfg_level_core_clocked(const struct hw_level *L)
+{
+    return L->kind == LK_REGISTERS || L->kind == LK_SCRATCHPAD || L->kind == LK_CACHE;
+}
+
 void cfg_at_clock(struct hw_config *c, double s)
 {
     SIM_CHECK(s > 0 && s <= 1);
@@ -1595,7 +1600,7 @@ void cfg_at_clock(struct hw_config *c, double s)
     c->coll_ll_bw *= s;
     for (uint32_t l = 0; l < c->nlevels; l++) {
         struct hw_level *L = &c->level[l];
-        if (L->kind != LK_REGISTERS && L->kind != LK_SCRATCHPAD && L->kind != LK_CACHE)
+        if (!cfg_level_core_clocked(L))
             continue;
         L->energy_pj_per_byte *= s * s;
         L->bw_bytes_per_s *= s;     /* (a what-if may have changed it from the per-cycle figure) */

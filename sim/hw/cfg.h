@@ -177,6 +177,9 @@ static inline const struct hw_level *cfg_host(const struct hw_config *c) { retur
 const char *level_kind_name(enum level_kind k);
 const char *matrix_path_name(enum matrix_path p);
 const char *level_scope_name(enum level_scope s);
+/* Whether level L runs on the core's clock (registers, scratchpads,
+ * caches), as cfg_at_clock scales it; DRAM and links keep theirs. */
+int cfg_level_core_clocked(const struct hw_level *L);
 /* The chip at s times its clock (0 < s <= 1), as a power limit holds it
  * (docs/energy.md): the pipes, the registers, scratchpads and caches run on
  * the core clock, so their rates scale with s and the caches' latencies

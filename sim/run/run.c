@@ -325,6 +325,25 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
  * the board's idle power over the whole run on every device that is not a
  * mirror (a mirror's energy is its twin's: reports count the simulated
  * devices, as they count their FLOPs and bytes). */
+/* One op's energy, J: its pipes' and its bytes' at each level, each
+ * level's added to level_j[l] (when not NULL); what runs on the core's
+ * clock (the pipes, registers, scratchpads, caches) in *core. */
+static double op_energy(const struct hw_config *cfg, const struct op_result *o, double *level_j,
+                        double *core)
+{
+    double e = o->pipe_pj * 1e-12, ec = e;
+    for (unsigned l = 0; l < cfg->nlevels; l++) {
+        double el = o->bytes[l] * cfg->level[l].energy_pj_per_byte * 1e-12;
+        if (level_j != NULL)
+            level_j[l] += el;
+        if (cfg_level_core_clocked(&cfg->level[l]))
+            ec += el;
+        e += el;
+    }
+    *core = ec;
+    return e;
+}
+
 static void run_energy(struct run_result *r, const struct hw_config *cfg, const struct trace *t)
 {
     if (!cfg->has_power)
@@ -332,15 +351,9 @@ static void run_energy(struct run_result *r, const struct hw_config *cfg, const 
     r->has_energy = 1;
     r->dev_energy_j = sim_xcalloc(t->ndevices ? t->ndevices : 1, sizeof *r->dev_energy_j);
     for (uint32_t i = 0; i < r->nops; i++) {
-        const struct op_result *o = &r->ops[i];
-        double e = o->pipe_pj * 1e-12;
-        r->energy_j[RUN_E_PIPES] += e;
-        for (unsigned l = 0; l < cfg->nlevels; l++) {
-            double el = o->bytes[l] * cfg->level[l].energy_pj_per_byte * 1e-12;
-            r->energy_j[l] += el;
-            e += el;
-        }
-        r->dev_energy_j[t->ops[i].device] += e;
+        double core;
+        r->energy_j[RUN_E_PIPES] += r->ops[i].pipe_pj * 1e-12;
+        r->dev_energy_j[t->ops[i].device] += op_energy(cfg, &r->ops[i], r->energy_j, &core);
     }
     double idle = cfg->idle_w * (double)r->total_ps * 1e-12;
     for (uint32_t dv = 0; dv < t->ndevices; dv++)
@@ -813,16 +826,9 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
     for (uint32_t i = 0; i < out->nops; i++) {
         if (t->ops[i].device != hot)
             continue;
-        const struct op_result *o = &out->ops[i];
-        ec += o->pipe_pj * 1e-12;
-        for (unsigned l = 0; l < c->nlevels; l++) {
-            enum level_kind k = c->level[l].kind;
-            double e = o->bytes[l] * c->level[l].energy_pj_per_byte * 1e-12;
-            if (k == LK_REGISTERS || k == LK_SCRATCHPAD || k == LK_CACHE)
-                ec += e;
-            else
-                em += e;
-        }
+        double core, e = op_energy(c, &out->ops[i], NULL, &core);
+        ec += core;
+        em += e - core;
     }
     /* a's first guess: the share of the device's time its pipes were busy
      * or it waited on a level of the core clock (shared memory, caches) */
