@@ -167,11 +167,6 @@ struct coll_engine {
                                          * parts joined without a network link) */
 };
 
-const char *coll_proto_name(enum coll_proto p)
-{
-    return (unsigned)p < CP_COUNT ? proto_names[p] : "?";
-}
-
 double coll_busbw_factor(enum coll_kind k, uint32_t n)
 {
     switch (k) {

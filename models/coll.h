@@ -48,7 +48,6 @@ void coll_arrive(struct coll_engine *c, uint32_t op, struct op_result *res, mode
 /* After the run: 0, or -1 with *d naming a collective some ranks never
  * reached (their deps or stream order wait on the collective itself). */
 int coll_check_done(const struct coll_engine *c, struct diag *d);
-const char *coll_proto_name(enum coll_proto p);
 
 /* Bus bandwidth factor of nccl-tests (busbw = algbw * factor) for n ranks. */
 double coll_busbw_factor(enum coll_kind k, uint32_t n);

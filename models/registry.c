@@ -4,7 +4,7 @@
 
 #include "model.h"
 
-extern const struct model_ops gpu_model_ops;
+extern const struct model_ops tiled_model_ops;
 
 /* The tiled model (models/tiled/) serves chips whose matrix pipe is a systolic
  * array too: TPUs and NPUs differ from GPUs in their YAML (units = arrays,
@@ -13,9 +13,9 @@ static const struct {
     const char *family;
     const struct model_ops *ops;
 } model_table[] = {
-    {"gpu", &gpu_model_ops},
-    {"tpu", &gpu_model_ops},
-    {"npu", &gpu_model_ops},
+    {"gpu", &tiled_model_ops},
+    {"tpu", &tiled_model_ops},
+    {"npu", &tiled_model_ops},
 };
 
 const struct model_ops *model_lookup(const char *family)

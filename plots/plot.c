@@ -666,7 +666,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
     for (int k = 0; k < nr; k++) {
         sb_printf(&dat, "# compute roof %s\n%.6g %.6g\n%.6g %.6g\n\n\n", roofs[k].label, 1e-2,
                   roofs[k].peak, 1e5, roofs[k].peak);
-        report_fmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
+        numfmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
         sb_printf(&cmd, "%s\"roofline.dat\" index %d using 1:2 with lines lw 2 dt %d lc rgb \"#333333\" "
                         "title \"%s %s\"", first ? "" : ", ", idx++, k + 1, roofs[k].label, si);
         first = 0;
@@ -676,7 +676,7 @@ static int write_roofline_gp(const struct pdata *p, const char *dir, struct writ
             continue;
         sb_printf(&dat, "# memory roof %s\n%.6g %.6g\n%.6g %.6g\n\n\n", lw[l], 1e-2, p->bw[l] * 1e-2,
                   top / p->bw[l], top);
-        report_fmt_si(si, sizeof si, p->bw[l], "B/s");
+        numfmt_si(si, sizeof si, p->bw[l], "B/s");
         sb_printf(&cmd, ", \"roofline.dat\" index %d using 1:2 with lines lw 2 lc rgb \"%s\" "
                         "title \"%s %s\"", idx++, level_colors[l], lw[l], si);
     }
@@ -996,7 +996,7 @@ static void svg_open(struct sb *h, const char *id, const char *title, int w, int
 static void tick_label(char *buf, size_t n, double v, const char *unit)
 {
     if (unit != NULL && unit[0] != '\0')
-        report_fmt_si(buf, n, v, unit);
+        numfmt_si(buf, n, v, unit);
     else
         snprintf(buf, n, "%g", v);
 }
@@ -1104,7 +1104,7 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
         if (roofs[k].peak < y.lo || roofs[k].peak > y.hi)
             continue;
         char si[32];
-        report_fmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
+        numfmt_si(si, sizeof si, roofs[k].peak, "FLOP/s");
         snprintf(roofname[k], sizeof roofname[k], "%s %s", roofs[k].label, si);
         sb_printf(h, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" "
                      "stroke-dasharray=\"%d 3\"/>\n", x.px0, ax_map(&y, roofs[k].peak), x.px1,
@@ -1182,8 +1182,8 @@ static void svg_roofline(struct sb *h, const struct pdata *p)
     for (uint32_t i = 0; i < npts; i++) {
         const struct rpt *q = &pts[i];
         char ia[32], pa[32], more[48] = "";
-        report_fmt_si(ia, sizeof ia, q->ai, "FLOP/B");
-        report_fmt_si(pa, sizeof pa, q->perf, "FLOP/s");
+        numfmt_si(ia, sizeof ia, q->ai, "FLOP/B");
+        numfmt_si(pa, sizeof pa, q->perf, "FLOP/s");
         if (q->count > 1)
             snprintf(more, sizeof more, " and %u more ops", q->count - 1);
         const char *head[] = {"<circle cx=\"", q->cx, "\" cy=\"", q->cy, "\" r=\"3\" fill=\"",
@@ -1404,8 +1404,8 @@ static void verdicts(struct sb *h, const struct pdata *p)
         sb_printf(h, ".");
         double t2 = p->whatif ? whatif_time(p, wname) : 0;
         if (t2 > 0) {
-            report_fmt_time(a, sizeof a, p->total);
-            report_fmt_time(b, sizeof b, t2);
+            numfmt_time(a, sizeof a, p->total);
+            numfmt_time(b, sizeof b, t2);
             sb_printf(h, " Doubling ");
             sb_html(h, wlabel);
             sb_printf(h, " bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
@@ -1469,18 +1469,18 @@ static void html_report(struct sb *h, const struct pdata *p)
     sb_printf(h, " on ");
     sb_html(h, p->hw_name);
     sb_printf(h, "</h1>\n<p class=\"big\">Total time <b id=\"total-time\">");
-    report_fmt_time(a, sizeof a, p->total);
+    numfmt_time(a, sizeof a, p->total);
     sb_printf(h, "%s</b>", a);
     if (p->tokens_per_s > 0)
         sb_printf(h, " &middot; <b id=\"tokens-per-s\">%.1f tokens/s</b>", p->tokens_per_s);
-    report_fmt_si(a, sizeof a, p->flops, "FLOP");
-    report_fmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
+    numfmt_si(a, sizeof a, p->flops, "FLOP");
+    numfmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
     sb_printf(h, " &middot; %s (%s)</p>\n<p>Bytes moved:", a, b);
     for (unsigned l = 0; l < p->nlvl; l++) {
         if (p->bytes[l] <= 0)
             continue;
-        report_fmt_si(a, sizeof a, p->bytes[l], "B");
-        report_fmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
+        numfmt_si(a, sizeof a, p->bytes[l], "B");
+        numfmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
         sb_printf(h, " ");
         sb_html(h, p->lvl[l]);
         sb_printf(h, " %s (%s);", a, b);
@@ -1496,8 +1496,8 @@ static void html_report(struct sb *h, const struct pdata *p)
         for (unsigned l = 0; l < p->nlvl; l++) {
             if (p->bw[l] <= 0)
                 continue;
-            report_fmt_si(a, sizeof a, p->bw[l], "B/s");
-            report_fmt_si(b, sizeof b, ach[l], "B/s");
+            numfmt_si(a, sizeof a, p->bw[l], "B/s");
+            numfmt_si(b, sizeof b, ach[l], "B/s");
             sb_printf(h, "<tr><td class=\"l\">");
             sb_html(h, p->lvl[l]);
             sb_printf(h, "</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n", a, b, p->peak / p->bw[l]);
@@ -1506,7 +1506,7 @@ static void html_report(struct sb *h, const struct pdata *p)
         const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
         cJSON_ArrayForEach(it, mp)
         {
-            report_fmt_si(a, sizeof a, num(it), "FLOP/s");
+            numfmt_si(a, sizeof a, num(it), "FLOP/s");
             sb_printf(h, " ");
             sb_html(h, it->string ? it->string : "");
             sb_printf(h, " %s (matrix);", a);

@@ -42,7 +42,7 @@ static void test_set(void)
                         "compute.matrix_flops_per_cycle_per_unit.fp8_e4m3=16384"};
     CHECK(load_set(ok, 7, &h, &d) == 0);
     CHECK_NEAR_REL(cfg_dram(&h)->bw_bytes_per_s, 4.8e12, 1e-12);
-    CHECK(cfg_l2(&h)->capacity_bytes == 100u * 1048576u);
+    CHECK(cfg_first_cache(&h)->capacity_bytes == 100u * 1048576u);
     CHECK_NEAR_REL(h.clock_hz, 1.98e9, 1e-12);
     CHECK_NEAR_REL(cfg_smem(&h)->bw_bytes_per_cycle, 64, 1e-12);
     CHECK(h.launch_overhead_ps == 1000000);

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib.h"
+#include "calibrate.h"
 #include "cfg.h"
 #include "test.h"
 #include "util.h"

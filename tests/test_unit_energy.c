@@ -78,7 +78,7 @@ static void test_config(void)
     CHECK_NEAR_REL(h.power_limit_w, 400, 1e-12);
     CHECK_NEAR_REL(h.matrix_pj_per_cycle, 1434, 1e-12);
     CHECK_NEAR_REL(h.level[h.lv_dram].energy_pj_per_byte, 104.9, 1e-12);
-    CHECK_NEAR_REL(cfg_l2(&h)->energy_pj_per_byte, 37.7, 1e-12);
+    CHECK_NEAR_REL(cfg_first_cache(&h)->energy_pj_per_byte, 37.7, 1e-12);
 
     const char *ok = "power:\n  idle_W: 50\n  matrix_pipe_pJ_per_cycle: 1000\n  vector_pipe_pJ_per_cycle: 100\n";
     CHECK_EQ_INT(tu_load_cfg(a100_with_power("ok.yaml", ok), &h), 0);
@@ -196,10 +196,10 @@ static void test_at_clock(void)
     cfg_at_clock(&s, 0.5);
     CHECK_NEAR_REL(s.clock_hz, 0.5 * h.clock_hz, 1e-12);
     CHECK_NEAR_REL(s.matrix_pj_per_cycle, 0.25 * h.matrix_pj_per_cycle, 1e-12);
-    CHECK_NEAR_REL(cfg_l2(&s)->bw_bytes_per_s, 0.5 * cfg_l2(&h)->bw_bytes_per_s, 1e-12);
-    CHECK_NEAR_REL((double)cfg_l2(&s)->latency_ps, 2.0 * (double)cfg_l2(&h)->latency_ps, 1e-6);
+    CHECK_NEAR_REL(cfg_first_cache(&s)->bw_bytes_per_s, 0.5 * cfg_first_cache(&h)->bw_bytes_per_s, 1e-12);
+    CHECK_NEAR_REL((double)cfg_first_cache(&s)->latency_ps, 2.0 * (double)cfg_first_cache(&h)->latency_ps, 1e-6);
     CHECK_NEAR_REL(cfg_smem(&s)->bw_bytes_per_s, 0.5 * cfg_smem(&h)->bw_bytes_per_s, 1e-12);
-    CHECK_NEAR_REL(cfg_l2(&s)->energy_pj_per_byte, 0.25 * cfg_l2(&h)->energy_pj_per_byte, 1e-12);
+    CHECK_NEAR_REL(cfg_first_cache(&s)->energy_pj_per_byte, 0.25 * cfg_first_cache(&h)->energy_pj_per_byte, 1e-12);
     /* the DRAM, the links and the idle power keep theirs */
     CHECK(cfg_dram(&s)->bw_bytes_per_s == cfg_dram(&h)->bw_bytes_per_s);
     CHECK(cfg_dram(&s)->latency_ps == cfg_dram(&h)->latency_ps);

@@ -9,7 +9,7 @@
  *   - an include of a header no scanned folder holds (or two folders hold),
  *   - an include that points up: the includer's layer ranks below the
  *     header's, in the order base < engine < hw < work < models < run <
- *     out < plots < cli,
+ *     study < out < plots < cli,
  *   - a cycle among files (a header that, through its includes, includes
  *     itself).
  * CMake builds each layer with only the include directories below it, so
@@ -28,7 +28,7 @@
 #define MAX_INCS 64
 
 static const char *const layers[] = {
-    "sim/base", "sim/engine", "sim/hw", "sim/work", "models", "sim/run", "sim/out", "plots", "sim/cli",
+    "sim/base", "sim/engine", "sim/hw", "sim/work", "models", "sim/run", "sim/study", "sim/out", "plots", "sim/cli",
 };
 enum { NLAYERS = sizeof layers / sizeof layers[0] };
 
@@ -38,8 +38,8 @@ static const struct {
     int layer;
 } folders[] = {
     {"sim/base", 0}, {"sim/engine", 1}, {"sim/hw", 2},  {"sim/work", 3}, {"sim/work/import", 3},
-    {"models", 4},   {"models/tiled", 4}, {"sim/run", 5}, {"sim/out", 6},  {"plots", 7},
-    {"sim/cli", 8},
+    {"models", 4},   {"models/tiled", 4}, {"sim/run", 5}, {"sim/study", 6}, {"sim/out", 7},
+    {"plots", 8},    {"sim/cli", 9},
 };
 enum { NFOLDERS = sizeof folders / sizeof folders[0] };
 

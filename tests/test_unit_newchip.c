@@ -72,7 +72,7 @@ static void check_chip(const char *spec_path, const char *name, char fams[][96],
     CHECK_NEAR_REL(cfg_dram(&c)->bw_bytes_per_s, s.mem_bandwidth_GBps.num * 1e9, 1e-9);
     CHECK_NEAR_REL((double)cfg_dram(&c)->capacity_bytes, s.mem_capacity_GB.num * 1e9, 1e-9);
     if (s.l2_MiB.present)
-        CHECK_NEAR_REL((double)cfg_l2(&c)->capacity_bytes, s.l2_MiB.num * 1048576.0, 1e-6);
+        CHECK_NEAR_REL((double)cfg_first_cache(&c)->capacity_bytes, s.l2_MiB.num * 1048576.0, 1e-6);
     CHECK_NEAR_REL(c.clock_hz, s.boost_clock_MHz.num * 1e6, 1e-12);
     CHECK(c.units == (uint32_t)s.units.num);
     if (s.peer_links.present)

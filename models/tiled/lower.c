@@ -20,9 +20,9 @@
 #include "check.h"
 #include "tiled.h"
 
-#define GPU_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
-#define GPU_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
-#define GPU_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
+#define TILED_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
+#define TILED_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
+#define TILED_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
 /* Dropout's random numbers, in vector-pipe slots (one an instruction, as
  * the softmax's are counted), from the kernels' source, not fitted:
  * PyTorch's fused dropout draws curand's Philox4x32-10 (ten rounds of two
@@ -171,7 +171,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double dram_bytes = (double)s->b * ((double)s->m * s->k * eb + (double)s->k * s->n * s->b_bytes);
     /* A is re-read once per wave-column of B that does not fit in L2 */
     double b_bytes = (double)s->k * s->n * s->b_bytes * s->b;
-    if (b_bytes > cfg_l2(c)->capacity_bytes * GPU_L2_USABLE && waves > 1)
+    if (b_bytes > cfg_first_cache(c)->capacity_bytes * TILED_CACHE_USABLE && waves > 1)
         dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
     dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
     double dram_bw = cfg_dram(c)->bw_bytes_per_s * cfg_dram(c)->eff_bw;
@@ -182,10 +182,10 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
                     ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12);
     double t_dram = dram_bytes / dmin(dram_bw, little);
     double l2_bytes = (double)ctas * steps * (a_step + b_step);
-    double l2_bw = dmin(cfg_l2(c)->bw_bytes_per_s,
-                        units_busy * cfg_l2(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
+    double l2_bw = dmin(cfg_first_cache(c)->bw_bytes_per_s,
+                        units_busy * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
     double t_l2 = l2_bytes / l2_bw;
-    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_l2(c)->bw_bytes_per_s : 0;
+    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_first_cache(c)->bw_bytes_per_s : 0;
     /* pipeline fill: once per wave with one CTA per SM, once overall when
      * SMs hold two CTAs and overlap one's prologue with the other's loop */
     double t_pro = (double)cfg_dram(c)->latency_ps * 1e-12 +
@@ -713,14 +713,14 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     const uint64_t d = o->u.attn.head_dim, q = o->u.attn.q_len, kv = o->u.attn.kv_len;
     double rows = (double)b * h * q;
     plan_stream(c, &k[0], "attn_bwd_dot", 2.0 * rows * d * eb, rows * 4.0, 2.0 * rows * d,
-                DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, GPU_VEC_BYTES);
+                DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, TILED_VEC_BYTES);
     enum dq_mode dq = a->dq == DQ_COPIES && path != MP_MMA_SYNC ? DQ_ATOMIC : a->dq;
     int sp = dq == DQ_COPIES;
     uint32_t nk = 1;
     uint64_t reps = ceil_div(kv, DQ_COPY_BLOCK);
     if (sp)
         plan_stream(c, &k[nk++], "attn_bwd_dq_zero", 0, (double)reps * rows * d * eb, 0, DT_FP32, 0, 1,
-                    GPU_VEC_BYTES);
+                    TILED_VEC_BYTES);
     struct kplan *p = &k[nk];
     memset(p, 0, sizeof *p);
     /* FA1 walks blocks of its own key length (fa1_bc) */
@@ -781,11 +781,11 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u bwd", br, bc);
     if (sp) {
         plan_stream(c, &k[nk + 1], "attn_bwd_dq_sum", (double)reps * rows * d * eb, rows * d * eb,
-                    (double)reps * rows * d, DT_FP32, 0, (uint32_t)umin(reps, 64), GPU_VEC_BYTES);
+                    (double)reps * rows * d, DT_FP32, 0, (uint32_t)umin(reps, 64), TILED_VEC_BYTES);
         return nk + 2;
     }
     plan_stream(c, &k[nk + 1], "attn_bwd_dq", rows * d * 4.0, rows * d * eb, rows * d, DT_FP32, 0, 1,
-                GPU_VEC_BYTES);
+                TILED_VEC_BYTES);
     return nk + 2;
 }
 
@@ -818,10 +818,10 @@ static void plan_dropout(const struct hw_config *c, struct kplan *p, double el, 
                          enum dtype vdt, int bwd)
 {
     if (bwd)
-        plan_stream(c, p, "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2, GPU_VEC_BYTES);
+        plan_stream(c, p, "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2, TILED_VEC_BYTES);
     else
         plan_stream(c, p, "dropout", el * eb, el * (eb + 1.0), DROPOUT_RNG_SLOTS * el, vdt, 0, 1,
-                    GPU_VEC_BYTES);
+                    TILED_VEC_BYTES);
 }
 
 static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
@@ -865,11 +865,11 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
         attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
         if (!minimal && !mega && o->u.attn.causal) {
             plan_stream(c, &k[n++], "mask_build", 8.0 * mask, (8.0 + eb) * mask, mask, vdt, 0, 1,
-                        GPU_VEC_BYTES);
+                        TILED_VEC_BYTES);
             plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 1, eb);
         }
         plan_stream(c, &k[n++], mega ? "scale_mask_softmax" : "softmax", el * eb, el * eb,
-                    (minimal ? 5.0 : GPU_SOFTMAX_ISSUE) * el, vdt, bh * q, 1, GPU_VEC_BYTES);
+                    (minimal ? 5.0 : TILED_SOFTMAX_ISSUE) * el, vdt, bh * q, 1, TILED_VEC_BYTES);
         if (drop)
             plan_dropout(c, &k[n++], el, eb, vdt, 0);
         attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
@@ -888,9 +888,9 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
              * the output into a temporary (softmax_backward_cuda_out:
              * tmp = grad * output), then runs its row kernel on it */
             plan_stream(c, &k[n++], "softmax_bwd_mul", 2.0 * el * eb, el * eb, el, vdt, 0, 2,
-                        GPU_VEC_BYTES);
+                        TILED_VEC_BYTES);
         plan_stream(c, &k[n++], "softmax_bwd", 2.0 * el * eb, el * eb, 4.0 * el, vdt, bh * q, 2,
-                    GPU_VEC_BYTES);
+                    TILED_VEC_BYTES);
         attn_bmm(c, &k[n++], "bmm_dq", q, d, kv, bh, o->dtype, eb, kvb);
         attn_bmm(c, &k[n++], "bmm_dk", kv, d, q, bh, o->dtype, eb, eb);
         if (!minimal)
@@ -999,10 +999,10 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
         uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
         uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
         plan_stream(c, &L->k[n++], o->kind == OP_SOFTMAX ? "softmax_bwd" : "norm_bwd", 2.0 * el * eb,
-                    el * eb, (o->kind == OP_SOFTMAX ? 4.0 : 8.0) * el, vdt, ctas, 2, GPU_VEC_BYTES);
+                    el * eb, (o->kind == OP_SOFTMAX ? 4.0 : 8.0) * el, vdt, ctas, 2, TILED_VEC_BYTES);
         if (o->kind == OP_NORM)     /* gamma and beta: sums over the rows */
             plan_stream(c, &L->k[n++], "norm_bwd_gamma", 2.0 * el * eb, 2.0 * cols * 4.0, 2.0 * el,
-                        vdt, 0, 2, GPU_VEC_BYTES);
+                        vdt, 0, 2, TILED_VEC_BYTES);
         L->flops += (o->kind == OP_SOFTMAX ? 4.0 : 10.0) * el;
         break;
     }
@@ -1019,7 +1019,7 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     case OP_EMBEDDING: {
         double el = (double)o->u.emb.tokens * o->u.emb.dim;
         plan_stream(c, &L->k[n], "embedding_bwd", el * eb, 0, el, DT_FP32, o->u.emb.tokens, 1,
-                    GPU_VEC_BYTES);
+                    TILED_VEC_BYTES);
         struct kplan *p = &L->k[n++];       /* fp32 atomics into the table's gradient */
         p->l2_step = 4.0 * el / ((double)(p->gm * p->gn * p->gb) * p->ksteps);
         L->flops += el;
@@ -1072,7 +1072,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
             s.load_frac = gemm_load_frac(s.n, s.k, eb);
         L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
         L->nk = 1;
-        if (s.m <= GPU_GEMV_MAX_M) {
+        if (s.m <= TILED_GEMV_MAX_M) {
             /* matrix-vector: libraries stream B through registers with FMAs
              * on the vector pipe; no tiles, no tensor cores, no reuse;
              * quantised weights are dequantised once each */
@@ -1080,7 +1080,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
             double wb = w * s.b_bytes;
             double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
             plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
-                        GPU_VEC_BYTES);
+                        TILED_VEC_BYTES);
             break;
         }
         plan_gemm(c, &L->k[0], &s);
@@ -1120,11 +1120,11 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
         /* Softmax is issue-bound, not FLOP-bound: per element it spends
          * vector-pipe slots on exp, fp16<->fp32 converts and the warp
-         * shuffles of two row reductions.  GPU_SOFTMAX_ISSUE slots per
+         * shuffles of two row reductions.  TILED_SOFTMAX_ISSUE slots per
          * element were fitted to LLMC-103 (A100, 4096 x 4096 fp16); the
          * report still counts 5 useful FLOP per element. */
-        double slots_pe = o->kind == OP_SOFTMAX ? GPU_SOFTMAX_ISSUE : fpe;
-        plan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, GPU_VEC_BYTES);
+        double slots_pe = o->kind == OP_SOFTMAX ? TILED_SOFTMAX_ISSUE : fpe;
+        plan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, TILED_VEC_BYTES);
         double passes = 1;
         if (o->kind == OP_SOFTMAX && cols > 1024)
             passes = 2;
@@ -1137,7 +1137,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
     }
     case OP_EMBEDDING: {
         double el = (double)o->u.emb.tokens * o->u.emb.dim;
-        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1, GPU_VEC_BYTES);
+        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1, TILED_VEC_BYTES);
         L->nk = 1;
         break;
     }
@@ -1148,7 +1148,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         p->dma_bytes = (double)o->u.copy.bytes;
         p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
         p->peer = o->u.copy.dir == MEMCPY_P2P ? o->u.copy.peer : TRACE_NO_DEVICE;
-        p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* gpu_create finds its route */
+        p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* tdev_create finds its route */
         p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
         snprintf(p->what, sizeof p->what, "dma");
         snprintf(p->tile, sizeof p->tile, "copy engine");
@@ -1156,7 +1156,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
         break;
     }
     case OP_GENERIC: {
-        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1, GPU_VEC_BYTES);
+        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1, TILED_VEC_BYTES);
         L->nk = 1;
         L->flops = o->u.gen.flops;
         break;
@@ -1169,7 +1169,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
     }
     if (o->pass != PASS_FWD && o->kind != OP_ATTENTION && o->fixed_s < 0)
         lower_backward(c, o, L);
-    if (spill_frac > 0 && o->kind == OP_GEMM && o->pass != PASS_WGRAD && L->nk < GPU_MAX_KERNELS) {
+    if (spill_frac > 0 && o->kind == OP_GEMM && o->pass != PASS_WGRAD && L->nk < TILED_MAX_KERNELS) {
         /* (a weight gradient, dB = A^T dC, reads no weights) */
         /* the device cannot hold every weight: this GEMM's share of the
          * overflow is copied from host memory over PCIe before it runs */

@@ -67,7 +67,7 @@ static void cta_next(const struct kplan *p, struct cta_pos *c)
  * at the next level.  The copies also crowd each other out, so the reuse
  * test counts the capacity of all instances divided by the replication the
  * previous wave saw (g->repl, 1 at the start of a kernel). */
-static inline void wave_reuse_loop(struct gpu *g, const struct kplan *p, uint64_t wave,
+static inline void wave_reuse_loop(struct tdev *g, const struct kplan *p, uint64_t wave,
                                    uint64_t c0, uint64_t c1, double *miss, const double *cap,
                                    const uint32_t nc, const int grouped)
 {
@@ -123,7 +123,7 @@ static inline void wave_reuse_loop(struct gpu *g, const struct kplan *p, uint64_
     g->wave_npanels = nlist;
 }
 
-void reuse_wave(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
+void reuse_wave(struct tdev *g, const struct kplan *p, uint64_t wave, uint64_t c0,
                        uint64_t c1, double *miss, double *l2)
 {
     const struct hw_config *cfg = g->cfg;
@@ -132,7 +132,7 @@ void reuse_wave(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0
     int grouped = 0;
     for (uint32_t ci = 0; ci < nc; ci++) {
         const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
-        cap[ci] = (double)L->capacity_bytes * GPU_L2_USABLE;
+        cap[ci] = (double)L->capacity_bytes * TILED_CACHE_USABLE;
         if (L->instances > 1) {
             cap[ci] = cap[ci] * L->instances / g->repl[ci];
             grouped = 1;

@@ -4,7 +4,7 @@
  * What it models.  A wave is simulated on one representative SM (all SMs
  * of a wave run the same tiles in lockstep, so they are symmetric), with
  * the wave's real totals put on the shared servers.  Its k-loop is cut into
- * at most GPU_MAX_CHUNKS chunks; chunk 0 is the pipeline prologue
+ * at most TILED_MAX_CHUNKS chunks; chunk 0 is the pipeline prologue
  * (stages-1 k-steps, as CUTLASS issues it); chunks grow 1.5x and shrink
  * again at the end (chunk_plan).  Each chunk is
  *     load    DRAM -> L2 -> SM: a flow on the DRAM server (the bytes that
@@ -14,7 +14,7 @@
  *     compute a flow on the matrix and/or vector pipe server and a flow on
  *             the shared-memory server (operand reads);
  *     store   write-back flows to L2 and DRAM, fire and forget.
- * Loads run ahead of compute by GPU_PIPE_DEPTH chunks (multi-stage
+ * Loads run ahead of compute by TILED_PIPE_DEPTH chunks (multi-stage
  * buffering), so memory and compute overlap and only what does not overlap
  * shows up as stall.  All servers are shared by every op running on the
  * device, so concurrent streams contend for DRAM, L2 and the pipes.
@@ -36,9 +36,9 @@
 #include "check.h"
 #include "tiled.h"
 
-#define GPU_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
+#define TILED_PIPE_DEPTH 2        /* chunks a load may run ahead of compute */
 
-enum gpu_ev { GPU_EV_BEGIN = 1, GPU_EV_READY = 2 };
+enum tdev_ev { TILED_EV_BEGIN = 1, TILED_EV_READY = 2 };
 
 /* What a flow is for; packed with the chunk number into the flow arg. */
 enum flow_role { FR_LOAD, FR_PIPE, FR_SMEM, FR_STORE };
@@ -80,9 +80,9 @@ static void start_flow(struct runner *r, struct flowsrv *s, double amount, doubl
  * number of chunks; frac[i] is chunk i's share of the loop. */
 static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
 {
-    uint32_t ramp[GPU_MAX_CHUNKS / 2], n = 0;
+    uint32_t ramp[TILED_MAX_CHUNKS / 2], n = 0;
     uint64_t sum = 0, size = pro > 0 ? pro : 1;
-    while (n < GPU_MAX_CHUNKS / 2 - 2 && 2 * (sum + size) <= ks) {
+    while (n < TILED_MAX_CHUNKS / 2 - 2 && 2 * (sum + size) <= ks) {
         ramp[n++] = (uint32_t)size;
         sum += size;
         size += (size + 1) / 2;
@@ -94,8 +94,8 @@ static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
     uint64_t mid = ks - 2 * sum;
     uint64_t cap = size;
     uint64_t nmid = mid ? (mid + cap - 1) / cap : 0;
-    if (2 * n + nmid > GPU_MAX_CHUNKS)
-        nmid = GPU_MAX_CHUNKS - 2 * n;
+    if (2 * n + nmid > TILED_MAX_CHUNKS)
+        nmid = TILED_MAX_CHUNKS - 2 * n;
     uint32_t c = 0;
     for (uint32_t i = 0; i < n; i++)
         frac[c++] = (double)ramp[i] / ks;
@@ -110,14 +110,14 @@ static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
 
 static void wave_begin(struct runner *r)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     const struct hw_config *c = g->cfg;
     const struct kplan *p = r->p;
     uint64_t ctas = p->gm * p->gn * p->gb;
     /* each wave takes the units free when it begins: a collective's
      * kernel that held some when the kernel launched gives them back when
      * it ends, and the block scheduler puts the next CTAs on them */
-    r->avail = gpu_avail_units(g);
+    r->avail = tdev_avail_units(g);
     uint64_t slots = (uint64_t)r->avail * p->ctas_per_unit;
     uint64_t c0 = r->cta0, c1 = umin(ctas, c0 + slots);
     uint64_t wctas = c1 - c0;
@@ -154,7 +154,7 @@ static void wave_begin(struct runner *r)
     r->w_pro = p->pro_bytes * n;
     /* a chunk's data is usable one latency of the outermost level it
      * reaches after its flows drain */
-    r->load_lat = cfg_l2(c)->latency_ps;
+    r->load_lat = cfg_first_cache(c)->latency_ps;
     for (uint32_t ci = 1; ci < nc; ci++)
         if (r->w_cache_r[ci] > 0)
             r->load_lat = c->level[c->lv_cache[ci]].latency_ps;
@@ -190,7 +190,7 @@ static void wave_begin(struct runner *r)
     else
         inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
     r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
-    r->cap_l2 = u * cfg_l2(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
+    r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
                 c->clock_hz;
     double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
     r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
@@ -212,15 +212,15 @@ static void wave_begin(struct runner *r)
 
 static void chunk_ready_at(struct runner *r, uint32_t chunk, uint64_t latency)
 {
-    engine_after(r->g->e, latency, r->g->comp, GPU_EV_READY, chunk, r);
+    engine_after(r->g->e, latency, r->g->comp, TILED_EV_READY, chunk, r);
 }
 
 static void runner_try_load(struct runner *r)
 {
     if (r->load_busy || r->load_next >= r->nchunks ||
-        r->load_next >= r->comp_next + GPU_PIPE_DEPTH)
+        r->load_next >= r->comp_next + TILED_PIPE_DEPTH)
         return;
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     uint32_t ch = r->load_next++;
     double f = r->frac[ch];
     double dram = r->w_dram_r * f + (ch == 0 ? r->w_pro : 0);
@@ -245,7 +245,7 @@ static void runner_try_load(struct runner *r)
 
 static void runner_compute_done(struct runner *r)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     uint64_t now = g->e->now_ps;
     /* busy while the pipes ran; operand reads beyond that are smem stall */
     uint64_t pd = r->pipe_done ? r->pipe_done : r->comp_start;
@@ -281,7 +281,7 @@ static void runner_compute_done(struct runner *r)
  * kernel starts it when its matrix work is done, others with it. */
 static void runner_softmax_phase(struct runner *r, uint32_t ch)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     double f = r->frac[ch];
     unsigned smem = (unsigned)g->cfg->lv_smem;
     r->phase = 1;
@@ -295,7 +295,7 @@ static void runner_try_compute(struct runner *r)
 {
     if (r->comp_busy || r->comp_next >= r->nchunks || !r->ready[r->comp_next])
         return;
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     uint32_t ch = r->comp_next;
     account(r, (enum time_cat)(CAT_STALL + r->load_level[ch]));
     r->comp_busy = 1;
@@ -404,7 +404,7 @@ static void runner_flow_done(struct engine *e, void *owner, uint64_t arg)
  * route latency after the last flow drains. */
 static void runner_dma(struct runner *r)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     const struct kplan *p = r->p;
     const struct op *o = &g->t->ops[r->op];
     r->nchunks = 1;
@@ -464,7 +464,7 @@ static void runner_dma(struct runner *r)
 
 static void runner_finish(struct runner *r)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     r->res->end_ps = g->e->now_ps;
     r->res->flops = r->low->flops;
     r->in_use = 0;
@@ -477,14 +477,14 @@ static void runner_finish(struct runner *r)
         struct op_result *nres = g->waitq_res[g->waitq_head];
         g->waitq_head = (g->waitq_head + 1) % g->waitq_cap;
         g->waitq_n--;
-        gpu_start_op(g, next, nres, g->done, g->ctx);
+        tdev_start_op(g, next, nres, g->done, g->ctx);
     }
     done(g->e, ctx, op);
 }
 
 void runner_next_kernel(struct runner *r)
 {
-    struct gpu *g = r->g;
+    struct tdev *g = r->g;
     if (r->p != NULL)
         r->kern++;
     if (r->kern >= r->low->nk) {
@@ -498,7 +498,7 @@ void runner_next_kernel(struct runner *r)
     uint64_t begin = now > g->frontend_free_ps ? now : g->frontend_free_ps;
     begin += g->cfg->launch_overhead_ps;
     g->frontend_free_ps = begin;
-    engine_at(g->e, begin, g->comp, GPU_EV_BEGIN, 0, r);
+    engine_at(g->e, begin, g->comp, TILED_EV_BEGIN, 0, r);
 }
 
 /* Events carry the runner they are for; self (the gpu) is reached through it. */
@@ -508,12 +508,12 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
     (void)self;
     struct runner *r = ev->ptr;
     switch (ev->type) {
-    case GPU_EV_BEGIN: {
+    case TILED_EV_BEGIN: {
         account(r, CAT_LAUNCH);
         const struct kplan *p = r->p;
         if (p->fixed) {
             r->nchunks = 1;
-            engine_after(r->g->e, p->fixed_ps, r->g->comp, GPU_EV_READY, 0, r);
+            engine_after(r->g->e, p->fixed_ps, r->g->comp, TILED_EV_READY, 0, r);
             break;
         }
         if (p->dma) {
@@ -535,7 +535,7 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
         wave_begin(r);
         break;
     }
-    case GPU_EV_READY:
+    case TILED_EV_READY:
         if (r->p->fixed) {
             account(r, CAT_MEASURED);
             r->res->waves++;

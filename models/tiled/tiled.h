@@ -1,7 +1,7 @@
 /* tiled.h: what the files of the tiled model share (private to models/).
  *
  * The tiled model (models/tiled/) serves the `gpu`, `tpu` and `npu` families:
- *   gpu.c     the device: its servers, op admission, `gpu_model_ops`;
+ *   device.c  the device: its servers, op admission, `tiled_model_ops`;
  *   lower.c   ops -> kernels (tile shapes, grids, bytes and FLOPs per step);
  *   unit.c    the compute unit's rates and types, the systolic array's work;
  *   reuse.c   which operand bytes a wave of CTAs finds in the caches;
@@ -19,11 +19,11 @@
 #include "net.h"
 #include "record.h"
 
-#define GPU_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
-#define GPU_MAX_KERNELS 20      /* kernels one op lowers to (math attention forward + backward
+#define TILED_MAX_CHUNKS 32       /* k-loop chunks simulated per wave (fidelity knob) */
+#define TILED_MAX_KERNELS 20      /* kernels one op lowers to (math attention forward + backward
                                  * with dropout: 17) */
-#define GPU_MAX_RUNNING 64      /* ops running at once on one device */
-#define GPU_L2_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
+#define TILED_MAX_RUNNING 64      /* ops running at once on one device */
+#define TILED_CACHE_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
 
 /* One kernel as the library would launch it. */
 struct kplan {
@@ -79,7 +79,7 @@ struct kplan {
 /* An op's kernels while lowering (lower_op fills one on the stack). */
 struct lowered {
     uint32_t nk;
-    struct kplan k[GPU_MAX_KERNELS];
+    struct kplan k[TILED_MAX_KERNELS];
     double flops;               /* useful FLOPs of the op */
 };
 
@@ -89,11 +89,11 @@ struct lowref {
     double flops;
 };
 
-struct gpu;
+struct tdev;
 
 /* One op in flight. */
 struct runner {
-    struct gpu *g;
+    struct tdev *g;
     int in_use;
     uint32_t op;
     struct op_result *res;
@@ -111,7 +111,7 @@ struct runner {
     /* current wave */
     uint32_t units;             /* SMs busy in this wave */
     uint32_t nchunks;
-    double frac[GPU_MAX_CHUNKS];
+    double frac[TILED_MAX_CHUNKS];
     double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
     double w_cache_r[HW_MAX_LEVELS]; /* ... reaching cache i >= 1 (misses of cache i-1) */
     double w_pro;               /* prologue loads (read from DRAM through L2) */
@@ -128,14 +128,16 @@ struct runner {
     int load_busy, comp_busy;
     uint32_t load_pending, comp_pending, pipe_pending, store_pending;
     uint64_t comp_start, pipe_done;
-    uint8_t ready[GPU_MAX_CHUNKS];
-    uint8_t load_level[GPU_MAX_CHUNKS];
+    uint8_t ready[TILED_MAX_CHUNKS];
+    uint8_t load_level[TILED_MAX_CHUNKS];
     uint8_t store_level;
     uint64_t wave_start;        /* when the current wave group began */
     int draining;               /* all waves computed, waiting for stores */
 };
 
-struct gpu {
+/* A tiled device: one GPU, TPU or NPU of the run (the family's YAML, not
+ * the code, says which). */
+struct tdev {
     const struct hw_config *cfg;
     const struct trace *t;
     uint32_t device;
@@ -156,10 +158,10 @@ struct gpu {
     uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     uint32_t wave_npanels;      /* wpanel entries of the current wave */
-    struct runner *run;         /* min(GPU_MAX_RUNNING, the streams the device uses): ops of
+    struct runner *run;         /* min(TILED_MAX_RUNNING, the streams the device uses): ops of
                                  * one stream never run at once */
     uint32_t nrun;
-    /* ops handed over while GPU_MAX_RUNNING were running (FIFO ring,
+    /* ops handed over while TILED_MAX_RUNNING were running (FIFO ring,
      * sized for every op of the trace) */
     uint32_t *waitq;
     struct op_result **waitq_res;
@@ -170,13 +172,13 @@ struct gpu {
     struct run_env *env;        /* what the run's devices share (links, peers' DRAM) */
     struct sys_route *route;    /* paths of this device's copies that cross the system's links */
     uint32_t nroutes;
-    struct gpu_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
+    struct tdev_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
     uint32_t held_units;        /* units running collectives' kernels now (hold_units) */
 };
 
 /* Units a kernel launched now gets: the device's less those collectives
  * hold, never under half of them (the reuse scratch is sized for that). */
-static inline uint32_t gpu_avail_units(const struct gpu *g)
+static inline uint32_t tdev_avail_units(const struct tdev *g)
 {
     uint32_t u = g->cfg->units, floor_u = (u + 1) / 2;
     return g->held_units >= u - floor_u ? floor_u : u - g->held_units;
@@ -210,7 +212,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
 
 /* reuse.c: the load bytes of CTAs [c0, c1) of wave `wave` of p: *l2 what
  * they read from the first cache, miss[i] what misses cache i */
-void reuse_wave(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0,
+void reuse_wave(struct tdev *g, const struct kplan *p, uint64_t wave, uint64_t c0,
                 uint64_t c1, double *miss, double *l2);
 
 /* runner.c: the device's event handler, and the step to an op's next
@@ -218,8 +220,8 @@ void reuse_wave(struct gpu *g, const struct kplan *p, uint64_t wave, uint64_t c0
 void runner_handle(struct engine *e, void *self, const struct eq_event *ev);
 void runner_next_kernel(struct runner *r);
 
-/* gpu.c: hands op op_index to the device (runs it now or queues it) */
-void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+/* device.c: hands op op_index to the device (runs it now or queues it) */
+void tdev_start_op(void *dev, uint32_t op_index, struct op_result *res,
                   model_done_fn done, void *ctx);
 
 #endif

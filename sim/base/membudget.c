@@ -18,7 +18,8 @@ void membudget_set_bytes(uint64_t bytes)
     atomic_store(&limit_bytes, bytes);
 }
 
-uint64_t membudget_limit(void)
+/* The limit in bytes; 0 = no budget. */
+static uint64_t membudget_limit(void)
 {
     return atomic_load(&limit_bytes);
 }

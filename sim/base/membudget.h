@@ -34,7 +34,6 @@
 
 /* The limit in bytes; 0 = no budget. */
 void membudget_set_bytes(uint64_t bytes);
-uint64_t membudget_limit(void);
 /* Parses a size as users type it ("4GiB", "512MiB", "8GB", or bytes);
  * 0 and *bytes, or -1 if it is not a size of at least 1 MiB. */
 int membudget_parse(const char *text, uint64_t *bytes);

@@ -295,3 +295,27 @@ int num_parse(const char *s, double *out)
     *out = x;
     return 0;
 }
+
+void numfmt_time(char *buf, size_t n, double s)
+{
+    double a = fabs(s);
+    if (a >= 1.0)
+        snprintf(buf, n, "%.3f s", s);
+    else if (a >= 1e-3)
+        snprintf(buf, n, "%.3f ms", s * 1e3);
+    else if (a >= 1e-6)
+        snprintf(buf, n, "%.3f us", s * 1e6);
+    else
+        snprintf(buf, n, "%.1f ns", s * 1e9);
+}
+
+void numfmt_si(char *buf, size_t n, double v, const char *unit)
+{
+    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
+    int i = 0;
+    while (fabs(v) >= 1000.0 && i < 6) {
+        v /= 1000.0;
+        i++;
+    }
+    snprintf(buf, n, "%.3g %s%s", v, pre[i], unit);
+}

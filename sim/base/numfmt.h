@@ -25,6 +25,12 @@ int numfmt_sig(char *buf, size_t n, double v, int sig);
  * as 0); values too large to scale exactly fall back to snprintf. */
 int numfmt_fix(char *buf, size_t n, double v, int decimals);
 
+/* Human-readable quantities for the text outputs (snprintf, 3 significant
+ * digits): "9.532 ms" (s, ms, us, ns), "13.2 GB", "1.39 TB/s" (SI prefixes
+ * up to E before unit). */
+void numfmt_time(char *buf, size_t n, double seconds);
+void numfmt_si(char *buf, size_t n, double v, const char *unit);
+
 /* Strict decimal number: [+-]digits[.digits][(e|E)[+-]digits], at least one
  * digit before or after the point, nothing after.  No hexadecimal (strtod
  * reads "0x10" as 16), inf, nan, underscores or spaces.  1 if s is one. */

@@ -8,7 +8,8 @@
 
 #include "check.h"
 
-void sb_reserve(struct sb *b, size_t n)
+/* Room for n more bytes and a terminating NUL. */
+static void sb_reserve(struct sb *b, size_t n)
 {
     if (b->cap - b->n > n)
         return;

@@ -12,8 +12,6 @@ struct sb {
     size_t n, cap;
 };
 
-/* Room for n more bytes and a terminating NUL. */
-void sb_reserve(struct sb *b, size_t n);
 void sb_printf(struct sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_putn(struct sb *b, const char *s, size_t n);
 void sb_puts(struct sb *b, const char *s);

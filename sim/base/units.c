@@ -34,20 +34,10 @@ static const char *const whats[QK_COUNT] = {
     QTY_KIND_MAP(QTY_WHAT_)
 #undef QTY_WHAT_
 };
-static const char *const examples[QK_COUNT] = {
-#define QTY_EG_(e, what, eg) [e] = eg,
-    QTY_KIND_MAP(QTY_EG_)
-#undef QTY_EG_
-};
 
 const char *qty_kind_what(enum qty_kind k)
 {
     return (unsigned)k < QK_COUNT ? whats[k] : "?";
-}
-
-const char *qty_kind_example(enum qty_kind k)
-{
-    return (unsigned)k < QK_COUNT ? examples[k] : "";
 }
 
 /* Length of the number at the start of s: up to the first letter that is

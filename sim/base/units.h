@@ -40,7 +40,5 @@ int qty_parse(const char *s, struct qty *q);
 const char *qty_unit_text(const char *s);
 /* "a bandwidth", "a size", ... */
 const char *qty_kind_what(enum qty_kind k);
-/* Examples of a kind's units, for error messages ("4.8TB/s, 3350GB/s"). */
-const char *qty_kind_example(enum qty_kind k);
 
 #endif

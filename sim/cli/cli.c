@@ -1,6 +1,6 @@
 /* cli.c: option parsing shared by the verbs (cli.h), on glibc's
- * getopt_long.  Each verb lives in its own file here (run.c, info.c,
- * gen.c, ...) with its option table and usage; main.c dispatches.
+ * getopt_long.  Each verb lives in its own file here (cmd_run.c, cmd_info.c,
+ * cmd_gen.c, ...) with its option table and usage; main.c dispatches.
  *
  * getopt_long alone would take "--json --quiet" as the file "--quiet": a
  * value given as its own argument that spells an option of the verb is

@@ -1,7 +1,7 @@
 /* main.c: the strata command line.
  *
  *   strata VERB [options]     (run, info, gen llm, validate, plot, import, fit,
- *                              compare, scalesim; each file sim/cli/VERB.c holds
+ *                              compare, scalesim; each file sim/cli/cmd_VERB.c holds
  *                              the verb's options and usage text)
  *
  * Every user error is printed as "file:line: field: message" and exits 1;
@@ -82,7 +82,7 @@ static void tune_malloc(void)
 #include <mpi.h>
 static int strata_main(int argc, char **argv);
 /* strata-mpi: the same command, started by mpirun; `sweep` splits its points
- * over the ranks (sim/cli/sweep.c), every other verb runs on each rank. */
+ * over the ranks (sim/cli/cmd_sweep.c), every other verb runs on each rank. */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);

@@ -2119,11 +2119,6 @@ double cfg_smem_bw(const struct hw_config *c)
     return cfg_smem(c)->bw_bytes_per_s;
 }
 
-const char *matrix_path_name(enum matrix_path p)
-{
-    return (unsigned)p < MP_COUNT ? matrix_path_names[p] : "?";
-}
-
 const char *level_kind_name(enum level_kind k)
 {
     return (unsigned)k < LK_COUNT ? level_kind_names[k] : "?";

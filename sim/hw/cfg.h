@@ -170,12 +170,11 @@ struct hw_config {
 /* The levels the tiled model reads (always present in a loaded config). */
 static inline const struct hw_level *cfg_smem(const struct hw_config *c) { return &c->level[c->lv_smem]; }
 static inline const struct hw_level *cfg_regs(const struct hw_config *c) { return &c->level[c->lv_regs]; }
-static inline const struct hw_level *cfg_l2(const struct hw_config *c) { return &c->level[c->lv_cache[0]]; }
+static inline const struct hw_level *cfg_first_cache(const struct hw_config *c) { return &c->level[c->lv_cache[0]]; }
 static inline const struct hw_level *cfg_dram(const struct hw_config *c) { return &c->level[c->lv_dram]; }
 static inline const struct hw_level *cfg_host(const struct hw_config *c) { return &c->level[c->lv_host]; }
 
 const char *level_kind_name(enum level_kind k);
-const char *matrix_path_name(enum matrix_path p);
 const char *level_scope_name(enum level_scope s);
 /* Whether level L runs on the core's clock (registers, scratchpads,
  * caches), as cfg_at_clock scales it; DRAM and links keep theirs. */

@@ -22,11 +22,6 @@
 static const char *const dt_keys[SPEC_NDT] = {"fp4", "fp6", "fp8", "int8", "int4",
                                               "fp16", "bf16", "tf32", "fp32", "fp64"};
 
-const char *spec_dtype_key(unsigned i)
-{
-    return i < SPEC_NDT ? dt_keys[i] : "?";
-}
-
 struct sp {
     const char *path;
     struct diag *d;

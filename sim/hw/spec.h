@@ -50,8 +50,6 @@ struct spec {
     struct spec_val f_vector_ratio[SPEC_NDT];
 };
 
-/* The data-sheet dtype key i ("fp4", ...). */
-const char *spec_dtype_key(unsigned i);
 
 int spec_load(const char *path, struct spec *s, struct diag *d);
 /* Writes the config to f.  Warnings (values outside the plausible range of

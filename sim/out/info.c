@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "jsonout.h"
-#include "report.h"
+#include "numfmt.h"
 
 void info_derive(const struct hw_config *c, struct info_out *o)
 {
@@ -37,9 +37,9 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
     for (unsigned t = 0; t < DT_COUNT; t++) {
         if (o->matrix_flops[t] <= 0 && o->vector_flops[t] <= 0)
             continue;
-        report_fmt_si(b1, sizeof b1, o->matrix_flops[t], "FLOP/s");
-        report_fmt_si(b2, sizeof b2, o->vector_flops[t], "FLOP/s");
-        report_fmt_si(bs, sizeof bs, o->sparse_flops[t], "FLOP/s");
+        numfmt_si(b1, sizeof b1, o->matrix_flops[t], "FLOP/s");
+        numfmt_si(b2, sizeof b2, o->vector_flops[t], "FLOP/s");
+        numfmt_si(bs, sizeof bs, o->sparse_flops[t], "FLOP/s");
         fprintf(f, "  %-10s %14s %14s", dtype_name((enum dtype)t),
                 o->matrix_flops[t] > 0 ? b1 : "-", o->vector_flops[t] > 0 ? b2 : "-");
         if (sparse)
@@ -63,7 +63,7 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
         if (L->kind == LK_LINK)
             snprintf(b3, sizeof b3, "%u port%s", L->instances, L->instances == 1 ? "" : "s");
         else
-            report_fmt_si(b3, sizeof b3, (double)L->capacity_bytes, "B");
+            numfmt_si(b3, sizeof b3, (double)L->capacity_bytes, "B");
         if (L->instances > 1 && L->kind != LK_LINK)
             snprintf(b4, sizeof b4, "%u x %s", L->instances, b3);
         else
@@ -71,9 +71,9 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
         snprintf(b5, sizeof b5, "%s", level_scope_name(L->scope));
         if (L->scope == LS_GROUP)
             snprintf(b5, sizeof b5, "group of %u", L->units_per_group);
-        report_fmt_si(b1, sizeof b1, o->bw[l], "B/s");
-        report_fmt_si(b2, sizeof b2, o->bw_achievable[l], "B/s");
-        report_fmt_time(b3, sizeof b3, (double)L->latency_ps * 1e-12);
+        numfmt_si(b1, sizeof b1, o->bw[l], "B/s");
+        numfmt_si(b2, sizeof b2, o->bw_achievable[l], "B/s");
+        numfmt_time(b3, sizeof b3, (double)L->latency_ps * 1e-12);
         fprintf(f, "  %-14s %-11s %-12s %12s %11s  %11s  %9s  ", L->name, level_kind_name(L->kind),
                 b5, b4, o->bw[l] > 0 ? b1 : "-", o->bw[l] > 0 ? b2 : "-",
                 L->latency_ps > 0 ? b3 : "-");
@@ -128,8 +128,8 @@ void *info_json_tree(const struct hw_config *c, const struct info_out *o)
         if (o->vector_flops[t] > 0)
             jout_add_num(vp, n, o->vector_flops[t]);
     }
-    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", jout_levels(c, o->bw, 1.0));
-    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", jout_levels(c, o->bw_achievable, 1.0));
+    cJSON_AddItemToObject(root, "bandwidth_bytes_per_s", info_json_levels(c, o->bw, 1.0));
+    cJSON_AddItemToObject(root, "achievable_bandwidth_bytes_per_s", info_json_levels(c, o->bw_achievable, 1.0));
     /* the memory levels as the config lists them, innermost first */
     cJSON *lv = cJSON_AddArrayToObject(root, "levels");
     for (unsigned l = 0; l < c->nlevels; l++) {
@@ -146,7 +146,7 @@ void *info_json_tree(const struct hw_config *c, const struct info_out *o)
             jout_add_num(j, "energy_J_per_byte", L->energy_pj_per_byte * 1e-12);
         cJSON_AddItemToArray(lv, j);
     }
-    jout_add_num(root, "l2_bytes", (double)cfg_l2(c)->capacity_bytes);
+    jout_add_num(root, "l2_bytes", (double)cfg_first_cache(c)->capacity_bytes);
     jout_add_num(root, "dram_bytes", (double)cfg_dram(c)->capacity_bytes);
     jout_add_num(root, "launch_overhead_s", (double)c->launch_overhead_ps * 1e-12);
     if (c->has_power) {
@@ -179,12 +179,12 @@ void info_print_system(const struct hw_system *s, FILE *f)
     fprintf(f, "\n");
     for (uint32_t i = s->ndevices; i < s->nnodes; i++) {
         const struct sys_node *n = &s->nodes[i];
-        report_fmt_si(b1, sizeof b1, n->bw_bytes_per_s, "B/s");
+        numfmt_si(b1, sizeof b1, n->bw_bytes_per_s, "B/s");
         fprintf(f, "  %-6s %-12s %s\n", sys_node_kind_name(n->kind), n->name,
                 n->bw_bytes_per_s > 0 ? b1 : "(does not limit)");
     }
     if (s->unified_bw_bytes_per_s > 0) {
-        report_fmt_si(b1, sizeof b1, s->unified_bw_bytes_per_s, "B/s");
+        numfmt_si(b1, sizeof b1, s->unified_bw_bytes_per_s, "B/s");
         fprintf(f, "  unified memory shared by all devices: %s\n", b1);
     }
     fprintf(f, "  %-12s %-10s %-10s %-10s %14s %10s\n", "link", "from", "to", "level",
@@ -192,10 +192,18 @@ void info_print_system(const struct hw_system *s, FILE *f)
     for (uint32_t k = 0; k < s->nlinks; k++) {
         const struct sys_link *l = &s->links[k];
         char b2[32];
-        report_fmt_si(b1, sizeof b1, l->bw_bytes_per_s, "B/s");
-        report_fmt_time(b2, sizeof b2, (double)l->latency_ps * 1e-12);
+        numfmt_si(b1, sizeof b1, l->bw_bytes_per_s, "B/s");
+        numfmt_time(b2, sizeof b2, (double)l->latency_ps * 1e-12);
         fprintf(f, "  %-12s %-10s %-10s %-10s %14s %10s%s\n", l->name, s->nodes[l->a].name,
                 s->nodes[l->b].name, s->chip.level[l->level].name, b1, b2,
                 l->forward ? "  forwards" : "");
     }
+}
+
+void *info_json_levels(const struct hw_config *c, const double *v, double scale)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (unsigned l = 0; l < c->nlevels; l++)
+        jout_add_num(o, c->level[l].name, v[l] * scale);
+    return o;
 }

@@ -27,6 +27,9 @@ void info_print_system(const struct hw_system *s, FILE *f);
 /* The derived figures as a cJSON object (void * keeps cJSON out of this
  * header); the caller owns it (cJSON_Delete, or add it to a tree). */
 void *info_json_tree(const struct hw_config *c, const struct info_out *o);
+/* One number per memory level of c (c->nlevels values of v, times
+ * scale), keyed by the level's name: a cJSON object the caller owns. */
+void *info_json_levels(const struct hw_config *c, const double *v, double scale);
 int info_json(const struct hw_config *c, const struct info_out *o, const char *path, struct diag *d);
 
 #endif

@@ -18,30 +18,6 @@
 #define PS 1e-12
 #define REPORT_MAX_BUCKETS 512
 
-void report_fmt_time(char *buf, size_t n, double s)
-{
-    double a = fabs(s);
-    if (a >= 1.0)
-        snprintf(buf, n, "%.3f s", s);
-    else if (a >= 1e-3)
-        snprintf(buf, n, "%.3f ms", s * 1e3);
-    else if (a >= 1e-6)
-        snprintf(buf, n, "%.3f us", s * 1e6);
-    else
-        snprintf(buf, n, "%.1f ns", s * 1e9);
-}
-
-void report_fmt_si(char *buf, size_t n, double v, const char *unit)
-{
-    static const char *const pre[] = {"", "k", "M", "G", "T", "P", "E"};
-    int i = 0;
-    while (fabs(v) >= 1000.0 && i < 6) {
-        v /= 1000.0;
-        i++;
-    }
-    snprintf(buf, n, "%.3g %s%s", v, pre[i], unit);
-}
-
 static double op_time_s(const struct op_result *o)
 {
     return (double)(o->end_ps - o->start_ps) * PS;
@@ -90,7 +66,7 @@ static void report_energy_line(const struct report_ctx *c, FILE *out)
     double total = (double)r->total_ps * PS, e = run_energy_total(r);
     uint32_t ndev = r->ndevices - c->t->nmirrors;
     char b1[32];
-    report_fmt_si(b1, sizeof b1, e, "J");
+    numfmt_si(b1, sizeof b1, e, "J");
     fprintf(out, "\n  energy         %s (", b1);
     const char *sep = "";
     for (unsigned k = 0; k < HW_MAX_LEVELS + 2; k++) {
@@ -136,7 +112,7 @@ void report_text(const struct report_ctx *c, FILE *out)
     const struct trace *t = c->t;
     double total = (double)r->total_ps * PS;
     char b1[32], b2[32], b3[32];
-    report_fmt_time(b1, sizeof b1, total);
+    numfmt_time(b1, sizeof b1, total);
     if (c->sys != NULL)
         fprintf(out, "strata %s: %s on %s (%u x %s, %u links)\n", STRATA_VERSION, t->path,
                 c->sys->name, c->sys->ndevices, cfg_label(c->cfg), c->sys->nlinks);
@@ -151,16 +127,16 @@ void report_text(const struct report_ctx *c, FILE *out)
         kernels += r->ops[i].kernels;
     fprintf(out, "  ops            %u (%u kernels, %llu engine events)\n", r->nops, kernels,
             (unsigned long long)r->events);
-    report_fmt_si(b1, sizeof b1, r->flops, "FLOP");
-    report_fmt_si(b2, sizeof b2, total > 0 ? r->flops / total : 0, "FLOP/s");
+    numfmt_si(b1, sizeof b1, r->flops, "FLOP");
+    numfmt_si(b2, sizeof b2, total > 0 ? r->flops / total : 0, "FLOP/s");
     fprintf(out, "  work           %s (%s achieved)\n", b1, b2);
     fprintf(out, "  bytes moved   ");
     const struct hw_config *cfg = c->cfg;
     for (unsigned l = 0; l < cfg->nlevels; l++) {
         if (r->bytes[l] <= 0)
             continue;
-        report_fmt_si(b1, sizeof b1, r->bytes[l], "B");
-        report_fmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
+        numfmt_si(b1, sizeof b1, r->bytes[l], "B");
+        numfmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
         fprintf(out, " %s %s (%s)", cfg->level[l].name, b1, b2);
     }
     if (r->has_energy)
@@ -237,9 +213,9 @@ void report_text(const struct report_ctx *c, FILE *out)
         const struct op_result *o = &r->ops[idx[k]];
         const struct op *op = &t->ops[idx[k]];
         double ts = op_time_s(o);
-        report_fmt_time(b1, sizeof b1, ts);
-        report_fmt_si(b2, sizeof b2, o->flops, "");
-        report_fmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
+        numfmt_time(b1, sizeof b1, ts);
+        numfmt_si(b2, sizeof b2, o->flops, "");
+        numfmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
         fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", op->name, op_kind_name(op->kind),
                 b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
         uint64_t dur = o->end_ps - o->start_ps;
@@ -315,7 +291,7 @@ void *report_json_head(const struct report_ctx *c)
     jout_add_num(root, "flops", r->flops);
     jout_add_num(root, "working_set_bytes", r->working_set);
     jout_add_num(root, "spill_bytes", r->spill);
-    cJSON_AddItemToObject(root, "bytes", jout_levels(c->cfg, r->bytes, 1.0));
+    cJSON_AddItemToObject(root, "bytes", info_json_levels(c->cfg, r->bytes, 1.0));
     cJSON *st = cJSON_CreateObject();
     for (unsigned l = 0; l < c->cfg->nlevels; l++)
         jout_add_num(st, c->cfg->level[l].name, r->time_ps[CAT_STALL + l] * PS);
@@ -433,7 +409,7 @@ static cJSON *op_json(const struct report_ctx *c, uint32_t i)
     jout_add_num(j, "start_s", (double)o->start_ps * PS);
     jout_add_num(j, "time_s", op_time_s(o));
     jout_add_num(j, "flops", o->flops);
-    cJSON_AddItemToObject(j, "bytes", jout_levels(c->cfg, o->bytes, 1.0));
+    cJSON_AddItemToObject(j, "bytes", info_json_levels(c->cfg, o->bytes, 1.0));
     cJSON_AddStringToObject(j, "bound", run_bound_name(c->cfg, o));
     cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps));
     jout_add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * PS);

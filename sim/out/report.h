@@ -53,8 +53,4 @@ int report_json_tree_write(void *tree, const char *path, struct diag *d);
 void report_tree_free(void *tree);
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d);
 
-/* Human-readable quantities: "9.532 ms", "13.2 GB", "1.39 TB/s". */
-void report_fmt_time(char *buf, size_t n, double seconds);
-void report_fmt_si(char *buf, size_t n, double v, const char *unit);
-
 #endif

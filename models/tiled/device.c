@@ -1,4 +1,4 @@
-/* gpu.c: the tiled model's device: a GPU (SMs, tensor and vector pipes,
+/* device.c: the tiled model's device: a GPU (SMs, tensor and vector pipes,
  * shared memory, caches, DRAM, PCIe), or a TPU or NPU whose units are
  * systolic arrays (compute.systolic in the config; same code).
  *
@@ -11,7 +11,7 @@
  * contend for DRAM, the caches and the pipes.  It lowers every op of its
  * device up front (the run never allocates), sizes the cache-reuse scratch
  * for the largest kernel, finds the system routes of copies that leave the
- * device, and admits at most GPU_MAX_RUNNING ops at once (the rest wait in
+ * device, and admits at most TILED_MAX_RUNNING ops at once (the rest wait in
  * FIFO order).
  *
  * Deliberately ignored: instruction issue limits, warp scheduling, bank
@@ -28,18 +28,18 @@
 #include "check.h"
 #include "tiled.h"
 
-#define GPU_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
+#define TILED_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
                                     * (1214 on an A100) or a 131072-token attention of
                                     * 8 x 64 heads (4855); bounds absurd runs to seconds */
-#define GPU_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
+#define TILED_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
 
-static const struct comp_ops gpu_comp_ops = {"gpu", runner_handle};
+static const struct comp_ops tdev_comp_ops = {"gpu", runner_handle};
 
 /* ---------------------------------------------------------------- model ops */
 
-static void gpu_destroy(void *dev)
+static void tdev_destroy(void *dev)
 {
-    struct gpu *g = dev;
+    struct tdev *g = dev;
     if (g == NULL)
         return;
     struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->sfu, &g->h2d, &g->d2h};
@@ -60,14 +60,14 @@ static void gpu_destroy(void *dev)
     free(g);
 }
 
-static void gpu_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
+static void tdev_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
 {
-    struct gpu_watch *w = ctx;
+    struct tdev_watch *w = ctx;
     tl_add(w->tl, w->s, t0, t1, amount);
 }
 
 /* Let the timeline see what each server serves. */
-static void gpu_watch_servers(struct gpu *g)
+static void tdev_watch_servers(struct tdev *g)
 {
     const struct hw_config *c = g->cfg;
     struct { struct flowsrv *srv; unsigned which; double cap; } m[HW_MAX_LEVELS + 6] = {
@@ -88,14 +88,14 @@ static void gpu_watch_servers(struct gpu *g)
         g->watch[i].tl = g->tl;
         g->watch[i].s = tl_series(g->tl, g->device, m[i].which);
         g->watch[i].s->capacity_per_s = m[i].cap;
-        m[i].srv->observe = gpu_observe;
+        m[i].srv->observe = tdev_observe;
         m[i].srv->observe_ctx = &g->watch[i];
     }
 }
 
 /* The system paths of device's copies that leave it: p2p copies always,
  * host copies when the run is on a system file.  0, or -1 with *d (no path). */
-static int gpu_routes(struct gpu *g, struct diag *d)
+static int tdev_routes(struct tdev *g, struct diag *d)
 {
     const struct trace *t = g->t;
     struct run_env *env = g->env;
@@ -170,16 +170,16 @@ static uint64_t lower_hash(const struct lkey *key)
     return h ^ (h >> 29);
 }
 
-static void *gpu_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
+static void *tdev_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
                         uint32_t device, struct timeline *tl, struct run_env *env,
                         struct diag *d)
 {
-    struct gpu *g = sim_xcalloc(1, sizeof *g);
+    struct tdev *g = sim_xcalloc(1, sizeof *g);
     g->cfg = cfg;
     g->t = t;
     g->device = device;
     g->e = e;
-    g->comp = engine_register(e, &gpu_comp_ops, g);
+    g->comp = engine_register(e, &tdev_comp_ops, g);
     flowsrv_init(&g->dram, e, "dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
     g->env = env;
     g->dramp = env->shared_dram != NULL ? env->shared_dram : &g->dram;
@@ -204,7 +204,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     flowsrv_init(&g->d2h, e, "host_d2h", cfg_host(cfg)->bw_bytes_per_s);
     g->tl = tl;
     if (tl != NULL)
-        gpu_watch_servers(g);
+        tdev_watch_servers(g);
     /* Lower every op of this device up front: the run never allocates. */
     uint32_t first = env->dev_off[device], nlocal = env->dev_off[device + 1] - first;
     g->low = sim_xcalloc(nlocal, sizeof *g->low);
@@ -215,7 +215,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
     g->waitq_cap = nlocal ? nlocal : 1;
     g->waitq = sim_xcalloc(g->waitq_cap, sizeof *g->waitq);
     g->waitq_res = sim_xcalloc(g->waitq_cap, sizeof *g->waitq_res);
-    g->nrun = env->dev_streams[device] < GPU_MAX_RUNNING ? env->dev_streams[device] : GPU_MAX_RUNNING;
+    g->nrun = env->dev_streams[device] < TILED_MAX_RUNNING ? env->dev_streams[device] : TILED_MAX_RUNNING;
     if (g->nrun == 0)
         g->nrun = 1;
     g->run = sim_xcalloc(g->nrun, sizeof *g->run);
@@ -239,7 +239,7 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             snprintf(field, sizeof field, "ops[%u].impl", i);
             diag_set(d, DIAG_E_UNSUPPORTED, t->path, (int)t->ops[i].line, field, "%s", msg);
             free(memo);
-            gpu_destroy(g);
+            tdev_destroy(g);
             return NULL;
         }
         /* ops of one shape lower to the same kernels: lower each shape
@@ -290,17 +290,17 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
             double nwd = ceil((double)p->gm * (double)p->gn * (double)p->gb / slots);
             /* the L2 reuse model keeps a word per operand panel and per
              * wave; an op past these sizes is no real kernel */
-            if (npd > GPU_MAX_PANELS || nwd > GPU_MAX_WAVES) {
-                if (nwd > GPU_MAX_WAVES)
+            if (npd > TILED_MAX_PANELS || nwd > TILED_MAX_WAVES) {
+                if (nwd > TILED_MAX_WAVES)
                     diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
                              "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
-                             cfg->name, nwd, p->tile, (double)GPU_MAX_WAVES);
+                             cfg->name, nwd, p->tile, (double)TILED_MAX_WAVES);
                 else
                     diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
                              "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
-                             cfg->name, npd, p->tile, (double)GPU_MAX_PANELS);
+                             cfg->name, npd, p->tile, (double)TILED_MAX_PANELS);
                 free(memo);
-                gpu_destroy(g);
+                tdev_destroy(g);
                 return NULL;
             }
             size_t np = (size_t)npd, nw = (size_t)nwd;
@@ -314,8 +314,8 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
         }
     }
     free(memo);
-    if (gpu_routes(g, d) != 0) {
-        gpu_destroy(g);
+    if (tdev_routes(g, d) != 0) {
+        tdev_destroy(g);
         return NULL;
     }
     g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
@@ -324,15 +324,15 @@ static void *gpu_create(struct engine *e, const struct hw_config *cfg, const str
      * unit's resident CTAs (or all of the kernel's, if fewer) */
     g->wpanel = sim_xcalloc(2 * wave_ctas, sizeof *g->wpanel);
     /* kernels may run on half the units while collectives hold the rest
-     * (gpu_avail_units): up to twice the waves, plus one */
+     * (tdev_avail_units): up to twice the waves, plus one */
     g->wave_cum = sim_xcalloc(2 * waves + 1, sizeof *g->wave_cum);
     return g;
 }
 
-void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
+void tdev_start_op(void *dev, uint32_t op_index, struct op_result *res,
                          model_done_fn done, void *ctx)
 {
-    struct gpu *g = dev;
+    struct tdev *g = dev;
     g->done = done;
     g->ctx = ctx;
     struct runner *r = NULL;
@@ -371,13 +371,13 @@ void gpu_start_op(void *dev, uint32_t op_index, struct op_result *res,
  * (hundreds of KB of shared memory) do not fit beside them: while a
  * collective runs, kernels that start get the device's SMs less its
  * channels.  A TPU's or NPU's collectives run on DMA engines: nothing held. */
-static void gpu_hold_units(void *dev, int32_t delta)
+static void tdev_hold_units(void *dev, int32_t delta)
 {
-    struct gpu *g = dev;
+    struct tdev *g = dev;
     if (g->cfg->sa_rows)
         return;
     SIM_CHECK(delta >= 0 || g->held_units >= (uint32_t)-delta);
     g->held_units = (uint32_t)((int64_t)g->held_units + delta);
 }
 
-const struct model_ops gpu_model_ops = {"gpu", gpu_create, gpu_start_op, gpu_destroy, gpu_hold_units};
+const struct model_ops tiled_model_ops = {"gpu", tdev_create, tdev_start_op, tdev_destroy, tdev_hold_units};

@@ -1,4 +1,4 @@
-/* scalesim.c: `strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm]
+/* cmd_scalesim.c: `strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm]
  * [-p OUTDIR] [--quiet]`, SCALE-Sim's own options (sim/out/scalesim.h). */
 #include <stdio.h>
 #include <string.h>

@@ -51,8 +51,6 @@ struct sweep {
 int sweep_add_vary(struct sweep *s, const char *spec, struct diag *d);
 /* Counts the points (checks zip lengths and the point limit). */
 int sweep_finish(struct sweep *s, struct diag *d);
-/* The overrides of point p: the base ones, then its key values. */
-int sweep_point_sets(const struct sweep *s, uint64_t p, struct cfg_sets *out, struct diag *d);
 void sweep_free(struct sweep *s);
 
 /* What to run: tasks first, first + step, first + 2 step ... below ntasks

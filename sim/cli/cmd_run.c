@@ -1,4 +1,4 @@
-/* run.c: `strata run`: load, simulate, write the reports (and with --out
+/* cmd_run.c: `strata run`: load, simulate, write the reports (and with --out
  * the what-ifs, the timeline and the plots). */
 #include <stdio.h>
 #include <stdlib.h>

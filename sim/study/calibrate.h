@@ -1,4 +1,4 @@
-/* calib.h: fit config values to measurements (`strata calibrate`,
+/* calibrate.h: fit config values to measurements (`strata calibrate`,
  * `strata validate --leave-one-chip-out`).
  *
  * The parameters are config keys as --set names them; the rows are those of

@@ -1,10 +1,10 @@
-/* calibrate.c: `strata calibrate`: fit named config values to measured rows
+/* cmd_calibrate.c: `strata calibrate`: fit named config values to measured rows
  * with GSL's nonlinear least squares (sim/out/calib.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "calib.h"
+#include "calibrate.h"
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"

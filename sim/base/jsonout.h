@@ -6,7 +6,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "cfg.h"
 #include "diag.h"
 
 #define REPORT_FORMAT 1 /* the "strata_report" / "strata_info" / "strata_validate" format number */
@@ -14,9 +13,6 @@
 /* A number item (non-finite values print as null). */
 cJSON *jout_num(double v);
 void jout_add_num(cJSON *o, const char *key, double v);
-/* One number per memory level of c (c->nlevels values of v, times
- * scale), keyed by the level's name. */
-cJSON *jout_levels(const struct hw_config *c, const double *v, double scale);
 /* Print root to path atomically (afile); 0, or -1 with *d. */
 int jout_write(const cJSON *root, const char *path, struct diag *d);
 

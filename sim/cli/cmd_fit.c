@@ -1,4 +1,4 @@
-/* fit.c: `strata fit`: the memory budget of an LLM on a device
+/* cmd_fit.c: `strata fit`: the memory budget of an LLM on a device
  * (sim/out/fit.h). */
 #include <stdint.h>
 #include <stdio.h>
@@ -263,15 +263,15 @@ int cli_fit(int argc, char **argv)
         {"optimizer state", f.optimizer}, {"workspace", f.workspace},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        report_fmt_si(a, sizeof a, rows[i].v, "B");
+        numfmt_si(a, sizeof a, rows[i].v, "B");
         fprintf(txt, "  %-16s %12s  (%.3f GiB)\n", rows[i].name, a, rows[i].v / 1073741824.0);
     }
-    report_fmt_si(a, sizeof a, f.total, "B");
-    report_fmt_si(b, sizeof b, f.capacity, "B");
+    numfmt_si(a, sizeof a, f.total, "B");
+    numfmt_si(b, sizeof b, f.capacity, "B");
     fprintf(txt, "  %-16s %12s of %s: %s\n", "total", a, b,
            f.fits ? "FITS" : "DOES NOT FIT");
     if (!f.fits) {
-        report_fmt_si(a, sizeof a, f.spill, "B");
+        numfmt_si(a, sizeof a, f.spill, "B");
         fprintf(txt, "  %s of weights must be streamed every step: %.3f s over PCIe from host memory, "
                "%.3f s from an NVMe SSD (7 GB/s)\n",
                a, f.spill_pcie_s, f.spill_storage_s);

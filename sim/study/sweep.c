@@ -192,7 +192,8 @@ unsigned sweep_value_index(const struct sweep *s, unsigned i, uint64_t p)
     return (unsigned)((p / stride) % s->key[i].nvalues);
 }
 
-int sweep_point_sets(const struct sweep *s, uint64_t p, struct cfg_sets *out, struct diag *d)
+/* The overrides of point p: the base ones, then its key values. */
+static int sweep_point_sets(const struct sweep *s, uint64_t p, struct cfg_sets *out, struct diag *d)
 {
     *out = s->base;
     for (unsigned i = 0; i < s->nkeys; i++) {

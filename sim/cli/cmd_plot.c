@@ -1,4 +1,4 @@
-/* plot.c: `strata plot`: the plots and the HTML page of a saved report
+/* cmd_plot.c: `strata plot`: the plots and the HTML page of a saved report
  * (plots/plot.h). */
 #include <stdio.h>
 #include <string.h>

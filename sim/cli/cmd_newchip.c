@@ -1,4 +1,4 @@
-/* newchip.c: `strata new-chip --spec SPEC.yaml -o CONFIG.yaml`: a hardware
+/* cmd_newchip.c: `strata new-chip --spec SPEC.yaml -o CONFIG.yaml`: a hardware
  * config from a chip's data sheet and its architecture's defaults
  * (configs/specs/README.md, docs/new-chip.md). */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* info.c: `strata info`: a config's derived figures. */
+/* cmd_info.c: `strata info`: a config's derived figures. */
 #include <stdio.h>
 #include <string.h>
 

@@ -45,8 +45,6 @@ struct validate_group {
 };
 
 int validate_run(const struct validate_opts *o, struct validate_result *r, struct diag *d);
-/* Does id match the list ("UBENCH-001,UBENCH-00*"; NULL or "" matches all)? */
-int validate_id_match(const char *list, const char *id);
 void validate_free(struct validate_result *r);
 /* Per group (id prefix) statistics; returns the number of groups filled. */
 int validate_groups(const struct validate_result *r, struct validate_group *g, int max);

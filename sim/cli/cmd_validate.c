@@ -1,4 +1,4 @@
-/* validate.c: `strata validate`: predictions against measurements
+/* cmd_validate.c: `strata validate`: predictions against measurements
  * (sim/out/validate.h, docs/validation.md). */
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "calib.h"
+#include "calibrate.h"
 #include "cfg.h"
 #include "check.h"
 #include "cli.h"

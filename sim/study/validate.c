@@ -527,6 +527,23 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
     return -1;
 }
 
+/* Does id match the list ("UBENCH-001,UBENCH-00*"; NULL or "" matches all)? */
+static int validate_id_match(const char *list, const char *id)
+{
+    if (list == NULL || list[0] == '\0')
+        return 1;
+    for (const char *p = list; *p != '\0';) {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && p[n - 1] == '*' ? strncmp(id, p, n - 1) == 0
+                                    : (strlen(id) == n && strncmp(id, p, n) == 0))
+            return 1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
 static int col_index(char **hdr, int n, const char *name)
 {
     for (int i = 0; i < n; i++)
@@ -747,22 +764,6 @@ out:
     if (rc != 0)
         validate_free(res);
     return rc;
-}
-
-int validate_id_match(const char *list, const char *id)
-{
-    if (list == NULL || list[0] == '\0')
-        return 1;
-    for (const char *p = list; *p != '\0';) {
-        size_t n = strcspn(p, ",");
-        if (n > 0 && p[n - 1] == '*' ? strncmp(id, p, n - 1) == 0
-                                    : (strlen(id) == n && strncmp(id, p, n) == 0))
-            return 1;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
 }
 
 void validate_free(struct validate_result *r)

@@ -1,4 +1,4 @@
-/* gen.c: `strata gen llm`: an LLM step as a trace (sim/work/llm.h). */
+/* cmd_gen.c: `strata gen llm`: an LLM step as a trace (sim/work/llm.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* bench.c: `strata bench collective`: a collective swept over sizes on a
+/* cmd_bench.c: `strata bench collective`: a collective swept over sizes on a
  * system, printed as nccl-tests prints it. */
 #include <ctype.h>
 #include <inttypes.h>

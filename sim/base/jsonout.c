@@ -7,7 +7,6 @@
 
 #include "afile.h"
 #include "check.h"
-#include "model.h"
 #include "numfmt.h"
 
 /* Numbers go in as raw text with 10 significant digits: cJSON's own number
@@ -30,14 +29,6 @@ cJSON *jout_num(double v)
 void jout_add_num(cJSON *o, const char *key, double v)
 {
     cJSON_AddItemToObject(o, key, jout_num(v));
-}
-
-cJSON *jout_levels(const struct hw_config *c, const double *v, double scale)
-{
-    cJSON *o = cJSON_CreateObject();
-    for (unsigned l = 0; l < c->nlevels; l++)
-        jout_add_num(o, c->level[l].name, v[l] * scale);
-    return o;
 }
 
 int jout_write(const cJSON *root, const char *path, struct diag *d)

@@ -1,4 +1,4 @@
-/* compare.c: `strata compare --trace T --hw H [--top N] [--json F]`: runs a
+/* cmd_compare.c: `strata compare --trace T --hw H [--top N] [--json F]`: runs a
  * trace that carries measured times and sets the predictions against them
  * (sim/out/compare.h). */
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* calib.c: see calib.h. */
-#include "calib.h"
+/* calibrate.c: see calibrate.h. */
+#include "calibrate.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>

@@ -1,4 +1,4 @@
-/* import.c: `strata import pytorch|chakra FILE -o OUT.json`: a profiler's
+/* cmd_import.c: `strata import pytorch|chakra FILE -o OUT.json`: a profiler's
  * trace as a strata trace (sim/work/import.h, docs/import.md). */
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* sweep.c: `strata sweep`: one config varied over a design space, each
+/* cmd_sweep.c: `strata sweep`: one config varied over a design space, each
  * point run on every trace (sim/run/sweep.h). */
 #include <stdio.h>
 #include <stdlib.h>
