@@ -1,5 +1,5 @@
 /* cmd_calibrate.c: `strata calibrate`: fit named config values to measured rows
- * with GSL's nonlinear least squares (sim/out/calib.h). */
+ * with GSL's nonlinear least squares (sim/study/calibrate.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* cmd_scalesim.c: `strata scalesim -c CONFIG.cfg -t TOPOLOGY.csv [-i conv|gemm]
- * [-p OUTDIR] [--quiet]`, SCALE-Sim's own options (sim/out/scalesim.h). */
+ * [-p OUTDIR] [--quiet]`, SCALE-Sim's own options (sim/study/scalesim.h). */
 #include <stdio.h>
 #include <string.h>
 

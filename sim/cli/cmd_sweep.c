@@ -1,5 +1,5 @@
 /* cmd_sweep.c: `strata sweep`: one config varied over a design space, each
- * point run on every trace (sim/run/sweep.h). */
+ * point run on every trace (sim/study/sweep.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

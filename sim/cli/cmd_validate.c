@@ -1,5 +1,5 @@
 /* cmd_validate.c: `strata validate`: predictions against measurements
- * (sim/out/validate.h, docs/validation.md). */
+ * (sim/study/validate.h, docs/validation.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
