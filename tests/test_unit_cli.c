@@ -94,6 +94,45 @@ static void test_help(void)
     expect("--help", "--help", 0, "strata scalesim", NULL);
 }
 
+/* One verb list (sim/cli/verbs.h): `strata list verbs` names every verb the
+ * test above knows and no other, each answers help, and the man page in the
+ * tree is what `strata help --man` prints (regenerate it with
+ * `strata help --man > docs/strata.1` after changing a verb or its usage). */
+static void test_verb_list(void)
+{
+    char *out = NULL, *err = NULL;
+    CHECK_EQ_INT(run_cli("list verbs", &out, &err), 0);
+    unsigned listed = 0;
+    for (char *p = out; p != NULL && *p != '\0';) {
+        size_t n = strcspn(p, "\n");
+        int known = 0;
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+            if (strlen(verbs[i]) == n && strncmp(verbs[i], p, n) == 0)
+                known = 1;
+        if (!known)
+            fprintf(stderr, "strata list verbs names '%.*s', which this test does not know\n",
+                    (int)n, p);
+        CHECK(known);
+        listed++;
+        p += n + (p[n] == '\n');
+    }
+    unsigned plain = 0; /* the verbs of verbs[] that are not "VERB SUBVERB" */
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        plain += strchr(verbs[i], ' ') == NULL;
+    CHECK_EQ_INT((int)listed, (int)plain);
+    free(out);
+    free(err);
+    CHECK_EQ_INT(run_cli("help --man", &out, &err), 0);
+    char *man = tu_read_file("docs/strata.1", NULL);
+    CHECK(man != NULL && out != NULL && strcmp(man, out) == 0);
+    if (man != NULL && out != NULL && strcmp(man, out) != 0)
+        fprintf(stderr, "docs/strata.1 is not what `strata help --man` prints: regenerate it\n");
+    CHECK(out != NULL && strstr(out, ".SS new-chip") != NULL);
+    free(man);
+    free(out);
+    free(err);
+}
+
 static void test_equals(void)
 {
     char args[512], path[128];
@@ -252,6 +291,7 @@ int main(void)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-cli") != 0)
         return 1;
     test_help();
+    test_verb_list();
     test_equals();
     test_missing();
     test_json_quiet();

@@ -1,6 +1,6 @@
 # bash completion for strata (installed as share/bash-completion/completions/strata).
-# Verbs and options come from the binary itself (strata help VERB), so they
-# never drift from it; --hw and --model complete the shipped names
+# Verbs and options come from the binary itself (strata list verbs, strata
+# help VERB), so they never drift from it; --hw and --model complete the shipped names
 # (strata list configs|systems|models), other values complete files.
 _strata()
 {
@@ -8,15 +8,15 @@ _strata()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run info gen validate plot import fit compare scalesim bench sweep new-chip calibrate list help version" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(strata list verbs 2>/dev/null) help version" -- "$cur"))
         return
     fi
     verb=${COMP_WORDS[1]}
     case "$verb" in
     list)
-        COMPREPLY=($(compgen -W "configs systems models formats dtypes" -- "$cur")); return ;;
+        COMPREPLY=($(compgen -W "$(strata help list 2>/dev/null | awk '/strata list/ {print $NF}' | tr '|' ' ')" -- "$cur")); return ;;
     help)
-        COMPREPLY=($(compgen -W "run info gen validate plot import fit compare scalesim bench sweep new-chip calibrate list" -- "$cur")); return ;;
+        COMPREPLY=($(compgen -W "$(strata list verbs 2>/dev/null)" -- "$cur")); return ;;
     esac
     case "$prev" in
     --hw)

@@ -6,26 +6,20 @@
 
 #include <stdio.h>
 
-int cli_run(int argc, char **argv);
-int cli_info(int argc, char **argv);
-int cli_gen(int argc, char **argv);
-int cli_validate(int argc, char **argv);
-int cli_import(int argc, char **argv);
-int cli_compare(int argc, char **argv);
-int cli_fit(int argc, char **argv);
-int cli_scalesim(int argc, char **argv);
-int cli_plot(int argc, char **argv);
-int cli_bench(int argc, char **argv);
-int cli_sweep(int argc, char **argv);
-int cli_newchip(int argc, char **argv);
-int cli_calibrate(int argc, char **argv);
-int cli_list(int argc, char **argv);
+#include "verbs.h"
 
-/* Each verb's usage lines, defined next to its option list in its own file;
- * `strata VERB --help` and `strata --help` print the same text. */
-extern const char cli_run_usage[], cli_info_usage[], cli_gen_usage[], cli_validate_usage[],
-    cli_plot_usage[], cli_import_usage[], cli_fit_usage[], cli_compare_usage[],
-    cli_scalesim_usage[], cli_bench_usage[], cli_sweep_usage[], cli_newchip_usage[], cli_calibrate_usage[], cli_list_usage[];
+/* Each verb's function (sim/cli/cmd_VERB.c) and its usage lines, defined
+ * next to its option list in its own file; `strata VERB --help` and
+ * `strata --help` print the same text. */
+#define CLI_VERB_DECL_(id, name, summary)                                                     \
+    int cli_##id(int argc, char **argv);                                                      \
+    extern const char cli_##id##_usage[];
+CLI_VERB_MAP(CLI_VERB_DECL_)
+#undef CLI_VERB_DECL_
+
+/* The man page (troff) made from the verb list and the usage texts
+ * (manpage.c); docs/strata.1 is its output. */
+void cli_man(FILE *f);
 
 /* One option of a verb, parsed with getopt_long.  name is the long
  * spelling without "--" (NULL: short only), letter the short one (0: long

@@ -20,26 +20,15 @@
 #include "cli.h"
 #include "version.h"
 
-/* The verbs, each with the usage text its own file defines. */
+/* The verbs (verbs.h), each with the usage text its own file defines. */
 static const struct verb {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *usage;
 } verbs[] = {
-    {"run", cli_run, cli_run_usage},
-    {"info", cli_info, cli_info_usage},
-    {"gen", cli_gen, cli_gen_usage},
-    {"validate", cli_validate, cli_validate_usage},
-    {"plot", cli_plot, cli_plot_usage},
-    {"import", cli_import, cli_import_usage},
-    {"fit", cli_fit, cli_fit_usage},
-    {"compare", cli_compare, cli_compare_usage},
-    {"scalesim", cli_scalesim, cli_scalesim_usage},
-    {"bench", cli_bench, cli_bench_usage},
-    {"sweep", cli_sweep, cli_sweep_usage},
-    {"new-chip", cli_newchip, cli_newchip_usage},
-    {"calibrate", cli_calibrate, cli_calibrate_usage},
-    {"list", cli_list, cli_list_usage},
+#define CLI_VERB_ROW_(id, name, summary) {name, cli_##id, cli_##id##_usage},
+    CLI_VERB_MAP(CLI_VERB_ROW_)
+#undef CLI_VERB_ROW_
 };
 enum { NVERBS = sizeof verbs / sizeof verbs[0] };
 
@@ -56,7 +45,7 @@ static void usage(FILE *f)
     fprintf(f, "strata %s: a cycle-approximate accelerator simulator\n\nusage:\n", STRATA_VERSION);
     for (int i = 0; i < NVERBS; i++)
         fputs(verbs[i].usage, f);
-    fprintf(f, "  strata help VERB   (or strata VERB --help)\n"
+    fprintf(f, "  strata help VERB   (or strata VERB --help; strata help --man: the man page)\n"
                "  strata version     (or strata -V, strata --version)\n"
                "\n"
                "Options take their value as --opt VALUE or --opt=VALUE; an output file given as '-'\n"
@@ -118,6 +107,10 @@ int main(int argc, char **argv)
     if (strcmp(verb, "help") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
         if (argc < 3) {
             usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[2], "--man") == 0) {
+            cli_man(stdout);
             return 0;
         }
         v = find_verb(argv[2]);

@@ -184,7 +184,7 @@ int cli_find(const char *verb, const char *opt, const char **argp, int models, c
     return 1;
 }
 
-const char cli_list_usage[] = "  strata list     configs|systems|models|formats|dtypes\n";
+const char cli_list_usage[] = "  strata list     configs|systems|models|formats|dtypes|verbs\n";
 
 struct seen {
     int n;
@@ -211,7 +211,7 @@ int cli_list(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (first != argc - 1) {
-        fprintf(stderr, "strata list: say what to list: configs, systems, models, formats or dtypes\n");
+        fprintf(stderr, "strata list: say what to list: configs, systems, models, formats, dtypes or verbs\n");
         return 2;
     }
     const char *what = argv[first];
@@ -231,13 +231,19 @@ int cli_list(int argc, char **argv)
                " e4m3, e5m2, fp4 (= nvfp4), fp6 (= mxfp6)\n");
         return 0;
     }
+    if (strcmp(what, "verbs") == 0) {  /* one a line, for the shell completions */
+#define CLI_VERB_NAME_(id, name, summary) puts(name);
+        CLI_VERB_MAP(CLI_VERB_NAME_)
+#undef CLI_VERB_NAME_
+        return 0;
+    }
     if (strcmp(what, "formats") == 0) {
         printf("weight formats (--weights, trace \"weights\"): name, bits per weight with scales\n");
         for (unsigned f = 1; f < WFMT_COUNT; f++)
             printf("  %-10s %g\n", wfmt_name((enum wfmt)f), wfmt_bits((enum wfmt)f));
         return 0;
     }
-    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, formats or dtypes\n",
+    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, formats, dtypes or verbs\n",
             what);
     return 2;
 }
