@@ -48,6 +48,299 @@ const char cli_gen_usage[] =
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  -o TRACE.json\n";
 
+/* The options of `gen llm` as given (NULL: not given). */
+struct gen_args {
+    const char *model, *phase, *batch, *prompt, *context;
+    const char *dtype, *attn, *outp, *weights, *kvd;
+    const char *fw, *tps, *dps, *sims;
+    const char *pps, *mbs, *eps, *zeros, *dcns, *pages;
+    const char *vpps, *loads, *cps, *cpcs, *drops;
+    int recompute, sp;
+};
+
+/* The phase and what it allows: --phase, --recompute, --sp. */
+static int gen_phase(const struct gen_args *a, struct llm_step *s)
+{
+    if (ascii_ieq(a->phase, "prefill"))
+        s->phase = LLM_PREFILL;
+    else if (ascii_ieq(a->phase, "train"))
+        s->phase = LLM_TRAIN;
+    else if (!ascii_ieq(a->phase, "decode")) {
+        fprintf(stderr, "strata gen llm: --phase: expected prefill, decode or train, got '%s'\n",
+                a->phase);
+        return 2;
+    }
+    if (s->phase != LLM_DECODE)
+        s->prompt = 512;
+    if (a->recompute && s->phase != LLM_TRAIN) {
+        fprintf(stderr, "strata gen llm: --recompute is for --phase train (it recomputes the "
+                        "forward before the backward)\n");
+        return 2;
+    }
+    s->recompute = a->recompute;
+    s->sp = a->sp;
+    return 0;
+}
+
+/* The pipeline and the training step's knobs: --pp, --microbatches,
+ * --expert-load, --dropout, --vpp. */
+static int gen_schedule(const struct gen_args *a, struct llm_step *s)
+{
+    if (a->pps != NULL) {
+        uint64_t v;
+        if (parse_ranks("--pp", a->pps, &v))
+            return 2;
+        s->pp = (uint32_t)v;
+    }
+    if (a->mbs != NULL) {
+        uint64_t v = 0;
+        if (parse_u64("--microbatches", a->mbs, 1, &v) || v > 4096) {
+            if (v > 4096)
+                fprintf(stderr, "strata gen llm: --microbatches: at most 4096\n");
+            return 2;
+        }
+        s->microbatches = (uint32_t)v;
+    }
+    if (a->loads != NULL) {
+        if (num_parse(a->loads, &s->expert_load) != 0 ||
+            !(s->expert_load >= 1.0 && s->expert_load <= 64.0)) {
+            fprintf(stderr, "strata gen llm: --expert-load: the busiest EP rank's load over the "
+                            "mean, a number from 1 (uniform) to 64, got '%s'\n", a->loads);
+            return 2;
+        }
+    }
+    if (a->drops != NULL) {
+        if (num_parse(a->drops, &s->dropout) != 0 || !(s->dropout >= 0.0 && s->dropout < 1.0)) {
+            fprintf(stderr, "strata gen llm: --dropout: a probability from 0 to below 1 (Megatron's "
+                            "default 0.1), got '%s'\n", a->drops);
+            return 2;
+        }
+    }
+    if (a->vpps != NULL) {
+        uint64_t v = 0;
+        if (parse_u64("--vpp", a->vpps, 1, &v) || v > 64) {
+            if (v > 64)
+                fprintf(stderr, "strata gen llm: --vpp: at most 64 model chunks a stage\n");
+            return 2;
+        }
+        s->vpp = (uint32_t)v;
+    }
+    return 0;
+}
+
+/* The shapes: --batch, --prompt, --context (warning about those that do
+ * not apply to the phase: said, not silently dropped). */
+static int gen_shape(const struct gen_args *a, struct llm_step *s)
+{
+    if (a->prompt != NULL && s->phase == LLM_DECODE)
+        fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
+                        "step's KV cache length is --context%s\n",
+                a->context == NULL ? " (not given: an empty cache)" : "");
+    if (a->context != NULL && s->phase == LLM_TRAIN) {
+        fprintf(stderr, "strata gen llm: --context: a training step has no KV cache (its sequence "
+                        "length is --prompt)\n");
+        return 2;
+    }
+    if ((a->batch && parse_u64("--batch", a->batch, 1, &s->batch)) ||
+        (a->prompt && parse_u64("--prompt", a->prompt, 1, &s->prompt)) ||
+        (a->context && parse_u64("--context", a->context, 0, &s->context)))
+        return 2;
+    return 0;
+}
+
+/* The parallel layout: --tp, --dp, --ep, --dcn, --cp, --cp-comm,
+ * --page-size, --zero, --replicas-simulated. */
+static int gen_parallel(const struct gen_args *a, struct llm_step *s)
+{
+    uint64_t tp = 1, dp = 1;
+    if ((a->tps && parse_ranks("--tp", a->tps, &tp)) || (a->dps && parse_ranks("--dp", a->dps, &dp)))
+        return 2;
+    s->tp = (uint32_t)tp;
+    s->dp = (uint32_t)dp;
+    uint64_t ep = 1, dcn = 1;
+    if ((a->eps && parse_ranks("--ep", a->eps, &ep)) || (a->dcns && parse_ranks("--dcn", a->dcns, &dcn)))
+        return 2;
+    s->ep = (uint32_t)ep;
+    s->dcn = (uint32_t)dcn;
+    uint64_t cpn = 1;
+    if (a->cps && parse_ranks("--cp", a->cps, &cpn))
+        return 2;
+    if (cpn > 4096) {
+        fprintf(stderr, "strata gen llm: --cp: at most 4096 context-parallel ranks\n");
+        return 2;
+    }
+    s->cp = (uint32_t)cpn;
+    if (a->cpcs && llm_cp_comm_from_name(a->cpcs, &s->cp_comm) != 0) {
+        fprintf(stderr, "strata gen llm: --cp-comm: p2p, a2a or allgather, got '%s'\n", a->cpcs);
+        return 2;
+    }
+    if (a->pages != NULL) {
+        uint64_t v;
+        if (parse_u64("--page-size", a->pages, 1, &v))
+            return 2;
+        if (v > 65535) {
+            fprintf(stderr, "strata gen llm: --page-size: at most 65535 tokens a page\n");
+            return 2;
+        }
+        s->page_size = (uint32_t)v;
+    }
+    if (a->zeros != NULL) {
+        uint64_t z;
+        if (parse_u64("--zero", a->zeros, 0, &z))
+            return 2;
+        if (z > 3) {
+            fprintf(stderr, "strata gen llm: --zero: a ZeRO stage, 0 to 3, got %llu\n", (unsigned long long)z);
+            return 2;
+        }
+        s->zero = (uint32_t)z;
+    }
+    uint64_t sim = 0;
+    if (a->sims && parse_u64("--replicas-simulated", a->sims, 1, &sim))
+        return 2;
+    if (a->sims && (dp < 2 || sim > dp)) {
+        fprintf(stderr, "strata gen llm: --replicas-simulated: 1 to --dp replicas, with --dp 2 or more\n");
+        return 2;
+    }
+    s->dp_sim = (uint32_t)sim;
+    return 0;
+}
+
+/* The types and kernels: --dtype, --weights, --kv-dtype, --framework, --attn. */
+static int gen_types(const struct gen_args *a, struct llm_step *s)
+{
+    if (a->dtype && dtype_from_name(a->dtype, &s->dtype) != 0) {
+        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s' (fp64, fp32, tf32, fp16, "
+                        "bf16, fp8_e4m3, fp8_e5m2, int8, int4; also bfloat16, float16, fp8, ...)\n",
+                a->dtype);
+        return 2;
+    }
+    if (a->weights && llm_weights_from_name(a->weights, s) != 0) {
+        fprintf(stderr, "strata gen llm: --weights: unknown weight format '%s' (q4_0, q4_1, q5_0, q8_0, "
+                        "q4_k, q4_k_m, q5_k, q6_k, int4_g32, int4_g64, int4_g128, int8, nf4, fp8)\n",
+                a->weights);
+        return 2;
+    }
+    if (a->kvd && dtype_from_name(a->kvd, &s->kv_dtype) != 0) {
+        fprintf(stderr, "strata gen llm: --kv-dtype: unknown dtype '%s'\n", a->kvd);
+        return 2;
+    }
+    if (a->fw && llm_framework_from_name(a->fw, &s->framework) != 0) {
+        fprintf(stderr, "strata gen llm: --framework: expected fused, llama.cpp, pytorch or vllm, got '%s'\n",
+                a->fw);
+        return 2;
+    }
+    s->attn = llm_framework_attn(s->framework);   /* unless --attn says */
+    if (s->kv_dtype == DT_COUNT)
+        s->kv_dtype = s->dtype;
+    if (a->attn && op_attn_impl_from_name(a->attn, &s->attn) != 0) {
+        fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
+                        "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", a->attn);
+        return 2;
+    }
+    return 0;
+}
+
+/* The step the options describe: 0, or 2 after a usage message. */
+static int gen_step(const struct gen_args *a, struct llm_step *s)
+{
+    int rc = gen_phase(a, s);
+    if (rc == 0)
+        rc = gen_schedule(a, s);
+    if (rc == 0)
+        rc = gen_shape(a, s);
+    if (rc == 0)
+        rc = gen_parallel(a, s);
+    if (rc == 0)
+        rc = gen_types(a, s);
+    return rc;
+}
+
+/* What the trace holds, on msg (stdout, or stderr when the trace went to
+ * stdout). */
+static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_config *c,
+                        const struct llm_step *s, const struct trace *t)
+{
+    fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu%s, %llu new tokens%s, %llu cached%s, "
+                 "%.3g B params\n",
+           a->outp, t->nops, c->name, s->phase == LLM_DECODE ? "decode" : s->phase == LLM_TRAIN ? "train" : "prefill",
+           (unsigned long long)s->batch, a->batch ? "" : " (default)",
+           (unsigned long long)(s->phase == LLM_DECODE ? 1 : s->prompt),
+           s->phase != LLM_DECODE && a->prompt == NULL ? " (default --prompt)" : "",
+           (unsigned long long)s->context,
+           a->context == NULL && s->phase != LLM_TRAIN ? " (no --context)" : "",
+           (double)llm_param_count(c) / 1e9);
+    if (s->attn == ATTN_SDPA || s->attn == ATTN_VLLM)
+        fprintf(msg, "  attention: %s, the kernel %s runs on the chip of the run (docs/attention.md)\n",
+                op_attn_impl_name(s->attn), s->attn == ATTN_SDPA ? "PyTorch's SDPA" : "vLLM's default backend");
+    if (s->tp > 1 && s->sp)
+        fprintf(msg, "  tensor- and sequence-parallel over %u ranks (norms on 1/%u of the tokens; "
+                     "an all-gather before each attention and MLP, a reduce-scatter after, "
+                     "transposed in the backward)\n", s->tp, s->tp);
+    else if (s->tp > 1)
+        fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
+                     "MLP%s)\n", s->tp, s->phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
+    if (s->cp > 1)
+        fprintf(msg, "  context-parallel over %u ranks: each %llu tokens of a sequence (chunks "
+                     "balanced for the causal mask), %s, gradients reduced over the %u data x "
+                     "context ranks\n", s->cp, (unsigned long long)(s->prompt / s->cp),
+                s->cp_comm == LLM_CP_A2A ? "all-to-alls to a head split for attention (Ulysses)"
+                : s->cp_comm == LLM_CP_ALLGATHER ? "K and V all-gathered before attention"
+                                                : "K and V passed round a ring of p2p copies while "
+                                                  "attention runs (Transformer Engine's p2p)",
+                (s->dp > 1 ? s->dp : 1) * s->cp);
+    if (s->pp > 1)
+        fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B%s; "
+                     "activations and gradients as p2p copies between stages)\n", s->pp,
+                s->microbatches ? s->microbatches : (unsigned)s->batch,
+                (unsigned long long)(s->batch / (s->microbatches ? s->microbatches : s->batch)),
+                s->vpp > 1 ? ", interleaved: each stage holds --vpp model chunks" : "");
+    if (s->pp <= 1 && s->microbatches > 1 && s->phase == LLM_TRAIN)
+        fprintf(msg, "  gradient accumulation: %u micro-batches of %llu, a forward and a backward "
+                     "each in turn, the gradients reduced during the last backward\n",
+                s->microbatches, (unsigned long long)(s->batch / s->microbatches));
+    if (s->ep > 1 && s->ep == s->tp)
+        fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
+                     "of the %llu on every token (uniform routing assumed), the MLP all-reduce "
+                     "summing them\n", s->tp, (unsigned long long)(c->experts / s->ep),
+                (unsigned long long)c->experts);
+    else if (s->ep > 1)
+        fprintf(msg, "  expert-parallel over %u replicas: each its own batch of %llu and %llu of the "
+                     "%llu experts%s; tokens to their experts and back by two all-to-alls a layer "
+                     "(uniform routing assumed)\n", s->ep, (unsigned long long)s->batch,
+                (unsigned long long)(c->experts / s->ep), (unsigned long long)c->experts,
+                s->tp > 1 ? ", each split over the TP ranks as the MLP is" : "");
+    if (s->ep > 1 && s->expert_load > 1.0)
+        fprintf(msg, "  routing skewed: the busiest EP rank gets %.3g times the mean of the token "
+                     "copies, and every rank is run as it (an upper bound)\n", s->expert_load);
+    if (s->dropout > 0)
+        fprintf(msg, "  dropout %g on the attention probabilities and on each block's output "
+                     "(a bias-dropout-add kernel before the residual)\n", s->dropout);
+    if (s->recompute)
+        fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
+                     "its backward\n");
+    if (s->dp > s->ep && s->zero == 0 && s->ep > 1 && s->ep != s->tp)
+        fprintf(msg, "  data-parallel over %u replicas, EP groups of %u consecutive ones (each "
+                     "layer's non-expert gradients all-reduced over all %u on stream 1 as its "
+                     "backward ends, each expert's over the %u replicas that hold it)\n",
+                s->dp, s->ep, s->dp, s->dp / s->ep);
+    else if (s->dp > 1 && s->zero == 0)
+        fprintf(msg, "  data-parallel over %u replicas (each layer's %sgradients all-reduced on "
+                     "stream 1 as its backward ends)\n", s->dp,
+                s->ep > 1 && s->ep != s->tp ? "non-expert " : "");
+    if (s->dp > 1 && s->zero > 0)
+        fprintf(msg, "  data-parallel over %u replicas with ZeRO-%u (gradients reduce-scattered, "
+                     "1/%u of the optimizer updated per replica, %s)\n", s->dp, s->zero, s->dp,
+                s->zero == 3 ? "each layer's weights all-gathered before its forward and backward"
+                            : "the weights all-gathered after the update");
+    if (t->nmirrors > 0)
+        fprintf(msg, "  %u replica(s) simulated; the other %u devices mirror them (symmetric "
+                     "ranks: they run what their twins run, at the same time)\n",
+                s->dp_sim ? s->dp_sim : s->dp > 1 ? s->dp : 1, t->nmirrors);
+    if (t->ndevices > 1)
+        fprintf(msg, "  devices gpu0..gpu%u: run it on a system file with that many devices\n",
+                t->ndevices - 1);
+}
+
 int cli_gen(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -58,282 +351,52 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen: expected 'strata gen llm ...' (see strata gen --help)\n");
         return 2;
     }
-    const char *model = NULL, *phase = NULL, *batch = NULL, *prompt = NULL, *context = NULL;
-    const char *dtype = NULL, *attn = NULL, *outp = NULL, *weights = NULL, *kvd = NULL;
-    const char *fw = NULL, *tps = NULL, *dps = NULL, *sims = NULL;
-    const char *pps = NULL, *mbs = NULL, *eps = NULL, *zeros = NULL, *dcns = NULL, *pages = NULL;
-    const char *vpps = NULL, *loads = NULL, *cps = NULL, *cpcs = NULL, *drops = NULL;
-    int recompute = 0, sp = 0;
+    struct gen_args a;
+    memset(&a, 0, sizeof a);
     const struct cli_opt opts[] = {
-        {"model", 0, &model, NULL},     {"phase", 0, &phase, NULL},
-        {"batch", 0, &batch, NULL},     {"prompt", 0, &prompt, NULL},
-        {"context", 0, &context, NULL}, {"dtype", 0, &dtype, NULL},
-        {"attn", 0, &attn, NULL},       {"output", 'o', &outp, NULL},
-        {"weights", 0, &weights, NULL}, {"kv-dtype", 0, &kvd, NULL},
-        {"framework", 0, &fw, NULL},    {"tp", 0, &tps, NULL},
-        {"dp", 0, &dps, NULL},          {"replicas-simulated", 0, &sims, NULL},
-        {"recompute", 0, NULL, &recompute}, {"sp", 0, NULL, &sp},
-        {"pp", 0, &pps, NULL},          {"microbatches", 0, &mbs, NULL},
-        {"ep", 0, &eps, NULL},          {"zero", 0, &zeros, NULL},
-        {"dcn", 0, &dcns, NULL},        {"page-size", 0, &pages, NULL},
-        {"vpp", 0, &vpps, NULL},        {"expert-load", 0, &loads, NULL},
-        {"cp", 0, &cps, NULL},          {"cp-comm", 0, &cpcs, NULL},
-        {"dropout", 0, &drops, NULL},
+        {"model", 0, &a.model, NULL},     {"phase", 0, &a.phase, NULL},
+        {"batch", 0, &a.batch, NULL},     {"prompt", 0, &a.prompt, NULL},
+        {"context", 0, &a.context, NULL}, {"dtype", 0, &a.dtype, NULL},
+        {"attn", 0, &a.attn, NULL},       {"output", 'o', &a.outp, NULL},
+        {"weights", 0, &a.weights, NULL}, {"kv-dtype", 0, &a.kvd, NULL},
+        {"framework", 0, &a.fw, NULL},    {"tp", 0, &a.tps, NULL},
+        {"dp", 0, &a.dps, NULL},          {"replicas-simulated", 0, &a.sims, NULL},
+        {"recompute", 0, NULL, &a.recompute}, {"sp", 0, NULL, &a.sp},
+        {"pp", 0, &a.pps, NULL},          {"microbatches", 0, &a.mbs, NULL},
+        {"ep", 0, &a.eps, NULL},          {"zero", 0, &a.zeros, NULL},
+        {"dcn", 0, &a.dcns, NULL},        {"page-size", 0, &a.pages, NULL},
+        {"vpp", 0, &a.vpps, NULL},        {"expert-load", 0, &a.loads, NULL},
+        {"cp", 0, &a.cps, NULL},          {"cp-comm", 0, &a.cpcs, NULL},
+        {"dropout", 0, &a.drops, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
     if (rc >= 0)
         return rc;
     char model_path[1600];
-    if (cli_find("gen llm", "--model", &model, 1, model_path, sizeof model_path) != 0)
+    if (cli_find("gen llm", "--model", &a.model, 1, model_path, sizeof model_path) != 0)
         return 1;
-    if (model == NULL || phase == NULL || outp == NULL) {
+    if (a.model == NULL || a.phase == NULL || a.outp == NULL) {
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
     struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (ascii_ieq(phase, "prefill"))
-        s.phase = LLM_PREFILL;
-    else if (ascii_ieq(phase, "train"))
-        s.phase = LLM_TRAIN;
-    else if (!ascii_ieq(phase, "decode")) {
-        fprintf(stderr, "strata gen llm: --phase: expected prefill, decode or train, got '%s'\n",
-                phase);
-        return 2;
-    }
-    if (s.phase != LLM_DECODE)
-        s.prompt = 512;
-    if (recompute && s.phase != LLM_TRAIN) {
-        fprintf(stderr, "strata gen llm: --recompute is for --phase train (it recomputes the "
-                        "forward before the backward)\n");
-        return 2;
-    }
-    s.recompute = recompute;
-    s.sp = sp;
-    if (pps != NULL) {
-        uint64_t v;
-        if (parse_ranks("--pp", pps, &v))
-            return 2;
-        s.pp = (uint32_t)v;
-    }
-    if (mbs != NULL) {
-        uint64_t v = 0;
-        if (parse_u64("--microbatches", mbs, 1, &v) || v > 4096) {
-            if (v > 4096)
-                fprintf(stderr, "strata gen llm: --microbatches: at most 4096\n");
-            return 2;
-        }
-        s.microbatches = (uint32_t)v;
-    }
-    if (loads != NULL) {
-        if (num_parse(loads, &s.expert_load) != 0 || !(s.expert_load >= 1.0 && s.expert_load <= 64.0)) {
-            fprintf(stderr, "strata gen llm: --expert-load: the busiest EP rank's load over the "
-                            "mean, a number from 1 (uniform) to 64, got '%s'\n", loads);
-            return 2;
-        }
-    }
-    if (drops != NULL) {
-        if (num_parse(drops, &s.dropout) != 0 || !(s.dropout >= 0.0 && s.dropout < 1.0)) {
-            fprintf(stderr, "strata gen llm: --dropout: a probability from 0 to below 1 (Megatron's "
-                            "default 0.1), got '%s'\n", drops);
-            return 2;
-        }
-    }
-    if (vpps != NULL) {
-        uint64_t v = 0;
-        if (parse_u64("--vpp", vpps, 1, &v) || v > 64) {
-            if (v > 64)
-                fprintf(stderr, "strata gen llm: --vpp: at most 64 model chunks a stage\n");
-            return 2;
-        }
-        s.vpp = (uint32_t)v;
-    }
-    /* flags that do not apply to the phase: said, not silently dropped */
-    if (prompt != NULL && s.phase == LLM_DECODE)
-        fprintf(stderr, "strata gen llm: warning: --prompt applies to prefill and train; a decode "
-                        "step's KV cache length is --context%s\n",
-                context == NULL ? " (not given: an empty cache)" : "");
-    if (context != NULL && s.phase == LLM_TRAIN) {
-        fprintf(stderr, "strata gen llm: --context: a training step has no KV cache (its sequence "
-                        "length is --prompt)\n");
-        return 2;
-    }
-    if ((batch && parse_u64("--batch", batch, 1, &s.batch)) ||
-        (prompt && parse_u64("--prompt", prompt, 1, &s.prompt)) ||
-        (context && parse_u64("--context", context, 0, &s.context)))
-        return 2;
-    uint64_t tp = 1, dp = 1;
-    if ((tps && parse_ranks("--tp", tps, &tp)) || (dps && parse_ranks("--dp", dps, &dp)))
-        return 2;
-    s.tp = (uint32_t)tp;
-    s.dp = (uint32_t)dp;
-    uint64_t ep = 1, dcn = 1;
-    if ((eps && parse_ranks("--ep", eps, &ep)) || (dcns && parse_ranks("--dcn", dcns, &dcn)))
-        return 2;
-    s.ep = (uint32_t)ep;
-    s.dcn = (uint32_t)dcn;
-    uint64_t cpn = 1;
-    if (cps && parse_ranks("--cp", cps, &cpn))
-        return 2;
-    if (cpn > 4096) {
-        fprintf(stderr, "strata gen llm: --cp: at most 4096 context-parallel ranks\n");
-        return 2;
-    }
-    s.cp = (uint32_t)cpn;
-    if (cpcs && llm_cp_comm_from_name(cpcs, &s.cp_comm) != 0) {
-        fprintf(stderr, "strata gen llm: --cp-comm: p2p, a2a or allgather, got '%s'\n", cpcs);
-        return 2;
-    }
-    if (pages != NULL) {
-        uint64_t v;
-        if (parse_u64("--page-size", pages, 1, &v))
-            return 2;
-        if (v > 65535) {
-            fprintf(stderr, "strata gen llm: --page-size: at most 65535 tokens a page\n");
-            return 2;
-        }
-        s.page_size = (uint32_t)v;
-    }
-    if (zeros != NULL) {
-        uint64_t z;
-        if (parse_u64("--zero", zeros, 0, &z))
-            return 2;
-        if (z > 3) {
-            fprintf(stderr, "strata gen llm: --zero: a ZeRO stage, 0 to 3, got %llu\n", (unsigned long long)z);
-            return 2;
-        }
-        s.zero = (uint32_t)z;
-    }
-    uint64_t sim = 0;
-    if (sims && parse_u64("--replicas-simulated", sims, 1, &sim))
-        return 2;
-    if (sims && (dp < 2 || sim > dp)) {
-        fprintf(stderr, "strata gen llm: --replicas-simulated: 1 to --dp replicas, with --dp 2 or more\n");
-        return 2;
-    }
-    s.dp_sim = (uint32_t)sim;
-    if (dtype && dtype_from_name(dtype, &s.dtype) != 0) {
-        fprintf(stderr, "strata gen llm: --dtype: unknown dtype '%s' (fp64, fp32, tf32, fp16, "
-                        "bf16, fp8_e4m3, fp8_e5m2, int8, int4; also bfloat16, float16, fp8, ...)\n",
-                dtype);
-        return 2;
-    }
-    if (weights && llm_weights_from_name(weights, &s) != 0) {
-        fprintf(stderr, "strata gen llm: --weights: unknown weight format '%s' (q4_0, q4_1, q5_0, q8_0, "
-                        "q4_k, q4_k_m, q5_k, q6_k, int4_g32, int4_g64, int4_g128, int8, nf4, fp8)\n",
-                weights);
-        return 2;
-    }
-    if (kvd && dtype_from_name(kvd, &s.kv_dtype) != 0) {
-        fprintf(stderr, "strata gen llm: --kv-dtype: unknown dtype '%s'\n", kvd);
-        return 2;
-    }
-    if (fw && llm_framework_from_name(fw, &s.framework) != 0) {
-        fprintf(stderr, "strata gen llm: --framework: expected fused, llama.cpp, pytorch or vllm, got '%s'\n",
-                fw);
-        return 2;
-    }
-    s.attn = llm_framework_attn(s.framework);   /* unless --attn says */
-    if (s.kv_dtype == DT_COUNT)
-        s.kv_dtype = s.dtype;
-    if (attn && op_attn_impl_from_name(attn, &s.attn) != 0) {
-        fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
-                        "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", attn);
-        return 2;
-    }
+    rc = gen_step(&a, &s);
+    if (rc != 0)
+        return rc;
     struct diag d;
     memset(&d, 0, sizeof d);
     struct llm_config c;
     struct trace t;
-    if (llm_config_load(model, &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
+    if (llm_config_load(a.model, &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }
-    rc = trace_write(&t, outp, &d);
+    rc = trace_write(&t, a.outp, &d);
     if (rc != 0)
         diag_print(&d, stderr);
-    else { /* with -o -, stdout holds the trace */
-        FILE *msg = cli_is_stdout(outp) ? stderr : stdout;
-        fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu%s, %llu new tokens%s, %llu cached%s, "
-                     "%.3g B params\n",
-               outp, t.nops, c.name, s.phase == LLM_DECODE ? "decode" : s.phase == LLM_TRAIN ? "train" : "prefill",
-               (unsigned long long)s.batch, batch ? "" : " (default)",
-               (unsigned long long)(s.phase == LLM_DECODE ? 1 : s.prompt),
-               s.phase != LLM_DECODE && prompt == NULL ? " (default --prompt)" : "",
-               (unsigned long long)s.context,
-               context == NULL && s.phase != LLM_TRAIN ? " (no --context)" : "",
-               (double)llm_param_count(&c) / 1e9);
-        if (s.attn == ATTN_SDPA || s.attn == ATTN_VLLM)
-            fprintf(msg, "  attention: %s, the kernel %s runs on the chip of the run (docs/attention.md)\n",
-                    op_attn_impl_name(s.attn), s.attn == ATTN_SDPA ? "PyTorch's SDPA" : "vLLM's default backend");
-        if (s.tp > 1 && s.sp)
-            fprintf(msg, "  tensor- and sequence-parallel over %u ranks (norms on 1/%u of the tokens; "
-                         "an all-gather before each attention and MLP, a reduce-scatter after, "
-                         "transposed in the backward)\n", s.tp, s.tp);
-        else if (s.tp > 1)
-            fprintf(msg, "  tensor-parallel over %u ranks (an all-reduce after each attention and "
-                         "MLP%s)\n", s.tp, s.phase == LLM_TRAIN ? ", and after the backward of QKV and gate/up" : "");
-        if (s.cp > 1)
-            fprintf(msg, "  context-parallel over %u ranks: each %llu tokens of a sequence (chunks "
-                         "balanced for the causal mask), %s, gradients reduced over the %u data x "
-                         "context ranks\n", s.cp, (unsigned long long)(s.prompt / s.cp),
-                    s.cp_comm == LLM_CP_A2A ? "all-to-alls to a head split for attention (Ulysses)"
-                    : s.cp_comm == LLM_CP_ALLGATHER ? "K and V all-gathered before attention"
-                                                    : "K and V passed round a ring of p2p copies while "
-                                                      "attention runs (Transformer Engine's p2p)",
-                    (s.dp > 1 ? s.dp : 1) * s.cp);
-        if (s.pp > 1)
-            fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B%s; "
-                         "activations and gradients as p2p copies between stages)\n", s.pp,
-                    s.microbatches ? s.microbatches : (unsigned)s.batch,
-                    (unsigned long long)(s.batch / (s.microbatches ? s.microbatches : s.batch)),
-                    s.vpp > 1 ? ", interleaved: each stage holds --vpp model chunks" : "");
-        if (s.pp <= 1 && s.microbatches > 1 && s.phase == LLM_TRAIN)
-            fprintf(msg, "  gradient accumulation: %u micro-batches of %llu, a forward and a backward "
-                         "each in turn, the gradients reduced during the last backward\n",
-                    s.microbatches, (unsigned long long)(s.batch / s.microbatches));
-        if (s.ep > 1 && s.ep == s.tp)
-            fprintf(msg, "  expert-parallel over the %u tensor-parallel ranks: each %llu whole experts "
-                         "of the %llu on every token (uniform routing assumed), the MLP all-reduce "
-                         "summing them\n", s.tp, (unsigned long long)(c.experts / s.ep),
-                    (unsigned long long)c.experts);
-        else if (s.ep > 1)
-            fprintf(msg, "  expert-parallel over %u replicas: each its own batch of %llu and %llu of the "
-                         "%llu experts%s; tokens to their experts and back by two all-to-alls a layer "
-                         "(uniform routing assumed)\n", s.ep, (unsigned long long)s.batch,
-                    (unsigned long long)(c.experts / s.ep), (unsigned long long)c.experts,
-                    s.tp > 1 ? ", each split over the TP ranks as the MLP is" : "");
-        if (s.ep > 1 && s.expert_load > 1.0)
-            fprintf(msg, "  routing skewed: the busiest EP rank gets %.3g times the mean of the token "
-                         "copies, and every rank is run as it (an upper bound)\n", s.expert_load);
-        if (s.dropout > 0)
-            fprintf(msg, "  dropout %g on the attention probabilities and on each block's output "
-                         "(a bias-dropout-add kernel before the residual)\n", s.dropout);
-        if (s.recompute)
-            fprintf(msg, "  full activation recomputation: each layer's forward runs again before "
-                         "its backward\n");
-        if (s.dp > s.ep && s.zero == 0 && s.ep > 1 && s.ep != s.tp)
-            fprintf(msg, "  data-parallel over %u replicas, EP groups of %u consecutive ones (each "
-                         "layer's non-expert gradients all-reduced over all %u on stream 1 as its "
-                         "backward ends, each expert's over the %u replicas that hold it)\n",
-                    s.dp, s.ep, s.dp, s.dp / s.ep);
-        else if (s.dp > 1 && s.zero == 0)
-            fprintf(msg, "  data-parallel over %u replicas (each layer's %sgradients all-reduced on "
-                         "stream 1 as its backward ends)\n", s.dp,
-                    s.ep > 1 && s.ep != s.tp ? "non-expert " : "");
-        if (s.dp > 1 && s.zero > 0)
-            fprintf(msg, "  data-parallel over %u replicas with ZeRO-%u (gradients reduce-scattered, "
-                         "1/%u of the optimizer updated per replica, %s)\n", s.dp, s.zero, s.dp,
-                    s.zero == 3 ? "each layer's weights all-gathered before its forward and backward"
-                                : "the weights all-gathered after the update");
-        if (t.nmirrors > 0)
-            fprintf(msg, "  %u replica(s) simulated; the other %u devices mirror them (symmetric "
-                         "ranks: they run what their twins run, at the same time)\n",
-                    s.dp_sim ? s.dp_sim : s.dp > 1 ? s.dp : 1, t.nmirrors);
-        if (t.ndevices > 1)
-            fprintf(msg, "  devices gpu0..gpu%u: run it on a system file with that many devices\n",
-                    t.ndevices - 1);
-    }
+    else /* with -o -, stdout holds the trace */
+        gen_summary(cli_is_stdout(a.outp) ? stderr : stdout, &a, &c, &s, &t);
     trace_free(&t);
     return rc ? 1 : 0;
 }
