@@ -1,5 +1,6 @@
 /* cmd_sweep.c: `strata sweep`: one config varied over a design space, each
  * point run on every trace (sim/study/sweep.h). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "afile.h"
 #include "cfg.h"
+#include "check.h"
 #include "cli.h"
 #include "diag.h"
 #include "plot.h"
@@ -53,6 +55,158 @@ static int take_repeated(int *argc, char **argv, const char *name, const char **
     *argc = out;
     argv[out] = NULL;
     return -1;
+}
+
+/* --shard I/N into o.  0, or 2 after a usage message. */
+static int parse_shard(const char *shard, struct sweep_opts *o)
+{
+    char *e;
+    unsigned long i = strtoul(shard, &e, 10), n = 0;
+    if (e != shard && *e == '/')
+        n = strtoul(e + 1, &e, 10);
+    if (shard[0] < '0' || shard[0] > '9' || *e != '\0' || n == 0 || n > 1000000) {
+        fprintf(stderr, "strata sweep: --shard: expected I/N (0 <= I < N), got '%s'\n", shard);
+        return 2;
+    }
+    if (i >= n) {
+        fprintf(stderr, "strata sweep: --shard %s: shard index %lu out of range 0..%lu\n",
+                shard, i, n - 1);
+        return 2;
+    }
+    o->shard = (unsigned)i;
+    o->nshards = (unsigned)n;
+    return 0;
+}
+
+/* The design space into s: the config, the traces and the keys.  -1 to
+ * go on, else the exit status (after a message). */
+static int sweep_setup(struct sweep *s, const char *hw, const char *const *traces, unsigned ntr,
+                       const char *const *vary, unsigned nvary, int zip, struct diag *d)
+{
+    if (strlen(hw) >= sizeof s->hw) {
+        fprintf(stderr, "strata sweep: --hw path too long\n");
+        return 2;
+    }
+    snprintf(s->hw, sizeof s->hw, "%s", hw);
+    for (unsigned t = 0; t < ntr; t++) {
+        if (strlen(traces[t]) >= sizeof s->trace_path[0]) {
+            fprintf(stderr, "strata sweep: --trace path too long\n");
+            return 2;
+        }
+        snprintf(s->trace_path[t], sizeof s->trace_path[0], "%s", traces[t]);
+    }
+    s->ntraces = ntr;
+    s->zip = zip;
+    for (unsigned v = 0; v < nvary; v++)
+        if (sweep_add_vary(s, vary[v], d) != 0) {
+            sweep_free(s);
+            return d->code == DIAG_E_USAGE ? (diag_print(d, stderr), 2) : cli_fail(d);
+        }
+    if (sweep_finish(s, d) != 0) {
+        sweep_free(s);
+        return d->code == DIAG_E_USAGE ? (diag_print(d, stderr), 2) : cli_fail(d);
+    }
+    return -1;
+}
+
+#ifdef STRATA_WITH_MPI
+/* Every rank runs shard rank/size; rank 0 gathers the rows, puts them in
+ * point order and goes on to write what the single-process sweep writes.
+ * -1 to go on (rank 0, with *header and *rows), else the exit status (the
+ * other ranks: 0). */
+static int sweep_mpi(struct sweep *s, struct sweep_opts *o, const char *shard, char **header,
+                     char **rows, struct diag *d)
+{
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (shard != NULL) {
+        if (rank == 0)
+            fprintf(stderr, "strata sweep: under MPI the ranks are the shards; drop --shard\n");
+        return 2;
+    }
+    o->shard = (unsigned)rank;
+    o->nshards = (unsigned)size;
+    o->progress = o->progress && rank == 0;
+    int mine = sweep_run(s, o, header, rows, d) != 0, any = 0;
+    if (mine)
+        diag_print(d, stderr);
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any)
+        return 1;
+    int len = (int)strlen(*rows);
+    int *lens = rank == 0 ? sim_xcalloc((size_t)size, sizeof *lens) : NULL;
+    int *offs = rank == 0 ? sim_xcalloc((size_t)size, sizeof *offs) : NULL;
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char *all = NULL;
+    if (rank == 0) {
+        long total = 0;
+        for (int r = 0; r < size; r++) {
+            offs[r] = (int)total;
+            total += lens[r];
+        }
+        if (total > 2147483647L) {
+            fprintf(stderr, "strata sweep: %ld bytes of rows is too many for one gather\n", total);
+            abort();
+        }
+        all = sim_xcalloc((size_t)total + 1, 1);
+    }
+    MPI_Gatherv(*rows, len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank != 0)
+        return 0;
+    /* rank r holds points r, r + size, ...; each point has ntraces lines */
+    char **cur = sim_xcalloc((size_t)size, sizeof *cur);
+    size_t tot = strlen(all) + 1;
+    char *ordered = sim_xcalloc(tot, 1);
+    size_t at = 0;
+    for (int r = 0; r < size; r++)
+        cur[r] = all + offs[r];
+    for (uint64_t p = 0; p < s->npoints; p++) {
+        int r = (int)(p % (uint64_t)size);
+        for (unsigned t = 0; t < s->ntraces; t++) {
+            char *e = strchr(cur[r], '\n');
+            size_t n = (size_t)(e - cur[r] + 1);
+            memcpy(ordered + at, cur[r], n);
+            at += n;
+            cur[r] = e + 1;
+        }
+    }
+    ordered[at] = '\0';
+    free(*rows);
+    *rows = ordered;
+    free(all);
+    free(cur);
+    free(lens);
+    free(offs);
+    o->shard = 0;
+    o->nshards = 1;
+    return -1;
+}
+#endif
+
+/* The CSV (and with --out, the plots and page).  0, or 1 with *d. */
+static int sweep_outputs(const struct sweep *s, const struct sweep_opts *o, const char *csv,
+                         const char *outdir, const char *header, const char *rows, struct diag *d)
+{
+    char path[1100];
+    const char *dest = csv != NULL ? csv : "-";
+    if (outdir != NULL) {
+        if (afile_make_dir(outdir, "--out", d) != 0)
+            return 1;
+        snprintf(path, sizeof path, "%s/%s", outdir, o->nshards > 1 ? "" : "sweep.csv");
+        if (o->nshards > 1)
+            snprintf(path, sizeof path, "%s/shard-%u-of-%u.csv", outdir, o->shard, o->nshards);
+        dest = path;
+    }
+    int rc = sweep_write_csv(dest, s, o, header, rows, d) != 0;
+    if (rc == 0 && outdir != NULL && o->nshards == 1)
+        rc = plot_sweep(s, dest, outdir, d) != 0;
+    if (rc == 0 && !cli_is_stdout(dest))
+        fprintf(stderr, "strata sweep: %llu points x %u traces -> %s\n",
+                (unsigned long long)(s->npoints > o->shard
+                                         ? (s->npoints - o->shard + o->nshards - 1) / o->nshards : 0),
+                s->ntraces, dest);
+    return rc;
 }
 
 int cli_sweep(int argc, char **argv)
@@ -118,151 +272,28 @@ int cli_sweep(int argc, char **argv)
         return 2;
     }
     struct sweep_opts o = {.threads = nth, .shard = 0, .nshards = 1, .progress = 0};
-    if (shard != NULL) {
-        char *e;
-        unsigned long i = strtoul(shard, &e, 10), n = 0;
-        if (e != shard && *e == '/')
-            n = strtoul(e + 1, &e, 10);
-        if (shard[0] < '0' || shard[0] > '9' || *e != '\0' || n == 0 || n > 1000000) {
-            fprintf(stderr, "strata sweep: --shard: expected I/N (0 <= I < N), got '%s'\n", shard);
-            return 2;
-        }
-        if (i >= n) {
-            fprintf(stderr, "strata sweep: --shard %s: shard index %lu out of range 0..%lu\n",
-                    shard, i, n - 1);
-            return 2;
-        }
-        o.shard = (unsigned)i;
-        o.nshards = (unsigned)n;
-    }
-    if (strlen(hw) >= sizeof s.hw) {
-        fprintf(stderr, "strata sweep: --hw path too long\n");
+    if (shard != NULL && parse_shard(shard, &o) != 0)
         return 2;
-    }
-    snprintf(s.hw, sizeof s.hw, "%s", hw);
-    for (unsigned t = 0; t < ntr; t++) {
-        if (strlen(traces[t]) >= sizeof s.trace_path[0]) {
-            fprintf(stderr, "strata sweep: --trace path too long\n");
-            return 2;
-        }
-        snprintf(s.trace_path[t], sizeof s.trace_path[0], "%s", traces[t]);
-    }
-    s.ntraces = ntr;
-    s.zip = zip;
-    for (unsigned v = 0; v < nvary; v++)
-        if (sweep_add_vary(&s, vary[v], &d) != 0) {
-            sweep_free(&s);
-            return d.code == DIAG_E_USAGE ? (diag_print(&d, stderr), 2) : cli_fail(&d);
-        }
-    if (sweep_finish(&s, &d) != 0) {
-        sweep_free(&s);
-        return d.code == DIAG_E_USAGE ? (diag_print(&d, stderr), 2) : cli_fail(&d);
-    }
+    rc = sweep_setup(&s, hw, traces, ntr, vary, nvary, zip, &d);
+    if (rc >= 0)
+        return rc;
     o.progress = !noprog && isatty(2);
     char *header = NULL, *rows = NULL;
 #ifdef STRATA_WITH_MPI
-    /* every rank runs shard rank/size; rank 0 gathers the rows, puts them
-     * in point order and writes what the single-process sweep writes */
-    int rank = 0, size = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (shard != NULL) {
-        if (rank == 0)
-            fprintf(stderr, "strata sweep: under MPI the ranks are the shards; drop --shard\n");
-        sweep_free(&s);
-        return 2;
-    }
-    o.shard = (unsigned)rank;
-    o.nshards = (unsigned)size;
-    o.progress = o.progress && rank == 0;
-    int mine = sweep_run(&s, &o, &header, &rows, &d) != 0, any = 0;
-    if (mine)
-        diag_print(&d, stderr);
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any) {
+    rc = sweep_mpi(&s, &o, shard, &header, &rows, &d);
+    if (rc >= 0) {
         free(header);
         free(rows);
         sweep_free(&s);
-        return 1;
+        return rc;
     }
-    int len = (int)strlen(rows);
-    int *lens = rank == 0 ? calloc((size_t)size, sizeof *lens) : NULL;
-    int *offs = rank == 0 ? calloc((size_t)size, sizeof *offs) : NULL;
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    char *all = NULL;
-    if (rank == 0) {
-        long total = 0;
-        for (int r = 0; r < size; r++) {
-            offs[r] = (int)total;
-            total += lens[r];
-        }
-        all = malloc((size_t)total + 1);
-        if (all == NULL || total > 2147483647L) {
-            fprintf(stderr, "strata sweep: %ld bytes of rows is too many for one gather\n", total);
-            abort();
-        }
-        all[total] = '\0';
-    }
-    MPI_Gatherv(rows, len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (rank != 0) {
-        free(header);
-        free(rows);
-        sweep_free(&s);
-        return 0;
-    }
-    /* rank r holds points r, r + size, ...; each point has ntraces lines */
-    char **cur = calloc((size_t)size, sizeof *cur);
-    size_t tot = strlen(all) + 1;
-    char *ordered = malloc(tot);
-    size_t at = 0;
-    for (int r = 0; r < size; r++)
-        cur[r] = all + offs[r];
-    for (uint64_t p = 0; p < s.npoints; p++) {
-        int r = (int)(p % (uint64_t)size);
-        for (unsigned t = 0; t < s.ntraces; t++) {
-            char *e = strchr(cur[r], '\n');
-            size_t n = (size_t)(e - cur[r] + 1);
-            memcpy(ordered + at, cur[r], n);
-            at += n;
-            cur[r] = e + 1;
-        }
-    }
-    ordered[at] = '\0';
-    free(rows);
-    rows = ordered;
-    free(all);
-    free(cur);
-    free(lens);
-    free(offs);
-    o.shard = 0;
-    o.nshards = 1;
 #else
     if (sweep_run(&s, &o, &header, &rows, &d) != 0) {
         sweep_free(&s);
         return cli_fail(&d);
     }
 #endif
-    char path[1100];
-    const char *dest = csv != NULL ? csv : "-";
-    if (outdir != NULL) {
-        if (afile_make_dir(outdir, "--out", &d) != 0) {
-            rc = 1;
-            goto done;
-        }
-        snprintf(path, sizeof path, "%s/%s", outdir, o.nshards > 1 ? "" : "sweep.csv");
-        if (o.nshards > 1)
-            snprintf(path, sizeof path, "%s/shard-%u-of-%u.csv", outdir, o.shard, o.nshards);
-        dest = path;
-    }
-    rc = sweep_write_csv(dest, &s, &o, header, rows, &d) != 0;
-    if (rc == 0 && outdir != NULL && o.nshards == 1)
-        rc = plot_sweep(&s, dest, outdir, &d) != 0;
-    if (rc == 0 && !cli_is_stdout(dest))
-        fprintf(stderr, "strata sweep: %llu points x %u traces -> %s\n",
-                (unsigned long long)(s.npoints > o.shard
-                                         ? (s.npoints - o.shard + o.nshards - 1) / o.nshards : 0),
-                s.ntraces, dest);
-done:
+    rc = sweep_outputs(&s, &o, csv, outdir, header, rows, &d);
     free(header);
     free(rows);
     sweep_free(&s);
