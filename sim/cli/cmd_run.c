@@ -139,19 +139,145 @@ static void run_undo(void *arg)
         rmdir(u->outdir);
 }
 
+/* The options of `run` as given, and the numbers parsed from them. */
+struct run_args {
+    const char *hw, *tr, *js, *csv, *top, *outdir;
+    const char *gran, *maxev, *maxmem;
+    int quiet, no_whatif, sustained;
+    unsigned long long max_events;
+    unsigned ntop;
+    double gran_us;
+};
+
+/* The numbers and the output names: 0, or 2 after a usage message. */
+static int run_check_args(struct run_args *a)
+{
+    a->max_events = 0;
+    if (a->maxev != NULL) {
+        char *end;
+        a->max_events = strtoull(a->maxev, &end, 10);
+        if (a->maxev[0] < '1' || a->maxev[0] > '9' || *end != '\0') {
+            fprintf(stderr, "strata run: --max-events: expected a count of engine events, got '%s'\n",
+                    a->maxev);
+            return 2;
+        }
+    }
+    if (a->maxmem != NULL) {
+        uint64_t b;
+        if (membudget_parse(a->maxmem, &b) != 0) {
+            fprintf(stderr, "strata run: --max-memory: expected a size of at least 1MiB (4GiB, 512MiB, "
+                            "8GB), got '%s'\n", a->maxmem);
+            return 2;
+        }
+        membudget_set_bytes(b);
+    }
+    a->ntop = 15;
+    if (a->top != NULL && cli_count("run", "--top", a->top, 1000000, &a->ntop) != 0)
+        return 2;
+    a->gran_us = 10.0;
+    if (a->gran != NULL) {
+        if (num_parse(a->gran, &a->gran_us) != 0 || !(a->gran_us >= 0) || a->gran_us > 1e9) {
+            fprintf(stderr, "strata run: --timeline-granularity-us: expected microseconds, got '%s'\n",
+                    a->gran);
+            return 2;
+        }
+    }
+    /* two reports into one file would keep only the last */
+    if (a->js != NULL && a->csv != NULL && strcmp(a->js, a->csv) == 0) {
+        fprintf(stderr, "strata run: --json and --csv name the same file '%s'\n", a->js);
+        return 2;
+    }
+    if (a->outdir != NULL) {
+        static const char *const mine[] = {"report.json", "ops.csv", "timeline.json", "report.html"};
+        const char *opt[2] = {a->js, a->csv};
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 4 && opt[i] != NULL; k++) {
+                char p[1100];
+                snprintf(p, sizeof p, "%s/%s", a->outdir, mine[k]);
+                if (strcmp(p, opt[i]) == 0) {
+                    fprintf(stderr, "strata run: %s '%s' is also a file --out writes\n",
+                            i ? "--csv" : "--json", opt[i]);
+                    return 2;
+                }
+            }
+    }
+    return 0;
+}
+
+/* The --out folder: report.json here while the timeline and ops.csv are
+ * written on a second thread (each file is its own; the run is read only),
+ * then the plots and report.html.  0, or 1 with *d. */
+static int run_write_outdir(const struct report_ctx *c, struct timeline *tl, const char *outdir,
+                            struct kept *kept, unsigned *nk, struct diag *d)
+{
+    char path[1100];
+    int rc = 0;
+    snprintf(path, sizeof path, "%s/report.json", outdir);
+    keep_old(kept, nk, path);
+    struct tl_job tj = {tl, c, "", "", {0}, 0};
+    snprintf(tj.path, sizeof tj.path, "%s/timeline.json", outdir);
+    snprintf(tj.csv, sizeof tj.csv, "%s/ops.csv", outdir);
+    keep_old(kept, nk, tj.csv);
+    keep_old(kept, nk, tj.path);
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, tl_thread, &tj) == 0;
+    void *tree = report_json_head(c);     /* the ops stream from the run, not a tree */
+    if (report_json_write(c, tree, path, d) != 0)
+        rc = 1;
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        tl_thread(&tj);
+    if (rc == 0 && tj.rc != 0) {
+        rc = 1;
+        *d = tj.d;
+    }
+    if (rc == 0) {
+        snprintf(path, sizeof path, "%s/report.html", outdir);
+        keep_old(kept, nk, path);
+        snprintf(path, sizeof path, "%s/report.json", outdir);
+        if (plot_render_run(tree, c, path, outdir, d) != 0)
+            rc = 1;
+    }
+    report_tree_free(tree);
+    return rc;
+}
+
+/* Every output, or none: each output's old version is kept aside until
+ * all are written, and put back if one fails (kept_finish).  0, or 1 with
+ * *d. */
+static int run_write(const struct run_args *a, const struct report_ctx *c, struct timeline *tl,
+                     struct kept *kept, unsigned *nk, struct diag *d)
+{
+    if (a->js != NULL) {
+        if (!cli_is_stdout(a->js)) /* stdout cannot be taken back */
+            keep_old(kept, nk, a->js);
+        if (report_json(c, a->js, d) != 0)
+            return 1;
+    }
+    if (a->csv != NULL) {
+        if (!cli_is_stdout(a->csv))
+            keep_old(kept, nk, a->csv);
+        if (report_csv(c, a->csv, d) != 0)
+            return 1;
+    }
+    if (a->outdir != NULL)
+        return run_write_outdir(c, tl, a->outdir, kept, nk, d);
+    return 0;
+}
+
 int cli_run(int argc, char **argv)
 {
-    const char *hw = NULL, *tr = NULL, *js = NULL, *csv = NULL, *top = NULL, *outdir = NULL;
-    const char *gran = NULL, *maxev = NULL, *maxmem = NULL;
-    int quiet = 0, no_whatif = 0, sustained = 0;
+    struct run_args a;
+    memset(&a, 0, sizeof a);
     const struct cli_opt opts[] = {
-        {"hw", 0, &hw, NULL},        {"trace", 0, &tr, NULL},
-        {"json", 0, &js, NULL},      {"csv", 0, &csv, NULL},
-        {"top", 0, &top, NULL},      {"out", 0, &outdir, NULL},
-        {"timeline-granularity-us", 0, &gran, NULL},
-        {"max-events", 0, &maxev, NULL}, {"max-memory", 0, &maxmem, NULL},
-        {"quiet", 0, NULL, &quiet},  {"no-whatif", 0, NULL, &no_whatif},
-        {"sustained", 0, NULL, &sustained},
+        {"hw", 0, &a.hw, NULL},        {"trace", 0, &a.tr, NULL},
+        {"json", 0, &a.js, NULL},      {"csv", 0, &a.csv, NULL},
+        {"top", 0, &a.top, NULL},      {"out", 0, &a.outdir, NULL},
+        {"timeline-granularity-us", 0, &a.gran, NULL},
+        {"max-events", 0, &a.maxev, NULL}, {"max-memory", 0, &a.maxmem, NULL},
+        {"quiet", 0, NULL, &a.quiet},  {"no-whatif", 0, NULL, &a.no_whatif},
+        {"sustained", 0, NULL, &a.sustained},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -165,72 +291,25 @@ int cli_run(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char hw_path[1600];
-    if (cli_find("run", "--hw", &hw, 0, hw_path, sizeof hw_path) != 0)
+    if (cli_find("run", "--hw", &a.hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    rc = 0;
-    if (hw == NULL || tr == NULL) {
+    if (a.hw == NULL || a.tr == NULL) {
         fprintf(stderr, "strata run: --hw and --trace are required\n");
         return 2;
     }
-    unsigned long long max_events = 0;
-    if (maxev != NULL) {
-        char *end;
-        max_events = strtoull(maxev, &end, 10);
-        if (maxev[0] < '1' || maxev[0] > '9' || *end != '\0') {
-            fprintf(stderr, "strata run: --max-events: expected a count of engine events, got '%s'\n",
-                    maxev);
-            return 2;
-        }
-    }
-    if (maxmem != NULL) {
-        uint64_t b;
-        if (membudget_parse(maxmem, &b) != 0) {
-            fprintf(stderr, "strata run: --max-memory: expected a size of at least 1MiB (4GiB, 512MiB, "
-                            "8GB), got '%s'\n", maxmem);
-            return 2;
-        }
-        membudget_set_bytes(b);
-    }
-    unsigned ntop = 15;
-    if (top != NULL && cli_count("run", "--top", top, 1000000, &ntop) != 0)
+    if (run_check_args(&a) != 0)
         return 2;
-    double gran_us = 10.0;
-    if (gran != NULL) {
-        if (num_parse(gran, &gran_us) != 0 || !(gran_us >= 0) || gran_us > 1e9) {
-            fprintf(stderr, "strata run: --timeline-granularity-us: expected microseconds, got '%s'\n",
-                    gran);
-            return 2;
-        }
-    }
-    /* two reports into one file would keep only the last */
-    if (js != NULL && csv != NULL && strcmp(js, csv) == 0) {
-        fprintf(stderr, "strata run: --json and --csv name the same file '%s'\n", js);
-        return 2;
-    }
-    if (outdir != NULL) {
-        static const char *const mine[] = {"report.json", "ops.csv", "timeline.json", "report.html"};
-        const char *opt[2] = {js, csv};
-        for (int i = 0; i < 2; i++)
-            for (int k = 0; k < 4 && opt[i] != NULL; k++) {
-                char p[1100];
-                snprintf(p, sizeof p, "%s/%s", outdir, mine[k]);
-                if (strcmp(p, opt[i]) == 0) {
-                    fprintf(stderr, "strata run: %s '%s' is also a file --out writes\n",
-                            i ? "--csv" : "--json", opt[i]);
-                    return 2;
-                }
-            }
-    }
+    const char *outdir = a.outdir;
     struct diag d;
     memset(&d, 0, sizeof d);
     /* --hw: a system file, or a chip config (one chip per trace device) */
     struct hw_system sys;
-    int sr = sys_load_with(hw, &sets, &sys, &d);
+    int sr = sys_load_with(a.hw, &sets, &sys, &d);
     if (sr < 0)
         return cli_fail(&d);
     struct hw_config chip = sys.chip;   /* a chip config: filled by sys_load */
     struct trace t;
-    if (trace_load(tr, &t, &d) != 0) {
+    if (trace_load(a.tr, &t, &d) != 0) {
         if (sr == 0)
             sys_free(&sys);
         return cli_fail(&d);
@@ -253,9 +332,9 @@ int cli_run(int argc, char **argv)
     struct run_undo undo = {kept, &nk, lock, &lock_fd, outdir, made_outdir};
     membudget_cleanup_push(run_undo, &undo);
     struct timeline tl;
-    struct run_opts ro = {.tl = NULL, .max_events = max_events, .sustained = sustained};
+    struct run_opts ro = {.tl = NULL, .max_events = a.max_events, .sustained = a.sustained};
     if (outdir != NULL) {
-        tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(gran_us * 1e6));
+        tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(a.gran_us * 1e6));
         ro.tl = &tl;
     }
     struct run_result r;
@@ -277,57 +356,10 @@ int cli_run(int argc, char **argv)
                 "that need them (see strata fit)\n",
                 r.working_set / 1e9, cfg.name, (double)cfg_dram(&cfg)->capacity_bytes / 1e9, r.spill / 1e9);
     struct whatif w[WHATIF_COUNT];
-    struct report_ctx c = {&cfg, &t, &r, t.tokens, ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
-    if (outdir != NULL && !no_whatif)
-        c.nwhatif = whatif_run(&sys, &t, sustained, w);
-    /* every file or none: each output's old version is kept aside until all
-     * are written, and put back if one fails */
-    void *tree = NULL;
-    char path[1100];
-    if (js != NULL) {
-        if (!cli_is_stdout(js)) /* stdout cannot be taken back */
-            keep_old(kept, &nk, js);
-        if (report_json(&c, js, &d) != 0)
-            rc = 1;
-    }
-    if (rc == 0 && csv != NULL) {
-        if (!cli_is_stdout(csv))
-            keep_old(kept, &nk, csv);
-        if (report_csv(&c, csv, &d) != 0)
-            rc = 1;
-    }
-    if (rc == 0 && outdir != NULL) {
-        snprintf(path, sizeof path, "%s/report.json", outdir);
-        keep_old(kept, &nk, path);
-        /* the timeline and ops.csv on a second thread while report.json
-         * is written here (each file is its own; the run is read only) */
-        struct tl_job tj = {&tl, &c, "", "", {0}, 0};
-        snprintf(tj.path, sizeof tj.path, "%s/timeline.json", outdir);
-        snprintf(tj.csv, sizeof tj.csv, "%s/ops.csv", outdir);
-        keep_old(kept, &nk, tj.csv);
-        keep_old(kept, &nk, tj.path);
-        pthread_t th;
-        int threaded = pthread_create(&th, NULL, tl_thread, &tj) == 0;
-        tree = report_json_head(&c);     /* the ops stream from the run, not a tree */
-        if (report_json_write(&c, tree, path, &d) != 0)
-            rc = 1;
-        if (threaded)
-            pthread_join(th, NULL);
-        else
-            tl_thread(&tj);
-        if (rc == 0 && tj.rc != 0) {
-            rc = 1;
-            d = tj.d;
-        }
-        if (rc == 0) {
-            snprintf(path, sizeof path, "%s/report.html", outdir);
-            keep_old(kept, &nk, path);
-            snprintf(path, sizeof path, "%s/report.json", outdir);
-            if (plot_render_run(tree, &c, path, outdir, &d) != 0)
-                rc = 1;
-        }
-        report_tree_free(tree);
-    }
+    struct report_ctx c = {&cfg, &t, &r, t.tokens, a.ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
+    if (outdir != NULL && !a.no_whatif)
+        c.nwhatif = whatif_run(&sys, &t, a.sustained, w);
+    rc = run_write(&a, &c, &tl, kept, &nk, &d);
     membudget_cleanup_pop();
     kept_finish(kept, nk, rc == 0);
     if (rc != 0) {
@@ -336,9 +368,9 @@ int cli_run(int argc, char **argv)
         lock_fd = -1;
         if (made_outdir)
             rmdir(outdir); /* only if empty: the plot step removes its own */
-    } else if (!quiet) {
+    } else if (!a.quiet) {
         /* a report on stdout: the summary goes to stderr, out of its way */
-        FILE *txt = cli_is_stdout(js) || cli_is_stdout(csv) ? stderr : stdout;
+        FILE *txt = cli_is_stdout(a.js) || cli_is_stdout(a.csv) ? stderr : stdout;
         report_text(&c, txt);
         if (outdir != NULL)
             fprintf(txt, "\n  wrote %s/: report.json, ops.csv, timeline.json (open in ui.perfetto.dev)%s\n",
