@@ -13,6 +13,7 @@
 
 #include "afile.h"
 #include "check.h"
+#include "csv.h"
 #include "run.h"
 #include "system.h"
 #include "numfmt.h"
@@ -219,22 +220,6 @@ void sweep_free(struct sweep *s)
 
 /* ------------------------------------------------------------ running */
 
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void sb_csv(struct sb *b, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        sb_puts(b, s);
-        return;
-    }
-    sb_putn(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_putn(b, "\"", 1);
-        sb_putn(b, s, 1);
-    }
-    sb_putn(b, "\"", 1);
-}
-
 struct point_hw {
     int chip_only;              /* sys is a chip config: make the system per trace */
     struct hw_system sys;
@@ -262,10 +247,10 @@ static void format_row(const struct job *j, uint64_t task, const struct hw_syste
     char num[64];
     snprintf(num, sizeof num, "%llu,", (unsigned long long)p);
     sb_puts(b, num);
-    sb_csv(b, s->trace_path[t]);
+    csv_field(b, s->trace_path[t]);
     for (unsigned i = 0; i < s->nkeys; i++) {
         sb_putn(b, ",", 1);
-        sb_csv(b, s->key[i].values[sweep_value_index(s, i, p)]);
+        csv_field(b, s->key[i].values[sweep_value_index(s, i, p)]);
     }
     const struct hw_config *c = &sys->chip;
     double total_s = (double)r->total_ps * 1e-12;
@@ -356,7 +341,7 @@ static void header_line(const struct sweep *s, const struct hw_config *c, struct
     sb_puts(b, "point,trace");
     for (unsigned i = 0; i < s->nkeys; i++) {
         sb_putn(b, ",", 1);
-        sb_csv(b, s->key[i].key);
+        csv_field(b, s->key[i].key);
     }
     sb_puts(b, ",time_us,tflops,bound");
     for (unsigned k = 0; k < CAT_STALL + c->nlevels; k++) {

@@ -24,6 +24,7 @@
 
 #include "afile.h"
 #include "check.h"
+#include "csv.h"
 #include "jsonout.h"
 #include "llm.h"
 #include "numfmt.h"
@@ -37,52 +38,6 @@
 #define VAL_MAX_COLS 32
 #define VAL_MAX_LINE 8192
 #define VAL_MAX_CONFIGS 128  /* configs one CSV may name */
-
-/* Split one CSV line (RFC 4180 quotes) in place.  Returns field count or -1. */
-static int csv_split(char *line, char **cols, int max)
-{
-    int n = 0;
-    char *p = line, *w;
-    for (;;) {
-        if (n == max)
-            return -1;
-        if (*p == '"') {
-            p++;
-            cols[n++] = w = p;
-            for (;;) {
-                if (*p == '\0')
-                    return -1;          /* unterminated quote */
-                if (*p == '"') {
-                    if (p[1] == '"') {
-                        *w++ = '"';
-                        p += 2;
-                        continue;
-                    }
-                    p++;
-                    break;
-                }
-                *w++ = *p++;
-            }
-            *w = '\0';
-            if (*p == ',') {
-                p++;
-                continue;
-            }
-            if (*p == '\0' || *p == '\r' || *p == '\n')
-                return n;
-            return -1;
-        }
-        cols[n++] = p;
-        while (*p && *p != ',' && *p != '\r' && *p != '\n')
-            p++;
-        if (*p == ',') {
-            *p++ = '\0';
-            continue;
-        }
-        *p = '\0';
-        return n;
-    }
-}
 
 struct spec_kv {
     char key[32];
