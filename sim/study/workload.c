@@ -1,0 +1,420 @@
+/* workload.c: see workload.h. */
+#include "workload.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "coll.h"
+#include "llm.h"
+#include "numfmt.h"
+
+struct spec_kv {
+    char key[32];
+    char val[256];
+};
+
+/* "KIND k=v k=v" -> kind + pairs.  Returns pair count or -1. */
+static int spec_parse(const char *spec, char *kind, size_t kn, struct spec_kv *kv, int max)
+{
+    const char *p = spec;
+    while (*p == ' ')
+        p++;
+    size_t i = 0;
+    while (*p && *p != ' ' && i + 1 < kn)
+        kind[i++] = *p++;
+    kind[i] = '\0';
+    if (i == 0)
+        return -1;
+    int n = 0;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            break;
+        if (n == max)
+            return -1;
+        const char *eq = strchr(p, '=');
+        const char *end = strchr(p, ' ');
+        if (end == NULL)
+            end = p + strlen(p);
+        if (eq == NULL || eq > end || eq == p || (size_t)(eq - p) >= sizeof kv[n].key ||
+            (size_t)(end - eq - 1) >= sizeof kv[n].val)
+            return -1;
+        memcpy(kv[n].key, p, (size_t)(eq - p));
+        kv[n].key[eq - p] = '\0';
+        memcpy(kv[n].val, eq + 1, (size_t)(end - eq - 1));
+        kv[n].val[end - eq - 1] = '\0';
+        n++;
+        p = end;
+    }
+    return n;
+}
+
+struct spec_ctx {
+    const char *file;
+    int line;
+    struct spec_kv kv[16];
+    int n;
+    int used[16];
+    struct diag *d;
+};
+
+static const char *spec_get(struct spec_ctx *s, const char *key)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->kv[i].key, key) == 0) {
+            s->used[i] = 1;
+            return s->kv[i].val;
+        }
+    return NULL;
+}
+
+static int spec_u64(struct spec_ctx *s, const char *key, int required, uint64_t def, uint64_t min,
+                    uint64_t *out)
+{
+    const char *v = spec_get(s, key);
+    if (v == NULL) {
+        if (required)
+            return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec",
+                            "'%s=' is required", key);
+        *out = def;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*v == '\0' || *v == '-' || *end != '\0' || errno || x < min || x > (1ull << 50))
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "%s: expected an integer >= %llu, got '%s'", key,
+                        (unsigned long long)min, v);
+    *out = x;
+    return 0;
+}
+
+static int spec_num(struct spec_ctx *s, const char *key, double def, double *out)
+{
+    const char *v = spec_get(s, key);
+    if (v == NULL) {
+        *out = def;
+        return 0;
+    }
+    double x;
+    if (num_parse(v, &x) != 0 || x < 0)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "%s: expected a number >= 0, got '%s'", key, v);
+    *out = x;
+    return 0;
+}
+
+static int spec_dtype(struct spec_ctx *s, enum dtype *out)
+{
+    const char *v = spec_get(s, "dtype");
+    if (v == NULL)
+        return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec", "'dtype=' is required");
+    if (dtype_from_name(v, out) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "unknown dtype '%s'", v);
+    return 0;
+}
+
+static int spec_done(struct spec_ctx *s)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!s->used[i])
+            return diag_set(s->d, DIAG_E_UNKNOWN_KEY, s->file, s->line, "spec",
+                            "unknown key '%s'", s->kv[i].key);
+    return 0;
+}
+
+/* A trace holding one op. */
+static void trace_one(struct trace *t, const struct op *o, const char *name)
+{
+    memset(t, 0, sizeof *t);
+    t->ops = sim_xcalloc(1, sizeof *t->ops);
+    t->deps = sim_xcalloc(1, sizeof *t->deps);
+    t->topo = sim_xcalloc(1, sizeof *t->topo);
+    t->devices = sim_xcalloc(1, sizeof *t->devices);
+    snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
+    t->ndevices = 1;
+    t->nops = 1;
+    t->ops[0] = *o;
+    snprintf(t->ops[0].id, sizeof t->ops[0].id, "%s", name);
+    snprintf(t->ops[0].name, sizeof t->ops[0].name, "%s", name);
+    t->ops[0].measured_s = -1;
+    t->ops[0].fixed_s = -1;
+    snprintf(t->path, sizeof t->path, "%s", name);
+}
+
+/* The parallel layout and training knobs of an llm row (tp, dp, zero,
+ * recompute, replicas_simulated, dcn, page_size, pp, microbatches, vpp, ep,
+ * sp, cp, expert_load, dropout). */
+static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
+{
+    uint64_t tp = 1, dp = 1;
+    if (spec_u64(s, "tp", 0, 1, 1, &tp) || spec_u64(s, "dp", 0, 1, 1, &dp))
+        return -1;
+    if (tp > 65536 || dp > 65536)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "tp, dp: at most 65536, got %llu, %llu",
+                        (unsigned long long)tp, (unsigned long long)dp);
+    st->tp = (uint32_t)tp;
+    st->dp = (uint32_t)dp;
+    uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
+    uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0, cpn = 1;
+    if (spec_u64(s, "zero", 0, 0, 0, &zero) || spec_u64(s, "recompute", 0, 0, 0, &recompute) ||
+        spec_u64(s, "replicas_simulated", 0, 0, 0, &replicas) ||
+        spec_u64(s, "dcn", 0, 1, 1, &dcn) || spec_u64(s, "page_size", 0, 0, 0, &page) ||
+        spec_u64(s, "pp", 0, 1, 1, &pp) || spec_u64(s, "microbatches", 0, 0, 1, &mbs) ||
+        spec_u64(s, "vpp", 0, 1, 1, &vpp) || spec_u64(s, "ep", 0, 1, 1, &ep) ||
+        spec_u64(s, "sp", 0, 0, 0, &sp) || spec_u64(s, "cp", 0, 1, 1, &cpn))
+        return -1;
+    if (dcn > 65536 || page > 65535 || pp > 65536 || mbs > 4096 || vpp > 64 || ep > 65536 || sp > 1 ||
+        cpn > 4096)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "dcn, pp, ep: at most 65536; page_size at most 65535; microbatches at "
+                        "most 4096; vpp at most 64; sp 0 or 1; cp at most 4096");
+    st->cp = (uint32_t)cpn;
+    st->dcn = (uint32_t)dcn;
+    st->page_size = (uint32_t)page;
+    st->pp = (uint32_t)pp;
+    st->microbatches = (uint32_t)mbs;
+    st->vpp = (uint32_t)vpp;
+    st->ep = (uint32_t)ep;
+    st->sp = (int)sp;
+    if (spec_num(s, "expert_load", 0.0, &st->expert_load) || spec_num(s, "dropout", 0.0, &st->dropout))
+        return -1;
+    if (zero > 3 || recompute > 1 || replicas > dp)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "zero 0-3, recompute 0 or 1, replicas_simulated at most dp");
+    st->zero = (uint32_t)zero;
+    st->recompute = (int)recompute;
+    st->dp_sim = (uint32_t)replicas;
+    return 0;
+}
+
+/* llm model=M phase=P [batch= prompt= context= attn= weights= kv_dtype=
+ * framework= cp_comm= and the layout's keys]: one step of an LLM. */
+static int wl_llm(struct spec_ctx *s, const char *root, struct trace *t)
+{
+    const char *model = spec_get(s, "model"), *phase = spec_get(s, "phase");
+    const char *attn = spec_get(s, "attn");
+    struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const char *weights = spec_get(s, "weights"), *kvd = spec_get(s, "kv_dtype");
+    const char *fw = spec_get(s, "framework"), *cpc = spec_get(s, "cp_comm");
+    if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown framework '%s'", fw);
+    if (cpc != NULL && llm_cp_comm_from_name(cpc, &st.cp_comm) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "cp_comm: p2p, a2a or allgather, got '%s'", cpc);
+    if (model == NULL || phase == NULL)
+        return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec", "llm needs model= and phase=");
+    if (strcmp(phase, "prefill") == 0)
+        st.phase = LLM_PREFILL;
+    else if (strcmp(phase, "decode") == 0)
+        st.phase = LLM_DECODE;
+    else if (strcmp(phase, "train") == 0)
+        st.phase = LLM_TRAIN;
+    else
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "phase: expected prefill, decode or train, got '%s'", phase);
+    /* the model lies under the data's tree: no absolute path, no ".." */
+    if (model[0] == '/' || strcmp(model, "..") == 0 || strncmp(model, "../", 3) == 0 ||
+        strstr(model, "/../") != NULL ||
+        (strlen(model) >= 3 && strcmp(model + strlen(model) - 3, "/..") == 0))
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "model: '%s' must be a relative path under '%s' without '..'", model, root);
+    if (wl_llm_layout(s, &st) != 0)
+        return -1;
+    if (spec_u64(s, "batch", 0, 1, 1, &st.batch) || spec_u64(s, "prompt", 0, 1, 1, &st.prompt) ||
+        spec_u64(s, "context", 0, 0, 0, &st.context) || spec_dtype(s, &st.dtype))
+        return -1;
+    if (attn != NULL) {
+        int i = 0;
+        while (i < ATTN_IMPL_COUNT && strcmp(attn, op_attn_impl_name((enum attn_impl)i)) != 0)
+            i++;
+        if (i == ATTN_IMPL_COUNT)
+            return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown attn '%s'", attn);
+        st.attn = (enum attn_impl)i;
+    }
+    if (weights != NULL && llm_weights_from_name(weights, &st) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown weight format '%s'",
+                        weights);
+    if (kvd != NULL && dtype_from_name(kvd, &st.kv_dtype) != 0)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown kv_dtype '%s'", kvd);
+    if (st.kv_dtype == DT_COUNT)
+        st.kv_dtype = st.dtype;
+    if (spec_done(s))
+        return -1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", root, model);
+    struct llm_config c;
+    if (llm_config_load(path, &c, s->d) != 0 || llm_build(&c, &st, t, s->d) != 0)
+        return -1;
+    return 0;
+}
+
+/* collective op=all_reduce ranks=8 bytes=N [dtype=fp32] [algo=auto]
+ * [gpus_per_thread=G]: one collective over the system's first `ranks`
+ * devices, timed as nccl-tests -g G times it */
+static int wl_collective(struct spec_ctx *s, struct trace *t, struct wl_info *wi)
+{
+    const char *opn = spec_get(s, "op"), *algo = spec_get(s, "algo");
+    uint64_t ranks, bytes;
+    enum dtype dt = DT_FP32;
+    if (spec_get(s, "dtype") != NULL && spec_dtype(s, &dt))
+        return -1;
+    if (spec_u64(s, "ranks", 1, 0, 2, &ranks) || spec_u64(s, "bytes", 1, 0, 1, &bytes) ||
+        spec_u64(s, "gpus_per_thread", 0, 1, 1, &wi->gpus_per_thread))
+        return -1;
+    int k = 0, a = 0;
+    while (opn != NULL && k < COLL_KIND_COUNT && strcmp(opn, coll_kind_name((enum coll_kind)k)) != 0)
+        k++;
+    while (algo != NULL && a < COLL_ALGO_COUNT && strcmp(algo, coll_algo_name((enum coll_algo)a)) != 0)
+        a++;
+    if (opn == NULL || k == COLL_KIND_COUNT)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "collective needs op= all_reduce, all_gather, reduce_scatter, "
+                        "all_to_all or broadcast");
+    if (a == COLL_ALGO_COUNT)
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "unknown algo '%s' (auto, ring, direct)", algo);
+    if (ranks > 65536 || bytes > TRACE_SIZE_CAP || wi->gpus_per_thread > ranks ||
+        (k != COLL_ALL_REDUCE && k != COLL_BROADCAST && k != COLL_SEND_RECV &&
+         bytes % ranks != 0) || (k == COLL_SEND_RECV && ranks != 2))
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                        "ranks must be 2..65536, gpus_per_thread at most ranks and bytes "
+                        "1..2^50 (a multiple of ranks but for all_reduce and broadcast)");
+    if (spec_done(s))
+        return -1;
+    trace_one_collective(t, (enum coll_kind)k, (enum coll_algo)a, dt, (uint32_t)ranks, bytes);
+    wi->coll_bytes = (double)bytes;
+    wi->coll_busfactor = coll_busbw_factor((enum coll_kind)k, (uint32_t)ranks);
+    return 0;
+}
+
+/* One op of kind (gemm, softmax, norm, reduction, elementwise, attention)
+ * into *o; *elements what element_throughput divides by. */
+static int wl_op(struct spec_ctx *s, const char *kind, struct op *o, double *elements)
+{
+    if (strcmp(kind, "gemm") == 0) {
+        o->kind = OP_GEMM;
+        if (spec_u64(s, "m", 1, 0, 1, &o->u.gemm.m) || spec_u64(s, "n", 1, 0, 1, &o->u.gemm.n) ||
+            spec_u64(s, "k", 1, 0, 1, &o->u.gemm.k) || spec_u64(s, "batch", 0, 1, 1, &o->u.gemm.batch))
+            return -1;
+    } else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "norm") == 0 ||
+               strcmp(kind, "reduction") == 0) {
+        op_kind_from_name(kind, &o->kind);
+        if (spec_u64(s, "rows", 1, 0, 1, &o->u.rc.rows) || spec_u64(s, "cols", 1, 0, 1, &o->u.rc.cols))
+            return -1;
+        *elements = (double)o->u.rc.rows * (double)o->u.rc.cols;
+    } else if (strcmp(kind, "elementwise") == 0) {
+        o->kind = OP_ELEMENTWISE;
+        uint64_t in, out, vb;
+        if (spec_u64(s, "elements", 1, 0, 1, &o->u.ew.elements) ||
+            spec_u64(s, "vector_bytes", 0, 16, 1, &vb) ||
+            spec_u64(s, "inputs", 0, 1, 0, &in) || spec_u64(s, "outputs", 0, 1, 0, &out) ||
+            spec_num(s, "flops", 1.0, &o->u.ew.flops_per_element))
+            return -1;
+        if (in + out == 0 || in > 64 || out > 64)
+            return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "inputs+outputs must be 1..128");
+        o->u.ew.inputs = (uint32_t)in;
+        o->u.ew.vector_bytes = (uint32_t)(vb < 64 ? vb : 64);
+        o->u.ew.outputs = (uint32_t)out;
+        *elements = (double)o->u.ew.elements;
+    } else if (strcmp(kind, "attention") == 0) {
+        /* attention batch=B heads=H seqlen=N headdim=D [kv_heads=K] [causal=0|1]
+         * [impl=fa2] [pass=fwd|bwd|fwd+bwd]: self-attention over N tokens */
+        o->kind = OP_ATTENTION;
+        uint64_t n, causal;
+        if (spec_u64(s, "batch", 1, 0, 1, &o->u.attn.batch) ||
+            spec_u64(s, "heads", 1, 0, 1, &o->u.attn.heads) ||
+            spec_u64(s, "seqlen", 1, 0, 1, &n) ||
+            spec_u64(s, "headdim", 1, 0, 1, &o->u.attn.head_dim) ||
+            spec_u64(s, "kv_heads", 0, o->u.attn.heads, 1, &o->u.attn.kv_heads) ||
+            spec_u64(s, "causal", 0, 0, 0, &causal))
+            return -1;
+        if (o->u.attn.kv_heads == 0 || o->u.attn.heads % o->u.attn.kv_heads != 0)
+            return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "kv_heads must divide heads");
+        o->u.attn.q_len = o->u.attn.kv_len = n;
+        o->u.attn.causal = causal != 0;
+        o->u.attn.kv_dtype = o->dtype;
+        const char *impl = spec_get(s, "impl");
+        o->u.attn.impl = ATTN_FLASH;
+        int found = impl == NULL;
+        for (int i = 0; impl != NULL && i < ATTN_IMPL_COUNT; i++)
+            if (strcmp(impl, op_attn_impl_name((enum attn_impl)i)) == 0) {
+                o->u.attn.impl = (enum attn_impl)i;
+                found = 1;
+            }
+        if (!found)
+            return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown impl '%s'", impl);
+    } else {
+        return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                        "unknown workload kind '%s' (llm, gemm, softmax, norm, reduction, "
+                        "elementwise, attention, collective)", kind);
+    }
+    return 0;
+}
+
+/* [pass=fwd|bwd|fwd+bwd]: an op's backward as the libraries run it (GEMM
+ * dgrad and wgrad, softmax/norm/elementwise backward, attention's) */
+static int wl_pass(struct spec_ctx *s, struct op *o)
+{
+    const char *pass = spec_get(s, "pass");
+    o->pass = PASS_FWD;
+    if (pass != NULL) {
+        if (strcmp(pass, "fwd") == 0)
+            o->pass = PASS_FWD;
+        else if (strcmp(pass, "bwd") == 0)
+            o->pass = PASS_BWD;
+        else if (strcmp(pass, "fwd+bwd") == 0)
+            o->pass = PASS_FWDBWD;
+        else
+            return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec",
+                            "unknown pass '%s' (fwd, bwd, fwd+bwd)", pass);
+        if (o->pass != PASS_FWD && o->kind == OP_REDUCTION)
+            return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "a reduction has no backward pass here");
+    }
+    return 0;
+}
+
+int wl_build(const char *spec, const char *root, const char *file, int line, struct trace *t,
+             struct wl_info *wi, struct diag *d)
+{
+    struct spec_ctx s;
+    memset(&s, 0, sizeof s);
+    s.file = file;
+    s.line = line;
+    s.d = d;
+    char kind[32];
+    s.n = spec_parse(spec, kind, sizeof kind, s.kv, 16);
+    if (s.n < 0)
+        return diag_set(d, DIAG_E_PARSE, file, line, "spec",
+                        "expected 'KIND key=value ...', got '%s'", spec);
+    struct op o;
+    memset(&o, 0, sizeof o);
+    wi->elements = 0;
+    uint64_t sus = 0;
+    if (spec_u64(&s, "sustained", 0, 0, 0, &sus))
+        return -1;
+    if (sus > 1)
+        return diag_set(d, DIAG_E_RANGE, file, line, "spec", "sustained: 0 or 1, got %llu",
+                        (unsigned long long)sus);
+    wi->sustained = (int)sus;
+    if (strcmp(kind, "llm") == 0)
+        return wl_llm(&s, root, t);
+    if (strcmp(kind, "collective") == 0)
+        return wl_collective(&s, t, wi);
+    if (spec_dtype(&s, &o.dtype) || wl_op(&s, kind, &o, &wi->elements) || wl_pass(&s, &o))
+        return -1;
+    if (spec_done(&s))
+        return -1;
+    const char *field;
+    char msg[160];
+    if (trace_op_sizes_ok(&o, &field, msg, sizeof msg) != 0)
+        return diag_set(d, DIAG_E_RANGE, file, line, "spec", "%s: %s", field, msg);
+    trace_one(t, &o, kind);
+    return 0;
+}
