@@ -117,6 +117,215 @@ static int col_index(char **hdr, int n, const char *name)
     return -1;
 }
 
+/* A config column names a chip config, or a system file as systems/NAME;
+ * each is loaded once. */
+struct val_cfg {
+    char name[64];
+    struct hw_system sys;
+    int chip;                   /* a chip config (run_trace), not a system */
+};
+
+/* The CSV being read: its columns by name (-1: absent). */
+struct val_csv {
+    const struct validate_opts *vo;
+    int nh;
+    int c_id, c_metric, c_value, c_unit, c_cfg, c_spec, c_host;
+    struct val_cfg *cfgs;
+    int ncfg;
+};
+
+/* The header line: the columns, each named once.  0, or -1 with *d. */
+static int val_header(struct val_csv *v, FILE *f, char *hline, struct diag *d)
+{
+    const struct validate_opts *vo = v->vo;
+    char *hdr[VAL_MAX_COLS];
+    size_t len;
+    enum textline tl = textline_read(f, hline, VAL_MAX_LINE, &len);
+    if (tl != TEXTLINE_OK)
+        return tl == TEXTLINE_EOF ? diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "empty file")
+             : tl == TEXTLINE_LONG ? diag_set(d, DIAG_E_RANGE, vo->data, 1, "", "line longer than %d bytes",
+                                              VAL_MAX_LINE - 2)
+                                   : diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "%s", textline_what(tl));
+    int nh = csv_split(hline, hdr, VAL_MAX_COLS);
+    v->nh = nh;
+    v->c_id = col_index(hdr, nh, "id"), v->c_metric = col_index(hdr, nh, "metric");
+    v->c_value = col_index(hdr, nh, "value"), v->c_unit = col_index(hdr, nh, "unit");
+    v->c_cfg = col_index(hdr, nh, "config"), v->c_spec = col_index(hdr, nh, "spec");
+    v->c_host = col_index(hdr, nh, "host_overhead_us");
+    /* two columns of one name: which one a reader takes differs (pandas
+     * renames the second "value.1", csv.DictReader keeps the last) */
+    for (int i = 0; i < nh; i++)
+        for (int j = i + 1; j < nh; j++)
+            if (hdr[i][0] != '\0' && strcmp(hdr[i], hdr[j]) == 0)
+                return diag_set(d, DIAG_E_PARSE, vo->data, 1, hdr[i],
+                                "column named twice (columns %d and %d)", i + 1, j + 1);
+    if (nh < 0 || v->c_id < 0 || v->c_metric < 0 || v->c_value < 0 || v->c_unit < 0)
+        return diag_set(d, DIAG_E_MISSING, vo->data, 1, "header",
+                        "needs the columns id, metric, value, unit (and config, spec to be run)");
+    return 0;
+}
+
+/* A row's own fields into *row and *host_s (seconds).  0, or -1 with *d. */
+static int val_fields(const struct val_csv *v, char **col, int lineno, struct val_row *row,
+                      double *host_s, struct diag *d)
+{
+    const struct validate_opts *vo = v->vo;
+    memset(row, 0, sizeof *row);
+    snprintf(row->id, sizeof row->id, "%s", col[v->c_id]);
+    /* group: id prefix and workload kind, e.g. "LLMC/gemm"; LLM rows by
+     * phase ("GPTFAST/decode") */
+    const char *spec = col[v->c_spec], *id = col[v->c_id];
+    const char *ph = strstr(spec, "phase=");
+    const char *im = strstr(spec, "impl=");
+    if (strncmp(spec, "attention ", 10) == 0 && im != NULL)   /* per implementation */
+        snprintf(row->group, sizeof row->group, "%.*s/attention-%.*s", (int)strcspn(id, "-"),
+                 id, (int)strcspn(im + 5, " "), im + 5);
+    else if (strncmp(spec, "llm ", 4) == 0 && ph != NULL) {  /* tensor-parallel apart */
+        const char *tpk = strstr(spec, " tp=");
+        snprintf(row->group, sizeof row->group, "%.*s/%.*s%s", (int)strcspn(id, "-"), id,
+                 (int)strcspn(ph + 6, " "), ph + 6,
+                 tpk != NULL && strtoull(tpk + 4, NULL, 10) > 1 ? "-tp" : "");
+    } else {
+        snprintf(row->group, sizeof row->group, "%.*s/%.*s", (int)strcspn(id, "-"),
+                 id, (int)strcspn(spec, " "), spec);
+    }
+    snprintf(row->metric, sizeof row->metric, "%s", col[v->c_metric]);
+    snprintf(row->unit, sizeof row->unit, "%s", col[v->c_unit]);
+    snprintf(row->config, sizeof row->config, "%s", col[v->c_cfg]);
+    snprintf(row->spec, sizeof row->spec, "%s", spec);
+    if (num_parse(col[v->c_value], &row->measured) != 0 || !(row->measured > 0))
+        return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "value",
+                        "expected a positive number, got '%s'", col[v->c_value]);
+    *host_s = 0;
+    if (v->c_host >= 0 && col[v->c_host][0] != '\0') {
+        if (num_parse(col[v->c_host], host_s) != 0 || !(*host_s >= 0))
+            return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "host_overhead_us",
+                            "expected a number >= 0, got '%s'", col[v->c_host]);
+        *host_s *= 1e-6;
+    }
+    return 0;
+}
+
+/* The row's config, loaded on first use: its index in v->cfgs, or -1 with *d. */
+static int val_config(struct val_csv *v, const char *name, int lineno, struct diag *d)
+{
+    const struct validate_opts *vo = v->vo;
+    int ci;
+    for (ci = 0; ci < v->ncfg; ci++)
+        if (strcmp(v->cfgs[ci].name, name) == 0)
+            return ci;
+    if (v->ncfg == VAL_MAX_CONFIGS)
+        return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "config", "more than %d configs",
+                        VAL_MAX_CONFIGS);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, name);
+    int sr = sys_load_with(path, vo->sets, &v->cfgs[ci].sys, d);
+    if (sr < 0) {
+        if (d->line == 0 && d->code == DIAG_E_IO) {
+            diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
+                     "no config '%s' (looked for %s)", name, path);
+        }
+        return -1;
+    }
+    snprintf(v->cfgs[ci].name, sizeof v->cfgs[ci].name, "%s", name);
+    v->cfgs[ci].chip = sr == 1;
+    v->ncfg++;
+    return ci;
+}
+
+/* Model FLOPs per chip: every op but the recomputed forward's (gen llm
+ * names those ".recompute"), over the devices with ops. */
+static double model_flops_per_chip(const struct trace *t, const struct run_result *r)
+{
+    double mf = 0;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        size_t idn = strlen(t->ops[i].id);
+        if (idn < 10 || strcmp(t->ops[i].id + idn - 10, ".recompute") != 0)
+            mf += r->ops[i].flops;
+    }
+    uint32_t chips = t->ndevices > t->nmirrors ? t->ndevices - t->nmirrors : 1;
+    return mf / chips;
+}
+
+/* Builds row's workload, runs it on config cfg and converts the result to
+ * the row's metric (row->predicted).  0, or -1 with *d. */
+static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int lineno, double host_s,
+                       struct val_row *row, uint64_t *events, struct diag *d)
+{
+    const struct validate_opts *vo = v->vo;
+    struct trace t;
+    struct wl_info wi = {0, 0, 0, 0, 0, 0};
+    if (wl_build(row->spec, vo->root, vo->data, lineno, &t, &wi, d) != 0)
+        return -1;
+    struct run_result r;
+    const struct hw_config *ccfg = &cfg->sys.chip;
+    struct run_opts ro = {.sustained = wi.sustained};
+    if (wi.sustained && !(ccfg->has_power && ccfg->power_limit_w > 0)) {
+        diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "spec",
+                 "sustained=1 needs the chip's power limit, and %s has no power block with "
+                 "limit_W (docs/energy.md)", row->config);
+        trace_free(&t);
+        return -1;
+    }
+    if ((cfg->chip ? run_trace_opts(ccfg, &t, &ro, &r, d)
+                   : run_system_opts(&cfg->sys, &t, &ro, &r, d)) != 0) {
+        trace_free(&t);
+        return -1;
+    }
+    wi.model_flops_per_chip = model_flops_per_chip(&t, &r);
+    double time_s = (double)r.total_ps * 1e-12 + host_s;
+    double issue_s = (double)wi.gpus_per_thread * (double)ccfg->coll_overhead_ps * 1e-12;
+    time_s += issue_s;      /* nccl-tests' one thread issuing for its GPUs (collbench.h) */
+    int rc = 0;
+    if (convert(row->metric, row->unit, ccfg, &r, time_s, &wi, t.tokens, &row->predicted) != 0)
+        rc = diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "metric",
+                      "cannot predict metric '%s' in '%s' for this workload", row->metric, row->unit);
+    else
+        *events += r.events;
+    run_result_free(&r);
+    trace_free(&t);
+    row->err = row->predicted / row->measured - 1.0;
+    return rc;
+}
+
+/* One data line (after the header): 0 (a row appended, or the line
+ * skipped), or -1 with *d. */
+static int val_line(struct val_csv *v, char *line, size_t len, int lineno, size_t *cap,
+                    struct validate_result *res, struct diag *d)
+{
+    const struct validate_opts *vo = v->vo;
+    char *col[VAL_MAX_COLS];
+    if (strspn(line, " \t\r\n") == len)
+        return 0;
+    int n = csv_split(line, col, VAL_MAX_COLS);
+    if (n < 0)
+        return diag_set(d, DIAG_E_PARSE, vo->data, lineno, "", "malformed CSV (quotes or too many columns)");
+    if (n != v->nh)
+        return diag_set(d, DIAG_E_PARSE, vo->data, lineno, "",
+                        "%d columns, the header has %d", n, v->nh);
+    if (v->c_cfg < 0 || v->c_spec < 0 || col[v->c_cfg][0] == '\0' || col[v->c_spec][0] == '\0') {
+        res->skipped++;
+        return 0;
+    }
+    if ((vo->only_config != NULL && strcmp(col[v->c_cfg], vo->only_config) != 0) ||
+        (vo->skip_config != NULL && strcmp(col[v->c_cfg], vo->skip_config) == 0) ||
+        !validate_id_match(vo->ids, col[v->c_id]))
+        return 0;
+    struct val_row row;
+    double host_s;
+    if (val_fields(v, col, lineno, &row, &host_s, d) != 0)
+        return -1;
+    int ci = val_config(v, row.config, lineno, d);
+    if (ci < 0 || val_predict(v, &v->cfgs[ci], lineno, host_s, &row, &res->events, d) != 0)
+        return -1;
+    if (res->nrows == *cap) {
+        *cap *= 2;
+        res->rows = sim_xrealloc(res->rows, *cap * sizeof *res->rows);
+    }
+    res->rows[res->nrows++] = row;
+    return 0;
+}
+
 int validate_run(const struct validate_opts *vo, struct validate_result *res, struct diag *d)
 {
     memset(res, 0, sizeof *res);
@@ -126,206 +335,35 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
         return diag_set(d, DIAG_E_IO, vo->data, 0, "", "cannot read: %s", strerror(errno));
     char *line = sim_xcalloc(VAL_MAX_LINE, 1);
     char *hline = sim_xcalloc(VAL_MAX_LINE, 1);
-    char *hdr[VAL_MAX_COLS], *col[VAL_MAX_COLS];
     int rc = 0, lineno = 1;
-    /* a config column names a chip config, or a system file as systems/NAME */
-    struct { char name[64]; struct hw_system sys; int chip; } *cfgs =
-        sim_xcalloc(VAL_MAX_CONFIGS, sizeof *cfgs);
-    int ncfg = 0;
-    size_t len;
-    enum textline tl = textline_read(f, hline, VAL_MAX_LINE, &len);
-    if (tl != TEXTLINE_OK) {
-        rc = tl == TEXTLINE_EOF ? diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "empty file")
-           : tl == TEXTLINE_LONG ? diag_set(d, DIAG_E_RANGE, vo->data, 1, "", "line longer than %d bytes",
-                                            VAL_MAX_LINE - 2)
-                                 : diag_set(d, DIAG_E_PARSE, vo->data, 1, "", "%s", textline_what(tl));
-        goto out;
-    }
-    int nh = csv_split(hline, hdr, VAL_MAX_COLS);
-    int c_id = col_index(hdr, nh, "id"), c_metric = col_index(hdr, nh, "metric");
-    int c_value = col_index(hdr, nh, "value"), c_unit = col_index(hdr, nh, "unit");
-    int c_cfg = col_index(hdr, nh, "config"), c_spec = col_index(hdr, nh, "spec");
-    int c_host = col_index(hdr, nh, "host_overhead_us");
-    /* two columns of one name: which one a reader takes differs (pandas
-     * renames the second "value.1", csv.DictReader keeps the last) */
-    for (int i = 0; i < nh && rc == 0; i++)
-        for (int j = i + 1; j < nh; j++)
-            if (hdr[i][0] != '\0' && strcmp(hdr[i], hdr[j]) == 0) {
-                rc = diag_set(d, DIAG_E_PARSE, vo->data, 1, hdr[i],
-                              "column named twice (columns %d and %d)", i + 1, j + 1);
-                break;
-            }
-    if (rc != 0)
-        goto out;
-    if (nh < 0 || c_id < 0 || c_metric < 0 || c_value < 0 || c_unit < 0) {
-        rc = diag_set(d, DIAG_E_MISSING, vo->data, 1, "header",
-                      "needs the columns id, metric, value, unit (and config, spec to be run)");
-        goto out;
-    }
-    size_t cap = 64;
-    res->rows = sim_xcalloc(cap, sizeof *res->rows);
-    while ((tl = textline_read(f, line, VAL_MAX_LINE, &len)) != TEXTLINE_EOF) {
+    struct val_csv v;
+    memset(&v, 0, sizeof v);
+    v.vo = vo;
+    v.cfgs = sim_xcalloc(VAL_MAX_CONFIGS, sizeof *v.cfgs);
+    rc = val_header(&v, f, hline, d);
+    size_t cap = 64, len;
+    enum textline tl;
+    if (rc == 0)
+        res->rows = sim_xcalloc(cap, sizeof *res->rows);
+    while (rc == 0 && (tl = textline_read(f, line, VAL_MAX_LINE, &len)) != TEXTLINE_EOF) {
         lineno++;
-        if (tl == TEXTLINE_LONG) {
+        if (tl == TEXTLINE_LONG)
             rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "", "line longer than %d bytes",
                           VAL_MAX_LINE - 2);
-            goto out;
-        }
-        if (tl != TEXTLINE_OK) {
+        else if (tl != TEXTLINE_OK)
             rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "", "%s", textline_what(tl));
-            goto out;
-        }
-        if (strspn(line, " \t\r\n") == len)
-            continue;
-        int n = csv_split(line, col, VAL_MAX_COLS);
-        if (n < 0) {
-            rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "", "malformed CSV (quotes or too many columns)");
-            goto out;
-        }
-        if (n != nh) {
-            rc = diag_set(d, DIAG_E_PARSE, vo->data, lineno, "",
-                          "%d columns, the header has %d", n, nh);
-            goto out;
-        }
-        if (c_cfg < 0 || c_spec < 0 || col[c_cfg][0] == '\0' || col[c_spec][0] == '\0') {
-            res->skipped++;
-            continue;
-        }
-        if ((vo->only_config != NULL && strcmp(col[c_cfg], vo->only_config) != 0) ||
-            (vo->skip_config != NULL && strcmp(col[c_cfg], vo->skip_config) == 0) ||
-            !validate_id_match(vo->ids, col[c_id]))
-            continue;
-        struct val_row row;
-        memset(&row, 0, sizeof row);
-        snprintf(row.id, sizeof row.id, "%s", col[c_id]);
-        /* group: id prefix and workload kind, e.g. "LLMC/gemm"; LLM rows by
-         * phase ("GPTFAST/decode") */
-        const char *ph = strstr(col[c_spec], "phase=");
-        const char *im = strstr(col[c_spec], "impl=");
-        if (strncmp(col[c_spec], "attention ", 10) == 0 && im != NULL)   /* per implementation */
-            snprintf(row.group, sizeof row.group, "%.*s/attention-%.*s", (int)strcspn(col[c_id], "-"),
-                     col[c_id], (int)strcspn(im + 5, " "), im + 5);
-        else if (strncmp(col[c_spec], "llm ", 4) == 0 && ph != NULL) {  /* tensor-parallel apart */
-            const char *tpk = strstr(col[c_spec], " tp=");
-            snprintf(row.group, sizeof row.group, "%.*s/%.*s%s", (int)strcspn(col[c_id], "-"), col[c_id],
-                     (int)strcspn(ph + 6, " "), ph + 6,
-                     tpk != NULL && strtoull(tpk + 4, NULL, 10) > 1 ? "-tp" : "");
-        } else {
-            snprintf(row.group, sizeof row.group, "%.*s/%.*s", (int)strcspn(col[c_id], "-"),
-                     col[c_id], (int)strcspn(col[c_spec], " "), col[c_spec]);
-        }
-        snprintf(row.metric, sizeof row.metric, "%s", col[c_metric]);
-        snprintf(row.unit, sizeof row.unit, "%s", col[c_unit]);
-        snprintf(row.config, sizeof row.config, "%s", col[c_cfg]);
-        snprintf(row.spec, sizeof row.spec, "%s", col[c_spec]);
-        if (num_parse(col[c_value], &row.measured) != 0 || !(row.measured > 0)) {
-            rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "value",
-                          "expected a positive number, got '%s'", col[c_value]);
-            goto out;
-        }
-        double host_s = 0;
-        if (c_host >= 0 && col[c_host][0] != '\0') {
-            if (num_parse(col[c_host], &host_s) != 0 || !(host_s >= 0)) {
-                rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "host_overhead_us",
-                              "expected a number >= 0, got '%s'", col[c_host]);
-                goto out;
-            }
-            host_s *= 1e-6;
-        }
-        /* config, loaded once */
-        int ci;
-        for (ci = 0; ci < ncfg; ci++)
-            if (strcmp(cfgs[ci].name, row.config) == 0)
-                break;
-        if (ci == ncfg) {
-            if (ncfg == VAL_MAX_CONFIGS) {
-                rc = diag_set(d, DIAG_E_RANGE, vo->data, lineno, "config", "more than %d configs",
-                              VAL_MAX_CONFIGS);
-                goto out;
-            }
-            char path[1024];
-            snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, row.config);
-            int sr = sys_load_with(path, vo->sets, &cfgs[ci].sys, d);
-            if (sr < 0) {
-                if (d->line == 0 && d->code == DIAG_E_IO) {
-                    diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
-                             "no config '%s' (looked for %s)", row.config, path);
-                }
-                rc = -1;
-                goto out;
-            }
-            snprintf(cfgs[ci].name, sizeof cfgs[ci].name, "%s", row.config);
-            cfgs[ci].chip = sr == 1;
-            ncfg++;
-        }
-        struct trace t;
-        struct wl_info wi = {0, 0, 0, 0, 0, 0};
-        if (wl_build(row.spec, vo->root, vo->data, lineno, &t, &wi, d) != 0) {
-            rc = -1;
-            goto out;
-        }
-        struct run_result r;
-        const struct hw_config *ccfg = &cfgs[ci].sys.chip;
-        struct run_opts ro = {.sustained = wi.sustained};
-        if (wi.sustained && !(ccfg->has_power && ccfg->power_limit_w > 0)) {
-            diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "spec",
-                     "sustained=1 needs the chip's power limit, and %s has no power block with "
-                     "limit_W (docs/energy.md)", row.config);
-            trace_free(&t);
-            rc = -1;
-            goto out;
-        }
-        if ((cfgs[ci].chip ? run_trace_opts(ccfg, &t, &ro, &r, d)
-                           : run_system_opts(&cfgs[ci].sys, &t, &ro, &r, d)) != 0) {
-            trace_free(&t);
-            rc = -1;
-            goto out;
-        }
-        {
-            /* model FLOPs per chip: every op but the recomputed forward's
-             * (gen llm names those ".recompute"), over the devices with ops */
-            double mf = 0;
-            for (uint32_t i = 0; i < t.nops; i++) {
-                size_t idn = strlen(t.ops[i].id);
-                if (idn < 10 || strcmp(t.ops[i].id + idn - 10, ".recompute") != 0)
-                    mf += r.ops[i].flops;
-            }
-            uint32_t chips = t.ndevices > t.nmirrors ? t.ndevices - t.nmirrors : 1;
-            wi.model_flops_per_chip = mf / chips;
-        }
-        double time_s = (double)r.total_ps * 1e-12 + host_s;
-        double issue_s = (double)wi.gpus_per_thread * (double)ccfg->coll_overhead_ps * 1e-12;
-        time_s += issue_s;      /* nccl-tests' one thread issuing for its GPUs (collbench.h) */
-        if (convert(row.metric, row.unit, ccfg, &r, time_s, &wi, t.tokens, &row.predicted) != 0) {
-            run_result_free(&r);
-            trace_free(&t);
-            rc = diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "metric",
-                          "cannot predict metric '%s' in '%s' for this workload", row.metric, row.unit);
-            goto out;
-        }
-        res->events += r.events;
-        run_result_free(&r);
-        trace_free(&t);
-        row.err = row.predicted / row.measured - 1.0;
-        if (res->nrows == cap) {
-            cap *= 2;
-            void *p = realloc(res->rows, cap * sizeof *res->rows);
-            if (p == NULL)
-                sim_oom(cap * sizeof *res->rows);
-            res->rows = p;
-        }
-        res->rows[res->nrows++] = row;
+        else
+            rc = val_line(&v, line, len, lineno, &cap, res, d);
     }
-    if (ferror(f))
+    if (rc == 0 && ferror(f))
         rc = diag_set(d, DIAG_E_IO, vo->data, lineno, "", "read error");
-out:
     fclose(f);
     free(line);
     free(hline);
-    for (int i = 0; i < ncfg; i++)
-        if (!cfgs[i].chip)
-            sys_free(&cfgs[i].sys);
-    free(cfgs);
+    for (int i = 0; i < v.ncfg; i++)
+        if (!v.cfgs[i].chip)
+            sys_free(&v.cfgs[i].sys);
+    free(v.cfgs);
     if (rc != 0)
         validate_free(res);
     return rc;
