@@ -452,29 +452,20 @@ static void drop_reports(const char *dir, const char *const *reports, int keep)
         }
 }
 
-int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdir, int quiet,
-                 double max_walk, struct diag *d)
+/* Every layer on the array (folds, then the memory walk or its closed
+ * form), within the run's USER-mode walking budget.  0, or -1 with *d. */
+static int ss_simulate(const struct ss_config *c, const struct sa_mem_config *mc, const char *topo,
+                       const struct ss_layer *L, size_t n, double max_walk, struct sa_result *res,
+                       struct sa_mem_result *mem, struct diag *d)
 {
     int rc = 0;
-    struct ss_config c;
-    struct ss_layer *L = NULL;
-    size_t n = 0;
-    if (ss_config_load(cfgp, &c, d) != 0 || ss_topology_load(topo, gemm, &L, &n, d) != 0)
-        return -1;
-    struct sa_result *res = calloc(n, sizeof *res);
-    struct sa_mem_result *mem = calloc(n, sizeof *mem);
-    if (res == NULL || mem == NULL)
-        sim_oom(n * (sizeof *res + sizeof *mem));
-    struct sa_mem_config mc = {c.rows, c.cols, c.df,
-                               {c.sram_kb[0] * 1024, c.sram_kb[1] * 1024, c.sram_kb[2] * 1024},
-                               c.bw};
     /* USER mode walks the buffers cycle by cycle: the whole run, not each
      * layer, gets the budget, so five modest lines cannot add up to minutes */
     if (max_walk <= 0)
         max_walk = SA_MEM_WALK_BUDGET;
     double walked = 0;
-    for (size_t i = 0; i < n && rc == 0 && c.user_bw; i++) {
-        double u = sa_mem_walk_units(&mc, &L[i].v);
+    for (size_t i = 0; i < n && rc == 0 && c->user_bw; i++) {
+        double u = sa_mem_walk_units(mc, &L[i].v);
         if (u < 0)
             break;   /* sa_mem_run refuses it below, with its line */
         walked += u;
@@ -485,123 +476,161 @@ int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdi
                           walked, walked * 32e-9, max_walk);
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (sa_run_layer(c.rows, c.cols, c.df, &L[i].l, &res[i]) != 0) {
+        if (sa_run_layer(c->rows, c->cols, c->df, &L[i].l, &res[i]) != 0) {
             rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large for the model (fold count over 2^32)");
             break;
         }
-        int mrc = c.user_bw ? sa_mem_run(&mc, &L[i].v, &mem[i]) : sa_mem_calc(&mc, &L[i].v, &mem[i]);
+        int mrc = c->user_bw ? sa_mem_run(mc, &L[i].v, &mem[i]) : sa_mem_calc(mc, &L[i].v, &mem[i]);
         if (mrc != 0)
             rc = diag_set(d, DIAG_E_RANGE, topo, L[i].line, L[i].name,
                           "layer too large to walk cycle by cycle in %s mode",
-                          c.user_bw ? "USER" : "CALC");
+                          c->user_bw ? "USER" : "CALC");
     }
-    char dir[1200], path[1300];
-    if (rc == 0 && outdir != NULL) {
-        snprintf(dir, sizeof dir, "%s/%s", outdir, c.run_name);
-        rc = afile_make_dir(outdir, "-p", d);
-        if (rc == 0)
-            rc = afile_make_dir(dir, "-p", d);
+    return rc;
+}
+
+static const char *const reports[3] = {"COMPUTE_REPORT", "BANDWIDTH_REPORT",
+                                       "DETAILED_ACCESS_REPORT"};
+
+/* One layer's line in each of SCALE-Sim's three reports. */
+static void ss_report_lines(FILE *const *f, size_t i, const struct ss_config *c,
+                            const struct sa_result *res, const struct sa_mem_result *m)
+{
+    /* a one-cycle layer ends on cycle 0: divide by one cycle, not zero */
+    double total = m->cycles > 0 ? (double)m->cycles : 1.0;
+    char u[40], mp[40], cu[40];
+    py_float(u, sizeof u, res->macs * 100 / (total * (double)c->rows * (double)c->cols));
+    py_float(mp, sizeof mp, res->mapping_eff * 100);
+    py_float(cu, sizeof cu, res->compute_util * 100);
+    fprintf(f[0], "%zu, %llu, %llu, %s, %s, %s,\n", i, (unsigned long long)m->cycles,
+            (unsigned long long)m->stall, u, mp, cu);
+    fprintf(f[1], "%zu", i);
+    for (int k = 0; k < SA_OPERANDS; k++) {
+        py_float(u, sizeof u, (double)m->sram_words[k] / total);
+        fprintf(f[1], ", %s", u);
     }
-    static const char *const reports[3] = {"COMPUTE_REPORT", "BANDWIDTH_REPORT",
-                                           "DETAILED_ACCESS_REPORT"};
+    for (int k = 0; k < SA_OPERANDS; k++) {
+        double span = (double)(m->dram_stop[k] - m->dram_start[k] + 1);
+        py_float(u, sizeof u, m->dram_words[k] ? (double)m->dram_words[k] / span : 0.0);
+        fprintf(f[1], ", %s", u);
+    }
+    fprintf(f[1], ",\n");
+    fprintf(f[2], "%zu", i);
+    for (int k = 0; k < SA_OPERANDS; k++)
+        fprintf(f[2], ", %lld, %lld, %llu", (long long)m->sram_start[k],
+                (long long)m->sram_stop[k], (unsigned long long)m->sram_words[k]);
+    for (int k = 0; k < SA_OPERANDS; k++)
+        fprintf(f[2], ", %lld, %lld, %llu", (long long)m->dram_start[k],
+                (long long)m->dram_stop[k], (unsigned long long)m->dram_words[k]);
+    fprintf(f[2], ",\n");
+}
+
+/* SCALE-Sim's three reports in dir (made under outdir): all three or
+ * none.  0, or -1 with *d. */
+static int ss_write_reports(const char *outdir, const char *dir, const struct ss_config *c,
+                            const struct sa_result *res, const struct sa_mem_result *mem, size_t n,
+                            struct diag *d)
+{
+    char path[1300];
+    int rc = afile_make_dir(outdir, "-p", d);
+    if (rc == 0)
+        rc = afile_make_dir(dir, "-p", d);
     struct afile a[3];
-    int opened = 0;
-    for (int k = 0; k < 3 && rc == 0 && outdir != NULL; k++) {
+    for (int k = 0; k < 3 && rc == 0; k++) {
         snprintf(path, sizeof path, "%s/%s.csv", dir, reports[k]);
         rc = afile_open(&a[k], path, d);
-        if (rc == 0) {
-            opened++;
-        } else {
+        if (rc != 0) {
             drop_reports(dir, reports, k); /* none of the three: not an earlier run's either */
-        }
-    }
-    if (rc == 0 && outdir != NULL) {
-        fprintf(a[0].f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
-                        "Mapping Efficiency %%, Compute Util %%,\n");
-        fprintf(a[1].f, "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, "
-                        "Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP DRAM BW,\n");
-        fprintf(a[2].f, "LayerID, SRAM IFMAP Start Cycle, SRAM IFMAP Stop Cycle, SRAM IFMAP Reads, "
-                        "SRAM Filter Start Cycle, SRAM Filter Stop Cycle, SRAM Filter Reads, "
-                        "SRAM OFMAP Start Cycle, SRAM OFMAP Stop Cycle, SRAM OFMAP Writes, "
-                        "DRAM IFMAP Start Cycle, DRAM IFMAP Stop Cycle, DRAM IFMAP Reads, "
-                        "DRAM Filter Start Cycle, DRAM Filter Stop Cycle, DRAM Filter Reads, "
-                        "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n");
-        for (size_t i = 0; i < n; i++) {
-            const struct sa_mem_result *m = &mem[i];
-            /* a one-cycle layer ends on cycle 0: divide by one cycle, not zero */
-            double total = m->cycles > 0 ? (double)m->cycles : 1.0;
-            char u[40], mp[40], cu[40];
-            py_float(u, sizeof u, res[i].macs * 100 / (total * (double)c.rows * (double)c.cols));
-            py_float(mp, sizeof mp, res[i].mapping_eff * 100);
-            py_float(cu, sizeof cu, res[i].compute_util * 100);
-            fprintf(a[0].f, "%zu, %llu, %llu, %s, %s, %s,\n", i, (unsigned long long)m->cycles,
-                    (unsigned long long)m->stall, u, mp, cu);
-            fprintf(a[1].f, "%zu", i);
-            for (int k = 0; k < SA_OPERANDS; k++) {
-                py_float(u, sizeof u, (double)m->sram_words[k] / total);
-                fprintf(a[1].f, ", %s", u);
-            }
-            for (int k = 0; k < SA_OPERANDS; k++) {
-                double span = (double)(m->dram_stop[k] - m->dram_start[k] + 1);
-                py_float(u, sizeof u, m->dram_words[k] ? (double)m->dram_words[k] / span : 0.0);
-                fprintf(a[1].f, ", %s", u);
-            }
-            fprintf(a[1].f, ",\n");
-            fprintf(a[2].f, "%zu", i);
-            for (int k = 0; k < SA_OPERANDS; k++)
-                fprintf(a[2].f, ", %lld, %lld, %llu", (long long)m->sram_start[k],
-                        (long long)m->sram_stop[k], (unsigned long long)m->sram_words[k]);
-            for (int k = 0; k < SA_OPERANDS; k++)
-                fprintf(a[2].f, ", %lld, %lld, %llu", (long long)m->dram_start[k],
-                        (long long)m->dram_stop[k], (unsigned long long)m->dram_words[k]);
-            fprintf(a[2].f, ",\n");
-        }
-        /* all three or none */
-        int k = 0;
-        while (k < 3 && afile_commit(&a[k], d) == 0)
-            k++;
-        if (k < 3) {
-            /* none of the three: this run's, and an earlier run's that would
-             * not match them */
-            rc = -1;
-            for (int j = k + 1; j < 3; j++)
+            for (int j = 0; j < k; j++) /* an open failed: drop the others */
                 afile_abort(&a[j]);
-            drop_reports(dir, reports, k);
         }
-        opened = 0;
     }
-    for (int k = 0; k < opened; k++) /* an open failed: drop the others */
-        afile_abort(&a[k]);
-    if (rc == 0 && !quiet) {
-        printf("strata scalesim: %s, %llux%llu array, %s dataflow, %s bandwidth",
-               c.run_name, (unsigned long long)c.rows, (unsigned long long)c.cols,
-               sa_dataflow_name(c.df), c.user_bw ? "USER" : "CALC");
-        if (c.user_bw)
-            printf(" (%llu words/cycle, SRAM %llu/%llu/%llu kB)", (unsigned long long)c.bw,
-                   (unsigned long long)c.sram_kb[0], (unsigned long long)c.sram_kb[1],
-                   (unsigned long long)c.sram_kb[2]);
-        printf("\n");
-        for (size_t i = 0; i < n; i++) {
-            printf("  layer %zu %-16s cycles %12llu  stall %10llu  folds %llu x %llu  "
-                   "utilization %6.2f%%  mapping efficiency %6.2f%%\n",
-                   i, L[i].name, (unsigned long long)mem[i].cycles,
-                   (unsigned long long)mem[i].stall, (unsigned long long)res[i].row_folds,
-                   (unsigned long long)res[i].col_folds,
-                   100 * res[i].macs / ((mem[i].cycles > 0 ? (double)mem[i].cycles : 1.0) *
-                                        (double)c.rows * (double)c.cols),
-                   100 * res[i].mapping_eff);
-            if (mem[i].stall > 0)
-                printf("    stalls waiting on DRAM through the ifmap SRAM %llu, filter SRAM %llu, "
-                       "ofmap SRAM %llu\n",
-                       (unsigned long long)mem[i].stall_by[SA_IFMAP],
-                       (unsigned long long)mem[i].stall_by[SA_FILTER],
-                       (unsigned long long)mem[i].stall_by[SA_OFMAP]);
-        }
-        if (outdir != NULL)
-            printf("  wrote %s/: COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
-                   "DETAILED_ACCESS_REPORT.csv\n", dir);
+    if (rc != 0)
+        return rc;
+    fprintf(a[0].f, "LayerID, Total Cycles, Stall Cycles, Overall Util %%, "
+                    "Mapping Efficiency %%, Compute Util %%,\n");
+    fprintf(a[1].f, "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, "
+                    "Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP DRAM BW,\n");
+    fprintf(a[2].f, "LayerID, SRAM IFMAP Start Cycle, SRAM IFMAP Stop Cycle, SRAM IFMAP Reads, "
+                    "SRAM Filter Start Cycle, SRAM Filter Stop Cycle, SRAM Filter Reads, "
+                    "SRAM OFMAP Start Cycle, SRAM OFMAP Stop Cycle, SRAM OFMAP Writes, "
+                    "DRAM IFMAP Start Cycle, DRAM IFMAP Stop Cycle, DRAM IFMAP Reads, "
+                    "DRAM Filter Start Cycle, DRAM Filter Stop Cycle, DRAM Filter Reads, "
+                    "DRAM OFMAP Start Cycle, DRAM OFMAP Stop Cycle, DRAM OFMAP Writes,\n");
+    FILE *const f[3] = {a[0].f, a[1].f, a[2].f};
+    for (size_t i = 0; i < n; i++)
+        ss_report_lines(f, i, c, &res[i], &mem[i]);
+    /* all three or none */
+    int k = 0;
+    while (k < 3 && afile_commit(&a[k], d) == 0)
+        k++;
+    if (k < 3) {
+        /* none of the three: this run's, and an earlier run's that would
+         * not match them */
+        for (int j = k + 1; j < 3; j++)
+            afile_abort(&a[j]);
+        drop_reports(dir, reports, k);
+        return -1;
     }
+    return 0;
+}
+
+/* The run's summary on stdout. */
+static void ss_print(const struct ss_config *c, const struct ss_layer *L, size_t n,
+                     const struct sa_result *res, const struct sa_mem_result *mem, const char *outdir,
+                     const char *dir)
+{
+    printf("strata scalesim: %s, %llux%llu array, %s dataflow, %s bandwidth",
+           c->run_name, (unsigned long long)c->rows, (unsigned long long)c->cols,
+           sa_dataflow_name(c->df), c->user_bw ? "USER" : "CALC");
+    if (c->user_bw)
+        printf(" (%llu words/cycle, SRAM %llu/%llu/%llu kB)", (unsigned long long)c->bw,
+               (unsigned long long)c->sram_kb[0], (unsigned long long)c->sram_kb[1],
+               (unsigned long long)c->sram_kb[2]);
+    printf("\n");
+    for (size_t i = 0; i < n; i++) {
+        printf("  layer %zu %-16s cycles %12llu  stall %10llu  folds %llu x %llu  "
+               "utilization %6.2f%%  mapping efficiency %6.2f%%\n",
+               i, L[i].name, (unsigned long long)mem[i].cycles,
+               (unsigned long long)mem[i].stall, (unsigned long long)res[i].row_folds,
+               (unsigned long long)res[i].col_folds,
+               100 * res[i].macs / ((mem[i].cycles > 0 ? (double)mem[i].cycles : 1.0) *
+                                    (double)c->rows * (double)c->cols),
+               100 * res[i].mapping_eff);
+        if (mem[i].stall > 0)
+            printf("    stalls waiting on DRAM through the ifmap SRAM %llu, filter SRAM %llu, "
+                   "ofmap SRAM %llu\n",
+                   (unsigned long long)mem[i].stall_by[SA_IFMAP],
+                   (unsigned long long)mem[i].stall_by[SA_FILTER],
+                   (unsigned long long)mem[i].stall_by[SA_OFMAP]);
+    }
+    if (outdir != NULL)
+        printf("  wrote %s/: COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, "
+               "DETAILED_ACCESS_REPORT.csv\n", dir);
+}
+
+int scalesim_run(const char *cfgp, const char *topo, int gemm, const char *outdir, int quiet,
+                 double max_walk, struct diag *d)
+{
+    struct ss_config c;
+    struct ss_layer *L = NULL;
+    size_t n = 0;
+    if (ss_config_load(cfgp, &c, d) != 0 || ss_topology_load(topo, gemm, &L, &n, d) != 0)
+        return -1;
+    struct sa_result *res = sim_xcalloc(n ? n : 1, sizeof *res);
+    struct sa_mem_result *mem = sim_xcalloc(n ? n : 1, sizeof *mem);
+    struct sa_mem_config mc = {c.rows, c.cols, c.df,
+                               {c.sram_kb[0] * 1024, c.sram_kb[1] * 1024, c.sram_kb[2] * 1024},
+                               c.bw};
+    int rc = ss_simulate(&c, &mc, topo, L, n, max_walk, res, mem, d);
+    char dir[1200] = "";
+    if (outdir != NULL)
+        snprintf(dir, sizeof dir, "%s/%s", outdir, c.run_name);
+    if (rc == 0 && outdir != NULL)
+        rc = ss_write_reports(outdir, dir, &c, res, mem, n, d);
+    if (rc == 0 && !quiet)
+        ss_print(&c, L, n, res, mem, outdir, dir);
     free(mem);
     free(res);
     free(L);
