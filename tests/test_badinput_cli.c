@@ -194,11 +194,18 @@ static void test_configs(void)
     free(h100);
 }
 
-static void test_other(void)
+/* The good trace in tmpdir, its path in trace[n]. */
+static void good_trace_file(char *trace, size_t n)
+{
+    snprintf(trace, n, "%s/good.json", tmpdir);
+    tu_write_file(trace, good_trace);
+}
+
+/* Outputs into a folder that does not exist: nothing written. */
+static void test_missing_dirs(void)
 {
     char trace[256], args[1024], outdir[256];
-    snprintf(trace, sizeof trace, "%s/good.json", tmpdir);
-    tu_write_file(trace, good_trace);
+    good_trace_file(trace, sizeof trace);
 
     /* --json into a directory that does not exist */
     snprintf(outdir, sizeof outdir, "%s/no-such-dir", tmpdir);
@@ -215,7 +222,12 @@ static void test_other(void)
              tmpdir, outdir);
     snprintf(outpath, sizeof outpath, "%s/out.csv", outdir);
     expect_fail("csv-no-dir", args, outpath, 0, NULL);
+}
 
+/* gen llm and fit on models and layouts they cannot build. */
+static void test_gen_fit_layouts(void)
+{
+    char args[1024];
     /* gen llm with a model config missing a required field */
     char model[256];
     snprintf(model, sizeof model, "%s/model.json", tmpdir);
@@ -278,6 +290,12 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
              "--phase decode --dp 4");
     expect_fail("fit-dp", args, "", 0, "--dp");
+}
+
+/* Flag values out of range, and the layouts only gen or fit refuses. */
+static void test_flag_ranges(void)
+{
+    char args[1024];
     /* flag values out of range, and fit's training-only flags: usage
      * errors (exit 2), nothing written */
     static const char *const usage_bad[] = {
@@ -321,7 +339,13 @@ static void test_other(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
              "--phase train --batch 8 --prompt 1022 --cp 2");
     expect_fail("fit-cp", args, "", 0, "--prompt");
+}
 
+/* Usage errors, bad numbers, and a failed run's --out folder. */
+static void test_usage(void)
+{
+    char trace[256], args[1024];
+    good_trace_file(trace, sizeof trace);
     /* usage errors */
     snprintf(args, sizeof args, "run --trace '%s' --json '%s/out.json'", trace, tmpdir);
     expect_usage("run-no-hw", args);
@@ -355,7 +379,15 @@ static void test_other(void)
     snprintf(args, sizeof args, "run --hw " H100 " --trace '%s' --json '%s/out.json' --csv '%s/out.json'",
              trace, tmpdir, tmpdir);
     expect_usage("json-is-csv", args);
+}
 
+/* Outputs that are pipes or links; then the good trace runs (so the
+ * failures above are the inputs' fault). */
+static void test_special_outputs(void)
+{
+    char trace[256], args[1024], out[256];
+    good_trace_file(trace, sizeof trace);
+    snprintf(out, sizeof out, "%s/out.json", tmpdir);
     /* a path that is a pipe (or a device) is refused, not renamed over */
     char fifo[300];
     snprintf(fifo, sizeof fifo, "%s/a-fifo", tmpdir);
@@ -591,7 +623,11 @@ int main(void)
     test_memory_budget();
     test_traces();
     test_configs();
-    test_other();
+    test_missing_dirs();
+    test_gen_fit_layouts();
+    test_flag_ranges();
+    test_usage();
+    test_special_outputs();
     test_output_is_input();
     test_out_keeps_old();
     tu_rmtree(tmpdir);

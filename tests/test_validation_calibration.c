@@ -44,7 +44,9 @@ static int check_file(const char *path, unsigned nrows, const struct bound *bb, 
     return seen;
 }
 
-int main(void)
+/* The shipped calibration set, group by group, and its rows that the
+ * group bounds do not say enough about. */
+static void test_calibration(void)
 {
     static const struct bound b[] = {
         {"LLMC/gemm", 0.04, 0.20},
@@ -81,7 +83,7 @@ int main(void)
     CHECK_EQ_INT(rc, 0);
     if (rc != 0) {
         diag_print(&d, stderr);
-        TEST_MAIN_END();
+        return;
     }
     CHECK_EQ_INT(r.nrows, 305);
     int tp_rows = 0;
@@ -128,7 +130,16 @@ int main(void)
         CHECK(found);
     }
     validate_free(&r);
+}
 
+/* The other validation files: the AMD MI210, Hopper attention and
+ * collectives. */
+static void test_other_files(void)
+{
+    struct validate_result r;
+    struct validate_group g[32];
+    struct diag d;
+    int rc, ng;
     /* AMD MI210 (configs/amd-mi210.yaml, a chip the calibration set does
      * not hold): its DRAM efficiency, read/write penalty and loaded latency
      * were fitted to gpu-stream init, scale and read (UBENCH-025..027); the
@@ -190,11 +201,16 @@ int main(void)
                                       {"HAG/collective", 0.10, 0.15}};
     CHECK_EQ_INT(check_file("traces/validation/hopper-collectives.csv", 16, cb,
                             sizeof cb / sizeof cb[0]), 4);
+}
 
+/* Bad rows: an error at the row's line, never an abort or a value. */
+static void test_bad_rows(const char *dir)
+{
+    char csv[128];
+    struct validate_result r;
+    struct diag d;
     /* a row whose op is too large: an error with the row's line, not an
      * abort inside the model */
-    char dir[64], csv[128];
-    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-val") == 0);
     snprintf(csv, sizeof csv, "%s/huge.csv", dir);
     tu_write_file(csv, "id,hardware,workload,shape_or_model,dtype,batch,metric,value,unit,source,notes,"
                        "config,spec,host_overhead_us\n"
@@ -263,6 +279,14 @@ int main(void)
         CHECK(strcmp(d.field, bad[i].field) == 0);
         validate_free(&r);
     }
+}
+
+/* pass= and a NUL byte in a row. */
+static void test_pass_and_nul(const char *dir)
+{
+    char csv[128];
+    struct validate_result r;
+    struct diag d;
     /* pass= on any op with a backward: a GEMM's backward is its dgrad and
      * wgrad, twice the forward's work, so at a compute-bound shape about
      * twice the time; fwd+bwd is the sum */
@@ -300,6 +324,16 @@ int main(void)
     CHECK_EQ_INT(d.line, 2);
     CHECK_STR_CONTAINS(d.msg, "NUL byte");
     validate_free(&r);
+}
+
+int main(void)
+{
+    test_calibration();
+    test_other_files();
+    char dir[64];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-val") == 0);
+    test_bad_rows(dir);
+    test_pass_and_nul(dir);
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

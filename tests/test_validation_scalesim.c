@@ -359,11 +359,14 @@ static void expect_bad(const char *name, const char *cfg, const char *topo, cons
     free(err);
 }
 
-static void test_bad_input(void)
+static const char good_cfg[] = "[general]\nrun_name = t\n[architecture_presets]\nArrayHeight: 8\n"
+                              "ArrayWidth: 8\nDataflow: os\n[run_presets]\nInterfaceBandwidth: CALC\n";
+static const char gemm_topo[] = "Layer,M,N,K,\nL0,16,16,16,\n";
+
+/* Bad configs: each an error at its line, nothing written. */
+static void test_bad_config(void)
 {
-    const char *good = "[general]\nrun_name = t\n[architecture_presets]\nArrayHeight: 8\n"
-                       "ArrayWidth: 8\nDataflow: os\n[run_presets]\nInterfaceBandwidth: CALC\n";
-    const char *gemm = "Layer,M,N,K,\nL0,16,16,16,\n";
+    const char *gemm = gemm_topo;
     expect_bad("no-height", "[architecture_presets]\nArrayWidth: 8\nDataflow: os\n", gemm, "gemm",
                "ArrayHeight: required");
     expect_bad("text-width", "[architecture_presets]\nArrayHeight: 8\nArrayWidth: eight\n", gemm,
@@ -410,6 +413,12 @@ static void test_bad_input(void)
     expect_bad("dup-section", "[general]\nrun_name = t\n[general]\n", gemm, "gemm",
                ".cfg:3: section [general] given twice (first on line 1)");
     expect_bad("no-colon", "[general]\nrun_name\n", gemm, "gemm", ".cfg:2: expected 'key: value'");
+}
+
+/* Bad topologies and USER-mode settings. */
+static void test_bad_topology(void)
+{
+    const char *good = good_cfg, *gemm = gemm_topo;
     expect_bad("zero-dim", good, "Layer,M,N,K,\n\nL0,16,0,16,\n", "gemm", ".csv:3: N: expected");
     expect_bad("text-dim", good, "Layer,M,N,K,\nL0,16,x,16,\n", "gemm", ".csv:2: N: expected");
     expect_bad("fields", good, "Layer,M,N,K,\nL0,16,16,\n", "gemm", ".csv:2: expected 4 fields");
@@ -450,6 +459,13 @@ static void test_bad_input(void)
         CHECK_EQ_INT(scalesim(a2, &e2), 0);
         free(e2);
     }
+}
+
+/* Outputs that cannot be written: all three reports or none. */
+static void test_bad_outputs(void)
+{
+    const char *good = good_cfg;
+    const char *gemm = gemm_topo;
     /* a file in the way of the output folder */
     char cp[256], tp[256], args[1024], *err = NULL;
     snprintf(cp, sizeof cp, "%s/ok.cfg", tmpdir);
@@ -480,6 +496,12 @@ static void test_bad_input(void)
     CHECK(!tu_exists(rd));
     snprintf(rd, sizeof rd, "%s/ok-out/t/DETAILED_ACCESS_REPORT.csv", tmpdir);
     CHECK(!tu_exists(rd));
+}
+
+/* USER mode's walking budget: a layer too large, and the run's total. */
+static void test_walk_budget(void)
+{
+    char cp[256], tp[256], args[1024], *err = NULL;
     /* USER mode: a layer whose address count overflows 64 bits, and one too
      * large to walk, are refused with the layer's line */
     const char *user = "[architecture_presets]\nArrayHeight: 128\nArrayWidth: 128\nDataflow: os\n"
@@ -625,7 +647,10 @@ int main(void)
     test_reports();
     test_gpt2();
     test_model();
-    test_bad_input();
+    test_bad_config();
+    test_bad_topology();
+    test_bad_outputs();
+    test_walk_budget();
     test_ofmap_backlog();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
