@@ -158,7 +158,8 @@ int afile_open(struct afile *a, const char *path, struct diag *d)
     }
     /* large writes: a few syscalls per file instead of one per 4 KiB.  The
      * buffer must be ours: given NULL, glibc keeps its st_blksize buffer and
-     * ignores the size.  Without memory we fall back to that buffer. */
+     * ignores the size.  Without memory we fall back to that buffer (the one
+     * allocation that may fail quietly: it only makes writes faster). */
     a->buf = malloc(AFILE_BUF);
     if (a->buf != NULL)
         setvbuf(a->f, a->buf, _IOFBF, AFILE_BUF);

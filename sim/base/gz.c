@@ -20,9 +20,7 @@ int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
     afile_note_input_path(path);
     gzbuffer(g, 1 << 17);
     size_t cap = 1 << 20, n = 0;
-    char *b = malloc(cap + 1);
-    if (b == NULL)
-        sim_oom(cap + 1);
+    char *b = sim_xrealloc(NULL, cap + 1);
     for (;;) {
         if (n == cap) {
             if (cap >= GZ_MAX_BYTES) {
@@ -32,10 +30,7 @@ int gz_read_all(const char *path, char **buf, size_t *len, struct diag *d)
                                 (size_t)GZ_MAX_BYTES);
             }
             cap *= 2;
-            char *nb = realloc(b, cap + 1);
-            if (nb == NULL)
-                sim_oom(cap + 1);
-            b = nb;
+            b = sim_xrealloc(b, cap + 1);
         }
         size_t want = cap - n > (1u << 30) ? (1u << 30) : cap - n;
         int got = gzread(g, b + n, (unsigned)want);

@@ -12,6 +12,7 @@
  */
 #include "jsondoc.h"
 #include "afile.h"
+#include "check.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -22,16 +23,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Out of memory is not a user error: stop with the size (house style). */
-static void *jd_alloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (p == NULL) {
-        fprintf(stderr, "strata: out of memory allocating %zu x %zu bytes\n", n, size);
-        abort();
-    }
-    return p;
-}
 
 /* ---- line table ------------------------------------------------------- */
 
@@ -138,7 +129,7 @@ static size_t scan_lines(const char *s, size_t n, int *lines, size_t cap)
 static void build_lines(struct jsondoc *doc, const char *text, size_t n)
 {
     size_t nvalues = tree_count(doc->root);
-    int *lines = jd_alloc(nvalues, sizeof *lines);
+    int *lines = sim_xcalloc(nvalues, sizeof *lines);
     size_t seen = scan_lines(text, n, lines, nvalues);
     if (seen == nvalues) {
         size_t k = 0;
@@ -272,18 +263,13 @@ static int read_file(const char *path, char **out, size_t *len, struct diag *d)
     const size_t limit = JSONDOC_MAX_BYTES + 1;
     size_t cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
     size_t n = 0;
-    char *buf = jd_alloc(cap + 1, 1);
+    char *buf = sim_xcalloc(cap + 1, 1);
     for (;;) {
         if (n == cap) {
             if (cap >= limit)
                 break;
             size_t ncap = cap * 2 < limit ? cap * 2 : limit;
-            char *nb = realloc(buf, ncap + 1);
-            if (nb == NULL) {
-                fprintf(stderr, "strata: out of memory allocating %zu bytes\n", ncap + 1);
-                abort();
-            }
-            buf = nb;
+            buf = sim_xrealloc(buf, ncap + 1);
             cap = ncap;
         }
         size_t got = fread(buf + n, 1, cap - n, f);
@@ -389,8 +375,8 @@ static int split_skim(struct jsondoc_split *sp, const char *key)
             int endline = line;
             /* the elements, in one pass: where each starts */
             size_t cap = 1024;
-            sp->off = jd_alloc(cap + 1, sizeof *sp->off);
-            sp->line = jd_alloc(cap + 1, sizeof *sp->line);
+            sp->off = sim_xcalloc(cap + 1, sizeof *sp->off);
+            sp->line = sim_xcalloc(cap + 1, sizeof *sp->line);
             int ln = line;
             uint32_t count = 0;
             long dd = 0;
@@ -406,14 +392,8 @@ static int split_skim(struct jsondoc_split *sp, const char *key)
                             return -1;      /* an empty element */
                         if (count == cap) {
                             cap *= 2;
-                            size_t *no = realloc(sp->off, (cap + 1) * sizeof *sp->off);
-                            int *nl = no ? realloc(sp->line, (cap + 1) * sizeof *sp->line) : NULL;
-                            if (no == NULL || nl == NULL) {
-                                fprintf(stderr, "strata: out of memory allocating %zu elements\n", cap);
-                                abort();
-                            }
-                            sp->off = no;
-                            sp->line = nl;
+                            sp->off = sim_xrealloc(sp->off, (cap + 1) * sizeof *sp->off);
+                            sp->line = sim_xrealloc(sp->line, (cap + 1) * sizeof *sp->line);
                         }
                         sp->off[count] = k;
                         sp->line[count] = ln;
@@ -490,7 +470,7 @@ int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *
         /* the top level with the array's elements cut out but for their
          * newlines, so every line stays where it was (a column after the
          * array may not: an error there is reported from the whole text) */
-        char *top = jd_alloc(sp->n + 1, 1);
+        char *top = sim_xcalloc(sp->n + 1, 1);
         memcpy(top, sp->text, sp->open + 1);
         size_t m = sp->open + 1;
         for (const char *q = sp->text + sp->open + 1, *qe = sp->text + sp->close;
@@ -556,7 +536,7 @@ static void split_lines(struct jsondoc_split *sp)
     cJSON *e = sp->cur;
     size_t a = sp->off[sp->cur_i], b = sp->off[sp->cur_i + 1];
     size_t nvalues = tree_count(e);
-    int *lines = jd_alloc(nvalues, sizeof *lines);
+    int *lines = sim_xcalloc(nvalues, sizeof *lines);
     int l0 = sp->line[sp->cur_i] - 1;
     size_t seen = scan_lines(sp->text + a, b - a, lines, nvalues);
     if (seen == nvalues)

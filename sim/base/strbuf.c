@@ -16,10 +16,7 @@ static void sb_reserve(struct sb *b, size_t n)
     size_t cap = b->cap ? b->cap * 2 : 4096;
     while (cap - b->n <= n)
         cap *= 2;
-    char *q = realloc(b->s, cap);
-    if (q == NULL)
-        sim_oom(cap);
-    b->s = q;
+    b->s = sim_xrealloc(b->s, cap);
     b->cap = cap;
 }
 

@@ -395,10 +395,7 @@ static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, s
         }
         if (*nout == cap) {
             cap = cap ? 2 * cap : 16;
-            struct ss_layer *nl = realloc(L, cap * sizeof *L);
-            if (nl == NULL)
-                sim_oom(cap * sizeof *L);
-            L = nl;
+            L = sim_xrealloc(L, cap * sizeof *L);
         }
         rc = topo_row(fl, n, gemm, path, line, &L[*nout], d);
         if (rc == 0)
