@@ -30,9 +30,10 @@ static int run_text(const char *text, const char *cfg, struct run_result *r, str
 
 #define A100 "configs/nvidia-a100-sxm-80gb.yaml"
 
-int main(void)
+/* A GEMM's backward, whole and as its two products, with weights that
+ * do not fit, and at an odd token count. */
+static void test_gemm_backward(void)
 {
-    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-bwd") == 0);
     struct run_result f, b;
     struct diag d;
     /* a GEMM's backward is two GEMMs of its FLOPs (dgrad, wgrad) */
@@ -105,6 +106,12 @@ int main(void)
     CHECK((double)f.total_ps < 1.02 * (double)b.total_ps && (double)f.total_ps > 0.98 * (double)b.total_ps);
     run_result_free(&f);
     run_result_free(&b);
+}
+
+static void test_kinds_backward(void)
+{
+    struct run_result f, b;
+    struct diag d;
     /* each kind's backward runs and moves DRAM bytes */
     struct hw_config a100;
     CHECK_EQ_INT(tu_load_cfg(A100, &a100), 0);
@@ -130,7 +137,11 @@ int main(void)
                           "\"bytes\": 100, \"direction\": \"h2d\", \"pass\": \"bwd\"}]}", A100, &f, &d), -1);
     CHECK_EQ_INT(d.line, 2);
     CHECK_STR_CONTAINS(d.msg, "no backward");
+}
 
+static void test_training_step(void)
+{
+    struct diag d;
     /* a training step: forward, every op's backward in reverse, AdamW */
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
@@ -191,6 +202,14 @@ int main(void)
     trace_free(&tr);
     run_result_free(&r);
     trace_free(&t);
+}
+
+int main(void)
+{
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-bwd") == 0);
+    test_gemm_backward();
+    test_kinds_backward();
+    test_training_step();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

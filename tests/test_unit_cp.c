@@ -34,14 +34,15 @@ static double l0_products(const struct trace *t, uint32_t dev)
     return p;
 }
 
-int main(void)
+/* CP 2, one sequence: the blocks each rank attends to, the ring's sends
+ * and waits forward and backward, the gradients, and the copy's overlap
+ * on an HGX H100 */
+static void test_ring(const struct llm_config *cfg, const struct llm_step *step, struct hw_system *sysp)
 {
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct llm_config c;
-    CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
-    struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 2);
@@ -99,10 +100,8 @@ int main(void)
     trace_free(&td);
     /* on an HGX H100: the ring copy overlaps the rank's own block, and
      * the next step starts only once it has arrived */
-    struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
     struct run_result r;
-    CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
+    CHECK_EQ_INT(run_system_opts(sysp, &t, NULL, &r, &d), 0);
     if (s1 >= 0 && b1 >= 0 && a0 >= 0) {
         CHECK(r.ops[s0].start_ps < r.ops[a0].end_ps && r.ops[s0].end_ps > r.ops[a0].start_ps);
         CHECK(r.ops[b1].start_ps >= r.ops[s0].end_ps);
@@ -113,6 +112,15 @@ int main(void)
     }
     run_result_free(&r);
     trace_free(&t);
+}
+
+static void test_layouts(const struct llm_config *cfg, const struct llm_step *step, struct hw_system *sysp)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* CP 2 x TP 2 x PP 2 (interleaved) with recomputation, and CP 4 x PP 2
      * with ZeRO-1: built and run to the end on the 8 GPUs */
     static const struct { uint32_t cp, tp, pp, vpp, zero; int recompute; } lay[] = {
@@ -141,7 +149,7 @@ int main(void)
             CHECK(rs >= 0 && ra >= 0 && tu_depends_on(&t, ra, os));
         }
         struct run_result rx;
-        CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rx, &d), 0);
+        CHECK_EQ_INT(run_system_opts(sysp, &t, NULL, &rx, &d), 0);
         printf("  CP %u x TP %u x PP %u (VP %u)%s%s, 4 x 2048 tokens: %.1f ms\n", lay[i].cp, lay[i].tp,
                lay[i].pp, lay[i].vpp, lay[i].recompute ? ", recompute" : "", lay[i].zero ? ", ZeRO-1" : "",
                (double)rx.total_ps * 1e-9);
@@ -149,6 +157,15 @@ int main(void)
         run_result_free(&rx);
         trace_free(&t);
     }
+}
+
+static void test_comm(const struct llm_config *cfg, const struct llm_step *step, struct hw_system *sysp)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* the other ways to see the other ranks' tokens (--cp-comm), CP 4:
      * every rank still does 1/4 of the causal product (per 32 heads) */
     for (uint32_t cc = LLM_CP_A2A; cc <= LLM_CP_ALLGATHER; cc++) {
@@ -189,13 +206,21 @@ int main(void)
             }
         }
         struct run_result rx;
-        CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &rx, &d), 0);
+        CHECK_EQ_INT(run_system_opts(sysp, &t, NULL, &rx, &d), 0);
         printf("  CP 4 with --cp-comm %s: %.1f ms\n", cc == LLM_CP_A2A ? "a2a" : "allgather",
                (double)rx.total_ps * 1e-9);
         run_result_free(&rx);
         trace_free(&t);
     }
-    sys_free(&sys);
+}
+
+static void test_refused(const struct llm_config *cfg, const struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* refused, by field */
     static const struct { enum llm_phase ph; uint64_t prompt; uint32_t cp, ep, tp; int sp; const char *field; } bad[] = {
         {LLM_PREFILL, 8192, 2, 0, 1, 0, "--cp"},
@@ -269,5 +294,22 @@ int main(void)
     memset(&d, 0, sizeof d);
     CHECK(llm_build(&moe, &me, &t, &d) != 0);
     CHECK_STR_CONTAINS(d.field, "--cp");
+}
+
+int main(void)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c;
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0};
+    struct hw_system sys;
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    test_ring(&c, &s, &sys);
+    test_layouts(&c, &s, &sys);
+    test_comm(&c, &s, &sys);
+    sys_free(&sys);
+    test_refused(&c, &s);
     TEST_MAIN_END();
 }

@@ -410,7 +410,9 @@ static void summary(const struct trace *t, char *buf, size_t n)
 
 /* Chakra JSON: the example in traces/chakra (chakra_jsonizer's layout), the
  * other layouts, and broken files. */
-static void check_chakra(void)
+/* The bundled tiny step and each form a Chakra trace comes in (p: a
+ * scratch file). */
+static void chakra_forms(const char *p)
 {
     struct diag d;
     struct trace t;
@@ -433,9 +435,6 @@ static void check_chakra(void)
     }
     trace_free(&t);
 
-    char dir[64], p[128];
-    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-chakra") == 0);
-    snprintf(p, sizeof p, "%s/t.json", dir);
     /* an array of nodes, snake_case, numbers as numbers, listed out of
      * order: the output follows the dependencies; a node with only a
      * duration keeps it as fixed_s */
@@ -473,6 +472,13 @@ static void check_chakra(void)
     CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
     CHECK(t.nops == 1 && t.ops[0].u.gen.bytes == 4096.0);
     trace_free(&t);
+}
+
+static void chakra_broken(const char *p)
+{
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
     /* broken: each an error with its line, never a crash */
     static const struct { const char *text; enum diag_code code; int line; const char *field; } bad[] = {
         {"{\"id\": \"1\", \"type\": \"COMP_NODE\", \"dataDeps\": [\"2\"]}\n"
@@ -514,6 +520,14 @@ static void check_chakra(void)
                    d.line, d.field, d.msg);
         CHECK(d.code == bad[i].code && d.line == bad[i].line && strcmp(d.field, bad[i].field) == 0);
     }
+}
+
+/* Dependencies past the bound, large ids, cycles, copies and metadata. */
+static void chakra_limits(const char *p)
+{
+    struct diag d;
+    struct trace t;
+    struct import_stats st;
     /* a node with 300 dependencies keeps them all; a CPU node waiting for
      * 100 passes on the latest 64 and counts the rest */
     FILE *f = fopen(p, "w");
@@ -570,6 +584,16 @@ static void check_chakra(void)
     CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
     CHECK(t.nops == 1 && strcmp(t.ops[0].id, "0") == 0);
     trace_free(&t);
+}
+
+static void check_chakra(void)
+{
+    char dir[64], p[128];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-chakra") == 0);
+    snprintf(p, sizeof p, "%s/t.json", dir);
+    chakra_forms(p);
+    chakra_broken(p);
+    chakra_limits(p);
     tu_rmtree(dir);
 }
 

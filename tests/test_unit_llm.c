@@ -209,15 +209,14 @@ static void test_tensor_parallel(void)
 
 /* Mixtral: top-2 of 8 experts as batched GEMMs over the experts the tokens
  * reach (uniform routing). */
-static void test_moe(void)
+/* Mixtral decode: the experts a step reaches, and expert parallelism
+ * over 4 ranks. */
+static void moe_decode(const struct llm_config *cfg, struct llm_step *step)
 {
-    struct llm_config c;
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
-    CHECK_EQ_INT(c.experts, 8);
-    CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int seen = 0;
@@ -281,6 +280,16 @@ static void test_moe(void)
     s.ep = 3;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK_STR_CONTAINS(d.msg, "does not divide the 8 experts");
+    *step = s;
+}
+
+static void moe_train(const struct llm_config *cfg, struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* training with EP: the all-to-alls again in the backward, the
      * non-expert gradients all-reduced over the EP ranks (each expert's
      * stay on its rank), AdamW over the rank's share; top-k has no
@@ -317,6 +326,18 @@ static void test_moe(void)
     s.dp = 2;   /* EP groups are blocks of the replicas: 4 does not divide 2 */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--ep") == 0);
+    *step = s;
+}
+
+static void moe_ep_in_dp(const struct llm_config *cfg, struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
+    double experts_layer = 8.0 * 3 * 4096 * 14336;
+    double dense_layer = ((double)llm_param_count(&c) - 2.0 * 32000 * 4096 - 4096) / 32 - experts_layer;
     /* EP 4 inside DP 8: two EP groups of 4 consecutive replicas (the
      * all-to-alls), the non-expert gradients all-reduced over all 8, each
      * expert's (2 of 8 a rank) over the 2 replicas that hold it, and no
@@ -378,6 +399,18 @@ static void test_moe(void)
     CHECK_EQ_INT(rs, 1);
     CHECK_EQ_INT(ags, 1);
     trace_free(&t);
+    *step = s;
+}
+
+static void moe_ep_slices_zero3(const struct llm_config *cfg, struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
+    double experts_layer = 8.0 * 3 * 4096 * 14336;
+    double dense_layer = ((double)llm_param_count(&c) - 2.0 * 32000 * 4096 - 4096) / 32 - experts_layer;
     /* and across two slices (--dcn 2): each layer's reduced share, 1/8 of
      * the dense gradients and 1/2 of the rank's experts', all-reduced with
      * the same rank of the other slice */
@@ -419,6 +452,16 @@ static void test_moe(void)
     }
     CHECK_EQ_INT(g3, 4);
     trace_free(&t);
+    *step = s;
+}
+
+static void moe_ep_dp_equal(const struct llm_config *cfg, struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* with --dp equal to --ep no other replica holds a rank's experts: they
      * stay resident (not gathered, not transient), the dense weights do not */
     s.dp = 4;
@@ -448,6 +491,16 @@ static void test_moe(void)
     s.dp = 1;
     s.phase = LLM_DECODE;
     s.batch = 64;
+    *step = s;
+}
+
+static void moe_ep_tp(const struct llm_config *cfg, struct llm_step *step)
+{
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* EP 4 with TP 2 (Megatron's layout, EP from the data-parallel
      * ranks): --ep 4 alone is 4 replicas of a TP pair, 8 devices; the
      * all-to-alls run over the same TP rank of the 4 replicas, each rank 2
@@ -510,6 +563,24 @@ static void test_moe(void)
     s.tp = 1;
     CHECK_EQ_INT(llm_build(&dense, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "num_local_experts") == 0);
+    *step = s;
+}
+
+static void test_moe(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
+    CHECK_EQ_INT(c.experts, 8);
+    CHECK_EQ_INT(c.experts_per_tok, 2);
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    moe_decode(&c, &s);
+    moe_train(&c, &s);
+    moe_ep_in_dp(&c, &s);
+    moe_ep_slices_zero3(&c, &s);
+    moe_ep_dp_equal(&c, &s);
+    moe_ep_tp(&c, &s);
 }
 
 /* Sequence parallelism (Megatron's --sequence-parallel, --sp): with TP 2

@@ -15,14 +15,16 @@
 #include "test.h"
 #include "util.h"
 
-int main(void)
+/* 1F1B on 4 stages: the split of the layers, the sends and their waits,
+ * the order, and every device idle for the bubble; *r1total and r1idle
+ * keep the step for the tests after. */
+static void test_1f1b(const struct llm_config *cfg, const struct llm_step *step, uint64_t *r1total_out,
+                      double r1idle_out[4])
 {
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct llm_config c;
-    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.ndevices, 4);
@@ -66,6 +68,21 @@ int main(void)
     }
     run_result_free(&r);
     trace_free(&t);
+    *r1total_out = r1total;
+    memcpy(r1idle_out, r1idle, sizeof r1idle);
+    sys_free(&sys);
+}
+
+static void test_interleaved(const struct llm_config *cfg, const struct llm_step *step,
+                             uint64_t r1total, const double r1idle[4])
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
+    struct hw_system sys;
+    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
     /* interleaved 1F1B (--vpp 2, Megatron's virtual pipeline): stage st
      * holds chunks st and 4 + st of the 8 four-layer shares; stage 0's
      * chunk 1 takes the last stage's chunk-0 activations, and the last
@@ -110,6 +127,15 @@ int main(void)
     sv.vpp = 9;             /* 36 shares of 32 layers */
     CHECK(llm_build(&c, &sv, &t, &d) != 0);
     CHECK(strcmp(d.field, "--vpp") == 0);
+}
+
+static void test_3d_zero(const struct llm_config *cfg, const struct llm_step *step)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
     /* 3D: TP 2 x DP 2 x PP 2 on the 8 GPUs of an HGX H100.  Devices: TP
      * rank fastest, then replica, then stage; each TP pair all-reduces
      * inside its stage, each stage's replicas all-reduce their gradients
@@ -203,6 +229,13 @@ int main(void)
     CHECK(llm_build(&c, &z1, &t, &d) != 0);
     CHECK_STR_CONTAINS(d.msg, "ZeRO-3 does not combine with --pp");
     sys_free(&sys3);
+}
+
+static void test_moe_stages(void)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
     /* a MoE model over stages (Mixtral, PP 4, experts whole on their
      * stage): each layer's experts run forward and backward, its router's
      * top-k forward only (no backward kernel), and the step runs */
@@ -259,6 +292,15 @@ int main(void)
     run_result_free(&re);
     sys_free(&sysm);
     trace_free(&t);
+}
+
+static void test_recompute(const struct llm_config *cfg, const struct llm_step *step, uint64_t r1total)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
     /* full recomputation with the pipeline: each layer's backward in each
      * micro-batch first runs its forward again (".recompute"), and the
      * first of those waits for the next stage's gradients */
@@ -283,11 +325,17 @@ int main(void)
     run_result_free(&rr);
     sys_free(&sysr);
     trace_free(&t);
-    /* tied embeddings (SmolLM-135M): a layer's gradients are the same
-     * bytes with and without the pipeline (its parameters less one
-     * embedding table and the final norm) */
-    struct llm_config tied;
-    CHECK_EQ_INT(llm_config_load("traces/models/smollm-135m.json", &tied, &d), 0);
+}
+
+/* tied embeddings (SmolLM-135M): a layer's gradients are the same
+ * bytes with and without the pipeline (its parameters less one
+ * embedding table and the final norm) */
+static void test_tied(const struct llm_config *tiedcfg)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config tied = *tiedcfg;
+    struct trace t;
     CHECK(tied.tied);
     struct llm_step st1 = {LLM_TRAIN, 2, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                            LLM_FW_FUSED, 1, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -301,6 +349,15 @@ int main(void)
     int rs2 = tu_find_op(&t, "r0.s0.L0.dp_reduce_scatter");
     CHECK(rs1 >= 0 && rs2 >= 0 && rs_flat > 0 && t.ops[rs2].u.coll.bytes == rs_flat);
     trace_free(&t);
+}
+
+static void test_working_set(const struct llm_config *cfg, const struct llm_step *step)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
     /* a stage's weights count once in its working set, however many
      * micro-batches use them (each micro-batch's forward GEMMs after the
      * first are another op's weights): 8 micro-batches hold what 1 does */
@@ -318,6 +375,15 @@ int main(void)
         CHECK_NEAR_REL(w1, 8.0 * 2.0 * (4096.0 * 3 * 4096 + 4096.0 * 4096 + 3.0 * 4096 * 11008), 1e-9);
         CHECK_NEAR_REL(w8, w1, 1e-12);
     }
+}
+
+static void test_grad_accum(const struct llm_config *cfg, const struct llm_step *step)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
     /* gradient accumulation (--microbatches without --pp): the schedule on
      * one stage, a forward and a backward per micro-batch, each layer's
      * gradients all-reduced once, during the last backward; smaller GEMMs
@@ -370,6 +436,17 @@ int main(void)
         CHECK(llm_build(&c, &bd, &t, &d) != 0);
         CHECK_STR_CONTAINS(d.field, "--zero");
     }
+}
+
+static void test_refused(const struct llm_config *cfg, const struct llm_step *step,
+                         const struct llm_config *tiedcfg)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c = *cfg;
+    struct llm_step s = *step;
+    struct trace t;
+    struct llm_config tied = *tiedcfg;
     /* refused until modelled, by field */
     static const struct { int recompute; uint32_t mb; uint64_t batch; const char *want; } bad[] = {
         {0, 3, 8, "split"}, {1, 5, 8, "split"},
@@ -404,5 +481,28 @@ int main(void)
     struct llm_step dec = s;
     dec.phase = LLM_DECODE;
     CHECK(llm_build(&c, &dec, &t, &d) != 0);
+}
+
+int main(void)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct llm_config c;
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_config tied;
+    CHECK_EQ_INT(llm_config_load("traces/models/smollm-135m.json", &tied, &d), 0);
+    uint64_t r1total = 0;
+    double r1idle[4] = {0, 0, 0, 0};
+    test_1f1b(&c, &s, &r1total, r1idle);
+    test_interleaved(&c, &s, r1total, r1idle);
+    test_3d_zero(&c, &s);
+    test_moe_stages();
+    test_recompute(&c, &s, r1total);
+    test_tied(&tied);
+    test_working_set(&c, &s);
+    test_grad_accum(&c, &s);
+    test_refused(&c, &s, &tied);
     TEST_MAIN_END();
 }

@@ -310,6 +310,122 @@ static enum opmap_result map_gemm(const struct opmap_in *in, struct op *o)
     return OPMAP_OK;
 }
 
+/* Attention from q, k, v as (batch, heads, length, head_dim) tensors. */
+static enum opmap_result map_attention(const struct opmap_in *in, struct op *o)
+{
+    int t[4];
+    if (tensors(in, 4, t, 4) < 3)
+        return OPMAP_NOSHAPE;
+    const int64_t *q = in->dims[t[0]], *k = in->dims[t[1]];
+    if (q[0] <= 0 || q[1] <= 0 || q[2] <= 0 || q[3] <= 0 || k[1] <= 0 || k[2] <= 0 ||
+        q[1] % k[1] != 0)
+        return OPMAP_NOSHAPE;
+    o->kind = OP_ATTENTION;
+    o->dtype = tensor_dtype(in, t[0]);
+    o->u.attn.batch = (uint64_t)q[0];
+    o->u.attn.heads = (uint64_t)q[1];
+    o->u.attn.kv_heads = (uint64_t)k[1];
+    o->u.attn.q_len = (uint64_t)q[2];
+    o->u.attn.kv_len = (uint64_t)k[2];
+    o->u.attn.head_dim = (uint64_t)q[3];
+    o->u.attn.causal = 0; /* the flag is not among the shapes */
+    o->u.attn.impl = ATTN_FLASH;
+    o->u.attn.kv_dtype = o->dtype;
+    return OPMAP_OK;
+}
+
+/* A norm, softmax or reduction over the last dimension of its first tensor. */
+static enum opmap_result map_rows(const struct opmap_in *in, struct op *o, enum op_kind kind)
+{
+    int t[1];
+    if (tensors(in, 1, t, 1) < 1)
+        return OPMAP_NOSHAPE;
+    uint64_t n = numel(in, t[0]);
+    uint64_t cols = (uint64_t)in->dims[t[0]][in->ndims[t[0]] - 1];
+    if (n == 0 || cols == 0)
+        return OPMAP_NOSHAPE;
+    o->kind = kind;
+    o->dtype = tensor_dtype(in, t[0]);
+    o->u.rc.rows = n / cols;
+    o->u.rc.cols = cols;
+    return OPMAP_OK;
+}
+
+static enum opmap_result map_embedding(const struct opmap_in *in, struct op *o)
+{
+    const char *nm = in->name;
+    /* embedding(weight, indices): tokens = numel(indices), dim = weight's
+     * last; index_select(self, dim, index): numel(index) rows of self
+     * along its first dimension (the dim argument's value is not in the
+     * shapes; 0 is the gather the name says), so a 1-D self gathers
+     * single elements */
+    int t[2];
+    if (tensors(in, 1, t, 2) < 2)
+        return OPMAP_NOSHAPE;
+    int w = in->ndims[t[0]] == 2 ? t[0] : t[1], ix = w == t[0] ? t[1] : t[0];
+    uint64_t tok = numel(in, ix), dim = (uint64_t)in->dims[w][in->ndims[w] - 1];
+    if (strcmp(nm, "aten::index_select") == 0) {
+        /* numel(index) slices of self along dim (0 unless the trace's
+         * "Concrete Inputs" say), each of the elements after dim, once
+         * for every position before dim */
+        int64_t ax = 0;
+        w = t[0];
+        if (numel(in, w) == 0)
+            return OPMAP_NOSHAPE;
+        if (!concrete_ints_in(in, 1, &ax, 1, -CONCRETE_MAX))
+            ax = 0;
+        if (ax < 0)
+            ax += in->ndims[w];         /* -1: the last dimension */
+        if (ax < 0 || ax >= in->ndims[w])
+            return OPMAP_NOSHAPE;
+        uint64_t outer = 1, inner = 1;
+        for (int i = 0; i < in->ndims[w]; i++)
+            if (i < ax)
+                outer *= (uint64_t)in->dims[w][i];
+            else if (i > ax)
+                inner *= (uint64_t)in->dims[w][i];
+        tok = numel(in, t[1]) * outer;
+        dim = inner;
+    }
+    if (tok == 0 || dim == 0)
+        return OPMAP_NOSHAPE;
+    o->kind = OP_EMBEDDING;
+    o->dtype = tensor_dtype(in, w);
+    o->u.emb.tokens = tok;
+    o->u.emb.dim = dim;
+    return OPMAP_OK;
+}
+
+/* An elementwise operator, row i of ew_ops. */
+static enum opmap_result map_elementwise(const struct opmap_in *in, struct op *o, size_t i)
+{
+    /* elements: the largest tensor; inputs: tensors of that size */
+    uint64_t el = 0;
+    int big = -1;
+    for (int k = 0; k < in->ninputs; k++)
+        if (numel(in, k) > el) {
+            el = numel(in, k);
+            big = k;
+        }
+    if (el == 0)
+        return OPMAP_NOSHAPE;
+    uint32_t nin = 0;
+    for (int k = 0; k < in->ninputs; k++)
+        if (numel(in, k) == el)
+            nin++;
+    o->kind = OP_ELEMENTWISE;
+    o->dtype = tensor_dtype(in, big);
+    o->u.ew.elements = el;
+    /* copies read their source once (the destination is only written) */
+    if (ew_ops[i].fpe == 0 && !ew_ops[i].writes_only)
+        nin = 1;
+    o->u.ew.inputs = ew_ops[i].writes_only ? 0 : nin;
+    o->u.ew.outputs = 1;
+    o->u.ew.flops_per_element = ew_ops[i].fpe;
+    o->u.ew.vector_bytes = 16;
+    return OPMAP_OK;
+}
+
 static enum opmap_result map_op(const struct opmap_in *in, struct op *o)
 {
     const char *nm = in->name;
@@ -318,116 +434,19 @@ static enum opmap_result map_op(const struct opmap_in *in, struct op *o)
             return OPMAP_COLLECTIVE;
     if (IN_LIST(nm, gemm_ops))
         return map_gemm(in, o);
-    if (IN_LIST(nm, attn_ops)) {
-        int t[4];
-        if (tensors(in, 4, t, 4) < 3)
-            return OPMAP_NOSHAPE;
-        const int64_t *q = in->dims[t[0]], *k = in->dims[t[1]];
-        if (q[0] <= 0 || q[1] <= 0 || q[2] <= 0 || q[3] <= 0 || k[1] <= 0 || k[2] <= 0 ||
-            q[1] % k[1] != 0)
-            return OPMAP_NOSHAPE;
-        o->kind = OP_ATTENTION;
-        o->dtype = tensor_dtype(in, t[0]);
-        o->u.attn.batch = (uint64_t)q[0];
-        o->u.attn.heads = (uint64_t)q[1];
-        o->u.attn.kv_heads = (uint64_t)k[1];
-        o->u.attn.q_len = (uint64_t)q[2];
-        o->u.attn.kv_len = (uint64_t)k[2];
-        o->u.attn.head_dim = (uint64_t)q[3];
-        o->u.attn.causal = 0; /* the flag is not among the shapes */
-        o->u.attn.impl = ATTN_FLASH;
-        o->u.attn.kv_dtype = o->dtype;
-        return OPMAP_OK;
-    }
+    if (IN_LIST(nm, attn_ops))
+        return map_attention(in, o);
     if (IN_LIST(nm, conv_ops))
         return map_conv(in, o);
     int is_norm = IN_LIST(nm, norm_ops), is_sm = IN_LIST(nm, softmax_ops),
         is_red = IN_LIST(nm, reduce_ops);
-    if (is_norm || is_sm || is_red) {
-        int t[1];
-        if (tensors(in, 1, t, 1) < 1)
-            return OPMAP_NOSHAPE;
-        uint64_t n = numel(in, t[0]);
-        uint64_t cols = (uint64_t)in->dims[t[0]][in->ndims[t[0]] - 1];
-        if (n == 0 || cols == 0)
-            return OPMAP_NOSHAPE;
-        o->kind = is_norm ? OP_NORM : (is_sm ? OP_SOFTMAX : OP_REDUCTION);
-        o->dtype = tensor_dtype(in, t[0]);
-        o->u.rc.rows = n / cols;
-        o->u.rc.cols = cols;
-        return OPMAP_OK;
-    }
-    if (IN_LIST(nm, embed_ops)) {
-        /* embedding(weight, indices): tokens = numel(indices), dim = weight's
-         * last; index_select(self, dim, index): numel(index) rows of self
-         * along its first dimension (the dim argument's value is not in the
-         * shapes; 0 is the gather the name says), so a 1-D self gathers
-         * single elements */
-        int t[2];
-        if (tensors(in, 1, t, 2) < 2)
-            return OPMAP_NOSHAPE;
-        int w = in->ndims[t[0]] == 2 ? t[0] : t[1], ix = w == t[0] ? t[1] : t[0];
-        uint64_t tok = numel(in, ix), dim = (uint64_t)in->dims[w][in->ndims[w] - 1];
-        if (strcmp(nm, "aten::index_select") == 0) {
-            /* numel(index) slices of self along dim (0 unless the trace's
-             * "Concrete Inputs" say), each of the elements after dim, once
-             * for every position before dim */
-            int64_t ax = 0;
-            w = t[0];
-            if (numel(in, w) == 0)
-                return OPMAP_NOSHAPE;
-            if (!concrete_ints_in(in, 1, &ax, 1, -CONCRETE_MAX))
-                ax = 0;
-            if (ax < 0)
-                ax += in->ndims[w];         /* -1: the last dimension */
-            if (ax < 0 || ax >= in->ndims[w])
-                return OPMAP_NOSHAPE;
-            uint64_t outer = 1, inner = 1;
-            for (int i = 0; i < in->ndims[w]; i++)
-                if (i < ax)
-                    outer *= (uint64_t)in->dims[w][i];
-                else if (i > ax)
-                    inner *= (uint64_t)in->dims[w][i];
-            tok = numel(in, t[1]) * outer;
-            dim = inner;
-        }
-        if (tok == 0 || dim == 0)
-            return OPMAP_NOSHAPE;
-        o->kind = OP_EMBEDDING;
-        o->dtype = tensor_dtype(in, w);
-        o->u.emb.tokens = tok;
-        o->u.emb.dim = dim;
-        return OPMAP_OK;
-    }
-    for (size_t i = 0; i < sizeof ew_ops / sizeof ew_ops[0]; i++) {
-        if (strcmp(nm, ew_ops[i].name) != 0)
-            continue;
-        /* elements: the largest tensor; inputs: tensors of that size */
-        uint64_t el = 0;
-        int big = -1;
-        for (int k = 0; k < in->ninputs; k++)
-            if (numel(in, k) > el) {
-                el = numel(in, k);
-                big = k;
-            }
-        if (el == 0)
-            return OPMAP_NOSHAPE;
-        uint32_t nin = 0;
-        for (int k = 0; k < in->ninputs; k++)
-            if (numel(in, k) == el)
-                nin++;
-        o->kind = OP_ELEMENTWISE;
-        o->dtype = tensor_dtype(in, big);
-        o->u.ew.elements = el;
-        /* copies read their source once (the destination is only written) */
-        if (ew_ops[i].fpe == 0 && !ew_ops[i].writes_only)
-            nin = 1;
-        o->u.ew.inputs = ew_ops[i].writes_only ? 0 : nin;
-        o->u.ew.outputs = 1;
-        o->u.ew.flops_per_element = ew_ops[i].fpe;
-        o->u.ew.vector_bytes = 16;
-        return OPMAP_OK;
-    }
+    if (is_norm || is_sm || is_red)
+        return map_rows(in, o, is_norm ? OP_NORM : (is_sm ? OP_SOFTMAX : OP_REDUCTION));
+    if (IN_LIST(nm, embed_ops))
+        return map_embedding(in, o);
+    for (size_t i = 0; i < sizeof ew_ops / sizeof ew_ops[0]; i++)
+        if (strcmp(nm, ew_ops[i].name) == 0)
+            return map_elementwise(in, o, i);
     return OPMAP_UNKNOWN;
 }
 

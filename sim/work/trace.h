@@ -9,6 +9,8 @@
  * Ownership: trace_load allocates; the caller frees with trace_free().
  * trace_write() writes a trace atomically (temp file + rename), so a failed
  * write never leaves a half-written file behind.
+ *
+ * trace.c's opening comment says which file implements which part.
  */
 #ifndef STRATA_TRACE_H
 /* An op's measured or fixed time is at most this (a million seconds, 11.6

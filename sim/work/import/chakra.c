@@ -195,36 +195,78 @@ static int u32_cmp(const void *a, const void *b)
     return x < y ? -1 : (x > y);
 }
 
-/* The nodes (items of doc) -> ops in an order that respects every
- * dependency; nodes strata does not run are left out and pass their
- * dependencies on. */
-static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t n,
-                        struct trace *out, struct import_stats *st, struct diag *d)
+/* The build's state: the nodes, their dependencies and successors, and
+ * what left-out nodes stand for. */
+struct cbuild {
+    const struct jsondoc *doc;
+    const cJSON **items;
+    uint32_t n;
+    struct cnode *nd;
+    struct imp_map byid;        /* node id -> index */
+    uint32_t *pool, npool, cappool; /* the nodes' dependencies */
+    uint32_t *succ_off, *succ;  /* each node's successors, CSR */
+    uint32_t *eff, neff, capeff; /* the ops left-out nodes stand for */
+    uint32_t *deps, capdeps;    /* the waits of the node being placed */
+    struct trace *out;
+    struct imp_builder b;
+    struct import_stats *st;
+    struct diag *d;
+};
+
+/* What a node is: its work, and the op it becomes (keep) or not. */
+struct cwork {
+    double flops, bytes, cpu, dur_us, csize;
+    enum op_kind kind;
+    int keep, stream, shaped;
+    struct op sop;              /* shaped: the op from its operator's shapes */
+};
+
+/* Node i's ctrl and data dependencies as ids into the pool, two words
+ * each (resolved by link_nodes).  0 or -1 with C->d. */
+static int read_deps(struct cbuild *C, uint32_t i)
 {
-    struct cnode *nd = sim_xcalloc((size_t)n + 1, sizeof *nd);
-    struct imp_map byid;
-    imp_map_init(&byid, n);
-    uint32_t *pool = NULL, npool = 0, cappool = 0;
-    int rc = -1;
-    uint32_t *heap = NULL, *succ_off = NULL, *succ = NULL, *eff = NULL;
-    for (uint32_t i = 0; i < n; i++) {
-        const cJSON *it = items[i], *v;
+    const struct jsondoc *doc = C->doc;
+    const cJSON *it = C->items[i];
+    static const char *const dk[2][2] = {{"ctrlDeps", "ctrl_deps"}, {"dataDeps", "data_deps"}};
+    for (int k = 0; k < 2; k++) {
+        const cJSON *arr = c_get(it, dk[k][0], dk[k][1]), *x;
+        if (arr != NULL && !cJSON_IsArray(arr))
+            return diag_set(C->d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, arr), dk[k][0],
+                            "must be a list of node ids");
+        cJSON_ArrayForEach(x, arr)
+        {
+            uint64_t id;
+            if (c_uint(x, (uint64_t)INT64_MAX - 1, &id) != 0)
+                return diag_set(C->d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, x), dk[k][0],
+                                "a dependency must be a node id");
+            IMP_GROW(C->pool, C->npool, C->cappool);
+            C->pool[C->npool++] = (uint32_t)(id & 0xffffffffu); /* resolved below */
+            IMP_GROW(C->pool, C->npool, C->cappool);
+            C->pool[C->npool++] = (uint32_t)(id >> 32);
+        }
+    }
+    return 0;
+}
+
+/* Every node's id, type and dependencies.  0 or -1 with C->d. */
+static int read_nodes(struct cbuild *C)
+{
+    const struct jsondoc *doc = C->doc;
+    struct cnode *nd = C->nd;
+    for (uint32_t i = 0; i < C->n; i++) {
+        const cJSON *it = C->items[i], *v;
         nd[i].item = it;
         nd[i].op = -1;
         const cJSON *idv = cJSON_GetObjectItemCaseSensitive(it, "id");
-        if (idv != NULL && c_uint(idv, (uint64_t)INT64_MAX - 1, &nd[i].id) != 0) {
-            diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, it), "id",
-                     "a Chakra node needs an integer \"id\" (0 .. 2^63-2)");
-            goto done;
-        }
+        if (idv != NULL && c_uint(idv, (uint64_t)INT64_MAX - 1, &nd[i].id) != 0)
+            return diag_set(C->d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, it), "id",
+                            "a Chakra node needs an integer \"id\" (0 .. 2^63-2)");
         uint32_t prev;
-        if (imp_map_get(&byid, (int64_t)nd[i].id, &prev)) {
-            diag_set(d, DIAG_E_DUPLICATE, doc->name, jsondoc_line(doc, it), "id",
-                     "node id %llu is given twice (first on line %d)", (unsigned long long)nd[i].id,
-                     jsondoc_line(doc, items[prev]));
-            goto done;
-        }
-        imp_map_put(&byid, (int64_t)nd[i].id, i);
+        if (imp_map_get(&C->byid, (int64_t)nd[i].id, &prev))
+            return diag_set(C->d, DIAG_E_DUPLICATE, doc->name, jsondoc_line(doc, it), "id",
+                            "node id %llu is given twice (first on line %d)",
+                            (unsigned long long)nd[i].id, jsondoc_line(doc, C->items[prev]));
+        imp_map_put(&C->byid, (int64_t)nd[i].id, i);
         v = cJSON_GetObjectItemCaseSensitive(it, "type");
         uint64_t t = 0;
         if (cJSON_IsString(v)) {
@@ -234,44 +276,31 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
             t = CN_TYPES;
         }
         nd[i].type = t < CN_TYPES ? (enum cnode_type)t : CN_INVALID; /* later kinds: left out */
-        nd[i].dep_off = npool;
-        static const char *const dk[2][2] = {{"ctrlDeps", "ctrl_deps"}, {"dataDeps", "data_deps"}};
-        for (int k = 0; k < 2; k++) {
-            const cJSON *arr = c_get(it, dk[k][0], dk[k][1]), *x;
-            if (arr != NULL && !cJSON_IsArray(arr)) {
-                diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, arr), dk[k][0],
-                         "must be a list of node ids");
-                goto done;
-            }
-            cJSON_ArrayForEach(x, arr)
-            {
-                uint64_t id;
-                if (c_uint(x, (uint64_t)INT64_MAX - 1, &id) != 0) {
-                    diag_set(d, DIAG_E_TYPE, doc->name, jsondoc_line(doc, x), dk[k][0],
-                             "a dependency must be a node id");
-                    goto done;
-                }
-                IMP_GROW(pool, npool, cappool);
-                pool[npool++] = (uint32_t)(id & 0xffffffffu); /* resolved below */
-                IMP_GROW(pool, npool, cappool);
-                pool[npool++] = (uint32_t)(id >> 32);
-            }
-        }
-        nd[i].ndep = (npool - nd[i].dep_off) / 2;
+        nd[i].dep_off = C->npool;
+        if (read_deps(C, i))
+            return -1;
+        nd[i].ndep = (C->npool - nd[i].dep_off) / 2;
     }
-    /* resolve ids to node indices (in place: the pool halves) and count
-     * each node's successors */
-    succ_off = sim_xcalloc((size_t)n + 2, sizeof *succ_off);
+    return 0;
+}
+
+/* resolve ids to node indices (in place: the pool halves) and list each
+ * node's successors.  0 or -1 with C->d. */
+static int link_nodes(struct cbuild *C)
+{
+    struct cnode *nd = C->nd;
+    uint32_t n = C->n, *pool = C->pool;
+    C->succ_off = sim_xcalloc((size_t)n + 2, sizeof *C->succ_off);
+    uint32_t *succ_off = C->succ_off;
     for (uint32_t i = 0; i < n; i++) {
         for (uint32_t j = 0; j < nd[i].ndep; j++) {
             uint64_t id = pool[nd[i].dep_off + 2 * j] | (uint64_t)pool[nd[i].dep_off + 2 * j + 1] << 32;
             uint32_t k;
-            if (!imp_map_get(&byid, (int64_t)id, &k)) {
-                diag_set(d, DIAG_E_UNKNOWN_NAME, doc->name, jsondoc_line(doc, nd[i].item), "deps",
-                         "node %llu depends on node %llu, which is not in the trace",
-                         (unsigned long long)nd[i].id, (unsigned long long)id);
-                goto done;
-            }
+            if (!imp_map_get(&C->byid, (int64_t)id, &k))
+                return diag_set(C->d, DIAG_E_UNKNOWN_NAME, C->doc->name,
+                                jsondoc_line(C->doc, nd[i].item), "deps",
+                                "node %llu depends on node %llu, which is not in the trace",
+                                (unsigned long long)nd[i].id, (unsigned long long)id);
             pool[nd[i].dep_off + j] = k;
             succ_off[k + 1]++;
         }
@@ -279,173 +308,222 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
     }
     for (uint32_t i = 0; i < n; i++)
         succ_off[i + 1] += succ_off[i];
-    succ = sim_xcalloc((size_t)succ_off[n] + 1, sizeof *succ);
-    {
-        uint32_t *fill = sim_xcalloc((size_t)n + 1, sizeof *fill);
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = 0; j < nd[i].ndep; j++) {
-                uint32_t k = pool[nd[i].dep_off + j];
-                succ[succ_off[k] + fill[k]++] = i;
+    C->succ = sim_xcalloc((size_t)succ_off[n] + 1, sizeof *C->succ);
+    uint32_t *fill = sim_xcalloc((size_t)n + 1, sizeof *fill);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < nd[i].ndep; j++) {
+            uint32_t k = pool[nd[i].dep_off + j];
+            C->succ[succ_off[k] + fill[k]++] = i;
+        }
+    free(fill);
+    return 0;
+}
+
+/* the ops node c waits for: kept dependencies, and what left-out ones
+ * stand for (each at most CHAKRA_MAX_EFF), sorted and distinct in
+ * C->deps; returns how many */
+static uint32_t node_waits(struct cbuild *C, const struct cnode *c)
+{
+    uint32_t nd_ = 0;
+    for (uint32_t j = 0; j < c->ndep; j++) {
+        const struct cnode *p = &C->nd[C->pool[c->dep_off + j]];
+        if (p->op >= 0) {
+            IMP_GROW(C->deps, nd_, C->capdeps);
+            C->deps[nd_++] = (uint32_t)p->op;
+        } else {
+            for (uint32_t e = 0; e < p->neff; e++) {
+                IMP_GROW(C->deps, nd_, C->capdeps);
+                C->deps[nd_++] = C->eff[p->eff_off + e];
             }
-        free(fill);
+        }
     }
-    struct imp_builder b;
-    imp_build_init(&b, out, n);
-    imp_build_device(&b, 0);
-    heap = sim_xcalloc((size_t)n + 1, sizeof *heap);
-    uint32_t nheap = 0, done_n = 0, neff = 0, capeff = 0;
+    uint32_t *deps = C->deps;
+    if (nd_ > 1)
+        qsort(deps, nd_, sizeof *deps, u32_cmp);
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < nd_; j++)
+        if (m == 0 || deps[j] != deps[m - 1])
+            deps[m++] = deps[j];
+    return m;
+}
+
+/* what the node is: its attributes and duration, and whether (and as
+ * what) it becomes an op.  0 or -1 with C->d. */
+static int node_work(struct cbuild *C, const struct cnode *c, struct cwork *W)
+{
+    const struct jsondoc *doc = C->doc;
+    memset(W, 0, sizeof *W);
+    const cJSON *w = c->item, *dv;
+    static const char *const an[4] = {"num_ops", "tensor_size", "comm_size", "is_cpu_op"};
+    double *av[4] = {&W->flops, &W->bytes, &W->csize, &W->cpu};
+    for (int k = 0; k < 4; k++) {
+        int r = c_attr(c->item, an[k], av[k], &w);
+        if (r < 0 || *av[k] > CHAKRA_MAX_VALUE)
+            return diag_set(C->d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), an[k],
+                            "node %llu: must be a number from 0 to 1e18", (unsigned long long)c->id);
+    }
+    uint64_t du = 0;
+    if ((dv = c_get(c->item, "durationMicros", "duration_micros")) != NULL &&
+        c_uint(dv, (uint64_t)1e12, &du) != 0)
+        return diag_set(C->d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, dv), "durationMicros",
+                        "node %llu: must be a whole number of microseconds up to 1e12",
+                        (unsigned long long)c->id);
+    W->dur_us = (double)du;
+    W->kind = OP_GENERIC;
+    if (c->type == CN_COMP && W->cpu == 0 && chakra_shaped(c->item, &W->sop)) {
+        W->keep = W->shaped = 1;
+        W->kind = W->sop.kind;
+    } else if (c->type == CN_COMP && W->cpu == 0 && (W->flops > 0 || W->bytes > 0 || W->dur_us > 0)) {
+        W->keep = 1;
+    } else if ((c->type == CN_COLL || c->type == CN_SEND || c->type == CN_RECV) &&
+               (W->csize > 0 || W->dur_us > 0)) {
+        W->keep = 1;
+        W->flops = 0;
+        W->bytes = W->csize;
+        W->stream = 2;
+    } else if ((c->type == CN_MEM_LOAD || c->type == CN_MEM_STORE) && W->bytes >= 1) {
+        W->keep = 1;
+        W->kind = OP_MEMCPY;
+        W->stream = 1;
+        if (W->bytes > (double)TRACE_SIZE_CAP) {
+            c_attr(c->item, "tensor_size", &W->bytes, &w);
+            return diag_set(C->d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), "tensor_size",
+                            "node %llu: a copy of at most 2^50 bytes", (unsigned long long)c->id);
+        }
+    }
+    return 0;
+}
+
+/* Node c as an op waiting for C->deps[0..m). */
+static void node_op(struct cbuild *C, struct cnode *c, const struct cwork *W, uint32_t m)
+{
+    struct import_stats *st = C->st;
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c->item, "name");
+    struct op *o = imp_build_add(&C->b, cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring
+                                                                                 : cnode_names[c->type]);
+    snprintf(o->id, sizeof o->id, "%llu", (unsigned long long)c->id);
+    o->kind = W->kind;
+    o->dtype = DT_INT8;
+    if (W->shaped) {
+        o->dtype = W->sop.dtype;
+        o->u = W->sop.u;
+        st->owners++;
+    } else if (W->kind == OP_MEMCPY) {
+        o->u.copy.bytes = (uint64_t)W->bytes;
+        o->u.copy.peer = o->u.copy.src = TRACE_NO_DEVICE;
+        o->u.copy.dir = c->type == CN_MEM_LOAD ? MEMCPY_H2D : MEMCPY_D2H;
+    } else if (W->flops > 0 || W->bytes > 0) {
+        o->u.gen.flops = W->flops;
+        o->u.gen.bytes = W->bytes;
+    } else {
+        imp_build_fixed(o, W->dur_us * 1e-6);
+        st->fixed_noshape++;
+    }
+    if (W->dur_us > 0)
+        o->measured_s = W->dur_us * 1e-6;
+    o->device = 0;
+    o->stream = imp_build_stream(&C->b, 0, W->stream);
+    for (uint32_t j = 0; j < m; j++)
+        imp_build_dep(&C->b, C->deps[j]);
+    c->op = (int32_t)(C->out->nops - 1);
+    st->mapped++;
+    st->by_kind[o->kind]++;
+}
+
+/* left out: successors wait for what it waited for (C->deps[0..m)) */
+static void node_left_out(struct cbuild *C, struct cnode *c, uint32_t m)
+{
+    if (m > CHAKRA_MAX_EFF) { /* keep the latest ones */
+        memmove(C->deps, C->deps + (m - CHAKRA_MAX_EFF), CHAKRA_MAX_EFF * sizeof *C->deps);
+        C->st->deps_dropped += m - CHAKRA_MAX_EFF;
+        m = CHAKRA_MAX_EFF;
+    }
+    c->eff_off = C->neff;
+    c->neff = m;
+    for (uint32_t j = 0; j < m; j++) {
+        IMP_GROW(C->eff, C->neff, C->capeff);
+        C->eff[C->neff++] = C->deps[j];
+    }
+}
+
+/* The nodes in an order that respects every dependency (Kahn's, lowest
+ * index first), each an op or left out.  How many were placed (fewer than
+ * the nodes: a cycle), or -1 with C->d. */
+static int64_t place_nodes(struct cbuild *C)
+{
+    struct cnode *nd = C->nd;
+    uint32_t n = C->n;
+    uint32_t *heap = sim_xcalloc((size_t)n + 1, sizeof *heap);
+    uint32_t nheap = 0, done_n = 0;
     for (uint32_t i = 0; i < n; i++)
         if (nd[i].indeg == 0)
             uheap_push(heap, &nheap, i);
-    uint32_t *deps = NULL, capdeps = 0;
     while (nheap > 0) {
         uint32_t i = uheap_pop(heap, &nheap);
         struct cnode *c = &nd[i];
         done_n++;
-        /* the ops this node waits for: kept dependencies, and what left-out
-         * ones stand for (each at most CHAKRA_MAX_EFF) */
-        uint32_t nd_ = 0;
-        for (uint32_t j = 0; j < c->ndep; j++) {
-            const struct cnode *p = &nd[pool[c->dep_off + j]];
-            if (p->op >= 0) {
-                IMP_GROW(deps, nd_, capdeps);
-                deps[nd_++] = (uint32_t)p->op;
-            } else {
-                for (uint32_t e = 0; e < p->neff; e++) {
-                    IMP_GROW(deps, nd_, capdeps);
-                    deps[nd_++] = eff[p->eff_off + e];
-                }
-            }
+        uint32_t m = node_waits(C, c);
+        struct cwork W;
+        if (node_work(C, c, &W)) {
+            free(heap);
+            return -1;
         }
-        if (nd_ > 1)
-            qsort(deps, nd_, sizeof *deps, u32_cmp);
-        uint32_t m = 0;
-        for (uint32_t j = 0; j < nd_; j++)
-            if (m == 0 || deps[j] != deps[m - 1])
-                deps[m++] = deps[j];
-        /* what the node is */
-        double flops = 0, bytes = 0, cpu = 0, dur_us = 0, csize = 0;
-        const cJSON *w = c->item, *dv;
-        static const char *const an[4] = {"num_ops", "tensor_size", "comm_size", "is_cpu_op"};
-        double *av[4] = {&flops, &bytes, &csize, &cpu};
-        for (int k = 0; k < 4; k++) {
-            int r = c_attr(c->item, an[k], av[k], &w);
-            if (r < 0 || *av[k] > CHAKRA_MAX_VALUE) {
-                diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), an[k],
-                         "node %llu: must be a number from 0 to 1e18",
-                         (unsigned long long)c->id);
-                free(deps);
-                trace_free(out);
-                goto done;
-            }
-        }
-        uint64_t du = 0;
-        if ((dv = c_get(c->item, "durationMicros", "duration_micros")) != NULL &&
-            c_uint(dv, (uint64_t)1e12, &du) != 0) {
-            diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, dv), "durationMicros",
-                     "node %llu: must be a whole number of microseconds up to 1e12",
-                     (unsigned long long)c->id);
-            free(deps);
-            trace_free(out);
-            goto done;
-        }
-        dur_us = (double)du;
-        enum op_kind kind = OP_GENERIC;
-        int keep = 0, stream = 0, shaped = 0;
-        struct op sop;
-        if (c->type == CN_COMP && cpu == 0 && chakra_shaped(c->item, &sop)) {
-            keep = shaped = 1;
-            kind = sop.kind;
-        } else if (c->type == CN_COMP && cpu == 0 && (flops > 0 || bytes > 0 || dur_us > 0)) {
-            keep = 1;
-        } else if ((c->type == CN_COLL || c->type == CN_SEND || c->type == CN_RECV) &&
-                   (csize > 0 || dur_us > 0)) {
-            keep = 1;
-            flops = 0;
-            bytes = csize;
-            stream = 2;
-        } else if ((c->type == CN_MEM_LOAD || c->type == CN_MEM_STORE) && bytes >= 1) {
-            keep = 1;
-            kind = OP_MEMCPY;
-            stream = 1;
-            if (bytes > (double)TRACE_SIZE_CAP) {
-                c_attr(c->item, "tensor_size", &bytes, &w);
-                diag_set(d, DIAG_E_RANGE, doc->name, jsondoc_line(doc, w), "tensor_size",
-                         "node %llu: a copy of at most 2^50 bytes", (unsigned long long)c->id);
-                free(deps);
-                trace_free(out);
-                goto done;
-            }
-        }
-        if (keep) {
-            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c->item, "name");
-            struct op *o = imp_build_add(&b, cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring
-                                                                             : cnode_names[c->type]);
-            snprintf(o->id, sizeof o->id, "%llu", (unsigned long long)c->id);
-            o->kind = kind;
-            o->dtype = DT_INT8;
-            if (shaped) {
-                o->dtype = sop.dtype;
-                o->u = sop.u;
-                st->owners++;
-            } else if (kind == OP_MEMCPY) {
-                o->u.copy.bytes = (uint64_t)bytes;
-                o->u.copy.peer = o->u.copy.src = TRACE_NO_DEVICE;
-                o->u.copy.dir = c->type == CN_MEM_LOAD ? MEMCPY_H2D : MEMCPY_D2H;
-            } else if (flops > 0 || bytes > 0) {
-                o->u.gen.flops = flops;
-                o->u.gen.bytes = bytes;
-            } else {
-                imp_build_fixed(o, dur_us * 1e-6);
-                st->fixed_noshape++;
-            }
-            if (dur_us > 0)
-                o->measured_s = dur_us * 1e-6;
-            o->device = 0;
-            o->stream = imp_build_stream(&b, 0, stream);
-            for (uint32_t j = 0; j < m; j++)
-                imp_build_dep(&b, deps[j]);
-            c->op = (int32_t)(out->nops - 1);
-            st->mapped++;
-            st->by_kind[o->kind]++;
-        } else {
-            /* left out: successors wait for what it waited for */
-            if (m > CHAKRA_MAX_EFF) { /* keep the latest ones */
-                memmove(deps, deps + (m - CHAKRA_MAX_EFF), CHAKRA_MAX_EFF * sizeof *deps);
-                st->deps_dropped += m - CHAKRA_MAX_EFF;
-                m = CHAKRA_MAX_EFF;
-            }
-            c->eff_off = neff;
-            c->neff = m;
-            for (uint32_t j = 0; j < m; j++) {
-                IMP_GROW(eff, neff, capeff);
-                eff[neff++] = deps[j];
-            }
-        }
-        for (uint32_t s = succ_off[i]; s < succ_off[i + 1]; s++)
-            if (--nd[succ[s]].indeg == 0)
-                uheap_push(heap, &nheap, succ[s]);
+        if (W.keep)
+            node_op(C, c, &W, m);
+        else
+            node_left_out(C, c, m);
+        for (uint32_t s = C->succ_off[i]; s < C->succ_off[i + 1]; s++)
+            if (--nd[C->succ[s]].indeg == 0)
+                uheap_push(heap, &nheap, C->succ[s]);
     }
-    free(deps);
-    if (done_n < n) {
-        /* an unplaced node waits for another unplaced one: walk back until
-         * a node repeats; that one is in the cycle */
-        uint32_t i = 0;
-        while (i < n && nd[i].indeg == 0)
-            i++;
-        unsigned char *seen = sim_xcalloc(n, 1);
-        while (!seen[i]) {
-            seen[i] = 1;
-            uint32_t j = 0;
-            while (j < nd[i].ndep && nd[pool[nd[i].dep_off + j]].indeg == 0)
-                j++;
-            if (j == nd[i].ndep)
-                break; /* cannot happen: it would have been placed */
-            i = pool[nd[i].dep_off + j];
-        }
-        free(seen);
-        diag_set(d, DIAG_E_CYCLE, doc->name, jsondoc_line(doc, nd[i].item), "deps",
-                 "node %llu is in a dependency cycle", (unsigned long long)nd[i].id);
+    free(heap);
+    return done_n;
+}
+
+/* an unplaced node waits for another unplaced one: walk back until a node
+ * repeats; that one is in the cycle.  Returns -1 with C->d. */
+static int report_cycle(struct cbuild *C)
+{
+    const struct cnode *nd = C->nd;
+    uint32_t n = C->n, i = 0;
+    while (i < n && nd[i].indeg == 0)
+        i++;
+    unsigned char *seen = sim_xcalloc(n, 1);
+    while (!seen[i]) {
+        seen[i] = 1;
+        uint32_t j = 0;
+        while (j < nd[i].ndep && nd[C->pool[nd[i].dep_off + j]].indeg == 0)
+            j++;
+        if (j == nd[i].ndep)
+            break; /* cannot happen: it would have been placed */
+        i = C->pool[nd[i].dep_off + j];
+    }
+    free(seen);
+    return diag_set(C->d, DIAG_E_CYCLE, C->doc->name, jsondoc_line(C->doc, nd[i].item), "deps",
+                    "node %llu is in a dependency cycle", (unsigned long long)nd[i].id);
+}
+
+/* The nodes (items of doc) -> ops in an order that respects every
+ * dependency; nodes strata does not run are left out and pass their
+ * dependencies on. */
+static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t n,
+                        struct trace *out, struct import_stats *st, struct diag *d)
+{
+    struct cbuild C = {.doc = doc, .items = items, .n = n, .out = out, .st = st, .d = d};
+    C.nd = sim_xcalloc((size_t)n + 1, sizeof *C.nd);
+    imp_map_init(&C.byid, n);
+    int rc = -1;
+    if (read_nodes(&C) || link_nodes(&C))
+        goto done;
+    imp_build_init(&C.b, out, n);
+    imp_build_device(&C.b, 0);
+    int64_t placed = place_nodes(&C);
+    if (placed < 0) {
+        trace_free(out);
+        goto done;
+    }
+    if (placed < n) {
+        report_cycle(&C);
         trace_free(out);
         goto done;
     }
@@ -460,13 +538,13 @@ static int chakra_build(const struct jsondoc *doc, const cJSON **items, uint32_t
     snprintf(out->name, sizeof out->name, "imported from %.60s", doc->name);
     rc = 0;
 done:
-    free(nd);
-    free(pool);
-    free(heap);
-    free(succ_off);
-    free(succ);
-    free(eff);
-    imp_map_free(&byid);
+    free(C.nd);
+    free(C.pool);
+    free(C.succ_off);
+    free(C.succ);
+    free(C.eff);
+    free(C.deps);
+    imp_map_free(&C.byid);
     return rc;
 }
 

@@ -1,5 +1,6 @@
-/* imp.c: what the importers share (see imp.h): the small hash map, input
- * shapes and types, and building a trace op by op. */
+/* imp.c: what the importers share (see imp.h): numbers from JSON fields,
+ * the small hash map, input shapes and types, and building a trace op by
+ * op. */
 #include "imp.h"
 
 #include <math.h>
@@ -8,6 +9,26 @@
 #include <string.h>
 
 #include "check.h"
+
+/* ------------------------------------------------------------ JSON fields */
+
+int imp_get_num(const cJSON *o, const char *k, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+        return -1;
+    *v = it->valuedouble;
+    return 0;
+}
+
+int imp_get_i64(const cJSON *o, const char *k, int64_t *v)
+{
+    double d;
+    if (imp_get_num(o, k, &d) != 0 || !(d > -9.2e18 && d < 9.2e18))
+        return -1;
+    *v = (int64_t)d;
+    return 0;
+}
 
 /* ------------------------------------------------------------ small map */
 
@@ -143,12 +164,8 @@ struct op *imp_build_add(struct imp_builder *b, const char *name)
     struct trace *t = b->t;
     if (t->nops == b->cap) {
         b->cap *= 2;
-        void *p = realloc(t->ops, b->cap * sizeof *t->ops);
-        void *q = realloc(t->topo, b->cap * sizeof *t->topo);
-        if (p == NULL || q == NULL)
-            sim_oom(b->cap * sizeof *t->ops);
-        t->ops = p;
-        t->topo = q;
+        t->ops = sim_xrealloc(t->ops, b->cap * sizeof *t->ops);
+        t->topo = sim_xrealloc(t->topo, b->cap * sizeof *t->topo);
     }
     uint32_t i = t->nops++;
     struct op *o = &t->ops[i];
@@ -167,10 +184,7 @@ void imp_build_dep(struct imp_builder *b, uint32_t on)
     struct trace *t = b->t;
     if (t->ndeps == b->dcap) {
         b->dcap *= 2;
-        void *p = realloc(t->deps, b->dcap * sizeof *t->deps);
-        if (p == NULL)
-            sim_oom(b->dcap * sizeof *t->deps);
-        t->deps = p;
+        t->deps = sim_xrealloc(t->deps, b->dcap * sizeof *t->deps);
     }
     t->deps[t->ndeps++] = on;
     t->ops[t->nops - 1].ndeps++;

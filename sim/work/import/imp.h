@@ -1,6 +1,6 @@
-/* imp.h: what the importers (pytorch.c, chakra.c) share: an int64 ->
- * uint32 hash map, reading an operator's input shapes and types, and
- * building a strata trace op by op.  Private to sim/work (the public API
+/* imp.h: what the importers (Kineto, execution traces, Chakra) share: an
+ * int64 -> uint32 hash map, numbers from JSON fields, reading an
+ * operator's input shapes and types, and building a strata trace op by op.  Private to sim/work (the public API
  * is import.h).
  *
  * Ownership: imp_map_init allocates, imp_map_free frees.  imp_build_init
@@ -12,22 +12,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "jsondoc.h"
 #include "opmap.h"
 #include "trace.h"
 
 /* Grows arr (n used of cap) to hold one more element: doubles, from 1024;
- * out of memory aborts. */
+ * out of memory aborts (sim_xrealloc). */
 #define IMP_GROW(arr, n, cap)                                              \
     do {                                                                   \
         if ((n) == (cap)) {                                                \
             (cap) = (cap) ? (cap) * 2 : 1024;                              \
-            void *p_ = realloc((arr), (size_t)(cap) * sizeof *(arr));      \
-            if (p_ == NULL)                                                \
-                sim_oom((size_t)(cap) * sizeof *(arr));                    \
-            (arr) = p_;                                                    \
+            (arr) = sim_xrealloc((arr), (size_t)(cap) * sizeof *(arr));    \
         }                                                                  \
     } while (0)
+
+/* ------------------------------------------------------------ JSON fields */
+
+/* Member k of o as a finite number: 0, or -1 when absent or not one. */
+int imp_get_num(const cJSON *o, const char *k, double *v);
+/* The same as an integer (truncated; |value| < 9.2e18). */
+int imp_get_i64(const cJSON *o, const char *k, int64_t *v);
 
 /* ------------------------------------------------------------ small map */
 

@@ -1,0 +1,305 @@
+/* llm_step.c: the step's options (see llm_step.h): the names users give
+ * them, and the checks of what llm_build can write, each with the reason
+ * in the diagnostic (fit asks the same). */
+#include "llm_step.h"
+
+#include <stdio.h>
+
+/* The expert-parallel layouts llm_build can write: EP over the TP group
+ * (--ep = --tp, E/T whole experts a rank), or EP inside data parallelism
+ * (Megatron's and DeepSpeed-MoE's layout): the EP groups are blocks of E
+ * consecutive replicas, at the same TP rank and pipeline stage, each
+ * expert split over the TP ranks as the dense MLP is, with ZeRO 0-3;
+ * --ep E without --dp is --dp E --ep E.  -1 with the reason in d for any
+ * other. */
+int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    uint32_t ep = s->ep > 1 ? s->ep : 1;
+    if (s->expert_load != 0 && (ep < 2 || !(s->expert_load >= 1.0 && s->expert_load <= 64.0)))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--expert-load",
+                        "the busiest EP rank's load over the mean, 1 (uniform) to 64, with --ep: "
+                        "got %g%s", s->expert_load, ep < 2 ? " without --ep" : "");
+    if (ep > 1 && ep != tp && dp == 1)
+        dp = ep;    /* --ep E alone is --dp E --ep E */
+    if (ep > 1) {
+        if (c->experts == 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u: the model has no experts (a dense model)", ep);
+        if (ep > 65536 || c->experts % ep != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+                            "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "llama.cpp's graph is built for one device");
+        /* a token's k copies go to k distinct experts, at most E/ep of
+         * them on one rank: the busiest rank holds at most min(k, E/ep) of
+         * a token's k copies, against k/ep on average */
+        double k = (double)c->experts_per_tok, per = (double)(c->experts / ep);
+        double fmax = (double)ep * (k < per ? k : per) / k;
+        if (s->expert_load > fmax * (1.0 + 1e-9))
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--expert-load",
+                            "%g: with top-%llu of %llu experts over %u EP ranks the busiest rank gets "
+                            "at most %g times the mean (every token's copies on its experts)",
+                            s->expert_load, (unsigned long long)c->experts_per_tok,
+                            (unsigned long long)c->experts, ep, fmax);
+        if (ep == tp)
+            return 0;   /* EP over the TP group */
+        if (dp > 1 && (dp % ep != 0 || (s->dp_sim > 0 && s->dp_sim < dp && s->dp_sim % ep != 0)))
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
+                            "with --dp, --ep %u must divide the %u replicas (each EP group a block "
+                            "of them), and --replicas-simulated must be whole EP groups", ep, dp);
+    }
+    return 0;
+}
+
+/* The context-parallel layouts llm_build can write (--cp): training,
+ * sequences cut into 2 cp chunks, not with EP; -1 with the reason in d
+ * for any other (fit asks the same). */
+int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t cp = s->cp > 1 ? s->cp : 1, tp = s->tp > 1 ? s->tp : 1;
+    if (s->cp_comm > LLM_CP_ALLGATHER)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--cp-comm", "p2p, a2a or allgather");
+    if (cp == 1)
+        return s->cp_comm != LLM_CP_P2P ? diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp-comm",
+                                                   "needs --cp 2 or more") : 0;
+    if (s->phase != LLM_TRAIN || s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
+                        "context parallelism splits a training step's sequences (--phase train)");
+    if (cp > 4096)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--cp", "at most 4096 context-parallel ranks, got %u", cp);
+    if (s->prompt % (2 * (uint64_t)cp) != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--prompt",
+                        "with --cp %u the sequence is cut into %llu chunks: --prompt %llu must be "
+                        "a multiple of that", cp, 2 * (unsigned long long)cp, (unsigned long long)s->prompt);
+    if (s->ep > 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
+                        "context parallelism with expert parallelism is not modelled yet");
+    uint64_t kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    if (s->cp_comm == LLM_CP_A2A && (c->heads / tp) % cp != 0)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
+                        "--cp-comm a2a splits each TP rank's %llu heads over the %u CP ranks: they "
+                        "must divide", (unsigned long long)(c->heads / tp), cp);
+    if (s->cp_comm == LLM_CP_A2A && kvh > cp && kvh % cp != 0)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_key_value_heads",
+                        "--cp-comm a2a splits each TP rank's %llu K/V heads over the %u CP ranks "
+                        "(or repeats them when fewer): they must divide", (unsigned long long)kvh, cp);
+    if (s->sp && (s->prompt / cp) % tp != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--sp",
+                        "a rank's %llu tokens a sequence (--prompt / --cp) must split over the "
+                        "%u TP ranks", (unsigned long long)(s->prompt / cp), tp);
+    return 0;
+}
+
+/* The pipeline layouts llm_build can write (--pp, --microbatches, --vpp):
+ * -1 with the reason in d for any other; fit asks the same. */
+int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    int train = s->phase == LLM_TRAIN;
+    uint32_t pp = s->pp > 1 ? s->pp : 1;
+    uint64_t mb = s->microbatches ? s->microbatches : s->batch;
+    uint32_t vpp = s->vpp > 1 ? s->vpp : 1;
+    if (vpp > 1 && pp == 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--vpp", "model chunks per stage need --pp");
+    /* a pipeline, or gradient accumulation (the pipeline's schedule with
+     * one stage): training, not llama.cpp's graph, micro-batches that
+     * split the batch */
+    int ga = pp == 1 && s->microbatches > 1;
+    if (pp > 1 || ga) {
+        const char *flag = ga ? "--microbatches" : "--pp";
+        if (!train)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s", ga ? "micro-batches (gradient "
+                            "accumulation) are for --phase train" : "pipeline parallelism is for --phase train");
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s does not combine with "
+                            "llama.cpp's graph", flag);
+        if (pp > c->layers)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
+                            (unsigned long long)c->layers);
+        if (mb == 0 || s->batch % mb != 0 || mb > 4096)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--microbatches", "%u micro-batches do not "
+                            "split a batch of %llu (1 to 4096, dividing it)", (unsigned)mb,
+                            (unsigned long long)s->batch);
+    }
+    if (vpp > 1 && ((uint64_t)pp * vpp > c->layers || mb % pp != 0))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "%u chunks on each of %u stages: "
+                        "needs at least %llu layers (the model has %llu) and micro-batches a "
+                        "multiple of the stages (%u), as Megatron's interleaved schedule does",
+                        vpp, pp, (unsigned long long)pp * vpp, (unsigned long long)c->layers, (unsigned)mb);
+    if (vpp > 64)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--vpp", "at most 64 chunks a stage, got %u", vpp);
+    return 0;
+}
+
+/* The tensor-parallel layouts llm_build can write: --tp divides the
+ * attention heads, the MLP and (training) the vocabulary, and one of it and
+ * the K/V heads divides the other; data parallelism only for training.
+ * -1 with the reason in d for any other (fit asks the same). */
+int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (tp > 1) {
+        if (tp > 65536 || c->heads % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
+                            "--tp %u does not divide the %llu attention heads", tp,
+                            (unsigned long long)c->heads);
+        if (c->kv_heads >= tp ? c->kv_heads % tp != 0 : tp % c->kv_heads != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_key_value_heads",
+                            "--tp %u and the %llu key/value heads: one must divide the other "
+                            "(fewer K/V heads than ranks are replicated)", tp,
+                            (unsigned long long)c->kv_heads);
+        if (s->phase == LLM_TRAIN && c->vocab % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "vocab_size",
+                            "--tp %u does not divide vocab_size %llu (training shards the "
+                            "vocabulary over the TP ranks)", tp, (unsigned long long)c->vocab);
+        if (c->intermediate % tp != 0)
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, "intermediate_size",
+                            "--tp %u does not divide intermediate_size %llu", tp,
+                            (unsigned long long)c->intermediate);
+        if (s->framework == LLM_FW_LLAMA_CPP)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+                            "llama.cpp's graph is built for one device");
+    }
+    if (s->dp > 1 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
+                        "data parallelism is for training (--phase train): replicas of a decode "
+                        "or prefill step do not interact");
+    return 0;
+}
+
+/* The step's size against the model's: tokens, positions, window. */
+static int check_shape(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint64_t T = s->phase == LLM_DECODE ? 1 : s->prompt;
+    uint64_t kv_len = s->context + T;
+    if (s->batch == 0 || T == 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch/--prompt", "must be at least 1");
+    if (kv_len > c->max_pos)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "max_position_embeddings",
+                        "context %llu + new tokens %llu = %llu exceeds the model's %llu",
+                        (unsigned long long)s->context, (unsigned long long)T,
+                        (unsigned long long)kv_len, (unsigned long long)c->max_pos);
+    if (c->sliding_window > 0 && kv_len > c->sliding_window)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "sliding_window",
+                        "the step attends over %llu keys, more than the model's sliding window "
+                        "of %llu: windowed attention is not modelled yet",
+                        (unsigned long long)kv_len, (unsigned long long)c->sliding_window);
+    if (s->phase == LLM_TRAIN && s->context != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a training step has no KV cache");
+    return 0;
+}
+
+/* ZeRO, dropout, a paged cache and slices: each for the phase it is for. */
+static int check_options(const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    uint32_t cp = s->cp > 1 ? s->cp : 1;
+    if (s->zero > 3)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--zero", "ZeRO stages are 0 to 3, got %u", s->zero);
+    uint32_t dp_eff = dp > 1 ? dp : s->ep > 1 && s->ep != tp ? s->ep : 1;   /* --ep E alone: --dp E */
+    if (s->zero > 0 && ((uint64_t)dp_eff * cp < 2 || s->phase != LLM_TRAIN))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
+                        "ZeRO shards training state over data-parallel replicas: it needs --phase "
+                        "train and --dp (or --cp) 2 or more");
+    if (s->zero > 2 && (s->pp > 1 || s->microbatches > 1))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--zero",
+                        "ZeRO-3 does not combine with --pp or --microbatches (DeepSpeed refuses "
+                        "it with --pp: each micro-batch would gather the weights again); use "
+                        "--zero 1 or 2, Megatron's distributed optimizer");
+    if (!(s->dropout >= 0.0 && s->dropout < 1.0))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--dropout", "a probability from 0 to below 1, got %g",
+                        s->dropout);
+    if (s->dropout > 0 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dropout",
+                        "dropout is off at inference: it is for --phase train");
+    if (s->dropout > 0 && s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dropout", "llama.cpp does not train");
+    if (s->page_size > 0 && s->phase == LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--page-size",
+                        "a paged KV cache is for decode and prefill, not training");
+    if (s->page_size > 65535)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--page-size", "at most 65535 tokens a page, got %u",
+                        s->page_size);
+    if (s->dcn > 1 && s->phase != LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dcn",
+                        "data parallelism across slices is for --phase train");
+    return 0;
+}
+
+/* The devices the layout takes, at most 65536. */
+static int check_devices(const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    uint32_t ep = s->ep > 1 ? s->ep : 1, cp = s->cp > 1 ? s->cp : 1;
+    uint32_t dcn = s->dcn > 1 ? s->dcn : 1;
+    uint64_t ndev64 = (uint64_t)tp * (dp > 1 ? dp : ep > 1 && ep != tp ? ep : 1) *
+                      (s->pp > 1 ? s->pp : 1) * dcn * cp;
+    if (ndev64 > 65536)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "devices",
+                        "--tp x --cp x --dp (or --ep) x --pp x --dcn = %llu devices, more than 65536",
+                        (unsigned long long)ndev64);
+    if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
+    if ((uint64_t)tp * dp > 65536)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--dp", "--tp x --dp = %llu devices, more than 65536",
+                        (unsigned long long)tp * dp);
+    return 0;
+}
+
+int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (check_shape(c, s, d) != 0 || llm_check_tp(c, s, d) != 0)
+        return -1;
+    if (s->sp && (s->phase != LLM_TRAIN || tp < 2 || s->prompt % tp != 0))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--sp",
+                        "sequence parallelism splits a training step's tokens over the TP ranks: "
+                        "it needs --phase train, --tp 2 or more and --prompt a multiple of --tp");
+    if (llm_check_ep(c, s, d) != 0 || llm_check_cp(c, s, d) != 0 || check_options(s, d) != 0 ||
+        check_devices(s, d) != 0 || llm_check_pp(c, s, d) != 0)
+        return -1;
+    return 0;
+}
+
+int llm_framework_from_name(const char *name, enum llm_framework *out)
+{
+    if (ascii_ieq(name, "fused"))
+        *out = LLM_FW_FUSED;
+    else if (ascii_ieq(name, "llama.cpp"))
+        *out = LLM_FW_LLAMA_CPP;
+    else if (ascii_ieq(name, "pytorch") || ascii_ieq(name, "torch"))
+        *out = LLM_FW_PYTORCH;
+    else if (ascii_ieq(name, "vllm"))
+        *out = LLM_FW_VLLM;
+    else
+        return -1;
+    return 0;
+}
+
+enum attn_impl llm_framework_attn(enum llm_framework f)
+{
+    return f == LLM_FW_PYTORCH ? ATTN_SDPA : f == LLM_FW_VLLM ? ATTN_VLLM : ATTN_FLASH;
+}
+
+int llm_cp_comm_from_name(const char *name, uint32_t *out)
+{
+    static const char *const names[] = {"p2p", "a2a", "allgather"};
+    for (uint32_t i = 0; i < 3; i++)
+        if (ascii_ieq(name, names[i])) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
+int llm_weights_from_name(const char *name, struct llm_step *s)
+{
+    if (ascii_ieq(name, "q4_k_m")) {
+        s->q4_k_m = 1;
+        s->weights = WF_Q4_K;
+        return 0;
+    }
+    s->q4_k_m = 0;
+    return wfmt_from_name(name, &s->weights);
+}

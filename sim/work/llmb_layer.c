@@ -1,0 +1,295 @@
+/* llmb_layer.c: one transformer layer's forward in the LLM trace builder
+ * (see llmb_layer.h): the norm and q, k, v projections, the attention
+ * (under context parallelism, its ring or collectives), the output
+ * projection, and the MLP (dense or Mixtral-style experts), with the
+ * tensor- and sequence-parallel collectives between. */
+#include "llmb_layer.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llmb_cp.h"
+
+/* llama.cpp's use_more_bits(): the layers Q4_K_M gives more bits */
+static int more_bits(uint64_t i, uint64_t n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+/* What one layer's ops are sized by, on this rank. */
+struct lay {
+    uint64_t l;                 /* the layer */
+    uint64_t rows, batch;       /* tokens, sequences */
+    uint32_t tp;                /* tensor-parallel ranks */
+    uint64_t T, kv_len;         /* a sequence's new tokens on this rank, and keys */
+    uint64_t h, hd;             /* hidden size, head size */
+    uint64_t heads, kvh, inter; /* this rank's heads, K/V heads and MLP width */
+    uint64_t qd, kvd;           /* its q and k (or v) widths */
+    enum dtype dt;
+    double eb;                  /* bytes an element */
+    int sp;                     /* sequence parallelism */
+    enum wfmt w, wdown;         /* the weights' storage (wdown: the down projection's) */
+};
+
+#define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
+
+/* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
+ * the tokens reach under uniform routing as batched GEMMs. */
+static void add_moe(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
+                    uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown,
+                    uint32_t sp_tp)
+{
+    char id[64];
+    enum dtype dt = s->dtype;
+    /* with ep ranks: every rank's tokens (rows each) pick k of the E
+     * experts; this rank holds E / ep of them and, under uniform routing,
+     * receives rows x k token copies in all.  EP over the TP group (vLLM's
+     * expert parallelism with tensor-parallel attention): every rank has
+     * the same rows tokens and holds E / tp whole experts, which get
+     * rows x k / tp of the copies; the MLP all-reduce sums them */
+    /* with sequence parallelism (sp_tp = tp ranks, EP inside DP): rows is
+     * this TP rank's 1/tp of the tokens; after the dispatch the experts'
+     * TP ranks all-gather what each received (Megatron's alltoall
+     * dispatcher), so an expert's copies come from ep x tp ranks, and a
+     * reduce-scatter sums their TP halves before the combine */
+    uint64_t g = sp_tp > 1 ? sp_tp : 1;
+    uint64_t ep = b->ep_tp ? b->ep_tp : b->ep, local = c->experts / ep;
+    uint64_t all_rows = b->ep_tp ? rows : rows * ep * g;
+    double E = (double)c->experts, k = (double)c->experts_per_tok;
+    double active = (double)local * (1.0 - pow(1.0 - k / E, (double)all_rows));
+    uint64_t na = (uint64_t)ceil(active - 1e-9);
+    if (na < 1)
+        na = 1;
+    if (na > local)
+        na = local;
+    /* skewed routing (--expert-load F): the busiest EP rank gets F times
+     * the mean of the copies, and every rank is run as that one (the
+     * all-to-alls wait for it): F times the expert rows and the bytes */
+    double F = ep > 1 && s->expert_load > 1.0 ? s->expert_load : 1.0;
+    double copies = (double)rows * k * (double)g * F / (b->ep_tp ? (double)b->ep_tp : 1.0);
+    uint64_t per = (uint64_t)ceil(copies / (double)na);
+    if (b->ep_tp)
+        inter = c->intermediate;    /* whole experts */
+    double eb = dtype_bytes(dt, 1.0);
+    uint64_t a2a = (uint64_t)ceil((double)rows * k * F * (double)c->hidden * eb);
+    llmb_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
+    llmb_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
+    if (ep > 1 && !b->ep_tp) {
+        /* the tokens' copies to their experts' ranks (permuted into
+         * per-rank order first) */
+        llmb_ew(b, ID("dispatch_permute"), dt, rows * (uint64_t)k * c->hidden, 1, 1, 0.0);
+        llmb_alltoall(b, ID("dispatch"), dt, a2a);
+        if (g > 1)
+            llmb_tp_coll(b, ID("dispatch_allgather"), COLL_ALL_GATHER, dt, a2a * g, (uint32_t)g);
+    }
+    struct op *o = llmb_gemm(b, ID("experts_gate_up"), dt, per, 2 * inter, c->hidden, w);
+    o->u.gemm.batch = na;
+    llmb_ew(b, ID("silu_mul"), dt, na * per * inter, 2, 1, 6.0);
+    o = llmb_gemm(b, ID("experts_down"), dt, per, c->hidden, inter, wdown);
+    o->u.gemm.batch = na;
+    if (ep > 1 && !b->ep_tp) {   /* the results back to their tokens' ranks */
+        if (g > 1)
+            llmb_tp_coll(b, ID("combine_reduce_scatter"), COLL_REDUCE_SCATTER, dt, a2a * g, (uint32_t)g);
+        llmb_alltoall(b, ID("combine_a2a"), dt, a2a);
+    }
+    llmb_ew(b, ID("combine"), dt, rows * c->hidden, (uint32_t)c->experts_per_tok + 1, 1,
+            (double)c->experts_per_tok);
+}
+
+/* The norm and the projections into q, k, v (with RoPE and the cache
+ * write), as the framework runs them. */
+static void layer_qkv(struct llmb *b, const struct llm_step *s, const struct lay *y)
+{
+    uint64_t l = y->l, rows = y->rows, h = y->h, qd = y->qd, kvd = y->kvd;
+    uint32_t tp = y->tp;
+    enum dtype dt = y->dt;
+    enum wfmt w = y->w;
+    double eb = y->eb;
+    int sp = y->sp;
+    char id[64];
+    if (s->framework == LLM_FW_LLAMA_CPP) {
+        /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
+         * late 2023: one kernel per graph node */
+        llmb_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+        llmb_ew(b, ID("attn_norm_mul"), dt, rows * h, 2, 1, 1.0);
+        llmb_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
+        llmb_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
+        llmb_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
+        llmb_ew(b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
+        llmb_ew(b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
+        llmb_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
+        llmb_ew(b, ID("cpy_v"), dt, rows * kvd, 1, 1, 0.0);
+    } else {
+        /* residual add folded into the norm, as fused kernels do; with
+         * sequence parallelism the norm runs on this rank's 1/tp of the
+         * tokens and an all-gather brings them all for the projections */
+        llmb_rc(b, ID("attn_norm"), OP_NORM, dt, sp ? rows / tp : rows, h);
+        if (sp)
+            llmb_tp_coll(b, ID("attn_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
+        llmb_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
+        /* RoPE on q and k, with k and v written to the KV cache */
+        llmb_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
+    }
+}
+
+/* The attention itself: one op, or under context parallelism the ring
+ * (p2p), the all-to-alls around it (a2a) or the K/V all-gather. */
+static void layer_attention(struct llmb *b, const struct llm_step *s, const struct lay *y)
+{
+    uint64_t l = y->l, rows = y->rows, batch = y->batch, T = y->T, kv_len = y->kv_len;
+    uint64_t hd = y->hd, heads = y->heads, kvh = y->kvh, qd = y->qd;
+    enum dtype dt = y->dt;
+    double eb = y->eb;
+    char id[64];
+    struct op pa, *a = &pa;
+    memset(a, 0, sizeof *a);
+    a->kind = OP_ATTENTION;
+    a->dtype = dt;
+    a->u.attn.batch = batch;
+    a->u.attn.heads = heads;
+    a->u.attn.kv_heads = kvh;
+    a->u.attn.q_len = T;
+    a->u.attn.kv_len = kv_len;
+    a->u.attn.head_dim = hd;
+    a->u.attn.causal = 1;
+    a->u.attn.impl = s->attn;
+    a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+    a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
+    a->u.attn.dropout = s->dropout;
+    if (b->cp > 1 && b->cp_comm == LLM_CP_P2P) {
+        char stem[24];
+        snprintf(stem, sizeof stem, "L%llu", (unsigned long long)l);
+        llmb_cp_attention(b, &pa, stem, "", l, 0);
+    } else if (b->cp > 1 && b->cp_comm == LLM_CP_A2A) {
+        /* DeepSpeed-Ulysses: an all-to-all turns the rank's 1/cp of the
+         * tokens with all its heads into all the tokens with 1/cp of the
+         * heads (K/V heads repeated up to cp when fewer), attention runs on
+         * the whole sequence, and a second all-to-all turns the output back */
+        uint64_t C = b->cp, kvs = kvh >= C ? kvh : C;
+        llmb_coll(b, ID("attn_a2a"), COLL_ALL_TO_ALL, dt, (uint64_t)((double)rows * (qd + 2 * kvs * hd) * eb),
+                  b->cp_group, b->cp);
+        struct op *o = llmb_op(b, ID("attention"), OP_ATTENTION, dt);
+        o->u = pa.u;
+        o->u.attn.heads = heads / C;
+        o->u.attn.kv_heads = kvs / C;
+        o->u.attn.q_len = o->u.attn.kv_len = T * C;
+        llmb_coll(b, ID("attn_out_a2a"), COLL_ALL_TO_ALL, dt, (uint64_t)((double)rows * qd * eb), b->cp_group, b->cp);
+    } else if (b->cp > 1) {
+        /* all-gather (Llama 3's): every rank's K and V gathered, then each of
+         * the rank's two chunks attends to the keys up to its own end
+         * (causal, aligned to the end); the backward reduce-scatters dK, dV */
+        uint64_t C = b->cp, half = T / 2, r = b->cp_rank;
+        llmb_coll(b, ID("kv_allgather"), COLL_ALL_GATHER, dt, (uint64_t)((double)batch * T * C * 2 * kvh * hd * eb),
+                  b->cp_group, b->cp);
+        for (int k = 0; k < 2; k++) {
+            struct op *o = llmb_op(b, k ? ID("attention.chunk1") : ID("attention"), OP_ATTENTION, dt);
+            o->u = pa.u;
+            o->u.attn.q_len = half;
+            o->u.attn.kv_len = (k ? 2 * C - r : r + 1) * half;
+        }
+    } else {
+        llmb_op(b, ID("attention"), OP_ATTENTION, dt)->u = pa.u;
+    }
+}
+
+/* The output projection and what follows it up to the MLP's norm. */
+static void layer_attn_out(struct llmb *b, const struct llm_step *s, const struct lay *y)
+{
+    uint64_t l = y->l, rows = y->rows, h = y->h, qd = y->qd;
+    uint32_t tp = y->tp;
+    enum dtype dt = y->dt;
+    enum wfmt w = y->w;
+    double eb = y->eb;
+    int sp = y->sp;
+    char id[64];
+    if (s->framework == LLM_FW_LLAMA_CPP)
+        llmb_ew(b, ID("attn_cont"), dt, rows * qd, 1, 1, 0.0); /* permute + cont */
+    llmb_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
+    if (sp)     /* the partial sums reduced and scattered back over the tokens */
+        llmb_tp_coll(b, ID("o_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
+    else if (tp > 1)
+        llmb_allreduce(b, ID("o_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->dropout > 0)
+        llmb_dropout_add(b, ID("attn_dropout_add"), dt, (sp ? rows / tp : rows) * h, s->dropout);
+    if (s->framework == LLM_FW_LLAMA_CPP) {
+        llmb_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+        llmb_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
+        llmb_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
+    } else {
+        llmb_rc(b, ID("mlp_norm"), OP_NORM, dt, sp ? rows / tp : rows, h);
+    }
+}
+
+/* The MLP (gated, plain or the experts') and the residual. */
+static void layer_mlp(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
+                      const struct lay *y)
+{
+    uint64_t l = y->l, rows = y->rows, h = y->h, inter = y->inter;
+    uint32_t tp = y->tp;
+    enum dtype dt = y->dt;
+    enum wfmt w = y->w, wdown = y->wdown;
+    double eb = y->eb;
+    int sp = y->sp;
+    char id[64];
+    /* with SP, EP inside DP dispatches this rank's 1/tp of the tokens (its
+     * own all-gather and reduce-scatter over TP); the dense MLP and EP
+     * over the TP group gather all the tokens first */
+    int sp_moe = sp && c->experts && b->ep > 1;
+    if (sp && !sp_moe)
+        llmb_tp_coll(b, ID("mlp_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
+    if (c->experts) {
+        add_moe(b, c, s, l, sp_moe ? rows / tp : rows, inter, w, wdown, sp_moe ? tp : 1);
+    } else if (c->gated) {
+        llmb_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
+        llmb_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+        if (s->framework == LLM_FW_LLAMA_CPP) {
+            llmb_ew(b, ID("silu"), dt, rows * inter, 1, 1, c->act_flops);
+            llmb_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
+        } else {
+            llmb_ew(b, ID("silu_mul"), dt, rows * inter, 2, 1, c->act_flops + 1.0);
+        }
+        llmb_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
+    } else {
+        /* a plain MLP: up, the activation, down */
+        llmb_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+        llmb_ew(b, ID("act"), dt, rows * inter, 1, 1, c->act_flops);
+        llmb_gemm(b, ID("down_proj"), dt, rows, h, inter, wdown);
+    }
+    if (sp && !sp_moe)
+        llmb_tp_coll(b, ID("mlp_reduce_scatter"), COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
+    else if (tp > 1 && !sp)
+        llmb_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
+    if (s->dropout > 0)
+        llmb_dropout_add(b, ID("mlp_dropout_add"), dt, (sp ? rows / tp : rows) * h, s->dropout);
+    if (s->framework == LLM_FW_LLAMA_CPP)
+        llmb_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
+}
+
+/* Layer l's forward on rows tokens of batch sequences (a rank's share of
+ * heads and MLP with tp ranks). */
+void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
+                uint64_t l, uint64_t rows, uint64_t batch, uint32_t tp)
+{
+    struct lay y = {.l = l, .rows = rows, .batch = batch, .tp = tp};
+    /* with context parallelism a rank holds 1/cp of each sequence */
+    y.T = s->phase == LLM_DECODE ? 1 : s->prompt / b->cp;
+    y.kv_len = s->context + y.T;
+    y.h = c->hidden;
+    y.hd = c->head_dim;
+    y.dt = s->dtype;
+    y.heads = c->heads / tp;
+    y.kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    y.inter = c->intermediate / tp;
+    y.eb = dtype_bytes(y.dt, 1.0);
+    y.sp = s->sp && tp > 1 && s->phase == LLM_TRAIN;     /* sequence parallelism */
+    y.w = s->q4_k_m ? WF_Q4_K : s->weights;
+    y.wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : y.w;
+    y.qd = y.heads * y.hd;
+    y.kvd = y.kvh * y.hd;
+    layer_qkv(b, s, &y);
+    layer_attention(b, s, &y);
+    layer_attn_out(b, s, &y);
+    layer_mlp(b, c, s, &y);
+}
+#undef ID

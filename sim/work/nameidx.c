@@ -1,0 +1,58 @@
+/* nameidx.c: a hash index of names stored in an array (see nameidx.h). */
+#include "nameidx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= UINT64_C(1099511628211);
+    }
+    return h ^ (h >> 31);
+}
+
+void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    x->slot = sim_xcalloc(cap, sizeof *x->slot);
+    x->mask = cap - 1;
+    x->base = base;
+    x->stride = stride;
+}
+
+void nameidx_free(struct nameidx *x)
+{
+    free(x->slot);
+    x->slot = NULL;
+}
+
+int64_t nameidx_find(const struct nameidx *x, const char *name)
+{
+    size_t i = (size_t)name_hash(name) & x->mask;
+    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t k = x->slot[i] - 1;
+        if (strcmp(x->base + (size_t)k * x->stride, name) == 0)
+            return k;
+    }
+    return -1;
+}
+
+int64_t nameidx_add(struct nameidx *x, uint32_t k)
+{
+    const char *name = x->base + (size_t)k * x->stride;
+    size_t i = (size_t)name_hash(name) & x->mask;
+    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
+        uint32_t j = x->slot[i] - 1;
+        if (strcmp(x->base + (size_t)j * x->stride, name) == 0)
+            return j;
+    }
+    x->slot[i] = k + 1;
+    return -1;
+}

@@ -1,0 +1,30 @@
+/* nameidx.h: a hash index of names stored in an array (the trace loader's
+ * op ids and device names), so a lookup does not scan the array.
+ *
+ * Names live at base + i * stride; the index holds entry numbers only.
+ * Ownership: nameidx_init allocates, nameidx_free frees; the names stay the
+ * caller's.
+ */
+#ifndef STRATA_NAMEIDX_H
+#define STRATA_NAMEIDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Slots hold i + 1 (0 = empty). */
+struct nameidx {
+    uint32_t *slot;
+    size_t mask;
+    const char *base;
+    size_t stride;
+};
+
+/* An index for up to n entries of the array at base. */
+void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride);
+void nameidx_free(struct nameidx *x);
+/* Index of name, or -1. */
+int64_t nameidx_find(const struct nameidx *x, const char *name);
+/* Add entry k; returns -1, or the index of an entry with the same name. */
+int64_t nameidx_add(struct nameidx *x, uint32_t k);
+
+#endif

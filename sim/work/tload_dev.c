@@ -1,0 +1,170 @@
+/* tload_dev.c: the trace loader's devices and device groups (see
+ * tload_dev.h). */
+#include "tload_dev.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "trace_field.h"
+
+int tload_dev_list(struct tload *L, const cJSON *devs)
+{
+    struct trace *t = L->t;
+    L->prefix[0] = '\0';
+    if (devs == NULL) {
+        t->ndevices = 1;
+        t->devices = sim_xcalloc(1, sizeof *t->devices);
+        snprintf(t->devices[0], TRACE_DEVICE_MAX, "gpu0");
+        nameidx_init(&L->devs, 1, t->devices[0], sizeof *t->devices);
+        nameidx_add(&L->devs, 0);
+        return 0;
+    }
+    if (!cJSON_IsArray(devs))
+        return tload_err(L, DIAG_E_TYPE, devs, 0, "devices",
+                         "must be a list of device names like [\"gpu0\"], got %s",
+                         jsondoc_type_name(devs));
+    size_t n = 0;
+    for (const cJSON *c = devs->child; c != NULL && n <= TRACE_DEVICES_CAP; c = c->next)
+        n++;
+    if (n == 0)
+        return tload_err(L, DIAG_E_RANGE, devs, 0, "devices", "must name at least one device");
+    if (n > TRACE_DEVICES_CAP)
+        return tload_err(L, DIAG_E_RANGE, devs, 0, "devices", "lists more than 65536 devices");
+    t->devices = sim_xcalloc(n, sizeof *t->devices);
+    t->ndevices = (uint32_t)n;
+    nameidx_init(&L->devs, n, t->devices[0], sizeof *t->devices);
+    uint32_t i = 0;
+    for (const cJSON *c = devs->child; c != NULL; c = c->next, i++) {
+        char key[32];
+        snprintf(key, sizeof key, "devices[%u]", i);
+        const char *s;
+        if (jsondoc_get_string(L->doc, c, "", key, TRACE_DEVICE_MAX - 1, &s, L->d))
+            return -1;
+        if (s[0] == '\0')
+            return tload_err(L, DIAG_E_RANGE, c, 0, key, "device name must not be empty");
+        memcpy(t->devices[i], s, strlen(s) + 1);
+        int64_t prev = nameidx_add(&L->devs, i);
+        if (prev >= 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "device \"%s\" is listed twice (also devices[%" PRId64 "])",
+                     s, prev);
+            return tload_err(L, DIAG_E_DUPLICATE, c, 0, key, "%s", msg);
+        }
+    }
+    return 0;
+}
+
+int tload_dev_find(struct tload *L, const cJSON *at, const char *key, const char *s,
+                   uint32_t *out)
+{
+    int64_t dev = nameidx_find(&L->devs, s);
+    if (dev < 0) {
+        char known[256], msg[400];
+        snprintf(msg, sizeof msg, "unknown device \"%.40s\" (devices: %s)", s,
+                 tload_device_list(L->t, known, sizeof known));
+        return tload_err(L, DIAG_E_UNKNOWN_NAME, at, 0, key, "%s", msg);
+    }
+    *out = (uint32_t)dev;
+    return 0;
+}
+
+static uint64_t group_hash(const uint32_t *dev, uint32_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= dev[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return h ^ (h >> 29);
+}
+
+/* The group's devices into L->gscratch: how many, or -1 after an error. */
+static int64_t group_read(struct tload *L, const cJSON *it)
+{
+    struct trace *t = L->t;
+    if (!cJSON_IsArray(it))
+        return tload_err(L, DIAG_E_TYPE, it, 0, "group",
+                         "must be a list of device names like [\"gpu0\", \"gpu1\"], got %s",
+                         jsondoc_type_name(it));
+    if (L->gscratch == NULL)
+        L->gscratch = sim_xcalloc(t->ndevices, sizeof *L->gscratch);
+    uint32_t n = 0;
+    for (const cJSON *c = it->child; c != NULL; c = c->next) {
+        const char *s;
+        if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
+            return -1;
+        uint32_t dev;
+        if (tload_dev_find(L, c, "group", s, &dev))
+            return -1;
+        for (uint32_t k = 0; k < n; k++)
+            if (L->gscratch[k] == dev)
+                return tload_err(L, DIAG_E_DUPLICATE, c, 0, "group",
+                                 "device \"%.40s\" is listed twice", s);
+        if (n == t->ndevices) /* cannot happen: distinct and known */
+            return tload_err(L, DIAG_E_RANGE, c, 0, "group", "more devices than the trace has");
+        L->gscratch[n++] = dev;
+    }
+    if (n < 2)
+        return tload_err(L, DIAG_E_RANGE, it, 0, "group",
+                         "a collective needs a group of at least two devices, got %u", n);
+    return n;
+}
+
+/* Room in L->ghash for one more group: grown and rehashed when needed. */
+static void group_hash_room(struct tload *L)
+{
+    struct trace *t = L->t;
+    if (L->ghash_cap > 2 * (t->ngroups + 1))
+        return;
+    uint32_t cap = L->ghash_cap ? 2 * L->ghash_cap : 64;
+    uint32_t *nh = sim_xcalloc(cap, sizeof *nh);
+    for (uint32_t g = 0; g < t->ngroups; g++) {
+        uint64_t k = group_hash(t->group_dev + t->groups[g].off, t->groups[g].n) & (cap - 1);
+        while (nh[k] != 0)
+            k = (k + 1) & (cap - 1);
+        nh[k] = g + 1;
+    }
+    free(L->ghash);
+    L->ghash = nh;
+    L->ghash_cap = cap;
+}
+
+int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
+{
+    struct trace *t = L->t;
+    int64_t got = group_read(L, it);
+    if (got < 0)
+        return -1;
+    uint32_t n = (uint32_t)got;
+    uint64_t h = group_hash(L->gscratch, n);
+    group_hash_room(L);
+    uint64_t k = h & (L->ghash_cap - 1);
+    for (; L->ghash[k] != 0; k = (k + 1) & (L->ghash_cap - 1)) {
+        const struct trace_group *g = &t->groups[L->ghash[k] - 1];
+        if (g->n == n && memcmp(t->group_dev + g->off, L->gscratch, n * sizeof *L->gscratch) == 0) {
+            *out = L->ghash[k] - 1;
+            return 0;
+        }
+    }
+    if (t->ngroups == L->gcap) {
+        L->gcap = L->gcap ? 2 * L->gcap : 16;
+        t->groups = sim_xrealloc(t->groups, L->gcap * sizeof *t->groups);
+    }
+    uint32_t used = t->ngroups ? t->groups[t->ngroups - 1].off + t->groups[t->ngroups - 1].n : 0;
+    if ((uint64_t)used + n > UINT32_MAX / 2)
+        return tload_err(L, DIAG_E_RANGE, it, 0, "group", "the trace's groups list too many devices");
+    if (used + n > L->gdcap) {
+        while (used + n > L->gdcap)
+            L->gdcap = L->gdcap ? 2 * L->gdcap : 64;
+        t->group_dev = sim_xrealloc(t->group_dev, L->gdcap * sizeof *t->group_dev);
+    }
+    memcpy(t->group_dev + used, L->gscratch, n * sizeof *L->gscratch);
+    t->groups[t->ngroups].off = used;
+    t->groups[t->ngroups].n = n;
+    L->ghash[k] = t->ngroups + 1;
+    *out = t->ngroups++;
+    return 0;
+}
