@@ -63,6 +63,6 @@ double wfmt_bits(enum wfmt f);
 /* Vector-pipe operations per weight to dequantise it. */
 double wfmt_dequant_ops(enum wfmt f);
 
-_Static_assert(WFMT_COUNT <= 32, "trace.c keeps the format names in 32 slots");
+_Static_assert(WFMT_COUNT <= 32, "tload_field.c keeps the format names in 32 slots");
 
 #endif
