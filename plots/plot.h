@@ -74,11 +74,4 @@ int plot_find_gnuplot(char *out, size_t n);
 void plot_run_gnuplots(const char *gnuplot, const char *dir, const char *const *names,
                        const int *have, int n, int *ok);
 
-/* A sweep's plots and page (`strata sweep --out DIR`), from the CSV it
- * wrote: DIR/plots/KEY.dat/.gp per varied key (time against the key, per
- * trace: the median over the other keys' values, with their range as error
- * bars), rendered when gnuplot is there, and DIR/sweep.html. */
-struct sweep;
-int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, struct diag *d);
-
 #endif

@@ -9,7 +9,7 @@
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"
-#include "plot.h"
+#include "plot_sweep.h"
 #include "sweep.h"
 
 #ifdef STRATA_WITH_MPI
