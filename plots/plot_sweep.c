@@ -10,7 +10,7 @@
 
 #include "afile.h"
 #include "check.h"
-#include "plot.h"
+#include "plot_gnuplot_run.h"
 #include "strbuf.h"
 #include "sweep.h"
 
@@ -259,10 +259,10 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
     }
     char gnuplot[512];
     int rendered = 0;
-    if (rc == 0 && plot_find_gnuplot(gnuplot, sizeof gnuplot)) {
+    if (rc == 0 && gprun_find(gnuplot, sizeof gnuplot)) {
         for (unsigned i = 0; i < s->nkeys; i += 3) {
             unsigned n = s->nkeys - i < 3 ? s->nkeys - i : 3;
-            plot_run_gnuplots(gnuplot, plots, names + i, have + i, (int)n, ok + i);
+            gprun_scripts(gnuplot, plots, names + i, have + i, (int)n, ok + i);
         }
         rendered = 1;
     }
