@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "jsonout.h"
 
 /* A measured time below a nanosecond (no profiler resolves one) has no
  * relative error to speak of: such ops count as not measured. */
@@ -236,9 +236,9 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
             cJSON_AddNumberToObject(k, "median_abs_error", fam[a].err);
             cJSON_AddItemToArray(ks, k);
         }
-        if (report_tree_write(root, js, d) != 0)
+        if (jout_write(root, js, d) != 0)
             rc = -1;
-        report_tree_free(root);
+        cJSON_Delete(root);
     }
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++)
         free(cl[k].err);

@@ -37,7 +37,7 @@
 #include "cfg.h"
 #include "fit.h"
 #include "llm.h"
-#include "report.h"
+#include "jsonout.h"
 
 #define FIT_WORKSPACE_BYTES (1024.0 * 1024.0 * 1024.0)
 #define FIT_STORAGE_BPS 7e9 /* a PCIe 4.0 x4 NVMe SSD's sequential read, assumption */
@@ -224,7 +224,7 @@ int fit_json(const struct fit_result *f, const char *path, struct diag *d)
         cJSON_AddNumberToObject(r, "spill_pcie_s_per_step", f->spill_pcie_s);
         cJSON_AddNumberToObject(r, "spill_storage_s_per_step", f->spill_storage_s);
     }
-    int rc = report_tree_write(r, path, d);
-    report_tree_free(r);
+    int rc = jout_write(r, path, d);
+    cJSON_Delete(r);
     return rc;
 }
