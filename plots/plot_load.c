@@ -116,6 +116,12 @@ uint64_t pload_hash(const char *s)
     return h;
 }
 
+/* An op's time in category c (busy, launch, measured, waiting on a level). */
+static double op_cat(const struct pop *o, int c)
+{
+    return c == 0 ? o->busy : c == 1 ? o->launch : c == 2 ? o->measured : o->stall[c - 3];
+}
+
 static int by_group_time(const void *a, const void *b)
 {
     const struct pgroup *x = a, *y = b;
@@ -156,7 +162,7 @@ static void build_groups(struct pdata *p)
         g->count++;
         g->time += o->time;
         for (int c = 0; c < 3 + (int)p->nlvl; c++)
-            g->cat[c] += pload_op_cat(o, c);
+            g->cat[c] += op_cat(o, c);
     }
     free(slot);
     qsort(p->groups, p->ngroups, sizeof *p->groups, by_group_time);
@@ -445,11 +451,6 @@ void pload_free(struct pdata *p)
 const char *pload_cat_name(const struct pdata *p, int c)
 {
     return c == 0 ? "busy" : c == 1 ? "launch" : c == 2 ? "measured" : p->lvl[c - 3];
-}
-
-double pload_op_cat(const struct pop *o, int c)
-{
-    return c == 0 ? o->busy : c == 1 ? o->launch : c == 2 ? o->measured : o->stall[c - 3];
 }
 
 const char *pload_workload(const struct pdata *p)

@@ -17,7 +17,7 @@
 
 #include "diag.h"
 #include "jsondoc.h"
-#include "model.h"
+#include "cfg.h"
 
 #define PLOAD_NLVL HW_MAX_LEVELS /* levels a report may name */
 #define PLOAD_NCATMAX (3 + PLOAD_NLVL)
@@ -94,7 +94,6 @@ void pload_levels(const struct pdata *p, const cJSON *o, const char *k, double *
  * time, not simulated), then waiting on each level. */
 #define PLOAD_NCAT(p) ((int)(3 + (p)->nlvl))
 const char *pload_cat_name(const struct pdata *p, int c);
-double pload_op_cat(const struct pop *o, int c);
 
 /* The workload's name: the trace file's base name. */
 const char *pload_workload(const struct pdata *p);
