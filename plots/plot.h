@@ -39,15 +39,6 @@
 
 #include "diag.h"
 
-#define PLOT_TOP_STALLS 20      /* ops with their own bar in the stall plot */
-#define PLOT_MAX_ROOF_OPS 200   /* ops placed on the roofline (slowest first) */
-#define PLOT_MAX_TABLE_ROWS 500 /* rows of the HTML op table (slowest first) */
-#define PLOT_GNUPLOT_TIMEOUT_S 60
-/* a report's peak FLOP/s and bandwidths (B/s) must lie in this range: the
- * roofline's log axes are drawn around them */
-#define PLOT_MIN_RATE 1.0
-#define PLOT_MAX_RATE 1e30
-
 /* What plot_render_ex did besides writing the files. */
 struct plot_summary {
     int plots;          /* .dat/.gp pairs written (0..3) */
@@ -67,18 +58,5 @@ int plot_render_tree(const void *report, const char *name, const char *outdir, s
 struct report_ctx;
 int plot_render_run(const void *head, const struct report_ctx *c, const char *name, const char *outdir,
                     struct diag *d);
-
-/* gnuplot binary ($STRATA_GNUPLOT, else PATH): 1 and out filled, or 0. */
-int plot_find_gnuplot(char *out, size_t n);
-/* Renders dir/names[k].gp (have[k] set; k < 3) side by side; ok[k] = rendered. */
-void plot_run_gnuplots(const char *gnuplot, const char *dir, const char *const *names,
-                       const int *have, int n, int *ok);
-
-/* A sweep's plots and page (`strata sweep --out DIR`), from the CSV it
- * wrote: DIR/plots/KEY.dat/.gp per varied key (time against the key, per
- * trace: the median over the other keys' values, with their range as error
- * bars), rendered when gnuplot is there, and DIR/sweep.html. */
-struct sweep;
-int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, struct diag *d);
 
 #endif

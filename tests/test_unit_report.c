@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "plot.h"
-#include "report.h"
+#include "report_json.h"
 #include "run.h"
 #include "system.h"
 #include "test.h"

@@ -11,7 +11,7 @@
 #include "check.h"
 #include "cli.h"
 #include "diag.h"
-#include "plot.h"
+#include "plot_sweep.h"
 #include "sweep.h"
 
 #ifdef STRATA_WITH_MPI

@@ -1,5 +1,5 @@
 /* compare.c: measured against predicted kernel times (`strata compare`;
- * sim/cli/compare.c loads and runs the trace).
+ * sim/cli/cmd_compare.c loads and runs the trace).
  *
  * compare runs the trace and, op class by op class, sets strata's kernel
  * time (the op's time minus its launch overhead: a profiler's kernel
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "jsonout.h"
 
 /* A measured time below a nanosecond (no profiler resolves one) has no
  * relative error to speak of: such ops count as not measured. */
@@ -112,18 +112,11 @@ static struct kfam *kernel_families(const struct trace *t, const double *pred, u
     return f;
 }
 
-int compare_report(const struct hw_config *cfg, const struct trace *t, const struct run_result *r,
-                   unsigned ntop, const char *js, FILE *txt, struct diag *d)
+/* Each op's predicted kernel time into pred, and the measured ops summed
+ * by class into cl (the ops with a fixed_s in the last).  How many ops
+ * carry a measured time. */
+static uint32_t tally(const struct trace *t, const struct run_result *r, struct cls *cl, double *pred)
 {
-    int rc = 0;
-    struct cls cl[OP_KIND_COUNT + 1];
-    memset(cl, 0, sizeof cl);
-    for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
-        snprintf(cl[k].name, sizeof cl[k].name, "%s",
-                 k < OP_KIND_COUNT ? op_kind_name((enum op_kind)k) : "fixed (no shapes)");
-        cl[k].err = sim_xcalloc(t->nops + 1, sizeof *cl[k].err);
-    }
-    double *pred = sim_xcalloc(t->nops + 1, sizeof *pred);
     uint32_t nmeas = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *op = &t->ops[i];
@@ -137,8 +130,12 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         c->pred += pred[i];
         c->err[c->n++] = fabs(pred[i] / op->measured_s - 1.0);
     }
-    fprintf(txt, "strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg_label(cfg),
-           nmeas);
+    return nmeas;
+}
+
+/* The class table; fills each class's median error. */
+static void print_classes(FILE *txt, struct cls *cl)
+{
     fprintf(txt, "%-18s %5s %14s %14s %9s %14s\n", "class", "ops", "measured", "predicted", "total err",
            "median |err|");
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
@@ -150,9 +147,11 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
         fprintf(txt, "%-18s %5u %11.3f ms %11.3f ms %+8.1f%% %13.1f%%\n", c->name, c->n, c->meas * 1e3,
                c->pred * 1e3, c->meas > 0 ? 100 * (c->pred / c->meas - 1) : 0, 100 * c->median);
     }
-    /* by kernel family, where the trace names the kernels */
-    uint32_t nfam;
-    struct kfam *fam = kernel_families(t, pred, &nfam);
+}
+
+/* by kernel family, where the trace names the kernels */
+static void print_families(FILE *txt, const struct kfam *fam, uint32_t nfam, unsigned ntop)
+{
     /* columns as wide as the names they show (kernel names are long) */
     int wk = 13;
     for (uint32_t a = 0; a < nfam && a < ntop; a++)
@@ -169,7 +168,11 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
     }
     if (nfam > ntop)
         fprintf(txt, "  ... %u more families (--top N, --json)\n", nfam - ntop);
-    /* the ops with the largest time error */
+}
+
+/* the ops with the largest time error */
+static void print_largest(FILE *txt, const struct trace *t, const double *pred, unsigned ntop)
+{
     uint32_t *idx = sim_xcalloc(t->nops + 1, sizeof *idx);
     uint32_t m = 0;
     for (uint32_t i = 0; i < t->nops; i++)
@@ -209,41 +212,71 @@ int compare_report(const struct hw_config *cfg, const struct trace *t, const str
                     op->id, wn, op->name, ws, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
                     100 * (pred[idx[a]] / op->measured_s - 1));
         }
-    if (js != NULL) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddNumberToObject(root, "strata_compare", 1);
-        cJSON_AddStringToObject(root, "trace", t->path);
-        cJSON_AddStringToObject(root, "hardware", cfg_label(cfg));
-        cJSON *cs = cJSON_AddObjectToObject(root, "classes");
-        for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
-            if (cl[k].n == 0)
-                continue;
-            cJSON *c = cJSON_AddObjectToObject(cs, k < OP_KIND_COUNT ? cl[k].name : "fixed");
-            cJSON_AddNumberToObject(c, "ops", cl[k].n);
-            cJSON_AddNumberToObject(c, "measured_s", cl[k].meas);
-            cJSON_AddNumberToObject(c, "predicted_s", cl[k].pred);
-            cJSON_AddNumberToObject(c, "median_abs_error", cl[k].median);
-        }
-        cJSON *ks = cJSON_AddArrayToObject(root, "kernel_families");
-        for (uint32_t a = 0; a < nfam; a++) {
-            cJSON *k = cJSON_CreateObject();
-            cJSON_AddStringToObject(k, "class", op_kind_name(fam[a].kind));
-            cJSON_AddStringToObject(k, "kernel", fam[a].kernel);
-            cJSON_AddNumberToObject(k, "ops", fam[a].n);
-            cJSON_AddNumberToObject(k, "measured_s", fam[a].meas);
-            cJSON_AddNumberToObject(k, "predicted_s", fam[a].pred);
-            cJSON_AddNumberToObject(k, "median_ratio", fam[a].ratio);
-            cJSON_AddNumberToObject(k, "median_abs_error", fam[a].err);
-            cJSON_AddItemToArray(ks, k);
-        }
-        if (report_tree_write(root, js, d) != 0)
-            rc = -1;
-        report_tree_free(root);
+    free(idx);
+}
+
+/* The classes and families as JSON ("strata_compare": 1) to js. */
+static int write_json(const struct hw_config *cfg, const struct trace *t, const struct cls *cl,
+                      const struct kfam *fam, uint32_t nfam, const char *js, struct diag *d)
+{
+    int rc = 0;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "strata_compare", 1);
+    cJSON_AddStringToObject(root, "trace", t->path);
+    cJSON_AddStringToObject(root, "hardware", cfg_label(cfg));
+    cJSON *cs = cJSON_AddObjectToObject(root, "classes");
+    for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
+        if (cl[k].n == 0)
+            continue;
+        cJSON *c = cJSON_AddObjectToObject(cs, k < OP_KIND_COUNT ? cl[k].name : "fixed");
+        cJSON_AddNumberToObject(c, "ops", cl[k].n);
+        cJSON_AddNumberToObject(c, "measured_s", cl[k].meas);
+        cJSON_AddNumberToObject(c, "predicted_s", cl[k].pred);
+        cJSON_AddNumberToObject(c, "median_abs_error", cl[k].median);
     }
+    cJSON *ks = cJSON_AddArrayToObject(root, "kernel_families");
+    for (uint32_t a = 0; a < nfam; a++) {
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "class", op_kind_name(fam[a].kind));
+        cJSON_AddStringToObject(k, "kernel", fam[a].kernel);
+        cJSON_AddNumberToObject(k, "ops", fam[a].n);
+        cJSON_AddNumberToObject(k, "measured_s", fam[a].meas);
+        cJSON_AddNumberToObject(k, "predicted_s", fam[a].pred);
+        cJSON_AddNumberToObject(k, "median_ratio", fam[a].ratio);
+        cJSON_AddNumberToObject(k, "median_abs_error", fam[a].err);
+        cJSON_AddItemToArray(ks, k);
+    }
+    if (jout_write(root, js, d) != 0)
+        rc = -1;
+    cJSON_Delete(root);
+    return rc;
+}
+
+int compare_report(const struct hw_config *cfg, const struct trace *t, const struct run_result *r,
+                   unsigned ntop, const char *js, FILE *txt, struct diag *d)
+{
+    int rc = 0;
+    struct cls cl[OP_KIND_COUNT + 1];
+    memset(cl, 0, sizeof cl);
+    for (unsigned k = 0; k <= OP_KIND_COUNT; k++) {
+        snprintf(cl[k].name, sizeof cl[k].name, "%s",
+                 k < OP_KIND_COUNT ? op_kind_name((enum op_kind)k) : "fixed (no shapes)");
+        cl[k].err = sim_xcalloc(t->nops + 1, sizeof *cl[k].err);
+    }
+    double *pred = sim_xcalloc(t->nops + 1, sizeof *pred);
+    uint32_t nmeas = tally(t, r, cl, pred);
+    fprintf(txt, "strata compare: %s on %s (%u ops with a measured kernel time)\n\n", t->path, cfg_label(cfg),
+           nmeas);
+    print_classes(txt, cl);
+    uint32_t nfam;
+    struct kfam *fam = kernel_families(t, pred, &nfam);
+    print_families(txt, fam, nfam, ntop);
+    print_largest(txt, t, pred, ntop);
+    if (js != NULL)
+        rc = write_json(cfg, t, cl, fam, nfam, js, d);
     for (unsigned k = 0; k <= OP_KIND_COUNT; k++)
         free(cl[k].err);
     free(pred);
-    free(idx);
     free(fam);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* fit.c: `strata fit` (sim/cli/fit.c): will a model run on a device, and what does it cost
+/* fit.c: `strata fit` (sim/cli/cmd_fit.c): will a model run on a device, and what does it cost
  * when it does not?
  *
  *   strata fit --hw CFG --model HF.json --phase decode|prefill|train
@@ -28,6 +28,8 @@
  * not fit has to be streamed every step: over the host link (PCIe) from
  * host memory, or from storage at FIT_STORAGE_BPS.
  */
+#include "fit.h"
+
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,9 +37,8 @@
 #include <string.h>
 
 #include "cfg.h"
-#include "fit.h"
+#include "jsonout.h"
 #include "llm.h"
-#include "report.h"
 
 #define FIT_WORKSPACE_BYTES (1024.0 * 1024.0 * 1024.0)
 #define FIT_STORAGE_BPS 7e9 /* a PCIe 4.0 x4 NVMe SSD's sequential read, assumption */
@@ -54,18 +55,32 @@ static int more_bits(uint64_t i, uint64_t n)
     return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
 }
 
-void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
-                int train, struct fit_result *f)
+/* What the parts of the budget share: the model's shapes as one rank
+ * holds them, and what earlier parts found. */
+struct fshape {
+    double h, hd, inter, q;     /* hidden size, head dim, intermediate size, query width */
+    enum wfmt w;                /* the linear layers' weight format */
+    double eb;                  /* bytes an activation value */
+    double t;                   /* tensor-parallel ranks */
+    double dp;                  /* ranks the training state is sharded over */
+    double kvh;                 /* K/V heads on a rank (replicated below t) */
+    double act_tokens;          /* tokens whose activations a rank holds at once */
+    double w_embed, w_layers, w_experts; /* weight bytes: embedding, layers, the rank's experts */
+    /* training */
+    double per_tok;             /* stored activation bytes a layer and token, over h, at 16 bits */
+    double experts;             /* parameters of the experts that EP inside DP shards (0: none) */
+    double pe;                  /* of those, this rank's */
+    double edp;                 /* the replicas an expert's state is sharded over */
+};
+
+/* every parameter at its storage size, this rank's share */
+static void budget_weights(const struct llm_config *c, const struct llm_step *s, int train,
+                           struct fshape *z, struct fit_result *f)
 {
-    memset(f, 0, sizeof *f);
-    double h = (double)c->hidden, hd = (double)c->head_dim, inter = (double)c->intermediate;
-    double q = (double)c->heads * hd;
-    enum wfmt w = s->q4_k_m ? WF_Q4_K : s->weights;
-    double eb = dtype_bytes(s->dtype, 1.0);
-    double t = s->tp > 1 ? s->tp : 1, dp = s->dp > 1 ? s->dp : 1;
+    double h = z->h, hd = z->hd, inter = z->inter, q = z->q, t = z->t, kvh = z->kvh;
+    enum wfmt w = z->w;
+    double eb = z->eb;
     double vshard = train ? t : 1;                          /* vocab-parallel in training */
-    double kvh = (double)c->kv_heads >= t ? (double)c->kv_heads / t : 1;   /* replicated below t */
-    f->params = (double)llm_param_count(c);
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     const double w_embed = f->weights;
     double w_experts = 0;                                   /* the rank's experts' share */
@@ -86,6 +101,16 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     f->weights += h * eb;                                   /* final norm */
     if (!c->tied)
         f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h) / vshard;
+    z->w_embed = w_embed;
+    z->w_layers = w_layers;
+    z->w_experts = w_experts;
+}
+
+/* the KV cache, and the activations of inference (training's replace them) */
+static void budget_cache(const struct llm_config *c, const struct llm_step *s, int train,
+                         struct fshape *z, struct fit_result *f)
+{
+    double h = z->h, hd = z->hd, inter = z->inter, t = z->t, kvh = z->kvh, eb = z->eb;
     double tokens_new = s->phase == LLM_DECODE ? 1 : (double)s->prompt;
     double seq = (double)s->context + tokens_new;
     if (s->page_size > 0 && !train)      /* a paged cache holds whole pages */
@@ -98,102 +123,131 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     double act_tokens = (double)s->batch * tokens_new / cpn;
     if (train && s->pp <= 1 && s->microbatches > 1)
         act_tokens /= s->microbatches;  /* gradient accumulation: one micro-batch's at a time */
-    dp *= cpn;
+    z->dp *= cpn;
     f->activations = act_tokens * (4 * h + 2 * inter / t) * eb;
-    if (train) {
-        /* stored activations per layer and token, bytes at 16 bits, tensor
-         * by tensor as Korthikanti et al. 2022 ("Reducing Activation
-         * Recomputation in Large Transformer Models", section 4) count them,
-         * for the model's own shapes.  On every TP rank (split over them
-         * with sequence parallelism): the two norms' inputs, the QKV and
-         * MLP inputs (2 h each), and with dropout its two 1-byte masks.
-         * Split over the TP ranks: Q, K, V and the attention output (2 q,
-         * 2 kv, 2 kv, 2 q; K/V heads replicated below t); the MLP's
-         * up-projection output and activation output (4 x intermediate),
-         * gated, the gate and up outputs and their product (6 x
-         * intermediate); with experts, that for each of the top-k copies of
-         * a token on the busiest rank (--expert-load) and the dispatched
-         * copies' inputs (2 h each).  A GPT layer (MHA, plain MLP of 4 h)
-         * gives the paper's s b h (10 + 24 / t) with dropout (eq. 2), 34 /
-         * t with sequence parallelism (eq. 5); flash attention keeps no
-         * scores */
-        double masks = s->dropout > 0 ? 2.0 * h : 0.0;
-        double spd = s->sp && t > 1 ? t : 1;
-        double copies = c->experts ? (double)c->experts_per_tok * (s->expert_load > 1 ? s->expert_load : 1.0) : 1.0;
-        double mlp = (c->gated ? 6.0 : 4.0) * inter / t * copies + (c->experts ? 2.0 * h * copies / spd : 0.0);
-        double per_tok = ((8.0 * h + masks) / spd + 4.0 * q / t + 4.0 * kvh * hd + mlp) / h;
-        /* attention without a fused kernel keeps its probabilities for the
-         * backward: the eq.'s 5 a s / h (softmax output, dropout mask and
-         * dropout output), 2 a s / h without dropout, over the t ranks */
-        if (s->attn == ATTN_MATH || s->attn == ATTN_NAIVE || s->attn == ATTN_MEGATRON)
-            per_tok += (masks > 0 ? 5.0 : 2.0) * (double)c->heads * (double)s->prompt / (h * t);
-        f->activations = per_tok * act_tokens * h * (double)c->layers * eb / 2.0;
-        if (s->recompute)
-            /* full recomputation (Korthikanti et al. 2022, section 4): each
-             * layer's input stays (2 s b h bytes at 16 bits), and one layer's
-             * full set lives while its forward is recomputed */
-            f->activations = act_tokens * h * eb * (double)c->layers / (s->sp && t > 1 ? t : 1) +
-                             per_tok * act_tokens * h * eb / 2.0;
-        /* fp32 master weights and Adam's two moments (12 bytes a
-         * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
-         * shards the first over the replicas, ZeRO 2 the gradients too,
-         * ZeRO 3 the 16-bit weights as well */
-        /* EP inside DP (any --ep but --tp's; --ep E alone is --dp E): a
-         * rank's 1/t of the dense state, sharded over the dp replicas, and
-         * of its 1/ep of the experts, over the dp / ep that hold them */
-        int ep_dp = s->ep > 1 && s->ep != t;
-        if (ep_dp && dp < s->ep)
-            dp = s->ep;
-        double experts = ep_dp ? (double)c->experts * 3.0 * h * inter * (double)c->layers : 0.0;
-        double edp = ep_dp ? dp / (double)s->ep : 1.0;
-        double pd = (f->params - experts) / t, pe = ep_dp ? experts / (double)s->ep / t : 0.0;
-        f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
-                       pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
-        if (s->zero >= 3)   /* with EP inside DP, the experts' over the dp / ep holding them */
-            f->weights = (f->weights - (ep_dp ? w_experts : 0)) / dp + (ep_dp ? w_experts / edp : 0);
-        f->kv_cache = 0; /* training keeps no KV cache */
-        if (s->pp > 1) {
-            /* pipeline (1F1B): the first stage is the fullest, with the
-             * embedding, its share of the layers (earlier stages take the
-             * remainder) and min(pp, micro-batches) micro-batches' stored
-             * activations in flight (Narayanan et al. 2021, section 2.2) */
-            double pp = s->pp, L = (double)c->layers;
-            double l0 = floor(L / pp) + (c->layers % s->pp ? 1 : 0);
-            /* interleaved: the first stage holds chunks 0, pp, 2 pp, ... of
-             * the pp v shares (earlier shares take the remainder) */
-            uint64_t nch = (uint64_t)s->pp * (s->vpp > 1 ? s->vpp : 1), per = c->layers / nch;
-            if (s->vpp > 1) {
-                l0 = 0;
-                for (uint64_t v = 0; v < s->vpp; v++)
-                    l0 += (double)(per + (v * s->pp < c->layers % nch ? 1 : 0));
-            }
-            double mb = s->microbatches ? s->microbatches : (double)s->batch;
-            double inflight = pp < mb ? pp : mb;
-            double share = l0 / L;
-            f->weights = (w_embed + w_layers * share) / (s->zero >= 3 ? dp : 1);
-            double pv = (double)c->vocab * h / t;
-            double pl = (f->params - (double)c->vocab * h * (c->tied ? 1 : 2) - h - experts) / t;
-            double p0 = pv + pl * share, x0 = pe * share;
-            f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1) +
-                           x0 * 12.0 / (s->zero >= 1 ? edp : 1) + x0 * 2.0 / (s->zero >= 2 ? edp : 1);
-            /* layer-micro-batches stored at the peak: l0 layers of min(pp,
-             * mb) micro-batches; interleaved (--vpp v), the first stage's
-             * 2 (pp - 1) + (v - 1) pp warm-up chunk-forwards and one more,
-             * of L / (pp v) layers each: 1 + (pp - 1) / (pp v) times L /
-             * pp layers of pp micro-batches (Korthikanti et al. 2022,
-             * section 4.2) */
-            double held = l0 * inflight;
-            if (s->vpp > 1) {
-                double v = s->vpp, lc = (double)(per + (c->layers % nch ? 1 : 0));
-                double chunks = 2.0 * (pp - 1) + (v - 1) * pp + 1;
-                held = lc * (chunks < mb * v ? chunks : mb * v);
-            }
-            f->activations = f->activations / L * held / (double)s->batch * ((double)s->batch / mb);
-            if (s->recompute)
-                f->activations = act_tokens / mb * h * eb * held / (s->sp && t > 1 ? t : 1) +
-                                 per_tok * act_tokens / mb * h * eb / 2.0;
-        }
+    z->act_tokens = act_tokens;
+}
+
+/* training's stored activations */
+static void train_activations(const struct llm_config *c, const struct llm_step *s,
+                              struct fshape *z, struct fit_result *f)
+{
+    double h = z->h, hd = z->hd, inter = z->inter, q = z->q, t = z->t, kvh = z->kvh, eb = z->eb;
+    double act_tokens = z->act_tokens;
+    /* stored activations per layer and token, bytes at 16 bits, tensor
+     * by tensor as Korthikanti et al. 2022 ("Reducing Activation
+     * Recomputation in Large Transformer Models", section 4) count them,
+     * for the model's own shapes.  On every TP rank (split over them
+     * with sequence parallelism): the two norms' inputs, the QKV and
+     * MLP inputs (2 h each), and with dropout its two 1-byte masks.
+     * Split over the TP ranks: Q, K, V and the attention output (2 q,
+     * 2 kv, 2 kv, 2 q; K/V heads replicated below t); the MLP's
+     * up-projection output and activation output (4 x intermediate),
+     * gated, the gate and up outputs and their product (6 x
+     * intermediate); with experts, that for each of the top-k copies of
+     * a token on the busiest rank (--expert-load) and the dispatched
+     * copies' inputs (2 h each).  A GPT layer (MHA, plain MLP of 4 h)
+     * gives the paper's s b h (10 + 24 / t) with dropout (eq. 2), 34 /
+     * t with sequence parallelism (eq. 5); flash attention keeps no
+     * scores */
+    double masks = s->dropout > 0 ? 2.0 * h : 0.0;
+    double spd = s->sp && t > 1 ? t : 1;
+    double copies = c->experts ? (double)c->experts_per_tok * (s->expert_load > 1 ? s->expert_load : 1.0) : 1.0;
+    double mlp = (c->gated ? 6.0 : 4.0) * inter / t * copies + (c->experts ? 2.0 * h * copies / spd : 0.0);
+    double per_tok = ((8.0 * h + masks) / spd + 4.0 * q / t + 4.0 * kvh * hd + mlp) / h;
+    /* attention without a fused kernel keeps its probabilities for the
+     * backward: the eq.'s 5 a s / h (softmax output, dropout mask and
+     * dropout output), 2 a s / h without dropout, over the t ranks */
+    if (s->attn == ATTN_MATH || s->attn == ATTN_NAIVE || s->attn == ATTN_MEGATRON)
+        per_tok += (masks > 0 ? 5.0 : 2.0) * (double)c->heads * (double)s->prompt / (h * t);
+    f->activations = per_tok * act_tokens * h * (double)c->layers * eb / 2.0;
+    if (s->recompute)
+        /* full recomputation (Korthikanti et al. 2022, section 4): each
+         * layer's input stays (2 s b h bytes at 16 bits), and one layer's
+         * full set lives while its forward is recomputed */
+        f->activations = act_tokens * h * eb * (double)c->layers / (s->sp && t > 1 ? t : 1) +
+                         per_tok * act_tokens * h * eb / 2.0;
+    z->per_tok = per_tok;
+}
+
+/* training's optimizer state and gradients, and ZeRO 3's weights */
+static void train_state(const struct llm_config *c, const struct llm_step *s, struct fshape *z,
+                        struct fit_result *f)
+{
+    double h = z->h, inter = z->inter, t = z->t;
+    /* fp32 master weights and Adam's two moments (12 bytes a
+     * parameter) and 16-bit gradients (2), this rank's 1/t; ZeRO 1
+     * shards the first over the replicas, ZeRO 2 the gradients too,
+     * ZeRO 3 the 16-bit weights as well */
+    /* EP inside DP (any --ep but --tp's; --ep E alone is --dp E): a
+     * rank's 1/t of the dense state, sharded over the dp replicas, and
+     * of its 1/ep of the experts, over the dp / ep that hold them */
+    int ep_dp = s->ep > 1 && s->ep != t;
+    if (ep_dp && z->dp < s->ep)
+        z->dp = s->ep;
+    double dp = z->dp;
+    double experts = ep_dp ? (double)c->experts * 3.0 * h * inter * (double)c->layers : 0.0;
+    double edp = ep_dp ? dp / (double)s->ep : 1.0;
+    double pd = (f->params - experts) / t, pe = ep_dp ? experts / (double)s->ep / t : 0.0;
+    f->optimizer = pd * 12.0 / (s->zero >= 1 ? dp : 1) + pd * 2.0 / (s->zero >= 2 ? dp : 1) +
+                   pe * 12.0 / (s->zero >= 1 ? edp : 1) + pe * 2.0 / (s->zero >= 2 ? edp : 1);
+    if (s->zero >= 3)   /* with EP inside DP, the experts' over the dp / ep holding them */
+        f->weights = (f->weights - (ep_dp ? z->w_experts : 0)) / dp + (ep_dp ? z->w_experts / edp : 0);
+    f->kv_cache = 0; /* training keeps no KV cache */
+    z->experts = experts;
+    z->pe = pe;
+    z->edp = edp;
+}
+
+/* pipeline (1F1B): the first stage is the fullest, with the
+ * embedding, its share of the layers (earlier stages take the
+ * remainder) and min(pp, micro-batches) micro-batches' stored
+ * activations in flight (Narayanan et al. 2021, section 2.2) */
+static void train_pipeline(const struct llm_config *c, const struct llm_step *s,
+                           const struct fshape *z, struct fit_result *f)
+{
+    double h = z->h, t = z->t, dp = z->dp, eb = z->eb, edp = z->edp, pe = z->pe;
+    double act_tokens = z->act_tokens, per_tok = z->per_tok, experts = z->experts;
+    double pp = s->pp, L = (double)c->layers;
+    double l0 = floor(L / pp) + (c->layers % s->pp ? 1 : 0);
+    /* interleaved: the first stage holds chunks 0, pp, 2 pp, ... of
+     * the pp v shares (earlier shares take the remainder) */
+    uint64_t nch = (uint64_t)s->pp * (s->vpp > 1 ? s->vpp : 1), per = c->layers / nch;
+    if (s->vpp > 1) {
+        l0 = 0;
+        for (uint64_t v = 0; v < s->vpp; v++)
+            l0 += (double)(per + (v * s->pp < c->layers % nch ? 1 : 0));
     }
+    double mb = s->microbatches ? s->microbatches : (double)s->batch;
+    double inflight = pp < mb ? pp : mb;
+    double share = l0 / L;
+    f->weights = (z->w_embed + z->w_layers * share) / (s->zero >= 3 ? dp : 1);
+    double pv = (double)c->vocab * h / t;
+    double pl = (f->params - (double)c->vocab * h * (c->tied ? 1 : 2) - h - experts) / t;
+    double p0 = pv + pl * share, x0 = pe * share;
+    f->optimizer = p0 * 12.0 / (s->zero >= 1 ? dp : 1) + p0 * 2.0 / (s->zero >= 2 ? dp : 1) +
+                   x0 * 12.0 / (s->zero >= 1 ? edp : 1) + x0 * 2.0 / (s->zero >= 2 ? edp : 1);
+    /* layer-micro-batches stored at the peak: l0 layers of min(pp,
+     * mb) micro-batches; interleaved (--vpp v), the first stage's
+     * 2 (pp - 1) + (v - 1) pp warm-up chunk-forwards and one more,
+     * of L / (pp v) layers each: 1 + (pp - 1) / (pp v) times L /
+     * pp layers of pp micro-batches (Korthikanti et al. 2022,
+     * section 4.2) */
+    double held = l0 * inflight;
+    if (s->vpp > 1) {
+        double v = s->vpp, lc = (double)(per + (c->layers % nch ? 1 : 0));
+        double chunks = 2.0 * (pp - 1) + (v - 1) * pp + 1;
+        held = lc * (chunks < mb * v ? chunks : mb * v);
+    }
+    f->activations = f->activations / L * held / (double)s->batch * ((double)s->batch / mb);
+    if (s->recompute)
+        f->activations = act_tokens / mb * h * eb * held / (s->sp && t > 1 ? t : 1) +
+                         per_tok * act_tokens / mb * h * eb / 2.0;
+}
+
+/* the total against the device's memory, and what does not fit */
+static void budget_total(const struct hw_config *cfg, struct fit_result *f)
+{
     f->workspace = FIT_WORKSPACE_BYTES;
     f->total = f->weights + f->kv_cache + f->activations + f->optimizer + f->workspace;
     f->capacity = (double)cfg_dram(cfg)->capacity_bytes;
@@ -204,6 +258,33 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
         f->spill_pcie_s = cfg_host(cfg)->bw_bytes_per_s > 0 ? f->spill / cfg_host(cfg)->bw_bytes_per_s : (double)INFINITY;
         f->spill_storage_s = f->spill / FIT_STORAGE_BPS;
     }
+}
+
+void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
+                int train, struct fit_result *f)
+{
+    memset(f, 0, sizeof *f);
+    struct fshape z;
+    memset(&z, 0, sizeof z);
+    z.h = (double)c->hidden;
+    z.hd = (double)c->head_dim;
+    z.inter = (double)c->intermediate;
+    z.q = (double)c->heads * z.hd;
+    z.w = s->q4_k_m ? WF_Q4_K : s->weights;
+    z.eb = dtype_bytes(s->dtype, 1.0);
+    z.t = s->tp > 1 ? s->tp : 1;
+    z.dp = s->dp > 1 ? s->dp : 1;
+    z.kvh = (double)c->kv_heads >= z.t ? (double)c->kv_heads / z.t : 1;   /* replicated below t */
+    f->params = (double)llm_param_count(c);
+    budget_weights(c, s, train, &z, f);
+    budget_cache(c, s, train, &z, f);
+    if (train) {
+        train_activations(c, s, &z, f);
+        train_state(c, s, &z, f);
+        if (s->pp > 1)
+            train_pipeline(c, s, &z, f);
+    }
+    budget_total(cfg, f);
 }
 
 int fit_json(const struct fit_result *f, const char *path, struct diag *d)
@@ -224,7 +305,7 @@ int fit_json(const struct fit_result *f, const char *path, struct diag *d)
         cJSON_AddNumberToObject(r, "spill_pcie_s_per_step", f->spill_pcie_s);
         cJSON_AddNumberToObject(r, "spill_storage_s_per_step", f->spill_storage_s);
     }
-    int rc = report_tree_write(r, path, d);
-    report_tree_free(r);
+    int rc = jout_write(r, path, d);
+    cJSON_Delete(r);
     return rc;
 }

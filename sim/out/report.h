@@ -1,13 +1,12 @@
-/* report.h: what a run tells its user.
+/* report.h: what a run tells its user, and what every writer of it reads.
  *
- * report_text() prints the terminal summary; report_json() and report_csv()
- * write machine-readable reports atomically.  The JSON fields listed in
- * docs/report.md are a stable contract (add freely, rename nothing).
+ * struct report_ctx names the run and what goes with it; the writers are
+ * report_text.h (the terminal summary), report_json.h (report.json, whose
+ * fields, listed in docs/report.md, are a stable contract: add freely,
+ * rename nothing) and report_csv.h (ops.csv, one row an op).
  */
 #ifndef STRATA_REPORT_H
 #define STRATA_REPORT_H
-
-#include <stdio.h>
 
 #include "cfg.h"
 #include "diag.h"
@@ -17,6 +16,7 @@
 #include "version.h"
 #include "whatif.h"
 
+#define REPORT_PS 1e-12 /* seconds in a picosecond: the run's times are integer ps */
 
 struct timeline;
 
@@ -32,25 +32,10 @@ struct report_ctx {
     const struct hw_system *sys;/* the system file the run was on, or NULL (a chip config) */
 };
 
-void report_text(const struct report_ctx *c, FILE *out);
-int report_json(const struct report_ctx *c, const char *path, struct diag *d);
-/* The JSON report as a cJSON tree (void * keeps cJSON out of this header);
- * write it with report_json_tree_write, free it with report_tree_free. */
-void *report_json_tree(const struct report_ctx *c);
-/* The same tree without its ops ("ops" an empty array, last), and the
- * report written from it and c's ops one at a time: the same bytes as
- * report_json_tree's, in memory that does not grow with the ops
- * (report_json does this). */
-void *report_json_head(const struct report_ctx *c);
-int report_json_write(const struct report_ctx *c, const void *head, const char *path,
-                      struct diag *d);
-/* Any tree (fit's, compare's), formatted as cJSON formats it. */
-int report_tree_write(const void *tree, const char *path, struct diag *d);
-/* A run's report tree (report_json_tree) in report.json's layout: the head
- * formatted, the ops one a line (what report_json writes).  The tree is
- * left as it was. */
-int report_json_tree_write(void *tree, const char *path, struct diag *d);
-void report_tree_free(void *tree);
-int report_csv(const struct report_ctx *c, const char *path, struct diag *d);
+/* An op's time from its start to its end, s. */
+static inline double report_op_time_s(const struct op_result *o)
+{
+    return (double)(o->end_ps - o->start_ps) * REPORT_PS;
+}
 
 #endif

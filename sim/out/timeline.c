@@ -1,4 +1,8 @@
-/* timeline.c: see timeline.h. */
+/* timeline.c: a recorded run as Chrome Trace Event JSON (timeline.h):
+ * process and thread names, op and wave slices, the arrows from copies to
+ * the ops they feed, and a counter track per level and pipe.  The events
+ * are assembled by hand in a buffer (no cJSON tree: a timeline has
+ * millions of events). */
 #include "timeline.h"
 
 #include <math.h>
@@ -179,21 +183,10 @@ static void flow_event(struct lbuf *l, const char *head, uint64_t id, const stru
     lb_puts(l, ",\"cat\":\"feeds\",\"name\":\"feeds\"}");
 }
 
-int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struct trace *t,
-             const struct run_result *r, const char *path, struct diag *d)
+/* names: processes and the threads streams use */
+static void write_names(struct lbuf *l, int *first, const struct hw_config *cfg,
+                        const struct trace *t)
 {
-    struct afile a;
-    if (afile_open(&a, path, d) != 0)
-        return -1;
-    struct lbuf *l = sim_xcalloc(1, sizeof *l);
-    l->f = a.f;
-    int first = 1;
-    lb_puts(l, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"strata_timeline\":1,\"hardware\":");
-    lb_str(l, cfg_label(cfg));
-    lb_puts(l, ",\"trace\":");
-    lb_str(l, t->path);
-    lb_puts(l, "},\"traceEvents\":[");
-    /* names: processes and the threads streams use */
     uint32_t maxstream = 0;
     for (uint32_t i = 0; i < t->nops; i++)
         if (t->ops[i].stream > maxstream)
@@ -204,20 +197,25 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
     for (uint32_t dv = 0; dv < t->ndevices; dv++) {
         char name[96];
         snprintf(name, sizeof name, "%s (%s)", t->devices[dv], cfg_label(cfg));
-        meta(l, &first, dv + 1, 0, "process_name", name, (int)dv);
+        meta(l, first, dv + 1, 0, "process_name", name, (int)dv);
         for (uint32_t s = 0; s <= maxstream; s++) {
             if (!used[(size_t)dv * (maxstream + 1) + s])
                 continue;
             snprintf(name, sizeof name, "stream %u: ops", s);
-            meta(l, &first, dv + 1, 2 * s + 1, "thread_name", name, (int)(2 * s + 1));
+            meta(l, first, dv + 1, 2 * s + 1, "thread_name", name, (int)(2 * s + 1));
             /* a wave is a round of tiles over the units: SMs on a GPU,
              * systolic arrays (MXUs) on a TPU or NPU */
             snprintf(name, sizeof name, "stream %u: %s waves", s, cfg->sa_rows ? "array" : "SM");
-            meta(l, &first, dv + 1, 2 * s + 2, "thread_name", name, (int)(2 * s + 2));
+            meta(l, first, dv + 1, 2 * s + 2, "thread_name", name, (int)(2 * s + 2));
         }
     }
     free(used);
-    /* op slices */
+}
+
+/* op slices */
+static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct trace *t,
+                      const struct run_result *r)
+{
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         const struct op_result *x = &r->ops[i];
@@ -238,7 +236,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
         lb_str(l, x->tile);
         lb_puts(l, "}}");
     }
-    /* wave slices (nest inside their op's time on their own track) */
+}
+
+/* wave slices (nest inside their op's time on their own track) */
+static void write_waves(struct lbuf *l, const struct timeline *tl, const struct trace *t)
+{
     for (uint32_t i = 0; i < tl->nslices; i++) {
         const struct tl_slice *s = &tl->slices[i];
         const struct op *o = &t->ops[s->op];
@@ -258,7 +260,11 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
         lb_u64(l, s->units);
         lb_puts(l, "}}");
     }
-    /* arrows from each copy to the ops it fed */
+}
+
+/* arrows from each copy to the ops it fed */
+static void write_flows(struct lbuf *l, const struct trace *t, const struct run_result *r)
+{
     uint64_t flow = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
@@ -274,43 +280,71 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
             flow_event(l, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":", flow, o, r->ops[i].start_ps);
         }
     }
-    /* counters: bytes/s (FLOP/s for pipes) and % of peak per bucket */
+}
+
+/* One counter track: a series of device dv (a level's bytes/s, or a
+ * pipe's FLOP/s), an event per change of the shown value. */
+static void write_counter(struct lbuf *l, const struct timeline *tl, const struct hw_config *cfg,
+                          uint32_t dv, unsigned w)
+{
     static const char *const pipe_names[2] = {"matrix pipe", "vector pipe"};
-    for (uint32_t dv = 0; dv < tl->ndev; dv++) {
+    const struct tl_series *s = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + w];
+    const char *nm = w < HW_MAX_LEVELS ? cfg->level[w].name : pipe_names[w - HW_MAX_LEVELS];
+    const char *unit = w < HW_MAX_LEVELS ? "GB/s" : "TFLOP/s";
+    double scale = w < HW_MAX_LEVELS ? 1e-9 : 1e-12;
+    /* one counter event per change carries both the rate and the
+     * share of peak; Perfetto shows each arg as its own track */
+    char head[48], args[160];
+    snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
+    snprintf(args, sizeof args, ",\"name\":\"%s\",\"args\":{\"%s\":", nm, unit);
+    size_t head_n = strlen(head), args_n = strlen(args);
+    double last = -1;
+    for (uint32_t b = 0; b <= s->n; b++) {
+        double rate = b < s->n ? s->amount[b] / ((double)tl->bucket_ps * 1e-12) : 0;
+        double shown = floor(rate * scale * 1000.0 + 0.5);
+        if (shown == last)
+            continue;
+        last = shown;
+        char num[48];
+        lb_putn(l, head, head_n);
+        lb_us(l, b * tl->bucket_ps);
+        lb_putn(l, args, args_n);
+        lb_putn(l, num, milli_into(num, rate * scale));
+        if (s->capacity_per_s > 0) {
+            static const char pk[] = ",\"% of peak\":";
+            lb_putn(l, pk, sizeof pk - 1);
+            lb_putn(l, num, milli_into(num, 100.0 * rate / s->capacity_per_s));
+        }
+        lb_putn(l, "}}", 2);
+    }
+}
+
+int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struct trace *t,
+             const struct run_result *r, const char *path, struct diag *d)
+{
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    struct lbuf *l = sim_xcalloc(1, sizeof *l);
+    l->f = a.f;
+    int first = 1;
+    lb_puts(l, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"strata_timeline\":1,\"hardware\":");
+    lb_str(l, cfg_label(cfg));
+    lb_puts(l, ",\"trace\":");
+    lb_str(l, t->path);
+    lb_puts(l, "},\"traceEvents\":[");
+    write_names(l, &first, cfg, t);
+    write_ops(l, cfg, t, r);
+    write_waves(l, tl, t);
+    write_flows(l, t, r);
+    /* counters: bytes/s (FLOP/s for pipes) and % of peak per bucket */
+    for (uint32_t dv = 0; dv < tl->ndev; dv++)
         for (unsigned w = 0; w < TL_SERIES_PER_DEV; w++) {
             const struct tl_series *s = &tl->series[(size_t)dv * TL_SERIES_PER_DEV + w];
             if (s->n == 0 || (w < HW_MAX_LEVELS && w >= cfg->nlevels))
                 continue;
-            const char *nm = w < HW_MAX_LEVELS ? cfg->level[w].name : pipe_names[w - HW_MAX_LEVELS];
-            const char *unit = w < HW_MAX_LEVELS ? "GB/s" : "TFLOP/s";
-            double scale = w < HW_MAX_LEVELS ? 1e-9 : 1e-12;
-            /* one counter event per change carries both the rate and the
-             * share of peak; Perfetto shows each arg as its own track */
-            char head[48], args[160];
-            snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
-            snprintf(args, sizeof args, ",\"name\":\"%s\",\"args\":{\"%s\":", nm, unit);
-            size_t head_n = strlen(head), args_n = strlen(args);
-            double last = -1;
-            for (uint32_t b = 0; b <= s->n; b++) {
-                double rate = b < s->n ? s->amount[b] / ((double)tl->bucket_ps * 1e-12) : 0;
-                double shown = floor(rate * scale * 1000.0 + 0.5);
-                if (shown == last)
-                    continue;
-                last = shown;
-                char num[48];
-                lb_putn(l, head, head_n);
-                lb_us(l, b * tl->bucket_ps);
-                lb_putn(l, args, args_n);
-                lb_putn(l, num, milli_into(num, rate * scale));
-                if (s->capacity_per_s > 0) {
-                    static const char pk[] = ",\"% of peak\":";
-                    lb_putn(l, pk, sizeof pk - 1);
-                    lb_putn(l, num, milli_into(num, 100.0 * rate / s->capacity_per_s));
-                }
-                lb_putn(l, "}}", 2);
-            }
+            write_counter(l, tl, cfg, dv, w);
         }
-    }
     lb_puts(l, "\n]}\n");
     lb_flush(l);
     free(l);

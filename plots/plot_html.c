@@ -1,0 +1,231 @@
+/* plot_html.c: report.html, one self-contained page (plot_html.h; what it
+ * shows: docs/html.md): summary, verdicts, the chip, the SVG plots
+ * (plot_svg.c) and the op table with a few lines of script to sort it. */
+#include "plot_html.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "numfmt.h"
+#include "plot_svg.h"
+
+/* rows of the op table (slowest first) */
+#define PHTML_MAX_TABLE_ROWS 500
+
+static double whatif_time(const struct pdata *p, const char *name)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, p->whatif)
+    {
+        if (strcmp(pload_jstr(w, "name"), name) == 0)
+            return pload_jnum(w, "total_time_s");
+    }
+    return 0;
+}
+
+static void verdicts(struct sb *h, const struct pdata *p)
+{
+    char a[32], b[32];
+    sb_printf(h, "<h2>Verdicts</h2>\n<ul id=\"verdicts\">\n");
+    if (p->total <= 0) {
+        sb_printf(h, "<li>The run took no time.</li></ul>\n");
+        return;
+    }
+    /* the largest waiting level */
+    int worst = -1;
+    for (unsigned l = 0; l < p->nlvl; l++)
+        if (p->stall[l] > 0 && (worst < 0 || p->stall[l] > p->stall[worst]))
+            worst = (int)l;
+    if (worst >= 0) {
+        /* the built-in what-ifs double the DRAM and the first cache */
+        const char *wname = worst == p->lvl_dram ? "dram_bw_x2" : worst == p->lvl_l2 ? "l2_bw_x2" : "";
+        const char *wlabel = p->lvl[worst];
+        sb_printf(h, "<li>%.0f%% of the time the compute units waited on ", 100 * p->stall[worst] / p->total);
+        sb_html(h, wlabel);
+        sb_printf(h, ".");
+        double t2 = p->whatif ? whatif_time(p, wname) : 0;
+        if (t2 > 0) {
+            numfmt_time(a, sizeof a, p->total);
+            numfmt_time(b, sizeof b, t2);
+            sb_printf(h, " Doubling ");
+            sb_html(h, wlabel);
+            sb_printf(h, " bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
+                      100 * (1 - t2 / p->total), a, b);
+        }
+        sb_printf(h, "</li>\n");
+    }
+    sb_printf(h, "<li>The compute pipes were busy %.0f%% of the time.", 100 * p->busy / p->total);
+    double tm = p->whatif ? whatif_time(p, "matrix_x2") : 0;
+    if (tm > 0)
+        sb_printf(h, " Twice the matrix FLOP/s would cut %.0f%% (re-simulated).", 100 * (1 - tm / p->total));
+    sb_printf(h, "</li>\n");
+    if (p->launch / p->total > 0.05) {
+        sb_printf(h, "<li>%.0f%% of the time went to kernel launches.", 100 * p->launch / p->total);
+        double tl = p->whatif ? whatif_time(p, "no_launch") : 0;
+        if (tl > 0)
+            sb_printf(h, " With no launch overhead (CUDA graphs, fused kernels) the run would be %.0f%% shorter "
+                         "(re-simulated).",
+                      100 * (1 - tl / p->total));
+        sb_printf(h, "</li>\n");
+    }
+    if (p->nops > 0) {
+        struct pop ob;
+        const struct pop *o = pload_op(p, p->order[0], &ob);
+        sb_printf(h, "<li>The slowest op, <code>");
+        sb_html(h, o->name);
+        sb_printf(h, "</code> (");
+        sb_html(h, o->kind);
+        sb_printf(h, "), takes %.1f%% of the run and is bound by ", 100 * o->time / p->total);
+        sb_html(h, o->bound);
+        sb_printf(h, ".</li>\n");
+    }
+    sb_printf(h, "</ul>\n");
+}
+
+static const char html_head[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<title>strata report</title>\n<style>\n"
+    "body{font-family:sans-serif;margin:24px;max-width:1200px;color:#222}\n"
+    "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
+    "th{background:#eee;cursor:pointer}td.l,th.l{text-align:left}figure{margin:16px 0}\n"
+    "figcaption{font-weight:bold;margin-bottom:4px}.big{font-size:20px}\n"
+    "</style></head><body>\n";
+
+static const char html_sort_js[] =
+    "<script>\n"
+    "function sortTable(c){var t=document.getElementById('ops'),b=t.tBodies[0],r=Array.from(b.rows);\n"
+    "var d=t.getAttribute('data-dir')==='a'?-1:1;t.setAttribute('data-dir',d===1?'a':'d');\n"
+    "r.sort(function(x,y){var a=x.cells[c].getAttribute('data-v'),e=y.cells[c].getAttribute('data-v');\n"
+    "if(a!==null&&e!==null)return d*(parseFloat(e)-parseFloat(a));\n"
+    "return d*x.cells[c].textContent.localeCompare(y.cells[c].textContent);});\n"
+    "r.forEach(function(x){b.appendChild(x);});}\n"
+    "</script>\n";
+
+/* Title, total time, tokens/s, FLOPs and the bytes moved at each level. */
+static void summary(struct sb *h, const struct pdata *p)
+{
+    char a[32], b[32];
+    sb_printf(h, "<h1>strata: ");
+    sb_html(h, p->trace_path);
+    sb_printf(h, " on ");
+    sb_html(h, p->hw_name);
+    sb_printf(h, "</h1>\n<p class=\"big\">Total time <b id=\"total-time\">");
+    numfmt_time(a, sizeof a, p->total);
+    sb_printf(h, "%s</b>", a);
+    if (p->tokens_per_s > 0)
+        sb_printf(h, " &middot; <b id=\"tokens-per-s\">%.1f tokens/s</b>", p->tokens_per_s);
+    numfmt_si(a, sizeof a, p->flops, "FLOP");
+    numfmt_si(b, sizeof b, p->total > 0 ? p->flops / p->total : 0, "FLOP/s");
+    sb_printf(h, " &middot; %s (%s)</p>\n<p>Bytes moved:", a, b);
+    for (unsigned l = 0; l < p->nlvl; l++) {
+        if (p->bytes[l] <= 0)
+            continue;
+        numfmt_si(a, sizeof a, p->bytes[l], "B");
+        numfmt_si(b, sizeof b, p->total > 0 ? p->bytes[l] / p->total : 0, "B/s");
+        sb_printf(h, " ");
+        sb_html(h, p->lvl[l]);
+        sb_printf(h, " %s (%s);", a, b);
+    }
+    sb_printf(h, "</p>\n");
+}
+
+/* The chip's derived figures: each level's bandwidth, achievable
+ * bandwidth and ridge point, and the matrix peaks (needs p->have_hw). */
+static void chip_table(struct sb *h, const struct pdata *p)
+{
+    char a[32], b[32];
+    sb_printf(h, "<h2>The chip</h2>\n<table id=\"chip\"><tr><th class=\"l\">level</th><th>bandwidth</th>"
+                 "<th>achievable</th><th>ridge (%s FLOP/byte)</th></tr>\n",
+              p->peak_dtype);
+    double ach[PLOAD_NLVL];
+    pload_levels(p, p->hwd, "achievable_bandwidth_bytes_per_s", ach);
+    for (unsigned l = 0; l < p->nlvl; l++) {
+        if (p->bw[l] <= 0)
+            continue;
+        numfmt_si(a, sizeof a, p->bw[l], "B/s");
+        numfmt_si(b, sizeof b, ach[l], "B/s");
+        sb_printf(h, "<tr><td class=\"l\">");
+        sb_html(h, p->lvl[l]);
+        sb_printf(h, "</td><td>%s</td><td>%s</td><td>%.1f</td></tr>\n", a, b, p->peak / p->bw[l]);
+    }
+    sb_printf(h, "</table>\n<p>Peak FLOP/s:");
+    const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops"), *it;
+    cJSON_ArrayForEach(it, mp)
+    {
+        numfmt_si(a, sizeof a, pload_num(it), "FLOP/s");
+        sb_printf(h, " ");
+        sb_html(h, it->string ? it->string : "");
+        sb_printf(h, " %s (matrix);", a);
+    }
+    sb_printf(h, "</p>\n");
+}
+
+/* The plots, or why one is missing. */
+static void plots(struct sb *h, const struct pdata *p)
+{
+    sb_printf(h, "<h2>Plots</h2>\n");
+    if (p->have_hw)
+        psvg_roofline(h, p);
+    else
+        sb_printf(h, "<p>No roofline: the report has no hardware_derived figures.</p>\n");
+    psvg_stalls(h, p);
+    if (p->ts_dev != NULL)
+        psvg_bandwidth(h, p);
+    else
+        sb_printf(h, "<p>No bandwidth plot: the report has no timeseries (write it with strata run --out).</p>\n");
+}
+
+/* The slowest ops, a row each, sortable (html_sort_js). */
+static void op_table(struct sb *h, const struct pdata *p)
+{
+    uint32_t rows = p->nops < PHTML_MAX_TABLE_ROWS ? p->nops : PHTML_MAX_TABLE_ROWS;
+    sb_printf(h, "<h2>Ops</h2>\n<p>Slowest first; click a column to sort.%s</p>\n", p->nops > rows ? " Only the slowest 500 are listed." : "");
+    sb_printf(h, "<table id=\"ops\" data-dir=\"d\"><thead><tr><th class=\"l\" onclick=\"sortTable(0)\">op</th>"
+                 "<th class=\"l\" onclick=\"sortTable(1)\">kind</th><th onclick=\"sortTable(2)\">time (us)</th>"
+                 "<th onclick=\"sortTable(3)\">share</th><th onclick=\"sortTable(4)\">GFLOP</th>"
+                 "<th onclick=\"sortTable(5)\">DRAM MB</th><th class=\"l\" onclick=\"sortTable(6)\">bound</th>"
+                 "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
+    for (uint32_t k = 0; k < rows; k++) {
+        struct pop ob;
+        const struct pop *o = pload_op(p, p->order[k], &ob);
+        /* sort keys: time in ps, FLOPs and bytes as whole numbers */
+        char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24];
+        numfmt_g(tv, sizeof tv, floor(o->time * 1e12 + 0.5));
+        numfmt_fix(t3, sizeof t3, o->time * 1e6, 3);
+        numfmt_fix(sh, sizeof sh, p->total > 0 ? 100 * o->time / p->total : 0, 1);
+        numfmt_g(fv, sizeof fv, floor(o->flops));
+        numfmt_fix(f3, sizeof f3, o->flops * 1e-9, 3);
+        double db = p->lvl_dram >= 0 ? o->bytes[p->lvl_dram] : 0;
+        numfmt_g(dv, sizeof dv, floor(db));
+        numfmt_fix(d3, sizeof d3, db * 1e-6, 3);
+        const char *cells[] = {"<tr><td class=\"l\">", NULL, "</td><td class=\"l\">", NULL,
+                               "</td><td data-v=\"", tv, "\">", t3, "</td><td data-v=\"", tv, "\">",
+                               sh, "%</td><td data-v=\"", fv, "\">", f3, "</td><td data-v=\"", dv,
+                               "\">", d3, "</td><td class=\"l\">", NULL, "</td><td class=\"l\">",
+                               NULL, "</td></tr>\n"};
+        const char *esc[] = {o->name, o->kind, o->bound, o->tile};
+        int e = 0;
+        for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
+            if (cells[c] == NULL)
+                sb_html(h, esc[e++]);
+            else
+                sb_puts(h, cells[c]);
+        }
+    }
+    sb_printf(h, "</tbody></table>\n");
+}
+
+void phtml_page(struct sb *h, const struct pdata *p)
+{
+    sb_printf(h, "%s", html_head);
+    summary(h, p);
+    verdicts(h, p);
+    if (p->have_hw)
+        chip_table(h, p);
+    plots(h, p);
+    op_table(h, p);
+    sb_printf(h, "%s<p>Written by strata from a saved report; open timeline.json in "
+                 "ui.perfetto.dev for the time line.</p>\n</body></html>\n",
+              html_sort_js);
+}

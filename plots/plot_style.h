@@ -1,0 +1,24 @@
+/* plot_style.h: the colours every plot and chart shares, gnuplot's and the
+ * page's alike: one per memory level, one per time category (busy, launch,
+ * measured, then waiting on each level), one per op kind; and how many ops
+ * the stall and roofline plots show. */
+#ifndef STRATA_PLOT_STYLE_H
+#define STRATA_PLOT_STYLE_H
+
+#include "plot_load.h"
+
+#define PSTYLE_TOP_STALLS 20      /* op groups with their own bar in the stall plot */
+#define PSTYLE_MAX_ROOF_OPS 200   /* ops placed on the roofline (slowest first) */
+
+extern const char *const pstyle_level_colors[PLOAD_NLVL];
+extern const char *const pstyle_cat_colors[PLOAD_NCATMAX];
+
+/* Op kinds get one colour each, in every plot that colours by kind; the
+ * last, "other", takes every kind not listed. */
+#define PSTYLE_NKINDS 8
+extern const char *const pstyle_kind_names[PSTYLE_NKINDS];
+extern const char *const pstyle_kind_colors[PSTYLE_NKINDS];
+/* A report's kind name as an index of pstyle_kind_names. */
+int pstyle_kind_index(const char *kind);
+
+#endif

@@ -1,0 +1,243 @@
+/* report_text.c: the terminal summary of a run (report_text.h). */
+#include "report_text.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "numfmt.h"
+
+static int cmp_desc_time(const void *a, const void *b, void *ctx);
+
+/* qsort_r is not C17; sort an index array with a small insertion-merge. */
+static void sort_ops_by_time(const struct run_result *r, uint32_t *idx, uint32_t n)
+{
+    /* bottom-up merge sort, stable, deterministic */
+    uint32_t *tmp = sim_xcalloc(n ? n : 1, sizeof *tmp);
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                tmp[k++] = cmp_desc_time(&idx[j], &idx[i], (void *)(uintptr_t)r) < 0 ? idx[j++] : idx[i++];
+            while (i < mid)
+                tmp[k++] = idx[i++];
+            while (j < hi)
+                tmp[k++] = idx[j++];
+        }
+        memcpy(idx, tmp, n * sizeof *idx);
+    }
+    free(tmp);
+}
+
+static int cmp_desc_time(const void *a, const void *b, void *ctx)
+{
+    const struct run_result *r = (const struct run_result *)(uintptr_t)ctx;
+    const struct op_result *x = &r->ops[*(const uint32_t *)a], *y = &r->ops[*(const uint32_t *)b];
+    uint64_t tx = x->end_ps - x->start_ps, ty = y->end_ps - y->start_ps;
+    if (tx != ty)
+        return tx > ty ? -1 : 1;
+    return 0;
+}
+
+/* "energy ...": the run's energy, where it went, and the average power of
+ * a simulated device against the board's limit (docs/energy.md).  Starts
+ * on the line after "bytes moved". */
+static void report_energy_line(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct hw_config *cfg = c->cfg;
+    double total = (double)r->total_ps * REPORT_PS, e = run_energy_total(r);
+    uint32_t ndev = r->ndevices - c->t->nmirrors;
+    char b1[32];
+    numfmt_si(b1, sizeof b1, e, "J");
+    fprintf(out, "\n  energy         %s (", b1);
+    const char *sep = "";
+    for (unsigned k = 0; k < HW_MAX_LEVELS + 2; k++) {
+        if (k < HW_MAX_LEVELS && k >= cfg->nlevels)
+            continue;
+        double f = e > 0 ? r->energy_j[k] / e : 0;
+        if (f < 0.0005)
+            continue;
+        fprintf(out, "%s%s %.1f%%", sep,
+                k == RUN_E_PIPES ? "pipes" : k == RUN_E_STATIC ? "idle" : cfg->level[k].name, 100 * f);
+        sep = ", ";
+    }
+    fprintf(out, ")");
+    /* a token's energy: every device's, the mirrors' being their twins' */
+    if (c->tokens > 0 && ndev > 0)
+        fprintf(out, ", %.4g J a token", e * (double)r->ndevices / ndev / c->tokens);
+    if (total > 0 && ndev > 0) {
+        double w = e / total / ndev, hot = run_hot_power(r, c->t, NULL);
+        fprintf(out, "\n  power          %.0f W a device on average", w);
+        if (ndev > 1)
+            fprintf(out, ", %.0f W the hottest", hot);
+        if (r->clock_scale > 0 && r->clock_scale < 1)
+            fprintf(out, "; sustained: the %.0f W limit holds the clock at %.0f MHz (%.1f%% of %.0f; "
+                         "%u runs to find it)%s",
+                    cfg->power_limit_w, cfg->clock_hz * r->clock_scale / 1e6, 100 * r->clock_scale,
+                    cfg->clock_hz / 1e6, r->power_runs,
+                    r->power_floor ? "; still over the limit at strata's lowest clock" : "");
+        else if (r->clock_scale > 0)
+            fprintf(out, "; sustained: under the %.0f W limit at %.0f MHz", cfg->power_limit_w,
+                    cfg->clock_hz / 1e6);
+        else if (cfg->power_limit_w > 0)
+            fprintf(out, hot > cfg->power_limit_w
+                             ? " (over its %.0f W limit: run --sustained for the clock a run "
+                               "repeated for seconds would hold)"
+                             : " (limit %.0f W)",
+                    cfg->power_limit_w);
+    }
+}
+
+/* The lines above the op table: what ran where, its time, work, bytes,
+ * energy and where the time went. */
+static void text_summary(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    double total = (double)r->total_ps * REPORT_PS;
+    char b1[32], b2[32];
+    numfmt_time(b1, sizeof b1, total);
+    if (c->sys != NULL)
+        fprintf(out, "strata %s: %s on %s (%u x %s, %u links)\n", STRATA_VERSION, t->path,
+                c->sys->name, c->sys->ndevices, cfg_label(c->cfg), c->sys->nlinks);
+    else
+        fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, cfg_label(c->cfg));
+    fprintf(out, "  total time     %s", b1);
+    if (c->tokens > 0 && total > 0)
+        fprintf(out, "   (%.1f tokens/s)", c->tokens / total);
+    fprintf(out, "\n");
+    uint32_t kernels = 0;
+    for (uint32_t i = 0; i < r->nops; i++)
+        kernels += r->ops[i].kernels;
+    fprintf(out, "  ops            %u (%u kernels, %llu engine events)\n", r->nops, kernels,
+            (unsigned long long)r->events);
+    numfmt_si(b1, sizeof b1, r->flops, "FLOP");
+    numfmt_si(b2, sizeof b2, total > 0 ? r->flops / total : 0, "FLOP/s");
+    fprintf(out, "  work           %s (%s achieved)\n", b1, b2);
+    fprintf(out, "  bytes moved   ");
+    const struct hw_config *cfg = c->cfg;
+    for (unsigned l = 0; l < cfg->nlevels; l++) {
+        if (r->bytes[l] <= 0)
+            continue;
+        numfmt_si(b1, sizeof b1, r->bytes[l], "B");
+        numfmt_si(b2, sizeof b2, total > 0 ? r->bytes[l] / total : 0, "B/s");
+        fprintf(out, " %s %s (%s)", cfg->level[l].name, b1, b2);
+    }
+    if (r->has_energy)
+        report_energy_line(c, out);
+    fprintf(out, "\n  where the time went:");
+    for (unsigned k = 0; k <= RUN_IDLE; k++) {
+        double f = total > 0 ? r->time_ps[k] * REPORT_PS / total : 0;
+        if (f < 0.0005)
+            continue;
+        fprintf(out, " %s %.1f%%", k >= CAT_STALL && k < CAT_COUNT ? "" : run_cat_name(cfg, k), 100 * f);
+        if (k >= CAT_STALL && k < CAT_COUNT)
+            fprintf(out, " waiting on %s", run_cat_name(cfg, k));
+        fprintf(out, ";");
+    }
+    fprintf(out, "\n");
+}
+
+/* several devices: each one's time, the link levels being its exposed
+ * communication (at most 16 rows; report.json has every device) */
+static void text_devices(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    const struct hw_config *cfg = c->cfg;
+    double total = (double)r->total_ps * REPORT_PS;
+    if (t->nmirrors > 0)
+        fprintf(out, "  symmetric ranks: %u of %u devices are mirrors of the simulated ones (no "
+                     "ops of their own; their time is their twins')\n",
+                t->nmirrors, t->ndevices);
+    if (!(r->ndevices > 1 && r->dev_time_ps != NULL && total > 0))
+        return;
+    fprintf(out, "\n  per device (%% of the step)   busy launch");
+    for (unsigned l = 0; l < cfg->nlevels; l++)
+        if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
+            fprintf(out, " %6s", cfg->level[l].name);
+    fprintf(out, "  other   idle\n");
+    uint32_t shown = 0, dv = 0;
+    for (; dv < r->ndevices && shown < 16; dv++) {
+        if (t->mirror != NULL && t->mirror[dv])
+            continue;
+        shown++;
+        const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
+        double tot = (double)r->total_ps, other = row[CAT_MEASURED];
+        fprintf(out, "  %-28.28s %5.1f %6.1f", t->devices[dv], 100 * row[CAT_BUSY] / tot,
+                100 * row[CAT_LAUNCH] / tot);
+        for (unsigned l = 0; l < cfg->nlevels; l++) {
+            if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
+                fprintf(out, " %6.1f", 100 * row[CAT_STALL + l] / tot);
+            else
+                other += row[CAT_STALL + l];
+        }
+        fprintf(out, " %6.1f %6.1f\n", 100 * other / tot, 100 * row[RUN_IDLE] / tot);
+    }
+    if (shown < r->ndevices - t->nmirrors)
+        fprintf(out, "  ... %u more devices (report.json \"devices\")\n",
+                r->ndevices - t->nmirrors - shown);
+}
+
+/* The slowest ops (c->top, 15 by default), a row each with its share of
+ * the time in each category. */
+static void text_ops(const struct report_ctx *c, FILE *out)
+{
+    const struct run_result *r = c->r;
+    const struct trace *t = c->t;
+    const struct hw_config *cfg = c->cfg;
+    double total = (double)r->total_ps * REPORT_PS;
+    char b1[32], b2[32], b3[32];
+    uint32_t n = r->nops;
+    uint32_t *idx = sim_xcalloc(n ? n : 1, sizeof *idx);
+    for (uint32_t i = 0; i < n; i++)
+        idx[i] = i;
+    sort_ops_by_time(r, idx, n);
+    unsigned top = c->top ? c->top : 15;
+    if (top > n)
+        top = n;
+    /* the stall columns: every level that can hold an op up (not the
+     * register file, which has no traffic of its own) */
+    /* measured-only ops (imported collectives, unknown kernels) get their own column */
+    const int any_measured = r->time_ps[CAT_MEASURED] > 0;
+    char cats[160] = "stalls (busy/launch";
+    size_t used = strlen(cats);
+    if (any_measured)
+        used += (size_t)snprintf(cats + used, sizeof cats - used, "/measured");
+    for (unsigned l = 0; l < cfg->nlevels && used < sizeof cats; l++)
+        if (cfg->level[l].kind != LK_REGISTERS)
+            used += (size_t)snprintf(cats + used, sizeof cats - used, "/%s", cfg->level[l].name);
+    if (used < sizeof cats)
+        snprintf(cats + used, sizeof cats - used, ")");
+    fprintf(out, "\n  %-28s %-11s %10s %6s %10s %10s %-8s %s\n", "op (slowest first)", "kind",
+            "time", "share", "FLOP", "DRAM B", "bound", cats);
+    for (unsigned k = 0; k < top; k++) {
+        const struct op_result *o = &r->ops[idx[k]];
+        const struct op *op = &t->ops[idx[k]];
+        double ts = report_op_time_s(o);
+        numfmt_time(b1, sizeof b1, ts);
+        numfmt_si(b2, sizeof b2, o->flops, "");
+        numfmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
+        fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", op->name, op_kind_name(op->kind),
+                b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
+        uint64_t dur = o->end_ps - o->start_ps;
+        for (unsigned cat = 0; cat < CAT_STALL + cfg->nlevels; cat++)
+            if ((cat < CAT_STALL && (cat != CAT_MEASURED || any_measured)) ||
+                (cat >= CAT_STALL && cfg->level[cat - CAT_STALL].kind != LK_REGISTERS))
+                fprintf(out, "%s%.0f", cat ? "/" : " ",
+                        dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
+        fprintf(out, "%%\n");
+    }
+    if (n > top)
+        fprintf(out, "  ... %u more ops (--top N, --csv, --json)\n", n - top);
+    free(idx);
+}
+
+void report_text(const struct report_ctx *c, FILE *out)
+{
+    text_summary(c, out);
+    text_devices(c, out);
+    text_ops(c, out);
+}
