@@ -10,6 +10,7 @@
 
 #include "afile.h"
 #include "check.h"
+#include "csv.h"
 #include "plot_gnuplot_run.h"
 #include "strbuf.h"
 #include "sweep.h"
@@ -38,25 +39,6 @@ static void word(char *out, size_t n, const char *key)
                      ? c : '_';
     }
     out[i] = '\0';
-}
-
-/* Skips one CSV field (quoted or not) and its comma; NULL at line end. */
-static const char *skip_field(const char *p)
-{
-    if (*p == '"') {
-        for (p++; *p != '\0'; p++)
-            if (*p == '"') {
-                if (p[1] == '"')
-                    p++;
-                else {
-                    p++;
-                    break;
-                }
-            }
-    } else {
-        p += strcspn(p, ",\n");
-    }
-    return *p == ',' ? p + 1 : NULL;
 }
 
 static int write_text(const char *path, const char *text, size_t n, struct diag *d)
@@ -88,7 +70,7 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
         }
         const char *p = line;
         for (unsigned k = 0; k < 2 + s->nkeys && p != NULL; k++)
-            p = skip_field(p);
+            p = csv_skip(p);
         if (p == NULL || task >= ntasks)
             break;
         time[task++] = strtod(p, NULL);

@@ -11,7 +11,6 @@
 #include "fit.h"
 #include "llm.h"
 #include "numfmt.h"
-#include "report.h"
 
 static int parse_count(const char *opt, const char *v, uint64_t min, uint64_t *out)
 {

@@ -1,5 +1,5 @@
-/* report_csv.c: a run's ops as CSV (report_csv.h).  Fields that hold a
- * comma, quote or line break are quoted, quotes doubled (RFC 4180). */
+/* report_csv.c: a run's ops as CSV (report_csv.h), its text fields written
+ * by csv_field (RFC 4180 quoting). */
 #include "report_csv.h"
 
 #include <stdio.h>
@@ -7,23 +7,9 @@
 #include <string.h>
 
 #include "afile.h"
+#include "csv.h"
 #include "numfmt.h"
 #include "strbuf.h"
-
-static void csv_str(struct sb *b, const char *s)
-{
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        sb_puts(b, s);
-        return;
-    }
-    sb_putn(b, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"')
-            sb_putn(b, "\"", 1);
-        sb_putn(b, s, 1);
-    }
-    sb_putn(b, "\"", 1);
-}
 
 int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
 {
@@ -48,13 +34,13 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         const struct op_result *o = &r->ops[i];
         const struct op *op = &t->ops[i];
         b.n = 0;
-        csv_str(&b, op->id);
+        csv_field(&b, op->id);
         sb_putn(&b, ",", 1);
-        csv_str(&b, op->name);
+        csv_field(&b, op->name);
         sb_putn(&b, ",", 1);
         sb_puts(&b, op_kind_name(op->kind));
         sb_putn(&b, ",", 1);
-        csv_str(&b, t->devices[op->device]);
+        csv_field(&b, t->devices[op->device]);
         /* "%.9g", with numfmt_gp's integer path (the same text, faster) */
         char nb[40];
         numfmt_u64(nb, sizeof nb, op->stream);
@@ -90,7 +76,7 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         sb_putn(&b, ",", 1);
         sb_puts(&b, nb);
         sb_putn(&b, ",", 1);
-        csv_str(&b, o->tile);
+        csv_field(&b, o->tile);
         sb_putn(&b, "\n", 1);
         fwrite(b.s, 1, b.n, f);
     }
