@@ -143,9 +143,9 @@ struct tdev {
     uint32_t device;
     uint32_t comp;
     struct engine *e;
-    struct flowsrv dram, smem, mpipe, vpipe, sfu, h2d, d2h;
-    struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
-    struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
+    struct flowsrv mpipe, vpipe, sfu;       /* the pipes: matrix, vector, special-function */
+    struct flowsrv *lv;         /* the memory levels' servers, 2 a level (tdev_lv) */
+    struct flowsrv *dramp;      /* the DRAM level's server, or the run's shared unified-memory one */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
     struct lowref *low;         /* per op of this device (run_env.local indexes it) */
     struct kplan *kpool;        /* every kernel of this device's ops */
@@ -175,6 +175,16 @@ struct tdev {
     struct tdev_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
     uint32_t held_units;        /* units running collectives' kernels now (hold_units) */
 };
+
+/* The bandwidth server of the device's memory level `level` (config
+ * order) and direction dir: a link's 0 toward the device, 1 out of it;
+ * every other level has direction 0 only.  device.c makes one for each
+ * level but the registers (a capacity) and a link to peers (the system's
+ * links, net.h). */
+static inline struct flowsrv *tdev_lv(const struct tdev *g, int level, unsigned dir)
+{
+    return &g->lv[2 * (unsigned)level + dir];
+}
 
 /* Units a kernel launched now gets: the device's less those collectives
  * hold, never under half of them (the reuse scratch is sized for that). */
