@@ -108,6 +108,33 @@ static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
     return c;
 }
 
+/* The wave's per-flow rate caps, from the SMs that carry it (cpu CTAs
+ * each): what they keep in flight over the loaded DRAM latency, their L2
+ * ports, their pipes and shared memory. */
+static void wave_caps(struct runner *r, uint32_t cpu)
+{
+    const struct hw_config *c = r->g->cfg;
+    const struct kplan *p = r->p;
+    double u = r->units;
+    double inflight = cpu * p->inflight_cta;
+    if (c->sa_rows)     /* systolic units are fed by DMA engines, not threads */
+        inflight = (double)c->eff_inflight_bytes_per_unit;
+    else if (!p->async_copy)
+        inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
+    else
+        inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
+    r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
+    r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
+                c->clock_hz;
+    double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
+    r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
+    r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
+    r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
+    r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
+                      ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
+                      : u * cfg_smem(c)->bw_bytes_per_s / c->units;
+}
+
 static void wave_begin(struct runner *r)
 {
     struct tdev *g = r->g;
@@ -180,25 +207,7 @@ static void wave_begin(struct runner *r)
         res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
     res->bytes[c->lv_smem] += r->w_smem + r->w_xchg + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
-    /* per-wave rate caps from the SMs that carry the wave */
-    double u = r->units;
-    double inflight = cpu * p->inflight_cta;
-    if (c->sa_rows)     /* systolic units are fed by DMA engines, not threads */
-        inflight = (double)c->eff_inflight_bytes_per_unit;
-    else if (!p->async_copy)
-        inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
-    else
-        inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
-    r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
-    r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
-                c->clock_hz;
-    double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
-    r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
-    r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
-    r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
-    r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
-                      ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
-                      : u * cfg_smem(c)->bw_bytes_per_s / c->units;
+    wave_caps(r, cpu);
 
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
     r->nchunks = chunk_plan(p->ksteps * r->mult, pro, r->frac);
