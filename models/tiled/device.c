@@ -129,10 +129,7 @@ static int tdev_routes(struct tdev *g, struct diag *d)
                 continue;       /* the chip's own host link */
             if (g->nroutes == cap) {
                 cap = cap ? 2 * cap : 8;
-                void *q = realloc(g->route, cap * sizeof *g->route);
-                if (q == NULL)
-                    sim_oom(cap * sizeof *g->route);
-                g->route = q;
+                g->route = sim_xrealloc(g->route, cap * sizeof *g->route);
             }
             struct sys_route *rt = &g->route[g->nroutes];
             uint32_t from = env->sysdev[g->device];

@@ -430,7 +430,7 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
     free(slot);
     for (uint32_t i = 0; named == 0 && i < t->ndevices; i++)
         sysdev[i] = i < sys->ndevices ? i : UINT32_MAX;
-    unsigned char *gseen = calloc(t->ngroups ? t->ngroups : 1, 1);
+    unsigned char *gseen = sim_xcalloc(t->ngroups ? t->ngroups : 1, 1);
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         uint32_t dv = o->device;
@@ -443,7 +443,7 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
             what = "dst_device";
         }
         if (sysdev[dv] != UINT32_MAX && o->kind == OP_COLLECTIVE && o->u.coll.group < t->ngroups &&
-            gseen != NULL && !gseen[o->u.coll.group]) {
+            !gseen[o->u.coll.group]) {
             /* a collective's members, mirrors without ops of their own
              * included; each group once */
             const struct trace_group *g = &t->groups[o->u.coll.group];
@@ -564,8 +564,7 @@ static int run_build(struct run_state *st, const struct run_opts *opts, struct d
     const struct trace *t = st->t;
     const struct hw_config *cfg = &st->sys->chip;
     struct timeline *tl = opts ? opts->tl : NULL;
-    if (engine_init(&st->e, 1024) != 0)
-        sim_oom(1024);
+    engine_init(&st->e, 1024);      /* aborts with the size when out of memory */
     st->eng_ok = 1;
     st->s.dev = sim_xcalloc(t->ndevices, sizeof *st->s.dev);
     fabric_init(&st->fab, &st->e, st->sys, t, st->sysdev, tl, &st->env);
