@@ -24,18 +24,6 @@
 #include "model.h"
 #include "trace.h"
 
-#define COLL_PROTO_MAP(X)     \
-    X(CP_LL, "LL")            \
-    X(CP_LL128, "LL128")      \
-    X(CP_SIMPLE, "Simple")
-
-enum coll_proto {
-#define COLL_PROTO_ENUM_(e, n) e,
-    COLL_PROTO_MAP(COLL_PROTO_ENUM_)
-#undef COLL_PROTO_ENUM_
-    CP_COUNT
-};
-
 struct coll_engine;
 
 /* NULL with *d when a group's ranks have no path between them in the system. */

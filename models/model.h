@@ -60,8 +60,10 @@ struct flowsrv;  /* sim/engine/flow.h */
 struct net;      /* models/net.h */
 
 /* What the devices of one run share.  The run driver fills it before it
- * creates the devices; each device's create() puts its DRAM server in
- * dram[device], so a copy between devices can write the peer's memory. */
+ * creates the devices (fabric_init, models/fabric.h: the system, its links,
+ * the unified DRAM; the run driver: each device's ops); each device's
+ * create() puts its DRAM server in dram[device], so a copy between devices
+ * can write the peer's memory. */
 struct run_env {
     const struct hw_system *sys;    /* the system (a chip config implies one) */
     const uint32_t *sysdev;         /* trace device -> system device (node index) */

@@ -42,11 +42,12 @@ static void tdev_destroy(void *dev)
     struct tdev *g = dev;
     if (g == NULL)
         return;
-    struct flowsrv *srv[] = {&g->dram, &g->smem, &g->mpipe, &g->vpipe, &g->sfu, &g->h2d, &g->d2h};
+    struct flowsrv *srv[] = {&g->mpipe, &g->vpipe, &g->sfu};
     for (size_t i = 0; i < sizeof srv / sizeof srv[0]; i++)
         flowsrv_destroy(srv[i]);
-    for (uint32_t ci = 0; ci < g->cfg->ncaches; ci++)
-        flowsrv_destroy(&g->cache[ci]);
+    for (uint32_t i = 0; g->lv != NULL && i < 2 * g->cfg->nlevels; i++)
+        flowsrv_destroy(&g->lv[i]);     /* a level without a server: nothing to free */
+    free(g->lv);
     free(g->wpanel);
     free(g->panel_slot);
     free(g->low);
@@ -66,24 +67,41 @@ static void tdev_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
     tl_add(w->tl, w->s, t0, t1, amount);
 }
 
-/* Let the timeline see what each server serves. */
+/* Which servers level i of chip c gets: none for the registers (a
+ * capacity, not a bandwidth) and for a link to peers (the system's links
+ * carry that, net.h), one a direction for the host link, one for any other
+ * level. */
+static unsigned level_dirs(const struct hw_config *c, unsigned i)
+{
+    const struct hw_level *L = &c->level[i];
+    if (L->kind == LK_REGISTERS || (L->kind == LK_LINK && (int)i != c->lv_host))
+        return 0;
+    return (int)i == c->lv_host ? 2 : 1;
+}
+
+/* Let the timeline see what each server serves: a level's bytes on its
+ * series (a link's two directions on one, against twice its bandwidth),
+ * the pipes' FLOPs on theirs. */
 static void tdev_watch_servers(struct tdev *g)
 {
     const struct hw_config *c = g->cfg;
-    struct { struct flowsrv *srv; unsigned which; double cap; } m[HW_MAX_LEVELS + 6] = {
-        {g->dramp, (unsigned)c->lv_dram, cfg_dram(c)->bw_bytes_per_s},
-        {&g->smem, (unsigned)c->lv_smem, cfg_smem_bw(c)},
-        {&g->h2d, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
-        {&g->d2h, (unsigned)c->lv_host, 2 * cfg_host(c)->bw_bytes_per_s},
-        {&g->mpipe, TL_SERIES_MATRIX, g->mpipe.capacity * 1e12},
-        {&g->vpipe, TL_SERIES_VECTOR, g->vpipe.capacity * 1e12},
-    };
-    size_t nm = 6;
-    for (uint32_t ci = 0; ci < c->ncaches; ci++, nm++) {
-        m[nm].srv = &g->cache[ci];
-        m[nm].which = (unsigned)c->lv_cache[ci];
-        m[nm].cap = c->level[c->lv_cache[ci]].bw_bytes_per_s;
+    struct { struct flowsrv *srv; unsigned which; double cap; } m[sizeof g->watch / sizeof g->watch[0]];
+    size_t nm = 0;
+    for (unsigned i = 0; i < c->nlevels; i++) {
+        unsigned dirs = level_dirs(c, i);
+        for (unsigned dir = 0; dir < dirs; dir++, nm++) {
+            SIM_CHECK(nm + 2 < sizeof m / sizeof m[0]);
+            m[nm].srv = (int)i == c->lv_dram ? g->dramp : tdev_lv(g, (int)i, dir);
+            m[nm].which = i;
+            m[nm].cap = dirs * c->level[i].bw_bytes_per_s;
+        }
     }
+    m[nm].srv = &g->mpipe;
+    m[nm].which = TL_SERIES_MATRIX;
+    m[nm++].cap = g->mpipe.capacity * 1e12;
+    m[nm].srv = &g->vpipe;
+    m[nm].which = TL_SERIES_VECTOR;
+    m[nm++].cap = g->vpipe.capacity * 1e12;
     for (size_t i = 0; i < nm; i++) {
         g->watch[i].tl = g->tl;
         g->watch[i].s = tl_series(g->tl, g->device, m[i].which);
@@ -111,10 +129,7 @@ static int tdev_routes(struct tdev *g, struct diag *d)
                 continue;       /* the chip's own host link */
             if (g->nroutes == cap) {
                 cap = cap ? 2 * cap : 8;
-                void *q = realloc(g->route, cap * sizeof *g->route);
-                if (q == NULL)
-                    sim_oom(cap * sizeof *g->route);
-                g->route = q;
+                g->route = sim_xrealloc(g->route, cap * sizeof *g->route);
             }
             struct sys_route *rt = &g->route[g->nroutes];
             uint32_t from = env->sysdev[g->device];
@@ -170,26 +185,39 @@ static uint64_t lower_hash(const struct lkey *key)
     return h ^ (h >> 29);
 }
 
-static void *tdev_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
-                        uint32_t device, struct timeline *tl, struct run_env *env,
-                        struct diag *d)
+/* A level's server name and rate: the level's bandwidth times its
+ * efficiency (1 where the loader reads none), the host link's at its
+ * nominal rate (each direction). */
+static const char *level_srv_name(const struct hw_config *c, unsigned i, unsigned dir)
 {
-    struct tdev *g = sim_xcalloc(1, sizeof *g);
-    g->cfg = cfg;
-    g->t = t;
-    g->device = device;
-    g->e = e;
-    g->comp = engine_register(e, &tdev_comp_ops, g);
-    flowsrv_init(&g->dram, e, "dram", cfg_dram(cfg)->bw_bytes_per_s * cfg_dram(cfg)->eff_bw);
-    g->env = env;
-    g->dramp = env->shared_dram != NULL ? env->shared_dram : &g->dram;
-    env->dram[device] = g->dramp;
-    for (uint32_t ci = 0; ci < cfg->ncaches; ci++) {
-        const struct hw_level *L = &cfg->level[cfg->lv_cache[ci]];
-        flowsrv_init(&g->cache[ci], e, L->name, L->bw_bytes_per_s);
+    if ((int)i == c->lv_dram)
+        return "dram";
+    if ((int)i == c->lv_smem)
+        return "smem";
+    if ((int)i == c->lv_host)
+        return dir ? "host_d2h" : "host_h2d";
+    return c->level[i].name;
+}
+
+static double level_bw(const struct hw_config *c, unsigned i)
+{
+    const struct hw_level *L = &c->level[i];
+    return (int)i == c->lv_host ? L->bw_bytes_per_s : L->bw_bytes_per_s * L->eff_bw;
+}
+
+/* The device's servers: the memory levels' in level order (a new kind of
+ * level gets one here without a change), then the pipes. */
+static void tdev_servers(struct tdev *g, struct engine *e, struct run_env *env)
+{
+    const struct hw_config *cfg = g->cfg;
+    g->lv = sim_xcalloc(2 * (size_t)cfg->nlevels, sizeof *g->lv);
+    for (unsigned i = 0; i < cfg->nlevels; i++)
+        for (unsigned dir = 0; dir < level_dirs(cfg, i); dir++)
+            flowsrv_init(tdev_lv(g, (int)i, dir), e, level_srv_name(cfg, i, dir), level_bw(cfg, i));
+    g->dramp = env->shared_dram != NULL ? env->shared_dram : tdev_lv(g, cfg->lv_dram, 0);
+    env->dram[g->device] = g->dramp;
+    for (uint32_t ci = 0; ci < cfg->ncaches; ci++)
         g->repl[ci] = 1.0;
-    }
-    flowsrv_init(&g->smem, e, "smem", cfg_smem_bw(cfg));
     double mpeak = 0, vpeak = 0;
     for (unsigned i = 0; i < DT_COUNT; i++) {
         mpeak = dmax(mpeak, cfg->matrix_flops_per_cycle[i]);
@@ -200,36 +228,95 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
     flowsrv_init(&g->mpipe, e, "matrix", mpeak * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->vpipe, e, "vector", vpeak * cfg->clock_hz * cfg->units);
     flowsrv_init(&g->sfu, e, "sfu", cfg->sfu_ops_per_cycle * cfg->clock_hz * cfg->units);
-    flowsrv_init(&g->h2d, e, "host_h2d", cfg_host(cfg)->bw_bytes_per_s);
-    flowsrv_init(&g->d2h, e, "host_d2h", cfg_host(cfg)->bw_bytes_per_s);
-    g->tl = tl;
-    if (tl != NULL)
-        tdev_watch_servers(g);
-    /* Lower every op of this device up front: the run never allocates. */
-    uint32_t first = env->dev_off[device], nlocal = env->dev_off[device + 1] - first;
-    g->low = sim_xcalloc(nlocal, sizeof *g->low);
-    /* more weights and KV than the device holds: the rest streams in */
-    double wbytes = env->wbytes[device], ws = env->ws[device];
-    double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
-    double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
-    g->waitq_cap = nlocal ? nlocal : 1;
-    g->waitq = sim_xcalloc(g->waitq_cap, sizeof *g->waitq);
-    g->waitq_res = sim_xcalloc(g->waitq_cap, sizeof *g->waitq_res);
-    g->nrun = env->dev_streams[device] < TILED_MAX_RUNNING ? env->dev_streams[device] : TILED_MAX_RUNNING;
-    if (g->nrun == 0)
-        g->nrun = 1;
-    g->run = sim_xcalloc(g->nrun, sizeof *g->run);
-    size_t panels = 1, waves = 1, wave_ctas = 1;
-    uint32_t kcap = 0;
+}
+
+/* The largest reuse scratch a device's kernels need: operand panels,
+ * waves and CTAs of a wave. */
+struct scratch_size {
+    size_t panels, waves, wave_ctas;
+};
+
+/* Grows *z for kernel p of op i: 0, or -1 with *d when the kernel is too
+ * large for the L2 reuse model. */
+static int kernel_scratch(const struct tdev *g, const struct kplan *p, uint32_t i,
+                          struct scratch_size *z, struct diag *d)
+{
+    const struct hw_config *cfg = g->cfg;
+    const struct trace *t = g->t;
+    if (p->dma || p->fixed)
+        return 0;
+    double slots = (double)cfg->units * p->ctas_per_unit;
+    double npd = (double)p->gb * ((double)p->gm + (double)p->gn);
+    double nwd = ceil((double)p->gm * (double)p->gn * (double)p->gb / slots);
+    /* the L2 reuse model keeps a word per operand panel and per
+     * wave; an op past these sizes is no real kernel */
+    if (npd > TILED_MAX_PANELS || nwd > TILED_MAX_WAVES) {
+        if (nwd > TILED_MAX_WAVES)
+            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                     "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
+                     cfg->name, nwd, p->tile, (double)TILED_MAX_WAVES);
+        else
+            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+                     "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
+                     cfg->name, npd, p->tile, (double)TILED_MAX_PANELS);
+        return -1;
+    }
+    size_t np = (size_t)npd, nw = (size_t)nwd;
+    double wc = dmin(slots, (double)p->gm * (double)p->gn * (double)p->gb);
+    if (wc > (double)z->wave_ctas)
+        z->wave_ctas = (size_t)wc;
+    if (np > z->panels)
+        z->panels = np;
+    if (nw > z->waves)
+        z->waves = nw;
+    return 0;
+}
+
+/* Lowers op i (the device's j-th) into the kernel pool, its shape's
+ * first time; sizes *z for its kernels.  0, or -1 with *d. */
+static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, double spill_frac, uint32_t *kcap,
+                          struct scratch_size *z, struct diag *d)
+{
     struct lowered L;
-    uint32_t mcap = 16;
+    memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
+    lower_op(g->cfg, &g->t->ops[i], spill_frac, &L);
+    if (g->nkpool + L.nk > *kcap) {     /* setup only: the run never allocates */
+        uint32_t kc = *kcap ? 2 * *kcap : 64;
+        while (kc < g->nkpool + L.nk)
+            kc *= 2;
+        g->kpool = sim_xrealloc(g->kpool, kc * sizeof *g->kpool);
+        *kcap = kc;
+    }
+    g->low[j].off = g->nkpool;
+    g->low[j].nk = L.nk;
+    g->low[j].flops = L.flops;
+    memcpy(g->kpool + g->nkpool, L.k, L.nk * sizeof L.k[0]);
+    g->nkpool += L.nk;
+    for (uint32_t k = 0; k < L.nk; k++)
+        if (kernel_scratch(g, &L.k[k], i, z, d) != 0)
+            return -1;
+    return 0;
+}
+
+/* Lower every op of this device up front (the run never allocates), each
+ * shape once, and size the reuse scratch for the largest kernel: 0, or -1
+ * with *d (an attention impl the chip cannot run, a kernel too large). */
+static int tdev_lower_all(struct tdev *g, double spill_frac, struct scratch_size *z,
+                          struct diag *d)
+{
+    const struct hw_config *cfg = g->cfg;
+    const struct trace *t = g->t;
+    const struct run_env *env = g->env;
+    uint32_t first = env->dev_off[g->device], nlocal = env->dev_off[g->device + 1] - first;
+    uint32_t kcap = 0, mcap = 16;
     while (mcap < 2 * (uint64_t)nlocal + 2)
         mcap *= 2;
     /* 16 bytes a slot: the key is re-derived from the op that first had
      * it (a copy of the op per slot cost 352 MB a million ops) */
     struct memo { uint64_t hash; uint32_t op, local_plus1; } *memo =
         sim_xcalloc(mcap, sizeof *memo);
-    for (uint32_t j = 0; j < nlocal; j++) {
+    int rc = 0;
+    for (uint32_t j = 0; j < nlocal && rc == 0; j++) {
         uint32_t i = env->dev_ops[first + j];
         if (t->ops[i].kind == OP_COLLECTIVE)
             continue;
@@ -238,9 +325,8 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
             char field[48];
             snprintf(field, sizeof field, "ops[%u].impl", i);
             diag_set(d, DIAG_E_UNSUPPORTED, t->path, (int)t->ops[i].line, field, "%s", msg);
-            free(memo);
-            tdev_destroy(g);
-            return NULL;
+            rc = -1;
+            break;
         }
         /* ops of one shape lower to the same kernels: lower each shape
          * once and share its kernels (a million-op trace of a few shapes) */
@@ -265,67 +351,53 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
         memo[hs].hash = h;
         memo[hs].op = i;
         memo[hs].local_plus1 = j + 1;
-        memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
-        lower_op(cfg, &t->ops[i], spill_frac, &L);
-        if (g->nkpool + L.nk > kcap) {      /* setup only: the run never allocates */
-            kcap = kcap ? 2 * kcap : 64;
-            while (kcap < g->nkpool + L.nk)
-                kcap *= 2;
-            void *q = realloc(g->kpool, kcap * sizeof *g->kpool);
-            if (q == NULL)
-                sim_oom(kcap * sizeof *g->kpool);
-            g->kpool = q;
-        }
-        g->low[j].off = g->nkpool;
-        g->low[j].nk = L.nk;
-        g->low[j].flops = L.flops;
-        memcpy(g->kpool + g->nkpool, L.k, L.nk * sizeof L.k[0]);
-        g->nkpool += L.nk;
-        for (uint32_t k = 0; k < L.nk; k++) {
-            const struct kplan *p = &L.k[k];
-            if (p->dma || p->fixed)
-                continue;
-            double slots = (double)cfg->units * p->ctas_per_unit;
-            double npd = (double)p->gb * ((double)p->gm + (double)p->gn);
-            double nwd = ceil((double)p->gm * (double)p->gn * (double)p->gb / slots);
-            /* the L2 reuse model keeps a word per operand panel and per
-             * wave; an op past these sizes is no real kernel */
-            if (npd > TILED_MAX_PANELS || nwd > TILED_MAX_WAVES) {
-                if (nwd > TILED_MAX_WAVES)
-                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
-                             "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
-                             cfg->name, nwd, p->tile, (double)TILED_MAX_WAVES);
-                else
-                    diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
-                             "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
-                             cfg->name, npd, p->tile, (double)TILED_MAX_PANELS);
-                free(memo);
-                tdev_destroy(g);
-                return NULL;
-            }
-            size_t np = (size_t)npd, nw = (size_t)nwd;
-            double wc = dmin(slots, (double)p->gm * (double)p->gn * (double)p->gb);
-            if (wc > (double)wave_ctas)
-                wave_ctas = (size_t)wc;
-            if (np > panels)
-                panels = np;
-            if (nw > waves)
-                waves = nw;
-        }
+        rc = tdev_lower_new(g, i, j, spill_frac, &kcap, z, d);
     }
     free(memo);
-    if (tdev_routes(g, d) != 0) {
+    return rc;
+}
+
+static void *tdev_create(struct engine *e, const struct hw_config *cfg, const struct trace *t,
+                        uint32_t device, struct timeline *tl, struct run_env *env,
+                        struct diag *d)
+{
+    struct tdev *g = sim_xcalloc(1, sizeof *g);
+    g->cfg = cfg;
+    g->t = t;
+    g->device = device;
+    g->e = e;
+    g->comp = engine_register(e, &tdev_comp_ops, g);
+    g->env = env;
+    tdev_servers(g, e, env);
+    g->tl = tl;
+    if (tl != NULL)
+        tdev_watch_servers(g);
+    uint32_t first = env->dev_off[device], nlocal = env->dev_off[device + 1] - first;
+    g->low = sim_xcalloc(nlocal, sizeof *g->low);
+    /* more weights and KV than the device holds: the rest streams in */
+    double wbytes = env->wbytes[device], ws = env->ws[device];
+    double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
+    double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
+    g->waitq_cap = nlocal ? nlocal : 1;
+    g->waitq = sim_xcalloc(g->waitq_cap, sizeof *g->waitq);
+    g->waitq_res = sim_xcalloc(g->waitq_cap, sizeof *g->waitq_res);
+    g->nrun = env->dev_streams[device] < TILED_MAX_RUNNING ? env->dev_streams[device] : TILED_MAX_RUNNING;
+    if (g->nrun == 0)
+        g->nrun = 1;
+    g->run = sim_xcalloc(g->nrun, sizeof *g->run);
+    struct scratch_size z = {1, 1, 1};
+    if (tdev_lower_all(g, spill_frac, &z, d) != 0 || tdev_routes(g, d) != 0) {
         tdev_destroy(g);
         return NULL;
     }
-    g->panel_last = sim_xcalloc(panels, sizeof *g->panel_last);
-    g->panel_slot = sim_xcalloc(panels, sizeof *g->panel_slot);
+    g->panel_last = sim_xcalloc(z.panels, sizeof *g->panel_last);
+    g->panel_slot = sim_xcalloc(z.panels, sizeof *g->panel_slot);
     /* a wave fetches at most two panels per CTA, and holds at most every
      * unit's resident CTAs (or all of the kernel's, if fewer) */
-    g->wpanel = sim_xcalloc(2 * wave_ctas, sizeof *g->wpanel);
+    g->wpanel = sim_xcalloc(2 * z.wave_ctas, sizeof *g->wpanel);
     /* kernels may run on half the units while collectives hold the rest
      * (tdev_avail_units): up to twice the waves, plus one */
-    g->wave_cum = sim_xcalloc(2 * waves + 1, sizeof *g->wave_cum);
+    g->wave_cum = sim_xcalloc(2 * z.waves + 1, sizeof *g->wave_cum);
     return g;
 }
 

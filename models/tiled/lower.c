@@ -20,930 +20,6 @@
 #include "check.h"
 #include "tiled.h"
 
-#define TILED_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
-#define TILED_GEMV_MAX_M 4        /* GEMMs with M up to this run as GEMV kernels */
-#define TILED_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_op) */
-/* Dropout's random numbers, in vector-pipe slots (one an instruction, as
- * the softmax's are counted), from the kernels' source, not fitted:
- * PyTorch's fused dropout draws curand's Philox4x32-10 (ten rounds of two
- * 32x32->64 multiplies, xors and key bumps, about 60 instructions) for 4
- * elements, then a uniform, a compare and a scale each: about 20 an
- * element.  FlashAttention's (csrc/flash_attn/src/philox.cuh, dropout.h)
- * runs 7 rounds for 16 scores (one byte each) and a compare and an AND per
- * pair: about 4 a score, forward and again backward (the mask is drawn
- * again, not stored). */
-#define DROPOUT_RNG_SLOTS 20.0
-#define FUSED_DROPOUT_SLOTS 4.0
-
-/* DRAM capacity used per byte when a kernel mixes reads and writes. */
-static double dram_cost(const struct hw_config *c, double rd, double wr)
-{
-    double tot = rd + wr;
-    if (tot <= 0)
-        return 1.0;
-    double mix = 2.0 * dmin(rd, wr) / tot;
-    return 1.0 / (1.0 - cfg_dram(c)->eff_rw_penalty * mix);
-}
-
-/* ---------------------------------------------------------------- lowering */
-
-static void plan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t threads,
-                           double smem_cta, double regs_cta)
-{
-    uint64_t cpu = c->max_ctas_per_unit;
-    cpu = umin(cpu, c->max_threads_per_unit / threads);
-    if (smem_cta > 0)
-        cpu = umin(cpu, (uint64_t)((double)cfg_smem(c)->capacity_bytes / smem_cta));
-    if (regs_cta > 0)
-        cpu = umin(cpu, (uint64_t)((double)cfg_regs(c)->capacity_bytes / regs_cta));
-    p->ctas_per_unit = cpu > 0 ? (uint32_t)cpu : 1;
-}
-
-/* A streaming kernel over `items` work items of `item_bytes` loaded bytes:
- * a grid-stride loop on a persistent grid (at most one full wave), as
- * PyTorch's and CUTLASS's elementwise kernels effectively behave.
- * min_ctas forces at least that many CTAs (one per row for row kernels). */
-static void plan_stream(const struct hw_config *c, struct kplan *p, const char *what,
-                        double load_bytes, double store_bytes, double vflops,
-                        enum dtype vdt, uint64_t rows, uint32_t inputs, double vec_bytes)
-{
-    memset(p, 0, sizeof *p);
-    snprintf(p->what, sizeof p->what, "%s", what);
-    uint32_t threads = 256;
-    plan_occupancy(c, p, threads, 0, 0);
-    double per_step = threads * vec_bytes * (inputs > 0 ? inputs : 1);
-    double traffic = dmax(load_bytes, store_bytes);
-    uint64_t items = (uint64_t)ceil(dmax(traffic, 1.0) / per_step);
-    uint64_t slots = (uint64_t)c->units * p->ctas_per_unit;
-    uint64_t ctas = rows > 0 ? rows : items;
-    if (ctas > slots * 64)      /* group rows so a grid is at most 64 waves */
-        ctas = slots * 64;
-    if (rows == 0 && ctas > slots)
-        ctas = slots;
-    if (ctas > items && rows == 0)
-        ctas = items;
-    if (ctas == 0)
-        ctas = 1;
-    uint64_t steps = ceil_div(items, ctas);
-    if (steps == 0)
-        steps = 1;
-    p->gm = ctas;
-    p->gn = 1;
-    p->gb = 1;
-    p->swizzle = 1;
-    p->ksteps = (uint32_t)umin(steps, UINT32_MAX);
-    p->stages = 2;
-    double per_cta_step = 1.0 / ((double)ctas * (double)p->ksteps);
-    p->a_step = load_bytes * per_cta_step;
-    p->store_step = store_bytes * per_cta_step;
-    p->vflops_step = vflops * per_cta_step;
-    p->smem_step = 0;
-    /* each thread keeps one access per input in flight */
-    p->inflight_cta = dmin(per_step, dmax(p->a_step * p->ksteps, 1.0));
-    p->async_copy = 0;
-    p->vdt = vdt;
-    p->mdt = vdt;
-    p->dram_cost = dram_cost(c, load_bytes, store_bytes);
-    snprintf(p->tile, sizeof p->tile, "%llu ctas x %u steps",
-             (unsigned long long)ctas, p->ksteps);
-}
-
-/* GEMM C[b](M x N) = A[b](M x K) B[b](K x N).  Candidate tiles are scored
- * with a quick per-wave estimate (as library heuristics do); the winner is
- * then simulated in full.  Split-K CTAs exchange fp32 partials through L2. */
-struct gemm_shape {
-    uint64_t m, n, k, b;
-    enum dtype dt;
-    double out_bytes;           /* bytes per output element */
-    double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
-    double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
-    double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
-    double math_scale;          /* matrix-pipe time per FLOP relative to dense: dense rate /
-                                 * 2:4 sparse rate for a sparse B on a chip with that path */
-};
-
-/* Widest load (1, 2, 4, 8 or 16 bytes) a GEMM kernel can use: the row
- * lengths of A (k elements) and B and C (n elements) must be multiples of
- * it, or libraries fall back to narrower loads (cuBLAS/CUTLASS "align1"
- * kernels).  A narrower load moves fewer bytes per load instruction, so the
- * same tile takes that many more requests through the SM's L2 port; the
- * port's bytes per cycle are scaled by width / 16 (runner.c
- * wave_begin).  Returned as that fraction. */
-static double gemm_load_frac(uint64_t n, uint64_t k, double eb)
-{
-    double w = 16.0;
-    while (w > eb && w >= 2.0 &&
-           ((double)k * eb / w != floor((double)k * eb / w) ||
-            (double)n * eb / w != floor((double)n * eb / w)))
-        w /= 2.0;
-    return w / 16.0;
-}
-
-static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *s,
-                            uint32_t tm, uint32_t tn, uint32_t tk, uint32_t split,
-                            uint32_t cpu, struct kplan *p)
-{
-    double eb = dtype_bytes(s->dt, 1.0);
-    enum dtype mdt = unit_matrix_type(c, s->dt);
-    uint64_t gm = ceil_div(s->m, tm), gn = ceil_div(s->n, tn);
-    uint64_t ctas = gm * gn * s->b * split;
-    uint64_t kper = ceil_div(s->k, split);
-    uint32_t steps = (uint32_t)ceil_div(kper, tk);
-    uint64_t slots = (uint64_t)c->units * cpu;
-    uint64_t waves = ceil_div(ctas, slots);
-    double rows_a = dmin((double)tm, (double)s->m);
-    double cols_b = dmin((double)tn, (double)s->n);
-    double a_step = rows_a * tk * eb, b_step = cols_b * tk * s->b_bytes;
-
-    /* the padded tile on a GPU; on a systolic unit, the folds of the rows
-     * the tile really streams */
-    double mstep = (c->sa_rows == 0 ? 2.0 * tm * tn * (double)tk
-                                    : unit_systolic_flops(c, rows_a, tk, tn) +
-                                          unit_systolic_fill_flops(c) / steps) * s->math_scale;
-    /* quick estimate, only to choose */
-    double cta_flops = mstep * steps;
-    double per_unit = unit_gemm_simt(c, s->dt) ? unit_vector_rate(c, unit_simt_type(c, s->dt))
-                                          : unit_matrix_rate(c, mdt);
-    double active = (double)umin(ctas, slots);
-    double units_busy = dmin((double)c->units, ceil(active / cpu));
-    double cpu_eff = active / units_busy;
-    double t_comp = waves * cpu_eff * cta_flops / per_unit;
-    double dram_bytes = (double)s->b * ((double)s->m * s->k * eb + (double)s->k * s->n * s->b_bytes);
-    /* A is re-read once per wave-column of B that does not fit in L2 */
-    double b_bytes = (double)s->k * s->n * s->b_bytes * s->b;
-    if (b_bytes > cfg_first_cache(c)->capacity_bytes * TILED_CACHE_USABLE && waves > 1)
-        dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
-    dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
-    double dram_bw = cfg_dram(c)->bw_bytes_per_s * cfg_dram(c)->eff_bw;
-    double little = units_busy *
-                    (c->sa_rows ? (double)c->eff_inflight_bytes_per_unit
-                                : dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),
-                                       (double)cfg_smem(c)->capacity_bytes)) /
-                    ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12);
-    double t_dram = dram_bytes / dmin(dram_bw, little);
-    double l2_bytes = (double)ctas * steps * (a_step + b_step);
-    double l2_bw = dmin(cfg_first_cache(c)->bw_bytes_per_s,
-                        units_busy * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
-    double t_l2 = l2_bytes / l2_bw;
-    double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_first_cache(c)->bw_bytes_per_s : 0;
-    /* pipeline fill: once per wave with one CTA per SM, once overall when
-     * SMs hold two CTAs and overlap one's prologue with the other's loop */
-    double t_pro = (double)cfg_dram(c)->latency_ps * 1e-12 +
-                   (p->stages - 1) * (a_step + b_step) * units_busy * cpu / l2_bw;
-    double t_fill = t_pro * (cpu >= 2 ? 1.0 : (double)waves);
-    /* a soft maximum: between two tiles with the same bottleneck time,
-     * prefer the one whose other resources have more slack */
-    double t = cbrt(t_comp * t_comp * t_comp + t_dram * t_dram * t_dram + t_l2 * t_l2 * t_l2) +
-               t_split + t_fill;
-
-    p->gm = gm;
-    p->gn = gn;
-    p->gb = s->b * split;
-    p->ksteps = steps;
-    p->a_step = a_step;
-    p->b_step = b_step;
-    p->mflops_step = mstep;
-    return t;
-}
-
-static void plan_gemm(const struct hw_config *c, struct kplan *best, const struct gemm_shape *s)
-{
-    static const uint32_t tms[] = {16, 32, 64, 128, 256};
-    static const uint32_t tns[] = {32, 64, 128, 256};
-    static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
-    double eb = dtype_bytes(s->dt, 1.0);
-    double best_t = INFINITY;
-    /* relax: on a chip whose shared memory or registers hold no tile at all
-     * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
-     * (two stages, registers unchecked) rather than have no plan */
-    for (int relax = 0; relax < 2 && !isfinite(best_t); relax++)
-    for (uint32_t tkb = 64; tkb <= 128; tkb *= 2) {    /* k-step of 64 or 128 bytes */
-    /* a systolic unit takes one array height of k per step (a shorter step
-     * would leave rows of the array idle), or as much of it as the unit's
-     * buffers hold for the smallest tile (16 x 64, two stages) */
-    uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
-    if (c->sa_rows) {
-        tk = c->sa_rows;
-        while (tk > 16 && 2.0 * (16 + 64) * tk * eb > (double)cfg_smem(c)->capacity_bytes)
-            tk /= 2;
-    }
-    if (c->sa_rows && tkb > 64)
-        break;
-    for (size_t i = 0; i < sizeof tms / sizeof tms[0]; i++) {
-        uint32_t tm = tms[i];
-        if (tm > 16 && (double)s->m <= tm / 2.0)
-            continue;           /* no tile much taller than M */
-        for (size_t j = 0; j < sizeof tns / sizeof tns[0]; j++) {
-            uint32_t tn = tns[j];
-            /* no tile much wider than N; in the relaxed pass 64 stays
-             * allowed: with the minimum tile area below, a GEMM with
-             * m <= 16 and n <= 32 would otherwise have no tile at all */
-            if (tn > (relax ? 64u : 32u) && (double)s->n <= tn / 2.0)
-                continue;
-            if ((uint64_t)tm * tn < 16 * 64 || (uint64_t)tm * tn > 128 * 256)
-                continue;
-            uint32_t threads = (uint64_t)tm * tn >= 128 * 128 ? 256 : 128;
-            uint32_t stages = 0;
-            double smem = 0;
-            for (uint32_t st = 4; st >= 2; st--) {
-                smem = st * (double)(tm + tn) * tk * eb;
-                if (smem <= (double)cfg_smem(c)->capacity_bytes) {
-                    stages = st;
-                    break;
-                }
-            }
-            if (stages == 0 && relax)
-                stages = 2;
-            if (stages == 0)
-                continue;
-            double regs = tm * (double)tn * 4.0 * 1.5 + threads * 64.0 * 4.0;
-            struct kplan cand;
-            memset(&cand, 0, sizeof cand);
-            plan_occupancy(c, &cand, threads, smem, regs);
-            if (regs > (double)cfg_regs(c)->capacity_bytes && !relax)
-                continue;
-            cand.stages = stages;
-            for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
-                uint32_t sp = splits[k];
-                if (sp > 1 && s->k / sp < 4ull * tk)
-                    break;
-                double t = gemm_estimate(c, s, tm, tn, tk, sp, cand.ctas_per_unit, &cand);
-                /* prefer the larger tile / smaller split on near-ties (< 1%) */
-                if (t < best_t * 0.99) {
-                    best_t = t;
-                    *best = cand;
-                    snprintf(best->what, sizeof best->what, "gemm");
-                    best->swizzle = 8;
-                    best->pro_bytes = 0;
-                    double wm = dmin(64.0, tm), wn = dmin(128.0, tn);
-                    best->smem_step = tk * eb * (tm * (double)tn / wn + tm * (double)tn / wm);
-                    best->store_end = sp > 1 ? 0 : dmin(tm, (double)s->m) * dmin(tn, (double)s->n) * s->out_bytes;
-                    best->l2_only_end = sp > 1 ? tm * (double)tn * 4.0 * 2.0 : 0;
-                    if (sp > 1)
-                        best->store_end = dmin(tm, (double)s->m) * dmin(tn, (double)s->n) *
-                                          s->out_bytes / sp;
-                    best->inflight_cta = (stages - 1) * (best->a_step + best->b_step);
-                    best->async_copy = 1;
-                    best->mdt = unit_matrix_type(c, s->dt);
-                    best->vdt = DT_FP32;
-                    if (unit_gemm_simt(c, s->dt)) {
-                        /* FMAs on the vector pipe: the tile's own work, no
-                         * array folding */
-                        best->vflops_step = 2.0 * tm * tn * (double)tk;
-                        best->mflops_step = 0;
-                        best->vdt = unit_simt_type(c, s->dt);
-                    }
-                    /* quantised weights are dequantised as each B tile is loaded */
-                    best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
-                    best->dram_cost = 1.0;
-                    best->load_frac = s->load_frac;
-                    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u%s",
-                             tm, tn, tk, stages, sp, s->load_frac < 1 ? " narrow" : "");
-                }
-            }
-        }
-    }
-    }
-    SIM_CHECK(isfinite(best_t));
-}
-
-static double out_bytes_for(enum dtype t)
-{
-    switch (t) {
-    case DT_FP64: return 8;
-    case DT_FP32: case DT_TF32: return 4;
-    case DT_FP16: case DT_BF16:                 /* 16-bit out */
-    case DT_FP8_E4M3: case DT_FP8_E5M2: case DT_INT8: case DT_INT4: /* dequantised to 16-bit */
-    case DT_MXFP6: case DT_NVFP4: case DT_MXFP4:
-    case DT_COUNT:
-        break;
-    }
-    return 2;
-}
-
-/* FlashAttention-2 style: a CTA owns Br query rows of one KV head (GQA
- * query heads of a group are packed into the rows) and streams K and V in
- * Bc-row blocks; S = QK^T and PV on the matrix pipe, the online softmax on
- * the vector pipe.  Short queries split the KV range over CTAs
- * (flash-decoding) so the grid fills the SMs. */
-/* Query rows of a fused tile: the tile's br, or the rows there are
- * (rounded down to a power of two, at least 16). */
-static uint32_t tile_rows(uint32_t br_max, uint64_t rows)
-{
-    uint32_t br = br_max;
-    while (br > 16 && rows < br)
-        br = br > 128 ? 128 : br / 2;
-    return br;
-}
-
-static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const struct op *o,
-                            uint32_t br_max, uint32_t bc, int bwd)
-{
-    memset(p, 0, sizeof *p);
-    snprintf(p->what, sizeof p->what, "flash");
-    double eb = dtype_bytes(o->dtype, 1.0);
-    uint64_t d = o->u.attn.head_dim;
-    uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
-    uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
-    uint32_t br = tile_rows(br_max, rows);
-    uint64_t qt = ceil_div(rows, br);
-    uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
-    /* average KV length a query tile attends to */
-    double kv = (double)o->u.attn.kv_len;
-    if (o->u.attn.causal) {
-        double q = (double)o->u.attn.q_len;
-        double prefix = kv - q;             /* cached tokens all queries see */
-        kv = dmax(1.0, prefix + (q + br / (double)group) / 2.0);
-        if (kv > (double)o->u.attn.kv_len)
-            kv = (double)o->u.attn.kv_len;
-    }
-    uint64_t kblocks = (uint64_t)ceil(kv / bc);
-    uint64_t split = 1;
-    if (base < c->units && kblocks >= 8) {
-        split = ceil_div(c->units, base);
-        split = umin(split, kblocks / 4 > 0 ? kblocks / 4 : 1);
-    }
-    uint64_t steps = ceil_div(kblocks, split);
-    uint32_t threads = br >= 128 ? 256 : 128;
-    double smem = (br * (double)d + 2.0 * 2.0 * bc * d) * eb;  /* Q + double-buffered K,V */
-    double regs = br * (double)bc * 4.0 + br * (double)d * 4.0 + threads * 64.0 * 4.0;
-    plan_occupancy(c, p, threads, smem, regs);
-    p->gm = qt;
-    p->gn = 1;
-    p->gb = o->u.attn.batch * o->u.attn.kv_heads * split;
-    p->swizzle = (uint32_t)umin(qt, 64);
-    p->ksteps = (uint32_t)steps;
-    p->stages = 2;
-    double q_rows = dmin((double)br, (double)rows);
-    p->pro_bytes = q_rows * d * eb;
-    p->a_step = 0;
-    /* K and V block, shared by the KV head's CTAs, in the cache's type */
-    p->b_step = 2.0 * bc * d * dtype_bytes(o->u.attn.kv_dtype, 1.0);
-    /* a paged cache: the block's rows come from the pages the sequence's
-     * block table names, one 4-byte entry a page (vLLM's layout, FA2's
-     * block_table); a page's rows of one head are contiguous (page x
-     * head_dim elements, whole 32-byte sectors), so the gather costs the
-     * table reads, and its latency hides behind the pipelined loads */
-    if (o->u.attn.page_size > 0)
-        p->b_step += 4.0 * ceil((double)bc / o->u.attn.page_size);
-    /* S = Q K^T, then O += P V: two products per key block */
-    p->mflops_step = c->sa_rows == 0 ? 4.0 * br * (double)bc * d
-                                     : unit_systolic_flops(c, q_rows, (double)d, (double)bc) +
-                                           unit_systolic_flops(c, q_rows, (double)bc, (double)d) +
-                                           unit_systolic_fill_flops(c) / (double)steps;
-    p->vflops_step = 6.0 * q_rows * bc;         /* scale, max, exp, sum, rescale */
-    if (o->u.attn.dropout > 0)                  /* the mask drawn per score (each pass) */
-        p->vflops_step += FUSED_DROPOUT_SLOTS * q_rows * bc;
-    if (bwd) {
-        /* a systolic chip's fused backward: the same tiles with the five
-         * products of the backward (2.5x the forward's) and the recomputed
-         * softmax plus dS (1.5x); an approximation, no TPU measurement
-         * checks it */
-        p->mflops_step *= 2.5;
-        p->vflops_step *= 1.5;
-    }
-    if (c->sa_rows) {
-        /* a few query rows fill a systolic array poorly: the products run on
-         * the vector unit when that is faster (decode attention on a TPU,
-         * any attention on an array without the op's type) */
-        double useful = (bwd ? 10.0 : 4.0) * q_rows * (double)bc * d;
-        if (useful / unit_vector_rate(c, DT_FP32) < p->mflops_step / unit_matrix_rate(c, unit_matrix_type(c, o->dtype))) {
-            p->vflops_step += useful;
-            p->mflops_step = 0;
-        }
-    }
-    p->smem_step = (2.0 * br * bc + 2.0 * bc * d) * eb;
-    p->store_end = q_rows * d * eb + (split > 1 ? q_rows * (d + 2.0) * 4.0 : 0);
-    p->inflight_cta = p->b_step;
-    p->async_copy = 1;
-    p->mdt = unit_matrix_type(c, o->dtype);
-    p->vdt = DT_FP32;
-    p->dram_cost = 1.0;
-    snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
-}
-
-static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc,
-                          int bwd)
-{
-    plan_flash_tile(c, p, o, 128, bc, bwd);
-}
-
-/* FlashAttention-2's key block: 64 keys, 32 above head dim 128 */
-static uint32_t flash_bc(uint64_t d)
-{
-    return d > 128 ? 32 : 64;
-}
-
-static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
-{
-    plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 0);
-}
-
-/* FlashAttention-1's key block (its fmha kernels, flash-attention v1.0.9,
- * csrc/flash_attn/src/fmha_{fwd,bwd}_hdim{32,64,128}.cu): 256 keys up to
- * head dim 64 (128 when the keys are that short), 128 at head dim 128 */
-#define FA1_FWD_WARPS_N 4.0     /* warps splitting a key block: forward, backward */
-#define FA1_BWD_WARPS_N 8.0
-static uint32_t fa1_bc(uint64_t d, uint64_t kv)
-{
-    return d <= 64 && kv >= 256 ? 256 : 128;
-}
-
-/* ---------------------------------------------------------------- attention */
-
-/* What each attention library issues (docs/attention.md).  A GPU kernel
- * runs its matrix products on one instruction path of the chip (its rate:
- * compute.matrix_paths) and its softmax on the vector pipe and the
- * special-function unit (one exp per score).  FA1, FA2, Triton and xFormers
- * issue a step's softmax after its GEMMs (a warp waits for one before the
- * other); FA3 and cuDNN on Hopper overlap them (ping-pong warpgroups).
- * `issue` is the share of the issue rate a library's kernels reach beyond
- * that (register pressure, shuffles, synchronisation): fitted per library
- * on a third of its rows of shared/data's FA group (docs/calibration.md). */
-/* How a fused backward accumulates dQ over the key blocks' CTAs. */
-enum dq_mode {
-    DQ_HBM,         /* read and written back in fp32 in HBM (FA1) */
-    DQ_ATOMIC,      /* fp32 atomics in L2 */
-    DQ_COPIES       /* on mma_sync, one copy per 128-key block in the input type, zeroed
-                     * before and summed after (triton.ops.flash_attention's
-                     * sequence-parallel backward, as the FA benchmark runs it); on an
-                     * async path (another kernel) DQ_ATOMIC */
-};
-#define DQ_COPY_BLOCK 128   /* DQ_COPIES' key block and query block */
-
-struct attn_lib {
-    enum attn_impl impl;
-    enum matrix_path path[3];   /* the paths it can issue on, preferred first (MP_COUNT: none) */
-    int serial;                 /* a step's softmax waits for its GEMMs */
-    int o_roundtrip;            /* FA1: O rescaled every KV block and exchanged between warps */
-    enum dq_mode dq;            /* backward: how dQ is accumulated over the key blocks */
-    double issue_fwd, issue_bwd;
-    double issue_async;         /* forward issue factor when it runs on an async path
-                                 * (wgmma, tcgen05): a different kernel; 0 = issue_fwd */
-    double sfu_serial;          /* share of its exponentials that do not overlap its GEMMs
-                                 * (an overlapped kernel; 0 = all overlap) */
-    int persistent;             /* its forward runs a persistent tile scheduler on an async path */
-};
-
-
-static const struct attn_lib attn_libs[] = {
-    /* issue: scripts/fit_attention.py, median measured/predicted over at
-     * most a third of each library's FA rows (seqlen 2048 and 4096) of
-     * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0, 0},  /* 8 of 24 rows */
-    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},   /* 7 of 21 rows */
-    /* FA3 and cuDNN: no A100 measurement; their Hopper kernels overlap the
-     * softmax with the GEMMs.  cuDNN is taken at FA2's issue efficiency
-     * (FA3's fitted values below would bring its Hopper rows 10.7% / 20.9%
-     * to 7.4% / 15.3%, but cut its B200 rate from 1.23 to 1.07 PFLOP/s at
-     * 16k tokens, under the 1.24 that FA4's "1613 TFLOP/s, up to 1.3x over
-     * cuDNN 9.13" implies, so they are not borrowed).  FA3
-     * is Hopper's only (wgmma); cuDNN and Triton are taken to issue
-     * Blackwell's tcgen05 where the chip has it (both ship Blackwell
-     * kernels; which release first did is not pinned here, and no Blackwell
-     * attention measurement checks the rate), else Hopper's wgmma, else
-     * mma.sync */
-    /* FA3's forward on wgmma: across head dims 64, 128 and 256 the FA3
-     * paper's H100 rows grow as GEMM time plus most of the exponentials'
-     * time, not as the longer of the two.  Its issue factor and the share
-     * of its exponentials that do not overlap its GEMMs were fitted
-     * together on 12 of its 36 rows (seqlen 2k and 4k of every head dim,
-     * causal and not: FA3P-026/027/055/056, FA3D-026/027/055/056/073/074/
-     * 091/092), taking the largest share whose factor keeps wgmma at or
-     * under its data-sheet rate: 0.80 and 0.991 (fit rows 5.6% / 11.6%,
-     * the 24 held out 3.1% / 21.0%).  Its forward runs a persistent tile
-     * scheduler (hopper/tile_scheduler.hpp) */
-    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80, 1},
-    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},
-    /* Triton on Hopper is another kernel (the tutorial's, issuing wgmma):
-     * its forward factor 0.66 was fitted on 4 of the 12 H100 Triton rows of
-     * traces/validation/hopper-attention.csv (FA3P-014, -015, -043, -044;
-     * worst of the four 3.9%); the other 8 are held out.  On the A100 the
-     * factor was refitted (0.373 to 0.428) once the sequence-parallel
-     * backward's dQ copies were modelled (plan_attn_bwd) */
-    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66, 0, 0}, /* 8 of 24 rows */
-    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0, 0, 0}, /* 8 of 24 rows */
-};
-
-/* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
- * and the path it issues on; NULL for the array's own fused attention on a
- * systolic chip (flash there), for naive and math (library GEMMs). */
-static const struct attn_lib *attn_lib_on(const struct hw_config *c, enum attn_impl impl,
-                                          enum matrix_path *path)
-{
-    if (impl == ATTN_FLASH)
-        impl = c->sa_rows ? ATTN_IMPL_COUNT : ATTN_FA2;
-    for (size_t i = 0; i < sizeof attn_libs / sizeof attn_libs[0]; i++) {
-        const struct attn_lib *a = &attn_libs[i];
-        if (a->impl != impl)
-            continue;
-        for (int k = 0; k < 3; k++)
-            if (a->path[k] < MP_COUNT && c->matrix_path_frac[a->path[k]] > 0) {
-                *path = a->path[k];
-                return a;
-            }
-        return NULL;
-    }
-    return NULL;
-}
-
-/* What a framework's attention entry point runs on chip c (docs/attention.md):
- *   sdpa: PyTorch's F.scaled_dot_product_attention.  On sm90/sm100 (a chip
- *         with wgmma or tcgen05) cuDNN's kernel: PyTorch prefers it there
- *         when its bundled cuDNN is newer than 9.15 (check_prefer_cudnn_
- *         attention in aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
- *         bundled from PyTorch 2.11; 2.5.1-2.10 ran the flash backend, after
- *         pytorch/pytorch#138522 made cuDNN opt-in).  Else the flash backend
- *         (FlashAttention-2) for fp16/bf16, the memory-efficient one
- *         (xFormers' CUTLASS kernel) for other types; FA2 on MFMA (ROCm's
- *         port; PyTorch's ROCm build uses AOTriton, not modelled apart).
- *   vllm: vLLM's default backend.  FlashInfer on Blackwell sm100
- *         (vllm-project/vllm#19118), taken as cuDNN's tcgen05 kernel (both
- *         overlap the softmax with the products; an approximation: no
- *         FlashInfer measurement here); FLASH_ATTN elsewhere: FA3 on Hopper,
- *         FA2 on Ampere, Ada and (CK's port) MFMA.
- * On a systolic chip both mean the array's fused kernel (flash); where
- * SDPA's fused backends cannot run, its math backend does. */
-static enum attn_impl attn_resolve(const struct hw_config *c, const struct op *o)
-{
-    enum attn_impl impl = o->u.attn.impl;
-    if (impl != ATTN_SDPA && impl != ATTN_VLLM)
-        return impl;
-    if (c->sa_rows)
-        return ATTN_FLASH;
-    int tc05 = c->matrix_path_frac[MP_TCGEN05] > 0, wg = c->matrix_path_frac[MP_WGMMA] > 0;
-    if (impl == ATTN_SDPA) {
-        enum attn_impl pick = tc05 || wg ? ATTN_CUDNN
-                              : o->dtype == DT_FP16 || o->dtype == DT_BF16 ||
-                                        c->matrix_path_frac[MP_MMA_SYNC] <= 0
-                                  ? ATTN_FA2 : ATTN_XFORMERS;
-        enum matrix_path path;
-        return attn_lib_on(c, pick, &path) != NULL ? pick : ATTN_MATH; /* math: always there */
-    }
-    return tc05 ? ATTN_CUDNN : wg ? ATTN_FA3 : ATTN_FA2;
-}
-
-int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n)
-{
-    enum attn_impl impl = attn_resolve(c, o);
-    enum matrix_path path;
-    if (o->u.attn.page_size > 0 && (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON)) {
-        snprintf(msg, n, "%s%s reads K and V as contiguous tensors, not a paged cache (page_size "
-                         "%u): a fused impl (flash and the libraries) reads pages",
-                 op_attn_impl_name(o->u.attn.impl), impl != o->u.attn.impl ? " (math here)" : "",
-                 o->u.attn.page_size);
-        return -1;
-    }
-    if (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || (impl == ATTN_FLASH && c->sa_rows))
-        return 0;
-    if (attn_lib_on(c, impl, &path) != NULL)
-        return 0;
-    char ok[192] = "naive, math, megatron, sdpa";
-    size_t used = strlen(ok);
-    if (c->sa_rows)
-        used += (size_t)snprintf(ok + used, sizeof ok - used, ", flash");
-    for (size_t i = 0; i < sizeof attn_libs / sizeof attn_libs[0] && used < sizeof ok; i++)
-        if (attn_lib_on(c, attn_libs[i].impl, &path) != NULL)
-            used += (size_t)snprintf(ok + used, sizeof ok - used, "%s%s",
-                                     attn_libs[i].impl == ATTN_FA2 ? ", flash, " : ", ",
-                                     op_attn_impl_name(attn_libs[i].impl));
-    if (impl != o->u.attn.impl)     /* an alias: say what it meant here */
-        snprintf(msg, n, "%s (%s on this chip) runs on none of %s's matrix paths; it can run: %s",
-                 op_attn_impl_name(o->u.attn.impl), op_attn_impl_name(impl), c->name, ok);
-    else
-        snprintf(msg, n, "%s runs on none of %s's matrix paths; it can run: %s",
-                 op_attn_impl_name(impl), c->name, ok);
-    return -1;
-}
-
-/* The forward tile (query rows x keys) a library's launch code picks for
- * the head dim, where strata follows it: FlashAttention-3's
- * (hopper/flash_fwd_launch_template.h: 192 x 128 at head dim 64, 128 x 176
- * at 128, 128 x 128 causal, 128 x 80 at 256).  The others keep plan_flash's
- * 128 x flash_bc.  (FlashAttention-2's own, 128 x 128 at 64 and 64 x 64 at
- * 256 on an H100, were tried: alone they moved the A100 rows 0.6 points
- * better and the H100 head-dim-64 ones 5 worse; with its 4-warp CTAs too,
- * the H100 head-dim-128 causal rows came out 10-20% fast against the
- * mma_sync rate fitted without them.  Left for a refit of that rate.) */
-static void lib_tile(const struct op *o, const struct attn_lib *a, enum matrix_path path,
-                     uint32_t *br, uint32_t *bc)
-{
-    uint64_t d = o->u.attn.head_dim;
-    if (a->impl == ATTN_FA3 && path == MP_WGMMA) {
-        if (d <= 64) {
-            *br = 192;
-            *bc = 128;
-        } else if (d <= 128) {
-            *br = 128;
-            *bc = o->u.attn.causal ? 128 : 176;
-        } else if (d <= 256) {
-            *br = 128;
-            *bc = 80;
-        }
-    }
-}
-
-/* A library's fused forward kernel: plan_flash's tiles, with the library's
- * path, tile, softmax issue and O round trips. */
-static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const struct op *o,
-                          const struct attn_lib *a, enum matrix_path path)
-{
-    uint32_t brm = 128, bcu = a->o_roundtrip ? fa1_bc(o->u.attn.head_dim, o->u.attn.kv_len)
-                                             : flash_bc(o->u.attn.head_dim);
-    lib_tile(o, a, path, &brm, &bcu);
-    plan_flash_tile(c, p, o, brm, bcu, 0);
-    double d = (double)o->u.attn.head_dim;
-    /* plan_flash's tile */
-    uint64_t rows64 = o->u.attn.q_len * (o->u.attn.heads / o->u.attn.kv_heads);
-    double rows = (double)rows64;
-    double br = tile_rows(brm, rows64);
-    double q_rows = dmin(br, rows), bc = bcu;
-    /* the softmax: one exp per score on the SFU (or the vector pipe when
-     * the chip has none), five FP32 operations (scale and subtract the max,
-     * running max, sum, rescale, convert) */
-    p->vflops_step = (5.0 + (o->u.attn.dropout > 0 ? FUSED_DROPOUT_SLOTS : 0.0)) * q_rows * bc;
-    p->sfu_step = q_rows * bc;
-    if (c->sfu_ops_per_cycle <= 0) {
-        p->vflops_step += p->sfu_step;
-        p->sfu_step = 0;
-    }
-    p->serial = a->serial;
-    p->sfu_serial = a->serial ? 0 : a->sfu_serial;
-    p->persistent = a->persistent && (path == MP_WGMMA || path == MP_TCGEN05);
-    p->rate_frac = c->matrix_path_frac[path] *
-                   ((path == MP_WGMMA || path == MP_TCGEN05) && a->issue_async > 0 ? a->issue_async
-                                                                                : a->issue_fwd);
-    if (a->o_roundtrip) {
-        /* FA1 rescales its output every key block (FA2 once at the end), and
-         * its four warps split the key block (FMHA_kernel_traits<Bc, d, 16,
-         * 1, 4>), so each writes a partial fp32 output to shared memory and
-         * they are summed there, every step (FlashAttention-2 paper, sec. 3) */
-        p->vflops_step += (2.0 + FA1_FWD_WARPS_N) * q_rows * d;
-        p->xchg_step = 2.0 * FA1_FWD_WARPS_N * q_rows * d * 4.0;
-        /* and its loop runs the other way round: a CTA takes a key block
-         * and walks its query rows, so each key block reads the rows' Q
-         * and their fp32 partial output O_tmp (with the running max and
-         * sum) from memory and writes O_tmp back (fmha_fprop_kernel_1xN.h,
-         * Gmem_tile_o<Cta_tile_o, 4>): HBM traffic per FLOP of 2.5 / Bc
-         * bytes, twice as much at head dim 128 as at 64 */
-        if (p->ksteps > 1) {
-            double more = (p->ksteps - 1.0) / p->ksteps;   /* not the first block's */
-            p->reread_step += more * q_rows * (d * (dtype_bytes(o->dtype, 1.0) + 4.0) + 8.0);
-            p->store_step += more * q_rows * (d * 4.0 + 8.0);
-            p->dram_cost = dram_cost(c, p->reread_step, p->store_step);
-        }
-    }
-    snprintf(p->what, sizeof p->what, "%s_fwd", op_attn_impl_name(a->impl));
-}
-
-/* The fused backward (FlashAttention-2's algorithm): a CTA owns a block of
- * Bc keys of one head, keeps K_j, V_j, dK_j, dV_j on chip and walks the
- * query blocks that see it; per block five products (S = QK^T recomputed,
- * dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K), one exp per score
- * and dS = P (dP - D).  dQ is accumulated as the library's dq_mode says:
- * fp32 atomics in L2 (FA2), fp32 read and written in HBM (FA1), or a copy
- * per key block (Triton on mma_sync).  Small kernels go around it: D =
- * rowsum(dO o O) before; dQ to the input type after (or, for the copies,
- * zeroing them before and summing them after). */
-static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const struct op *o,
-                              const struct attn_lib *a, enum matrix_path path)
-{
-    double eb = dtype_bytes(o->dtype, 1.0), kvb = dtype_bytes(o->u.attn.kv_dtype, 1.0);
-    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, kvh = o->u.attn.kv_heads;
-    const uint64_t d = o->u.attn.head_dim, q = o->u.attn.q_len, kv = o->u.attn.kv_len;
-    double rows = (double)b * h * q;
-    plan_stream(c, &k[0], "attn_bwd_dot", 2.0 * rows * d * eb, rows * 4.0, 2.0 * rows * d,
-                DT_FP32, b * h * q / 4 > 0 ? b * h * q / 4 : 1, 2, TILED_VEC_BYTES);
-    enum dq_mode dq = a->dq == DQ_COPIES && path != MP_MMA_SYNC ? DQ_ATOMIC : a->dq;
-    int sp = dq == DQ_COPIES;
-    uint32_t nk = 1;
-    uint64_t reps = ceil_div(kv, DQ_COPY_BLOCK);
-    if (sp)
-        plan_stream(c, &k[nk++], "attn_bwd_dq_zero", 0, (double)reps * rows * d * eb, 0, DT_FP32, 0, 1,
-                    TILED_VEC_BYTES);
-    struct kplan *p = &k[nk];
-    memset(p, 0, sizeof *p);
-    /* FA1 walks blocks of its own key length (fa1_bc) */
-    uint32_t bc = a->o_roundtrip ? fa1_bc(d, kv) : sp ? DQ_COPY_BLOCK : d > 64 ? 64 : 128;
-    uint32_t br = sp ? DQ_COPY_BLOCK : 64;
-    uint64_t group = h / kvh;
-    uint64_t kt = ceil_div(kv, bc);
-    /* query rows a key block sees: all, or (causal) those at or after it */
-    double qr = (double)q * group;
-    if (o->u.attn.causal)
-        qr = dmax((double)br, qr / 2.0 + bc * group / 2.0);
-    uint64_t steps = (uint64_t)ceil(qr / br);
-    uint32_t threads = 256;
-    double smem = (2.0 * bc * d + 2.0 * 2.0 * br * d) * eb;   /* K, V + double-buffered Q, dO */
-    double regs = 2.0 * bc * (double)d * 4.0 + br * (double)bc * 4.0 + threads * 64.0 * 4.0;
-    plan_occupancy(c, p, threads, smem, regs);
-    p->gm = kt;
-    p->gn = 1;
-    p->gb = b * kvh;
-    p->swizzle = (uint32_t)umin(kt, 64);
-    p->ksteps = (uint32_t)(steps > 0 ? steps : 1);
-    p->stages = 2;
-    p->pro_bytes = 2.0 * bc * d * kvb;                       /* K_j, V_j */
-    p->b_step = 2.0 * br * d * eb + br * 8.0;                 /* Q_i, dO_i, lse_i, D_i */
-    p->mflops_step = 10.0 * br * (double)bc * d;
-    p->vflops_step = (6.0 + (o->u.attn.dropout > 0 ? FUSED_DROPOUT_SLOTS : 0.0)) * br * (double)bc;
-    p->sfu_step = br * (double)bc;
-    if (c->sfu_ops_per_cycle <= 0) {
-        p->vflops_step += p->sfu_step;
-        p->sfu_step = 0;
-    }
-    if (sp)
-        p->store_step = br * (double)d * eb;                  /* this key block's dQ_i copy */
-    else if (dq == DQ_ATOMIC)
-        p->l2_step = br * (double)d * 4.0;                    /* dQ_i += dS K_j, fp32 atomics */
-    else {
-        p->store_step = br * (double)d * 4.0;                 /* dQ_i out and back, fp32 */
-        p->reread_step = p->store_step;
-    }
-    p->store_end = 2.0 * bc * d * eb;                         /* dK_j, dV_j */
-    p->smem_step = (4.0 * br * bc + 6.0 * br * d) * eb;
-    if (a->o_roundtrip) {
-        /* FA1's eight warps split the key block (FMHA_kernel_traits<Bc, d,
-         * 16, 1, 8>): each writes a partial fp32 dQ_i to shared memory and
-         * they are summed there (its smem_size_dq: 16 x d x 4 x WARPS_N) */
-        p->xchg_step = 2.0 * FA1_BWD_WARPS_N * br * (double)d * 4.0;
-        p->vflops_step += FA1_BWD_WARPS_N * br * (double)d;
-    }
-    p->inflight_cta = p->b_step;
-    p->async_copy = 1;
-    p->mdt = unit_matrix_type(c, o->dtype);
-    p->vdt = DT_FP32;
-    /* dQ_i read and written back (FA1): a read/write mix */
-    p->dram_cost = dq == DQ_HBM ? dram_cost(c, p->reread_step, p->store_step) : 1.0;
-    p->serial = a->serial;
-    p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
-    snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));
-    snprintf(p->tile, sizeof p->tile, "Br%u Bc%u bwd", br, bc);
-    if (sp) {
-        plan_stream(c, &k[nk + 1], "attn_bwd_dq_sum", (double)reps * rows * d * eb, rows * d * eb,
-                    (double)reps * rows * d, DT_FP32, 0, (uint32_t)umin(reps, 64), TILED_VEC_BYTES);
-        return nk + 2;
-    }
-    plan_stream(c, &k[nk + 1], "attn_bwd_dq", rows * d * 4.0, rows * d * eb, rows * d, DT_FP32, 0, 1,
-                TILED_VEC_BYTES);
-    return nk + 2;
-}
-
-/* PyTorch runs an elementwise op or copy whose operands are not all
- * contiguous (a permuted copy, an add that broadcasts a mask) with its
- * legacy kernel (ATen CUDALoops.cuh, launch_legacy_kernel): each thread
- * loads one element per input, computes and stores it before the next,
- * since the store may alias the next load.  So a thread keeps one element
- * in flight, not a 16-byte vector: the kernels below pass the element size
- * as their vector width, and with one DRAM-read input (a broadcast mask
- * stays in cache) they are bound by latency, not by bandwidth. */
-
-/* PyTorch's standard attention (the `math` backend): S = (Q K^T) scale as
- * one batched GEMM into HBM, the causal mask added to S, softmax, P V; and
- * for the backward dV = P^T dO, dP = dO V^T, dS = softmax_backward(P, dP),
- * dQ = dS K, dK = dS^T Q.  Every S-sized tensor goes through HBM. */
-/* One batched GEMM of an unfused attention, named for the report. */
-static void attn_bmm(const struct hw_config *c, struct kplan *k, const char *what, uint64_t m,
-                     uint64_t n, uint64_t kk, uint64_t batch, enum dtype dt, double eb, double beb)
-{
-    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0, 1.0};
-    plan_gemm(c, k, &g);
-    snprintf(k->what, sizeof k->what, "%s", what);
-}
-
-/* Dropout on el scores in memory (PyTorch's fused dropout): forward,
- * read them, write them and a 1-byte mask; backward, read the gradient
- * and the mask, write the gradient. */
-static void plan_dropout(const struct hw_config *c, struct kplan *p, double el, double eb,
-                         enum dtype vdt, int bwd)
-{
-    if (bwd)
-        plan_stream(c, p, "dropout_bwd", el * (eb + 1.0), el * eb, el, vdt, 0, 2, TILED_VEC_BYTES);
-    else
-        plan_stream(c, p, "dropout", el * eb, el * (eb + 1.0), DROPOUT_RNG_SLOTS * el, vdt, 0, 1,
-                    TILED_VEC_BYTES);
-}
-
-static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const struct op *o,
-                               enum attn_impl impl)
-{
-    int minimal = impl == ATTN_NAIVE, mega = impl == ATTN_MEGATRON;
-    double eb = dtype_bytes(o->dtype, 1.0), kvb = dtype_bytes(o->u.attn.kv_dtype, 1.0);
-    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
-    const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim, bh = b * h;
-    double el = (double)bh * q * kv;
-    enum dtype vdt = unit_vector_type(c, o->dtype);
-    uint32_t n = 0;
-    enum attn_pass pass = o->pass;
-    double mask = (double)q * kv;   /* one causal mask, shared by every head */
-    int drop = o->u.attn.dropout > 0;
-    /* q, k and v come in as (batch, tokens, heads, dim), packed or not, and
-     * the batched GEMMs want (batch x heads, tokens, dim): batch and heads
-     * are not adjacent, so each is copied (einops' rearrange in the FA
-     * benchmark's attention_pytorch, a transpose and reshape in a model's
-     * eager attention), the output copied back, and in the backward the
-     * output's gradient and the three input gradients the same way.  The
-     * copies scale with tokens, the products with tokens squared: they
-     * weigh on short sequences. */
-    double elq = (double)bh * q * d, elkv = (double)b * o->u.attn.kv_heads * kv * d;
-    /* naive: S = QK^T to memory, softmax, O = PV (GQA K/V expanded).
-     * math: PyTorch's, with the layout copies and, for causal, the mask
-     * built every call (full() and triu() in fp32, then cast to the input
-     * type: three small kernels, one here) and added to S (flash-
-     * attention's benchmark, attention_pytorch).  megatron: Megatron-LM's
-     * (ParallelAttention without flash): Q, K and V are strided views of
-     * the QKV output that the batched GEMMs read in place, the scale rides
-     * in baddbmm, one kernel scales, masks (the causal mask from the
-     * indices) and normalises (scaled_upper_triang_masked_softmax, a warp a
-     * row, issue-bound as PyTorch's softmax is), and the output is
-     * permuted back to (tokens, batch, hidden).  Dropout, when the op has
-     * it, between the softmax and PV. */
-    if (pass != PASS_BWD) {
-        if (!minimal && !mega)
-            plan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
-                        vdt, 0, 1, eb);
-        attn_bmm(c, &k[n++], "bmm_qk", q, kv, d, bh, o->dtype, eb, kvb);
-        if (!minimal && !mega && o->u.attn.causal) {
-            plan_stream(c, &k[n++], "mask_build", 8.0 * mask, (8.0 + eb) * mask, mask, vdt, 0, 1,
-                        TILED_VEC_BYTES);
-            plan_stream(c, &k[n++], "mask_add", el * eb + mask * eb, el * eb, el, vdt, 0, 1, eb);
-        }
-        plan_stream(c, &k[n++], mega ? "scale_mask_softmax" : "softmax", el * eb, el * eb,
-                    (minimal ? 5.0 : TILED_SOFTMAX_ISSUE) * el, vdt, bh * q, 1, TILED_VEC_BYTES);
-        if (drop)
-            plan_dropout(c, &k[n++], el, eb, vdt, 0);
-        attn_bmm(c, &k[n++], "bmm_pv", q, d, kv, bh, o->dtype, eb, kvb);
-        if (!minimal)
-            plan_stream(c, &k[n++], "out_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
-    }
-    if (pass != PASS_FWD) {
-        if (!minimal)
-            plan_stream(c, &k[n++], "dout_layout", elq * eb, elq * eb, 0, vdt, 0, 1, eb);
-        attn_bmm(c, &k[n++], "bmm_dv", kv, d, q, bh, o->dtype, eb, eb);
-        attn_bmm(c, &k[n++], "bmm_dp", q, kv, d, bh, o->dtype, eb, kvb);
-        if (drop)
-            plan_dropout(c, &k[n++], el, eb, vdt, 1);
-        if (!minimal && !mega)
-            /* ATen's softmax backward first multiplies the gradient by
-             * the output into a temporary (softmax_backward_cuda_out:
-             * tmp = grad * output), then runs its row kernel on it */
-            plan_stream(c, &k[n++], "softmax_bwd_mul", 2.0 * el * eb, el * eb, el, vdt, 0, 2,
-                        TILED_VEC_BYTES);
-        plan_stream(c, &k[n++], "softmax_bwd", 2.0 * el * eb, el * eb, 4.0 * el, vdt, bh * q, 2,
-                    TILED_VEC_BYTES);
-        attn_bmm(c, &k[n++], "bmm_dq", q, d, kv, bh, o->dtype, eb, kvb);
-        attn_bmm(c, &k[n++], "bmm_dk", kv, d, q, bh, o->dtype, eb, eb);
-        if (!minimal)
-            plan_stream(c, &k[n++], "dqkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb,
-                        0, vdt, 0, 1, eb);
-    }
-    return n;
-}
-
-/* Lower an attention op (fills L; FLOPs: 4 pairs d per head forward, 2.5x
- * that backward, as FlashAttention's benchmarks count them). */
-static void lower_attention(const struct hw_config *c, const struct op *o, struct lowered *L)
-{
-    const uint64_t b = o->u.attn.batch, h = o->u.attn.heads, q = o->u.attn.q_len;
-    const uint64_t kv = o->u.attn.kv_len, d = o->u.attn.head_dim;
-    double pairs = (double)q * kv;
-    if (o->u.attn.causal)       /* query i sees kv_len - q_len + i + 1 keys */
-        pairs = (double)q * (double)(kv - q) + (double)q * (q + 1) / 2.0;
-    double fwd = 4.0 * b * h * pairs * d;
-    enum attn_pass pass = o->pass;
-    L->flops = pass == PASS_FWD ? fwd : pass == PASS_BWD ? 2.5 * fwd : 3.5 * fwd;
-    enum attn_impl impl = attn_resolve(c, o);
-    enum matrix_path path = MP_COUNT;
-    const struct attn_lib *a = attn_lib_on(c, impl, &path);
-    if (impl == ATTN_MATH || impl == ATTN_NAIVE || impl == ATTN_MEGATRON ||
-        (a == NULL && impl != ATTN_FLASH)) {
-        /* naive: three kernels forward (as before); math: PyTorch's full
-         * list; megatron: Megatron-LM's fused softmax between the GEMMs */
-        L->nk = plan_attn_math(c, L->k, o, impl == ATTN_MATH || impl == ATTN_MEGATRON ? impl : ATTN_NAIVE);
-        return;
-    }
-    if (a == NULL) {            /* flash on a systolic chip: the array's fused kernel */
-        uint32_t n = 0;
-        if (pass != PASS_BWD)
-            plan_flash(c, &L->k[n++], o);
-        if (pass != PASS_FWD) {
-            /* its backward (plan_flash_bc's bwd) */
-            struct kplan *p = &L->k[n++];
-            plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 1);
-            p->store_end *= 3.0;            /* dQ, dK, dV */
-            snprintf(p->what, sizeof p->what, "flash_bwd");
-        }
-        L->nk = n;
-        return;
-    }
-    uint32_t n = 0;
-    if (pass != PASS_BWD)
-        plan_attn_fwd(c, &L->k[n++], o, a, path);
-    if (pass != PASS_FWD)
-        n += plan_attn_bwd(c, &L->k[n], o, a, path);
-    L->nk = n;
-}
-
 /* ---------------------------------------------------------------- backward */
 
 /* The backward pass of an op other than attention (which lowers its own),
@@ -971,7 +47,7 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     switch (o->kind) {
     case OP_GEMM: {
         const uint64_t m = o->u.gemm.m, nn = o->u.gemm.n, k = o->u.gemm.k, b = o->u.gemm.batch;
-        double ob = out_bytes_for(o->dtype);
+        double ob = lower_gemm_out_bytes(o->dtype);
         struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0, 1.0};
         struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0, 1.0};
         if (c->sa_rows == 0) {
@@ -979,16 +55,16 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
              * forward's n and k; wgrad dB = A^T dC reads A^T along the
              * forward's k (A's rows) and dC along n, so the forward's m
              * (the tokens: any count) is never a row length */
-            da.load_frac = gemm_load_frac(da.n, da.k, eb);
-            db.load_frac = gemm_load_frac(db.n, db.m, eb);
+            da.load_frac = lower_gemm_load_frac(da.n, da.k, eb);
+            db.load_frac = lower_gemm_load_frac(db.n, db.m, eb);
         }
         if (o->pass != PASS_WGRAD) {
-            plan_gemm(c, &L->k[n], &da);
+            lower_gemm_plan(c, &L->k[n], &da);
             snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_dgrad");
             L->flops += 2.0 * (double)m * nn * k * b;
         }
         if (o->pass != PASS_DGRAD) {
-            plan_gemm(c, &L->k[n], &db);
+            lower_gemm_plan(c, &L->k[n], &db);
             snprintf(L->k[n++].what, sizeof L->k[0].what, "gemm_wgrad");
             L->flops += 2.0 * (double)m * nn * k * b;
         }
@@ -998,11 +74,11 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
         double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols, el = rows * cols;
         uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
         uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
-        plan_stream(c, &L->k[n++], o->kind == OP_SOFTMAX ? "softmax_bwd" : "norm_bwd", 2.0 * el * eb,
-                    el * eb, (o->kind == OP_SOFTMAX ? 4.0 : 8.0) * el, vdt, ctas, 2, TILED_VEC_BYTES);
+        kplan_stream(c, &L->k[n++], o->kind == OP_SOFTMAX ? "softmax_bwd" : "norm_bwd", 2.0 * el * eb,
+                     el * eb, (o->kind == OP_SOFTMAX ? 4.0 : 8.0) * el, vdt, ctas, 2, TILED_VEC_BYTES);
         if (o->kind == OP_NORM)     /* gamma and beta: sums over the rows */
-            plan_stream(c, &L->k[n++], "norm_bwd_gamma", 2.0 * el * eb, 2.0 * cols * 4.0, 2.0 * el,
-                        vdt, 0, 2, TILED_VEC_BYTES);
+            kplan_stream(c, &L->k[n++], "norm_bwd_gamma", 2.0 * el * eb, 2.0 * cols * 4.0, 2.0 * el,
+                         vdt, 0, 2, TILED_VEC_BYTES);
         L->flops += (o->kind == OP_SOFTMAX ? 4.0 : 10.0) * el;
         break;
     }
@@ -1010,16 +86,16 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
         double el = (double)o->u.ew.elements;
         uint32_t in = o->u.ew.inputs, out = o->u.ew.outputs;
         double mask = o->u.ew.dropout > 0 ? el : 0.0;  /* the forward's dropout mask */
-        plan_stream(c, &L->k[n++], "elementwise_bwd", el * eb * (in + out) + mask, el * eb * (in ? in : 1),
-                    el * o->u.ew.flops_per_element, vdt, 0, in + out,
-                    o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
+        kplan_stream(c, &L->k[n++], "elementwise_bwd", el * eb * (in + out) + mask, el * eb * (in ? in : 1),
+                     el * o->u.ew.flops_per_element, vdt, 0, in + out,
+                     o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
         L->flops += el * o->u.ew.flops_per_element;
         break;
     }
     case OP_EMBEDDING: {
         double el = (double)o->u.emb.tokens * o->u.emb.dim;
-        plan_stream(c, &L->k[n], "embedding_bwd", el * eb, 0, el, DT_FP32, o->u.emb.tokens, 1,
-                    TILED_VEC_BYTES);
+        kplan_stream(c, &L->k[n], "embedding_bwd", el * eb, 0, el, DT_FP32, o->u.emb.tokens, 1,
+                     TILED_VEC_BYTES);
         struct kplan *p = &L->k[n++];       /* fp32 atomics into the table's gradient */
         p->l2_step = 4.0 * el / ((double)(p->gm * p->gn * p->gb) * p->ksteps);
         L->flops += el;
@@ -1032,131 +108,147 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     L->nk = n;
 }
 
+/* The trace says how long op o takes (e.g. an imported kernel without
+ * shapes): one kernel of that length, busy the whole time. */
+static void lower_fixed(const struct op *o, struct lowered *L)
+{
+    struct kplan *p = &L->k[0];
+    p->fixed = 1;
+    p->fixed_ps = (uint64_t)llround(o->fixed_s * 1e12);
+    snprintf(p->what, sizeof p->what, "fixed");
+    snprintf(p->tile, sizeof p->tile, "fixed %.3f us", o->fixed_s * 1e6);
+    L->nk = 1;
+}
+
+static void lower_elementwise(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    double eb = dtype_bytes(o->dtype, 1.0);
+    enum dtype vdt = unit_vector_type(c, o->dtype);
+    double el = (double)o->u.ew.elements;
+    /* with dropout, a 1-byte mask written and the random draws */
+    double drop = o->u.ew.dropout > 0 ? el : 0.0;
+    kplan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
+                 el * eb * o->u.ew.outputs + drop,
+                 el * o->u.ew.flops_per_element + DROPOUT_RNG_SLOTS * drop, vdt, 0,
+                 o->u.ew.inputs, o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
+    L->nk = 1;
+    L->flops = el * o->u.ew.flops_per_element;
+}
+
+/* Softmax, norm and reduction: row kernels. */
+static void lower_rows(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    double eb = dtype_bytes(o->dtype, 1.0);
+    enum dtype vdt = unit_vector_type(c, o->dtype);
+    /* Row kernels.  A row of up to 1024 elements lives in one warp's
+     * registers (PyTorch's persistent warp softmax, Triton's persistent
+     * reductions): 4 rows per 128-thread CTA, 8 when rows are short,
+     * one pass.  Longer rows get a CTA each and are read again from
+     * DRAM: PyTorch's block softmax reads its input twice (max/sum,
+     * then normalise), and a looped norm reads it three times (mean,
+     * variance, normalise) once a row exceeds 16 KB.  The extra passes
+     * are fitted to the LLMC softmax/layernorm sweeps' large-N rows
+     * (docs/calibration.md). */
+    double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols;
+    double el = rows * cols;
+    double fpe = o->kind == OP_SOFTMAX ? 5.0 : (o->kind == OP_NORM ? 5.0 : 1.0);
+    double out = o->kind == OP_REDUCTION ? rows * eb : el * eb;
+    const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
+    uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
+    uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
+    /* Softmax is issue-bound, not FLOP-bound: per element it spends
+     * vector-pipe slots on exp, fp16<->fp32 converts and the warp
+     * shuffles of two row reductions.  TILED_SOFTMAX_ISSUE slots per
+     * element were fitted to LLMC-103 (A100, 4096 x 4096 fp16); the
+     * report still counts 5 useful FLOP per element. */
+    double slots_pe = o->kind == OP_SOFTMAX ? TILED_SOFTMAX_ISSUE : fpe;
+    kplan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, TILED_VEC_BYTES);
+    double passes = 1;
+    if (o->kind == OP_SOFTMAX && cols > 1024)
+        passes = 2;
+    if (o->kind == OP_NORM && cols * eb > 16384)
+        passes = 3;
+    L->k[0].reread_step = L->k[0].a_step * (passes - 1);
+    L->nk = 1;
+    L->flops = el * fpe;
+}
+
+/* A copy: one copy-engine transfer (runner_dma). */
+static void lower_copy(const struct hw_config *c, const struct op *o, struct lowered *L)
+{
+    struct kplan *p = &L->k[0];
+    memset(p, 0, sizeof *p);
+    p->dma = 1;
+    p->dma_bytes = (double)o->u.copy.bytes;
+    p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
+    p->peer = o->u.copy.dir == MEMCPY_P2P ? o->u.copy.peer : TRACE_NO_DEVICE;
+    p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* tdev_create finds its route */
+    p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? kplan_dram_cost(c, 1, 1) : 1.0;
+    snprintf(p->what, sizeof p->what, "dma");
+    snprintf(p->tile, sizeof p->tile, "copy engine");
+    L->nk = 1;
+}
+
+/* The device cannot hold every weight: GEMM o's share of the overflow
+ * (spill_frac of its weights) is copied from host memory over PCIe before
+ * it runs, a kernel put first. */
+static void lower_spill(const struct hw_config *c, const struct op *o, double spill_frac,
+                        struct lowered *L)
+{
+    double n = (double)o->u.gemm.k * o->u.gemm.n * o->u.gemm.batch;
+    double wb = o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
+                                             : dtype_bytes(o->dtype, n);
+    memmove(&L->k[1], &L->k[0], L->nk * sizeof L->k[0]);
+    struct kplan *p = &L->k[0];
+    memset(p, 0, sizeof *p);
+    p->dma = 1;
+    p->dma_bytes = wb * spill_frac;
+    p->dma_level = (uint8_t)c->lv_host;
+    p->dram_cost = 1.0;
+    p->dma_h2d = 1;
+    p->peer = TRACE_NO_DEVICE;
+    snprintf(p->what, sizeof p->what, "spill");
+    snprintf(p->tile, sizeof p->tile, "weights from host");
+    L->nk++;
+}
+
 void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
-                     struct lowered *L)
+              struct lowered *L)
 {
     L->nk = 0;      /* each planner fills its own kernels whole; the rest stay unread */
     L->flops = 0;
     if (o->fixed_s >= 0) {
-        /* the trace says how long it takes (e.g. an imported kernel without
-         * shapes): one kernel of that length, busy the whole time */
-        struct kplan *p = &L->k[0];
-        p->fixed = 1;
-        p->fixed_ps = (uint64_t)llround(o->fixed_s * 1e12);
-        snprintf(p->what, sizeof p->what, "fixed");
-        snprintf(p->tile, sizeof p->tile, "fixed %.3f us", o->fixed_s * 1e6);
-        L->nk = 1;
+        lower_fixed(o, L);
         return;
     }
     double eb = dtype_bytes(o->dtype, 1.0);
     enum dtype vdt = unit_vector_type(c, o->dtype);
     switch (o->kind) {
-    case OP_GEMM: {
-        enum wfmt wf = o->u.gemm.weights;
-        struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
-                               o->dtype, out_bytes_for(o->dtype),
-                               wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0,
-                               1.0};
-        if (o->u.gemm.sparse) {
-            /* 2:4 compressed B: half the values and a 2-bit index per kept
-             * one (1 bit per dense element); the sparse tensor-core path
-             * skips the zeros where the chip has one */
-            s.b_bytes = 0.5 * s.b_bytes + 1.0 / 8.0;
-            enum dtype mt = unit_matrix_type(c, o->dtype);
-            if (c->sparse_matrix_flops_per_cycle[mt] > 0)
-                s.math_scale = c->matrix_flops_per_cycle[mt] / c->sparse_matrix_flops_per_cycle[mt];
-        }
-        /* the narrow-load rule is about GPU libraries' kernels; a systolic
-         * chip's DMA and quantised weights (packed blocks) are not bound by it */
-        if (c->sa_rows == 0 && wf == WF_NONE)
-            s.load_frac = gemm_load_frac(s.n, s.k, eb);
-        L->flops = 2.0 * s.m * (double)s.n * s.k * s.b;
-        L->nk = 1;
-        if (s.m <= TILED_GEMV_MAX_M) {
-            /* matrix-vector: libraries stream B through registers with FMAs
-             * on the vector pipe; no tiles, no tensor cores, no reuse;
-             * quantised weights are dequantised once each */
-            double w = (double)s.k * s.n * s.b;
-            double wb = w * s.b_bytes;
-            double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
-            plan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
-                        TILED_VEC_BYTES);
-            break;
-        }
-        plan_gemm(c, &L->k[0], &s);
+    case OP_GEMM:
+        lower_gemm_op(c, o, L);
         break;
-    }
     case OP_ATTENTION:
-        lower_attention(c, o, L);
+        lower_attn_op(c, o, L);
         break;
-    case OP_ELEMENTWISE: {
-        double el = (double)o->u.ew.elements;
-        /* with dropout, a 1-byte mask written and the random draws */
-        double drop = o->u.ew.dropout > 0 ? el : 0.0;
-        plan_stream(c, &L->k[0], "elementwise", el * eb * o->u.ew.inputs,
-                    el * eb * o->u.ew.outputs + drop,
-                    el * o->u.ew.flops_per_element + DROPOUT_RNG_SLOTS * drop, vdt, 0,
-                    o->u.ew.inputs, o->u.ew.vector_bytes > 0 ? o->u.ew.vector_bytes : 1.0);
-        L->nk = 1;
-        L->flops = el * o->u.ew.flops_per_element;
+    case OP_ELEMENTWISE:
+        lower_elementwise(c, o, L);
         break;
-    }
-    case OP_SOFTMAX: case OP_NORM: case OP_REDUCTION: {
-        /* Row kernels.  A row of up to 1024 elements lives in one warp's
-         * registers (PyTorch's persistent warp softmax, Triton's persistent
-         * reductions): 4 rows per 128-thread CTA, 8 when rows are short,
-         * one pass.  Longer rows get a CTA each and are read again from
-         * DRAM: PyTorch's block softmax reads its input twice (max/sum,
-         * then normalise), and a looped norm reads it three times (mean,
-         * variance, normalise) once a row exceeds 16 KB.  The extra passes
-         * are fitted to the LLMC softmax/layernorm sweeps' large-N rows
-         * (docs/calibration.md). */
-        double rows = (double)o->u.rc.rows, cols = (double)o->u.rc.cols;
-        double el = rows * cols;
-        double fpe = o->kind == OP_SOFTMAX ? 5.0 : (o->kind == OP_NORM ? 5.0 : 1.0);
-        double out = o->kind == OP_REDUCTION ? rows * eb : el * eb;
-        const char *what = o->kind == OP_SOFTMAX ? "softmax" : (o->kind == OP_NORM ? "norm" : "reduce");
-        uint64_t per_cta = cols <= 128 ? 8 : (cols <= 1024 ? 4 : 1);
-        uint64_t ctas = ceil_div(o->u.rc.rows, per_cta);
-        /* Softmax is issue-bound, not FLOP-bound: per element it spends
-         * vector-pipe slots on exp, fp16<->fp32 converts and the warp
-         * shuffles of two row reductions.  TILED_SOFTMAX_ISSUE slots per
-         * element were fitted to LLMC-103 (A100, 4096 x 4096 fp16); the
-         * report still counts 5 useful FLOP per element. */
-        double slots_pe = o->kind == OP_SOFTMAX ? TILED_SOFTMAX_ISSUE : fpe;
-        plan_stream(c, &L->k[0], what, el * eb, out, el * slots_pe, vdt, ctas, 1, TILED_VEC_BYTES);
-        double passes = 1;
-        if (o->kind == OP_SOFTMAX && cols > 1024)
-            passes = 2;
-        if (o->kind == OP_NORM && cols * eb > 16384)
-            passes = 3;
-        L->k[0].reread_step = L->k[0].a_step * (passes - 1);
-        L->nk = 1;
-        L->flops = el * fpe;
+    case OP_SOFTMAX: case OP_NORM: case OP_REDUCTION:
+        lower_rows(c, o, L);
         break;
-    }
     case OP_EMBEDDING: {
         double el = (double)o->u.emb.tokens * o->u.emb.dim;
-        plan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1, TILED_VEC_BYTES);
+        kplan_stream(c, &L->k[0], "embedding", el * eb, el * eb, 0, vdt, o->u.emb.tokens, 1,
+                     TILED_VEC_BYTES);
         L->nk = 1;
         break;
     }
-    case OP_MEMCPY: {
-        struct kplan *p = &L->k[0];
-        memset(p, 0, sizeof *p);
-        p->dma = 1;
-        p->dma_bytes = (double)o->u.copy.bytes;
-        p->dma_level = (uint8_t)(o->u.copy.dir == MEMCPY_D2D ? c->lv_dram : c->lv_host);
-        p->peer = o->u.copy.dir == MEMCPY_P2P ? o->u.copy.peer : TRACE_NO_DEVICE;
-        p->dma_net = o->u.copy.dir == MEMCPY_P2P;  /* tdev_create finds its route */
-        p->dram_cost = o->u.copy.dir == MEMCPY_D2D ? dram_cost(c, 1, 1) : 1.0;
-        snprintf(p->what, sizeof p->what, "dma");
-        snprintf(p->tile, sizeof p->tile, "copy engine");
-        L->nk = 1;
+    case OP_MEMCPY:
+        lower_copy(c, o, L);
         break;
-    }
     case OP_GENERIC: {
-        plan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1, TILED_VEC_BYTES);
+        kplan_stream(c, &L->k[0], "generic", o->u.gen.bytes, 0, o->u.gen.flops, vdt, 0, 1,
+                     TILED_VEC_BYTES);
         L->nk = 1;
         L->flops = o->u.gen.flops;
         break;
@@ -1169,24 +261,7 @@ void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
     }
     if (o->pass != PASS_FWD && o->kind != OP_ATTENTION && o->fixed_s < 0)
         lower_backward(c, o, L);
-    if (spill_frac > 0 && o->kind == OP_GEMM && o->pass != PASS_WGRAD && L->nk < TILED_MAX_KERNELS) {
-        /* (a weight gradient, dB = A^T dC, reads no weights) */
-        /* the device cannot hold every weight: this GEMM's share of the
-         * overflow is copied from host memory over PCIe before it runs */
-        double n = (double)o->u.gemm.k * o->u.gemm.n * o->u.gemm.batch;
-        double wb = o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
-                                                 : dtype_bytes(o->dtype, n);
-        memmove(&L->k[1], &L->k[0], L->nk * sizeof L->k[0]);
-        struct kplan *p = &L->k[0];
-        memset(p, 0, sizeof *p);
-        p->dma = 1;
-        p->dma_bytes = wb * spill_frac;
-        p->dma_level = (uint8_t)c->lv_host;
-        p->dram_cost = 1.0;
-        p->dma_h2d = 1;
-        p->peer = TRACE_NO_DEVICE;
-        snprintf(p->what, sizeof p->what, "spill");
-        snprintf(p->tile, sizeof p->tile, "weights from host");
-        L->nk++;
-    }
+    /* (a weight gradient, dB = A^T dC, reads no weights) */
+    if (spill_frac > 0 && o->kind == OP_GEMM && o->pass != PASS_WGRAD && L->nk < TILED_MAX_KERNELS)
+        lower_spill(c, o, spill_frac, L);
 }

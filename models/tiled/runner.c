@@ -108,6 +108,33 @@ static uint32_t chunk_plan(uint32_t ks, uint32_t pro, double *frac)
     return c;
 }
 
+/* The wave's per-flow rate caps, from the SMs that carry it (cpu CTAs
+ * each): what they keep in flight over the loaded DRAM latency, their L2
+ * ports, their pipes and shared memory. */
+static void wave_caps(struct runner *r, uint32_t cpu)
+{
+    const struct hw_config *c = r->g->cfg;
+    const struct kplan *p = r->p;
+    double u = r->units;
+    double inflight = cpu * p->inflight_cta;
+    if (c->sa_rows)     /* systolic units are fed by DMA engines, not threads */
+        inflight = (double)c->eff_inflight_bytes_per_unit;
+    else if (!p->async_copy)
+        inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
+    else
+        inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
+    r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
+    r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
+                c->clock_hz;
+    double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
+    r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
+    r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
+    r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
+    r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
+                      ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
+                      : u * cfg_smem(c)->bw_bytes_per_s / c->units;
+}
+
 static void wave_begin(struct runner *r)
 {
     struct tdev *g = r->g;
@@ -180,25 +207,7 @@ static void wave_begin(struct runner *r)
         res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
     res->bytes[c->lv_smem] += r->w_smem + r->w_xchg + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
-    /* per-wave rate caps from the SMs that carry the wave */
-    double u = r->units;
-    double inflight = cpu * p->inflight_cta;
-    if (c->sa_rows)     /* systolic units are fed by DMA engines, not threads */
-        inflight = (double)c->eff_inflight_bytes_per_unit;
-    else if (!p->async_copy)
-        inflight = dmin(inflight, c->eff_inflight_bytes_per_unit);
-    else
-        inflight = dmin(inflight, (double)cfg_smem(c)->capacity_bytes);
-    r->cap_dram = u * inflight / ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12) / p->dram_cost;
-    r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
-                c->clock_hz;
-    double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
-    r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
-    r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
-    r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
-    r->cap_smem = cfg_smem(c)->bw_bytes_per_cycle > 0
-                      ? u * cfg_smem(c)->bw_bytes_per_cycle * c->clock_hz
-                      : u * cfg_smem(c)->bw_bytes_per_s / c->units;
+    wave_caps(r, cpu);
 
     uint32_t pro = p->stages > 1 ? p->stages - 1 : 1;
     r->nchunks = chunk_plan(p->ksteps * r->mult, pro, r->frac);
@@ -231,11 +240,11 @@ static void runner_try_load(struct runner *r)
     r->load_pending = 0;
     start_flow(r, g->dramp, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
                (unsigned)c->lv_dram, &r->load_pending);
-    start_flow(r, &g->cache[0], l2, r->cap_l2, FR_LOAD, ch, (unsigned)c->lv_cache[0],
+    start_flow(r, tdev_lv(g, c->lv_cache[0], 0), l2, r->cap_l2, FR_LOAD, ch, (unsigned)c->lv_cache[0],
                &r->load_pending);
     for (uint32_t ci = 1; ci < c->ncaches; ci++)
-        start_flow(r, &g->cache[ci], r->w_cache_r[ci] * f + (ch == 0 ? r->w_pro : 0), 0, FR_LOAD,
-                   ch, (unsigned)c->lv_cache[ci], &r->load_pending);
+        start_flow(r, tdev_lv(g, c->lv_cache[ci], 0), r->w_cache_r[ci] * f + (ch == 0 ? r->w_pro : 0),
+                   0, FR_LOAD, ch, (unsigned)c->lv_cache[ci], &r->load_pending);
     if (r->load_pending == 0) {
         r->load_busy = 0;
         chunk_ready_at(r, ch, 0);
@@ -264,14 +273,14 @@ static void runner_compute_done(struct runner *r)
         start_flow(r, g->dramp, store * r->p->dram_cost, r->cap_l2, FR_STORE, ch,
                    (unsigned)c->lv_dram, &r->store_pending);
         for (uint32_t ci = 0; ci < c->ncaches; ci++)
-            start_flow(r, &g->cache[ci], store, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[ci],
-                       &r->store_pending);
+            start_flow(r, tdev_lv(g, c->lv_cache[ci], 0), store, r->cap_l2, FR_STORE, ch,
+                       (unsigned)c->lv_cache[ci], &r->store_pending);
     }
     if (r->comp_next == r->nchunks)
         l2_end += r->w_l2_end;
     if (l2_end > 0)
-        start_flow(r, &g->cache[0], l2_end, r->cap_l2, FR_STORE, ch, (unsigned)c->lv_cache[0],
-                   &r->store_pending);
+        start_flow(r, tdev_lv(g, c->lv_cache[0], 0), l2_end, r->cap_l2, FR_STORE, ch,
+                   (unsigned)c->lv_cache[0], &r->store_pending);
     runner_try_load(r);
     runner_try_compute(r);
     runner_check_wave_end(r);
@@ -288,7 +297,8 @@ static void runner_softmax_phase(struct runner *r, uint32_t ch)
     double sfu = r->w_sfu * f * (1.0 - r->p->sfu_serial);    /* 0 for a serial kernel */
     start_flow(r, &g->vpipe, r->w_vflops * f, r->cap_v, FR_PIPE, ch, smem, &r->pipe_pending);
     start_flow(r, &g->sfu, sfu, r->cap_s, FR_PIPE, ch, smem, &r->pipe_pending);
-    start_flow(r, &g->smem, r->w_xchg * f, r->cap_smem, FR_PIPE, ch, smem, &r->pipe_pending);
+    start_flow(r, tdev_lv(g, g->cfg->lv_smem, 0), r->w_xchg * f, r->cap_smem, FR_PIPE, ch, smem,
+               &r->pipe_pending);
 }
 
 static void runner_try_compute(struct runner *r)
@@ -309,7 +319,8 @@ static void runner_try_compute(struct runner *r)
     if (!r->p->serial || r->pipe_pending == 0)
         runner_softmax_phase(r, ch);
     r->comp_pending = r->pipe_pending;
-    start_flow(r, &g->smem, r->w_smem * f, r->cap_smem, FR_SMEM, ch, smem, &r->comp_pending);
+    start_flow(r, tdev_lv(g, g->cfg->lv_smem, 0), r->w_smem * f, r->cap_smem, FR_SMEM, ch, smem,
+               &r->comp_pending);
     if (r->pipe_pending == 0)
         r->pipe_done = r->comp_start;
     if (r->comp_pending == 0)
@@ -446,7 +457,7 @@ static void runner_dma(struct runner *r)
             r->res->bytes[c->lv_dram] += B;
         }
     } else if (p->dma_level == c->lv_host) {
-        struct flowsrv *link = p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? &g->h2d : &g->d2h;
+        struct flowsrv *link = tdev_lv(g, c->lv_host, p->dma_h2d || o->u.copy.dir == MEMCPY_H2D ? 0 : 1);
         r->res->bytes[c->lv_host] += B;
         r->res->bytes[c->lv_dram] += B;
         start_flow(r, link, B, 0, FR_LOAD, 0, (unsigned)c->lv_host, &r->load_pending);

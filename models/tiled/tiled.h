@@ -2,10 +2,16 @@
  *
  * The tiled model (models/tiled/) serves the `gpu`, `tpu` and `npu` families:
  *   device.c  the device: its servers, op admission, `tiled_model_ops`;
- *   lower.c   ops -> kernels (tile shapes, grids, bytes and FLOPs per step);
+ *   lower*.c  ops -> kernels (tile shapes, grids, bytes and FLOPs per step);
  *   unit.c    the compute unit's rates and types, the systolic array's work;
  *   reuse.c   which operand bytes a wave of CTAs finds in the caches;
  *   runner.c  one op in flight: its kernels, waves, chunks and copies.
+ * Lowering is four files:
+ *   lower.c       the op's kernels: dispatch by kind, row kernels, copies,
+ *                 the backward pass, weights spilled to the host;
+ *   lower_gemm.c  GEMM tiles, split-K and GEMV;
+ *   lower_attn.c  attention as each library runs it;
+ *   kplan.c       occupancy, DRAM read/write cost, the streaming kernel.
  * Each file opens with the part of the model it holds.  Units are in the
  * names; times are picoseconds, rates per second.
  */
@@ -24,6 +30,18 @@
                                  * with dropout: 17) */
 #define TILED_MAX_RUNNING 64      /* ops running at once on one device */
 #define TILED_CACHE_USABLE 0.75      /* share of L2 the reuse test may count on (sets, other data) */
+#define TILED_VEC_BYTES 16.0      /* bytes one thread loads per vector access */
+#define TILED_SOFTMAX_ISSUE 50.0  /* vector-pipe slots per softmax element (fitted, see lower_rows) */
+/* Dropout's random numbers, in vector-pipe slots (one an instruction, as
+ * the softmax's are counted), from the kernels' source, not fitted:
+ * PyTorch's fused dropout draws curand's Philox4x32-10 (ten rounds of two
+ * 32x32->64 multiplies, xors and key bumps, about 60 instructions) for 4
+ * elements, then a uniform, a compare and a scale each: about 20 an
+ * element.  FlashAttention's (csrc/flash_attn/src/philox.cuh, dropout.h)
+ * runs 7 rounds for 16 scores (one byte each) and a compare and an AND per
+ * pair: about 4 a score, forward and again backward (the mask is drawn
+ * again, not stored: FUSED_DROPOUT_SLOTS, lower_attn.c). */
+#define DROPOUT_RNG_SLOTS 20.0
 
 /* One kernel as the library would launch it. */
 struct kplan {
@@ -143,9 +161,9 @@ struct tdev {
     uint32_t device;
     uint32_t comp;
     struct engine *e;
-    struct flowsrv dram, smem, mpipe, vpipe, sfu, h2d, d2h;
-    struct flowsrv cache[HW_MAX_LEVELS];    /* one per cache level, innermost first */
-    struct flowsrv *dramp;      /* &dram, or the run's shared unified-memory server */
+    struct flowsrv mpipe, vpipe, sfu;       /* the pipes: matrix, vector, special-function */
+    struct flowsrv *lv;         /* the memory levels' servers, 2 a level (tdev_lv) */
+    struct flowsrv *dramp;      /* the DRAM level's server, or the run's shared unified-memory one */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
     struct lowref *low;         /* per op of this device (run_env.local indexes it) */
     struct kplan *kpool;        /* every kernel of this device's ops */
@@ -176,6 +194,16 @@ struct tdev {
     uint32_t held_units;        /* units running collectives' kernels now (hold_units) */
 };
 
+/* The bandwidth server of the device's memory level `level` (config
+ * order) and direction dir: a link's 0 toward the device, 1 out of it;
+ * every other level has direction 0 only.  device.c makes one for each
+ * level but the registers (a capacity) and a link to peers (the system's
+ * links, net.h). */
+static inline struct flowsrv *tdev_lv(const struct tdev *g, int level, unsigned dir)
+{
+    return &g->lv[2 * (unsigned)level + dir];
+}
+
 /* Units a kernel launched now gets: the device's less those collectives
  * hold, never under half of them (the reuse scratch is sized for that). */
 static inline uint32_t tdev_avail_units(const struct tdev *g)
@@ -202,13 +230,51 @@ double unit_systolic_fill_flops(const struct hw_config *c);
 int unit_gemm_simt(const struct hw_config *c, enum dtype t);
 enum dtype unit_simt_type(const struct hw_config *c, enum dtype t);
 
-/* lower.c: fills *L with the kernels op o runs as on chip c; spill_frac is
- * the share of its weights that must first be copied from the host */
-/* 0 if chip c can run attention op o's impl, else -1 with a message
- * naming the impls it can run. */
-int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n);
+/* lower.c: fills *L (zeroed) with the kernels op o runs as on chip c;
+ * spill_frac is the share of its weights that must first be copied from
+ * the host */
 void lower_op(const struct hw_config *c, const struct op *o, double spill_frac,
               struct lowered *L);
+
+/* GEMM C[b](M x N) = A[b](M x K) B[b](K x N).  Candidate tiles are scored
+ * with a quick per-wave estimate (as library heuristics do); the winner is
+ * then simulated in full.  Split-K CTAs exchange fp32 partials through L2. */
+struct gemm_shape {
+    uint64_t m, n, k, b;
+    enum dtype dt;
+    double out_bytes;           /* bytes per output element */
+    double b_bytes;             /* bytes per B (weight) element: dtype or quantised format */
+    double deq_ops;             /* vector ops to dequantise one weight (0 if not quantised) */
+    double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
+    double math_scale;          /* matrix-pipe time per FLOP relative to dense: dense rate /
+                                 * 2:4 sparse rate for a sparse B on a chip with that path */
+};
+
+/* lower_gemm.c: a GEMM op's kernel (into L->k[0]); the tile plan of shape
+ * s; the load width (a share of 16 bytes) rows of n and k elements of eb
+ * bytes allow; bytes per output element of a GEMM of type t */
+void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered *L);
+void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct gemm_shape *s);
+double lower_gemm_load_frac(uint64_t n, uint64_t k, double eb);
+double lower_gemm_out_bytes(enum dtype t);
+
+/* lower_attn.c: 0 if chip c can run attention op o's impl, else -1 with a
+ * message naming the impls it can run; an attention op's kernels (fills
+ * L, its FLOPs too) */
+int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, size_t n);
+void lower_attn_op(const struct hw_config *c, const struct op *o, struct lowered *L);
+
+/* kplan.c: CTAs a unit holds of a kernel with these threads, shared-memory
+ * and register bytes a CTA (into p->ctas_per_unit); DRAM capacity a byte
+ * uses at a read/write mix; a streaming kernel over load_bytes in,
+ * store_bytes out, with vflops of vector work (rows > 0: at least a CTA a
+ * row), each thread loading vec_bytes per input an access */
+void kplan_occupancy(const struct hw_config *c, struct kplan *p, uint32_t threads,
+                     double smem_cta, double regs_cta);
+double kplan_dram_cost(const struct hw_config *c, double rd, double wr);
+void kplan_stream(const struct hw_config *c, struct kplan *p, const char *what,
+                  double load_bytes, double store_bytes, double vflops,
+                  enum dtype vdt, uint64_t rows, uint32_t inputs, double vec_bytes);
 
 /* reuse.c: the load bytes of CTAs [c0, c1) of wave `wave` of p: *l2 what
  * they read from the first cache, miss[i] what misses cache i */

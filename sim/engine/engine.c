@@ -27,10 +27,7 @@ uint32_t engine_register(struct engine *e, const struct comp_ops *ops, void *sel
     if (e->ncomps == e->capcomps) {
         uint32_t cap = e->capcomps ? 2 * e->capcomps : 16;
         SIM_CHECK(cap > e->ncomps);
-        struct engine_comp *c = realloc(e->comps, (size_t)cap * sizeof *c);
-        if (c == NULL)
-            sim_oom((size_t)cap * sizeof *c);
-        e->comps = c;
+        e->comps = sim_xrealloc(e->comps, (size_t)cap * sizeof *e->comps);  /* setup only */
         e->capcomps = cap;
     }
     e->comps[e->ncomps].ops = ops;

@@ -14,16 +14,14 @@ static int eq_less(const struct eq *q, uint32_t a, uint32_t b)
     return x->seq < y->seq;
 }
 
-static int eq_reserve(struct eq *q, uint32_t cap)
+/* Storage for cap events.  Setup, and the rare doubling when more events
+ * are pending than eq_init was told (counted in q->grows): sim_xrealloc
+ * aborts with the size on failure and holds a large request against the
+ * memory budget. */
+static void eq_reserve(struct eq *q, uint32_t cap)
 {
-    struct eq_slot *s = realloc(q->slots, (size_t)cap * sizeof *s);
-    if (s == NULL)
-        return -1;
-    q->slots = s;
-    uint32_t *h = realloc(q->heap, (size_t)cap * sizeof *h);
-    if (h == NULL)
-        return -1;
-    q->heap = h;
+    q->slots = sim_xrealloc(q->slots, (size_t)cap * sizeof *q->slots);
+    q->heap = sim_xrealloc(q->heap, (size_t)cap * sizeof *q->heap);
     for (uint32_t i = q->cap; i < cap; i++) {
         q->slots[i].gen = 1;
         q->slots[i].dead = 0;
@@ -32,7 +30,6 @@ static int eq_reserve(struct eq *q, uint32_t cap)
     if (cap > q->cap)
         q->free_head = q->cap;
     q->cap = cap;
-    return 0;
 }
 
 int eq_init(struct eq *q, uint32_t capacity)
@@ -41,7 +38,8 @@ int eq_init(struct eq *q, uint32_t capacity)
     q->free_head = UINT32_MAX;
     if (capacity < 16)
         capacity = 16;
-    return eq_reserve(q, capacity);
+    eq_reserve(q, capacity);
+    return 0;
 }
 
 void eq_destroy(struct eq *q)
@@ -96,8 +94,7 @@ uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
     if (q->free_head == UINT32_MAX) {
         /* Only when more events are pending than eq_init was told. */
         SIM_CHECK(q->cap < UINT32_MAX / 2);
-        if (eq_reserve(q, q->cap * 2) != 0)
-            sim_oom((size_t)q->cap * 2 * sizeof(struct eq_slot));
+        eq_reserve(q, q->cap * 2);
         q->grows++;
     }
     uint32_t s = q->free_head;

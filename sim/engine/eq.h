@@ -48,7 +48,7 @@ struct eq {
     uint64_t grows;     /* how many times storage had to grow */
 };
 
-/* Returns 0, or -1 if out of memory. */
+/* Returns 0 (it cannot fail: out of memory aborts with the size, check.h). */
 int eq_init(struct eq *q, uint32_t capacity);
 void eq_destroy(struct eq *q);
 /* Push; returns a handle (never 0) for eq_cancel, or 0 if time_ps < now. */

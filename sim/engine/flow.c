@@ -42,14 +42,6 @@ void flowsrv_destroy(struct flowsrv *s)
     s->order = NULL;
 }
 
-static void *flow_grow(void *p, size_t n, size_t size)
-{
-    void *q = realloc(p, n * size);
-    if (q == NULL)
-        sim_oom(n * size);
-    return q;
-}
-
 /* Bring remaining[] up to now. */
 static void flowsrv_advance(struct flowsrv *s, uint64_t now)
 {
@@ -127,9 +119,9 @@ void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
         s->order = sim_xcalloc(s->cap, sizeof *s->order);
     } else if (s->nflows == s->cap) {
         s->cap *= 2;
-        s->flows = flow_grow(s->flows, s->cap, sizeof *s->flows);
-        s->fin = flow_grow(s->fin, s->cap, sizeof *s->fin);
-        s->order = flow_grow(s->order, s->cap, sizeof *s->order);
+        s->flows = sim_xrealloc(s->flows, (size_t)s->cap * sizeof *s->flows);
+        s->fin = sim_xrealloc(s->fin, (size_t)s->cap * sizeof *s->fin);
+        s->order = sim_xrealloc(s->order, (size_t)s->cap * sizeof *s->order);
         s->grows++;
     }
     flowsrv_advance(s, e->now_ps);

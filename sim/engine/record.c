@@ -63,9 +63,7 @@ static void tl_grow(struct tl_series *s, uint32_t need)
     uint32_t cap = s->cap ? s->cap : 256;
     while (cap < need)
         cap *= 2;
-    double *a = realloc(s->amount, cap * sizeof *a);
-    if (a == NULL)
-        sim_oom(cap * sizeof *a);
+    double *a = sim_xrealloc(s->amount, (size_t)cap * sizeof *a);
     memset(a + s->cap, 0, (cap - s->cap) * sizeof *a);
     s->amount = a;
     s->cap = cap;
@@ -109,10 +107,7 @@ void tl_waves(struct timeline *tl, uint32_t dev, uint32_t op, uint32_t kern, uin
     }
     if (tl->nslices == tl->cap) {
         tl->cap *= 2;
-        struct tl_slice *s = realloc(tl->slices, tl->cap * sizeof *s);
-        if (s == NULL)
-            sim_oom(tl->cap * sizeof *s);
-        tl->slices = s;
+        tl->slices = sim_xrealloc(tl->slices, (size_t)tl->cap * sizeof *tl->slices);
     }
     struct tl_slice *s = &tl->slices[tl->nslices++];
     s->dev = dev;

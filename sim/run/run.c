@@ -1,22 +1,28 @@
 /* run.c: the run driver.  See run.h.
  *
+ * It loads what to run (which system device each trace device is, each
+ * device's ops), creates the devices through the model table
+ * (models/registry.c) around what they share (models/fabric.h), releases
+ * each op when its deps finish, and collects the results: totals, where
+ * the time went, energy.  A sustained run repeats it at the clocks
+ * sustained.c asks for.
+ *
  * An op waits for its listed deps and, CUDA-style, for the op before it on
  * the same (device, stream).  Both kinds of edge are checked for cycles
  * before the run (a stream order that contradicts the deps would deadlock).
  */
 #include "run.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "coll.h"
+#include "energy.h"
 #include "engine.h"
-#include "flow.h"
+#include "fabric.h"
 #include "membudget.h"
-#include "net.h"
-#include "record.h"
+#include "sustained.h"
 
 struct sched {
     const struct trace *t;
@@ -52,8 +58,9 @@ static void sched_done(struct engine *e, void *ctx, uint32_t op)
     }
 }
 
-/* Successor lists from deps plus stream-order edges; also checks for cycles. */
-static int sched_build(struct sched *s, struct diag *d)
+/* The op before each op on its (device, stream), -1 for none: a lookup per
+ * op in an open-addressed table of the last op per (device, stream). */
+static void sched_stream_order(struct sched *s)
 {
     const struct trace *t = s->t;
     uint32_t n = t->nops;
@@ -95,6 +102,14 @@ static int sched_build(struct sched *s, struct diag *d)
         tab[h].last = (int32_t)i;
     }
     free(tab);
+}
+
+/* Successor lists (CSR) from deps plus stream-order edges, and each op's
+ * count of unmet predecessors. */
+static void sched_successors(struct sched *s)
+{
+    const struct trace *t = s->t;
+    uint32_t n = t->nops;
     s->waiting = sim_xcalloc(n, sizeof *s->waiting);
     s->succ_off = sim_xcalloc((size_t)n + 1, sizeof *s->succ_off);
     uint32_t *cnt = sim_xcalloc((size_t)n + 1, sizeof *cnt);
@@ -122,8 +137,16 @@ static int sched_build(struct sched *s, struct diag *d)
             s->waiting[i]++;
         }
     }
-    /* Kahn's algorithm over both edge kinds */
-    uint32_t *w = sim_xcalloc(n, sizeof *w), *queue = cnt;
+    free(cnt);
+}
+
+/* 0, or -1 with *d naming an op that can never start (Kahn's algorithm
+ * over both edge kinds). */
+static int sched_check_cycles(const struct sched *s, struct diag *d)
+{
+    const struct trace *t = s->t;
+    uint32_t n = t->nops;
+    uint32_t *w = sim_xcalloc(n, sizeof *w), *queue = sim_xcalloc((size_t)n + 1, sizeof *queue);
     memcpy(w, s->waiting, n * sizeof *w);
     uint32_t head = 0, tail = 0;
     for (uint32_t i = 0; i < n; i++)
@@ -150,8 +173,16 @@ static int sched_build(struct sched *s, struct diag *d)
         }
     }
     free(w);
-    free(cnt);
+    free(queue);
     return rc;
+}
+
+/* Successor lists from deps plus stream-order edges; also checks for cycles. */
+static int sched_build(struct sched *s, struct diag *d)
+{
+    sched_stream_order(s);
+    sched_successors(s);
+    return sched_check_cycles(s, d);
 }
 
 struct run_pt {
@@ -321,29 +352,10 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
 }
 
 /* Energy (docs/energy.md): each op's pipes' energy as the model counted
- * it, each byte it moved at a level times the level's energy per byte, and
- * the board's idle power over the whole run on every device that is not a
- * mirror (a mirror's energy is its twin's: reports count the simulated
- * devices, as they count their FLOPs and bytes). */
-/* One op's energy, J: its pipes' and its bytes' at each level, each
- * level's added to level_j[l] (when not NULL); what runs on the core's
- * clock (the pipes, registers, scratchpads, caches) in *core. */
-static double op_energy(const struct hw_config *cfg, const struct op_result *o, double *level_j,
-                        double *core)
-{
-    double e = o->pipe_pj * 1e-12, ec = e;
-    for (unsigned l = 0; l < cfg->nlevels; l++) {
-        double el = o->bytes[l] * cfg->level[l].energy_pj_per_byte * 1e-12;
-        if (level_j != NULL)
-            level_j[l] += el;
-        if (cfg_level_core_clocked(&cfg->level[l]))
-            ec += el;
-        e += el;
-    }
-    *core = ec;
-    return e;
-}
-
+ * it, each byte it moved at a level times the level's energy per byte
+ * (energy_op), and the board's idle power over the whole run on every
+ * device that is not a mirror (a mirror's energy is its twin's: reports
+ * count the simulated devices, as they count their FLOPs and bytes). */
 static void run_energy(struct run_result *r, const struct hw_config *cfg, const struct trace *t)
 {
     if (!cfg->has_power)
@@ -353,7 +365,7 @@ static void run_energy(struct run_result *r, const struct hw_config *cfg, const 
     for (uint32_t i = 0; i < r->nops; i++) {
         double core;
         r->energy_j[RUN_E_PIPES] += r->ops[i].pipe_pj * 1e-12;
-        r->dev_energy_j[t->ops[i].device] += op_energy(cfg, &r->ops[i], r->energy_j, &core);
+        r->dev_energy_j[t->ops[i].device] += energy_op(cfg, &r->ops[i], r->energy_j, &core);
     }
     double idle = cfg->idle_w * (double)r->total_ps * 1e-12;
     for (uint32_t dv = 0; dv < t->ndevices; dv++)
@@ -375,50 +387,6 @@ int run_trace(const struct hw_config *cfg, const struct trace *t, struct run_res
               struct diag *d)
 {
     return run_trace_opts(cfg, t, NULL, out, d);
-}
-
-/* What a link server serves shows on the timeline as its device's counter
- * for the link's level (both directions of a device's link on one). */
-struct link_watch {
-    struct timeline *tl;
-    struct tl_series *s;
-};
-
-static void link_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
-{
-    struct link_watch *w = ctx;
-    tl_add(w->tl, w->s, t0, t1, amount);
-}
-
-/* Watch every link that ends at a device of the trace; returns the watch
- * array (the caller frees it). */
-static struct link_watch *watch_links(struct timeline *tl, const struct hw_system *sys,
-                                      const struct trace *t, const uint32_t *sysdev, struct net *n)
-{
-    struct link_watch *w = sim_xcalloc(2 * (size_t)sys->nlinks + 1, sizeof *w);
-    uint32_t *tdev = sim_xcalloc(sys->nnodes, sizeof *tdev);   /* system node -> trace device */
-    for (uint32_t k = 0; k < sys->nnodes; k++)
-        tdev[k] = UINT32_MAX;
-    for (uint32_t i = 0; i < t->ndevices; i++)
-        if (sysdev[i] != UINT32_MAX)
-            tdev[sysdev[i]] = i;
-    for (uint32_t k = 0; k < sys->nlinks; k++) {
-        const struct sys_link *l = &sys->links[k];
-        uint32_t dev = tdev[l->b] != UINT32_MAX ? tdev[l->b] : tdev[l->a];
-        if (dev == UINT32_MAX)
-            continue;           /* a switch-to-host or host-to-host link */
-        for (uint8_t dir = 0; dir < 2; dir++) {
-            struct link_watch *x = &w[2 * k + dir];
-            x->tl = tl;
-            x->s = tl_series(tl, dev, (unsigned)l->level);
-            x->s->capacity_per_s = 2 * l->bw_bytes_per_s;
-            struct flowsrv *srv = net_link_srv(n, k, dir);
-            srv->observe = link_observe;
-            srv->observe_ctx = x;
-        }
-    }
-    free(tdev);
-    return w;
 }
 
 static uint32_t name_hash(const char *s)
@@ -462,7 +430,7 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
     free(slot);
     for (uint32_t i = 0; named == 0 && i < t->ndevices; i++)
         sysdev[i] = i < sys->ndevices ? i : UINT32_MAX;
-    unsigned char *gseen = calloc(t->ngroups ? t->ngroups : 1, 1);
+    unsigned char *gseen = sim_xcalloc(t->ngroups ? t->ngroups : 1, 1);
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
         uint32_t dv = o->device;
@@ -475,7 +443,7 @@ static int map_devices(const struct hw_system *sys, const struct trace *t, uint3
             what = "dst_device";
         }
         if (sysdev[dv] != UINT32_MAX && o->kind == OP_COLLECTIVE && o->u.coll.group < t->ngroups &&
-            gseen != NULL && !gseen[o->u.coll.group]) {
+            !gseen[o->u.coll.group]) {
             /* a collective's members, mirrors without ops of their own
              * included; each group once */
             const struct trace_group *g = &t->groups[o->u.coll.group];
@@ -528,6 +496,186 @@ static uint64_t run_budget(const struct run_opts *opts)
     return RUN_MAX_EVENTS;
 }
 
+
+/* Everything one simulation of a trace holds (run_once). */
+struct run_state {
+    const struct hw_system *sys;
+    const struct trace *t;
+    const struct model_ops *mops;
+    struct sched s;
+    struct engine e;
+    int eng_ok;                     /* e was initialised */
+    struct run_env env;
+    struct fabric fab;              /* what the devices share */
+    uint32_t *sysdev;               /* trace device -> system device */
+    uint32_t *dev_off, *dev_ops, *local, *dev_streams;  /* each device's ops (run_env) */
+    double *ws, *wbytes;            /* per device: working set, weight bytes */
+};
+
+/* Each device's ops (CSR), their local index, the streams each device
+ * uses and its working set: one pass over the trace, into st->env. */
+static void index_devices(struct run_state *st)
+{
+    const struct trace *t = st->t;
+    uint32_t nd = t->ndevices;
+    uint32_t *dev_off = st->dev_off = sim_xcalloc((size_t)nd + 1, sizeof *dev_off);
+    uint32_t *dev_ops = st->dev_ops = sim_xcalloc((size_t)t->nops + 1, sizeof *dev_ops);
+    uint32_t *local = st->local = sim_xcalloc((size_t)t->nops + 1, sizeof *local);
+    uint32_t *dev_streams = st->dev_streams = sim_xcalloc(nd, sizeof *dev_streams);
+    st->ws = sim_xcalloc(nd, sizeof *st->ws);
+    st->wbytes = sim_xcalloc(nd, sizeof *st->wbytes);
+    for (uint32_t i = 0; i < t->nops; i++)
+        dev_off[t->ops[i].device + 1]++;
+    for (uint32_t dv = 0; dv < nd; dv++)
+        dev_off[dv + 1] += dev_off[dv];
+    uint32_t *fill = sim_xcalloc(nd, sizeof *fill);
+    for (uint32_t i = 0; i < t->nops; i++) {
+        uint32_t dv = t->ops[i].device;
+        local[i] = fill[dv]++;
+        dev_ops[dev_off[dv] + local[i]] = i;
+    }
+    free(fill);
+    for (uint32_t dv = 0; dv < nd; dv++) {
+        /* distinct streams: sort-free count with a small scan (devices
+         * use a handful of streams) */
+        uint32_t seen[64], nseen = 0;
+        for (uint32_t j = dev_off[dv]; j < dev_off[dv + 1] && nseen < 64; j++) {
+            uint32_t stream = t->ops[dev_ops[j]].stream, k = 0;
+            while (k < nseen && seen[k] != stream)
+                k++;
+            if (k == nseen)
+                seen[nseen++] = stream;
+        }
+        dev_streams[dv] = nseen;
+    }
+    trace_working_sets(t, st->ws, st->wbytes);
+    st->env.dev_off = dev_off;
+    st->env.dev_ops = dev_ops;
+    st->env.local = local;
+    st->env.dev_streams = dev_streams;
+    st->env.ws = st->ws;
+    st->env.wbytes = st->wbytes;
+}
+
+/* The engine, what the devices share, the devices (through the model
+ * table) and the collectives: 0, or -1 with *d. */
+static int run_build(struct run_state *st, const struct run_opts *opts, struct diag *d)
+{
+    const struct trace *t = st->t;
+    const struct hw_config *cfg = &st->sys->chip;
+    struct timeline *tl = opts ? opts->tl : NULL;
+    engine_init(&st->e, 1024);      /* aborts with the size when out of memory */
+    st->eng_ok = 1;
+    st->s.dev = sim_xcalloc(t->ndevices, sizeof *st->s.dev);
+    fabric_init(&st->fab, &st->e, st->sys, t, st->sysdev, tl, &st->env);
+    index_devices(st);
+    int rc = 0;
+    for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
+        st->s.dev[i] = st->mops->create(&st->e, cfg, t, i, tl, &st->env, d);
+        if (st->s.dev[i] == NULL)
+            rc = -1;
+    }
+    st->env.devs = st->s.dev;
+    st->env.mops = st->mops;
+    if (rc == 0 && fabric_colls(&st->fab, &st->e, cfg, t, &st->env, d) != 0)
+        rc = -1;
+    st->s.coll = st->fab.coll;
+    return rc;
+}
+
+/* Release the ops without predecessors and run the engine to its end:
+ * 0, or -1 with *d (a deadlocked collective, a budget passed). */
+static int run_simulate(struct run_state *st, const struct run_opts *opts, struct run_result *out,
+                        struct diag *d)
+{
+    const struct trace *t = st->t;
+    const struct hw_config *cfg = &st->sys->chip;
+    struct engine *e = &st->e;
+    int rc = 0;
+    out->nops = t->nops;
+    out->ops = sim_xcalloc(t->nops, sizeof *out->ops);
+    for (uint32_t i = 0; i < t->nops; i++) /* ops with no predecessor, at t = 0 */
+        if (st->s.waiting[i] == 0)
+            sched_release(e, &st->s, i);
+    uint64_t grows0 = e->q.grows;
+    e->max_events = run_budget(opts);
+    engine_run(e);
+    out->events = e->events;
+    out->queue_grows = e->q.grows - grows0;
+    /* a run stopped early left its collectives unfinished, not stuck */
+    if (st->s.coll != NULL && !e->overflow && !e->over_budget && !e->over_memory)
+        rc = coll_check_done(st->s.coll, d);
+    if (rc == 0 && e->over_memory && membudget_check(0, t->path, d) == 0)
+        SIM_CHECK(!"the memory budget was passed and then was not");  /* peak RSS only grows */
+    if (rc == 0 && e->over_memory)
+        rc = -1;
+    if (rc == 0 && e->over_budget)
+        rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
+                      "the run needed more than %llu engine events, its work budget; raise it "
+                      "with --max-events N (run) or STRATA_MAX_EVENTS=N (every command)",
+                      (unsigned long long)e->max_events);
+    if (rc == 0 && e->overflow)
+        rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
+                      "the simulated time passed %.3g s on %s: the run is far too long for this "
+                      "chip (an op far too large, or very many long ones)",
+                      (double)ENGINE_MAX_PS * 1e-12, cfg->name);
+    return rc;
+}
+
+/* The run's totals from its ops: time, work, bytes, where the time went,
+ * energy, the largest working set and what of it spills. */
+static void run_collect(const struct run_state *st, struct run_result *out)
+{
+    const struct trace *t = st->t;
+    const struct hw_config *cfg = &st->sys->chip;
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op_result *o = &out->ops[i];
+        SIM_CHECK(o->end_ps >= o->start_ps);
+        uint64_t sum = 0;
+        for (unsigned c = 0; c < CAT_COUNT; c++)
+            sum += o->time_ps[c];
+        SIM_CHECK(sum == o->end_ps - o->start_ps);
+        if (o->end_ps > out->total_ps)
+            out->total_ps = o->end_ps;
+        out->flops += o->flops;
+        for (unsigned l = 0; l < HW_MAX_LEVELS; l++)
+            out->bytes[l] += o->bytes[l];
+    }
+    run_attribute(out);
+    run_attribute_devices(out, t);
+    run_energy(out, cfg, t);
+    for (uint32_t dv = 0; dv < t->ndevices; dv++) {
+        if (st->ws[dv] > out->working_set)
+            out->working_set = st->ws[dv];
+        double over = st->ws[dv] - (double)cfg_dram(cfg)->capacity_bytes;
+        if (over > out->spill)
+            out->spill = over;
+    }
+}
+
+static void run_teardown(struct run_state *st)
+{
+    if (st->s.dev) {
+        for (uint32_t i = 0; i < st->t->ndevices; i++)
+            st->mops->destroy(st->s.dev[i]);
+        free(st->s.dev);
+    }
+    fabric_destroy(&st->fab);
+    free(st->dev_off);
+    free(st->dev_ops);
+    free(st->local);
+    free(st->dev_streams);
+    free(st->ws);
+    free(st->wbytes);
+    free(st->sysdev);
+    if (st->eng_ok)
+        engine_destroy(&st->e);
+    free(st->s.waiting);
+    free(st->s.succ_off);
+    free(st->s.succ);
+    free(st->s.stream_prev);
+}
+
 static int run_once(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
                     struct run_result *out, struct diag *d)
 {
@@ -537,175 +685,27 @@ static int run_once(const struct hw_system *sys, const struct trace *t, const st
     if (mops == NULL)
         return diag_set(d, DIAG_E_UNKNOWN_NAME, cfg->path, 0, "family",
                         "no model for family '%s'", cfg->family);
-    struct sched s;
-    memset(&s, 0, sizeof s);
-    s.t = t;
-    s.out = out;
-    s.mops = mops;
-    struct run_env env;
-    memset(&env, 0, sizeof env);
-    struct link_watch *watch = NULL;
+    struct run_state st;
+    memset(&st, 0, sizeof st);
+    st.sys = sys;
+    st.t = t;
+    st.mops = mops;
+    st.s.t = t;
+    st.s.out = out;
+    st.s.mops = mops;
     if (membudget_check(0, t->path, d) != 0)
         return -1;
-    uint32_t *sysdev = sim_xcalloc(t->ndevices, sizeof *sysdev);
-    int rc = map_devices(sys, t, sysdev, d);
+    st.sysdev = sim_xcalloc(t->ndevices, sizeof *st.sysdev);
+    int rc = map_devices(sys, t, st.sysdev, d);
     if (rc == 0)
-        rc = sched_build(&s, d);
-    struct engine e;
-    struct flowsrv *shared = NULL;
-    int eng_ok = 0;
-    uint32_t *dev_off = NULL, *dev_ops = NULL, *local = NULL, *dev_streams = NULL;
-    double *ws = NULL, *wbytes = NULL;
-    if (rc == 0) {
-        if (engine_init(&e, 1024) != 0)
-            sim_oom(1024);
-        eng_ok = 1;
-        s.dev = sim_xcalloc(t->ndevices, sizeof *s.dev);
-        /* unified memory: every device's DRAM traffic goes through one server */
-        if (cfg_dram(cfg)->unified) {
-            shared = sim_xcalloc(1, sizeof *shared);
-            double bw = sys->unified_bw_bytes_per_s > 0 ? sys->unified_bw_bytes_per_s
-                                                        : cfg_dram(cfg)->bw_bytes_per_s;
-            flowsrv_init(shared, &e, "unified_dram", bw * cfg_dram(cfg)->eff_bw);
-        }
-        env.sys = sys;
-        env.sysdev = sysdev;
-        env.net = net_create(&e, sys);
-        env.shared_dram = shared;
-        env.dram = sim_xcalloc(t->ndevices, sizeof *env.dram);
-        env.host_over_net = !sys->implied;
-        /* each device's ops (CSR), their local index, the streams each
-         * device uses and its working set: one pass over the trace */
-        uint32_t nd = t->ndevices;
-        dev_off = sim_xcalloc((size_t)nd + 1, sizeof *dev_off);
-        dev_ops = sim_xcalloc((size_t)t->nops + 1, sizeof *dev_ops);
-        local = sim_xcalloc((size_t)t->nops + 1, sizeof *local);
-        dev_streams = sim_xcalloc(nd, sizeof *dev_streams);
-        ws = sim_xcalloc(nd, sizeof *ws);
-        wbytes = sim_xcalloc(nd, sizeof *wbytes);
-        for (uint32_t i = 0; i < t->nops; i++)
-            dev_off[t->ops[i].device + 1]++;
-        for (uint32_t dv = 0; dv < nd; dv++)
-            dev_off[dv + 1] += dev_off[dv];
-        uint32_t *fill = sim_xcalloc(nd, sizeof *fill);
-        for (uint32_t i = 0; i < t->nops; i++) {
-            uint32_t dv = t->ops[i].device;
-            local[i] = fill[dv]++;
-            dev_ops[dev_off[dv] + local[i]] = i;
-        }
-        free(fill);
-        for (uint32_t dv = 0; dv < nd; dv++) {
-            /* distinct streams: sort-free count with a small scan (devices
-             * use a handful of streams) */
-            uint32_t seen[64], nseen = 0;
-            for (uint32_t j = dev_off[dv]; j < dev_off[dv + 1] && nseen < 64; j++) {
-                uint32_t st = t->ops[dev_ops[j]].stream, k = 0;
-                while (k < nseen && seen[k] != st)
-                    k++;
-                if (k == nseen)
-                    seen[nseen++] = st;
-            }
-            dev_streams[dv] = nseen;
-        }
-        trace_working_sets(t, ws, wbytes);
-        env.dev_off = dev_off;
-        env.dev_ops = dev_ops;
-        env.local = local;
-        env.dev_streams = dev_streams;
-        env.ws = ws;
-        env.wbytes = wbytes;
-        if (opts != NULL && opts->tl != NULL)
-            watch = watch_links(opts->tl, sys, t, sysdev, env.net);
-        for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
-            s.dev[i] = mops->create(&e, cfg, t, i, opts ? opts->tl : NULL, &env, d);
-            if (s.dev[i] == NULL)
-                rc = -1;
-        }
-        env.devs = s.dev;
-        env.mops = mops;
-        if (rc == 0 && t->ncolls > 0 && (s.coll = coll_create(&e, cfg, t, &env, d)) == NULL)
-            rc = -1;
-    }
-    if (rc == 0) {
-        out->nops = t->nops;
-        out->ops = sim_xcalloc(t->nops, sizeof *out->ops);
-        for (uint32_t i = 0; i < t->nops; i++) /* ops with no predecessor, at t = 0 */
-            if (s.waiting[i] == 0)
-                sched_release(&e, &s, i);
-        uint64_t grows0 = e.q.grows;
-        e.max_events = run_budget(opts);
-        engine_run(&e);
-        out->events = e.events;
-        out->queue_grows = e.q.grows - grows0;
-        /* a run stopped early left its collectives unfinished, not stuck */
-        if (s.coll != NULL && !e.overflow && !e.over_budget && !e.over_memory)
-            rc = coll_check_done(s.coll, d);
-        if (rc == 0 && e.over_memory && membudget_check(0, t->path, d) == 0)
-            SIM_CHECK(!"the memory budget was passed and then was not");  /* peak RSS only grows */
-        if (rc == 0 && e.over_memory)
-            rc = -1;
-        if (rc == 0 && e.over_budget)
-            rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
-                          "the run needed more than %llu engine events, its work budget; raise it "
-                          "with --max-events N (run) or STRATA_MAX_EVENTS=N (every command)",
-                          (unsigned long long)e.max_events);
-        if (rc == 0 && e.overflow)
-            rc = diag_set(d, DIAG_E_RANGE, t->path, 0, "ops",
-                          "the simulated time passed %.3g s on %s: the run is far too long for this "
-                          "chip (an op far too large, or very many long ones)",
-                          (double)ENGINE_MAX_PS * 1e-12, cfg->name);
-    }
-    if (rc == 0) {
-        for (uint32_t i = 0; i < t->nops; i++) {
-            const struct op_result *o = &out->ops[i];
-            SIM_CHECK(o->end_ps >= o->start_ps);
-            uint64_t sum = 0;
-            for (unsigned c = 0; c < CAT_COUNT; c++)
-                sum += o->time_ps[c];
-            SIM_CHECK(sum == o->end_ps - o->start_ps);
-            if (o->end_ps > out->total_ps)
-                out->total_ps = o->end_ps;
-            out->flops += o->flops;
-            for (unsigned l = 0; l < HW_MAX_LEVELS; l++)
-                out->bytes[l] += o->bytes[l];
-        }
-        run_attribute(out);
-        run_attribute_devices(out, t);
-        run_energy(out, cfg, t);
-        for (uint32_t dv = 0; dv < t->ndevices; dv++) {
-            if (ws[dv] > out->working_set)
-                out->working_set = ws[dv];
-            double over = ws[dv] - (double)cfg_dram(cfg)->capacity_bytes;
-            if (over > out->spill)
-                out->spill = over;
-        }
-    }
-    coll_destroy(s.coll);
-    if (s.dev) {
-        for (uint32_t i = 0; i < t->ndevices; i++)
-            mops->destroy(s.dev[i]);
-        free(s.dev);
-    }
-    if (shared != NULL) {
-        flowsrv_destroy(shared);
-        free(shared);
-    }
-    net_destroy(env.net);
-    free(watch);
-    free(env.dram);
-    free(dev_off);
-    free(dev_ops);
-    free(local);
-    free(dev_streams);
-    free(ws);
-    free(wbytes);
-    free(sysdev);
-    if (eng_ok)
-        engine_destroy(&e);
-    free(s.waiting);
-    free(s.succ_off);
-    free(s.succ);
-    free(s.stream_prev);
+        rc = sched_build(&st.s, d);
+    if (rc == 0)
+        rc = run_build(&st, opts, d);
+    if (rc == 0)
+        rc = run_simulate(&st, opts, out, d);
+    if (rc == 0)
+        run_collect(&st, out);
+    run_teardown(&st);
     if (rc != 0) {
         free(out->ops);
         free(out->dev_time_ps);
@@ -729,63 +729,41 @@ double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t
     return w;
 }
 
-/* One run of t on sys with its chip at clock scale s; its hottest device's
- * average power in *w. */
-static int run_at(const struct hw_system *sys, double s, const struct trace *t,
-                  const struct run_opts *o, struct run_result *out, double *w, struct diag *d)
+/* The runs of a sustained search: each the trace on sys with its chip at
+ * a clock scale, into out (the previous one's freed first). */
+struct clock_runs {
+    const struct hw_system *sys;
+    const struct trace *t;
+    const struct run_opts *opts;    /* the caller's; its timeline only when recording */
+    struct run_result *out;
+    struct diag *d;
+    int have;                       /* out holds a run */
+};
+
+/* sustained_run_fn: one run of t on sys with its chip at clock scale s. */
+static int run_at(void *ctx, double s, int record, struct sustained_view *v)
 {
-    struct hw_system at = *sys;     /* the nodes and links are read, not changed */
+    struct clock_runs *x = ctx;
+    struct run_opts o = *x->opts;
+    if (!record)
+        o.tl = NULL;
+    if (x->have)
+        run_result_free(x->out);
+    x->have = 0;
+    struct hw_system at = *x->sys;  /* the nodes and links are read, not changed */
     if (s < 1)
         cfg_at_clock(&at.chip, s);
-    int rc = run_once(&at, t, o, out, d);
-    if (rc == 0)
-        *w = run_hot_power(out, t, NULL);
-    return rc;
-}
-
-/* A sustained run: a power limit that a run at the config's clock passes
- * pulls the clock down until the hottest device's average power meets it
- * (the power management of NVIDIA and AMD boards, in its steady state;
- * docs/energy.md).  Every device runs at that one clock.
- *
- * Each clock tried is a simulation, so the search is guided by a model of
- * what a clock scale s does to the hottest device: its core-domain energy
- * (pipes, registers, scratchpads, caches) E_c scales by s^2, its DRAM and
- * link energy E_m stays, and its time is T(s) = T(1) (a / s + 1 - a), a
- * the share of the time that runs at the core's pace; so
- *     P(s) = (E_c s^2 + E_m) / T(s) + P_idle.
- * a starts at the share of the device's time it was busy or waiting on a
- * level of the core clock, and is refitted from each run's
- * time, with a factor on P for what the model misses; the model's root,
- * kept inside the bracket the runs have found, is the next clock to try.
- * The search stops at a clock whose power is within RUN_POWER_TOL under
- * the limit (two or three runs, usually), and the result is the fastest
- * clock tried that meets the limit; with a timeline, that clock is run
- * once more to record it. */
-#define RUN_MIN_CLOCK 0.25
-#define RUN_POWER_TOL 0.02
-#define RUN_POWER_ITERS 10
-
-/* The model's power at clock scale s, times the bias b the runs found. */
-static double power_model(double ec, double em, double t1, double a, double idle, double b, double s)
-{
-    return b * ((ec * s * s + em) / (t1 * (a / s + 1.0 - a)) + idle);
-}
-
-/* The model's clock for power limit w: P(s) rises with s, so bisection. */
-static double power_model_clock(double ec, double em, double t1, double a, double idle, double b,
-                                double w)
-{
-    double lo = RUN_MIN_CLOCK, hi = 1.0;
-    for (int i = 0; i < 60; i++) {
-        double s = 0.5 * (lo + hi);
-        double p = power_model(ec, em, t1, a, idle, b, s);
-        if (p > w)
-            hi = s;
-        else
-            lo = s;
-    }
-    return lo;
+    int rc = run_once(&at, x->t, &o, x->out, x->d);
+    if (rc != 0)
+        return rc;
+    x->have = 1;
+    const struct run_result *r = x->out;
+    v->hot_w = run_hot_power(r, x->t, &v->hot);
+    v->total_ps = r->total_ps;
+    v->ops = r->ops;
+    v->nops = r->nops;
+    v->hot_time_ps = r->dev_time_ps + (size_t)v->hot * (CAT_COUNT + 1);
+    return 0;
 }
 
 int run_system_opts(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
@@ -800,90 +778,13 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
                         "a sustained run needs the chip's power limit: a power block with limit_W "
                         "(docs/energy.md)");
     }
-    struct run_opts quiet = *opts;
-    quiet.tl = NULL;
-    const double limit = c->power_limit_w;
-    double w;
-    uint32_t runs = 1;
-    int rc = run_at(sys, 1.0, t, &quiet, out, &w, d);
-    if (rc != 0)
-        return rc;
-    if (w <= limit) {
-        out->clock_scale = 1.0;
-        out->power_runs = runs;
-        if (opts->tl == NULL)
-            return 0;
-        run_result_free(out);
-        rc = run_at(sys, 1.0, t, opts, out, &w, d);     /* again, to record the timeline */
-        out->clock_scale = 1.0;
-        out->power_runs = runs;
-        return rc;
-    }
-    /* the hottest device's energy at the config's clock, by domain */
-    uint32_t hot;
-    (void)run_hot_power(out, t, &hot);
-    double t1 = (double)out->total_ps * 1e-12, ec = 0, em = 0;
-    for (uint32_t i = 0; i < out->nops; i++) {
-        if (t->ops[i].device != hot)
-            continue;
-        double core, e = op_energy(c, &out->ops[i], NULL, &core);
-        ec += core;
-        em += e - core;
-    }
-    /* a's first guess: the share of the device's time its pipes were busy
-     * or it waited on a level of the core clock (shared memory, caches) */
-    const double *row = out->dev_time_ps + (size_t)hot * (CAT_COUNT + 1);
-    double core_ps = row[CAT_BUSY];
-    for (unsigned l = 0; l < c->nlevels; l++)
-        if (c->level[l].kind == LK_SCRATCHPAD || c->level[l].kind == LK_CACHE)
-            core_ps += row[CAT_STALL + l];
-    double a = t1 > 0 ? core_ps * 1e-12 / t1 : 1.0;
-    a = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
-    /* aim inside the tolerance band, not at its edge */
-    const double aim = limit * (1.0 - 0.5 * RUN_POWER_TOL);
-    double ok = 0, over = 1.0;      /* fastest clock meeting the limit; slowest passing it */
-    double b = 1.0;                 /* what the model misses, as a factor on its power */
-    double s = power_model_clock(ec, em, t1, a, c->idle_w, b, aim), at = 1.0;
-    for (uint32_t it = 0; it < RUN_POWER_ITERS; it++) {
-        if (!(s > ok && s < over))
-            s = ok > 0 ? 0.5 * (ok + over) : 0.5 * (RUN_MIN_CLOCK + over);
-        run_result_free(out);
-        if ((rc = run_at(sys, s, t, &quiet, out, &w, d)) != 0)
-            return rc;
-        runs++;
-        at = s;
-        if (w <= limit) {
-            ok = s;
-            if (w >= limit * (1.0 - RUN_POWER_TOL) || s <= RUN_MIN_CLOCK)
-                break;
-        } else {
-            over = s;
-        }
-        double ts = (double)out->total_ps * 1e-12;
-        if (s < 1.0 && ts > t1)
-            a = (ts / t1 - 1.0) / (1.0 / s - 1.0);
-        a = a < 0.0 ? 0.0 : a > 1.0 ? 1.0 : a;
-        b = w / power_model(ec, em, t1, a, c->idle_w, 1.0, s);
-        double next = power_model_clock(ec, em, t1, a, c->idle_w, b, aim);
-        if (fabs(next - s) < 1e-6)
-            break;              /* the model has nothing more to say */
-        s = next;
-        if (s <= RUN_MIN_CLOCK && ok == 0)
-            s = RUN_MIN_CLOCK;
-    }
-    int floor = ok == 0;
-    if (floor)
-        ok = RUN_MIN_CLOCK;         /* the floor: still over the limit there */
-    if (at != ok || opts->tl != NULL) {
-        run_result_free(out);
-        if ((rc = run_at(sys, ok, t, opts, out, &w, d)) != 0)
-            return rc;
-        runs += at != ok;           /* a rerun only to record the timeline is not a search's */
-    }
-    out->clock_scale = ok;
-    out->power_runs = runs;
-    out->power_floor = floor;
-    return 0;
+    struct clock_runs x = {sys, t, opts, out, d, 0};
+    struct sustained_result res;
+    int rc = sustained_search(c, t, opts->tl != NULL, run_at, &x, &res);
+    out->clock_scale = res.clock;
+    out->power_runs = res.runs;
+    out->power_floor = res.floor;
+    return rc;
 }
 
 void run_result_free(struct run_result *r)

@@ -55,7 +55,7 @@ struct run_result {
     double clock_scale;
     uint32_t power_runs;
     int power_floor;                /* a sustained run still over the limit at strata's lowest
-                                       clock (RUN_MIN_CLOCK of the config's) */
+                                       clock (SUSTAINED_MIN_CLOCK of the config's, sustained.h) */
 };
 /* The average power of the hottest device of a run that is not a mirror,
  * W (0 without energy); its index in *dev when dev is not NULL. */

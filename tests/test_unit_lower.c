@@ -1,0 +1,270 @@
+/* test_unit_lower.c: the tiled model's lowering and cache reuse, from the
+ * inside (models/tiled/lower.c, lower_gemm.c, kplan.c, reuse.c), on shipped
+ * configs, with exact expected values: a change to a heuristic fails here
+ * even when a whole run moves too little for the golden tests to see.
+ *
+ * How it reaches them: lower_op and reuse_wave are declared in the tiled
+ * model's private header, models/tiled/tiled.h, which CMake gives only to
+ * strata_models (a PRIVATE include directory).  The test includes it by
+ * its path relative to this file ("../models/tiled/tiled.h", the quoted
+ * form searches the including file's folder first); the headers tiled.h
+ * includes are the public ones of the layers the test links (strata_plots
+ * and below), and the functions are linked from libstrata_models.a.  So
+ * the build needs no per-test include directory.
+ *
+ * Why each value is what it is (bf16: 2-byte elements; "MiB" = 2^20 B):
+ *
+ * Tile choice (lower_gemm_plan).  Tiles tm x tn from {16..256} x
+ * {32..256}, area 16x64 to 128x256, are tried in that order with a k-step
+ * of 64 bytes (tk = 32 bf16) before 128; a candidate replaces the best only
+ * when its estimate is 1% better, so on near-ties the earlier (smaller
+ * k-step, smaller split) one stays.
+ *   H100 4096^3: 128x256x32 s4 split1.  The largest tile moves the fewest
+ *     bytes a FLOP: its estimate 202.7 us beats 128x128 (244.2 us), and
+ *     256x128 (tried later) is not 1% better; tk 64 scores 206.5 us.  Four
+ *     stages: 4 x (128 + 256) x 32 x 2 B = 96 KiB <= 228 KiB of shared
+ *     memory.  One CTA an SM: its registers, 128 x 256 x 4 B x 1.5 + 256
+ *     threads x 64 x 4 B = 256 KiB, fill the register file.  Grid 32 x 16
+ *     = 512 CTAs on 132 SMs: 4 waves (3.9); 4096 / 32 = 128 k-steps.  Per
+ *     step a CTA loads 128 x 32 x 2 = 8192 B of A and 256 x 32 x 2 = 16384
+ *     B of B, and stores its 128 x 256 x 2 = 65536 B tile at the end.
+ *   A100 4096^3: the same tile (96 KiB <= 164 KiB); 512 CTAs on 108 SMs:
+ *     5 waves (4.7).
+ *   TPU v5e 4096^3: 128x256x128.  A systolic unit takes one array height of
+ *     k a step (tk = 128 rows of the 128 x 128 MXU; only the 64-byte pass
+ *     runs), 4 x 384 x 128 x 2 = 384 KiB fits its 1 MiB staging buffer;
+ *     4096 / 128 = 32 k-steps; 512 CTAs on 4 MXUs, one tile in flight each
+ *     (max_tiles_per_unit 1): 128 waves.
+ *
+ * Split-K for skinny GEMMs.  A split s makes s CTAs of each output tile,
+ * each over k / s, exchanging fp32 partials through L2 (l2_only_end, two
+ * 4-byte words an element: written and read) and storing 1/s of the tile;
+ * a split needs at least 4 k-steps of k.
+ *   H100 64 x 4096 x 4096: 64x256x32 split4.  One row block of 16 column
+ *     blocks would leave 116 of 132 SMs idle; split 4 (64 CTAs) scores
+ *     13.35 us against 14.08 for split 3 and 13.38 for split 6 (not 1%
+ *     better).  4096 / 4 / 32 = 32 k-steps; partials 64 x 256 x 4 x 2 =
+ *     131072 B; stores 64 x 256 x 2 / 4 = 8192 B.
+ *   TPU v5e 128 x 128 x 65536: one 128x128 tile, split 3 (47.01 us); split 4
+ *     scores 46.60 us, within 1%, so the smaller split stays.  ceil(65536 /
+ *     3) = 21846 of k a CTA: ceil(21846 / 128) = 171 k-steps.
+ *
+ * GEMV (TILED_GEMV_MAX_M = 4).  M <= 4 is a streaming kernel (kplan_stream)
+ * on the vector pipe: 256 threads a CTA, 16 B an access, so 4096 B a step;
+ * occupancy min(32 CTAs, 2048 / 256 threads) = 8 CTAs an SM.  H100 M = 4:
+ * B (4096 x 4096 x 2 = 32 MiB) and A (4 x 4096 x 2 = 32 KiB) are 8200
+ * steps of 4096 B, on at most a full wave of 132 x 8 = 1056 CTAs: 8 steps
+ * each ("1056 ctas x 8 steps").  M = 1: 8194 steps, still 8 each.  M = 5
+ * is a tiled GEMM again (16x64x32 split6).  A100 M = 4: 108 x 8 = 864 CTAs
+ * of ceil(8200 / 864) = 10 steps.  TPU v5e M = 4: one CTA an MXU
+ * (max_tiles_per_unit 1), 4 CTAs of ceil(8200 / 4) = 2050 steps.
+ *
+ * Cache reuse (reuse_wave).  CTAs run in swizzled raster order: 8 row
+ * blocks walked column by column (grid rows 0-7 take CTAs 0-127 on a 32 x
+ * 16 grid, column 0 first).  In a wave each distinct A (row) and B (column)
+ * panel is fetched once; a panel seen in an earlier wave hits the first
+ * cache when the bytes touched since the start of that wave, plus its own,
+ * fit in 0.75 of the cache (TILED_CACHE_USABLE).  l2 is every CTA's operand
+ * bytes, misses the distinct panels that miss.
+ *   H100 4096 x 4096 x 1024, 128x256 tiles, waves of 132 CTAs: A panels
+ *     128 x 1024 x 2 = 256 KiB, B panels 1024 x 256 x 2 = 512 KiB; l2 = 132
+ *     x 768 KiB = 99 MiB a full wave (87 MiB for the last, 116 CTAs).
+ *     Wave 0 (rows 0-7 all columns, rows 8-11 column 0): 12 A + 16 B cold:
+ *     3 + 8 = 11 MiB miss.  Wave 1 (rows 8-15 all columns, rows 16-23
+ *     column 0): rows 8-11 and every B panel hit (11 MiB touched <= 37.5
+ *     MiB), rows 12-23 miss: 12 x 256 KiB = 3 MiB.  Wave 2: rows 24-31, 2
+ *     MiB.  Wave 3: nothing new, 0.
+ *   H100 4096^3 (k 4096): panels of 1 and 2 MiB; wave 0 touches 12 + 32 =
+ *     44 MiB > 37.5, so nothing survives to wave 1, which misses all its 16
+ *     A and 16 B panels: 48 MiB.
+ *   TPU v5e 4096^3 (64 MiB of vmem, 48 usable), waves of 4 CTAs: A 1 MiB, B
+ *     2 MiB panels, l2 4 x 3 = 12 MiB a wave.  Wave 0: rows 0-3 and column
+ *     0, 6 MiB; wave 1: rows 4-7 (4 MiB), column 0 hits; wave 2: rows 0-3
+ *     hit, column 1 misses (2 MiB); wave 3: all hit, 0.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../models/tiled/tiled.h"
+#include "test.h"
+#include "util.h"
+
+#define MIB 1048576.0
+
+static struct hw_config h100, a100, v5e;
+
+/* A forward bf16 GEMM m x n x k lowered on chip c. */
+static void lower_gemm(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k,
+                       struct lowered *L)
+{
+    struct op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_GEMM;
+    o.dtype = DT_BF16;
+    o.pass = PASS_FWD;
+    o.fixed_s = -1;
+    o.measured_s = -1;
+    o.u.gemm.m = m;
+    o.u.gemm.n = n;
+    o.u.gemm.k = k;
+    o.u.gemm.batch = 1;
+    o.u.gemm.weights = WF_NONE;
+    memset(L, 0, sizeof *L);
+    lower_op(c, &o, 0, L);
+}
+
+static uint64_t waves_of(const struct hw_config *c, const struct kplan *p)
+{
+    uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)c->units * p->ctas_per_unit;
+    return (ctas + slots - 1) / slots;
+}
+
+static void check_tile(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k,
+                       const char *tile, uint64_t gm, uint64_t gn, uint64_t gb, uint32_t cpu,
+                       uint32_t ksteps, uint64_t waves)
+{
+    struct lowered L;
+    lower_gemm(c, m, n, k, &L);
+    const struct kplan *p = &L.k[0];
+    CHECK_EQ_INT(L.nk, 1);
+    CHECK_STR_CONTAINS(p->what, "gemm");
+    if (strcmp(p->tile, tile) != 0)
+        fprintf(stderr, "  %s %llux%llux%llu: tile '%s', expected '%s'\n", c->name,
+                (unsigned long long)m, (unsigned long long)n, (unsigned long long)k, p->tile, tile);
+    CHECK(strcmp(p->tile, tile) == 0);
+    CHECK_EQ_INT(p->gm, gm);
+    CHECK_EQ_INT(p->gn, gn);
+    CHECK_EQ_INT(p->gb, gb);
+    CHECK_EQ_INT(p->ctas_per_unit, cpu);
+    CHECK_EQ_INT(p->ksteps, ksteps);
+    CHECK_EQ_INT(waves_of(c, p), waves);
+    CHECK(L.flops == 2.0 * (double)m * (double)n * (double)k);
+}
+
+static void test_tiles(void)
+{
+    check_tile(&h100, 4096, 4096, 4096, "128x256x32 s4 split1", 32, 16, 1, 1, 128, 4);
+    check_tile(&a100, 4096, 4096, 4096, "128x256x32 s4 split1", 32, 16, 1, 1, 128, 5);
+    check_tile(&v5e, 4096, 4096, 4096, "128x256x128 s4 split1", 32, 16, 1, 1, 32, 128);
+    struct lowered L;
+    lower_gemm(&h100, 4096, 4096, 4096, &L);
+    CHECK_EQ_INT(L.k[0].stages, 4);
+    CHECK(L.k[0].a_step == 8192.0 && L.k[0].b_step == 16384.0);
+    CHECK(L.k[0].store_end == 65536.0 && L.k[0].l2_only_end == 0);
+    lower_gemm(&v5e, 4096, 4096, 4096, &L);
+    CHECK(L.k[0].a_step == 128.0 * 128 * 2 && L.k[0].b_step == 256.0 * 128 * 2);
+}
+
+static void test_split_k(void)
+{
+    check_tile(&h100, 64, 4096, 4096, "64x256x32 s4 split4", 1, 16, 4, 1, 32, 1);
+    struct lowered L;
+    lower_gemm(&h100, 64, 4096, 4096, &L);
+    CHECK(L.k[0].l2_only_end == 131072.0);
+    CHECK(L.k[0].store_end == 8192.0);
+    check_tile(&v5e, 128, 128, 65536, "128x128x128 s4 split3", 1, 1, 3, 1, 171, 1);
+    lower_gemm(&v5e, 128, 128, 65536, &L);
+    CHECK_NEAR_REL(L.k[0].store_end, 128.0 * 128 * 2 / 3, 1e-15);
+}
+
+static void check_gemv(const struct hw_config *c, uint64_t m, const char *tile, uint64_t ctas,
+                       uint32_t steps)
+{
+    struct lowered L;
+    lower_gemm(c, m, 4096, 4096, &L);
+    const struct kplan *p = &L.k[0];
+    CHECK_EQ_INT(L.nk, 1);
+    CHECK(strcmp(p->what, "gemv") == 0);
+    if (strcmp(p->tile, tile) != 0)
+        fprintf(stderr, "  %s gemv m=%llu: tile '%s', expected '%s'\n", c->name,
+                (unsigned long long)m, p->tile, tile);
+    CHECK(strcmp(p->tile, tile) == 0);
+    CHECK_EQ_INT(p->gm * p->gn * p->gb, ctas);
+    CHECK_EQ_INT(p->ksteps, steps);
+    CHECK(p->mflops_step == 0);     /* FMAs on the vector pipe, no tensor cores */
+    double load = 4096.0 * 4096 * 2 + (double)m * 4096 * 2;
+    CHECK_NEAR_REL(p->a_step * (double)ctas * steps, load, 1e-12);
+    CHECK_NEAR_REL(p->vflops_step * (double)ctas * steps, 2.0 * (double)m * 4096 * 4096, 1e-12);
+}
+
+static void test_gemv(void)
+{
+    check_gemv(&h100, 4, "1056 ctas x 8 steps", 1056, 8);
+    check_gemv(&h100, 1, "1056 ctas x 8 steps", 1056, 8);
+    check_gemv(&a100, 4, "864 ctas x 10 steps", 864, 10);
+    check_gemv(&v5e, 4, "4 ctas x 2050 steps", 4, 2050);
+    /* one row more and it is a tiled GEMM again */
+    check_tile(&h100, 5, 4096, 4096, "16x64x32 s4 split6", 1, 64, 6, 6, 22, 1);
+}
+
+/* Runs reuse_wave over waves [0, nw) of a bf16 GEMM's kernel on chip c, as
+ * the device does (runner.c: panels cold at the kernel's start, waves of
+ * units x ctas_per_unit CTAs); l2[w] and miss[w] (first cache) out. */
+static void run_waves(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k, uint32_t nw,
+                      double *l2, double *miss)
+{
+    struct lowered L;
+    lower_gemm(c, m, n, k, &L);
+    const struct kplan *p = &L.k[0];
+    uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)c->units * p->ctas_per_unit;
+    size_t npanels = p->gb * (p->gm + p->gn);
+    struct tdev g;
+    memset(&g, 0, sizeof g);
+    g.cfg = c;
+    g.panel_last = calloc(npanels, sizeof *g.panel_last);
+    g.panel_slot = calloc(npanels, sizeof *g.panel_slot);
+    g.wave_cum = calloc(waves_of(c, p) + 1, sizeof *g.wave_cum);
+    g.wpanel = calloc(2 * slots, sizeof *g.wpanel);
+    for (size_t i = 0; i < npanels; i++)
+        g.panel_last[i] = -1;
+    for (uint32_t ci = 0; ci < HW_MAX_LEVELS; ci++)
+        g.repl[ci] = 1.0;
+    for (uint32_t w = 0; w < nw; w++) {
+        double m_lv[HW_MAX_LEVELS];
+        uint64_t c0 = w * slots, c1 = c0 + slots < ctas ? c0 + slots : ctas;
+        reuse_wave(&g, p, w, c0, c1, m_lv, &l2[w]);
+        miss[w] = m_lv[0];
+    }
+    free(g.panel_last);
+    free(g.panel_slot);
+    free(g.wave_cum);
+    free(g.wpanel);
+}
+
+static void test_reuse(void)
+{
+    double l2[4], miss[4];
+    run_waves(&h100, 4096, 4096, 1024, 4, l2, miss);
+    const double want_miss[4] = {11 * MIB, 3 * MIB, 2 * MIB, 0};
+    const double want_l2[4] = {99 * MIB, 99 * MIB, 99 * MIB, 87 * MIB};
+    for (int w = 0; w < 4; w++) {
+        CHECK(miss[w] == want_miss[w]);
+        CHECK(l2[w] == want_l2[w]);
+    }
+    run_waves(&h100, 4096, 4096, 4096, 2, l2, miss);
+    CHECK(miss[0] == 44 * MIB);
+    CHECK(miss[1] == 48 * MIB);     /* wave 0's 44 MiB passed the 37.5 usable: no reuse */
+    CHECK(l2[0] == 396 * MIB && l2[1] == 396 * MIB);
+    run_waves(&v5e, 4096, 4096, 4096, 4, l2, miss);
+    const double v5e_miss[4] = {6 * MIB, 4 * MIB, 2 * MIB, 0};
+    for (int w = 0; w < 4; w++) {
+        CHECK(miss[w] == v5e_miss[w]);
+        CHECK(l2[w] == 12 * MIB);
+    }
+}
+
+int main(void)
+{
+    if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100) != 0 ||
+        tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100) != 0 ||
+        tu_load_cfg("configs/google-tpu-v5e.yaml", &v5e) != 0)
+        return 1;
+    test_tiles();
+    test_split_k();
+    test_gemv();
+    test_reuse();
+    printf("%d passed, %d failed\n", test_passed_, test_failed_);
+    return test_failed_ != 0;
+}
