@@ -225,9 +225,10 @@ static void test_valid_variants(void)
     CHECK(h.eff_inflight_bytes_per_unit == 1e4);
 }
 
-static void test_bad_cases(void)
+static void test_bad_structure(void)
 {
-    /* The cases the loader must reject, one per error kind and place. */
+    /* The cases the loader must reject, one per error kind and place: the
+     * file's structure, its keys and its levels. */
     expect_variant("malformed YAML", "clock_MHz: 1000\n", "clock_MHz: 1000: 5\n",
                    DIAG_E_PARSE, 3, "", "mapping values are not allowed");
     expect_variant("unclosed flow mapping", "{fp32: 256}", "{fp32: 256",
@@ -286,6 +287,11 @@ static void test_bad_cases(void)
                    DIAG_E_UNKNOWN_KEY, 12, "x_levels", "unknown key");
     expect_variant("level not a mapping", "  - name: registers\n    kind: registers\n    capacity_KiB: 256\n",
                    "  - registers\n", DIAG_E_TYPE, 12, "levels[0]", "expected a mapping");
+}
+
+static void test_bad_values(void)
+{
+    /* Numbers, strings and dtype rates the loader must reject. */
     expect_variant("negative number", "    bandwidth_GBps: 3350\n", "    bandwidth_GBps: -5\n",
                    DIAG_E_RANGE, 29, "levels.dram.bandwidth_GBps", "must be between 0.001 and 1e+15, got -5");
     expect_variant("zero units", "units: 4", "units: 0",
@@ -341,6 +347,11 @@ static void test_bad_cases(void)
     expect_variant("dtype map is a scalar", "{fp32: 256}", "256",
                    DIAG_E_TYPE, 7, "compute.vector_flops_per_cycle_per_unit",
                    "expected a mapping");
+}
+
+static void test_bad_families(void)
+{
+    /* Families, duplicates, efficiencies and the YAML features the loader refuses. */
     expect_variant("unknown family", "family: gpu", "family: fpga",
                    DIAG_E_UNKNOWN_NAME, 2, "family", "unknown family 'fpga'");
     expect_variant("tpu with threads", "family: gpu", "family: tpu",
@@ -520,7 +531,9 @@ int main(void)
 
     test_base_is_valid();
     test_valid_variants();
-    test_bad_cases();
+    test_bad_structure();
+    test_bad_values();
+    test_bad_families();
     test_files();
     test_fuzz();
 
