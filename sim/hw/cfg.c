@@ -1,29 +1,19 @@
 /* cfg.c: YAML hardware config -> struct hw_config (schema: configs/README.md).
  *
- * Two passes.  Pass 1 reads the file (at most CFG_MAX_FILE_BYTES) and turns
- * libyaml's event stream into a small tree of scalars, mappings and
- * sequences, each node remembering its 1-based line.  Only plain data is
- * accepted: anchors, aliases, explicit tags and more than one document are
- * refused, and nesting is capped at CFG_MAX_DEPTH, so no input can make the
- * tree large or cyclic.  Pass 2 walks the tree against the schema, section
- * by section: unknown and duplicate keys first (in file order), then each
- * required key, its type and its range.  The first problem found is reported
- * through diag_set() and cfg_load() returns -1; *out is written only on
- * success.
- *
- * This and spec.c (spec sheets for new-chip) are the files that include yaml.h.  Nothing here is global; all
- * memory is owned by one struct cfg_parse and released by cfg_parse_free()
- * on every path.
+ * The file is read into a tree by yconf.c; this walks the tree against the
+ * schema, section by section: unknown and duplicate keys first (in file
+ * order), then each required key, its type and its range.  The first
+ * problem found is reported through diag_set() and cfg_load() returns -1;
+ * *out is written only on success.
  */
 #include "cfg.h"
 
-#include "afile.h"
 #include "check.h"
 #include "numfmt.h"
 #include "system.h"
 #include "units.h"
+#include "yconf.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <math.h>
@@ -31,563 +21,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
-#define CFG_MAX_FILE_BYTES (64u << 20) /* 64 MiB: a chip config is a few KiB, a system of 2048 nodes 4 MiB */
-#define CFG_MAX_DEPTH 8               /* schema needs 3 (top, section, dtype map) */
-#define CFG_MAX_NODES 4000000         /* YAML nodes: a 2048-node system has about 600k */
-#define CFG_MAX_U64 1e18              /* cap for values converted to uint64_t */
-
-enum node_kind { NODE_SCALAR, NODE_MAPPING, NODE_SEQUENCE };
-
-/* One YAML node.  Mapping children alternate key, value, key, value. */
-struct node {
-    enum node_kind kind;
-    int line;          /* 1-based line where the node starts */
-    int key_line;      /* value in a mapping: line of its key (else 0) */
-    int n_children;
-    int plain;         /* scalar written without quotes (only plain scalars can be numbers) */
-    size_t text;       /* scalar: offset of its NUL-terminated text in cfg_parse.text */
-    size_t len;        /* scalar: length in bytes (may include an escaped NUL) */
-    int first, last;   /* first/last child, -1 if none */
-    int next;          /* next sibling, -1 if none */
-};
-
-struct cfg_parse {
-    const char *path;
-    const struct cfg_sets *sets; /* overrides for the chip config (NULL: none) */
-    struct diag *d;
-    struct node *nodes;
-    size_t n_nodes, cap_nodes;
-    char *text;
-    size_t n_text, cap_text;
-    uint32_t *nh;                /* a system's node names: node index + 1, 0 = empty */
-    uint32_t nh_cap;             /* a power of two, more than twice the nodes */
-};
-
-/* Out of memory is not a user error: abort with the size (STYLE.md). */
-static void *cfg_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n);
-    if (q == NULL) {
-        fprintf(stderr, "strata: cfg: out of memory allocating %zu bytes\n", n);
-        abort();
-    }
-    return q;
-}
-
-static void cfg_parse_free(struct cfg_parse *c)
-{
-    free(c->nodes);
-    free(c->text);
-    free(c->nh);
-    c->nh = NULL;
-    c->nodes = NULL;
-    c->text = NULL;
-}
-
-static int mark_line(yaml_mark_t m)
-{
-    return m.line >= (size_t)1000000000 ? 0 : (int)m.line + 1;
-}
-
-/* ---------------------------------------------------------------- pass 1 */
-
-static int read_file(struct cfg_parse *c, unsigned char **buf_out, size_t *len_out)
-{
-    FILE *f = fopen(c->path, "rb");
-    afile_note_input(f);
-    if (f == NULL)
-        return diag_set(c->d, DIAG_E_IO, c->path, 0, "", "cannot open: %s", strerror(errno));
-    size_t cap = 4096, len = 0;
-    unsigned char *buf = cfg_xrealloc(NULL, cap);
-    for (;;) { /* reads at most CFG_MAX_FILE_BYTES + 1 bytes, then stops */
-        if (len == cap) {
-            cap *= 2;
-            buf = cfg_xrealloc(buf, cap);
-        }
-        size_t want = cap - len;
-        if (want > CFG_MAX_FILE_BYTES + 1 - len)
-            want = CFG_MAX_FILE_BYTES + 1 - len;
-        size_t got = fread(buf + len, 1, want, f);
-        len += got;
-        if (got == 0 || len > CFG_MAX_FILE_BYTES)
-            break;
-    }
-    int err = ferror(f);
-    int saved = errno;
-    fclose(f);
-    if (err) {
-        free(buf);
-        return diag_set(c->d, DIAG_E_IO, c->path, 0, "", "cannot read: %s", strerror(saved));
-    }
-    if (len > CFG_MAX_FILE_BYTES) {
-        free(buf);
-        return diag_set(c->d, DIAG_E_RANGE, c->path, 0, "",
-                        "file is larger than %u bytes; not a config", CFG_MAX_FILE_BYTES);
-    }
-    *buf_out = buf;
-    *len_out = len;
-    return 0;
-}
-
-static int new_node(struct cfg_parse *c, enum node_kind kind, int line, int parent)
-{
-    if (c->n_nodes >= CFG_MAX_NODES)
-        return diag_set(c->d, DIAG_E_RANGE, c->path, line, "",
-                        "more than %d YAML nodes; not a config", CFG_MAX_NODES);
-    if (c->n_nodes == c->cap_nodes) {
-        c->cap_nodes = c->cap_nodes ? c->cap_nodes * 2 : 64;
-        c->nodes = cfg_xrealloc(c->nodes, c->cap_nodes * sizeof *c->nodes);
-    }
-    int i = (int)c->n_nodes++;
-    c->nodes[i] = (struct node){.kind = kind, .line = line, .first = -1, .last = -1, .next = -1};
-    if (parent >= 0) {
-        struct node *p = &c->nodes[parent];
-        if (p->kind == NODE_MAPPING && p->n_children % 2 == 1)
-            c->nodes[i].key_line = c->nodes[p->last].line;
-        p->n_children++;
-        if (p->last >= 0)
-            c->nodes[p->last].next = i;
-        else
-            p->first = i;
-        p->last = i;
-    }
-    return i;
-}
-
-static void set_text(struct cfg_parse *c, int n, const unsigned char *s, size_t len)
-{
-    while (c->n_text + len + 1 > c->cap_text) {
-        c->cap_text = c->cap_text ? c->cap_text * 2 : 1024;
-        c->text = cfg_xrealloc(c->text, c->cap_text);
-    }
-    if (len > 0)
-        memcpy(c->text + c->n_text, s, len);
-    c->text[c->n_text + len] = '\0';
-    c->nodes[n].text = c->n_text;
-    c->nodes[n].len = len;
-    c->n_text += len + 1;
-}
-
-/* Line of a reader error (bad UTF-8, control characters), which libyaml
- * reports as a byte offset rather than a mark. */
-static int offset_line(const unsigned char *buf, size_t len, size_t off)
-{
-    int line = 1;
-    for (size_t i = 0; i < off && i < len; i++)
-        if (buf[i] == '\n')
-            line++;
-    return line;
-}
-
-static int parse_error(struct cfg_parse *c, const yaml_parser_t *p,
-                       const unsigned char *buf, size_t len)
-{
-    int line;
-    if (p->error == YAML_READER_ERROR)
-        line = offset_line(buf, len, p->problem_offset);
-    else
-        line = mark_line(p->problem_mark);
-    const char *problem = p->problem ? p->problem : "malformed YAML";
-    if (p->context)
-        return diag_set(c->d, DIAG_E_PARSE, c->path, line, "", "%s (%s)", problem, p->context);
-    return diag_set(c->d, DIAG_E_PARSE, c->path, line, "", "%s", problem);
-}
-
-/* Refuse YAML features a config never needs and that would make the tree
- * something other than plain data. */
-static int check_plain_data(struct cfg_parse *c, const yaml_char_t *anchor,
-                            const yaml_char_t *tag, int line)
-{
-    if (anchor != NULL)
-        return diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
-                        "anchors (&%.40s) are not supported in configs; write the value out",
-                        (const char *)anchor);
-    if (tag != NULL)
-        return diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
-                        "explicit tags (%.40s) are not supported in configs",
-                        (const char *)tag);
-    return 0;
-}
-
-/* Build the node tree.  Returns the root node index, -1 on error. */
-static int build_tree(struct cfg_parse *c, const unsigned char *buf, size_t len)
-{
-    yaml_parser_t p;
-    if (!yaml_parser_initialize(&p)) {
-        fprintf(stderr, "strata: cfg: out of memory initializing libyaml\n");
-        abort();
-    }
-    yaml_parser_set_input_string(&p, buf, len);
-
-    int stack[CFG_MAX_DEPTH];
-    int depth = 0, root = -1, docs = 0, rc = 0, done = 0;
-    while (!done && rc == 0) {
-        yaml_event_t ev;
-        if (!yaml_parser_parse(&p, &ev)) {
-            rc = parse_error(c, &p, buf, len);
-            break;
-        }
-        int line = mark_line(ev.start_mark);
-        int parent = depth > 0 ? stack[depth - 1] : -1;
-        int n;
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = 1;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++docs > 1)
-                rc = diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
-                              "more than one YAML document; a config is one mapping");
-            break;
-        case YAML_ALIAS_EVENT:
-            rc = diag_set(c->d, DIAG_E_UNSUPPORTED, c->path, line, "",
-                          "aliases (*%.40s) are not supported in configs; write the value out",
-                          (const char *)ev.data.alias.anchor);
-            break;
-        case YAML_SCALAR_EVENT:
-            rc = check_plain_data(c, ev.data.scalar.anchor, ev.data.scalar.tag, line);
-            if (rc != 0)
-                break;
-            n = new_node(c, NODE_SCALAR, line, parent);
-            if (n < 0) {
-                rc = -1;
-                break;
-            }
-            c->nodes[n].plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-            set_text(c, n, ev.data.scalar.value, ev.data.scalar.length);
-            if (root < 0)
-                root = n;
-            break;
-        case YAML_MAPPING_START_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-            if (ev.type == YAML_MAPPING_START_EVENT)
-                rc = check_plain_data(c, ev.data.mapping_start.anchor,
-                                      ev.data.mapping_start.tag, line);
-            else
-                rc = check_plain_data(c, ev.data.sequence_start.anchor,
-                                      ev.data.sequence_start.tag, line);
-            if (rc != 0)
-                break;
-            if (depth >= CFG_MAX_DEPTH) {
-                rc = diag_set(c->d, DIAG_E_RANGE, c->path, line, "",
-                              "nesting deeper than %d levels; not a config", CFG_MAX_DEPTH);
-                break;
-            }
-            n = new_node(c, ev.type == YAML_MAPPING_START_EVENT ? NODE_MAPPING : NODE_SEQUENCE,
-                         line, parent);
-            if (n < 0) {
-                rc = -1;
-                break;
-            }
-            stack[depth++] = n;
-            if (root < 0)
-                root = n;
-            break;
-        case YAML_MAPPING_END_EVENT:
-        case YAML_SEQUENCE_END_EVENT:
-            if (depth > 0)
-                depth--;
-            break;
-        case YAML_STREAM_START_EVENT:
-        case YAML_DOCUMENT_END_EVENT:
-        case YAML_NO_EVENT:
-            break;
-        }
-        yaml_event_delete(&ev);
-    }
-    yaml_parser_delete(&p);
-    if (rc != 0)
-        return -1;
-    if (root < 0)
-        return diag_set(c->d, DIAG_E_PARSE, c->path, 0, "",
-                        "file is empty; expected a mapping of config keys (see configs/README.md)");
-    return root;
-}
-
-/* Reads path into c's tree; returns its root, or -1 with *c->d filled.
- * The caller frees *buf and the parse. */
-static int parse_file(struct cfg_parse *c, unsigned char **buf)
-{
-    size_t len = 0;
-    *buf = NULL;
-    if (read_file(c, buf, &len) != 0)
-        return -1;
-    return build_tree(c, *buf, len);
-}
-
-/* ---------------------------------------------------------------- pass 2 */
-
-static const char *node_text(const struct cfg_parse *c, int n)
-{
-    return c->text + c->nodes[n].text;
-}
-
-static const char *kind_name(const struct cfg_parse *c, int n)
-{
-    switch (c->nodes[n].kind) {
-    case NODE_MAPPING:
-        return "a mapping";
-    case NODE_SEQUENCE:
-        return "a sequence";
-    case NODE_SCALAR:
-    default:
-        return c->nodes[n].plain ? "a scalar" : "a quoted string";
-    }
-}
-
-/* Line that "missing key" errors in mapping map point at: the line of the
- * key that opened the section, or the mapping's own first line. */
-static int map_line(const struct cfg_parse *c, int map)
-{
-    return c->nodes[map].key_line > 0 ? c->nodes[map].key_line : c->nodes[map].line;
-}
-
-/* Next key after key k in a mapping (children alternate key, value). */
-static int next_key(const struct cfg_parse *c, int k)
-{
-    int v = c->nodes[k].next;
-    return v >= 0 ? c->nodes[v].next : -1;
-}
-
-static void field_name(char *buf, size_t size, const char *section, const char *key)
-{
-    if (section[0] == '\0')
-        snprintf(buf, size, "%s", key);
-    else
-        snprintf(buf, size, "%s.%s", section, key);
-}
-
-static int key_eq(const struct cfg_parse *c, int k, const char *s)
-{
-    size_t n = strlen(s);
-    return c->nodes[k].len == n && memcmp(node_text(c, k), s, n) == 0;
-}
-
-/* Check the keys of mapping map: each a scalar, each in allowed (NULL-ended),
- * none twice.  Reports in file order. */
-static int check_keys(struct cfg_parse *c, int map, const char *section,
-                      const char *const *allowed)
-{
-    char field[128];
-    for (int k = c->nodes[map].first; k >= 0; k = next_key(c, k)) {
-        const struct node *kn = &c->nodes[k];
-        if (kn->kind != NODE_SCALAR)
-            return diag_set(c->d, DIAG_E_TYPE, c->path, kn->line, section,
-                            "keys must be plain words, got %s", kind_name(c, k));
-        int known = 0;
-        for (const char *const *a = allowed; *a != NULL; a++)
-            if (key_eq(c, k, *a))
-                known = 1;
-        field_name(field, sizeof field, section, node_text(c, k));
-        if (!known) {
-            char list[512] = "";
-            size_t used = 0;
-            for (const char *const *a = allowed; *a != NULL && used < sizeof list; a++)
-                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-                                         a == allowed ? "" : ", ", *a);
-            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, kn->line, field,
-                            "unknown key; expected one of: %s", list);
-        }
-        for (int e = c->nodes[map].first; e != k; e = next_key(c, e))
-            if (key_eq(c, e, node_text(c, k)))
-                return diag_set(c->d, DIAG_E_DUPLICATE, c->path, kn->line, field,
-                                "duplicate key (first given on line %d)", c->nodes[e].line);
-    }
-    return 0;
-}
-
-/* Value node of key in mapping map, or -1.  Keys are unique after check_keys. */
-static int lookup(const struct cfg_parse *c, int map, const char *key)
-{
-    for (int k = c->nodes[map].first; k >= 0; k = next_key(c, k))
-        if (c->nodes[k].kind == NODE_SCALAR && key_eq(c, k, key))
-            return c->nodes[k].next;
-    return -1;
-}
-
-/* A section is a mapping under a top-level key.  Returns its node, -1 on
- * error, -2 if absent and optional. */
-static int get_section(struct cfg_parse *c, int root, const char *name, int required)
-{
-    int v = lookup(c, root, name);
-    if (v < 0) {
-        if (!required)
-            return -2;
-        return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, name,
-                        "required section is missing");
-    }
-    if (c->nodes[v].kind != NODE_MAPPING)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, name,
-                        "expected a mapping of keys, got %s", kind_name(c, v));
-    return v;
-}
-
-#define CFG_MIN_POS 1e-3 /* smallest positive figure a config may give */
-#define CFG_MAX_POS 1e15 /* and the largest */
-
-enum range {
-    RANGE_POS,     /* > 0 */
-    RANGE_NONNEG,  /* >= 0 */
-    RANGE_FRAC,    /* (0, 1] */
-    RANGE_FRAC0,   /* [0, 1) */
-    RANGE_COUNT    /* whole number, 1 .. UINT32_MAX */
-};
-
-/* Parse scalar node v as a number and check its range. */
-static int number_value(struct cfg_parse *c, int v, const char *field, enum range r, double *out)
-{
-    const struct node *n = &c->nodes[v];
-    const char *s = node_text(c, v);
-    if (n->kind != NODE_SCALAR)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "expected a number, got %s", kind_name(c, v));
-    if (!n->plain)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "expected a number, got a quoted string \"%.40s\"", s);
-    if (n->len == 0)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "expected a number, got nothing");
-    if (!num_is_decimal(s))
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "expected a number, got '%.40s'", s);
-    double x = strtod(s, NULL);
-    if (!isfinite(x))
-        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field, "too large, got %.40s", s);
-    switch (r) {
-    case RANGE_POS:
-        /* every positive figure of a config (MHz, GB/s, bytes per cycle,
-         * KiB, ns) is far inside this; a value like 1e-300 passed "> 0" and
-         * made times infinite */
-        if (!(x >= CFG_MIN_POS && x <= CFG_MAX_POS))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be between %g and %g, got %.40s", CFG_MIN_POS, CFG_MAX_POS, s);
-        break;
-    case RANGE_NONNEG:
-        if (!(x >= 0))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be >= 0, got %.40s", s);
-        break;
-    case RANGE_FRAC:
-        if (!(x >= CFG_MIN_POS && x <= 1))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be in [%g, 1], got %.40s", CFG_MIN_POS, s);
-        break;
-    case RANGE_FRAC0:
-        if (!(x >= 0 && x < 1))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be in [0, 1), got %.40s", s);
-        break;
-    case RANGE_COUNT:
-        if (x != floor(x))
-            return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                            "must be a whole number, got %.40s", s);
-        if (!(x >= 1 && x <= 4294967295.0))
-            return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                            "must be between 1 and 4294967295, got %.40s", s);
-        break;
-    }
-    *out = x;
-    return 0;
-}
-
-/* Required (or optional, returning 1 when absent) number map.key. */
-static int get_number(struct cfg_parse *c, int map, const char *section, const char *key,
-                      enum range r, int required, double *out)
-{
-    char field[128];
-    field_name(field, sizeof field, section, key);
-    int v = lookup(c, map, key);
-    if (v < 0) {
-        if (!required)
-            return 1;
-        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
-                        "required key is missing");
-    }
-    return number_value(c, v, field, r, out);
-}
-
-static int get_u32(struct cfg_parse *c, int map, const char *section, const char *key,
-                   uint32_t *out)
-{
-    double x;
-    if (get_number(c, map, section, key, RANGE_COUNT, 1, &x) != 0)
-        return -1;
-    *out = (uint32_t)x;
-    return 0;
-}
-
-/* Positive quantity times scale, rounded to a uint64_t (bytes, ps). */
-static int get_scaled_u64(struct cfg_parse *c, int map, const char *section, const char *key,
-                          enum range r, double scale, uint64_t *out)
-{
-    double x;
-    if (get_number(c, map, section, key, r, 1, &x) != 0)
-        return -1;
-    double y = round(x * scale);
-    if (y > CFG_MAX_U64) {
-        char field[128];
-        field_name(field, sizeof field, section, key);
-        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, key)].line, field,
-                        "too large, got %g", x);
-    }
-    *out = (uint64_t)y;
-    return 0;
-}
-
-/* Required string map.key into buf[size]; must be non-empty and fit. */
-static int get_string(struct cfg_parse *c, int map, const char *section, const char *key,
-                      int required, char *buf, size_t size)
-{
-    char field[128];
-    field_name(field, sizeof field, section, key);
-    int v = lookup(c, map, key);
-    if (v < 0) {
-        if (!required)
-            return 0;
-        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
-                        "required key is missing");
-    }
-    const struct node *n = &c->nodes[v];
-    if (n->kind != NODE_SCALAR)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "expected a string, got %s", kind_name(c, v));
-    if (n->len == 0)
-        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field, "must not be empty");
-    if (strlen(node_text(c, v)) != n->len)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field,
-                        "must not contain a NUL character");
-    if (n->len >= size)
-        return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                        "longer than %zu characters", size - 1);
-    memcpy(buf, node_text(c, v), n->len + 1);
-    return 0;
-}
-
 /* Mapping dtype-name -> FLOP/cycle/unit.  Missing dtypes stay 0. */
-static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, const char *key,
+static int get_dtype_rates(struct yconf *c, int map, const char *section, const char *key,
                            double rates[DT_COUNT])
 {
     char field[128], sub[176];
-    field_name(field, sizeof field, section, key);
-    int v = lookup(c, map, key);
+    yconf_field(field, sizeof field, section, key);
+    int v = yconf_lookup(c, map, key);
     if (v < 0)
-        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+        return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, map), field,
                         "required key is missing");
-    if (c->nodes[v].kind != NODE_MAPPING)
+    if (c->nodes[v].kind != YCONF_MAPPING)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, field,
-                        "expected a mapping of dtype: FLOP/cycle/unit, got %s", kind_name(c, v));
+                        "expected a mapping of dtype: FLOP/cycle/unit, got %s", yconf_kind_name(c, v));
     int seen_line[DT_COUNT] = {0};
     int any = 0;
-    for (int k = c->nodes[v].first; k >= 0; k = next_key(c, k)) {
-        const struct node *kn = &c->nodes[k];
-        if (kn->kind != NODE_SCALAR)
+    for (int k = c->nodes[v].first; k >= 0; k = yconf_next_key(c, k)) {
+        const struct yconf_node *kn = &c->nodes[k];
+        if (kn->kind != YCONF_SCALAR)
             return diag_set(c->d, DIAG_E_TYPE, c->path, kn->line, field,
-                            "keys must be dtype names, got %s", kind_name(c, k));
-        snprintf(sub, sizeof sub, "%s.%.40s", field, node_text(c, k));
+                            "keys must be dtype names, got %s", yconf_kind_name(c, k));
+        snprintf(sub, sizeof sub, "%s.%.40s", field, yconf_text(c, k));
         enum dtype t;
-        if (strlen(node_text(c, k)) != kn->len || dtype_from_name(node_text(c, k), &t) != 0) {
+        if (strlen(yconf_text(c, k)) != kn->len || dtype_from_name(yconf_text(c, k), &t) != 0) {
             char list[256] = "";
             size_t used = 0;
             for (int i = 0; i < DT_COUNT && used < sizeof list; i++)
@@ -600,12 +56,12 @@ static int get_dtype_rates(struct cfg_parse *c, int map, const char *section, co
             return diag_set(c->d, DIAG_E_DUPLICATE, c->path, kn->line, sub,
                             "duplicate key (first given on line %d)", seen_line[t]);
         seen_line[t] = kn->line;
-        if (kn->next < 0 || number_value(c, kn->next, sub, RANGE_NONNEG, &rates[t]) != 0)
+        if (kn->next < 0 || yconf_number(c, kn->next, sub, YCONF_NONNEG, &rates[t]) != 0)
             return -1;
-        if (rates[t] != 0 && !(rates[t] >= CFG_MIN_POS && rates[t] <= CFG_MAX_POS))
+        if (rates[t] != 0 && !(rates[t] >= YCONF_MIN_POS && rates[t] <= YCONF_MAX_POS))
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[kn->next].line, sub,
-                            "must be 0 (no such pipe) or between %g and %g, got %.40s", CFG_MIN_POS,
-                            CFG_MAX_POS, node_text(c, kn->next));
+                            "must be 0 (no such pipe) or between %g and %g, got %.40s", YCONF_MIN_POS,
+                            YCONF_MAX_POS, yconf_text(c, kn->next));
         if (rates[t] > 0)
             any = 1;
     }
@@ -670,11 +126,11 @@ static const char *const level_scope_names[LS_COUNT] = {
 };
 
 /* Look up section name, check its keys.  Returns node, -1 error, -2 absent. */
-static int open_section(struct cfg_parse *c, int root, const char *name,
+static int open_section(struct yconf *c, int root, const char *name,
                         const char *const *keys, int required)
 {
-    int s = get_section(c, root, name, required);
-    if (s >= 0 && check_keys(c, s, name, keys) != 0)
+    int s = yconf_section(c, root, name, required);
+    if (s >= 0 && yconf_check_keys(c, s, name, keys) != 0)
         return -1;
     return s;
 }
@@ -683,7 +139,7 @@ static int open_section(struct cfg_parse *c, int root, const char *name,
  * threads and thread blocks (`threads`); a systolic chip in tiles
  * (`systolic`, with its array shape).  A GPU config may carry `systolic:
  * {rows, cols}` too, as a what-if (its tensor cores become arrays). */
-static int fill_family_block(struct cfg_parse *c, int root, struct hw_config *h)
+static int fill_family_block(struct yconf *c, int root, struct hw_config *h)
 {
     int gpu = strcmp(h->family, "gpu") == 0;
     int th = open_section(c, root, "threads", threads_keys, 0);
@@ -694,41 +150,41 @@ static int fill_family_block(struct cfg_parse *c, int root, struct hw_config *h)
         if (th == -2)
             return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "threads",
                             "family gpu needs {max_threads_per_unit, max_ctas_per_unit}");
-        if (get_u32(c, th, "threads", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
-            get_u32(c, th, "threads", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
+        if (yconf_get_u32(c, th, "threads", "max_threads_per_unit", &h->max_threads_per_unit) != 0 ||
+            yconf_get_u32(c, th, "threads", "max_ctas_per_unit", &h->max_ctas_per_unit) != 0)
             return -1;
-        if (sy >= 0 && lookup(c, sy, "max_tiles_per_unit") >= 0)
+        if (sy >= 0 && yconf_lookup(c, sy, "max_tiles_per_unit") >= 0)
             return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path,
-                            c->nodes[lookup(c, sy, "max_tiles_per_unit")].line,
+                            c->nodes[yconf_lookup(c, sy, "max_tiles_per_unit")].line,
                             "systolic.max_tiles_per_unit",
                             "a gpu's threads block says how many tiles a unit holds");
     } else {
         if (th >= 0)
-            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, map_line(c, th), "threads",
+            return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, yconf_map_line(c, th), "threads",
                             "family %s has no threads; say systolic.max_tiles_per_unit",
                             h->family);
         if (sy == -2)
             return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "systolic",
                             "family %s needs the array shape {rows, cols, max_tiles_per_unit}",
                             h->family);
-        if (get_u32(c, sy, "systolic", "max_tiles_per_unit", &h->max_ctas_per_unit) != 0)
+        if (yconf_get_u32(c, sy, "systolic", "max_tiles_per_unit", &h->max_ctas_per_unit) != 0)
             return -1;
         /* a tile is one 256-thread CTA of the tiled model */
         if (h->max_ctas_per_unit > 65536)
             return diag_set(c->d, DIAG_E_RANGE, c->path,
-                            c->nodes[lookup(c, sy, "max_tiles_per_unit")].line,
+                            c->nodes[yconf_lookup(c, sy, "max_tiles_per_unit")].line,
                             "systolic.max_tiles_per_unit", "at most 65536, got %u",
                             h->max_ctas_per_unit);
         h->max_threads_per_unit = h->max_ctas_per_unit * 256u;
     }
     if (sy >= 0) {
-        if (get_u32(c, sy, "systolic", "rows", &h->sa_rows) != 0 ||
-            get_u32(c, sy, "systolic", "cols", &h->sa_cols) != 0)
+        if (yconf_get_u32(c, sy, "systolic", "rows", &h->sa_rows) != 0 ||
+            yconf_get_u32(c, sy, "systolic", "cols", &h->sa_cols) != 0)
             return -1;
         if (h->sa_rows > 65536 || h->sa_cols > 65536) {
             int rows = h->sa_rows > 65536;
             return diag_set(c->d, DIAG_E_RANGE, c->path,
-                            c->nodes[lookup(c, sy, rows ? "rows" : "cols")].line,
+                            c->nodes[yconf_lookup(c, sy, rows ? "rows" : "cols")].line,
                             rows ? "systolic.rows" : "systolic.cols", "at most 65536 PEs, got %u",
                             rows ? h->sa_rows : h->sa_cols);
         }
@@ -740,30 +196,30 @@ static int fill_family_block(struct cfg_parse *c, int root, struct hw_config *h)
  * (both optional).  Without matrix_paths a systolic chip has its array and
  * a GPU mma.sync at the full rate (Ampere, Ada); Hopper lists wgmma and
  * what mma.sync reaches there, AMD chips mfma. */
-static int fill_matrix_paths(struct cfg_parse *c, int s, struct hw_config *h)
+static int fill_matrix_paths(struct yconf *c, int s, struct hw_config *h)
 {
     double x;
-    int rc = get_number(c, s, "compute", "special_function_ops_per_cycle_per_unit", RANGE_POS, 0, &x);
+    int rc = yconf_get_number(c, s, "compute", "special_function_ops_per_cycle_per_unit", YCONF_POS, 0, &x);
     if (rc < 0)
         return -1;
     if (rc == 0)
         h->sfu_ops_per_cycle = x;
-    int v = lookup(c, s, "matrix_paths");
+    int v = yconf_lookup(c, s, "matrix_paths");
     if (v < 0) {
         h->matrix_path_frac[h->sa_rows ? MP_SYSTOLIC : MP_MMA_SYNC] = 1.0;
         return 0;
     }
-    if (c->nodes[v].kind != NODE_MAPPING)
+    if (c->nodes[v].kind != YCONF_MAPPING)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[v].line, "compute.matrix_paths",
                         "expected a mapping of path: fraction of the matrix rate, got %s",
-                        kind_name(c, v));
+                        yconf_kind_name(c, v));
     int any = 0;
-    for (int k = c->nodes[v].first; k >= 0; k = next_key(c, k)) {
+    for (int k = c->nodes[v].first; k >= 0; k = yconf_next_key(c, k)) {
         char field[96];
-        snprintf(field, sizeof field, "compute.matrix_paths.%.40s", node_text(c, k));
+        snprintf(field, sizeof field, "compute.matrix_paths.%.40s", yconf_text(c, k));
         int p;
         for (p = 0; p < MP_COUNT; p++)
-            if (key_eq(c, k, matrix_path_names[p]))
+            if (yconf_key_eq(c, k, matrix_path_names[p]))
                 break;
         if (p == MP_COUNT)
             return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[k].line, field,
@@ -771,7 +227,7 @@ static int fill_matrix_paths(struct cfg_parse *c, int s, struct hw_config *h)
         if (h->matrix_path_frac[p] > 0)
             return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[k].line, field,
                             "duplicate key");
-        if (number_value(c, c->nodes[k].next, field, RANGE_FRAC, &h->matrix_path_frac[p]) != 0)
+        if (yconf_number(c, c->nodes[k].next, field, YCONF_FRAC, &h->matrix_path_frac[p]) != 0)
             return -1;
         any = 1;
     }
@@ -783,17 +239,17 @@ static int fill_matrix_paths(struct cfg_parse *c, int s, struct hw_config *h)
 
 /* One of several alternative keys (capacity_KiB or capacity_MiB ...): the
  * index of the one given, -1 if none, -2 (error set) if more than one. */
-static int one_of(struct cfg_parse *c, int map, const char *section, const char *const *keys,
+static int one_of(struct yconf *c, int map, const char *section, const char *const *keys,
                   int n, int *value)
 {
     int found = -1;
     char field[128];
     for (int i = 0; i < n; i++) {
-        int v = lookup(c, map, keys[i]);
+        int v = yconf_lookup(c, map, keys[i]);
         if (v < 0)
             continue;
         if (found >= 0) {
-            field_name(field, sizeof field, section, keys[i]);
+            yconf_field(field, sizeof field, section, keys[i]);
             diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[v].line, field,
                      "give one of %s and %s, not both", keys[found], keys[i]);
             return -2;
@@ -817,40 +273,40 @@ static int reserved_level_name(const char *s)
     return 0;
 }
 
-static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h,
+static int fill_level(struct yconf *c, int map, int idx, struct hw_config *h,
                       struct hw_level *L)
 {
     const double GB = 1e9;
     char sec[48], field[128], word[24];
     double x;
     snprintf(sec, sizeof sec, "levels[%d]", idx);
-    if (c->nodes[map].kind != NODE_MAPPING)
+    if (c->nodes[map].kind != YCONF_MAPPING)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[map].line, sec,
-                        "expected a mapping {name, kind, ...}, got %s", kind_name(c, map));
-    if (get_string(c, map, sec, "name", 1, L->name, sizeof L->name) != 0)
+                        "expected a mapping {name, kind, ...}, got %s", yconf_kind_name(c, map));
+    if (yconf_get_string(c, map, sec, "name", 1, L->name, sizeof L->name) != 0)
         return -1;
     if (reserved_level_name(L->name))
-        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, "name")].line,
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, map, "name")].line,
                         "levels.name", "'%s': a level name is lower-case letters, digits and _, "
                         "and not busy, launch, idle, compute, matrix or vector", L->name);
     snprintf(sec, sizeof sec, "levels.%s", L->name);
-    if (get_string(c, map, sec, "kind", 1, word, sizeof word) != 0)
+    if (yconf_get_string(c, map, sec, "kind", 1, word, sizeof word) != 0)
         return -1;
     int k;
     for (k = 0; k < LK_COUNT; k++)
         if (strcmp(word, level_kind_names[k]) == 0)
             break;
     if (k == LK_COUNT)
-        return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[lookup(c, map, "kind")].line,
+        return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[yconf_lookup(c, map, "kind")].line,
                         "levels.kind", "unknown kind '%s'; known: registers, scratchpad, cache, "
                         "dram, link", word);
     L->kind = (enum level_kind)k;
-    if (check_keys(c, map, sec, level_keys[L->kind]) != 0)
+    if (yconf_check_keys(c, map, sec, level_keys[L->kind]) != 0)
         return -1;
     /* scope: registers and scratchpads belong to a unit, caches and DRAM
      * to the device unless said otherwise; a link must say where it goes */
     word[0] = '\0';
-    if (get_string(c, map, sec, "scope", L->kind == LK_LINK, word, sizeof word) != 0)
+    if (yconf_get_string(c, map, sec, "scope", L->kind == LK_LINK, word, sizeof word) != 0)
         return -1;
     L->scope = L->kind <= LK_SCRATCHPAD ? LS_UNIT : LS_DEVICE;
     if (word[0] != '\0') {
@@ -858,8 +314,8 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
         for (sc = 0; sc < LS_COUNT; sc++)
             if (strcmp(word, level_scope_names[sc]) == 0)
                 break;
-        field_name(field, sizeof field, sec, "scope");
-        int line = c->nodes[lookup(c, map, "scope")].line;
+        yconf_field(field, sizeof field, sec, "scope");
+        int line = c->nodes[yconf_lookup(c, map, "scope")].line;
         if (sc == LS_COUNT)
             return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, line, field,
                             "unknown scope '%s'; known: unit, group, device, host, system", word);
@@ -874,17 +330,17 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
     }
     L->instances = L->scope == LS_UNIT ? h->units : 1;
     if (L->scope == LS_GROUP) {
-        if (get_u32(c, map, sec, "units_per_group", &L->units_per_group) != 0)
+        if (yconf_get_u32(c, map, sec, "units_per_group", &L->units_per_group) != 0)
             return -1;
         if (h->units % L->units_per_group != 0)
             return diag_set(c->d, DIAG_E_RANGE, c->path,
-                            c->nodes[lookup(c, map, "units_per_group")].line,
+                            c->nodes[yconf_lookup(c, map, "units_per_group")].line,
                             "levels.units_per_group", "%u units do not split into groups of %u",
                             h->units, L->units_per_group);
         L->instances = h->units / L->units_per_group;
-    } else if (lookup(c, map, "units_per_group") >= 0) {
+    } else if (yconf_lookup(c, map, "units_per_group") >= 0) {
         return diag_set(c->d, DIAG_E_RANGE, c->path,
-                        c->nodes[lookup(c, map, "units_per_group")].line, "levels.units_per_group",
+                        c->nodes[yconf_lookup(c, map, "units_per_group")].line, "levels.units_per_group",
                         "only a level of scope group has groups");
     }
 
@@ -897,28 +353,28 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
         if (which == -2)
             return -1;
         if (which < 0)
-            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), sec,
+            return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, map), sec,
                             "required key capacity_KiB, capacity_MiB, capacity_GB or "
                             "capacity_GiB is missing");
-        if (get_scaled_u64(c, map, sec, ck[which], RANGE_POS, cs[which], &L->capacity_bytes) != 0)
+        if (yconf_get_scaled_u64(c, map, sec, ck[which], YCONF_POS, cs[which], &L->capacity_bytes) != 0)
             return -1;
     }
     if (L->kind == LK_REGISTERS)
         return 0;
-    if (get_number(c, map, sec, "energy_pJ_per_byte", RANGE_NONNEG, 0, &L->energy_pj_per_byte) < 0)
+    if (yconf_get_number(c, map, sec, "energy_pJ_per_byte", YCONF_NONNEG, 0, &L->energy_pj_per_byte) < 0)
         return -1;
     if (L->energy_pj_per_byte > 1e6) {
-        field_name(field, sizeof field, sec, "energy_pJ_per_byte");
-        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, map, "energy_pJ_per_byte")].line,
+        yconf_field(field, sizeof field, sec, "energy_pJ_per_byte");
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, map, "energy_pJ_per_byte")].line,
                         field, "at most 1e+06 pJ, got %g", L->energy_pj_per_byte);
     }
 
     /* bandwidth, per instance: bytes per cycle or GB/s */
     if (L->kind == LK_LINK) {
         L->instances = 1;
-        if (lookup(c, map, "ports") >= 0 && get_u32(c, map, sec, "ports", &L->instances) != 0)
+        if (yconf_lookup(c, map, "ports") >= 0 && yconf_get_u32(c, map, sec, "ports", &L->instances) != 0)
             return -1;
-        if (get_number(c, map, sec, "bandwidth_GBps", RANGE_POS, 1, &x) != 0)
+        if (yconf_get_number(c, map, sec, "bandwidth_GBps", YCONF_POS, 1, &x) != 0)
             return -1;
         L->bw_bytes_per_s = (double)L->instances * (x * GB);
     } else {
@@ -927,9 +383,9 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
         if (which == -2)
             return -1;
         if (which < 0)
-            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), sec,
+            return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, map), sec,
                             "required key bandwidth_GBps (or bandwidth_bytes_per_cycle) is missing");
-        if (get_number(c, map, sec, bk[which], RANGE_POS, 1, &x) != 0)
+        if (yconf_get_number(c, map, sec, bk[which], YCONF_POS, 1, &x) != 0)
             return -1;
         if (which == 0) {
             L->bw_bytes_per_cycle = x;
@@ -940,51 +396,51 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
     }
     L->eff_bw = 1.0;
     if (L->kind == LK_SCRATCHPAD) {
-        if (lookup(c, map, "latency_ns") >= 0 &&
-            get_scaled_u64(c, map, sec, "latency_ns", RANGE_POS, 1000.0, &L->latency_ps) != 0)
+        if (yconf_lookup(c, map, "latency_ns") >= 0 &&
+            yconf_get_scaled_u64(c, map, sec, "latency_ns", YCONF_POS, 1000.0, &L->latency_ps) != 0)
             return -1;
         return 0;
     }
-    if (get_scaled_u64(c, map, sec, "latency_ns", RANGE_POS, 1000.0, &L->latency_ps) != 0)
+    if (yconf_get_scaled_u64(c, map, sec, "latency_ns", YCONF_POS, 1000.0, &L->latency_ps) != 0)
         return -1;
     if (L->kind == LK_CACHE)
-        return get_number(c, map, sec, "port_bytes_per_cycle_per_unit", RANGE_POS, 1,
+        return yconf_get_number(c, map, sec, "port_bytes_per_cycle_per_unit", YCONF_POS, 1,
                           &L->port_bytes_per_cycle_per_unit);
-    int e = lookup(c, map, "efficiency");
+    int e = yconf_lookup(c, map, "efficiency");
     snprintf(field, sizeof field, "%s.efficiency", sec);
-    if (e >= 0 && c->nodes[e].kind != NODE_MAPPING)
+    if (e >= 0 && c->nodes[e].kind != YCONF_MAPPING)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[e].line, field,
-                        "expected a mapping, got %s", kind_name(c, e));
+                        "expected a mapping, got %s", yconf_kind_name(c, e));
     if (L->kind == LK_LINK) {
-        if (e >= 0 && (check_keys(c, e, field, link_eff_keys) != 0 ||
-                       get_number(c, e, field, "bandwidth_fraction", RANGE_FRAC, 1, &L->eff_bw) != 0))
+        if (e >= 0 && (yconf_check_keys(c, e, field, link_eff_keys) != 0 ||
+                       yconf_get_number(c, e, field, "bandwidth_fraction", YCONF_FRAC, 1, &L->eff_bw) != 0))
             return -1;
         return 0;
     }
     /* DRAM */
-    if (get_string(c, map, sec, "type", 0, L->type, sizeof L->type) != 0)
+    if (yconf_get_string(c, map, sec, "type", 0, L->type, sizeof L->type) != 0)
         return -1;
     char u[16] = "";
-    if (get_string(c, map, sec, "unified", 0, u, sizeof u) != 0)
+    if (yconf_get_string(c, map, sec, "unified", 0, u, sizeof u) != 0)
         return -1;
     if (strcmp(u, "true") == 0)
         L->unified = 1;
     else if (u[0] != '\0' && strcmp(u, "false") != 0)
-        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, map, "unified")].line,
+        return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[yconf_lookup(c, map, "unified")].line,
                         "levels.unified", "expected true or false, got '%s'", u);
     if (e < 0)
-        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, map), field,
+        return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, map), field,
                         "required: {bandwidth_fraction, rw_turnaround_penalty, loaded_latency_ns}");
-    if (check_keys(c, e, field, dram_eff_keys) != 0 ||
-        get_number(c, e, field, "bandwidth_fraction", RANGE_FRAC, 1, &L->eff_bw) != 0 ||
-        get_number(c, e, field, "rw_turnaround_penalty", RANGE_FRAC0, 1, &L->eff_rw_penalty) != 0 ||
-        get_scaled_u64(c, e, field, "loaded_latency_ns", RANGE_POS, 1000.0,
+    if (yconf_check_keys(c, e, field, dram_eff_keys) != 0 ||
+        yconf_get_number(c, e, field, "bandwidth_fraction", YCONF_FRAC, 1, &L->eff_bw) != 0 ||
+        yconf_get_number(c, e, field, "rw_turnaround_penalty", YCONF_FRAC0, 1, &L->eff_rw_penalty) != 0 ||
+        yconf_get_scaled_u64(c, e, field, "loaded_latency_ns", YCONF_POS, 1000.0,
                        &L->eff_loaded_latency_ps) != 0)
         return -1;
     /* Cross-check: a loaded latency below the unloaded one is a typo. */
     if (L->eff_loaded_latency_ps < L->latency_ps)
         return diag_set(c->d, DIAG_E_RANGE, c->path,
-                        c->nodes[lookup(c, e, "loaded_latency_ns")].line,
+                        c->nodes[yconf_lookup(c, e, "loaded_latency_ns")].line,
                         "efficiency.loaded_latency_ns", "must be >= latency_ns (%g), got %g",
                         (double)L->latency_ps / 1000.0, (double)L->eff_loaded_latency_ps / 1000.0);
     return 0;
@@ -993,15 +449,15 @@ static int fill_level(struct cfg_parse *c, int map, int idx, struct hw_config *h
 /* `levels:` innermost first.  The tiled model needs one register file and
  * one scratchpad per unit, one or more caches, one DRAM and a link to the
  * host; a link to peer devices is optional. */
-static int fill_levels(struct cfg_parse *c, int root, struct hw_config *h)
+static int fill_levels(struct yconf *c, int root, struct hw_config *h)
 {
-    int seq = lookup(c, root, "levels");
+    int seq = yconf_lookup(c, root, "levels");
     if (seq < 0)
         return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "levels",
                         "required: the memory levels, innermost first (see configs/README.md)");
-    if (c->nodes[seq].kind != NODE_SEQUENCE)
+    if (c->nodes[seq].kind != YCONF_SEQUENCE)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[seq].line, "levels",
-                        "expected a list of levels, got %s", kind_name(c, seq));
+                        "expected a list of levels, got %s", yconf_kind_name(c, seq));
     h->lv_regs = h->lv_smem = h->lv_dram = h->lv_host = h->lv_peer = -1;
     int idx = 0;
     for (int m = c->nodes[seq].first; m >= 0; m = c->nodes[m].next, idx++) {
@@ -1048,10 +504,10 @@ static int fill_levels(struct cfg_parse *c, int root, struct hw_config *h)
     };
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
         if (*((const int8_t *)h + need[i].off) < 0)
-            return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, seq), "levels",
+            return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, seq), "levels",
                             "the list needs %s", need[i].what);
     if (h->ncaches == 0)
-        return diag_set(c->d, DIAG_E_MISSING, c->path, map_line(c, seq), "levels",
+        return diag_set(c->d, DIAG_E_MISSING, c->path, yconf_map_line(c, seq), "levels",
                         "the list needs a cache level");
     return 0;
 }
@@ -1095,9 +551,9 @@ static int in_list(const char *const *list, const char *key)
     return 0;
 }
 
-static int set_fail(struct cfg_parse *c, const struct cfg_set *s, enum diag_code code,
+static int set_fail(struct yconf *c, const struct cfg_set *s, enum diag_code code,
                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int set_fail(struct cfg_parse *c, const struct cfg_set *s, enum diag_code code,
+static int set_fail(struct yconf *c, const struct cfg_set *s, enum diag_code code,
                     const char *fmt, ...)
 {
     char where[300], msg[512];
@@ -1114,23 +570,23 @@ static int set_fail(struct cfg_parse *c, const struct cfg_set *s, enum diag_code
 }
 
 /* Child mapping `name` of map, made empty when absent. */
-static int child_map(struct cfg_parse *c, int map, const char *name, int line)
+static int child_map(struct yconf *c, int map, const char *name, int line)
 {
-    int v = lookup(c, map, name);
+    int v = yconf_lookup(c, map, name);
     if (v >= 0)
-        return c->nodes[v].kind == NODE_MAPPING ? v : -1;
-    int k = new_node(c, NODE_SCALAR, line, map);
+        return c->nodes[v].kind == YCONF_MAPPING ? v : -1;
+    int k = yconf_new_node(c, YCONF_SCALAR, line, map);
     if (k < 0)
         return -2;
     c->nodes[k].plain = 1;
-    set_text(c, k, (const unsigned char *)name, strlen(name));
-    int m = new_node(c, NODE_MAPPING, line, map);
+    yconf_set_text(c, k, name, strlen(name));
+    int m = yconf_new_node(c, YCONF_MAPPING, line, map);
     return m < 0 ? -2 : m;
 }
 
 /* Writes override s (number k of the load) into the tree under root.  Its
  * nodes get line -(k + 1), so a later check that fails on it can name it. */
-static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int k,
+static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
                      double *read_out, char *read_key, size_t read_n)
 {
     const int line = -(k + 1);
@@ -1170,7 +626,7 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         for (size_t i = 0; i < sizeof sections / sizeof sections[0] && !found; i++)
             if (strcmp(parts[0], sections[i].name) == 0) {
                 found = 1;
-                map = read_out != NULL ? lookup(c, root, parts[0]) : child_map(c, root, parts[0], line);
+                map = read_out != NULL ? yconf_lookup(c, root, parts[0]) : child_map(c, root, parts[0], line);
                 if (read_out != NULL && map < 0)
                     return set_fail(c, s, DIAG_E_MISSING, "the config has no section %s", parts[0]);
                 allowed = sections[i].keys;
@@ -1178,19 +634,19 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         /* a level by its name, else the first level of that kind (so
          * `dram.efficiency.bandwidth_fraction` finds an MI210's `hbm`) */
         for (int by_kind = 0; by_kind < 2 && !found; by_kind++) {
-            int seq = lookup(c, root, "levels");
-            for (int m = seq >= 0 && c->nodes[seq].kind == NODE_SEQUENCE ? c->nodes[seq].first : -1;
+            int seq = yconf_lookup(c, root, "levels");
+            for (int m = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
                  m >= 0 && !found; m = c->nodes[m].next) {
-                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, by_kind ? "kind" : "name") : -1;
-                if (nv < 0 || c->nodes[nv].kind != NODE_SCALAR ||
-                    strcmp(node_text(c, nv), parts[0]) != 0)
+                int nv = c->nodes[m].kind == YCONF_MAPPING ? yconf_lookup(c, m, by_kind ? "kind" : "name") : -1;
+                if (nv < 0 || c->nodes[nv].kind != YCONF_SCALAR ||
+                    strcmp(yconf_text(c, nv), parts[0]) != 0)
                     continue;
                 found = 1;
                 map = m;
-                int kv = lookup(c, m, "kind");
+                int kv = yconf_lookup(c, m, "kind");
                 allowed = NULL;
                 for (int kk = 0; kv >= 0 && kk < LK_COUNT; kk++)
-                    if (strcmp(node_text(c, kv), level_kind_names[kk]) == 0) {
+                    if (strcmp(yconf_text(c, kv), level_kind_names[kk]) == 0) {
                         allowed = level_keys[kk];
                         dram = kk == LK_DRAM;
                     }
@@ -1199,13 +655,13 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         if (!found) {
             char names[400] = "";
             size_t used = 0;
-            int seq = lookup(c, root, "levels");
-            for (int m = seq >= 0 && c->nodes[seq].kind == NODE_SEQUENCE ? c->nodes[seq].first : -1;
+            int seq = yconf_lookup(c, root, "levels");
+            for (int m = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
                  m >= 0 && used < sizeof names; m = c->nodes[m].next) {
-                int nv = c->nodes[m].kind == NODE_MAPPING ? lookup(c, m, "name") : -1;
+                int nv = c->nodes[m].kind == YCONF_MAPPING ? yconf_lookup(c, m, "name") : -1;
                 if (nv >= 0)
                     used += (size_t)snprintf(names + used, sizeof names - used, "%s, ",
-                                             node_text(c, nv));
+                                             yconf_text(c, nv));
             }
             return set_fail(c, s, DIAG_E_UNKNOWN_KEY,
                             "'%s' is neither a level of this chip nor a section; known: %s"
@@ -1223,7 +679,7 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
             if (!in_list(allowed, parts[i]) && allowed != NULL)
                 return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here", parts[i]);
             if (read_out != NULL) {
-                map = lookup(c, map, parts[i]);
+                map = yconf_lookup(c, map, parts[i]);
                 if (map < 0)
                     return set_fail(c, s, DIAG_E_MISSING, "the config has no '%s' here", parts[i]);
             } else {
@@ -1241,15 +697,15 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
     const char *leaf = parts[np - 1];
     if (read_out != NULL) {
         /* read mode: the leaf as it is in the file, under any unit suffix */
-        for (int kk = c->nodes[map].first; kk >= 0; kk = next_key(c, kk)) {
-            const char *t = node_text(c, kk);
+        for (int kk = c->nodes[map].first; kk >= 0; kk = yconf_next_key(c, kk)) {
+            const char *t = yconf_text(c, kk);
             const struct key_unit *tu = key_unit_of(t);
             size_t stem = strlen(t) - (tu ? strlen(tu->suffix) : 0);
             if (strcmp(t, leaf) != 0 && !(tu != NULL && strlen(leaf) == stem &&
                                           strncmp(t, leaf, stem) == 0))
                 continue;
             int vn = c->nodes[kk].next;
-            if (c->nodes[vn].kind != NODE_SCALAR || num_parse(node_text(c, vn), read_out) != 0)
+            if (c->nodes[vn].kind != YCONF_SCALAR || num_parse(yconf_text(c, vn), read_out) != 0)
                 return set_fail(c, s, DIAG_E_TYPE, "'%s' is not a number in the config", t);
             char full[400] = "";
             size_t used = 0;
@@ -1326,8 +782,8 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
     const struct key_unit *want = key_unit_of(key);
     size_t stem = strlen(key) - (want ? strlen(want->suffix) : 0);
     int kn = -1;
-    for (int kk = c->nodes[map].first; kk >= 0; kk = next_key(c, kk)) {
-        const char *t = node_text(c, kk);
+    for (int kk = c->nodes[map].first; kk >= 0; kk = yconf_next_key(c, kk)) {
+        const char *t = yconf_text(c, kk);
         const struct key_unit *tu = key_unit_of(t);
         if (strcmp(t, key) == 0 ||
             (want != NULL && tu != NULL && tu->kind == want->kind &&
@@ -1341,30 +797,30 @@ static int apply_set(struct cfg_parse *c, int root, const struct cfg_set *s, int
         }
     }
     if (kn < 0) {
-        kn = new_node(c, NODE_SCALAR, line, map);
-        if (kn < 0 || new_node(c, NODE_SCALAR, line, map) < 0)
+        kn = yconf_new_node(c, YCONF_SCALAR, line, map);
+        if (kn < 0 || yconf_new_node(c, YCONF_SCALAR, line, map) < 0)
             return -1;
     }
     c->nodes[kn].plain = 1;
     c->nodes[kn].line = line;
-    set_text(c, kn, (const unsigned char *)key, strlen(key));
+    yconf_set_text(c, kn, key, strlen(key));
     int vn = c->nodes[kn].next;
-    if (c->nodes[vn].kind != NODE_SCALAR)
+    if (c->nodes[vn].kind != YCONF_SCALAR)
         return set_fail(c, s, DIAG_E_TYPE, "'%s' is a section in the config, not a value",
                         key);
     c->nodes[vn].plain = 1;
     c->nodes[vn].line = line;
-    set_text(c, vn, (const unsigned char *)num, strlen(num));
+    yconf_set_text(c, vn, num, strlen(num));
     return 0;
 }
 
 /* Applies sets to the tree; on a later failure map a line -(k + 1) back
  * to override k. */
-static int apply_sets(struct cfg_parse *c, int root, const struct cfg_sets *sets)
+static int apply_sets(struct yconf *c, int root, const struct cfg_sets *sets)
 {
     if (sets == NULL)
         return 0;
-    if (c->nodes[root].kind != NODE_MAPPING)
+    if (c->nodes[root].kind != YCONF_MAPPING)
         return 0; /* fill_config reports it */
     for (unsigned k = 0; k < sets->n; k++)
         if (apply_set(c, root, &sets->set[k], (int)k, NULL, NULL, 0) != 0)
@@ -1430,55 +886,55 @@ int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct 
     return 0;
 }
 
-static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
+static int fill_config(struct yconf *c, int root, struct hw_config *h)
 {
     double x;
     int s;
 
-    if (c->nodes[root].kind != NODE_MAPPING)
+    if (c->nodes[root].kind != YCONF_MAPPING)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[root].line, "",
                         "top level must be a mapping of config keys, got %s",
-                        kind_name(c, root));
-    if (check_keys(c, root, "", top_keys) != 0)
+                        yconf_kind_name(c, root));
+    if (yconf_check_keys(c, root, "", top_keys) != 0)
         return -1;
 
-    if (get_string(c, root, "", "name", 1, h->name, sizeof h->name) != 0 ||
-        get_string(c, root, "", "family", 1, h->family, sizeof h->family) != 0)
+    if (yconf_get_string(c, root, "", "name", 1, h->name, sizeof h->name) != 0 ||
+        yconf_get_string(c, root, "", "family", 1, h->family, sizeof h->family) != 0)
         return -1;
     /* one tiled model serves all three; tpu and npu name chips whose matrix
      * pipe is a systolic array (compute.systolic) */
     if (strcmp(h->family, "gpu") != 0 && strcmp(h->family, "tpu") != 0 &&
         strcmp(h->family, "npu") != 0)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
-                        c->nodes[lookup(c, root, "family")].line, "family",
+                        c->nodes[yconf_lookup(c, root, "family")].line, "family",
                         "unknown family '%s'; known: gpu, tpu, npu", h->family);
-    if (get_number(c, root, "", "clock_MHz", RANGE_POS, 1, &x) != 0)
+    if (yconf_get_number(c, root, "", "clock_MHz", YCONF_POS, 1, &x) != 0)
         return -1;
     h->clock_hz = x * 1e6;
 
     if ((s = open_section(c, root, "compute", compute_keys, 1)) < 0 ||
-        get_u32(c, s, "compute", "units", &h->units) != 0 ||
+        yconf_get_u32(c, s, "compute", "units", &h->units) != 0 ||
         get_dtype_rates(c, s, "compute", "matrix_flops_per_cycle_per_unit",
                         h->matrix_flops_per_cycle) != 0 ||
         get_dtype_rates(c, s, "compute", "vector_flops_per_cycle_per_unit",
                         h->vector_flops_per_cycle) != 0)
         return -1;
     /* optional: the 2:4 sparse rates; a dtype must have a dense rate first */
-    if (lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit") >= 0) {
+    if (yconf_lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit") >= 0) {
         if (get_dtype_rates(c, s, "compute", "sparse_matrix_flops_per_cycle_per_unit",
                             h->sparse_matrix_flops_per_cycle) != 0)
             return -1;
-        int sv = lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit");
-        for (int k = c->nodes[sv].first; k >= 0; k = next_key(c, k)) {
+        int sv = yconf_lookup(c, s, "sparse_matrix_flops_per_cycle_per_unit");
+        for (int k = c->nodes[sv].first; k >= 0; k = yconf_next_key(c, k)) {
             enum dtype t;
-            if (dtype_from_name(node_text(c, k), &t) == 0 &&
+            if (dtype_from_name(yconf_text(c, k), &t) == 0 &&
                 h->sparse_matrix_flops_per_cycle[t] > 0 &&
                 h->sparse_matrix_flops_per_cycle[t] < h->matrix_flops_per_cycle[t])
                 return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[k].line,
                                 "compute.sparse_matrix_flops_per_cycle_per_unit",
                                 "%s: %g is below the dense rate %g; a sparse rate counts the "
                                 "dense-equivalent FLOPs (data sheets: 2x dense)",
-                                node_text(c, k), h->sparse_matrix_flops_per_cycle[t],
+                                yconf_text(c, k), h->sparse_matrix_flops_per_cycle[t],
                                 h->matrix_flops_per_cycle[t]);
         }
     }
@@ -1487,7 +943,7 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         return -1;
 
     if ((s = open_section(c, root, "launch", launch_keys, 1)) < 0 ||
-        get_scaled_u64(c, s, "launch", "kernel_overhead_ns", RANGE_NONNEG, 1000.0,
+        yconf_get_scaled_u64(c, s, "launch", "kernel_overhead_ns", YCONF_NONNEG, 1000.0,
                        &h->launch_overhead_ps) != 0)
         return -1;
 
@@ -1497,59 +953,59 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
     if ((s = open_section(c, root, "collectives", collectives_keys, 0)) == -1)
         return -1;
     if (s >= 0) {
-        int rc = get_number(c, s, "collectives", "channels", RANGE_COUNT, 0, &x);
+        int rc = yconf_get_number(c, s, "collectives", "channels", YCONF_COUNT, 0, &x);
         if (rc < 0)
             return -1;
         if (rc == 0)
             h->coll_channels = (uint32_t)x;
-        if ((rc = get_number(c, s, "collectives", "channel_bandwidth_GBps", RANGE_POS, 0, &x)) < 0)
+        if ((rc = yconf_get_number(c, s, "collectives", "channel_bandwidth_GBps", YCONF_POS, 0, &x)) < 0)
             return -1;
         if (rc == 0)
             h->coll_channel_bw = x * 1e9;
-        int pv = lookup(c, s, "protocols");
+        int pv = yconf_lookup(c, s, "protocols");
         if (pv >= 0) {
             static const char *const pn[] = {"LL", "LL128", "Simple"};
-            if (c->nodes[pv].kind != NODE_SEQUENCE || c->nodes[pv].first < 0)
+            if (c->nodes[pv].kind != YCONF_SEQUENCE || c->nodes[pv].first < 0)
                 return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[pv].line,
                                 "collectives.protocols",
                                 "expected a list of protocols NCCL may use, e.g. [LL, Simple]");
             for (int k = c->nodes[pv].first; k >= 0; k = c->nodes[k].next) {
                 int p = 0;
-                while (p < 3 && !(c->nodes[k].kind == NODE_SCALAR &&
-                                  strcmp(node_text(c, k), pn[p]) == 0))
+                while (p < 3 && !(c->nodes[k].kind == YCONF_SCALAR &&
+                                  strcmp(yconf_text(c, k), pn[p]) == 0))
                     p++;
                 if (p == 3)
                     return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[k].line,
                                     "collectives.protocols",
                                     "unknown protocol '%.40s' (known: LL, LL128, Simple)",
-                                    c->nodes[k].kind == NODE_SCALAR ? node_text(c, k) : "?");
+                                    c->nodes[k].kind == YCONF_SCALAR ? yconf_text(c, k) : "?");
                 h->coll_protocols |= (uint8_t)(1u << p);
             }
         }
-        if ((rc = get_number(c, s, "collectives", "hop_latency_scale", RANGE_POS, 0, &x)) < 0)
+        if ((rc = yconf_get_number(c, s, "collectives", "hop_latency_scale", YCONF_POS, 0, &x)) < 0)
             return -1;
         if (rc == 0)
             h->coll_hop_scale = x;
-        if ((rc = get_number(c, s, "collectives", "ll_bandwidth_GBps", RANGE_POS, 0, &x)) < 0)
+        if ((rc = yconf_get_number(c, s, "collectives", "ll_bandwidth_GBps", YCONF_POS, 0, &x)) < 0)
             return -1;
         if (rc == 0)
             h->coll_ll_bw = x * 1e9;
-        if ((rc = get_number(c, s, "collectives", "nvls_efficiency", RANGE_FRAC, 0, &x)) < 0)
+        if ((rc = yconf_get_number(c, s, "collectives", "nvls_efficiency", YCONF_FRAC, 0, &x)) < 0)
             return -1;
         if (rc == 0)
             h->coll_nvls_eff = x;
-        if ((rc = get_number(c, s, "collectives", "call_overhead_us", RANGE_NONNEG, 0, &x)) < 0)
+        if ((rc = yconf_get_number(c, s, "collectives", "call_overhead_us", YCONF_NONNEG, 0, &x)) < 0)
             return -1;
         if (rc == 0)
             h->coll_overhead_ps = (uint64_t)llround(x * 1e6);
     }
 
     if ((s = open_section(c, root, "efficiency", efficiency_keys, 1)) < 0 ||
-        get_number(c, s, "efficiency", "matrix_pipe_fraction", RANGE_FRAC, 1,
+        yconf_get_number(c, s, "efficiency", "matrix_pipe_fraction", YCONF_FRAC, 1,
                    &h->eff_matrix_pipe) != 0 ||
-        get_number(c, s, "efficiency", "vector_pipe_fraction", RANGE_FRAC, 1,
+        yconf_get_number(c, s, "efficiency", "vector_pipe_fraction", YCONF_FRAC, 1,
                    &h->eff_vector_pipe) != 0 ||
-        get_number(c, s, "efficiency", "inflight_bytes_per_unit", RANGE_POS, 1,
+        yconf_get_number(c, s, "efficiency", "inflight_bytes_per_unit", YCONF_POS, 1,
                    &h->eff_inflight_bytes_per_unit) != 0)
         return -1;
 
@@ -1559,12 +1015,12 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
         return -1;
     if (s >= 0) {
         h->has_power = 1;
-        if (get_number(c, s, "power", "idle_W", RANGE_POS, 1, &h->idle_w) != 0 ||
-            get_number(c, s, "power", "matrix_pipe_pJ_per_cycle", RANGE_NONNEG, 1,
+        if (yconf_get_number(c, s, "power", "idle_W", YCONF_POS, 1, &h->idle_w) != 0 ||
+            yconf_get_number(c, s, "power", "matrix_pipe_pJ_per_cycle", YCONF_NONNEG, 1,
                        &h->matrix_pj_per_cycle) != 0 ||
-            get_number(c, s, "power", "vector_pipe_pJ_per_cycle", RANGE_NONNEG, 1,
+            yconf_get_number(c, s, "power", "vector_pipe_pJ_per_cycle", YCONF_NONNEG, 1,
                        &h->vector_pj_per_cycle) != 0 ||
-            get_number(c, s, "power", "limit_W", RANGE_POS, 0, &h->power_limit_w) < 0)
+            yconf_get_number(c, s, "power", "limit_W", YCONF_POS, 0, &h->power_limit_w) < 0)
             return -1;
         static const struct { const char *key; double max; } cap[] = {
             {"idle_W", 1e5}, {"limit_W", 1e5}, {"matrix_pipe_pJ_per_cycle", 1e7},
@@ -1574,11 +1030,11 @@ static int fill_config(struct cfg_parse *c, int root, struct hw_config *h)
             if (val[k] > cap[k].max) {
                 char f[64];
                 snprintf(f, sizeof f, "power.%s", cap[k].key);
-                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, s, cap[k].key)].line, f,
+                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, s, cap[k].key)].line, f,
                                 "at most %g, got %g", cap[k].max, val[k]);
             }
         if (h->power_limit_w > 0 && h->power_limit_w < h->idle_w)
-            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, s, "limit_W")].line,
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, s, "limit_W")].line,
                             "power.limit_W", "must be at least idle_W (%g W), got %g W", h->idle_w,
                             h->power_limit_w);
     }
@@ -1645,7 +1101,7 @@ static const char *const sys_link_keys[] = {
     "transport", NULL};
 
 /* A node name: a device, switch or host is [A-Za-z0-9_.-]+. */
-static int check_node_name(struct cfg_parse *c, int v, const char *field, const char *s)
+static int check_node_name(struct yconf *c, int v, const char *field, const char *s)
 {
     if (s[0] == '\0' || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                                   "0123456789_.-") != strlen(s))
@@ -1655,16 +1111,16 @@ static int check_node_name(struct cfg_parse *c, int v, const char *field, const 
 }
 
 /* Scalar node v as a string into buf (size bytes). */
-static int scalar_string(struct cfg_parse *c, int v, const char *field, char *buf, size_t size)
+static int scalar_string(struct yconf *c, int v, const char *field, char *buf, size_t size)
 {
-    const struct node *n = &c->nodes[v];
-    if (n->kind != NODE_SCALAR)
+    const struct yconf_node *n = &c->nodes[v];
+    if (n->kind != YCONF_SCALAR)
         return diag_set(c->d, DIAG_E_TYPE, c->path, n->line, field, "expected a name, got %s",
-                        kind_name(c, v));
-    if (n->len == 0 || n->len >= size || strlen(node_text(c, v)) != n->len)
+                        yconf_kind_name(c, v));
+    if (n->len == 0 || n->len >= size || strlen(yconf_text(c, v)) != n->len)
         return diag_set(c->d, DIAG_E_RANGE, c->path, n->line, field,
-                        "a name of 1 to %zu characters, got '%.40s'", size - 1, node_text(c, v));
-    memcpy(buf, node_text(c, v), n->len + 1);
+                        "a name of 1 to %zu characters, got '%.40s'", size - 1, yconf_text(c, v));
+    memcpy(buf, yconf_text(c, v), n->len + 1);
     return check_node_name(c, v, field, buf);
 }
 
@@ -1676,33 +1132,39 @@ static uint64_t name_hash(const char *p)
     return h ^ (h >> 31);
 }
 
+/* The system's node names: node index + 1 by hash, 0 = empty. */
+struct names {
+    uint32_t *nh;
+    uint32_t cap;       /* a power of two, more than twice the nodes */
+};
+
 /* The node called name, or -1: a hash of the names (a linear scan per link
  * end was most of loading a 2048-node cluster). */
-static int node_find(const struct cfg_parse *c, const struct hw_system *s, const char *name)
+static int node_find(const struct names *nh, const struct hw_system *s, const char *name)
 {
-    if (c->nh == NULL)
+    if (nh->nh == NULL)
         return -1;
-    for (uint32_t h = (uint32_t)name_hash(name) & (c->nh_cap - 1); c->nh[h] != 0;
-         h = (h + 1) & (c->nh_cap - 1))
-        if (strcmp(s->nodes[c->nh[h] - 1].name, name) == 0)
-            return (int)(c->nh[h] - 1);
+    for (uint32_t h = (uint32_t)name_hash(name) & (nh->cap - 1); nh->nh[h] != 0;
+         h = (h + 1) & (nh->cap - 1))
+        if (strcmp(s->nodes[nh->nh[h] - 1].name, name) == 0)
+            return (int)(nh->nh[h] - 1);
     return -1;
 }
 
-static void node_hash_put(struct cfg_parse *c, uint32_t cap, const struct hw_system *s, uint32_t i)
+static void node_hash_put(struct names *nh, uint32_t cap, const struct hw_system *s, uint32_t i)
 {
     uint32_t h = (uint32_t)name_hash(s->nodes[i].name) & (cap - 1);
-    while (c->nh[h] != 0)
+    while (nh->nh[h] != 0)
         h = (h + 1) & (cap - 1);
-    c->nh[h] = i + 1;
+    nh->nh[h] = i + 1;
 }
 
-static uint32_t sys_add_node(struct cfg_parse *c, struct hw_system *s, uint32_t *cap,
+static uint32_t sys_add_node(struct names *nh, struct hw_system *s, uint32_t *cap,
                              const char *name, enum sys_node_kind kind, int line)
 {
     if (s->nnodes == *cap) {
         *cap = *cap ? *cap * 2 : 16;
-        s->nodes = cfg_xrealloc(s->nodes, *cap * sizeof *s->nodes);
+        s->nodes = sim_xrealloc(s->nodes, *cap * sizeof *s->nodes);
     }
     struct sys_node *n = &s->nodes[s->nnodes];
     memset(n, 0, sizeof *n);
@@ -1710,33 +1172,29 @@ static uint32_t sys_add_node(struct cfg_parse *c, struct hw_system *s, uint32_t 
     n->kind = kind;
     n->line = line;
     uint32_t idx = s->nnodes++;
-    if (2 * (uint64_t)s->nnodes >= c->nh_cap) {     /* grow and rehash */
-        uint32_t ncap = c->nh_cap ? 2 * c->nh_cap : 64;
+    if (2 * (uint64_t)s->nnodes >= nh->cap) {     /* grow and rehash */
+        uint32_t ncap = nh->cap ? 2 * nh->cap : 64;
         while (2 * (uint64_t)s->nnodes >= ncap)
             ncap *= 2;
-        free(c->nh);
-        c->nh = calloc(ncap, sizeof *c->nh);
-        if (c->nh == NULL) {
-            fprintf(stderr, "strata: cfg: out of memory allocating %u names\n", ncap);
-            abort();
-        }
-        c->nh_cap = ncap;
+        free(nh->nh);
+        nh->nh = sim_xcalloc(ncap, sizeof *nh->nh);
+        nh->cap = ncap;
         for (uint32_t k = 0; k < s->nnodes; k++)
-            node_hash_put(c, ncap, s, k);
+            node_hash_put(nh, ncap, s, k);
     } else {
-        node_hash_put(c, c->nh_cap, s, idx);
+        node_hash_put(nh, nh->cap, s, idx);
     }
     return idx;
 }
 
 /* The node a link end names: an error unless it exists. */
-static int sys_end(struct cfg_parse *c, const struct hw_system *s, int v, const char *field,
-                   uint32_t *out)
+static int sys_end(struct yconf *c, const struct names *nh, const struct hw_system *s, int v,
+                   const char *field, uint32_t *out)
 {
     char name[SYS_NAME_MAX];
     if (scalar_string(c, v, field, name, sizeof name) != 0)
         return -1;
-    int i = node_find(c, s, name);
+    int i = node_find(nh, s, name);
     if (i < 0)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[v].line, field,
                         "no device or node '%s' in this system (a link to nowhere)", name);
@@ -1744,16 +1202,17 @@ static int sys_end(struct cfg_parse *c, const struct hw_system *s, int v, const 
     return 0;
 }
 
-static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
+static int fill_system_names(struct yconf *c, int root, const struct cfg_sets *sets,
+                             struct hw_system *s, struct names *nh)
 {
     uint32_t ncap = 0, lcap = 0;
     char field[96];
-    if (check_keys(c, root, "", sys_top_keys) != 0 ||
-        get_string(c, root, "", "name", 1, s->name, sizeof s->name) != 0)
+    if (yconf_check_keys(c, root, "", sys_top_keys) != 0 ||
+        yconf_get_string(c, root, "", "name", 1, s->name, sizeof s->name) != 0)
         return -1;
     /* the chip, relative to this file's folder */
     char chip[512], full[1100];
-    if (get_string(c, root, "", "chip", 1, chip, sizeof chip) != 0)
+    if (yconf_get_string(c, root, "", "chip", 1, chip, sizeof chip) != 0)
         return -1;
     const char *slash = strrchr(c->path, '/');
     if (chip[0] == '/' || slash == NULL)
@@ -1762,44 +1221,44 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         snprintf(full, sizeof full, "%.*s/%s", (int)(slash - c->path), c->path, chip);
     struct diag cd;
     memset(&cd, 0, sizeof cd);
-    if (cfg_load_with(full, c->sets, &s->chip, &cd) != 0) {
+    if (cfg_load_with(full, sets, &s->chip, &cd) != 0) {
         if (cd.code == DIAG_E_IO)
-            return diag_set(c->d, DIAG_E_IO, c->path, c->nodes[lookup(c, root, "chip")].line,
+            return diag_set(c->d, DIAG_E_IO, c->path, c->nodes[yconf_lookup(c, root, "chip")].line,
                             "chip", "cannot load '%s': %s", full, cd.msg);
         *c->d = cd;     /* the chip's own error, with its own file and line */
         return -1;
     }
     double ub;
-    int urc = get_number(c, root, "", "unified_bandwidth_GBps", RANGE_POS, 0, &ub);
+    int urc = yconf_get_number(c, root, "", "unified_bandwidth_GBps", YCONF_POS, 0, &ub);
     if (urc < 0)
         return -1;
     if (urc == 0 && !cfg_dram(&s->chip)->unified)
         return diag_set(c->d, DIAG_E_RANGE, c->path,
-                        c->nodes[lookup(c, root, "unified_bandwidth_GBps")].line,
+                        c->nodes[yconf_lookup(c, root, "unified_bandwidth_GBps")].line,
                         "unified_bandwidth_GBps", "the chip's DRAM is not unified (dram unified: true)");
     if (urc == 0)
         s->unified_bw_bytes_per_s = ub * 1e9;
     /* devices: a count (gpu0, gpu1, ...) or a list of names */
-    int dv = lookup(c, root, "devices");
+    int dv = yconf_lookup(c, root, "devices");
     if (dv < 0)
         return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[root].line, "devices",
                         "required: a count or a list of device names");
-    if (c->nodes[dv].kind == NODE_SEQUENCE) {
+    if (c->nodes[dv].kind == YCONF_SEQUENCE) {
         int i = 0;
         for (int m = c->nodes[dv].first; m >= 0; m = c->nodes[m].next, i++) {
             char name[SYS_NAME_MAX];
             snprintf(field, sizeof field, "devices[%d]", i);
             if (scalar_string(c, m, field, name, sizeof name) != 0)
                 return -1;
-            int prev = node_find(c, s, name);
+            int prev = node_find(nh, s, name);
             if (prev >= 0)
                 return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
                                 "duplicate device name '%s'", name);
-            sys_add_node(c, s, &ncap, name, SN_DEVICE, c->nodes[m].line);
+            sys_add_node(nh, s, &ncap, name, SN_DEVICE, c->nodes[m].line);
         }
     } else {
         double x;
-        if (number_value(c, dv, "devices", RANGE_COUNT, &x) != 0)
+        if (yconf_number(c, dv, "devices", YCONF_COUNT, &x) != 0)
             return -1;
         if (x > 65536)
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[dv].line, "devices",
@@ -1807,7 +1266,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         for (uint32_t i = 0; i < (uint32_t)x; i++) {
             char name[SYS_NAME_MAX];
             snprintf(name, sizeof name, "gpu%u", i);
-            sys_add_node(c, s, &ncap, name, SN_DEVICE, c->nodes[dv].line);
+            sys_add_node(nh, s, &ncap, name, SN_DEVICE, c->nodes[dv].line);
         }
     }
     s->ndevices = s->nnodes;
@@ -1815,23 +1274,23 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
         return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[dv].line, "devices",
                         "a system needs at least one device");
     /* other nodes */
-    int nv = lookup(c, root, "nodes");
-    if (nv >= 0 && c->nodes[nv].kind != NODE_SEQUENCE)
+    int nv = yconf_lookup(c, root, "nodes");
+    if (nv >= 0 && c->nodes[nv].kind != YCONF_SEQUENCE)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[nv].line, "nodes",
-                        "expected a list of {name, kind, bandwidth_GBps}, got %s", kind_name(c, nv));
+                        "expected a list of {name, kind, bandwidth_GBps}, got %s", yconf_kind_name(c, nv));
     int i = 0;
     for (int m = nv >= 0 ? c->nodes[nv].first : -1; m >= 0; m = c->nodes[m].next, i++) {
         snprintf(field, sizeof field, "nodes[%d]", i);
-        if (c->nodes[m].kind != NODE_MAPPING)
+        if (c->nodes[m].kind != YCONF_MAPPING)
             return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[m].line, field,
-                            "expected a mapping {name, kind}, got %s", kind_name(c, m));
+                            "expected a mapping {name, kind}, got %s", yconf_kind_name(c, m));
         char name[SYS_NAME_MAX], kind[16];
-        if (check_keys(c, m, field, sys_node_keys) != 0 ||
-            get_string(c, m, field, "name", 1, name, sizeof name) != 0 ||
-            check_node_name(c, lookup(c, m, "name"), field, name) != 0 ||
-            get_string(c, m, field, "kind", 1, kind, sizeof kind) != 0)
+        if (yconf_check_keys(c, m, field, sys_node_keys) != 0 ||
+            yconf_get_string(c, m, field, "name", 1, name, sizeof name) != 0 ||
+            check_node_name(c, yconf_lookup(c, m, "name"), field, name) != 0 ||
+            yconf_get_string(c, m, field, "kind", 1, kind, sizeof kind) != 0)
             return -1;
-        int prev = node_find(c, s, name);
+        int prev = node_find(nh, s, name);
         if (prev >= 0)
             return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
                             "'%s' is already a %s (line %d)", name,
@@ -1843,25 +1302,25 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             k = SN_HOST;
         else
             return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
-                            c->nodes[lookup(c, m, "kind")].line, field,
+                            c->nodes[yconf_lookup(c, m, "kind")].line, field,
                             "unknown node kind '%s'; known: switch, host (devices come from "
                             "`devices`)", kind);
-        uint32_t ni = sys_add_node(c, s, &ncap, name, k, c->nodes[m].line);
+        uint32_t ni = sys_add_node(nh, s, &ncap, name, k, c->nodes[m].line);
         double x;
-        int rc = get_number(c, m, field, "bandwidth_GBps", RANGE_POS, 0, &x);
+        int rc = yconf_get_number(c, m, field, "bandwidth_GBps", YCONF_POS, 0, &x);
         if (rc < 0)
             return -1;
         if (rc == 0)
             s->nodes[ni].bw_bytes_per_s = x * 1e9;
         char nvs[8] = "";
-        if (get_string(c, m, field, "nvls", 0, nvs, sizeof nvs) != 0)
+        if (yconf_get_string(c, m, field, "nvls", 0, nvs, sizeof nvs) != 0)
             return -1;
         int nvls = strcmp(nvs, "true") == 0;
         if (!nvls && nvs[0] != '\0' && strcmp(nvs, "false") != 0)
-            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, m, "nvls")].line, field,
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[yconf_lookup(c, m, "nvls")].line, field,
                             "nvls: expected true or false, got '%s'", nvs);
         if (nvls && k != SN_SWITCH)
-            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[lookup(c, m, "nvls")].line, field,
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, m, "nvls")].line, field,
                             "nvls (in-switch reduction) is a property of a switch, not of a %s",
                             kind);
         s->nodes[ni].nvls = (uint8_t)nvls;
@@ -1870,61 +1329,61 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
                             "more than %d nodes", SYS_MAX_NODES);
     }
     /* links */
-    int lv = lookup(c, root, "links");
-    if (lv >= 0 && c->nodes[lv].kind != NODE_SEQUENCE)
+    int lv = yconf_lookup(c, root, "links");
+    if (lv >= 0 && c->nodes[lv].kind != YCONF_SEQUENCE)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lv].line, "links",
-                        "expected a list of links, got %s", kind_name(c, lv));
+                        "expected a list of links, got %s", yconf_kind_name(c, lv));
     i = 0;
     for (int m = lv >= 0 ? c->nodes[lv].first : -1; m >= 0; m = c->nodes[m].next, i++) {
         snprintf(field, sizeof field, "links[%d]", i);
-        if (c->nodes[m].kind != NODE_MAPPING)
+        if (c->nodes[m].kind != YCONF_MAPPING)
             return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[m].line, field,
-                            "expected a mapping {level, from, to, ...}, got %s", kind_name(c, m));
+                            "expected a mapping {level, from, to, ...}, got %s", yconf_kind_name(c, m));
         struct sys_link tpl;
         memset(&tpl, 0, sizeof tpl);
         char level[HW_LEVEL_NAME];
         double bw, eff = 1.0;
-        if (check_keys(c, m, field, sys_link_keys) != 0 ||
-            get_string(c, m, field, "level", 1, level, sizeof level) != 0)
+        if (yconf_check_keys(c, m, field, sys_link_keys) != 0 ||
+            yconf_get_string(c, m, field, "level", 1, level, sizeof level) != 0)
             return -1;
         int li = cfg_level_index(&s->chip, level);
         char lf[112];
-        field_name(lf, sizeof lf, field, "level");
+        yconf_field(lf, sizeof lf, field, "level");
         if (li < 0 || s->chip.level[li].kind != LK_LINK)
             return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
-                            c->nodes[lookup(c, m, "level")].line, lf,
+                            c->nodes[yconf_lookup(c, m, "level")].line, lf,
                             "'%s' is not a link level of %s (its links: %s%s%s)", level,
                             s->chip.name, s->chip.level[s->chip.lv_host].name,
                             s->chip.lv_peer >= 0 ? ", " : "",
                             s->chip.lv_peer >= 0 ? s->chip.level[s->chip.lv_peer].name : "");
         tpl.level = (int8_t)li;
         snprintf(tpl.name, sizeof tpl.name, "%s", level);
-        if (get_string(c, m, field, "name", 0, tpl.name, sizeof tpl.name) != 0 ||
-            get_number(c, m, field, "bandwidth_GBps", RANGE_POS, 1, &bw) != 0 ||
-            get_scaled_u64(c, m, field, "latency_ns", RANGE_NONNEG, 1000.0, &tpl.latency_ps) != 0)
+        if (yconf_get_string(c, m, field, "name", 0, tpl.name, sizeof tpl.name) != 0 ||
+            yconf_get_number(c, m, field, "bandwidth_GBps", YCONF_POS, 1, &bw) != 0 ||
+            yconf_get_scaled_u64(c, m, field, "latency_ns", YCONF_NONNEG, 1000.0, &tpl.latency_ps) != 0)
             return -1;
-        int e = lookup(c, m, "efficiency");
+        int e = yconf_lookup(c, m, "efficiency");
         char ef[112];
-        field_name(ef, sizeof ef, field, "efficiency");
-        if (e >= 0 && (c->nodes[e].kind != NODE_MAPPING || check_keys(c, e, ef, link_eff_keys) != 0 ||
-                       get_number(c, e, ef, "bandwidth_fraction", RANGE_FRAC, 1, &eff) != 0)) {
-            if (c->nodes[e].kind != NODE_MAPPING)
+        yconf_field(ef, sizeof ef, field, "efficiency");
+        if (e >= 0 && (c->nodes[e].kind != YCONF_MAPPING || yconf_check_keys(c, e, ef, link_eff_keys) != 0 ||
+                       yconf_get_number(c, e, ef, "bandwidth_fraction", YCONF_FRAC, 1, &eff) != 0)) {
+            if (c->nodes[e].kind != YCONF_MAPPING)
                 return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[e].line, ef,
-                                "expected {bandwidth_fraction}, got %s", kind_name(c, e));
+                                "expected {bandwidth_fraction}, got %s", yconf_kind_name(c, e));
             return -1;
         }
         tpl.bw_bytes_per_s = bw * 1e9 * eff;
         char fw[8] = "";
-        if (get_string(c, m, field, "forward", 0, fw, sizeof fw) != 0)
+        if (yconf_get_string(c, m, field, "forward", 0, fw, sizeof fw) != 0)
             return -1;
         if (strcmp(fw, "true") == 0)
             tpl.forward = 1;
         else if (fw[0] != '\0' && strcmp(fw, "false") != 0)
-            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[lookup(c, m, "forward")].line,
+            return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[yconf_lookup(c, m, "forward")].line,
                             "links.forward", "expected true or false, got '%s'", fw);
         tpl.transport = li == s->chip.lv_peer ? ST_PEER : ST_PCIE;
         char tr[16] = "";
-        if (get_string(c, m, field, "transport", 0, tr, sizeof tr) != 0)
+        if (yconf_get_string(c, m, field, "transport", 0, tr, sizeof tr) != 0)
             return -1;
         if (tr[0] != '\0') {
             int k = 0;
@@ -1932,25 +1391,25 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
                 k++;
             if (k == ST_COUNT)
                 return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
-                                c->nodes[lookup(c, m, "transport")].line, "links.transport",
+                                c->nodes[yconf_lookup(c, m, "transport")].line, "links.transport",
                                 "unknown transport '%s' (known: peer, pcie, network)", tr);
             tpl.transport = (enum sys_transport)k;
         }
         tpl.line = c->nodes[m].line;
         char tf[112];
-        field_name(tf, sizeof tf, field, "to");
-        int tv = lookup(c, m, "to"), fv = lookup(c, m, "from");
+        yconf_field(tf, sizeof tf, field, "to");
+        int tv = yconf_lookup(c, m, "to"), fv = yconf_lookup(c, m, "from");
         if (tv < 0 || fv < 0)
             return diag_set(c->d, DIAG_E_MISSING, c->path, c->nodes[m].line, field,
                             "a link needs from and to");
-        if (sys_end(c, s, tv, tf, &tpl.b) != 0)
+        if (sys_end(c, nh, s, tv, tf, &tpl.b) != 0)
             return -1;
         /* from: one name, a list of names, or "*" (every device): one link each */
-        field_name(tf, sizeof tf, field, "from");
-        int first = fv, list = c->nodes[fv].kind == NODE_SEQUENCE;
+        yconf_field(tf, sizeof tf, field, "from");
+        int first = fv, list = c->nodes[fv].kind == YCONF_SEQUENCE;
         if (list)
             first = c->nodes[fv].first;
-        int all = !list && c->nodes[fv].kind == NODE_SCALAR && strcmp(node_text(c, fv), "*") == 0;
+        int all = !list && c->nodes[fv].kind == YCONF_SCALAR && strcmp(yconf_text(c, fv), "*") == 0;
         uint32_t nfrom = all ? s->ndevices : 0;
         if (!all)
             for (int f = first; f >= 0; f = list ? c->nodes[f].next : -1)
@@ -1960,7 +1419,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
             if (all) {
                 l.a = k;
             } else {
-                if (sys_end(c, s, (int)f, tf, &l.a) != 0)
+                if (sys_end(c, nh, s, (int)f, tf, &l.a) != 0)
                     return -1;
                 f = list ? (uint32_t)c->nodes[f].next : f;
             }
@@ -1969,7 +1428,7 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
                                 "a link from '%s' to itself", s->nodes[l.a].name);
             if (s->nlinks == lcap) {
                 lcap = lcap ? lcap * 2 : 16;
-                s->links = cfg_xrealloc(s->links, lcap * sizeof *s->links);
+                s->links = sim_xrealloc(s->links, lcap * sizeof *s->links);
             }
             if (s->nlinks >= SYS_MAX_LINKS)
                 return diag_set(c->d, DIAG_E_RANGE, c->path, tpl.line, "links",
@@ -1980,13 +1439,21 @@ static int fill_system(struct cfg_parse *c, int root, struct hw_system *s)
     return 0;
 }
 
+static int fill_system(struct yconf *c, int root, const struct cfg_sets *sets, struct hw_system *s)
+{
+    struct names nh = {NULL, 0};
+    int rc = fill_system_names(c, root, sets, s, &nh);
+    free(nh.nh);
+    return rc;
+}
+
 int sys_load(const char *path, struct hw_system *out, struct diag *d)
 {
     return sys_load_with(path, NULL, out, d);
 }
 
 /* A chip config from its parsed tree, sets applied: 1, or -1 with *c->d. */
-static int chip_from_tree(struct cfg_parse *c, int root, const char *path,
+static int chip_from_tree(struct yconf *c, int root, const char *path,
                           const struct cfg_sets *sets, struct hw_config *out)
 {
     snprintf(out->path, sizeof out->path, "%s", path);
@@ -2002,7 +1469,7 @@ static int chip_from_tree(struct cfg_parse *c, int root, const char *path,
  * (a sweep's points): each load works on a copy of the tree. */
 struct cfg_proto {
     char path[512];
-    struct cfg_parse c;
+    struct yconf c;
     int root;
 };
 
@@ -2016,12 +1483,10 @@ int cfg_proto_load(const char *path, struct cfg_proto **out, struct diag *d)
                         sizeof p->path - 1);
     }
     memcpy(p->path, path, strlen(path) + 1);
-    p->c = (struct cfg_parse){.path = p->path, .d = d};
-    unsigned char *buf;
-    p->root = parse_file(&p->c, &buf);
-    free(buf);
-    if (p->root < 0 || (p->c.nodes[p->root].kind == NODE_MAPPING &&
-                        lookup(&p->c, p->root, "chip") >= 0)) {
+    p->c = (struct yconf){.path = p->path, .d = d};
+    p->root = yconf_parse_file(&p->c, NULL);
+    if (p->root < 0 || (p->c.nodes[p->root].kind == YCONF_MAPPING &&
+                        yconf_lookup(&p->c, p->root, "chip") >= 0)) {
         int rc = p->root < 0 ? -1 : 1;  /* 1: a system file, which is not kept */
         cfg_proto_free(p);
         return rc;
@@ -2033,17 +1498,12 @@ int cfg_proto_load(const char *path, struct cfg_proto **out, struct diag *d)
 int cfg_load_proto(const struct cfg_proto *p, const struct cfg_sets *sets, struct hw_config *out,
                    struct diag *d)
 {
-    struct cfg_parse c = {.path = p->path, .d = d, .sets = sets};
-    c.n_nodes = c.cap_nodes = p->c.n_nodes;
-    c.n_text = c.cap_text = p->c.n_text;
-    c.nodes = cfg_xrealloc(NULL, c.cap_nodes * sizeof *c.nodes);
-    c.text = cfg_xrealloc(NULL, c.cap_text ? c.cap_text : 1);
-    memcpy(c.nodes, p->c.nodes, c.n_nodes * sizeof *c.nodes);
-    memcpy(c.text, p->c.text, c.n_text);
+    struct yconf c;
+    yconf_copy(&c, &p->c, p->path, d);
     struct hw_config h;
     memset(&h, 0, sizeof h);
     int rc = chip_from_tree(&c, p->root, p->path, sets, &h);
-    cfg_parse_free(&c);
+    yconf_free(&c);
     if (rc < 0)
         return -1;
     *out = h;
@@ -2054,7 +1514,7 @@ void cfg_proto_free(struct cfg_proto *p)
 {
     if (p == NULL)
         return;
-    cfg_parse_free(&p->c);
+    yconf_free(&p->c);
     free(p);
 }
 
@@ -2069,22 +1529,17 @@ int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_syste
         return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
                         sizeof s.path - 1);
     memcpy(s.path, path, strlen(path) + 1);
-    struct cfg_parse c = {.path = path, .d = d, .sets = sets};
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    if (read_file(&c, &buf, &len) != 0)
-        return -1;
-    int root = build_tree(&c, buf, len);
+    struct yconf c = {.path = path, .d = d};
+    int root = yconf_parse_file(&c, NULL);
     int rc = root < 0 ? -1 : 0;
-    if (rc == 0 && (c.nodes[root].kind != NODE_MAPPING || lookup(&c, root, "chip") < 0))
+    if (rc == 0 && (c.nodes[root].kind != YCONF_MAPPING || yconf_lookup(&c, root, "chip") < 0))
         /* not a system: a chip config, read into s.chip from the same tree */
         rc = chip_from_tree(&c, root, path, sets, &s.chip);
     if (rc == 0)
-        rc = fill_system(&c, root, &s);
+        rc = fill_system(&c, root, sets, &s);
     if (rc == 0)
         sys_index(&s);
-    free(buf);
-    cfg_parse_free(&c);
+    yconf_free(&c);
     if (rc < 0) {
         sys_free(&s);
         return rc;
@@ -2140,19 +1595,17 @@ int cfg_level_index(const struct hw_config *c, const char *name)
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
                    struct diag *d)
 {
-    struct cfg_parse c = {.path = path, .d = d};
-    unsigned char *buf;
-    int root = parse_file(&c, &buf), rc = root < 0 ? -1 : 0;
+    struct yconf c = {.path = path, .d = d};
+    int root = yconf_parse_file(&c, NULL), rc = root < 0 ? -1 : 0;
     struct cfg_set one;
     memset(&one, 0, sizeof one);
     snprintf(one.key, sizeof one.key, "%s", key);
     snprintf(one.origin, sizeof one.origin, "--fit");
-    if (rc == 0 && c.nodes[root].kind != NODE_MAPPING)
+    if (rc == 0 && c.nodes[root].kind != YCONF_MAPPING)
         rc = diag_set(d, DIAG_E_TYPE, path, 1, "", "not a config");
     if (rc == 0)
         rc = apply_set(&c, root, &one, 0, value, full_key, n);
-    free(buf);
-    cfg_parse_free(&c);
+    yconf_free(&c);
     return rc;
 }
 
@@ -2166,30 +1619,28 @@ int cfg_read_value(const char *path, const char *key, double *value, char *full_
 int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d)
 {
     static const char *const overlay_keys[] = {"base", "set", NULL};
-    struct cfg_parse c = {.path = path, .d = d};
-    unsigned char *buf;
-    int root = parse_file(&c, &buf), rc = root < 0 ? -1 : 0;
-    if (rc == 0 && c.nodes[root].kind != NODE_MAPPING)
+    struct yconf c = {.path = path, .d = d};
+    int root = yconf_parse_file(&c, NULL), rc = root < 0 ? -1 : 0;
+    if (rc == 0 && c.nodes[root].kind != YCONF_MAPPING)
         rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[root].line, "",
                       "an overlay is a mapping {base, set}");
     if (rc == 0)
-        rc = check_keys(&c, root, "", overlay_keys);
-    int m = rc == 0 ? get_section(&c, root, "set", 1) : -1;
+        rc = yconf_check_keys(&c, root, "", overlay_keys);
+    int m = rc == 0 ? yconf_section(&c, root, "set", 1) : -1;
     if (m < 0)
         rc = -1;
-    for (int k = rc == 0 ? c.nodes[m].first : -1; k >= 0 && rc == 0; k = next_key(&c, k)) {
+    for (int k = rc == 0 ? c.nodes[m].first : -1; k >= 0 && rc == 0; k = yconf_next_key(&c, k)) {
         int v = c.nodes[k].next;
-        if (c.nodes[v].kind != NODE_SCALAR) {
-            rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[v].line, node_text(&c, k),
-                          "expected a value, got %s", kind_name(&c, v));
+        if (c.nodes[v].kind != YCONF_SCALAR) {
+            rc = diag_set(d, DIAG_E_TYPE, path, c.nodes[v].line, yconf_text(&c, k),
+                          "expected a value, got %s", yconf_kind_name(&c, v));
             break;
         }
         char kv[200], origin[160];
-        snprintf(kv, sizeof kv, "%.95s=%.63s", node_text(&c, k), node_text(&c, v));
+        snprintf(kv, sizeof kv, "%.95s=%.63s", yconf_text(&c, k), yconf_text(&c, v));
         snprintf(origin, sizeof origin, "%.140s:%d", path, c.nodes[k].line);
         rc = cfg_sets_add(s, kv, origin, d);
     }
-    free(buf);
-    cfg_parse_free(&c);
+    yconf_free(&c);
     return rc;
 }
