@@ -196,7 +196,7 @@ static int add_anchor(struct build *b, const yaml_char_t *anchor, int n)
     for (size_t i = 0; i < b->nanchors; i++)
         if (strcmp(b->anchors[i].name, (const char *)anchor) == 0)
             return diag_set(b->y->d, DIAG_E_PARSE, b->y->path, b->y->nodes[n].line, "", "%s",
-                            "second occurence");
+                            "second occurrence");
     if (b->nanchors == b->cap_anchors) {
         b->cap_anchors = b->cap_anchors ? 2 * b->cap_anchors : 16;
         b->anchors = sim_xrealloc(b->anchors, b->cap_anchors * sizeof *b->anchors);
