@@ -114,16 +114,6 @@ static const char *const dram_eff_keys[] = {
     "bandwidth_fraction", "rw_turnaround_penalty", "loaded_latency_ns", NULL};
 static const char *const link_eff_keys[] = {"bandwidth_fraction", NULL};
 
-static const char *const level_kind_names[LK_COUNT] = {
-#define LEVEL_KIND_NAME_(e, n) [e] = n,
-    LEVEL_KIND_MAP(LEVEL_KIND_NAME_)
-#undef LEVEL_KIND_NAME_
-};
-static const char *const level_scope_names[LS_COUNT] = {
-#define LEVEL_SCOPE_NAME_(e, n) [e] = n,
-    LEVEL_SCOPE_MAP(LEVEL_SCOPE_NAME_)
-#undef LEVEL_SCOPE_NAME_
-};
 
 /* Look up section name, check its keys.  Returns node, -1 error, -2 absent. */
 static int open_section(struct yconf *c, int root, const char *name,
@@ -294,7 +284,7 @@ static int fill_level(struct yconf *c, int map, int idx, struct hw_config *h,
         return -1;
     int k;
     for (k = 0; k < LK_COUNT; k++)
-        if (strcmp(word, level_kind_names[k]) == 0)
+        if (strcmp(word, level_kind_name((enum level_kind)k)) == 0)
             break;
     if (k == LK_COUNT)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[yconf_lookup(c, map, "kind")].line,
@@ -312,7 +302,7 @@ static int fill_level(struct yconf *c, int map, int idx, struct hw_config *h,
     if (word[0] != '\0') {
         int sc;
         for (sc = 0; sc < LS_COUNT; sc++)
-            if (strcmp(word, level_scope_names[sc]) == 0)
+            if (strcmp(word, level_scope_name((enum level_scope)sc)) == 0)
                 break;
         yconf_field(field, sizeof field, sec, "scope");
         int line = c->nodes[yconf_lookup(c, map, "scope")].line;
@@ -325,7 +315,7 @@ static int fill_level(struct yconf *c, int map, int idx, struct hw_config *h,
                                       : sc == LS_UNIT;
         if (!ok)
             return diag_set(c->d, DIAG_E_RANGE, c->path, line, field,
-                            "a %s level cannot have scope %s", level_kind_names[L->kind], word);
+                            "a %s level cannot have scope %s", level_kind_name(L->kind), word);
         L->scope = (enum level_scope)sc;
     }
     L->instances = L->scope == LS_UNIT ? h->units : 1;
@@ -476,8 +466,8 @@ static int fill_levels(struct yconf *c, int root, struct hw_config *h)
             return diag_set(c->d, DIAG_E_RANGE, c->path, line, "levels",
                             "level '%s' (%s) after '%s' (%s): levels go innermost first "
                             "(registers, scratchpad, caches, dram, links)",
-                            L->name, level_kind_names[L->kind], h->level[idx - 1].name,
-                            level_kind_names[h->level[idx - 1].kind]);
+                            L->name, level_kind_name(L->kind), h->level[idx - 1].name,
+                            level_kind_name(h->level[idx - 1].kind));
         int8_t *role = NULL;
         switch (L->kind) {
         case LK_REGISTERS: role = &h->lv_regs; break;
@@ -491,7 +481,7 @@ static int fill_levels(struct yconf *c, int root, struct hw_config *h)
             return diag_set(c->d, DIAG_E_DUPLICATE, c->path, line, "levels",
                             "a second %s%s level '%s' (the first is '%s')",
                             L->kind == LK_LINK ? (L->scope == LS_HOST ? "host " : "peer ") : "",
-                            level_kind_names[L->kind], L->name, h->level[*role].name);
+                            level_kind_name(L->kind), L->name, h->level[*role].name);
         if (role != NULL)
             *role = (int8_t)idx;
     }
@@ -646,7 +636,7 @@ static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
                 int kv = yconf_lookup(c, m, "kind");
                 allowed = NULL;
                 for (int kk = 0; kv >= 0 && kk < LK_COUNT; kk++)
-                    if (strcmp(yconf_text(c, kv), level_kind_names[kk]) == 0) {
+                    if (strcmp(yconf_text(c, kv), level_kind_name((enum level_kind)kk)) == 0) {
                         allowed = level_keys[kk];
                         dram = kk == LK_DRAM;
                     }
@@ -1041,28 +1031,6 @@ static int fill_config(struct yconf *c, int root, struct hw_config *h)
     return 0;
 }
 
-int cfg_level_core_clocked(const struct hw_level *L)
-{
-    return L->kind == LK_REGISTERS || L->kind == LK_SCRATCHPAD || L->kind == LK_CACHE;
-}
-
-void cfg_at_clock(struct hw_config *c, double s)
-{
-    SIM_CHECK(s > 0 && s <= 1);
-    c->clock_hz *= s;
-    c->matrix_pj_per_cycle *= s * s;
-    c->vector_pj_per_cycle *= s * s;
-    c->coll_channel_bw *= s;        /* a channel's copy rate is its SM's */
-    c->coll_ll_bw *= s;
-    for (uint32_t l = 0; l < c->nlevels; l++) {
-        struct hw_level *L = &c->level[l];
-        if (!cfg_level_core_clocked(L))
-            continue;
-        L->energy_pj_per_byte *= s * s;
-        L->bw_bytes_per_s *= s;     /* (a what-if may have changed it from the per-cycle figure) */
-        L->latency_ps = (uint64_t)llround((double)L->latency_ps / s);
-    }
-}
 
 int cfg_load(const char *path, struct hw_config *out, struct diag *d)
 {
@@ -1548,49 +1516,6 @@ int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_syste
     return rc;
 }
 
-double cfg_matrix_peak_flops(const struct hw_config *c, enum dtype t)
-{
-    if ((unsigned)t >= DT_COUNT)
-        return 0;
-    return (double)c->units * c->matrix_flops_per_cycle[t] * c->clock_hz;
-}
-
-double cfg_sparse_peak_flops(const struct hw_config *c, enum dtype t)
-{
-    if ((unsigned)t >= DT_COUNT)
-        return 0;
-    return (double)c->units * c->sparse_matrix_flops_per_cycle[t] * c->clock_hz;
-}
-
-double cfg_vector_peak_flops(const struct hw_config *c, enum dtype t)
-{
-    if ((unsigned)t >= DT_COUNT)
-        return 0;
-    return (double)c->units * c->vector_flops_per_cycle[t] * c->clock_hz;
-}
-
-double cfg_smem_bw(const struct hw_config *c)
-{
-    return cfg_smem(c)->bw_bytes_per_s;
-}
-
-const char *level_kind_name(enum level_kind k)
-{
-    return (unsigned)k < LK_COUNT ? level_kind_names[k] : "?";
-}
-
-const char *level_scope_name(enum level_scope sc)
-{
-    return (unsigned)sc < LS_COUNT ? level_scope_names[sc] : "?";
-}
-
-int cfg_level_index(const struct hw_config *c, const char *name)
-{
-    for (uint32_t i = 0; i < c->nlevels; i++)
-        if (strcmp(c->level[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
 
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
                    struct diag *d)
