@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "afile.h"
+#include "cfg.h"
 #include "cli.h"
 #include "collbench.h"
 #include "diag.h"

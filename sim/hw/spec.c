@@ -1,69 +1,79 @@
 /* spec.c: spec and family files -> a hardware config (spec.h).
  *
- * The second file here that includes yaml.h (after cfg.c): the files are
- * read with libyaml's document loader and only ever looked up at fixed
- * paths (at most three mappings deep), so no input can make the walk loop
- * or recurse.  Every number is strict (num_parse) and range-checked. */
+ * The files are read by yconf.c as libyaml's document loader reads them
+ * (anchors, tags and aliases allowed, only the first document: they were
+ * read with the loader, and their errors stay its) and only ever looked up
+ * at fixed paths (at most three mappings deep), so no input can make the
+ * walk loop or recurse.  Every number is strict (num_parse) and
+ * range-checked. */
 #include "spec.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
-
-#include "afile.h"
 #include "numfmt.h"
+#include "yconf.h"
 
 #define SPEC_MAX_FILE (1u << 20)
 
 static const char *const dt_keys[SPEC_NDT] = {"fp4", "fp6", "fp8", "int8", "int4",
                                               "fp16", "bf16", "tf32", "fp32", "fp64"};
 
+/* How a spec or family file is read. */
+static const struct yconf_rules spec_rules = {
+    .max_bytes = SPEC_MAX_FILE, .too_large = "larger than 1 MiB; not a spec file",
+    .empty = "empty file", .as_loader = 1};
+
 struct sp {
     const char *path;
     struct diag *d;
-    yaml_document_t doc;
+    struct yconf y;
+    int root;
 };
 
-static yaml_node_t *node(struct sp *p, int id)
+/* Node n, an alias followed to the node it names (-1: none). */
+static int node(const struct sp *p, int n)
 {
-    return yaml_document_get_node(&p->doc, id);
+    return n >= 0 && p->y.nodes[n].kind == YCONF_ALIAS ? p->y.nodes[n].first : n;
 }
 
-static int line_of(const yaml_node_t *n)
+static int line_of(const struct sp *p, int n)
 {
-    return n == NULL ? 0 : (int)n->start_mark.line + 1;
+    return n < 0 ? 0 : p->y.nodes[n].line;
 }
 
-static const char *scalar(const yaml_node_t *n)
+static int is_mapping(const struct sp *p, int n)
 {
-    return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+    return n >= 0 && p->y.nodes[n].kind == YCONF_MAPPING;
 }
 
-/* Value node of key in mapping m, or NULL. */
-static yaml_node_t *get(struct sp *p, yaml_node_t *m, const char *key)
+static const char *scalar(const struct sp *p, int n)
 {
-    if (m == NULL || m->type != YAML_MAPPING_NODE)
-        return NULL;
-    for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < m->data.mapping.pairs.top; q++) {
-        const char *k = scalar(node(p, q->key));
+    return n >= 0 && p->y.nodes[n].kind == YCONF_SCALAR ? yconf_text(&p->y, n) : NULL;
+}
+
+/* Value node of key in mapping m, or -1. */
+static int get(const struct sp *p, int m, const char *key)
+{
+    if (!is_mapping(p, m))
+        return -1;
+    for (int q = p->y.nodes[m].first; q >= 0; q = yconf_next_key(&p->y, q)) {
+        const char *k = scalar(p, node(p, q));
         if (k != NULL && strcmp(k, key) == 0)
-            return node(p, q->value);
+            return node(p, p->y.nodes[q].next);
     }
-    return NULL;
+    return -1;
 }
 
 /* Every key of mapping m is in allowed (NULL-ended) and given once. */
-static int check_keys(struct sp *p, yaml_node_t *m, const char *section, const char *const *allowed)
+static int check_keys(struct sp *p, int m, const char *section, const char *const *allowed)
 {
-    if (m->type != YAML_MAPPING_NODE)
-        return diag_set(p->d, DIAG_E_TYPE, p->path, line_of(m), section, "expected a mapping");
-    for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < m->data.mapping.pairs.top; q++) {
-        yaml_node_t *kn = node(p, q->key);
-        const char *k = scalar(kn);
+    if (!is_mapping(p, m))
+        return diag_set(p->d, DIAG_E_TYPE, p->path, line_of(p, m), section, "expected a mapping");
+    for (int q = p->y.nodes[m].first; q >= 0; q = yconf_next_key(&p->y, q)) {
+        int kn = node(p, q);
+        const char *k = scalar(p, kn);
         char field[160];
         snprintf(field, sizeof field, "%s%s%s", section, section[0] ? "." : "", k ? k : "?");
         int ok = 0;
@@ -75,12 +85,12 @@ static int check_keys(struct sp *p, yaml_node_t *m, const char *section, const c
             for (const char *const *a = allowed; *a != NULL && used < sizeof list; a++)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                                          a == allowed ? "" : ", ", *a);
-            return diag_set(p->d, DIAG_E_UNKNOWN_KEY, p->path, line_of(kn), field,
+            return diag_set(p->d, DIAG_E_UNKNOWN_KEY, p->path, line_of(p, kn), field,
                             "unknown key; expected one of: %s", list);
         }
-        for (yaml_node_pair_t *e = m->data.mapping.pairs.start; e < q; e++)
-            if (strcmp(scalar(node(p, e->key)) ? scalar(node(p, e->key)) : "", k) == 0)
-                return diag_set(p->d, DIAG_E_DUPLICATE, p->path, line_of(kn), field,
+        for (int e = p->y.nodes[m].first; e != q; e = yconf_next_key(&p->y, e))
+            if (strcmp(scalar(p, node(p, e)) ? scalar(p, node(p, e)) : "", k) == 0)
+                return diag_set(p->d, DIAG_E_DUPLICATE, p->path, line_of(p, kn), field,
                                 "duplicate key");
     }
     return 0;
@@ -90,27 +100,27 @@ enum want { W_STR, W_POS, W_FRAC, W_COUNT };
 
 /* A leaf {value, source}: fills v.  Absent: v->present = 0, and an error
  * when required. */
-static int leaf(struct sp *p, yaml_node_t *m, const char *section, const char *key,
+static int leaf(struct sp *p, int m, const char *section, const char *key,
                 enum want w, int required, struct spec_val *v)
 {
     static const char *const leaf_keys[] = {"value", "source", NULL};
     char field[160];
     snprintf(field, sizeof field, "%s%s%s", section, section[0] ? "." : "", key);
     memset(v, 0, sizeof *v);
-    yaml_node_t *n = get(p, m, key);
-    if (n == NULL) {
+    int n = get(p, m, key);
+    if (n < 0) {
         if (required)
-            return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(m), field,
+            return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, m), field,
                             "required key is missing");
         return 0;
     }
-    v->line = line_of(n);
-    if (n->type != YAML_MAPPING_NODE)
+    v->line = line_of(p, n);
+    if (!is_mapping(p, n))
         return diag_set(p->d, DIAG_E_TYPE, p->path, v->line, field,
                         "expected {value: ..., source: \"...\"} (every figure cites its source)");
     if (check_keys(p, n, field, leaf_keys) != 0)
         return -1;
-    const char *val = scalar(get(p, n, "value")), *src = scalar(get(p, n, "source"));
+    const char *val = scalar(p, get(p, n, "value")), *src = scalar(p, get(p, n, "source"));
     if (val == NULL || val[0] == '\0')
         return diag_set(p->d, DIAG_E_MISSING, p->path, v->line, field, "value is missing");
     if (src == NULL || src[0] == '\0')
@@ -137,36 +147,85 @@ static int leaf(struct sp *p, yaml_node_t *m, const char *section, const char *k
     return 0;
 }
 
+/* Reads p->path into p's tree (its root in p->root): 0, or -1 with *p->d
+ * and nothing to free. */
 static int load_doc(struct sp *p)
 {
-    FILE *f = fopen(p->path, "rb");
-    if (f == NULL)
-        return diag_set(p->d, DIAG_E_IO, p->path, 0, "", "cannot open: %s", strerror(errno));
-    afile_note_input(f);
-    unsigned char *buf = malloc(SPEC_MAX_FILE + 1);
-    size_t n = buf ? fread(buf, 1, SPEC_MAX_FILE + 1, f) : 0;
-    fclose(f);
-    if (buf == NULL || n > SPEC_MAX_FILE) {
-        free(buf);
-        return diag_set(p->d, DIAG_E_RANGE, p->path, 0, "", "larger than 1 MiB; not a spec file");
-    }
-    yaml_parser_t y;
-    if (!yaml_parser_initialize(&y)) {
-        free(buf);
-        return diag_set(p->d, DIAG_E_IO, p->path, 0, "", "libyaml: out of memory");
-    }
-    yaml_parser_set_input_string(&y, buf, n);
-    int ok = yaml_parser_load(&y, &p->doc);
+    p->y = (struct yconf){.path = p->path, .d = p->d};
+    p->root = yconf_parse_file(&p->y, &spec_rules);
+    if (p->root >= 0)
+        return 0;
+    yconf_free(&p->y);
+    return -1;
+}
+
+/* The family file's single figures. */
+static int family_leaves(struct sp *p, struct spec *s)
+{
+    static const char *const keys[] = {
+        "family", "max_threads_per_unit", "max_ctas_per_unit", "registers_KiB",
+        "smem_per_unit_KiB", "smem_name", "smem_bytes_per_cycle",
+        "special_function_ops_per_cycle_per_unit", "matrix_paths", "vector_ratio",
+        "l2_MiB_per_unit", "l2_bytes_per_cycle_per_unit", "l2_latency_ns",
+        "l2_port_bytes_per_cycle_per_unit", "llc_bytes_per_cycle_per_unit", "llc_latency_ns",
+        "dram_latency_ns", "dram_bandwidth_fraction", "dram_rw_turnaround_penalty",
+        "dram_loaded_latency_ns", "host_link_latency_ns", "peer_link_latency_ns",
+        "kernel_overhead_ns", "matrix_pipe_fraction", "vector_pipe_fraction",
+        "inflight_bytes_per_unit", NULL};
+    const int r = p->root;
+    if (check_keys(p, r, "", keys) != 0)
+        return -1;
+    const int chip_smem = s->smem_per_unit_KiB.present, chip_l2 = s->l2_MiB.present;
+    return leaf(p, r, "", "family", W_STR, 1, &s->f_family) ||
+           leaf(p, r, "", "max_threads_per_unit", W_COUNT, 1, &s->f_max_threads) ||
+           leaf(p, r, "", "max_ctas_per_unit", W_COUNT, 1, &s->f_max_ctas) ||
+           leaf(p, r, "", "registers_KiB", W_POS, 1, &s->f_registers_KiB) ||
+           leaf(p, r, "", "smem_per_unit_KiB", W_POS, !chip_smem, &s->f_smem_KiB) ||
+           leaf(p, r, "", "smem_name", W_STR, 1, &s->f_smem_name) ||
+           leaf(p, r, "", "smem_bytes_per_cycle", W_POS, 1, &s->f_smem_bpc) ||
+           leaf(p, r, "", "special_function_ops_per_cycle_per_unit", W_POS, 0, &s->f_sfu) ||
+           leaf(p, r, "", "l2_MiB_per_unit", W_POS, !chip_l2, &s->f_l2_MiB_per_unit) ||
+           leaf(p, r, "", "l2_bytes_per_cycle_per_unit", W_POS, 1, &s->f_l2_bpc) ||
+           leaf(p, r, "", "l2_latency_ns", W_POS, 1, &s->f_l2_latency_ns) ||
+           leaf(p, r, "", "l2_port_bytes_per_cycle_per_unit", W_POS, 1, &s->f_l2_port) ||
+           leaf(p, r, "", "llc_bytes_per_cycle_per_unit", W_POS, s->llc_MiB.present, &s->f_llc_bpc) ||
+           leaf(p, r, "", "llc_latency_ns", W_POS, s->llc_MiB.present, &s->f_llc_latency_ns) ||
+           leaf(p, r, "", "dram_latency_ns", W_POS, 1, &s->f_dram_latency_ns) ||
+           leaf(p, r, "", "dram_bandwidth_fraction", W_FRAC, 1, &s->f_dram_frac) ||
+           leaf(p, r, "", "dram_rw_turnaround_penalty", W_FRAC, 1, &s->f_dram_rw) ||
+           leaf(p, r, "", "dram_loaded_latency_ns", W_POS, 1, &s->f_dram_loaded_ns) ||
+           leaf(p, r, "", "host_link_latency_ns", W_POS, 1, &s->f_host_latency_ns) ||
+           leaf(p, r, "", "peer_link_latency_ns", W_POS, s->peer_links.present, &s->f_peer_latency_ns) ||
+           leaf(p, r, "", "kernel_overhead_ns", W_POS, 1, &s->f_kernel_overhead_ns) ||
+           leaf(p, r, "", "matrix_pipe_fraction", W_FRAC, 1, &s->f_matrix_frac) ||
+           leaf(p, r, "", "vector_pipe_fraction", W_FRAC, 1, &s->f_vector_frac) ||
+           leaf(p, r, "", "inflight_bytes_per_unit", W_POS, 1, &s->f_inflight)
+               ? -1 : 0;
+}
+
+/* The family's matrix paths (required) and vector ratios (optional). */
+static int family_paths(struct sp *p, struct spec *s)
+{
+    int mp = get(p, p->root, "matrix_paths");
+    if (!is_mapping(p, mp))
+        return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, p->root), "matrix_paths",
+                        "required: the instructions the matrix pipe takes, each {value, source}");
     int rc = 0;
-    if (!ok)
-        rc = diag_set(p->d, DIAG_E_PARSE, p->path, (int)y.problem_mark.line + 1, "", "%s",
-                      y.problem ? y.problem : "malformed YAML");
-    yaml_parser_delete(&y);
-    free(buf);
-    if (rc == 0 && yaml_document_get_root_node(&p->doc) == NULL) {
-        yaml_document_delete(&p->doc);
-        rc = diag_set(p->d, DIAG_E_PARSE, p->path, 0, "", "empty file");
+    for (int q = p->y.nodes[mp].first; q >= 0 && rc == 0; q = yconf_next_key(&p->y, q)) {
+        const char *k = scalar(p, node(p, q));
+        if (k == NULL || s->npaths >= 8 || strlen(k) >= sizeof s->path_name[0])
+            return diag_set(p->d, DIAG_E_TYPE, p->path, line_of(p, node(p, q)), "matrix_paths",
+                            "expected instruction names (mma_sync, wgmma, tcgen05, mfma, systolic)");
+        snprintf(s->path_name[s->npaths], sizeof s->path_name[0], "%s", k);
+        rc = leaf(p, mp, "matrix_paths", k, W_FRAC, 1, &s->path_frac[s->npaths]);
+        s->npaths++;
     }
+    int vr = rc == 0 ? get(p, p->root, "vector_ratio") : -1;
+    static const char *const dt_null[SPEC_NDT + 1] = {"fp4", "fp6", "fp8", "int8", "int4", "fp16",
+                                                      "bf16", "tf32", "fp32", "fp64", NULL};
+    if (vr >= 0 && (rc = check_keys(p, vr, "vector_ratio", dt_null)) == 0)
+        for (unsigned i = 0; i < SPEC_NDT && rc == 0; i++)
+            rc = leaf(p, vr, "vector_ratio", dt_keys[i], W_POS, 0, &s->f_vector_ratio[i]);
     return rc;
 }
 
@@ -180,73 +239,118 @@ static int load_family(struct spec *s, struct diag *d)
                             s->architecture.str);
         return -1;
     }
-    static const char *const keys[] = {
-        "family", "max_threads_per_unit", "max_ctas_per_unit", "registers_KiB",
-        "smem_per_unit_KiB", "smem_name", "smem_bytes_per_cycle",
-        "special_function_ops_per_cycle_per_unit", "matrix_paths", "vector_ratio",
-        "l2_MiB_per_unit", "l2_bytes_per_cycle_per_unit", "l2_latency_ns",
-        "l2_port_bytes_per_cycle_per_unit", "llc_bytes_per_cycle_per_unit", "llc_latency_ns",
-        "dram_latency_ns", "dram_bandwidth_fraction", "dram_rw_turnaround_penalty",
-        "dram_loaded_latency_ns", "host_link_latency_ns", "peer_link_latency_ns",
-        "kernel_overhead_ns", "matrix_pipe_fraction", "vector_pipe_fraction",
-        "inflight_bytes_per_unit", NULL};
-    yaml_node_t *r = yaml_document_get_root_node(&p.doc);
-    int rc = check_keys(&p, r, "", keys);
-    const int chip_smem = s->smem_per_unit_KiB.present, chip_l2 = s->l2_MiB.present;
-    if (rc == 0)
-        rc = leaf(&p, r, "", "family", W_STR, 1, &s->f_family) ||
-             leaf(&p, r, "", "max_threads_per_unit", W_COUNT, 1, &s->f_max_threads) ||
-             leaf(&p, r, "", "max_ctas_per_unit", W_COUNT, 1, &s->f_max_ctas) ||
-             leaf(&p, r, "", "registers_KiB", W_POS, 1, &s->f_registers_KiB) ||
-             leaf(&p, r, "", "smem_per_unit_KiB", W_POS, !chip_smem, &s->f_smem_KiB) ||
-             leaf(&p, r, "", "smem_name", W_STR, 1, &s->f_smem_name) ||
-             leaf(&p, r, "", "smem_bytes_per_cycle", W_POS, 1, &s->f_smem_bpc) ||
-             leaf(&p, r, "", "special_function_ops_per_cycle_per_unit", W_POS, 0, &s->f_sfu) ||
-             leaf(&p, r, "", "l2_MiB_per_unit", W_POS, !chip_l2, &s->f_l2_MiB_per_unit) ||
-             leaf(&p, r, "", "l2_bytes_per_cycle_per_unit", W_POS, 1, &s->f_l2_bpc) ||
-             leaf(&p, r, "", "l2_latency_ns", W_POS, 1, &s->f_l2_latency_ns) ||
-             leaf(&p, r, "", "l2_port_bytes_per_cycle_per_unit", W_POS, 1, &s->f_l2_port) ||
-             leaf(&p, r, "", "llc_bytes_per_cycle_per_unit", W_POS, s->llc_MiB.present, &s->f_llc_bpc) ||
-             leaf(&p, r, "", "llc_latency_ns", W_POS, s->llc_MiB.present, &s->f_llc_latency_ns) ||
-             leaf(&p, r, "", "dram_latency_ns", W_POS, 1, &s->f_dram_latency_ns) ||
-             leaf(&p, r, "", "dram_bandwidth_fraction", W_FRAC, 1, &s->f_dram_frac) ||
-             leaf(&p, r, "", "dram_rw_turnaround_penalty", W_FRAC, 1, &s->f_dram_rw) ||
-             leaf(&p, r, "", "dram_loaded_latency_ns", W_POS, 1, &s->f_dram_loaded_ns) ||
-             leaf(&p, r, "", "host_link_latency_ns", W_POS, 1, &s->f_host_latency_ns) ||
-             leaf(&p, r, "", "peer_link_latency_ns", W_POS, s->peer_links.present, &s->f_peer_latency_ns) ||
-             leaf(&p, r, "", "kernel_overhead_ns", W_POS, 1, &s->f_kernel_overhead_ns) ||
-             leaf(&p, r, "", "matrix_pipe_fraction", W_FRAC, 1, &s->f_matrix_frac) ||
-             leaf(&p, r, "", "vector_pipe_fraction", W_FRAC, 1, &s->f_vector_frac) ||
-             leaf(&p, r, "", "inflight_bytes_per_unit", W_POS, 1, &s->f_inflight)
-                 ? -1 : 0;
+    int rc = family_leaves(&p, s);
     if (rc == 0 && strcmp(s->f_family.str, "gpu") != 0)
         rc = diag_set(d, DIAG_E_UNSUPPORTED, p.path, s->f_family.line, "family",
                       "new-chip writes gpu-family configs; '%s' chips need their systolic array "
                       "described by hand (configs/README.md)", s->f_family.str);
-    yaml_node_t *mp = rc == 0 ? get(&p, r, "matrix_paths") : NULL;
-    if (rc == 0 && (mp == NULL || mp->type != YAML_MAPPING_NODE))
-        rc = diag_set(d, DIAG_E_MISSING, p.path, line_of(r), "matrix_paths",
-                      "required: the instructions the matrix pipe takes, each {value, source}");
-    for (yaml_node_pair_t *q = rc == 0 ? mp->data.mapping.pairs.start : NULL;
-         q != NULL && q < mp->data.mapping.pairs.top && rc == 0; q++) {
-        const char *k = scalar(node(&p, q->key));
-        if (k == NULL || s->npaths >= 8 || strlen(k) >= sizeof s->path_name[0]) {
-            rc = diag_set(d, DIAG_E_TYPE, p.path, line_of(node(&p, q->key)), "matrix_paths",
-                          "expected instruction names (mma_sync, wgmma, tcgen05, mfma, systolic)");
-            break;
-        }
-        snprintf(s->path_name[s->npaths], sizeof s->path_name[0], "%s", k);
-        rc = leaf(&p, mp, "matrix_paths", k, W_FRAC, 1, &s->path_frac[s->npaths]);
-        s->npaths++;
-    }
-    yaml_node_t *vr = rc == 0 ? get(&p, r, "vector_ratio") : NULL;
-    static const char *const dt_null[SPEC_NDT + 1] = {"fp4", "fp6", "fp8", "int8", "int4", "fp16",
-                                                      "bf16", "tf32", "fp32", "fp64", NULL};
-    if (vr != NULL && (rc = check_keys(&p, vr, "vector_ratio", dt_null)) == 0)
-        for (unsigned i = 0; i < SPEC_NDT && rc == 0; i++)
-            rc = leaf(&p, vr, "vector_ratio", dt_keys[i], W_POS, 0, &s->f_vector_ratio[i]);
-    yaml_document_delete(&p.doc);
+    if (rc == 0)
+        rc = family_paths(&p, s);
+    yconf_free(&p.y);
     return rc;
+}
+
+/* The spec file's single figures. */
+static int spec_leaves(struct sp *p, struct spec *s)
+{
+    static const char *const top[] = {
+        "name", "chip", "vendor", "architecture", "process", "tdp_W", "units", "boost_clock_MHz",
+        "dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS", "memory", "l2_MiB", "llc_MiB",
+        "smem_per_unit_KiB", "host_link", "peer_link", NULL};
+    const int r = p->root;
+    if (check_keys(p, r, "", top) != 0)
+        return -1;
+    return leaf(p, r, "", "name", W_STR, 1, &s->name) ||
+           leaf(p, r, "", "chip", W_STR, 1, &s->chip) ||
+           leaf(p, r, "", "vendor", W_STR, 1, &s->vendor) ||
+           leaf(p, r, "", "architecture", W_STR, 1, &s->architecture) ||
+           leaf(p, r, "", "process", W_STR, 0, &s->process) ||
+           leaf(p, r, "", "tdp_W", W_POS, 0, &s->tdp_W) ||
+           leaf(p, r, "", "units", W_COUNT, 1, &s->units) ||
+           leaf(p, r, "", "boost_clock_MHz", W_POS, 1, &s->boost_clock_MHz) ||
+           leaf(p, r, "", "l2_MiB", W_POS, 0, &s->l2_MiB) ||
+           leaf(p, r, "", "llc_MiB", W_POS, 0, &s->llc_MiB) ||
+           leaf(p, r, "", "smem_per_unit_KiB", W_POS, 0, &s->smem_per_unit_KiB)
+               ? -1 : 0;
+}
+
+/* The peaks: a dense one at least, and vector fp32. */
+static int spec_peaks(struct sp *p, struct spec *s)
+{
+    static const char *const dt_list[SPEC_NDT + 1] = {"fp4", "fp6", "fp8", "int8", "int4", "fp16",
+                                                      "bf16", "tf32", "fp32", "fp64", NULL};
+    static const char *const secs[3] = {"dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS"};
+    struct spec_val *tabs[3] = {s->dense, s->sparse, s->vector};
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        int m = get(p, p->root, secs[k]);
+        if (m < 0) {
+            if (k != 1)
+                rc = diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, p->root), secs[k],
+                              "required: the data sheet's %s peaks per dtype (%s)",
+                              k == 0 ? "dense matrix (tensor core)" : "non-matrix",
+                              k == 0 ? "e.g. bf16: {value: 989.4, source: ...}" : "fp32 at least");
+            continue;
+        }
+        if ((rc = check_keys(p, m, secs[k], dt_list)) != 0)
+            break;
+        int any = 0;
+        for (unsigned i = 0; i < SPEC_NDT && rc == 0; i++) {
+            rc = leaf(p, m, secs[k], dt_keys[i], W_POS, k == 2 && i == 8, &tabs[k][i]);
+            any |= tabs[k][i].present;
+        }
+        if (rc == 0 && !any)
+            rc = diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, m), secs[k], "no peak given");
+    }
+    return rc;
+}
+
+/* memory, host_link and peer_link. */
+static int spec_memory_links(struct sp *p, struct spec *s)
+{
+    static const char *const mem_keys[] = {"type", "capacity_GB", "bandwidth_GBps", NULL};
+    static const char *const host_keys[] = {"kind", "gen", "lanes", "bandwidth_GBps", NULL};
+    static const char *const peer_keys[] = {"kind", "links", "bandwidth_GBps", NULL};
+    int m = get(p, p->root, "memory");
+    if (m < 0)
+        return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, p->root), "memory",
+                        "required: {type, capacity_GB, bandwidth_GBps}");
+    if (check_keys(p, m, "memory", mem_keys) ||
+        leaf(p, m, "memory", "type", W_STR, 1, &s->mem_type) ||
+        leaf(p, m, "memory", "capacity_GB", W_POS, 1, &s->mem_capacity_GB) ||
+        leaf(p, m, "memory", "bandwidth_GBps", W_POS, 1, &s->mem_bandwidth_GBps))
+        return -1;
+    m = get(p, p->root, "host_link");
+    if (m < 0)
+        return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, p->root), "host_link",
+                        "required: {kind: pcie, gen, lanes} or {bandwidth_GBps}");
+    if (check_keys(p, m, "host_link", host_keys) ||
+        leaf(p, m, "host_link", "kind", W_STR, 0, &s->host_kind) ||
+        leaf(p, m, "host_link", "gen", W_COUNT, 0, &s->host_gen) ||
+        leaf(p, m, "host_link", "lanes", W_COUNT, 0, &s->host_lanes) ||
+        leaf(p, m, "host_link", "bandwidth_GBps", W_POS, 0, &s->host_bandwidth_GBps))
+        return -1;
+    if (!s->host_bandwidth_GBps.present &&
+        !(s->host_gen.present && s->host_lanes.present && s->host_gen.num >= 1 &&
+          s->host_gen.num <= 6))
+        return diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, m), "host_link",
+                        "give PCIe gen (1-6) and lanes, or bandwidth_GBps");
+    m = get(p, p->root, "peer_link");
+    if (m >= 0 && (check_keys(p, m, "peer_link", peer_keys) ||
+                   leaf(p, m, "peer_link", "kind", W_STR, 1, &s->peer_kind) ||
+                   leaf(p, m, "peer_link", "links", W_COUNT, 1, &s->peer_links) ||
+                   leaf(p, m, "peer_link", "bandwidth_GBps", W_POS, 1, &s->peer_bandwidth_GBps)))
+        return -1;
+    return 0;
+}
+
+/* A name that becomes a file stem: lower-case letters, digits, - and _. */
+static int stem_ok(const char *s)
+{
+    for (const char *c = s; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
+            return 0;
+    return 1;
 }
 
 int spec_load(const char *path, struct spec *s, struct diag *d)
@@ -258,99 +362,22 @@ int spec_load(const char *path, struct spec *s, struct diag *d)
     struct sp p = {.path = path, .d = d};
     if (load_doc(&p) != 0)
         return -1;
-    static const char *const top[] = {
-        "name", "chip", "vendor", "architecture", "process", "tdp_W", "units", "boost_clock_MHz",
-        "dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS", "memory", "l2_MiB", "llc_MiB",
-        "smem_per_unit_KiB", "host_link", "peer_link", NULL};
-    static const char *const mem_keys[] = {"type", "capacity_GB", "bandwidth_GBps", NULL};
-    static const char *const host_keys[] = {"kind", "gen", "lanes", "bandwidth_GBps", NULL};
-    static const char *const peer_keys[] = {"kind", "links", "bandwidth_GBps", NULL};
-    static const char *const dt_list[SPEC_NDT + 1] = {"fp4", "fp6", "fp8", "int8", "int4", "fp16",
-                                                      "bf16", "tf32", "fp32", "fp64", NULL};
-    yaml_node_t *r = yaml_document_get_root_node(&p.doc);
-    int rc = check_keys(&p, r, "", top);
+    int rc = spec_leaves(&p, s);
     if (rc == 0)
-        rc = leaf(&p, r, "", "name", W_STR, 1, &s->name) ||
-             leaf(&p, r, "", "chip", W_STR, 1, &s->chip) ||
-             leaf(&p, r, "", "vendor", W_STR, 1, &s->vendor) ||
-             leaf(&p, r, "", "architecture", W_STR, 1, &s->architecture) ||
-             leaf(&p, r, "", "process", W_STR, 0, &s->process) ||
-             leaf(&p, r, "", "tdp_W", W_POS, 0, &s->tdp_W) ||
-             leaf(&p, r, "", "units", W_COUNT, 1, &s->units) ||
-             leaf(&p, r, "", "boost_clock_MHz", W_POS, 1, &s->boost_clock_MHz) ||
-             leaf(&p, r, "", "l2_MiB", W_POS, 0, &s->l2_MiB) ||
-             leaf(&p, r, "", "llc_MiB", W_POS, 0, &s->llc_MiB) ||
-             leaf(&p, r, "", "smem_per_unit_KiB", W_POS, 0, &s->smem_per_unit_KiB)
-                 ? -1 : 0;
-    /* the peaks: a dense one at least, and vector fp32 */
-    static const char *const secs[3] = {"dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS"};
-    struct spec_val *tabs[3] = {s->dense, s->sparse, s->vector};
-    for (int k = 0; k < 3 && rc == 0; k++) {
-        yaml_node_t *m = get(&p, r, secs[k]);
-        if (m == NULL) {
-            if (k != 1)
-                rc = diag_set(d, DIAG_E_MISSING, path, line_of(r), secs[k],
-                              "required: the data sheet's %s peaks per dtype (%s)",
-                              k == 0 ? "dense matrix (tensor core)" : "non-matrix",
-                              k == 0 ? "e.g. bf16: {value: 989.4, source: ...}" : "fp32 at least");
-            continue;
-        }
-        if ((rc = check_keys(&p, m, secs[k], dt_list)) != 0)
-            break;
-        int any = 0;
-        for (unsigned i = 0; i < SPEC_NDT && rc == 0; i++) {
-            rc = leaf(&p, m, secs[k], dt_keys[i], W_POS, k == 2 && i == 8, &tabs[k][i]);
-            any |= tabs[k][i].present;
-        }
-        if (rc == 0 && !any)
-            rc = diag_set(d, DIAG_E_MISSING, path, line_of(m), secs[k], "no peak given");
-    }
-    yaml_node_t *m = rc == 0 ? get(&p, r, "memory") : NULL;
-    if (rc == 0 && m == NULL)
-        rc = diag_set(d, DIAG_E_MISSING, path, line_of(r), "memory",
-                      "required: {type, capacity_GB, bandwidth_GBps}");
+        rc = spec_peaks(&p, s);
     if (rc == 0)
-        rc = check_keys(&p, m, "memory", mem_keys) ||
-             leaf(&p, m, "memory", "type", W_STR, 1, &s->mem_type) ||
-             leaf(&p, m, "memory", "capacity_GB", W_POS, 1, &s->mem_capacity_GB) ||
-             leaf(&p, m, "memory", "bandwidth_GBps", W_POS, 1, &s->mem_bandwidth_GBps)
-                 ? -1 : 0;
-    m = rc == 0 ? get(&p, r, "host_link") : NULL;
-    if (rc == 0 && m == NULL)
-        rc = diag_set(d, DIAG_E_MISSING, path, line_of(r), "host_link",
-                      "required: {kind: pcie, gen, lanes} or {bandwidth_GBps}");
-    if (rc == 0)
-        rc = check_keys(&p, m, "host_link", host_keys) ||
-             leaf(&p, m, "host_link", "kind", W_STR, 0, &s->host_kind) ||
-             leaf(&p, m, "host_link", "gen", W_COUNT, 0, &s->host_gen) ||
-             leaf(&p, m, "host_link", "lanes", W_COUNT, 0, &s->host_lanes) ||
-             leaf(&p, m, "host_link", "bandwidth_GBps", W_POS, 0, &s->host_bandwidth_GBps)
-                 ? -1 : 0;
-    if (rc == 0 && !s->host_bandwidth_GBps.present &&
-        !(s->host_gen.present && s->host_lanes.present && s->host_gen.num >= 1 &&
-          s->host_gen.num <= 6))
-        rc = diag_set(d, DIAG_E_MISSING, path, line_of(m), "host_link",
-                      "give PCIe gen (1-6) and lanes, or bandwidth_GBps");
-    m = rc == 0 ? get(&p, r, "peer_link") : NULL;
-    if (rc == 0 && m != NULL)
-        rc = check_keys(&p, m, "peer_link", peer_keys) ||
-             leaf(&p, m, "peer_link", "kind", W_STR, 1, &s->peer_kind) ||
-             leaf(&p, m, "peer_link", "links", W_COUNT, 1, &s->peer_links) ||
-             leaf(&p, m, "peer_link", "bandwidth_GBps", W_POS, 1, &s->peer_bandwidth_GBps)
-                 ? -1 : 0;
-    yaml_document_delete(&p.doc);
+        rc = spec_memory_links(&p, s);
+    yconf_free(&p.y);
     if (rc != 0)
         return -1;
-    for (const char *c = s->architecture.str; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
-            return diag_set(d, DIAG_E_RANGE, path, s->architecture.line, "architecture",
-                            "'%s': a family file stem (lower-case letters, digits, - and _)",
-                            s->architecture.str);
-    for (const char *c = s->name.str; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '_'))
-            return diag_set(d, DIAG_E_RANGE, path, s->name.line, "name",
-                            "'%s': a config name is lower-case letters, digits, - and _",
-                            s->name.str);
+    if (!stem_ok(s->architecture.str))
+        return diag_set(d, DIAG_E_RANGE, path, s->architecture.line, "architecture",
+                        "'%s': a family file stem (lower-case letters, digits, - and _)",
+                        s->architecture.str);
+    if (!stem_ok(s->name.str))
+        return diag_set(d, DIAG_E_RANGE, path, s->name.line, "name",
+                        "'%s': a config name is lower-case letters, digits, - and _",
+                        s->name.str);
     const char *slash = strrchr(path, '/');
     snprintf(s->family_path, sizeof s->family_path, "%.*sfamilies/%s.yaml",
              slash ? (int)(slash - path + 1) : 0, path, s->architecture.str);
@@ -362,6 +389,7 @@ int spec_load(const char *path, struct spec *s, struct diag *d)
 struct w {
     FILE *f, *warn, *sum;
     const struct spec *s;
+    double units, mhz, hz;      /* the spec's units and boost clock (MHz, Hz) */
     unsigned from_sheet, derived, from_family, estimates, unsourced;
 };
 
@@ -426,15 +454,11 @@ static void plausible(struct w *w, const char *field, const struct spec_val *v, 
                      "can be%s\n", w->s->path, v->line, field, v->num, unit, lo, hi, hint);
 }
 
-void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
+/* A unit mistake is the likeliest error in a spec: say so first. */
+static void check_units(struct w *w)
 {
-    struct w w = {.f = f, .warn = warn, .sum = summary, .s = s};
-    const double units = s->units.num, mhz = s->boost_clock_MHz.num, hz = mhz * 1e6;
-    char how[200];
-    const char *spec_base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
-
-    /* sanity first: a unit mistake is the likeliest error in a spec */
-    plausible(&w, "boost_clock_MHz", &s->boost_clock_MHz, 100, 5000, "MHz");
+    const struct spec *s = w->s;
+    plausible(w, "boost_clock_MHz", &s->boost_clock_MHz, 100, 5000, "MHz");
     const char *t = s->mem_type.str;
     double blo = 10, bhi = 30000;
     if (strncmp(t, "HBM", 3) == 0)
@@ -443,35 +467,47 @@ void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
         blo = 100, bhi = 3000;
     else if (strstr(t, "DDR") != NULL)
         blo = 10, bhi = 1500;
-    plausible(&w, "memory.bandwidth_GBps", &s->mem_bandwidth_GBps, blo, bhi, "GB/s");
-    plausible(&w, "memory.capacity_GB", &s->mem_capacity_GB, 1, 4000, "GB");
-    plausible(&w, "l2_MiB", &s->l2_MiB, 0.25, 2048, "MiB");
-    plausible(&w, "llc_MiB", &s->llc_MiB, 1, 8192, "MiB");
-    plausible(&w, "smem_per_unit_KiB", &s->smem_per_unit_KiB, 8, 4096, "KiB");
-    plausible(&w, "host_link.bandwidth_GBps", &s->host_bandwidth_GBps, 1, 2000, "GB/s");
-    plausible(&w, "peer_link.bandwidth_GBps", &s->peer_bandwidth_GBps, 5, 10000, "GB/s");
+    plausible(w, "memory.bandwidth_GBps", &s->mem_bandwidth_GBps, blo, bhi, "GB/s");
+    plausible(w, "memory.capacity_GB", &s->mem_capacity_GB, 1, 4000, "GB");
+    plausible(w, "l2_MiB", &s->l2_MiB, 0.25, 2048, "MiB");
+    plausible(w, "llc_MiB", &s->llc_MiB, 1, 8192, "MiB");
+    plausible(w, "smem_per_unit_KiB", &s->smem_per_unit_KiB, 8, 4096, "KiB");
+    plausible(w, "host_link.bandwidth_GBps", &s->host_bandwidth_GBps, 1, 2000, "GB/s");
+    plausible(w, "peer_link.bandwidth_GBps", &s->peer_bandwidth_GBps, 5, 10000, "GB/s");
     for (unsigned i = 0; i < SPEC_NDT; i++) {
         char field[48];
         snprintf(field, sizeof field, "dense_TFLOPS.%s", dt_keys[i]);
-        plausible(&w, field, &s->dense[i], 0.5, 100000, "TFLOPS");
+        plausible(w, field, &s->dense[i], 0.5, 100000, "TFLOPS");
         snprintf(field, sizeof field, "vector_TFLOPS.%s", dt_keys[i]);
-        plausible(&w, field, &s->vector[i], 0.05, 10000, "TFLOPS");
+        plausible(w, field, &s->vector[i], 0.05, 10000, "TFLOPS");
     }
+}
 
-    fprintf(f, "# %s (%s), generated by `strata new-chip` from configs/specs/%s and\n"
-               "# configs/specs/families/%s.yaml (docs/new-chip.md).  Change those and\n"
-               "# regenerate rather than editing this file.  Each value's comment says where\n"
-               "# it came from: the chip's data sheet, arithmetic on it (derived), or a\n"
-               "# default of the architecture (family), with that figure's source.\n",
+/* The header comment, name, family and clock. */
+static void write_head(struct w *w)
+{
+    const struct spec *s = w->s;
+    const char *spec_base = strrchr(s->path, '/') ? strrchr(s->path, '/') + 1 : s->path;
+    fprintf(w->f, "# %s (%s), generated by `strata new-chip` from configs/specs/%s and\n"
+                  "# configs/specs/families/%s.yaml (docs/new-chip.md).  Change those and\n"
+                  "# regenerate rather than editing this file.  Each value's comment says where\n"
+                  "# it came from: the chip's data sheet, arithmetic on it (derived), or a\n"
+                  "# default of the architecture (family), with that figure's source.\n",
             s->chip.str, s->architecture.str, spec_base, s->architecture.str);
-    fprintf(f, "# Peak rates are per cycle at %g MHz, the clock the data sheet's peaks are\n"
-               "# quoted at, so strata info gives back the sheet's TFLOP/s.\n", mhz);
-    line_str(&w, 0, "name", s->name.str, NULL);
-    fprintf(f, "family: gpu  # family default (%s): %s\n", fam_name(&w), s->f_family.source);
-    line_num(&w, 0, "clock_MHz", mhz, "spec", NULL, &s->boost_clock_MHz);
-    fprintf(f, "\ncompute:\n");
-    line_num(&w, 2, "units", units, "spec", NULL, &s->units);
+    fprintf(w->f, "# Peak rates are per cycle at %g MHz, the clock the data sheet's peaks are\n"
+                  "# quoted at, so strata info gives back the sheet's TFLOP/s.\n", w->mhz);
+    line_str(w, 0, "name", s->name.str, NULL);
+    fprintf(w->f, "family: gpu  # family default (%s): %s\n", fam_name(w), s->f_family.source);
+    line_num(w, 0, "clock_MHz", w->mhz, "spec", NULL, &s->boost_clock_MHz);
+    fprintf(w->f, "\ncompute:\n");
+    line_num(w, 2, "units", w->units, "spec", NULL, &s->units);
+}
 
+/* compute: the peaks per cycle and unit, the matrix paths. */
+static void write_compute(struct w *w)
+{
+    const struct spec *s = w->s;
+    char how[200];
     /* data-sheet keys -> config dtypes */
     static const char *const cfg_dt[SPEC_NDT][2] = {
         {"nvfp4", "mxfp4"}, {"mxfp6", NULL},  {"fp8_e4m3", "fp8_e5m2"}, {"int8", NULL},
@@ -488,7 +524,7 @@ void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
             any |= tabs[k][i].present && s->dense[i].present;
         if (!any)
             continue;
-        fprintf(f, "  %s:\n", tab_key[k]);
+        fprintf(w->f, "  %s:\n", tab_key[k]);
         for (unsigned i = 0; i < SPEC_NDT; i++) {
             if (!tabs[k][i].present || !s->dense[i].present)
                 continue;
@@ -497,85 +533,100 @@ void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
                 if (name == NULL || (amd && strcmp(name, "nvfp4") == 0))
                     continue;
                 snprintf(how, sizeof how, "%s.%s %g TFLOPS / (%g units x %g MHz)", tab_src[k],
-                         dt_keys[i], tabs[k][i].num, units, mhz);
-                line_num(&w, 4, name, tabs[k][i].num * 1e12 / (units * hz), "spec", how,
+                         dt_keys[i], tabs[k][i].num, w->units, w->mhz);
+                line_num(w, 4, name, tabs[k][i].num * 1e12 / (w->units * w->hz), "spec", how,
                          &tabs[k][i]);
             }
         }
     }
-    fprintf(f, "  vector_flops_per_cycle_per_unit:\n");
-    const double fp32 = s->vector[8].num * 1e12 / (units * hz);
+    fprintf(w->f, "  vector_flops_per_cycle_per_unit:\n");
+    const double fp32 = s->vector[8].num * 1e12 / (w->units * w->hz);
     static const unsigned vec_order[] = {8, 9, 5, 6};   /* fp32, fp64, fp16, bf16 */
     for (size_t q = 0; q < sizeof vec_order / sizeof vec_order[0]; q++) {
         unsigned i = vec_order[q];
         if (s->vector[i].present) {
             snprintf(how, sizeof how, "vector_TFLOPS.%s %g TFLOPS / (%g units x %g MHz)",
-                     dt_keys[i], s->vector[i].num, units, mhz);
-            line_num(&w, 4, dt_keys[i], s->vector[i].num * 1e12 / (units * hz), "spec", how,
+                     dt_keys[i], s->vector[i].num, w->units, w->mhz);
+            line_num(w, 4, dt_keys[i], s->vector[i].num * 1e12 / (w->units * w->hz), "spec", how,
                      &s->vector[i]);
         } else if (s->f_vector_ratio[i].present) {
             snprintf(how, sizeof how, "%g x the fp32 rate", s->f_vector_ratio[i].num);
-            line_num(&w, 4, dt_keys[i], fp32 * s->f_vector_ratio[i].num, "family", how,
+            line_num(w, 4, dt_keys[i], fp32 * s->f_vector_ratio[i].num, "family", how,
                      &s->f_vector_ratio[i]);
         }
     }
     if (s->f_sfu.present)
-        line_num(&w, 2, "special_function_ops_per_cycle_per_unit", s->f_sfu.num, "family", NULL,
+        line_num(w, 2, "special_function_ops_per_cycle_per_unit", s->f_sfu.num, "family", NULL,
                  &s->f_sfu);
-    fprintf(f, "  matrix_paths:\n");
+    fprintf(w->f, "  matrix_paths:\n");
     for (unsigned i = 0; i < s->npaths; i++)
-        line_num(&w, 4, s->path_name[i], s->path_frac[i].num, "family", NULL, &s->path_frac[i]);
+        line_num(w, 4, s->path_name[i], s->path_frac[i].num, "family", NULL, &s->path_frac[i]);
+}
 
-    fprintf(f, "\nthreads:\n");
-    line_num(&w, 2, "max_threads_per_unit", s->f_max_threads.num, "family", NULL, &s->f_max_threads);
-    line_num(&w, 2, "max_ctas_per_unit", s->f_max_ctas.num, "family", NULL, &s->f_max_ctas);
+/* threads, and the levels from the registers to the DRAM. */
+static void write_levels(struct w *w)
+{
+    const struct spec *s = w->s;
+    char how[200];
+    fprintf(w->f, "\nthreads:\n");
+    line_num(w, 2, "max_threads_per_unit", s->f_max_threads.num, "family", NULL, &s->f_max_threads);
+    line_num(w, 2, "max_ctas_per_unit", s->f_max_ctas.num, "family", NULL, &s->f_max_ctas);
 
-    fprintf(f, "\nlevels:\n  - name: registers\n    kind: registers\n");
-    line_num(&w, 4, "capacity_KiB", s->f_registers_KiB.num, "family", NULL, &s->f_registers_KiB);
-    fprintf(f, "  - name: %s\n    kind: scratchpad\n", s->f_smem_name.str);
+    fprintf(w->f, "\nlevels:\n  - name: registers\n    kind: registers\n");
+    line_num(w, 4, "capacity_KiB", s->f_registers_KiB.num, "family", NULL, &s->f_registers_KiB);
+    fprintf(w->f, "  - name: %s\n    kind: scratchpad\n", s->f_smem_name.str);
     if (s->smem_per_unit_KiB.present)
-        line_num(&w, 4, "capacity_KiB", s->smem_per_unit_KiB.num, "spec", NULL, &s->smem_per_unit_KiB);
+        line_num(w, 4, "capacity_KiB", s->smem_per_unit_KiB.num, "spec", NULL, &s->smem_per_unit_KiB);
     else
-        line_num(&w, 4, "capacity_KiB", s->f_smem_KiB.num, "family", NULL, &s->f_smem_KiB);
-    line_num(&w, 4, "bandwidth_bytes_per_cycle", s->f_smem_bpc.num, "family", NULL, &s->f_smem_bpc);
-    fprintf(f, "  - name: l2\n    kind: cache\n");
+        line_num(w, 4, "capacity_KiB", s->f_smem_KiB.num, "family", NULL, &s->f_smem_KiB);
+    line_num(w, 4, "bandwidth_bytes_per_cycle", s->f_smem_bpc.num, "family", NULL, &s->f_smem_bpc);
+    fprintf(w->f, "  - name: l2\n    kind: cache\n");
     if (s->l2_MiB.present)
-        line_num(&w, 4, "capacity_MiB", s->l2_MiB.num, "spec", NULL, &s->l2_MiB);
+        line_num(w, 4, "capacity_MiB", s->l2_MiB.num, "spec", NULL, &s->l2_MiB);
     else {
-        snprintf(how, sizeof how, "%g MiB per unit x %g units", s->f_l2_MiB_per_unit.num, units);
-        line_num(&w, 4, "capacity_MiB", s->f_l2_MiB_per_unit.num * units, "family", how,
+        snprintf(how, sizeof how, "%g MiB per unit x %g units", s->f_l2_MiB_per_unit.num, w->units);
+        line_num(w, 4, "capacity_MiB", s->f_l2_MiB_per_unit.num * w->units, "family", how,
                  &s->f_l2_MiB_per_unit);
     }
-    snprintf(how, sizeof how, "%g B/clk/unit x %g units x %g MHz", s->f_l2_bpc.num, units, mhz);
-    line_num(&w, 4, "bandwidth_GBps", s->f_l2_bpc.num * units * hz / 1e9, "family", how, &s->f_l2_bpc);
-    line_num(&w, 4, "latency_ns", s->f_l2_latency_ns.num, "family", NULL, &s->f_l2_latency_ns);
-    line_num(&w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL, &s->f_l2_port);
+    snprintf(how, sizeof how, "%g B/clk/unit x %g units x %g MHz", s->f_l2_bpc.num, w->units,
+             w->mhz);
+    line_num(w, 4, "bandwidth_GBps", s->f_l2_bpc.num * w->units * w->hz / 1e9, "family", how,
+             &s->f_l2_bpc);
+    line_num(w, 4, "latency_ns", s->f_l2_latency_ns.num, "family", NULL, &s->f_l2_latency_ns);
+    line_num(w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL, &s->f_l2_port);
     if (s->llc_MiB.present) {
-        fprintf(f, "  - name: llc\n    kind: cache\n");
-        line_num(&w, 4, "capacity_MiB", s->llc_MiB.num, "spec", NULL, &s->llc_MiB);
-        snprintf(how, sizeof how, "%g B/clk/unit x %g units x %g MHz", s->f_llc_bpc.num, units, mhz);
-        line_num(&w, 4, "bandwidth_GBps", s->f_llc_bpc.num * units * hz / 1e9, "family", how,
+        fprintf(w->f, "  - name: llc\n    kind: cache\n");
+        line_num(w, 4, "capacity_MiB", s->llc_MiB.num, "spec", NULL, &s->llc_MiB);
+        snprintf(how, sizeof how, "%g B/clk/unit x %g units x %g MHz", s->f_llc_bpc.num, w->units,
+                 w->mhz);
+        line_num(w, 4, "bandwidth_GBps", s->f_llc_bpc.num * w->units * w->hz / 1e9, "family", how,
                  &s->f_llc_bpc);
-        line_num(&w, 4, "latency_ns", s->f_llc_latency_ns.num, "family", NULL, &s->f_llc_latency_ns);
-        line_num(&w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL,
+        line_num(w, 4, "latency_ns", s->f_llc_latency_ns.num, "family", NULL, &s->f_llc_latency_ns);
+        line_num(w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL,
                  &s->f_l2_port);
     }
-    fprintf(f, "  - name: dram\n    kind: dram\n");
-    line_str(&w, 4, "type", s->mem_type.str, &s->mem_type);
-    line_num(&w, 4, "capacity_GB", s->mem_capacity_GB.num, "spec", NULL, &s->mem_capacity_GB);
-    line_num(&w, 4, "bandwidth_GBps", s->mem_bandwidth_GBps.num, "spec", NULL, &s->mem_bandwidth_GBps);
-    line_num(&w, 4, "latency_ns", s->f_dram_latency_ns.num, "family", NULL, &s->f_dram_latency_ns);
-    fprintf(f, "    efficiency:\n");
-    line_num(&w, 6, "bandwidth_fraction", s->f_dram_frac.num, "family", NULL, &s->f_dram_frac);
-    line_num(&w, 6, "rw_turnaround_penalty", s->f_dram_rw.num, "family", NULL, &s->f_dram_rw);
+    fprintf(w->f, "  - name: dram\n    kind: dram\n");
+    line_str(w, 4, "type", s->mem_type.str, &s->mem_type);
+    line_num(w, 4, "capacity_GB", s->mem_capacity_GB.num, "spec", NULL, &s->mem_capacity_GB);
+    line_num(w, 4, "bandwidth_GBps", s->mem_bandwidth_GBps.num, "spec", NULL, &s->mem_bandwidth_GBps);
+    line_num(w, 4, "latency_ns", s->f_dram_latency_ns.num, "family", NULL, &s->f_dram_latency_ns);
+    fprintf(w->f, "    efficiency:\n");
+    line_num(w, 6, "bandwidth_fraction", s->f_dram_frac.num, "family", NULL, &s->f_dram_frac);
+    line_num(w, 6, "rw_turnaround_penalty", s->f_dram_rw.num, "family", NULL, &s->f_dram_rw);
     double loaded = fmax(s->f_dram_loaded_ns.num, s->f_dram_latency_ns.num);
-    line_num(&w, 6, "loaded_latency_ns", loaded, "family", NULL, &s->f_dram_loaded_ns);
+    line_num(w, 6, "loaded_latency_ns", loaded, "family", NULL, &s->f_dram_loaded_ns);
+}
 
+/* The host link and the peer link. */
+static void write_links(struct w *w)
+{
+    const struct spec *s = w->s;
+    char how[200];
     /* the host link: PCIe per direction = GT/s x lanes x encoding / 8 */
     const char *hname = s->host_kind.present ? s->host_kind.str : "host";
-    fprintf(f, "  - name: %s\n    kind: link\n    scope: host\n", hname);
+    fprintf(w->f, "  - name: %s\n    kind: link\n    scope: host\n", hname);
     if (s->host_bandwidth_GBps.present) {
-        line_num(&w, 4, "bandwidth_GBps", s->host_bandwidth_GBps.num, "spec", NULL,
+        line_num(w, 4, "bandwidth_GBps", s->host_bandwidth_GBps.num, "spec", NULL,
                  &s->host_bandwidth_GBps);
     } else {
         static const double gts[7] = {0, 2.5, 5, 8, 16, 32, 64};
@@ -585,19 +636,30 @@ void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
         snprintf(how, sizeof how, "PCIe gen %u x%g: %g GT/s x %g lanes x %s / 8", g,
                  s->host_lanes.num, gts[g], s->host_lanes.num,
                  g <= 2 ? "8b/10b" : g <= 5 ? "128b/130b" : "242B/256B FLIT");
-        line_num(&w, 4, "bandwidth_GBps", gts[g] * s->host_lanes.num * enc[g] / 8.0, "spec", how,
+        line_num(w, 4, "bandwidth_GBps", gts[g] * s->host_lanes.num * enc[g] / 8.0, "spec", how,
                  &s->host_gen);
     }
-    line_num(&w, 4, "latency_ns", s->f_host_latency_ns.num, "family", NULL, &s->f_host_latency_ns);
+    line_num(w, 4, "latency_ns", s->f_host_latency_ns.num, "family", NULL, &s->f_host_latency_ns);
     if (s->peer_links.present) {
-        fprintf(f, "  - name: %s\n    kind: link\n    scope: system\n", s->peer_kind.str);
-        line_num(&w, 4, "ports", s->peer_links.num, "spec", NULL, &s->peer_links);
+        fprintf(w->f, "  - name: %s\n    kind: link\n    scope: system\n", s->peer_kind.str);
+        line_num(w, 4, "ports", s->peer_links.num, "spec", NULL, &s->peer_links);
         snprintf(how, sizeof how, "%g GB/s per direction over %g links", s->peer_bandwidth_GBps.num,
                  s->peer_links.num);
-        line_num(&w, 4, "bandwidth_GBps", s->peer_bandwidth_GBps.num / s->peer_links.num, "spec",
+        line_num(w, 4, "bandwidth_GBps", s->peer_bandwidth_GBps.num / s->peer_links.num, "spec",
                  how, &s->peer_bandwidth_GBps);
-        line_num(&w, 4, "latency_ns", s->f_peer_latency_ns.num, "family", NULL, &s->f_peer_latency_ns);
+        line_num(w, 4, "latency_ns", s->f_peer_latency_ns.num, "family", NULL, &s->f_peer_latency_ns);
     }
+}
+
+void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
+{
+    struct w w = {.f = f, .warn = warn, .sum = summary, .s = s, .units = s->units.num,
+                  .mhz = s->boost_clock_MHz.num, .hz = s->boost_clock_MHz.num * 1e6};
+    check_units(&w);
+    write_head(&w);
+    write_compute(&w);
+    write_levels(&w);
+    write_links(&w);
     fprintf(f, "\nlaunch:\n");
     line_num(&w, 2, "kernel_overhead_ns", s->f_kernel_overhead_ns.num, "family", NULL,
              &s->f_kernel_overhead_ns);

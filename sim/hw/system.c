@@ -1,5 +1,5 @@
-/* system.c: see system.h.  The YAML side of sys_load() is in cfg.c, the
- * only file that reads YAML. */
+/* system.c: see system.h.  A system file is read by sysload.c (hw_load,
+ * hwload.h). */
 #include "system.h"
 
 #include <stdio.h>

@@ -3,10 +3,10 @@
  * A system file (configs/systems/, schema in configs/README.md) names the
  * chip every device is (a chip config), the devices, the other nodes a
  * transfer may pass through (switches, CPU sockets / host memory) and the
- * links.  sys_load() reads and checks it; sys_from_chip() makes the system
- * a plain chip config implies for a trace's devices: each device on the
- * chip's host link to one host node and, when the chip has a peer link,
- * on that link to one non-blocking switch.
+ * links.  hw_load() (hwload.h) reads and checks it; sys_from_chip() makes
+ * the system a plain chip config implies for a trace's devices: each
+ * device on the chip's host link to one host node and, when the chip has a
+ * peer link, on that link to one non-blocking switch.
  *
  * Every link is full duplex: a bandwidth per direction.  A node may have a
  * forwarding bandwidth that every transfer through it shares (an NVSwitch's
@@ -18,14 +18,14 @@
  * path with the fewest hops (ties go to the link listed first: list the
  * fastest links first), so routes are the same on every run.
  *
- * Ownership: sys_load and sys_from_chip allocate; sys_free releases.
+ * Ownership: hw_load and sys_from_chip allocate; sys_free releases.
  */
 #ifndef STRATA_SYSTEM_H
 #define STRATA_SYSTEM_H
 
 #include <stdint.h>
 
-#include "cfg.h"
+#include "chip.h"
 #include "diag.h"
 
 #define SYS_NAME_MAX 32             /* bytes of a node or link name, NUL included */
@@ -115,15 +115,6 @@ struct sys_route {
  * and sys_from_chip do it.  Again after changing the links. */
 void sys_index(struct hw_system *s);
 
-/* Load a system file: 0.  When path is a chip config instead, only
- * out->chip is filled (the file read once) and the result is 1; the caller
- * makes the system the chip implies for its trace (sys_from_chip).  -1
- * with *d on an error in either. */
-int sys_load(const char *path, struct hw_system *out, struct diag *d);
-/* sys_load with config overrides applied to the chip (cfg.h). */
-struct cfg_sets;
-int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_system *out,
-                  struct diag *d);
 /* The system a chip config implies for ndev devices named names[i]. */
 void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*names)[32],
                    struct hw_system *out);
