@@ -81,6 +81,21 @@
  *     2 MiB panels, l2 4 x 3 = 12 MiB a wave.  Wave 0: rows 0-3 and column
  *     0, 6 MiB; wave 1: rows 4-7 (4 MiB), column 0 hits; wave 2: rows 0-3
  *     hit, column 1 misses (2 MiB); wave 3: all hit, 0.
+ *
+ * Decode attention per query head (mmha, plan_mmha) against the packed
+ * kernel (flash).  Llama-3-8B's shape, bf16, batch 2, one new token against
+ * 4096 cached: 32 query heads on 8 KV heads (group 4), head dim 128.
+ * flash packs a group's 4 query rows into one 16-row tile: 1 row block a
+ * KV head, 2 x 8 = 16 CTAs, split over the 65 key blocks of 64 to fill
+ * the SMs: ceil(132 / 16) = 9 splits (gb 144) of ceil(65 / 9) = 8 steps.
+ * mmha gives each query head its own row block: 4 row blocks a KV head
+ * (the group's CTAs read the KV head's blocks, shared along m as a GEMM's
+ * B panel), 64 CTAs, so ceil(132 / 64) = 3 splits (gb 48) of 22 steps, on
+ * the CUDA cores (no matrix-pipe FLOPs).  Both read a 64-key block of K
+ * and V a step: 2 x 64 x 128 x 2 = 32768 B, so the L2 serves mmha 4 x 48
+ * x 22 = 4224 blocks against flash's 144 x 8 = 1152: the group (4) times
+ * the splits' rounding (66 / 72 blocks).  On the TPU it is
+ * refused (a CUDA kernel), and a backward pass with it too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -255,6 +270,64 @@ static void test_reuse(void)
     }
 }
 
+/* A bf16 decode attention of Llama-3-8B's shape, lowered with impl on c. */
+static int lower_decode_attn(const struct hw_config *c, enum attn_impl impl, enum attn_pass pass,
+                             struct lowered *L, char *msg, size_t n)
+{
+    struct op o;
+    memset(&o, 0, sizeof o);
+    o.kind = OP_ATTENTION;
+    o.dtype = DT_BF16;
+    o.pass = pass;
+    o.fixed_s = -1;
+    o.measured_s = -1;
+    o.u.attn.batch = 2;
+    o.u.attn.heads = 32;
+    o.u.attn.kv_heads = 8;
+    o.u.attn.q_len = 1;
+    o.u.attn.kv_len = 4097;
+    o.u.attn.head_dim = 128;
+    o.u.attn.causal = 1;
+    o.u.attn.impl = impl;
+    o.u.attn.kv_dtype = DT_BF16;
+    memset(L, 0, sizeof *L);
+    if (lower_attn_check(c, &o, msg, n) != 0)
+        return -1;
+    lower_op(c, &o, 0, L);
+    return 0;
+}
+
+static void test_decode_attn_per_head(void)
+{
+    struct lowered f, m;
+    char msg[512];
+    CHECK_EQ_INT(lower_decode_attn(&h100, ATTN_FLASH, PASS_FWD, &f, msg, sizeof msg), 0);
+    CHECK_EQ_INT(lower_decode_attn(&h100, ATTN_MMHA, PASS_FWD, &m, msg, sizeof msg), 0);
+    CHECK_EQ_INT(f.nk, 1);
+    CHECK_EQ_INT(m.nk, 1);
+    const struct kplan *pf = &f.k[0], *pm = &m.k[0];
+    CHECK(strcmp(pm->what, "mmha") == 0);
+    CHECK_EQ_INT(pf->gm, 1);
+    CHECK_EQ_INT(pm->gm, 4);                    /* a row block a query head of the group */
+    CHECK_EQ_INT(pm->gn, 1);
+    CHECK(pf->b_step == 32768.0 && pm->b_step == 32768.0);
+    CHECK(pm->mflops_step == 0 && pf->mflops_step > 0);
+    CHECK(pm->vflops_step > 0);
+    CHECK(f.flops == m.flops);
+    /* the K/V bytes the L2 serves: group times flash's over the grid */
+    double kv_f = (double)(pf->gm * pf->gn * pf->gb) * pf->ksteps * pf->b_step;
+    double kv_m = (double)(pm->gm * pm->gn * pm->gb) * pm->ksteps * pm->b_step;
+    CHECK_EQ_INT(pf->gb, 144);
+    CHECK_EQ_INT(pf->ksteps, 8);
+    CHECK_EQ_INT(pm->gb, 48);
+    CHECK_EQ_INT(pm->ksteps, 22);
+    CHECK(kv_m == 4224.0 * 32768.0 && kv_f == 1152.0 * 32768.0);
+    CHECK(lower_decode_attn(&v5e, ATTN_MMHA, PASS_FWD, &m, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "systolic");
+    CHECK(lower_decode_attn(&h100, ATTN_MMHA, PASS_BWD, &m, msg, sizeof msg) != 0);
+    CHECK_STR_CONTAINS(msg, "forward only");
+}
+
 int main(void)
 {
     if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100) != 0 ||
@@ -265,6 +338,7 @@ int main(void)
     test_split_k();
     test_gemv();
     test_reuse();
+    test_decode_attn_per_head();
     printf("%d passed, %d failed\n", test_passed_, test_failed_);
     return test_failed_ != 0;
 }

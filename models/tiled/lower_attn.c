@@ -39,24 +39,29 @@ static uint32_t tile_rows(uint32_t br_max, uint64_t rows)
     return br;
 }
 
-static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const struct op *o,
-                            uint32_t br_max, uint32_t bc, int bwd)
+/* per_head: the query heads of a GQA group are not packed: each has CTAs
+ * of its own (row blocks of the KV head's grid), which read the KV head's
+ * K and V themselves, so the group's CTAs share those blocks only as the
+ * caches keep them (plan_mmha). */
+static void plan_flash_tile_heads(const struct hw_config *c, struct kplan *p, const struct op *o,
+                                  uint32_t br_max, uint32_t bc, int bwd, int per_head)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->what, sizeof p->what, "flash");
     double eb = dtype_bytes(o->dtype, 1.0);
     uint64_t d = o->u.attn.head_dim;
     uint64_t group = o->u.attn.heads / o->u.attn.kv_heads;
-    uint64_t rows = o->u.attn.q_len * group;     /* query rows per KV head */
+    uint64_t heads_per_cta = per_head ? 1 : group;
+    uint64_t rows = o->u.attn.q_len * heads_per_cta;     /* query rows a CTA's tile packs */
     uint32_t br = tile_rows(br_max, rows);
-    uint64_t qt = ceil_div(rows, br);
+    uint64_t qt = ceil_div(rows, br) * (group / heads_per_cta);  /* row blocks per KV head */
     uint64_t base = o->u.attn.batch * o->u.attn.kv_heads * qt;
     /* average KV length a query tile attends to */
     double kv = (double)o->u.attn.kv_len;
     if (o->u.attn.causal) {
         double q = (double)o->u.attn.q_len;
         double prefix = kv - q;             /* cached tokens all queries see */
-        kv = dmax(1.0, prefix + (q + br / (double)group) / 2.0);
+        kv = dmax(1.0, prefix + (q + br / (double)heads_per_cta) / 2.0);
         if (kv > (double)o->u.attn.kv_len)
             kv = (double)o->u.attn.kv_len;
     }
@@ -125,6 +130,12 @@ static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const st
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u split%llu", br, bc, (unsigned long long)split);
 }
 
+static void plan_flash_tile(const struct hw_config *c, struct kplan *p, const struct op *o,
+                            uint32_t br_max, uint32_t bc, int bwd)
+{
+    plan_flash_tile_heads(c, p, o, br_max, bc, bwd, 0);
+}
+
 static void plan_flash_bc(const struct hw_config *c, struct kplan *p, const struct op *o, uint32_t bc,
                           int bwd)
 {
@@ -140,6 +151,32 @@ static uint32_t flash_bc(uint64_t d)
 static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
 {
     plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 0);
+}
+
+/* A per-query-head decode kernel (mmha): TensorRT-LLM's masked multi-head
+ * attention (before XQA) and vLLM 0.2's paged attention launch a CTA per
+ * (query head, sequence), whatever the KV heads: on a GQA model each of a
+ * group's query heads reads the KV head's K and V itself.  Those reads
+ * share blocks only through the caches (the group's CTAs are row blocks of
+ * one KV head's grid, plan_flash_tile_heads), so the L2 sees the group's
+ * bytes group times and DRAM what the cache model lets through.  Its dot
+ * products and softmax run on the CUDA cores (FP32 FMAs), a key block of
+ * 64 rows a step. */
+static void plan_mmha(const struct hw_config *c, struct kplan *p, const struct op *o)
+{
+    plan_flash_tile_heads(c, p, o, 16, 64, 0, 1);
+    double q_rows = (double)umin(o->u.attn.q_len, 16), bc = 64.0, d = (double)o->u.attn.head_dim;
+    p->mflops_step = 0;
+    p->vflops_step = (4.0 * d + 5.0) * q_rows * bc;    /* q.k and p.v, then the softmax's five */
+    p->sfu_step = q_rows * bc;
+    if (c->sfu_ops_per_cycle <= 0) {
+        p->vflops_step += p->sfu_step;
+        p->sfu_step = 0;
+    }
+    p->serial = 1;
+    p->smem_step = 0;               /* K and V go from registers to the FMAs */
+    p->async_copy = 0;
+    snprintf(p->what, sizeof p->what, "mmha");
 }
 
 /* FlashAttention-1's key block (its fmha kernels, flash-attention v1.0.9,
@@ -296,6 +333,19 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
                  op_attn_impl_name(o->u.attn.impl), impl != o->u.attn.impl ? " (math here)" : "",
                  o->u.attn.page_size);
         return -1;
+    }
+    if (impl == ATTN_MMHA) {
+        if (c->sa_rows) {
+            snprintf(msg, n, "mmha is a CUDA kernel; %s is a systolic chip (flash, naive, math and "
+                             "megatron run there)", c->name);
+            return -1;
+        }
+        if (o->pass != PASS_FWD) {
+            snprintf(msg, n, "mmha is a decode kernel (forward only); a backward pass needs flash "
+                             "or a library's kernel");
+            return -1;
+        }
+        return 0;
     }
     if (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || (impl == ATTN_FLASH && c->sa_rows))
         return 0;
@@ -616,6 +666,11 @@ void lower_attn_op(const struct hw_config *c, const struct op *o, struct lowered
     enum attn_pass pass = o->pass;
     L->flops = pass == PASS_FWD ? fwd : pass == PASS_BWD ? 2.5 * fwd : 3.5 * fwd;
     enum attn_impl impl = attn_resolve(c, o);
+    if (impl == ATTN_MMHA) {
+        plan_mmha(c, &L->k[0], o);
+        L->nk = 1;
+        return;
+    }
     enum matrix_path path = MP_COUNT;
     const struct attn_lib *a = attn_lib_on(c, impl, &path);
     if (impl == ATTN_MATH || impl == ATTN_NAIVE || impl == ATTN_MEGATRON ||

@@ -70,7 +70,10 @@ enum op_kind {
     X(ATTN_SDPA, "sdpa")        /* what PyTorch's SDPA picks on the chip */ \
     X(ATTN_VLLM, "vllm")        /* what vLLM's default backend runs there */\
     X(ATTN_MEGATRON, "megatron")/* Megatron-LM's unfused attention: fused   \
-                                 * scale-mask-softmax between two GEMMs */
+                                 * scale-mask-softmax between two GEMMs */   \
+    X(ATTN_MMHA, "mmha")        /* a decode kernel a CTA per query head:    \
+                                 * TensorRT-LLM's masked MHA, vLLM 0.2's    \
+                                 * paged attention (K/V read per query head) */
 
 enum attn_impl {
 #define ATTN_IMPL_ENUM_(e, n) e,
