@@ -366,6 +366,7 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
     g->t = t;
     g->device = device;
     g->e = e;
+    g->host_issued_ps = cfg->host_step_ps;
     g->comp = engine_register(e, &tdev_comp_ops, g);
     g->env = env;
     tdev_servers(g, e, env);

@@ -223,6 +223,7 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
     }
     }
     SIM_CHECK(isfinite(best_t));
+    best->rate_frac = c->gemm_rate_frac;    /* a stack's GEMM library (0: the chip's own) */
 }
 
 double lower_gemm_out_bytes(enum dtype t)

@@ -504,9 +504,14 @@ void runner_next_kernel(struct runner *r)
     }
     r->p = &r->g->kpool[r->low->off + r->kern];
     r->res->kernels++;
-    /* the front end issues one launch at a time */
+    /* the front end issues one launch at a time, each once the host loop
+     * has issued it (the CPU runs ahead of the GPU: it waits only when the
+     * host is slower than the kernels) */
     uint64_t now = g->e->now_ps;
     uint64_t begin = now > g->frontend_free_ps ? now : g->frontend_free_ps;
+    g->host_issued_ps += g->cfg->host_dispatch_ps;
+    if (begin < g->host_issued_ps)
+        begin = g->host_issued_ps;
     begin += g->cfg->launch_overhead_ps;
     g->frontend_free_ps = begin;
     engine_at(g->e, begin, g->comp, TILED_EV_BEGIN, 0, r);

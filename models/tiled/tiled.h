@@ -165,6 +165,8 @@ struct tdev {
     struct flowsrv *lv;         /* the memory levels' servers, 2 a level (tdev_lv) */
     struct flowsrv *dramp;      /* the DRAM level's server, or the run's shared unified-memory one */
     uint64_t frontend_free_ps;  /* launches are issued one at a time */
+    uint64_t host_issued_ps;    /* when the host loop has issued the kernels so far
+                                 * (cfg host_step_ps, host_dispatch_ps) */
     struct lowref *low;         /* per op of this device (run_env.local indexes it) */
     struct kplan *kpool;        /* every kernel of this device's ops */
     uint32_t nkpool;

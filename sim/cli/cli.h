@@ -62,6 +62,13 @@ int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *set
  * by name (names.c).  *arg (left alone when NULL) becomes the path, held
  * in out[n].  0, or 1 after printing why not (none, or several match). */
 int cli_find(const char *verb, const char *opt, const char **arg, int models, char *out, size_t n);
+/* --stack NAME: a path, or a shipped stack (configs/stacks/NAME.yaml) by
+ * its exact name, into out[n].  0, or 1 after printing the stacks there are. */
+int cli_find_stack(const char *verb, const char *name, char *out, size_t n);
+/* The stack --stack names, read into *s, and the folder it came from (to
+ * name the others) into dir[n].  0, or 1 after printing why not. */
+struct stack;
+int cli_load_stack(const char *verb, const char *name, struct stack *s, char *dir, size_t n);
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

@@ -8,6 +8,7 @@
 #include "diag.h"
 #include "llm.h"
 #include "numfmt.h"
+#include "stack.h"
 #include "trace.h"
 
 static int parse_u64(const char *opt, const char *v, uint64_t min, uint64_t *out)
@@ -38,7 +39,7 @@ static int parse_ranks(const char *opt, const char *v, uint64_t *out)
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm]\n"
+    "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm] [--stack NAME]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute] [--pp P [--vpp V]] [--microbatches M] (train)\n"
     "                  [--sp (train, --tp: sequence parallelism)]\n"
@@ -54,7 +55,7 @@ struct gen_args {
     const char *dtype, *attn, *outp, *weights, *kvd;
     const char *fw, *tps, *dps, *sims;
     const char *pps, *mbs, *eps, *zeros, *dcns, *pages;
-    const char *vpps, *loads, *cps, *cpcs, *drops;
+    const char *vpps, *loads, *cps, *cpcs, *drops, *stack;
     int recompute, sp;
 };
 
@@ -230,11 +231,18 @@ static int gen_types(const struct gen_args *a, struct llm_step *s)
         return 2;
     }
     s->attn = llm_framework_attn(s->framework);   /* unless --attn says */
+    if (a->stack != NULL) {     /* its kernels and attention, unless --framework / --attn say */
+        struct stack stk;
+        char dir[1600];
+        if (cli_load_stack("gen llm", a->stack, &stk, dir, sizeof dir) != 0)
+            return 1;
+        stack_apply_llm(&stk, s, a->fw != NULL, a->attn != NULL);
+    }
     if (s->kv_dtype == DT_COUNT)
         s->kv_dtype = s->dtype;
     if (a->attn && op_attn_impl_from_name(a->attn, &s->attn) != 0) {
         fprintf(stderr, "strata gen llm: --attn: expected flash, naive, fa1, fa2, fa3, cudnn, "
-                        "triton, xformers, math, megatron, sdpa or vllm, got '%s'\n", a->attn);
+                        "triton, xformers, math, megatron, sdpa, vllm or mmha, got '%s'\n", a->attn);
         return 2;
     }
     return 0;
@@ -359,7 +367,7 @@ int cli_gen(int argc, char **argv)
         {"context", 0, &a.context, NULL}, {"dtype", 0, &a.dtype, NULL},
         {"attn", 0, &a.attn, NULL},       {"output", 'o', &a.outp, NULL},
         {"weights", 0, &a.weights, NULL}, {"kv-dtype", 0, &a.kvd, NULL},
-        {"framework", 0, &a.fw, NULL},    {"tp", 0, &a.tps, NULL},
+        {"framework", 0, &a.fw, NULL},    {"tp", 0, &a.tps, NULL}, {"stack", 0, &a.stack, NULL},
         {"dp", 0, &a.dps, NULL},          {"replicas-simulated", 0, &a.sims, NULL},
         {"recompute", 0, NULL, &a.recompute}, {"sp", 0, NULL, &a.sp},
         {"pp", 0, &a.pps, NULL},          {"microbatches", 0, &a.mbs, NULL},

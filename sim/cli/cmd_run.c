@@ -20,6 +20,7 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "run.h"
+#include "stack.h"
 #include "system.h"
 #include "timeline.h"
 #include "trace.h"
@@ -28,7 +29,7 @@
 const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
-    "                  [--max-events N] [--max-memory SIZE] [--sustained]\n"
+    "                  [--max-events N] [--max-memory SIZE] [--sustained] [--stack NAME]\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
@@ -144,7 +145,7 @@ static void run_undo(void *arg)
 /* The options of `run` as given, and the numbers parsed from them. */
 struct run_args {
     const char *hw, *tr, *js, *csv, *top, *outdir;
-    const char *gran, *maxev, *maxmem;
+    const char *gran, *maxev, *maxmem, *stack;
     int quiet, no_whatif, sustained;
     unsigned long long max_events;
     unsigned ntop;
@@ -279,7 +280,7 @@ int cli_run(int argc, char **argv)
         {"timeline-granularity-us", 0, &a.gran, NULL},
         {"max-events", 0, &a.maxev, NULL}, {"max-memory", 0, &a.maxmem, NULL},
         {"quiet", 0, NULL, &a.quiet},  {"no-whatif", 0, NULL, &a.no_whatif},
-        {"sustained", 0, NULL, &a.sustained},
+        {"sustained", 0, NULL, &a.sustained}, {"stack", 0, &a.stack, NULL},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -318,6 +319,16 @@ int cli_run(int argc, char **argv)
     }
     if (sr == 1)
         sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
+    if (a.stack != NULL) {      /* the software that drives the chip (configs/stacks) */
+        struct stack stk;
+        char sdir[1600];
+        if (cli_load_stack("run", a.stack, &stk, sdir, sizeof sdir) != 0 ||
+            stack_apply_chip(&stk, &sys.chip, sdir, &d) != 0) {
+            trace_free(&t);
+            sys_free(&sys);
+            return d.msg[0] ? cli_fail(&d) : 1;
+        }
+    }
     const struct hw_config cfg = sys.chip;
     struct kept kept[8];
     unsigned nk = 0;

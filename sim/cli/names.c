@@ -5,7 +5,8 @@
  * $STRATA_PATH (colon-separated), the installed data next to the binary
  * (BIN/../share/strata, as `cmake --install` lays it out), and the source
  * tree the binary was built from.  Under a root, configs are configs/NAME.yaml,
- * systems configs/systems/NAME.yaml, models traces/models/NAME.json.  A name
+ * systems configs/systems/NAME.yaml, models traces/models/NAME.json, stacks
+ * configs/stacks/NAME.yaml (a stack by its exact name only).  A name
  * matches a file whose stem equals it, ends with it after a '-'
  * (`h100-sxm` finds nvidia-h100-sxm), or contains it as whole '-'-separated
  * words; the best kind of match wins, and several of the best kind are an
@@ -20,7 +21,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "diag.h"
 #include "dtype.h"
+#include "stack.h"
 #include "wfmt.h"
 
 #ifndef STRATA_SOURCE_ROOT
@@ -75,6 +78,7 @@ static const struct kind {
     {"configs", "configs", ".yaml", "chip configs (--hw)"},
     {"systems", "configs/systems", ".yaml", "system files (--hw)"},
     {"models", "traces/models", ".json", "model configs (--model)"},
+    {"stacks", "configs/stacks", ".yaml", "software stacks (--stack, spec stack=)"},
 };
 
 /* How well name matches stem: 3 equal, 2 its last '-'-separated words
@@ -184,7 +188,70 @@ int cli_find(const char *verb, const char *opt, const char **argp, int models, c
     return 1;
 }
 
-const char cli_list_usage[] = "  strata list     configs|systems|models|formats|dtypes|verbs\n";
+/* Exact stems only: stack names carry versions (vllm-0.2, vllm-0.6). */
+static void collect_exact(void *arg, const char *stem, const char *path)
+{
+    struct hits *h = arg;
+    if (strcmp(stem, h->name) == 0 && h->n == 0) {  /* an earlier root wins */
+        snprintf(h->path[0], sizeof h->path[0], "%s", path);
+        h->n = 1;
+    }
+}
+
+static void collect_all(void *arg, const char *stem, const char *path)
+{
+    (void)path;
+    struct hits *h = arg;
+    for (int i = 0; i < h->n; i++)
+        if (strcmp(h->stem[i], stem) == 0)
+            return;
+    if (h->n < MAX_HITS)
+        snprintf(h->stem[h->n++], sizeof h->stem[0], "%s", stem);
+}
+
+int cli_find_stack(const char *verb, const char *name, char *out, size_t n)
+{
+    struct stat st;
+    if (stat(name, &st) == 0 || strchr(name, '/') != NULL) {
+        snprintf(out, n, "%s", name);
+        return 0;
+    }
+    static struct hits h;
+    memset(&h, 0, sizeof h);
+    h.name = name;
+    each(&kinds[3], collect_exact, &h);
+    if (h.n == 1) {
+        snprintf(out, n, "%s", h.path[0]);
+        return 0;
+    }
+    each(&kinds[3], collect_all, &h);
+    fprintf(stderr, "strata %s: --stack %s: no such file, and no shipped stack of that name; the stacks:",
+            verb, name);
+    for (int i = 0; i < h.n; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", h.stem[i]);
+    fprintf(stderr, "\n");
+    return 1;
+}
+
+int cli_load_stack(const char *verb, const char *name, struct stack *s, char *dir, size_t n)
+{
+    char path[1600];
+    if (cli_find_stack(verb, name, path, sizeof path) != 0)
+        return 1;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    if (stack_load(path, s, &d) != 0)
+        return cli_fail(&d);
+    snprintf(dir, n, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, n, ".");
+    return 0;
+}
+
+const char cli_list_usage[] = "  strata list     configs|systems|models|stacks|formats|dtypes|verbs\n";
 
 struct seen {
     int n;
@@ -211,7 +278,7 @@ int cli_list(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (first != argc - 1) {
-        fprintf(stderr, "strata list: say what to list: configs, systems, models, formats, dtypes or verbs\n");
+        fprintf(stderr, "strata list: say what to list: configs, systems, models, stacks, formats, dtypes or verbs\n");
         return 2;
     }
     const char *what = argv[first];
@@ -243,7 +310,7 @@ int cli_list(int argc, char **argv)
             printf("  %-10s %g\n", wfmt_name((enum wfmt)f), wfmt_bits((enum wfmt)f));
         return 0;
     }
-    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, formats, dtypes or verbs\n",
+    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, stacks, formats, dtypes or verbs\n",
             what);
     return 2;
 }

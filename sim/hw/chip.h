@@ -136,6 +136,17 @@ struct hw_config {
 
     /* software */
     uint64_t launch_overhead_ps;                /* GPU front-end cost per kernel launch, ps */
+    /* the host loop of the software stack that drives the chip (a stack
+     * file's host block, sim/work/stack.c; 0 without a stack): the CPU
+     * issues kernels in order, ahead of the GPU, each costing it
+     * host_dispatch_ps, after host_step_ps at the step's start; a kernel
+     * cannot begin before the CPU has issued it */
+    uint64_t host_dispatch_ps;                  /* CPU time to issue one kernel, ps */
+    uint64_t host_step_ps;                      /* CPU time before a step's first kernel, ps */
+    double gemm_rate_frac;                      /* the stack's GEMM kernels: the share of the
+                                                   matrix pipe's rate they reach (their path's
+                                                   fraction times their issue efficiency); 0 =
+                                                   the chip's own (the best library's) */
     /* collectives (NCCL-style, models/coll.c) */
     uint32_t coll_channels;                     /* channels (rings) a collective runs on; >= 1 */
     double coll_channel_bw;                     /* data bytes/s one channel's thread block copies

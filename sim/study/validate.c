@@ -54,7 +54,9 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
         *out = wi->coll_bytes / time_s / 1e9;
         return 0;
     }
-    if (strcmp(metric, "latency") == 0) {
+    /* ttft: a serving stack's time to first token, the prefill step (the
+     * row's spec) with nothing queued before it */
+    if (strcmp(metric, "latency") == 0 || strcmp(metric, "ttft") == 0) {
         if (strcmp(unit, "ms") == 0)
             *out = time_s * 1e3;
         else if (strcmp(unit, "us") == 0)
@@ -254,11 +256,23 @@ static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int l
 {
     const struct validate_opts *vo = v->vo;
     struct trace t;
-    struct wl_info wi = {0, 0, 0, 0, 0, 0};
+    struct wl_info wi;
+    memset(&wi, 0, sizeof wi);
+    char sdir[1024];
+    snprintf(sdir, sizeof sdir, "%s/stacks", vo->configs);
+    wi.stacks_dir = sdir;
     if (wl_build(row->spec, vo->root, vo->data, lineno, &t, &wi, d) != 0)
         return -1;
     struct run_result r;
-    const struct hw_config *ccfg = &cfg->sys.chip;
+    /* the stack the row names drives a copy of the chip */
+    struct hw_system ssys = cfg->sys;
+    if (wi.has_stack && stack_apply_chip(&wi.stack, &ssys.chip, sdir, d) != 0) {
+        char msg[sizeof d->msg];
+        snprintf(msg, sizeof msg, "%s", d->msg);
+        trace_free(&t);
+        return diag_set(d, d->code, vo->data, lineno, "spec", "stack: %s", msg);
+    }
+    const struct hw_config *ccfg = &ssys.chip;
     struct run_opts ro = {.sustained = wi.sustained};
     if (wi.sustained && !(ccfg->has_power && ccfg->power_limit_w > 0)) {
         diag_set(d, DIAG_E_UNSUPPORTED, vo->data, lineno, "spec",
@@ -268,7 +282,7 @@ static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int l
         return -1;
     }
     if ((cfg->chip ? run_trace_opts(ccfg, &t, &ro, &r, d)
-                   : run_system_opts(&cfg->sys, &t, &ro, &r, d)) != 0) {
+                   : run_system_opts(&ssys, &t, &ro, &r, d)) != 0) {
         trace_free(&t);
         return -1;
     }

@@ -196,7 +196,7 @@ static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
 
 /* llm model=M phase=P [batch= prompt= context= attn= weights= kv_dtype=
  * framework= cp_comm= and the layout's keys]: one step of an LLM. */
-static int wl_llm(struct spec_ctx *s, const char *root, struct trace *t)
+static int wl_llm(struct spec_ctx *s, const char *root, const struct wl_info *wi, struct trace *t)
 {
     const char *model = spec_get(s, "model"), *phase = spec_get(s, "phase");
     const char *attn = spec_get(s, "attn");
@@ -245,6 +245,8 @@ static int wl_llm(struct spec_ctx *s, const char *root, struct trace *t)
         return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown kv_dtype '%s'", kvd);
     if (st.kv_dtype == DT_COUNT)
         st.kv_dtype = st.dtype;
+    if (wi->has_stack)
+        stack_apply_llm(&wi->stack, &st, fw != NULL, attn != NULL);
     if (spec_done(s))
         return -1;
     char path[1024];
@@ -403,8 +405,23 @@ int wl_build(const char *spec, const char *root, const char *file, int line, str
         return diag_set(d, DIAG_E_RANGE, file, line, "spec", "sustained: 0 or 1, got %llu",
                         (unsigned long long)sus);
     wi->sustained = (int)sus;
+    const char *stk = spec_get(&s, "stack");
+    wi->has_stack = 0;
+    if (stk != NULL) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/configs/stacks", root);
+        if (stack_find(wi->stacks_dir != NULL ? wi->stacks_dir : dir, stk, &wi->stack, d) != 0) {
+            if (d->line == 0) {     /* the name itself: point at the row */
+                char msg[sizeof d->msg];
+                snprintf(msg, sizeof msg, "%s", d->msg);
+                return diag_set(d, d->code, file, line, "spec", "stack: %s", msg);
+            }
+            return -1;
+        }
+        wi->has_stack = 1;
+    }
     if (strcmp(kind, "llm") == 0)
-        return wl_llm(&s, root, t);
+        return wl_llm(&s, root, wi, t);
     if (strcmp(kind, "collective") == 0)
         return wl_collective(&s, t, wi);
     if (spec_dtype(&s, &o.dtype) || wl_op(&s, kind, &o, &wi->elements) || wl_pass(&s, &o))

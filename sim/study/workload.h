@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "stack.h"
 #include "trace.h"
 
 /* What a metric divides by: elements (element_throughput), or a
@@ -20,10 +21,16 @@ struct wl_info {
                                      * per simulated device (as MaxText and Megatron count MFU) */
     int sustained;                  /* sustained=1: run at the clock the power limit holds
                                      * (run_opts.sustained; any kind of row) */
+    const char *stacks_dir;         /* in: where stack=NAME looks (NULL: ROOT/configs/stacks) */
+    int has_stack;                  /* out: stack=NAME named one (stack_apply_chip it to the run's
+                                     * chip; the builder has applied it to the step) */
+    struct stack stack;
 };
 
 /* Builds spec's workload into *t (trace_free it) and *wi.  root: the folder
  * model paths are relative to; file and line name the row in messages.
+ * stack=NAME (any kind of row) reads configs/stacks/NAME.yaml into
+ * wi->stack; an llm step is built as that stack runs it.
  * 0, or -1 with *d ("file:line: spec: what is wrong"). */
 int wl_build(const char *spec, const char *root, const char *file, int line, struct trace *t,
              struct wl_info *wi, struct diag *d);

@@ -1,0 +1,329 @@
+/* stack.c: see stack.h.  A stack file is read through yconf (the one YAML
+ * reader) and checked as configs are: unknown keys, values out of range, a
+ * value without a source, a source for a value the file does not give. */
+#include "stack.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "yconf.h"
+
+static const char *const top_keys[] = {"name", "description", "runs_on", "kernels", "attention",
+                                       "host", "gemm", "collectives", "sources", NULL};
+static const char *const attn_keys[] = {"prefill", "decode", NULL};
+static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
+static const char *const gemm_keys[] = {"path", "issue_efficiency", NULL};
+static const char *const coll_keys[] = {"call_overhead_us", NULL};
+
+static const char *const path_names[MP_COUNT] = {
+#define STACK_PATH_NAME_(e, n) n,
+    MATRIX_PATH_MAP(STACK_PATH_NAME_)
+#undef STACK_PATH_NAME_
+};
+
+/* The dotted names of the values the file gives ("host.step_us"), to
+ * match against its sources. */
+struct given {
+    char key[48];
+    int line;
+};
+#define STACK_MAX_GIVEN 16
+
+struct sload {
+    struct yconf y;
+    struct stack *s;
+    struct given given[STACK_MAX_GIVEN];
+    unsigned ngiven;
+};
+
+static void note_given(struct sload *l, const char *section, const char *key, int line)
+{
+    if (l->ngiven < STACK_MAX_GIVEN) {  /* the sections' key lists hold fewer */
+        yconf_field(l->given[l->ngiven].key, sizeof l->given[l->ngiven].key, section, key);
+        l->given[l->ngiven++].line = line;
+    }
+}
+
+/* An attention impl by name into *out; 0, -1 with the error. */
+static int read_attn(struct sload *l, int map, const char *key, int *has, enum attn_impl *out)
+{
+    char name[32];
+    int v = yconf_lookup(&l->y, map, key);
+    if (v < 0)
+        return 0;
+    if (yconf_get_string(&l->y, map, "attention", key, 1, name, sizeof name) != 0)
+        return -1;
+    for (int i = 0; i < ATTN_IMPL_COUNT; i++)
+        if (strcmp(name, op_attn_impl_name((enum attn_impl)i)) == 0) {
+            *out = (enum attn_impl)i;
+            *has = 1;
+            note_given(l, "attention", key, l->y.nodes[v].line);
+            return 0;
+        }
+    char field[64];
+    yconf_field(field, sizeof field, "attention", key);
+    return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[v].line, field,
+                    "unknown attention '%s' (docs/attention.md lists them)", name);
+}
+
+/* A number in microseconds into seconds (absent: *out stays -1). */
+static int read_us(struct sload *l, int map, const char *section, const char *key, double *out)
+{
+    double x;
+    int rc = yconf_get_number(&l->y, map, section, key, YCONF_NONNEG, 0, &x);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        if (x > 1e6) {
+            char field[64];
+            yconf_field(field, sizeof field, section, key);
+            return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, l->y.nodes[yconf_lookup(&l->y, map, key)].line,
+                            field, "at most 1e6 us (a second), got %g", x);
+        }
+        *out = x * 1e-6;
+        note_given(l, section, key, l->y.nodes[yconf_lookup(&l->y, map, key)].line);
+    }
+    return 0;
+}
+
+static int read_runs_on(struct sload *l, int root)
+{
+    int v = yconf_lookup(&l->y, root, "runs_on");
+    if (v < 0)
+        return diag_set(l->y.d, DIAG_E_MISSING, l->y.path, yconf_map_line(&l->y, root), "runs_on",
+                        "missing: the chip families the stack runs on, e.g. [gpu]");
+    if (l->y.nodes[v].kind != YCONF_SEQUENCE || l->y.nodes[v].n_children == 0 ||
+        l->y.nodes[v].n_children > STACK_MAX_FAMILIES)
+        return diag_set(l->y.d, DIAG_E_TYPE, l->y.path, l->y.nodes[v].line, "runs_on",
+                        "expected a list of 1 to %d families, e.g. [gpu]", STACK_MAX_FAMILIES);
+    for (int c = l->y.nodes[v].first; c >= 0; c = l->y.nodes[c].next) {
+        const char *f = yconf_text(&l->y, c);
+        if (l->y.nodes[c].kind != YCONF_SCALAR || strlen(f) == 0 || strlen(f) >= 32)
+            return diag_set(l->y.d, DIAG_E_TYPE, l->y.path, l->y.nodes[c].line, "runs_on",
+                            "expected a family name (gpu, tpu, npu, apple)");
+        snprintf(l->s->runs_on[l->s->nruns_on++], 32, "%s", f);
+    }
+    note_given(l, "", "runs_on", l->y.nodes[v].line);
+    return 0;
+}
+
+static int read_top(struct sload *l, int root)
+{
+    struct stack *s = l->s;
+    char kern[32];
+    if (yconf_get_string(&l->y, root, "", "name", 1, s->name, sizeof s->name) != 0 ||
+        yconf_get_string(&l->y, root, "", "kernels", 0, kern, sizeof kern) != 0 || read_runs_on(l, root) != 0)
+        return -1;
+    char desc[256];
+    if (yconf_get_string(&l->y, root, "", "description", 0, desc, sizeof desc) != 0)
+        return -1;
+    int v = yconf_lookup(&l->y, root, "kernels");
+    if (v >= 0) {
+        if (llm_framework_from_name(kern, &s->kernels) != 0)
+            return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[v].line, "kernels",
+                            "expected fused, llama.cpp, pytorch or vllm, got '%s'", kern);
+        s->has_kernels = 1;
+        note_given(l, "", "kernels", l->y.nodes[v].line);
+    }
+    return 0;
+}
+
+static int read_sections(struct sload *l, int root)
+{
+    struct stack *s = l->s;
+    int a = yconf_section(&l->y, root, "attention", 0);
+    if (a == -1 || (a >= 0 && (yconf_check_keys(&l->y, a, "attention", attn_keys) != 0 ||
+                               read_attn(l, a, "prefill", &s->has_prefill_attn, &s->prefill_attn) != 0 ||
+                               read_attn(l, a, "decode", &s->has_decode_attn, &s->decode_attn) != 0)))
+        return -1;
+    int h = yconf_section(&l->y, root, "host", 0);
+    if (h == -1 || (h >= 0 && (yconf_check_keys(&l->y, h, "host", host_keys) != 0 ||
+                               read_us(l, h, "host", "kernel_dispatch_us", &s->kernel_dispatch_s) != 0 ||
+                               read_us(l, h, "host", "step_us", &s->step_s) != 0 ||
+                               read_us(l, h, "host", "launch_gap_us", &s->launch_gap_s) != 0)))
+        return -1;
+    int c = yconf_section(&l->y, root, "collectives", 0);
+    if (c == -1 || (c >= 0 && (yconf_check_keys(&l->y, c, "collectives", coll_keys) != 0 ||
+                               read_us(l, c, "collectives", "call_overhead_us", &s->coll_call_s) != 0)))
+        return -1;
+    int g = yconf_section(&l->y, root, "gemm", 0);
+    if (g == -1)
+        return -1;
+    if (g >= 0) {
+        char path[32];
+        if (yconf_check_keys(&l->y, g, "gemm", gemm_keys) != 0 ||
+            yconf_get_string(&l->y, g, "gemm", "path", 1, path, sizeof path) != 0 ||
+            yconf_get_number(&l->y, g, "gemm", "issue_efficiency", YCONF_FRAC, 1, &s->gemm_issue) != 0)
+            return -1;
+        int pv = yconf_lookup(&l->y, g, "path");
+        for (int p = 0; p < MP_COUNT; p++)
+            if (strcmp(path, path_names[p]) == 0)
+                s->gemm_path = p;
+        if (s->gemm_path < 0)
+            return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[pv].line, "gemm.path",
+                            "unknown matrix path '%s' (mma_sync, wgmma, tcgen05, mfma, systolic)", path);
+        note_given(l, "gemm", "path", l->y.nodes[pv].line);
+        note_given(l, "gemm", "issue_efficiency", l->y.nodes[yconf_lookup(&l->y, g, "issue_efficiency")].line);
+    }
+    return 0;
+}
+
+/* Every value given has a source, and every source a value. */
+static int check_sources(struct sload *l, int root)
+{
+    int src = yconf_section(&l->y, root, "sources", 1);
+    if (src < 0)
+        return -1;
+    for (unsigned i = 0; i < l->ngiven; i++) {
+        int v = yconf_lookup(&l->y, src, l->given[i].key);
+        if (v < 0 || l->y.nodes[v].kind != YCONF_SCALAR || strlen(yconf_text(&l->y, v)) < 8)
+            return diag_set(l->y.d, DIAG_E_MISSING, l->y.path, l->given[i].line, l->given[i].key,
+                            "no source: say where the value comes from under sources: ('%s: WHERE')",
+                            l->given[i].key);
+    }
+    for (int k = l->y.nodes[src].first; k >= 0; k = yconf_next_key(&l->y, k)) {
+        unsigned i = 0;
+        while (i < l->ngiven && !yconf_key_eq(&l->y, k, l->given[i].key))
+            i++;
+        if (i == l->ngiven)
+            return diag_set(l->y.d, DIAG_E_UNKNOWN_KEY, l->y.path, l->y.nodes[k].line, "sources",
+                            "'%s' names no value the stack gives", yconf_text(&l->y, k));
+    }
+    return 0;
+}
+
+int stack_load(const char *path, struct stack *s, struct diag *d)
+{
+    memset(s, 0, sizeof *s);
+    s->kernel_dispatch_s = s->step_s = s->launch_gap_s = s->coll_call_s = -1;
+    s->gemm_path = -1;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    struct sload l;
+    memset(&l, 0, sizeof l);
+    l.s = s;
+    l.y.path = path;
+    l.y.d = d;
+    int root = yconf_parse_file(&l.y, NULL);
+    int rc = root < 0 || yconf_check_keys(&l.y, root, "", top_keys) != 0 || read_top(&l, root) != 0 ||
+                     read_sections(&l, root) != 0 || check_sources(&l, root) != 0
+                 ? -1 : 0;
+    yconf_free(&l.y);
+    return rc;
+}
+
+/* 0 if s can run on chip c, else -1 with the reason in *d. */
+static int stack_check_chip(const struct stack *s, const struct hw_config *c, struct diag *d)
+{
+    unsigned i = 0;
+    while (i < s->nruns_on && strcmp(s->runs_on[i], c->family) != 0)
+        i++;
+    if (i == s->nruns_on)
+        return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "runs_on",
+                        "stack %s runs on %s%s%s, not on %s (family %s)", s->name, s->runs_on[0],
+                        s->nruns_on > 1 ? " and others" : "", "", c->name, c->family);
+    if (s->gemm_path >= 0 && !(c->matrix_path_frac[s->gemm_path] > 0))
+        return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "gemm.path",
+                        "stack %s's GEMM kernels issue %s, which %s cannot (its compute.matrix_paths)",
+                        s->name, path_names[s->gemm_path], c->name);
+    if (s->has_decode_attn && s->decode_attn == ATTN_MMHA && c->sa_rows)
+        return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "attention.decode",
+                        "stack %s's decode kernel (mmha) is a CUDA kernel; %s is a systolic chip", s->name,
+                        c->name);
+    return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* The stack names in dir (NAME.yaml), sorted, comma-separated into buf;
+ * with c, only those that run on its family. */
+static void list_stacks(const char *dir, const struct hw_config *c, char *buf, size_t size)
+{
+    char names[64][STACK_NAME_MAX];
+    size_t n = 0;
+    buf[0] = '\0';
+    DIR *dp = opendir(dir);
+    if (dp == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(dp)) != NULL && n < 64;) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && len - 5 < STACK_NAME_MAX && strcmp(e->d_name + len - 5, ".yaml") == 0)
+            snprintf(names[n++], STACK_NAME_MAX, "%.*s", (int)(len - 5), e->d_name);
+    }
+    closedir(dp);
+    qsort(names, n, sizeof names[0], name_cmp);
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < size; i++) {
+        if (c != NULL) {
+            char path[1024];
+            struct stack s;
+            struct diag d;
+            memset(&d, 0, sizeof d);
+            snprintf(path, sizeof path, "%s/%s.yaml", dir, names[i]);
+            if (stack_load(path, &s, &d) != 0 || stack_check_chip(&s, c, &d) != 0)
+                continue;
+        }
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "", names[i]);
+    }
+}
+
+int stack_find(const char *dir, const char *name, struct stack *s, struct diag *d)
+{
+    char path[1024];
+    if (strlen(name) == 0 || strlen(name) >= STACK_NAME_MAX || strchr(name, '/') != NULL) {
+        return diag_set(d, DIAG_E_RANGE, "", 0, "stack", "'%s': a stack's name, as in %s/NAME.yaml", name, dir);
+    }
+    snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        char known[1024];
+        list_stacks(dir, NULL, known, sizeof known);
+        return diag_set(d, DIAG_E_UNKNOWN_NAME, "", 0, "stack", "unknown stack '%s' (known in %s: %s)", name,
+                        dir, known[0] ? known : "none");
+    }
+    fclose(f);
+    return stack_load(path, s, d);
+}
+
+int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir, struct diag *d)
+{
+    if (stack_check_chip(s, c, d) != 0) {
+        if (dir != NULL) {
+            char ok[1024];
+            list_stacks(dir, c, ok, sizeof ok);
+            size_t u = strlen(d->msg);
+            snprintf(d->msg + u, sizeof d->msg - u, "; stacks that run on %s: %s", c->name,
+                     ok[0] ? ok : "none");
+        }
+        return -1;
+    }
+    if (s->kernel_dispatch_s >= 0)
+        c->host_dispatch_ps = (uint64_t)(s->kernel_dispatch_s * 1e12 + 0.5);
+    if (s->step_s >= 0)
+        c->host_step_ps = (uint64_t)(s->step_s * 1e12 + 0.5);
+    if (s->launch_gap_s >= 0)
+        c->launch_overhead_ps = (uint64_t)(s->launch_gap_s * 1e12 + 0.5);
+    if (s->coll_call_s >= 0)
+        c->coll_overhead_ps = (uint64_t)(s->coll_call_s * 1e12 + 0.5);
+    if (s->gemm_path >= 0)
+        c->gemm_rate_frac = c->matrix_path_frac[s->gemm_path] * s->gemm_issue;
+    return 0;
+}
+
+void stack_apply_llm(const struct stack *s, struct llm_step *st, int framework_given, int attn_given)
+{
+    if (s->has_kernels && !framework_given)
+        st->framework = s->kernels;
+    if (attn_given)
+        return;
+    if (st->phase == LLM_DECODE && s->has_decode_attn)
+        st->attn = s->decode_attn;
+    else if (st->phase != LLM_DECODE && s->has_prefill_attn)
+        st->attn = s->prefill_attn;
+    else if (s->has_kernels && !framework_given)
+        st->attn = llm_framework_attn(s->kernels);
+}

@@ -1,0 +1,62 @@
+/* stack.h: a software stack as data (configs/stacks/NAME.yaml, docs/stacks.md).
+ *
+ * The chip config says what the hardware can do; a stack says what the
+ * software that drives it does with it: which kernels an LLM step becomes
+ * (the trace builder's kernel structure), which attention kernel runs in
+ * prefill and in decode, which matrix path its GEMM kernels issue on and
+ * what share of it they reach, what its host loop costs (per kernel, per
+ * step) and the GPU-side gap between its kernels, and what one collective
+ * call costs.  Every value a stack file gives names its source (the file's
+ * `sources:` mapping); a value it leaves out keeps the chip's or the
+ * builder's default, so a stack file says only what differs.
+ *
+ * A stack is applied twice: to the step the trace builder writes
+ * (stack_apply_llm) and to the copy of the chip config the run uses
+ * (stack_apply_chip).
+ */
+#ifndef STRATA_STACK_H
+#define STRATA_STACK_H
+
+#include <stddef.h>
+
+#include "cfg.h"
+#include "diag.h"
+#include "llm_step.h"
+
+#define STACK_NAME_MAX 64
+#define STACK_MAX_FAMILIES 4
+
+struct stack {
+    char name[STACK_NAME_MAX];
+    char path[512];
+    char runs_on[STACK_MAX_FAMILIES][32];   /* the chip families it runs on ("gpu") */
+    unsigned nruns_on;
+    /* the trace builder */
+    int has_kernels;
+    enum llm_framework kernels;             /* the kernels one layer becomes */
+    int has_prefill_attn, has_decode_attn;
+    enum attn_impl prefill_attn, decode_attn;
+    /* the run (< 0: not given, the chip's value stays) */
+    double kernel_dispatch_s;               /* host CPU time to issue one kernel */
+    double step_s;                          /* host CPU time before a step's first kernel */
+    double launch_gap_s;                    /* the GPU-side gap between its kernels */
+    double coll_call_s;                     /* host cost of one collective call */
+    int gemm_path;                          /* matrix path its GEMMs issue on (enum matrix_path), -1 */
+    double gemm_issue;                      /* share of that path's rate they reach (with gemm_path) */
+};
+
+/* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */
+int stack_load(const char *path, struct stack *s, struct diag *d);
+/* Reads dir/NAME.yaml; an unknown name is an error naming the stacks dir
+ * holds. */
+int stack_find(const char *dir, const char *name, struct stack *s, struct diag *d);
+/* Applies the stack to chip config c (the run's copy): -1 with *d if the
+ * stack cannot run there (another family, a GEMM path the chip lacks),
+ * naming the stacks in dir that can (dir NULL: not named). */
+int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir, struct diag *d);
+/* Applies the stack to the step the trace builder writes: its kernel
+ * structure unless framework_given, its attention for the step's phase
+ * unless attn_given. */
+void stack_apply_llm(const struct stack *s, struct llm_step *st, int framework_given, int attn_given);
+
+#endif

@@ -1,0 +1,188 @@
+/* test_unit_stack.c: software stacks as data (sim/study/stack.c,
+ * configs/stacks/, docs/stacks.md): every shipped stack loads; a bad stack
+ * file is a clear error (unknown key, a value without a source, a source
+ * for no value, an unknown attention or path); a stack a chip cannot run is
+ * an error naming the stacks that can; and what a stack changes reaches
+ * the run: its host loop (a kernel cannot begin before the CPU has issued
+ * it), its GEMM rate and its decode attention's bytes.
+ *
+ * The host loop, worked: pytorch-2.4-eager issues a kernel every 8.91 us.
+ * 200 tiny elementwise kernels (1024 fp32 elements: well under a
+ * microsecond each on an H100) take at least 200 x 8.91 = 1782 us with it,
+ * and about 200 x 2.5 us (the H100's launch overhead) without. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "check.h"
+#include "run.h"
+#include "stack.h"
+#include "test.h"
+#include "util.h"
+
+#define H100 "configs/nvidia-h100-sxm.yaml"
+#define V5E "configs/google-tpu-v5e.yaml"
+
+static char dir[64];
+
+static const char *path_in(const char *name)
+{
+    static char buf[4][160];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static const char good[] =
+    "name: t\n"
+    "runs_on: [gpu]\n"
+    "host:\n"
+    "  kernel_dispatch_us: 5\n"
+    "sources:\n"
+    "  runs_on: \"a test: nothing to cite\"\n"
+    "  host.kernel_dispatch_us: \"a test: nothing to cite\"\n";
+
+/* good with from replaced by to; expects an error at line with field. */
+static void expect_bad(const char *name, const char *from, const char *to, int line, const char *field,
+                       const char *msg)
+{
+    char text[2048];
+    const char *at = strstr(good, from);
+    SIM_CHECK(at != NULL);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
+    tu_write_file(path_in("bad.yaml"), text);
+    struct stack s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = stack_load(path_in("bad.yaml"), &s, &d);
+    if (rc == 0 || d.line != line || strcmp(d.field, field) != 0 || strstr(d.msg, msg) == NULL)
+        fprintf(stderr, "  %s: rc %d, line %d field '%s' msg '%s'\n", name, rc, d.line, d.field, d.msg);
+    CHECK(rc != 0);
+    CHECK_EQ_INT(d.line, line);
+    CHECK(strcmp(d.field, field) == 0);
+    CHECK_STR_CONTAINS(d.msg, msg);
+}
+
+static void test_load(void)
+{
+    const char *shipped[] = {"pytorch-2.4-eager", "vllm-0.2", "trtllm-0.6", "trtllm-0.12", "llama.cpp-b2843"};
+    struct stack s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        int rc = stack_find("configs/stacks", shipped[i], &s, &d);
+        if (rc != 0)
+            diag_print(&d, stderr);
+        CHECK_EQ_INT(rc, 0);
+        CHECK(strcmp(s.name, shipped[i]) == 0);
+    }
+    CHECK(stack_find("configs/stacks", "vllm-0.1", &s, &d) != 0);
+    CHECK_STR_CONTAINS(d.msg, "unknown stack 'vllm-0.1'");
+    CHECK_STR_CONTAINS(d.msg, "vllm-0.2");      /* the ones there are */
+    tu_write_file(path_in("good.yaml"), good);
+    CHECK_EQ_INT(stack_load(path_in("good.yaml"), &s, &d), 0);
+    CHECK_NEAR_REL(s.kernel_dispatch_s, 5e-6, 1e-12);
+    CHECK(s.step_s < 0 && s.gemm_path < 0);
+    expect_bad("unknown key", "host:\n", "hots: 1\nhost:\n", 3, "hots", "unknown key");
+    expect_bad("no source", "  host.kernel_dispatch_us: \"a test: nothing to cite\"\n", "", 4,
+               "host.kernel_dispatch_us", "no source");
+    expect_bad("stale source", "sources:\n", "sources:\n  host.step_us: \"a test: nothing\"\n", 6, "sources",
+               "names no value");
+    expect_bad("unknown attention", "host:\n", "attention:\n  decode: mmhaa\nhost:\n", 4, "attention.decode",
+               "unknown attention 'mmhaa'");
+    expect_bad("unknown path", "host:\n", "gemm: {path: wmma, issue_efficiency: 0.5}\nhost:\n", 3,
+               "gemm.path", "unknown matrix path 'wmma'");
+    expect_bad("negative time", "kernel_dispatch_us: 5", "kernel_dispatch_us: -5", 4,
+               "host.kernel_dispatch_us", ">= 0");
+    expect_bad("no families", "runs_on: [gpu]", "runs_on: gpu", 2, "runs_on", "a list");
+}
+
+static void test_chip(void)
+{
+    struct hw_config h100, v5e;
+    CHECK_EQ_INT(tu_load_cfg(H100, &h100), 0);
+    CHECK_EQ_INT(tu_load_cfg(V5E, &v5e), 0);
+    struct stack s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(stack_find("configs/stacks", "llama.cpp-b2843", &s, &d), 0);
+    struct hw_config c = v5e;
+    CHECK(stack_apply_chip(&s, &c, "configs/stacks", &d) != 0);
+    CHECK_STR_CONTAINS(d.msg, "not on google-tpu-v5e");
+    CHECK_STR_CONTAINS(d.msg, "stacks that run on google-tpu-v5e: none");
+    c = h100;
+    CHECK_EQ_INT(stack_apply_chip(&s, &c, "configs/stacks", &d), 0);
+    /* its GEMMs: the mma.sync path's fraction (0.80 on an H100) times 0.3 */
+    CHECK_NEAR_REL(c.gemm_rate_frac, h100.matrix_path_frac[MP_MMA_SYNC] * 0.3, 1e-12);
+    /* a path the chip lacks: wgmma on an A100 */
+    struct hw_config a100;
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100), 0);
+    s.gemm_path = MP_WGMMA;
+    CHECK(stack_apply_chip(&s, &a100, NULL, &d) != 0);
+    CHECK_STR_CONTAINS(d.msg, "issue wgmma");
+}
+
+/* n tiny elementwise kernels in a chain, on c; the run's total in s. */
+static double chain_s(const struct hw_config *c, int n)
+{
+    char *text = malloc(200 * (size_t)n + 200);
+    SIM_CHECK(text != NULL);
+    size_t u = (size_t)sprintf(text, "{\"strata_trace\": 1, \"ops\": [");
+    for (int i = 0; i < n; i++) {
+        char deps[48] = "";
+        if (i > 0)
+            snprintf(deps, sizeof deps, ", \"deps\": [\"e%d\"]", i - 1);
+        u += (size_t)sprintf(text + u, "%s{\"id\": \"e%d\", \"kind\": \"elementwise\", \"dtype\": \"fp32\", "
+                                       "\"elements\": 1024, \"inputs\": 1, \"outputs\": 1%s}",
+                             i ? ", " : "", i, deps);
+    }
+    sprintf(text + u, "]}");
+    tu_write_file(path_in("chain.json"), text);
+    free(text);
+    struct trace t;
+    SIM_CHECK(tu_load_trace(path_in("chain.json"), &t) == 0);
+    struct run_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = run_trace(c, &t, &r, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    SIM_CHECK(rc == 0);
+    double s = (double)r.total_ps * 1e-12;
+    run_result_free(&r);
+    trace_free(&t);
+    return s;
+}
+
+static void test_host_loop(void)
+{
+    struct hw_config h100;
+    CHECK_EQ_INT(tu_load_cfg(H100, &h100), 0);
+    struct stack s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(stack_find("configs/stacks", "pytorch-2.4-eager", &s, &d), 0);
+    struct hw_config c = h100;
+    CHECK_EQ_INT(stack_apply_chip(&s, &c, NULL, &d), 0);
+    CHECK_EQ_INT(c.host_dispatch_ps, 8910000);
+    double without = chain_s(&h100, 200), with = chain_s(&c, 200);
+    printf("  200 tiny kernels on an H100: %.1f us bare, %.1f us from PyTorch eager\n", without * 1e6,
+           with * 1e6);
+    CHECK(without < 200 * 4e-6);            /* launch-bound: 2.5 us each and a little */
+    CHECK(with >= 200 * 8.91e-6);           /* host-bound: the CPU issues one every 8.91 us */
+    CHECK(with < 200 * 8.91e-6 + 10e-6);    /* and the GPU keeps up */
+}
+
+int main(void)
+{
+    if (tu_mkdtemp(dir, sizeof dir, "strata-stack") != 0)
+        return 1;
+    test_load();
+    test_chip();
+    test_host_loop();
+    tu_rmtree(dir);
+    printf("%d passed, %d failed\n", test_passed_, test_failed_);
+    return test_failed_ != 0;
+}
