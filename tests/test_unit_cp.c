@@ -100,7 +100,7 @@ int main(void)
     /* on an HGX H100: the ring copy overlaps the rank's own block, and
      * the next step starts only once it has arrived */
     struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys, &d), 0);
     struct run_result r;
     CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
     if (s1 >= 0 && b1 >= 0 && a0 >= 0) {
@@ -252,7 +252,7 @@ int main(void)
         x.cp = 4;
         x.cp_comm = LLM_CP_A2A;
         struct hw_system s2;
-        CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x2-ndr.yaml", &s2, &d), 0);
+        CHECK_EQ_INT(tu_load_hw("configs/systems/hgx-h100-x2-ndr.yaml", NULL, &s2, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &x, &t, &d), 0);
         struct run_result rx;
         CHECK_EQ_INT(run_system_opts(&s2, &t, NULL, &rx, &d), 0);

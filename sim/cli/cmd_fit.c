@@ -212,12 +212,13 @@ int cli_fit(int argc, char **argv)
     }
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct hw_config cfg;
+    struct hw_system hs;            /* a chip config: only hs.chip */
     struct llm_config c;
-    if (cfg_load_with(hw, &sets, &cfg, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
+    if (hw_load(hw, &sets, &hs, NULL, &d) != 0 || llm_config_load(model, &c, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }
+    struct hw_config cfg = hs.chip;
     struct llm_step as_gen = s;     /* fit's train is a prefill-shaped step with train set */
     if (train)
         as_gen.phase = LLM_TRAIN;

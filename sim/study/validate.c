@@ -680,8 +680,8 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
             }
             char path[1024];
             snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, row.config);
-            int sr = sys_load_with(path, vo->sets, &cfgs[ci].sys, d);
-            if (sr < 0) {
+            enum hw_kind kind;
+            if (hw_load(path, vo->sets, &cfgs[ci].sys, &kind, d) != 0) {
                 if (d->line == 0 && d->code == DIAG_E_IO) {
                     diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
                              "no config '%s' (looked for %s)", row.config, path);
@@ -690,7 +690,7 @@ int validate_run(const struct validate_opts *vo, struct validate_result *res, st
                 goto out;
             }
             snprintf(cfgs[ci].name, sizeof cfgs[ci].name, "%s", row.config);
-            cfgs[ci].chip = sr == 1;
+            cfgs[ci].chip = kind == HW_CHIP;
             ncfg++;
         }
         struct trace t;
