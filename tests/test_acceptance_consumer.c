@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 static double tok_s(const char *hw, enum wfmt w, enum llm_framework fw)
 {
@@ -18,7 +19,7 @@ static double tok_s(const char *hw, enum wfmt w, enum llm_framework fw)
     struct run_result r;
     struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, fw == LLM_FW_LLAMA_CPP ? ATTN_NAIVE : ATTN_FLASH,
                          DT_BF16, w, 0, fw, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (cfg_load(hw, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
+    if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
         llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);
         CHECK(0);
@@ -49,7 +50,7 @@ static void check_unified(void)
     struct hw_config cfg;
     struct trace t;
     struct run_result r;
-    CHECK_EQ_INT(cfg_load("configs/apple-m2-max-38c.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/apple-m2-max-38c.yaml", NULL, &cfg, &d), 0);
     CHECK(cfg.level[cfg.lv_dram].unified);
     CHECK_EQ_INT(trace_load(path, &t, &d), 0);
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);

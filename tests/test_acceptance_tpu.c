@@ -27,6 +27,7 @@
 #include "llm.h"
 #include "run.h"
 #include "test.h"
+#include "util.h"
 
 static void check_peaks(void)
 {
@@ -48,7 +49,7 @@ static void check_peaks(void)
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         struct diag d;
         struct hw_config h;
-        CHECK_EQ_INT(cfg_load(c[i].path, &h, &d), 0);
+        CHECK_EQ_INT(tu_load_chip(c[i].path, NULL, &h, &d), 0);
         double peak = h.units * h.matrix_flops_per_cycle[c[i].dt] * h.clock_hz;
         CHECK_NEAR_REL(peak, c[i].peak, 0.005);
         CHECK_NEAR_REL(h.level[h.lv_dram].bw_bytes_per_s, c[i].dram, 1e-9);
@@ -82,7 +83,7 @@ static struct llm_run run_llm(const char *hw, enum llm_phase ph)
     struct run_result r;
     struct llm_step s = {ph, 1, ph == LLM_PREFILL ? 2048 : 1, ph == LLM_PREFILL ? 0 : 2048,
                          DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (cfg_load(hw, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
+    if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
         llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);
         CHECK(0);
@@ -187,7 +188,7 @@ static void check_narrow_loads(void)
 {
     struct diag d;
     struct hw_config h;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-a100-sxm-80gb.yaml", &h, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-a100-sxm-80gb.yaml", NULL, &h, &d), 0);
     double odd = gemm_time_mnk(&h, 2048, 38313, 512, "tf32");
     double even = gemm_time_mnk(&h, 2048, 38312, 512, "tf32");
     double b8 = gemm_time_mnk(&h, 4096, 4096, 4096, "bf16");
@@ -203,7 +204,7 @@ static void check_mechanism(void)
 {
     struct diag d;
     struct hw_config h;
-    CHECK_EQ_INT(cfg_load("configs/google-tpu-v5e.yaml", &h, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/google-tpu-v5e.yaml", NULL, &h, &d), 0);
     /* make memory (nearly) free and instant so the matrix pipe decides */
     h.level[h.lv_dram].bw_bytes_per_s *= 1000;
     h.level[h.lv_cache[0]].bw_bytes_per_s *= 1000;
@@ -234,7 +235,7 @@ static void check_npu(void)
     struct trace t;
     struct run_result r;
     struct llm_step s = {LLM_PREFILL, 1, 128, 0, DT_INT8, ATTN_FLASH, DT_INT8, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (cfg_load("configs/arm-ethos-u65-256.yaml", &cfg, &d) != 0 ||
+    if (tu_load_chip("configs/arm-ethos-u65-256.yaml", NULL, &cfg, &d) != 0 ||
         llm_config_load("traces/models/smollm-135m.json", &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);
         CHECK(0);

@@ -1,4 +1,4 @@
-/* test_badinput_cfg.c: cfg_load() on broken configs.  Each case writes a
+/* test_badinput_cfg.c: hw_load() on broken chip configs.  Each case writes a
  * small YAML file into a fresh mkdtemp() directory and checks the error
  * kind, line and field of the diagnostic; then every prefix of a shipped
  * config and a set of single-byte corruptions are loaded to check that no
@@ -61,12 +61,12 @@ static const char base[] =
 static char tmpdir[64];
 static char tmpfile_[128];
 
-/* Load text (len bytes) from the temp file; returns cfg_load's result. */
+/* Load text (len bytes) from the temp file; returns hw_load's result. */
 static int load_bytes(const char *text, size_t len, struct hw_config *h, struct diag *d)
 {
     tu_write_bytes(tmpfile_, text, len);
     memset(d, 0, sizeof *d);
-    return cfg_load(tmpfile_, h, d);
+    return tu_load_chip(tmpfile_, NULL, h, d);
 }
 
 /* base with the first occurrence of from replaced by to (malloc'd). */
@@ -87,7 +87,7 @@ static char *variant(const char *from, const char *to)
     return s;
 }
 
-/* Expect cfg_load(text) to fail with code at line in field, msg containing
+/* Expect loading text to fail with code at line in field, msg containing
  * msg_part, and to leave *out untouched. */
 static void expect_text(const char *what, const char *text, enum diag_code code, int line,
                         const char *field, const char *msg_part)
@@ -431,7 +431,7 @@ static void test_files(void)
     /* Nonexistent file. */
     snprintf(path, sizeof path, "%s/does-not-exist.yaml", tmpdir);
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(cfg_load(path, &h, &d), -1);
+    CHECK_EQ_INT(tu_load_chip(path, NULL, &h, &d), -1);
     CHECK_EQ_INT(d.code, DIAG_E_IO);
     CHECK_EQ_INT(d.line, 0);
     CHECK(strcmp(d.file, path) == 0);
@@ -439,7 +439,7 @@ static void test_files(void)
 
     /* A directory. */
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(cfg_load(tmpdir, &h, &d), -1);
+    CHECK_EQ_INT(tu_load_chip(tmpdir, NULL, &h, &d), -1);
     CHECK_EQ_INT(d.code, DIAG_E_IO);
 
     /* Over the 64 MiB cap: base followed by comment padding. */
@@ -457,10 +457,10 @@ static void test_files(void)
 
     /* NULL arguments. */
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(cfg_load(NULL, &h, &d), -1);
+    CHECK_EQ_INT(tu_load_chip(NULL, NULL, &h, &d), -1);
     CHECK_EQ_INT(d.code, DIAG_E_USAGE);
-    CHECK_EQ_INT(cfg_load(tmpfile_, NULL, &d), -1);
-    CHECK_EQ_INT(cfg_load(path, &h, NULL), -1); /* d may be NULL */
+    CHECK_EQ_INT(tu_load_chip(tmpfile_, NULL, NULL, &d), -1);
+    CHECK_EQ_INT(tu_load_chip(path, NULL, &h, NULL), -1); /* d may be NULL */
 
     /* The printed form is "file:line: field: message". */
     char *v = variant("    bandwidth_GBps: 3350\n", "    bandwidth_GBps: -5\n");

@@ -28,7 +28,7 @@ static int load_set(const char *const *kv, unsigned n, struct hw_config *h, stru
     for (unsigned i = 0; i < n; i++)
         if (cfg_sets_add(&s, kv[i], "--set", d) != 0)
             return -1;
-    return cfg_load_with(H100, &s, h, d);
+    return tu_load_chip(H100, &s, h, d);
 }
 
 static void test_set(void)
@@ -101,12 +101,12 @@ static void test_set(void)
     memset(&s, 0, sizeof s);
     CHECK(cfg_sets_load_overlay(&s, ov, &d) == 0);
     CHECK(s.n == 2);
-    CHECK(cfg_load_with(H100, &s, &h, &d) == 0);
+    CHECK(tu_load_chip(H100, &s, &h, &d) == 0);
     CHECK_NEAR_REL(cfg_dram(&h)->eff_bw, 0.91, 1e-12);
     tu_write_file(ov, "set:\n  dram.efficiency.bandwidth_fraction: 0.91\n  l2.capacity: 60\n");
     memset(&s, 0, sizeof s);
     CHECK(cfg_sets_load_overlay(&s, ov, &d) == 0);
-    CHECK(cfg_load_with(H100, &s, &h, &d) != 0);
+    CHECK(tu_load_chip(H100, &s, &h, &d) != 0);
     char want[160];
     snprintf(want, sizeof want, "%s:3", ov);
     CHECK(strcmp(d.file, want) == 0);

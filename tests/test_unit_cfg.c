@@ -185,7 +185,7 @@ static void test_every_config(void)
         snprintf(path, sizeof path, "configs/%s", e->d_name);
         snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
         struct hw_config h;
-        if (cfg_load(path, &h, &d) != 0) {
+        if (tu_load_chip(path, NULL, &h, &d) != 0) {
             diag_print(&d, stderr);
             CHECK(0);
             continue;

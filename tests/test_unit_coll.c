@@ -77,7 +77,7 @@ static int run_on(const char *sys_path, const struct trace *t, struct run_result
     struct hw_system sys;
     struct diag d;
     memset(&d, 0, sizeof d);
-    int rc = sys_load(sys_path, &sys, &d);
+    int rc = tu_load_hw(sys_path, NULL, &sys, &d);
     if (rc == 1) {
         struct hw_config c = sys.chip;
         sys_from_chip(&c, t->ndevices, (const char (*)[32])t->devices, &sys);
@@ -213,7 +213,7 @@ static double allreduce_time(const char *sys, unsigned n, uint64_t bytes)
     struct hw_system s;
     struct diag d;
     memset(&d, 0, sizeof d);
-    if (sys_load(sys, &s, &d) != 0)
+    if (tu_load_hw(sys, NULL, &s, &d) != 0)
         return -1;
     struct collbench_pt pt;
     int rc = collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, n, 1, bytes, &pt, &d);
@@ -1016,7 +1016,7 @@ static void test_uneven_islands(void)
     struct hw_system s;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x2-ndr.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/hgx-h100-x2-ndr.yaml", NULL, &s, &d), 0);
     struct collbench_pt pt;
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 12, 1, (uint64_t)1 << 30, &pt, &d), 0);
     CHECK_STR_CONTAINS(pt.how, "ring");
@@ -1031,7 +1031,7 @@ static void test_nvls(void)
     struct hw_system s;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load(hgx, &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw(hgx, NULL, &s, &d), 0);
     double link = 450e9 * 0.818;        /* the file's NVLink rate after its efficiency */
     struct collbench_pt pt, pr;
     uint64_t big = (uint64_t)1 << 32;
@@ -1057,7 +1057,7 @@ static void test_nvls(void)
     sys_free(&s);
     /* the A100's NVSwitch has no SHARP: auto stays on the ring ... */
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &s, &d), 0);
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 8, 1, big, &pt, &d), 0);
     CHECK_STR_CONTAINS(pt.how, "ring");
     sys_free(&s);
@@ -1076,7 +1076,7 @@ static void test_nvls(void)
     /* on the HGX it runs, and each rank's NVLink carries S(1 + 1/n) */
     CHECK_EQ_INT(run_on(hgx, &t, &r, msg, sizeof msg), 0);
     struct hw_system h;
-    CHECK_EQ_INT(sys_load(hgx, &h, &d), 0);
+    CHECK_EQ_INT(tu_load_hw(hgx, NULL, &h, &d), 0);
     double nvb = r.ops[0].bytes[h.chip.lv_peer];
     CHECK(nvb > 1073741824.0 * 1.125 * 0.999 && nvb < 1073741824.0 * 1.125 * 1.001);
     CHECK_STR_CONTAINS(r.ops[0].tile, "nvls");
@@ -1120,7 +1120,7 @@ static void test_send_recv(void)
     struct hw_system h;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load(dgx, &h, &d), 0);
+    CHECK_EQ_INT(tu_load_hw(dgx, NULL, &h, &d), 0);
     /* the sender's bytes crossed NVLink; the receiver sent nothing */
     CHECK(r.ops[0].bytes[h.chip.lv_peer] == 1073741824.0);
     CHECK(r.ops[1].bytes[h.chip.lv_peer] == 0.0);
@@ -1153,7 +1153,7 @@ static void test_tree(void)
     struct hw_system s;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x16-ndr.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/hgx-h100-x16-ndr.yaml", NULL, &s, &d), 0);
     struct collbench_pt tr, rg;
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_FP32, 128, 1, 32768, &tr, &d), 0);
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_FP32, 128, 1, 32768, &rg, &d), 0);
@@ -1163,7 +1163,7 @@ static void test_tree(void)
     CHECK(tr.gpu_s < rg.gpu_s / 5);     /* 2 (7 + 4) tree hops against 2 x 127 ring hops */
     sys_free(&s);
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/two-dgx-a100-hdr.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/two-dgx-a100-hdr.yaml", NULL, &s, &d), 0);
     uint64_t big = (uint64_t)1 << 27;
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_TREE, DT_FP32, 16, 1, big, &tr, &d), 0);
     CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_FP32, 16, 1, big, &rg, &d), 0);
@@ -1174,7 +1174,7 @@ static void test_tree(void)
     sys_free(&s);
     /* one node: no trees, and asking for one says why */
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &s, &d), 0);
     CHECK(collbench_run(&s, COLL_ALL_REDUCE, COLL_TREE, DT_FP32, 8, 1, 1 << 20, &tr, &d) != 0);
     CHECK_STR_CONTAINS(d.msg, "two or more nodes");
     sys_free(&s);

@@ -277,7 +277,7 @@ static void test_refused(const struct llm_config *cfg, const struct llm_step *st
         x.cp = 4;
         x.cp_comm = LLM_CP_A2A;
         struct hw_system s2;
-        CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x2-ndr.yaml", &s2, &d), 0);
+        CHECK_EQ_INT(tu_load_hw("configs/systems/hgx-h100-x2-ndr.yaml", NULL, &s2, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &x, &t, &d), 0);
         struct run_result rx;
         CHECK_EQ_INT(run_system_opts(&s2, &t, NULL, &rx, &d), 0);
@@ -305,7 +305,7 @@ int main(void)
     struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0};
     struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys, &d), 0);
     test_ring(&c, &s, &sys);
     test_layouts(&c, &s, &sys);
     test_comm(&c, &s, &sys);

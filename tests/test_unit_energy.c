@@ -64,7 +64,7 @@ static void expect_cfg_error(const char *path, const char *field, const char *wh
     struct hw_config h;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK(cfg_load(path, &h, &d) != 0);
+    CHECK(tu_load_chip(path, NULL, &h, &d) != 0);
     CHECK_STR_CONTAINS(d.field, field);
     CHECK_STR_CONTAINS(d.msg, what);
 }
@@ -121,12 +121,12 @@ static void test_config(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(cfg_sets_add(&sets, "power.limit_W=300", "--set", &d), 0);
     CHECK_EQ_INT(cfg_sets_add(&sets, "dram.energy_pJ_per_byte=50", "--set", &d), 0);
-    CHECK_EQ_INT(cfg_load_with(A100, &sets, &h, &d), 0);
+    CHECK_EQ_INT(tu_load_chip(A100, &sets, &h, &d), 0);
     CHECK_NEAR_REL(h.power_limit_w, 300, 1e-12);
     CHECK_NEAR_REL(h.level[h.lv_dram].energy_pj_per_byte, 50, 1e-12);
     memset(&sets, 0, sizeof sets);
     CHECK_EQ_INT(cfg_sets_add(&sets, "power.tdp_W=300", "--set", &d), 0);
-    CHECK(cfg_load_with(A100, &sets, &h, &d) != 0);
+    CHECK(tu_load_chip(A100, &sets, &h, &d) != 0);
 }
 
 static int run_path(const char *hw, const char *trace_path, int sustained, struct trace *t,

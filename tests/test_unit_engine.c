@@ -99,7 +99,7 @@ static void test_many_streams(void)
     struct hw_config c;
     struct trace t;
     struct run_result r;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &c, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &c, &d), 0);
     CHECK_EQ_INT(trace_load(path, &t, &d), 0);
     CHECK_EQ_INT(run_trace(&c, &t, &r, &d), 0);
     for (uint32_t i = 0; i < r.nops; i++)

@@ -11,6 +11,7 @@
 #include "llm.h"
 #include "run.h"
 #include "test.h"
+#include "util.h"
 
 static void budget(const char *hw, const char *model, const char *weights, uint64_t context,
                    struct fit_result *f)
@@ -18,7 +19,7 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load(hw, &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip(hw, NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (weights != NULL)
@@ -36,7 +37,7 @@ static void test_expert_parallel(void)
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -113,7 +114,7 @@ static void test_sequence_parallel(void)
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -161,7 +162,7 @@ static void test_activation_shapes(void)
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/gpt3-175b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 2048, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.1};
@@ -197,7 +198,7 @@ static void test_parallel(void)
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -289,7 +290,7 @@ static void test_paged(void)
     struct diag d;
     struct hw_config cfg;
     struct llm_config c;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 1, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -336,7 +337,7 @@ int main(void)
         struct trace t;
         struct run_result r;
         struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-        CHECK_EQ_INT(cfg_load("configs/nvidia-rtx-4090.yaml", &cfg, &d), 0);
+        CHECK_EQ_INT(tu_load_chip("configs/nvidia-rtx-4090.yaml", NULL, &cfg, &d), 0);
         CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);

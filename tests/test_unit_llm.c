@@ -763,7 +763,7 @@ static void test_dropout(void)
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_MEGATRON, DT_BF16, WF_NONE, 0,
                          LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
     struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-dgx-a100.yaml", &sys, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &sys, &d), 0);
     uint64_t ps[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
         s.dropout = k ? 0.1 : 0.0;
@@ -1120,7 +1120,7 @@ static void test_paged_kv(void)
     double kf = trace_working_set(&flat, 0, &wf) - wf, kp = trace_working_set(&back, 0, &wp) - wp;
     CHECK_NEAR_REL(kp / kf, 4096.0 / 4001.0, 1e-9);
     struct hw_config cfg;
-    CHECK_EQ_INT(cfg_load("configs/nvidia-h100-sxm.yaml", &cfg, &d), 0);
+    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     struct run_result rf, rp;
     int rc = run_trace(&cfg, &flat, &rf, &d), rc2 = run_trace(&cfg, &back, &rp, &d);
     CHECK_EQ_INT(rc, 0);

@@ -55,7 +55,7 @@ static void test_1f1b(const struct llm_config *cfg, const struct llm_step *step,
     CHECK(f2 >= 0 && b0 > f2 && f3 > b0);
     /* on a node of H100s: every device idles for the bubble and no more */
     struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys, &d), 0);
     struct run_result r;
     CHECK_EQ_INT(run_system_opts(&sys, &t, NULL, &r, &d), 0);
     double bubble = 3.0 / 11.0, r1idle[4];
@@ -82,7 +82,7 @@ static void test_interleaved(const struct llm_config *cfg, const struct llm_step
     struct llm_step s = *step;
     struct trace t;
     struct hw_system sys;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys, &d), 0);
     /* interleaved 1F1B (--vpp 2, Megatron's virtual pipeline): stage st
      * holds chunks st and 4 + st of the 8 four-layer shares; stage 0's
      * chunk 1 takes the last stage's chunk-0 activations, and the last
@@ -177,7 +177,7 @@ static void test_3d_zero(const struct llm_config *cfg, const struct llm_step *st
      * input gradients; 4 micro-batches */
     CHECK_EQ_INT(tp_ar, 4 * (16 * 2 + 2 + 16 * 2 + 1));
     struct hw_system sys3;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sys3, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys3, &d), 0);
     struct run_result r3;
     CHECK_EQ_INT(run_system_opts(&sys3, &t, NULL, &r3, &d), 0);
     printf("  TP 2 x DP 2 x PP 2, 4 micro-batches: step %.2f ms\n", (double)r3.total_ps * 1e-9);
@@ -247,7 +247,7 @@ static void test_moe_stages(void)
     CHECK(tu_find_op(&t, "s2.mb1.L17.experts_gate_up") >= 0 && tu_find_op(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
     CHECK(tu_find_op(&t, "s2.mb1.L17.topk") >= 0 && tu_find_op(&t, "s2.mb1.L17.topk.bwd") < 0);
     struct hw_system sysm;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sysm, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sysm, &d), 0);
     struct run_result rm;
     CHECK_EQ_INT(run_system_opts(&sysm, &t, NULL, &rm, &d), 0);
     CHECK(rm.total_ps > 0);
@@ -316,7 +316,7 @@ static void test_recompute(const struct llm_config *cfg, const struct llm_step *
         nrc += t.ops[i].device == 1 && strstr(t.ops[i].id, ".qkv_proj.recompute") != NULL;
     CHECK_EQ_INT(nrc, 8 * 8);      /* 8 layers on stage 1, 8 micro-batches */
     struct hw_system sysr;
-    CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sysr, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sysr, &d), 0);
     struct run_result rr;
     CHECK_EQ_INT(run_system_opts(&sysr, &t, NULL, &rr, &d), 0);
     printf("  with --recompute: %.2f ms (without: %.2f ms)\n", (double)rr.total_ps * 1e-9,
@@ -407,7 +407,7 @@ static void test_grad_accum(const struct llm_config *cfg, const struct llm_step 
         int gar = tu_find_op(&t, "r0.s0.L5.dp_allreduce"), last = tu_find_op(&t, "r0.s0.mb3.L5.attn_norm.bwd");
         CHECK(tu_depends_on(&t, gar, last));
         struct hw_system sg;
-        CHECK_EQ_INT(sys_load("configs/systems/nvidia-hgx-h100.yaml", &sg, &d), 0);
+        CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sg, &d), 0);
         struct run_result rg, r1;
         CHECK_EQ_INT(run_system_opts(&sg, &t, NULL, &rg, &d), 0);
         trace_free(&t);

@@ -39,7 +39,7 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     struct diag d;
     memset(&d, 0, sizeof d);
     struct hw_system sys;
-    int sr = sys_load_with(hw, NULL, &sys, &d);
+    int sr = tu_load_hw(hw, NULL, &sys, &d);
     CHECK(sr >= 0);
     if (sr < 0)
         return;

@@ -37,7 +37,7 @@ static int run_ops(const char *sys_path, const char *devices, const char *ops,
     int rc = tu_load_trace(path, &t);
     if (rc != 0)
         return rc;
-    rc = sys_load(sys_path, &sys, &d);
+    rc = tu_load_hw(sys_path, NULL, &sys, &d);
     if (rc == 1) {              /* a chip config: the system it implies */
         struct hw_config c = sys.chip;
         rc = 0;
@@ -284,7 +284,7 @@ static void test_routes(void)
     struct hw_system s;
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(sys_load("configs/systems/pcie-8x-rtx-4090.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/pcie-8x-rtx-4090.yaml", NULL, &s, &d), 0);
     uint32_t scratch[64];
     struct sys_route rt;
     CHECK_EQ_INT(sys_route(&s, 0, 1, &rt, scratch), 0);   /* gpu0 -> cpu0 -> gpu1 */
@@ -300,7 +300,7 @@ static void test_routes(void)
     CHECK_EQ_INT(rt.nhops, 1);
     CHECK_EQ_INT(rt.via_times[0], 1);
     sys_free(&s);
-    CHECK_EQ_INT(sys_load("configs/systems/google-tpu-v5e-8.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/google-tpu-v5e-8.yaml", NULL, &s, &d), 0);
     CHECK_EQ_INT(sys_route(&s, 0, 7, &rt, scratch), 0);   /* corner to corner of a 2 x 4 mesh */
     CHECK_EQ_INT(rt.nhops, 4);
     sys_free(&s);
@@ -309,7 +309,7 @@ static void test_routes(void)
      * point-to-point copy takes NCCL's PXN route instead, over NVLink to
      * gpu0 and out through its NIC: gpu4 -> nvswitch0 -> gpu0 -> nic0_0 ->
      * leaf0 -> nic1_0 -> gpu8 */
-    CHECK_EQ_INT(sys_load("configs/systems/hgx-h100-x8-ndr.yaml", &s, &d), 0);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/hgx-h100-x8-ndr.yaml", NULL, &s, &d), 0);
     uint32_t *big = calloc(2 * (size_t)s.nnodes, sizeof *big);
     CHECK(big != NULL);
     if (big != NULL) {
@@ -329,7 +329,7 @@ static void test_routes(void)
     }
     sys_free(&s);
     /* a chip config is no system */
-    CHECK_EQ_INT(sys_load("configs/nvidia-h100-sxm.yaml", &s, &d), 1);
+    CHECK_EQ_INT(tu_load_hw("configs/nvidia-h100-sxm.yaml", NULL, &s, &d), 1);
 }
 
 /* Every shipped system file loads, names itself after its file and runs
@@ -352,7 +352,7 @@ static void test_shipped_systems(void)
         struct hw_system s;
         struct diag d;
         memset(&d, 0, sizeof d);
-        int rc = sys_load(path, &s, &d);
+        int rc = tu_load_hw(path, NULL, &s, &d);
         if (rc != 0)
             diag_print(&d, stderr);
         CHECK_EQ_INT(rc, 0);

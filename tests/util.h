@@ -132,12 +132,35 @@ static inline void tu_rmtree(const char *dir)
     rmdir(dir);
 }
 
+/* A chip config through hw_load, sets (may be NULL) applied: 0 with *h, or
+ * -1 with *d (a system file is an error; h NULL is hw_load's usage error). */
+static inline int tu_load_chip(const char *path, const struct cfg_sets *sets, struct hw_config *h,
+                               struct diag *d)
+{
+    struct hw_system s;
+    int rc = hw_load(path, sets, h != NULL ? &s : NULL, NULL, d);
+    if (rc == 0)
+        *h = s.chip;
+    return rc;
+}
+
+/* A hardware file through hw_load: 0 for a system file, 1 for a chip
+ * config (only s->chip filled), -1 with *d. */
+static inline int tu_load_hw(const char *path, const struct cfg_sets *sets, struct hw_system *s,
+                             struct diag *d)
+{
+    enum hw_kind kind;
+    if (hw_load(path, sets, s, &kind, d) != 0)
+        return -1;
+    return kind == HW_CHIP ? 1 : 0;
+}
+
 /* Load a hardware config, printing the diagnostic if it fails. */
 static inline int tu_load_cfg(const char *path, struct hw_config *h)
 {
     struct diag d;
     memset(&d, 0, sizeof d);
-    int rc = cfg_load(path, h, &d);
+    int rc = tu_load_chip(path, NULL, h, &d);
     if (rc != 0)
         diag_print(&d, stderr);
     return rc;

@@ -130,10 +130,10 @@ int cli_bench(int argc, char **argv)
     struct diag d;
     memset(&d, 0, sizeof d);
     struct hw_system sys;
-    int sr = sys_load_with(hw, &sets, &sys, &d);
-    if (sr < 0)
+    enum hw_kind hwk;
+    if (hw_load(hw, &sets, &sys, &hwk, &d) != 0)
         return cli_fail(&d);
-    if (sr == 1) {
+    if (hwk == HW_CHIP) {
         fprintf(stderr, "strata bench: --hw %s is a chip config; a collective needs a system "
                         "file (configs/systems/) that joins several chips\n", hw);
         return 2;

@@ -47,13 +47,14 @@ int cli_compare(int argc, char **argv)
         return 2;
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct hw_config cfg;
+    struct hw_system hs;            /* a chip config: only hs.chip */
     struct trace t;
     struct run_result r;
-    if (cfg_load_with(hw, &sets, &cfg, &d) != 0 || trace_load(tr, &t, &d) != 0) {
+    if (hw_load(hw, &sets, &hs, NULL, &d) != 0 || trace_load(tr, &t, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }
+    struct hw_config cfg = hs.chip;
     if (run_trace(&cfg, &t, &r, &d) != 0) {
         diag_print(&d, stderr);
         trace_free(&t);

@@ -320,12 +320,13 @@ int cli_fit(int argc, char **argv)
     int train = ascii_ieq(a.phase, "train");
     struct diag d;
     memset(&d, 0, sizeof d);
-    struct hw_config cfg;
+    struct hw_system hs;            /* a chip config: only hs.chip */
     struct llm_config c;
-    if (cfg_load_with(a.hw, &sets, &cfg, &d) != 0 || llm_config_load(a.model, &c, &d) != 0) {
+    if (hw_load(a.hw, &sets, &hs, NULL, &d) != 0 || llm_config_load(a.model, &c, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }
+    struct hw_config cfg = hs.chip;
     if (fit_check(&a, &c, &s, train) != 0)
         return 1;
     struct fit_result f;

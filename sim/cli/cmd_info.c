@@ -39,15 +39,15 @@ int cli_info(int argc, char **argv)
     memset(&d, 0, sizeof d);
     /* a system file: its chip's figures, then its devices and links */
     struct hw_system sys;
-    int sr = sys_load_with(hw, &sets, &sys, &d);
-    if (sr < 0)
+    enum hw_kind kind;
+    if (hw_load(hw, &sets, &sys, &kind, &d) != 0)
         return cli_fail(&d);
     struct hw_config cfg = sys.chip;    /* a chip config fills only this */
     struct info_out inf;
     info_derive(&cfg, &inf);
     FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the text moves aside */
     info_print(&cfg, &inf, txt);
-    if (sr == 0) {
+    if (kind == HW_SYSTEM) {
         info_print_system(&sys, txt);
         sys_free(&sys);
     }

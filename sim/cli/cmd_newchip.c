@@ -45,8 +45,8 @@ int cli_newchip(int argc, char **argv)
         return cli_fail(&d);
     spec_write_config(&s, a.f, stderr, summary);
     /* the file must be a config strata loads, before it takes the name */
-    struct hw_config cfg;
-    if (fflush(a.f) != 0 || cfg_load(a.tmp, &cfg, &d) != 0) {
+    struct hw_system hs;
+    if (fflush(a.f) != 0 || hw_load(a.tmp, NULL, &hs, NULL, &d) != 0) {
         afile_abort(&a);
         fprintf(stderr, "strata new-chip: internal error: the generated config does not load:\n");
         return cli_fail(&d);

@@ -307,17 +307,17 @@ int cli_run(int argc, char **argv)
     memset(&d, 0, sizeof d);
     /* --hw: a system file, or a chip config (one chip per trace device) */
     struct hw_system sys;
-    int sr = sys_load_with(a.hw, &sets, &sys, &d);
-    if (sr < 0)
+    enum hw_kind kind;
+    if (hw_load(a.hw, &sets, &sys, &kind, &d) != 0)
         return cli_fail(&d);
-    struct hw_config chip = sys.chip;   /* a chip config: filled by sys_load */
+    struct hw_config chip = sys.chip;   /* a chip config: filled by hw_load */
     struct trace t;
     if (trace_load(a.tr, &t, &d) != 0) {
-        if (sr == 0)
+        if (kind == HW_SYSTEM)
             sys_free(&sys);
         return cli_fail(&d);
     }
-    if (sr == 1)
+    if (kind == HW_CHIP)
         sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
     if (a.stack != NULL) {      /* the software that drives the chip (configs/stacks) */
         struct stack stk;

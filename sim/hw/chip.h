@@ -3,7 +3,7 @@
  *
  * struct hw_config is a chip config (configs/README.md) compiled into an
  * immutable struct: its compute units and pipes, its memory levels
- * innermost first, its collectives and its power.  cfg_load() (cfg.h)
+ * innermost first, its collectives and its power.  hw_load() (hwload.h)
  * fills it; models only ever see a const struct hw_config *.  No globals:
  * a config is plain data owned by the caller (it holds no pointers, so it
  * can be copied freely).  Derived here: the peak rates, and the chip at a

@@ -41,20 +41,23 @@ static int system_from_tree(struct yconf *c, int root, const struct cfg_sets *se
         return -1;
     struct diag cd;
     memset(&cd, 0, sizeof cd);
-    if (cfg_load_with(chip, sets, &s->chip, &cd) != 0) {
+    struct hw_system cs;
+    if (hw_load(chip, sets, &cs, NULL, &cd) != 0) {
         if (cd.code == DIAG_E_IO)
             return diag_set(c->d, DIAG_E_IO, c->path, c->nodes[yconf_lookup(c, root, "chip")].line,
                             "chip", "cannot load '%s': %s", chip, cd.msg);
         *c->d = cd;     /* the chip's own error, with its own file and line */
         return -1;
     }
+    s->chip = cs.chip;
     if (sysload_body(c, root, s) != 0)
         return -1;
     sys_index(s);
     return 0;
 }
 
-/* The file at path, parsed into c: *out and *kind, or -1 with *c->d. */
+/* The file at path, parsed into c: *out and *kind, or -1 with *c->d.
+ * kind NULL: a chip is needed, and a system file is an error. */
 static int from_tree(struct yconf *c, int root, const char *path, const struct cfg_sets *sets,
                      struct hw_system *out, enum hw_kind *kind)
 {
@@ -65,12 +68,17 @@ static int from_tree(struct yconf *c, int root, const char *path, const struct c
     /* not a system: a chip config, read into s.chip from the same tree */
     int rc = system ? system_from_tree(c, root, sets, &s)
                     : chip_from_tree(c, root, path, sets, &s.chip);
+    if (rc == 0 && system && kind == NULL)
+        rc = diag_set(c->d, DIAG_E_UNSUPPORTED, path, 0, "chip",
+                      "a system file (%u devices of %s) where a chip config is needed",
+                      s.ndevices, s.chip.name);
     if (rc != 0) {
         sys_free(&s);
         return -1;
     }
     *out = s;
-    *kind = system ? HW_SYSTEM : HW_CHIP;
+    if (kind != NULL)
+        *kind = system ? HW_SYSTEM : HW_CHIP;
     return 0;
 }
 
@@ -83,9 +91,11 @@ static int path_too_long(const char *path, struct diag *d)
                     sizeof s.path - 1);
 }
 
-static int load(const char *path, const struct cfg_sets *sets, struct hw_system *out,
-                enum hw_kind *kind, struct diag *d)
+int hw_load(const char *path, const struct cfg_sets *sets, struct hw_system *out,
+            enum hw_kind *kind, struct diag *d)
 {
+    if (path == NULL || out == NULL)
+        return diag_set(d, DIAG_E_USAGE, "", 0, "", "hw_load: path and out are required");
     if (path_too_long(path, d) != 0)
         return -1;
     struct yconf c = {.path = path, .d = d};
@@ -93,14 +103,6 @@ static int load(const char *path, const struct cfg_sets *sets, struct hw_system 
     int rc = root < 0 ? -1 : from_tree(&c, root, path, sets, out, kind);
     yconf_free(&c);
     return rc;
-}
-
-int hw_load(const char *path, const struct cfg_sets *sets, struct hw_system *out,
-            enum hw_kind *kind, struct diag *d)
-{
-    if (path == NULL || out == NULL || kind == NULL)
-        return diag_set(d, DIAG_E_USAGE, "", 0, "", "hw_load: path, out and kind are required");
-    return load(path, sets, out, kind, d);
 }
 
 /* A hardware file parsed once, loaded many times with different overrides
@@ -139,100 +141,6 @@ int hw_load_proto(const struct hw_proto *p, const struct cfg_sets *sets, struct 
 }
 
 void hw_proto_free(struct hw_proto *p)
-{
-    if (p == NULL)
-        return;
-    yconf_free(&p->c);
-    free(p);
-}
-
-int cfg_load(const char *path, struct hw_config *out, struct diag *d)
-{
-    return cfg_load_with(path, NULL, out, d);
-}
-
-int cfg_load_with(const char *path, const struct cfg_sets *sets, struct hw_config *out,
-                  struct diag *d)
-{
-    if (path == NULL || out == NULL)
-        return diag_set(d, DIAG_E_USAGE, "", 0, "", "cfg_load: path and out are required");
-    struct hw_system s;
-    enum hw_kind kind;
-    if (load(path, sets, &s, &kind, d) != 0)
-        return -1;
-    if (kind == HW_SYSTEM) {
-        diag_set(d, DIAG_E_UNSUPPORTED, path, 0, "chip",
-                 "a system file (%u devices of %s) where a chip config is needed", s.ndevices,
-                 s.chip.name);
-        sys_free(&s);
-        return -1;
-    }
-    *out = s.chip;
-    return 0;
-}
-
-int sys_load(const char *path, struct hw_system *out, struct diag *d)
-{
-    return sys_load_with(path, NULL, out, d);
-}
-
-int sys_load_with(const char *path, const struct cfg_sets *sets, struct hw_system *out,
-                  struct diag *d)
-{
-    if (path == NULL || out == NULL)
-        return diag_set(d, DIAG_E_USAGE, "", 0, "", "sys_load: path and out are required");
-    enum hw_kind kind;
-    if (load(path, sets, out, &kind, d) != 0)
-        return -1;
-    return kind == HW_CHIP ? 1 : 0;
-}
-
-/* A chip config parsed once, loaded many times with different overrides
- * (a sweep's points): each load works on a copy of the tree. */
-struct cfg_proto {
-    char path[512];
-    struct yconf c;
-    int root;
-};
-
-int cfg_proto_load(const char *path, struct cfg_proto **out, struct diag *d)
-{
-    *out = NULL;
-    struct cfg_proto *p = sim_xcalloc(1, sizeof *p);
-    if (strlen(path) >= sizeof p->path) {
-        free(p);
-        return diag_set(d, DIAG_E_RANGE, "", 0, "", "config path longer than %zu characters",
-                        sizeof p->path - 1);
-    }
-    memcpy(p->path, path, strlen(path) + 1);
-    p->c = (struct yconf){.path = p->path, .d = d};
-    p->root = yconf_parse_file(&p->c, NULL);
-    if (p->root < 0 || (p->c.nodes[p->root].kind == YCONF_MAPPING &&
-                        yconf_lookup(&p->c, p->root, "chip") >= 0)) {
-        int rc = p->root < 0 ? -1 : 1;  /* 1: a system file, which is not kept */
-        cfg_proto_free(p);
-        return rc;
-    }
-    *out = p;
-    return 0;
-}
-
-int cfg_load_proto(const struct cfg_proto *p, const struct cfg_sets *sets, struct hw_config *out,
-                   struct diag *d)
-{
-    struct yconf c;
-    yconf_copy(&c, &p->c, p->path, d);
-    struct hw_config h;
-    memset(&h, 0, sizeof h);
-    int rc = chip_from_tree(&c, p->root, p->path, sets, &h);
-    yconf_free(&c);
-    if (rc != 0)
-        return -1;
-    *out = h;
-    return 0;
-}
-
-void cfg_proto_free(struct cfg_proto *p)
 {
     if (p == NULL)
         return;

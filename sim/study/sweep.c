@@ -377,10 +377,10 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
         }
     /* every point's config, loaded here: the loaders are not thread-safe
      * (they note their inputs), and a bad point stops the sweep before any
-     * run.  A chip config is parsed once and each point works on a copy of
-     * its tree; a system file is read per point. */
-    struct cfg_proto *proto = NULL;
-    if (rc == 0 && cfg_proto_load(s->hw, &proto, d) < 0)
+     * run.  The file is parsed once and each point works on a copy of its
+     * tree; a system file's chip config is read per point. */
+    struct hw_proto *proto = NULL;
+    if (rc == 0 && hw_proto_load(s->hw, &proto, d) != 0)
         rc = -1;
     for (uint64_t i = 0; i < np && rc == 0; i++, nhw++) {
         j.points[i] = o->shard + i * nsh;
@@ -389,23 +389,25 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
             rc = -1;
             break;
         }
-        int sr = proto != NULL ? (cfg_load_proto(proto, &sets, &j.hw[i].sys.chip, d) == 0 ? 1 : -1)
-                               : sys_load_with(s->hw, &sets, &j.hw[i].sys, d);
-        if (sr < 0) {
+        enum hw_kind kind;
+        if (hw_load_proto(proto, &sets, &j.hw[i].sys, &kind, d) != 0) {
             rc = -1;
             break;
         }
-        j.hw[i].chip_only = sr == 1;
+        j.hw[i].chip_only = kind == HW_CHIP;
     }
-    cfg_proto_free(proto);
+    hw_proto_free(proto);
     struct sb hb = {0};
     if (rc == 0) {
         struct hw_config c0;
         struct cfg_sets sets;
+        struct hw_system hs;        /* a chip config: only hs.chip */
         if (np > 0) {
             c0 = j.hw[0].sys.chip;
-        } else if (sweep_point_sets(s, 0, &sets, d) != 0 || cfg_load_with(s->hw, &sets, &c0, d) != 0) {
+        } else if (sweep_point_sets(s, 0, &sets, d) != 0 || hw_load(s->hw, &sets, &hs, NULL, d) != 0) {
             rc = -1;
+        } else {
+            c0 = hs.chip;
         }
         if (rc == 0)
             header_line(s, &c0, &hb);

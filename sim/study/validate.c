@@ -221,8 +221,8 @@ static int val_config(struct val_csv *v, const char *name, int lineno, struct di
                         VAL_MAX_CONFIGS);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.yaml", vo->configs, name);
-    int sr = sys_load_with(path, vo->sets, &v->cfgs[ci].sys, d);
-    if (sr < 0) {
+    enum hw_kind kind;
+    if (hw_load(path, vo->sets, &v->cfgs[ci].sys, &kind, d) != 0) {
         if (d->line == 0 && d->code == DIAG_E_IO) {
             diag_set(d, DIAG_E_UNKNOWN_NAME, vo->data, lineno, "config",
                      "no config '%s' (looked for %s)", name, path);
@@ -230,7 +230,7 @@ static int val_config(struct val_csv *v, const char *name, int lineno, struct di
         return -1;
     }
     snprintf(v->cfgs[ci].name, sizeof v->cfgs[ci].name, "%s", name);
-    v->cfgs[ci].chip = sr == 1;
+    v->cfgs[ci].chip = kind == HW_CHIP;
     v->ncfg++;
     return ci;
 }

@@ -1,7 +1,7 @@
 /* fuzz.c: libFuzzer targets, one per loader (scripts/fuzz.sh builds and
  * runs them; docs/fuzzing.md).  The same file is compiled once per target
  * with FUZZ_TARGET naming it:
- *   cfg      chip configs and system files (sys_load)
+ *   cfg      chip configs and system files (hw_load)
  *   trace    strata trace JSON (trace_load)
  *   model    Hugging Face config.json (llm_config_load)
  *   csv      measurement CSVs (validate_run; rows that parse are simulated)
@@ -105,8 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (FUZZ_IS_(t, "cfg")) {
         struct hw_system s;
-        int rc = sys_load(path, &s, &d);
-        if (rc == 0)
+        enum hw_kind kind;
+        if (hw_load(path, NULL, &s, &kind, &d) == 0)
             sys_free(&s);
     } else if (FUZZ_IS_(t, "trace")) {
         struct trace tr;
@@ -138,8 +138,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct cfg_sets s;
         memset(&s, 0, sizeof s);
         if (cfg_sets_load_overlay(&s, path, &d) == 0) {
-            struct hw_config c;
-            (void)cfg_load_with("configs/nvidia-h100-sxm.yaml", &s, &c, &d);
+            struct hw_system c;
+            (void)hw_load("configs/nvidia-h100-sxm.yaml", &s, &c, NULL, &d);
         }
     } else {
         abort(); /* an unknown target name */
