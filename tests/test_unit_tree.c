@@ -317,7 +317,7 @@ static void check_test_sizes(void)
     if (d == NULL)
         return;
     struct dirent *e;
-    char names[256][256];
+    char names[256][sizeof e->d_name + 8];   /* "tests/" and the longest name */
     int n = 0;
     while ((e = readdir(d)) != NULL && n < 256)
         if (ends_with(e->d_name, ".c") || ends_with(e->d_name, ".h"))
