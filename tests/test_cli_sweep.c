@@ -60,6 +60,24 @@ static void test_set(void)
     CHECK(cfg_dram(&ha)->bw_bytes_per_s == cfg_dram(&base)->bw_bytes_per_s);
     CHECK(cfg_dram(&hb)->bw_bytes_per_s == cfg_dram(&base)->bw_bytes_per_s);
 
+    /* relative values scale what the file (and the sets before) give, exactly, under any
+     * unit suffix, a whole per-dtype table at once */
+    const char *rel[] = {"dram.bandwidth=x2", "smem.bandwidth=x0.5", "clock=x2",
+                         "compute.matrix_flops_per_cycle_per_unit=x2"};
+    CHECK(load_set(rel, 4, &h, &d) == 0);
+    CHECK(cfg_dram(&h)->bw_bytes_per_s == 2 * cfg_dram(&base)->bw_bytes_per_s);
+    CHECK(cfg_smem(&h)->bw_bytes_per_cycle == 0.5 * cfg_smem(&base)->bw_bytes_per_cycle);
+    CHECK(h.clock_hz == 2 * base.clock_hz);
+    for (unsigned t = 0; t < DT_COUNT; t++)
+        CHECK(h.matrix_flops_per_cycle[t] == 2 * base.matrix_flops_per_cycle[t]);
+    CHECK(h.vector_flops_per_cycle[DT_FP32] == base.vector_flops_per_cycle[DT_FP32]);
+    const char *then[] = {"dram.bandwidth=4TB/s", "dram.bandwidth=x2"};   /* not replaced */
+    CHECK(load_set(then, 2, &h, &d) == 0);
+    CHECK_NEAR_REL(cfg_dram(&h)->bw_bytes_per_s, 8e12, 1e-12);
+    const char *other[] = {"l2.latency=x3", "compute.units=x0.5"};
+    CHECK(load_set(other, 2, &h, &d) == 0);
+    CHECK(h.units == base.units / 2);
+
     /* errors: each names the override and says what is wrong */
     static const struct { const char *kv, *want; } bad[] = {
         {"dram.bandwidth=100MiB", "expects a bandwidth, got a size"},
@@ -74,6 +92,9 @@ static void test_set(void)
         {"compute.unitz=4", "unknown key"},
         {"name=x", "cannot be set"},
         {"clock=fast", "not a number with a unit"},
+        {"dram.bandwidth=x0", "not a number with a unit"},
+        {"collectives.hop_latency_scale=x2", "gives no value"},
+        {"compute.units=x0.3", "whole number"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *kv[] = {bad[i].kv};
@@ -145,13 +166,15 @@ static void test_ranges(void)
     expect_values("l2.capacity=1MiB..16MiB:3g", g3, 3);
     const char *list[] = {"25MiB", "50MiB", "100MiB"};
     expect_values("l2.capacity=25MiB,50MiB,100MiB", list, 3);
+    const char *rel[] = {"x0.5", "x1", "x2"};     /* factors of the file's value */
+    expect_values("dram.bandwidth=x0.5,x1,x2", rel, 3);
 
     static const char *const bad[] = {
         "dram.bandwidth=1TB/s..8TB/s:x1",  "dram.bandwidth=1TB/s..8TB/s:+0TB/s",
         "dram.bandwidth=1TB/s..8TB/s:1",   "dram.bandwidth=1TB/s..8TB/s:0",
         "dram.bandwidth=8TB/s..1TB/s:x2",  "dram.bandwidth=1TB/s..8MiB:x2",
         "dram.bandwidth=1TB/s..8TB/s",     "dram.bandwidth=",
-        "dram.bandwidth=1TB/s..8TB/s:+1MiB", "dram.bandwidth=fast,slow",
+        "dram.bandwidth=1TB/s..8TB/s:+1MiB", "dram.bandwidth=fast,slow", "dram.bandwidth=x0,x2",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct sweep s;
@@ -226,6 +249,11 @@ static void test_cli(void)
     }
     snprintf(cmd, sizeof cmd, "'%s' sweep --merge '%s/sh/shard-2-of-3.csv' '%s/sh/shard-0-of-3.csv' "
              "'%s/sh/shard-1-of-3.csv' -o '%s/merged.csv'", STRATA_BINARY, tmp, tmp, tmp, tmp);
+    CHECK(tu_sh(cmd) == 0);
+    /* a shard with no points of a system file's sweep: its header comes from a system load */
+    snprintf(cmd, sizeof cmd, "'%s' sweep --hw configs/systems/nvidia-dgx-a100.yaml --trace "
+             "traces/systems/p2p-matrix-8gpu.json --vary nvlink.bandwidth=100GB/s --shard 2/3 "
+             "--out '%s/shs' 2>/dev/null", STRATA_BINARY, tmp);
     CHECK(tu_sh(cmd) == 0);
     snprintf(p, sizeof p, "%s/one.csv", tmp);
     snprintf(q, sizeof q, "%s/out/sweep.csv", tmp);

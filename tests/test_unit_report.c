@@ -58,8 +58,9 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     CHECK_EQ_INT(run_system_opts(&sys, &t, &ro, &r, &d), 0);
     struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&sys.chip, &t, &r, t.tokens, 15, ro.tl, w, 0, sys.implied ? NULL : &sys};
+    struct whatif_hw wh = {hw, NULL, NULL, NULL};
     if (with_out)
-        c.nwhatif = whatif_run(&sys, &t, 0, w);
+        c.nwhatif = whatif_run(&wh, &sys.chip, &t, 0, w);
 
     /* the streamed report and the tree's print */
     char streamed[160], whole[160];
@@ -96,6 +97,56 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     sys_free(&sys);
 }
 
+/* A what-if is the run with its named overrides (`--set`) added: each
+ * one's time is what a load with them gives, and the ones that must move a
+ * DRAM-bound decode do. */
+static void check_whatif_is_a_set(const char *hw, const char *trace_path)
+{
+    struct cfg_sets base;
+    memset(&base, 0, sizeof base);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_sets_add(&base, "l2.capacity=40MiB", "--set", &d), 0);
+    struct hw_system sys;
+    struct trace t;
+    CHECK_EQ_INT(tu_load_trace(trace_path, &t), 0);
+    CHECK_EQ_INT(tu_load_hw(hw, &base, &sys, &d), 1);
+    struct hw_config chip = sys.chip;
+    sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
+    struct run_result r;
+    struct run_opts ro = {.tl = NULL};
+    CHECK_EQ_INT(run_system_opts(&sys, &t, &ro, &r, &d), 0);
+    double t0 = (double)r.total_ps * 1e-12;
+    run_result_free(&r);
+    sys_free(&sys);
+    struct whatif_hw wh = {hw, &base, NULL, NULL};
+    struct whatif w[WHATIF_COUNT];
+    unsigned n = whatif_run(&wh, &chip, &t, 0, w);
+    CHECK_EQ_INT((int)n, WHATIF_COUNT);
+    CHECK_STR_CONTAINS(w[0].set, "dram.bandwidth=x2");
+    CHECK_STR_CONTAINS(w[2].set, "compute.sparse_matrix_flops_per_cycle_per_unit=x2");
+    for (unsigned i = 0; i < n; i++) {
+        struct cfg_sets s = base;
+        char one[160];
+        for (const char *p = w[i].set; *p;) {
+            size_t k = strcspn(p, " ");
+            snprintf(one, sizeof one, "%.*s", (int)k, p);
+            CHECK_EQ_INT(cfg_sets_add(&s, one, "--set", &d), 0);
+            p += k + (p[k] == ' ');
+        }
+        CHECK_EQ_INT(tu_load_hw(hw, &s, &sys, &d), 1);
+        chip = sys.chip;
+        sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
+        CHECK_EQ_INT(run_system_opts(&sys, &t, &ro, &r, &d), 0);
+        CHECK((double)r.total_ps * 1e-12 == w[i].total_time_s);
+        run_result_free(&r);
+        sys_free(&sys);
+    }
+    CHECK(w[0].total_time_s < 0.8 * t0);   /* dram x2 on a decode */
+    CHECK(w[4].total_time_s < t0);         /* no launch overhead */
+    trace_free(&t);
+}
+
 int main(void)
 {
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-report") == 0);
@@ -124,6 +175,7 @@ int main(void)
              "--tp 8 -o '%s' >/dev/null", STRATA_BINARY, tp);
     CHECK_EQ_INT(tu_sh(cmd), 0);
     check_trace("configs/systems/nvidia-dgx-a100.yaml", tp, 1);
+    check_whatif_is_a_set("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json");
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

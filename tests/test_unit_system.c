@@ -374,10 +374,96 @@ static void test_shipped_systems(void)
     CHECK(n >= 8);
 }
 
+/* Overrides reach a system's links (issue 33: a link what-if on a system
+ * used to change the chip's level, which no system link reads): by link
+ * name or level (`links.NAME.KEY`), or through the chip's link level, whose
+ * factor the system's links of that level take. */
+static void test_link_sets(void)
+{
+    const char *dgx = "configs/systems/nvidia-dgx-a100.yaml";
+    struct hw_system base, s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(tu_load_hw(dgx, NULL, &base, &d), 0);
+    struct cfg_sets sets;
+    const char *cases[][2] = {{"links.nvlink.bandwidth=150GB/s", "150"}, {"nvlink.bandwidth=x0.5", "half"},
+                              {"links.pcie.latency=x2", "pcie"}, {"nvlink.latency=2us", "lat"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        memset(&sets, 0, sizeof sets);
+        CHECK_EQ_INT(cfg_sets_add(&sets, cases[k][0], "--set", &d), 0);
+        CHECK_EQ_INT(tu_load_hw(dgx, &sets, &s, &d), 0);
+        CHECK_EQ_INT((int)s.nlinks, (int)base.nlinks);
+        int lvn = cfg_level_index(&s.chip, "nvlink");
+        for (uint32_t i = 0; i < s.nlinks && i < base.nlinks; i++) {
+            const struct sys_link *a = &base.links[i], *b = &s.links[i];
+            int nv = a->level == lvn, pcie = strcmp(a->name, "pcie") == 0;
+            if (k == 0)
+                CHECK(b->bw_bytes_per_s == (nv ? 150e9 * 0.913 : a->bw_bytes_per_s));
+            if (k == 1)
+                CHECK(b->bw_bytes_per_s == (nv ? 0.5 * a->bw_bytes_per_s : a->bw_bytes_per_s));
+            if (k == 2)
+                CHECK(b->latency_ps == (pcie ? 2 * a->latency_ps : a->latency_ps));
+            if (k == 3)   /* the chip's 1 us placeholder to 2 us: every nvlink link's latency x2 */
+                CHECK(b->latency_ps == (nv ? 2 * a->latency_ps : a->latency_ps));
+        }
+        if (k == 1)
+            CHECK(s.chip.level[lvn].bw_bytes_per_s == 0.5 * base.chip.level[lvn].bw_bytes_per_s);
+        sys_free(&s);
+    }
+    /* errors name the override */
+    static const struct { const char *kv, *want; } bad[] = {
+        {"links.foo.bandwidth=1GB/s", "its links: nvlink, pcie, pcie_uplink, xgmi"},
+        {"links.nvlink.bandwidth=0GB/s", "must be"},
+        {"links.nvlink.ports=2", "unknown key"},
+        {"links.nvlink=2", "links.NAME.KEY"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        memset(&sets, 0, sizeof sets);
+        memset(&d, 0, sizeof d);
+        CHECK_EQ_INT(cfg_sets_add(&sets, bad[k].kv, "--set", &d), 0);
+        CHECK(tu_load_hw(dgx, &sets, &s, &d) < 0);
+        CHECK_STR_CONTAINS(d.file, bad[k].kv);
+        CHECK_STR_CONTAINS(d.msg, bad[k].want);
+    }
+    /* on a chip config, a system's links are refused */
+    memset(&sets, 0, sizeof sets);
+    CHECK_EQ_INT(cfg_sets_add(&sets, "links.nvlink.bandwidth=1GB/s", "--set", &d), 0);
+    CHECK(tu_load_hw("configs/nvidia-a100-sxm-80gb.yaml", &sets, &s, &d) < 0);
+    CHECK_STR_CONTAINS(d.msg, "system file's links");
+    sys_free(&base);
+
+    /* and a chip's link key moves a TP=8 decode step on the system (it used not to) */
+    char cmd[1200], tp[160], out[3][160];
+    snprintf(tp, sizeof tp, "%s/tp8.json", dir);
+    snprintf(cmd, sizeof cmd, "'%s' gen llm --model traces/models/llama-3-8b.json --phase decode "
+             "--context 4096 --tp 8 -o '%s' >/dev/null", STRATA_BINARY, tp);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    const char *set[3] = {"", "--set nvlink.bandwidth=1GB/s", "--set links.nvlink.bandwidth=8GB/s"};
+    double t[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        snprintf(out[k], sizeof out[k], "%s/r%d.json", dir, k);
+        snprintf(cmd, sizeof cmd, "'%s' run --hw %s --trace '%s' %s --json '%s' --quiet", STRATA_BINARY,
+                 dgx, tp, set[k], out[k]);
+        CHECK_EQ_INT(tu_sh(cmd), 0);
+        size_t n;
+        char *js = tu_read_file(out[k], &n);
+        const char *p = js ? strstr(js, "\"total_time_s\":") : NULL;
+        CHECK(p != NULL);
+        if (p != NULL)
+            t[k] = strtod(p + strlen("\"total_time_s\":"), NULL);
+        free(js);
+    }
+    printf("  DGX A100 TP=8 decode: %.4f ms, nvlink.bandwidth=1GB/s %.4f ms, "
+           "links.nvlink.bandwidth=8GB/s %.4f ms\n", t[0] * 1e3, t[1] * 1e3, t[2] * 1e3);
+    CHECK(t[1] > t[0] * 1.01);
+    CHECK(t[2] > t[0] * 1.01);
+}
+
 int main(void)
 {
     test_shipped_systems();
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-sys") == 0);
+    test_link_sets();
     test_routes();
     test_dgx_a100_p2p_matrix();
     test_hgx_h100_p2p();

@@ -199,12 +199,6 @@ static const char *level_srv_name(const struct hw_config *c, unsigned i, unsigne
     return c->level[i].name;
 }
 
-static double level_bw(const struct hw_config *c, unsigned i)
-{
-    const struct hw_level *L = &c->level[i];
-    return (int)i == c->lv_host ? L->bw_bytes_per_s : L->bw_bytes_per_s * L->eff_bw;
-}
-
 /* The device's servers: the memory levels' in level order (a new kind of
  * level gets one here without a change), then the pipes. */
 static void tdev_servers(struct tdev *g, struct engine *e, struct run_env *env)
@@ -213,7 +207,7 @@ static void tdev_servers(struct tdev *g, struct engine *e, struct run_env *env)
     g->lv = sim_xcalloc(2 * (size_t)cfg->nlevels, sizeof *g->lv);
     for (unsigned i = 0; i < cfg->nlevels; i++)
         for (unsigned dir = 0; dir < level_dirs(cfg, i); dir++)
-            flowsrv_init(tdev_lv(g, (int)i, dir), e, level_srv_name(cfg, i, dir), level_bw(cfg, i));
+            flowsrv_init(tdev_lv(g, (int)i, dir), e, level_srv_name(cfg, i, dir), level_rate(&cfg->level[i]));
     g->dramp = env->shared_dram != NULL ? env->shared_dram : tdev_lv(g, cfg->lv_dram, 0);
     env->dram[g->device] = g->dramp;
     for (uint32_t ci = 0; ci < cfg->ncaches; ci++)

@@ -75,7 +75,7 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     if (b_bytes > cfg_first_cache(c)->capacity_bytes * TILED_CACHE_USABLE && waves > 1)
         dram_bytes += (double)s->b * s->m * s->k * eb * dmin((double)waves - 1, (double)gn);
     dram_bytes += (double)s->b * s->m * s->n * s->out_bytes;
-    double dram_bw = cfg_dram(c)->bw_bytes_per_s * cfg_dram(c)->eff_bw;
+    double dram_bw = level_rate(cfg_dram(c));
     double little = units_busy *
                     (c->sa_rows ? (double)c->eff_inflight_bytes_per_unit
                                 : dmin(cpu * (double)(p->stages - 1) * (a_step + b_step),

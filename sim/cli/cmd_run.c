@@ -317,17 +317,17 @@ int cli_run(int argc, char **argv)
             sys_free(&sys);
         return cli_fail(&d);
     }
-    if (kind == HW_CHIP)
-        sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);
-    if (a.stack != NULL) {      /* the software that drives the chip (configs/stacks) */
-        struct stack stk;
-        char sdir[1600];
-        if (cli_load_stack("run", a.stack, &stk, sdir, sizeof sdir) != 0 ||
-            stack_apply_chip(&stk, &sys.chip, sdir, &d) != 0) {
-            trace_free(&t);
+    /* the software that drives the chip (configs/stacks); each what-if builds its hardware as
+     * this run does (whatif_build) */
+    struct stack stk;
+    char sdir[1600];
+    struct whatif_hw wh = {a.hw, &sets, a.stack != NULL ? &stk : NULL, sdir};
+    if ((a.stack != NULL && cli_load_stack("run", a.stack, &stk, sdir, sizeof sdir) != 0) ||
+        whatif_build(&wh, kind, &t, &sys, &d) != 0) {
+        trace_free(&t);
+        if (d.msg[0] == '\0')  /* the stack file: whatif_build has not freed it */
             sys_free(&sys);
-            return d.msg[0] ? cli_fail(&d) : 1;
-        }
+        return d.msg[0] ? cli_fail(&d) : 1;
     }
     const struct hw_config cfg = sys.chip;
     struct kept kept[8];
@@ -371,7 +371,7 @@ int cli_run(int argc, char **argv)
     struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, a.ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (outdir != NULL && !a.no_whatif)
-        c.nwhatif = whatif_run(&sys, &t, a.sustained, w);
+        c.nwhatif = whatif_run(&wh, &chip, &t, a.sustained, w);
     rc = run_write(&a, &c, &tl, kept, &nk, &d);
     membudget_cleanup_pop();
     kept_finish(kept, nk, rc == 0);

@@ -322,6 +322,57 @@ static int write_leaf(struct yconf *c, const struct cfg_set *s, int map, const c
     return 0;
 }
 
+/* A relative value, "x2" or "x0.5": 1 and its factor in *f; 0 for any other */
+static int relative_factor(const char *value, double *f)
+{
+    return value[0] == 'x' && num_parse(value + 1, f) == 0 && *f > 0;
+}
+
+/* value node v (a number, or a mapping of numbers such as a per-dtype
+ * rate table) times f, in place, its nodes at line */
+static int scale_value(struct yconf *c, const struct cfg_set *s, int v, double f, int line)
+{
+    if (c->nodes[v].kind == YCONF_MAPPING) {
+        int n = 0;
+        for (int kk = c->nodes[v].first; kk >= 0; kk = yconf_next_key(c, kk), n++)
+            if (scale_value(c, s, c->nodes[kk].next, f, line) != 0)
+                return -1;
+        if (n == 0)
+            return set_fail(c, s, DIAG_E_MISSING, "the config's %s is empty", s->key);
+        return 0;
+    }
+    double x;
+    if (c->nodes[v].kind != YCONF_SCALAR || num_parse(yconf_text(c, v), &x) != 0)
+        return set_fail(c, s, DIAG_E_TYPE, "x%g scales a number, and the config's value is not one",
+                        f);
+    char num[40];
+    snprintf(num, sizeof num, "%.17g", x * f); /* %.17g: read back, exactly x * f */
+    c->nodes[v].plain = 1;
+    c->nodes[v].line = line;
+    yconf_set_text(c, v, num, strlen(num));
+    return 0;
+}
+
+/* KEY=xF: the value the config gives (under any unit suffix, or a mapping
+ * of them) times F */
+static int scale_leaf(struct yconf *c, const struct cfg_set *s, int map, const char *leaf,
+                      double f, int line)
+{
+    for (int kk = c->nodes[map].first; kk >= 0; kk = yconf_next_key(c, kk)) {
+        const char *t = yconf_text(c, kk);
+        const struct key_unit *tu = key_unit_of(t);
+        size_t stem = strlen(t) - (tu ? strlen(tu->suffix) : 0);
+        if (strcmp(t, leaf) == 0 || (tu != NULL && strlen(leaf) == stem && strncmp(t, leaf, stem) == 0)) {
+            c->nodes[kk].line = line;
+            return scale_value(c, s, c->nodes[kk].next, f, line);
+        }
+    }
+    return set_fail(c, s, DIAG_E_MISSING, "the config gives no value for %s to scale", s->key);
+}
+
+static int set_leaf(struct yconf *c, const struct cfg_set *s, const struct target *t,
+                    const char *leaf, int line);
+
 /* Writes override s (number k of the load) into the tree under root.  Its
  * nodes get line -(k + 1), so a later check that fails on it can name it.
  * With read_out, writes nothing: reads the value the key names instead. */
@@ -347,6 +398,16 @@ static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
     const char *leaf = parts[np - 1];
     if (read_out != NULL)
         return read_leaf(c, s, t.map, parts, np, read_out, read_key, read_n);
+    return set_leaf(c, s, &t, leaf, line);
+}
+
+/* s's value written as leaf of t->map (scaling it, for a relative value) */
+static int set_leaf(struct yconf *c, const struct cfg_set *s, const struct target *t,
+                    const char *leaf, int line)
+{
+    double f;
+    if (relative_factor(s->value, &f))
+        return scale_leaf(c, s, t->map, leaf, f, line);
 
     struct qty q;
     if (qty_parse(s->value, &q) != 0)
@@ -355,7 +416,7 @@ static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
                         "0.9)", s->value);
     char key[128];
     const struct key_unit *ku;
-    if (leaf_key(c, s, &t, leaf, &q, key, &ku) != 0)
+    if (leaf_key(c, s, t, leaf, &q, key, &ku) != 0)
         return -1;
     if (ku != NULL && q.kind != QK_NONE && q.kind != ku->kind)
         return set_fail(c, s, DIAG_E_TYPE, "expects %s, got %s", qty_kind_what(ku->kind),
@@ -363,17 +424,104 @@ static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
     double x = q.kind == QK_NONE ? q.mantissa : q.mantissa * (q.scale / ku->scale);
     char num[40];
     snprintf(num, sizeof num, "%.15g", x);
-    return write_leaf(c, s, t.map, key, num, line);
+    return write_leaf(c, s, t->map, key, num, line);
 }
 
-int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets)
+int cfg_set_is_links(const struct cfg_set *s)
+{
+    return strncmp(s->key, "links.", 6) == 0;
+}
+
+int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int in_system)
 {
     if (sets == NULL)
         return 0;
     if (c->nodes[root].kind != YCONF_MAPPING)
         return 0; /* chipcfg_fill reports it */
-    for (unsigned k = 0; k < sets->n; k++)
-        if (apply_set(c, root, &sets->set[k], (int)k, NULL, NULL, 0) != 0)
+    for (unsigned k = 0; k < sets->n; k++) {
+        const struct cfg_set *s = &sets->set[k];
+        if (cfg_set_is_links(s)) {
+            if (in_system)
+                continue;   /* the system's own (cfg_sets_apply_links) */
+            return set_fail(c, s, DIAG_E_UNSUPPORTED,
+                            "links.NAME sets a system file's links, and --hw names a chip config "
+                            "(a chip's own links are levels: --set nvlink.bandwidth=...)");
+        }
+        if (apply_set(c, root, s, (int)k, NULL, NULL, 0) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The keys of a system file's link that an override may set */
+static const char *const sys_link_set_keys[] = {"bandwidth_GBps", "latency_ns", "efficiency", NULL};
+
+/* links[i], mapping m: its name (its level's without one) and level */
+static void link_names(struct yconf *c, int m, const char **name, const char **level)
+{
+    int lv = yconf_lookup(c, m, "level"), nv = yconf_lookup(c, m, "name");
+    *level = lv >= 0 && c->nodes[lv].kind == YCONF_SCALAR ? yconf_text(c, lv) : "";
+    *name = nv >= 0 && c->nodes[nv].kind == YCONF_SCALAR ? yconf_text(c, nv) : *level;
+}
+
+/* One `links.NAME.KEY=VALUE` override into every link it names. */
+static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, int k)
+{
+    const int line = -(k + 1);
+    char parts[4][96];
+    int np = split_key(c, s, parts);
+    if (np < 0)
+        return -1;
+    if (np < 3 || np > 4 || (np == 4 && strcmp(parts[2], "efficiency") != 0))
+        return set_fail(c, s, DIAG_E_USAGE,
+                        "a system's link is set as links.NAME.KEY, NAME a link's name or level and "
+                        "KEY bandwidth, latency or efficiency.bandwidth_fraction "
+                        "(links.nvlink.bandwidth=150GB/s)");
+    int seq = yconf_lookup(c, root, "links"), matched = 0, by_name = 0;
+    int first = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
+    for (int m = first; m >= 0; m = c->nodes[m].next) {    /* by name if any has it, else by level */
+        const char *name, *level;
+        if (c->nodes[m].kind == YCONF_MAPPING) {
+            link_names(c, m, &name, &level);
+            by_name |= strcmp(name, parts[1]) == 0;
+        }
+    }
+    char names[300] = "";
+    size_t used = 0;
+    for (int m = first; m >= 0; m = c->nodes[m].next) {
+        if (c->nodes[m].kind != YCONF_MAPPING)
+            continue;       /* sysload reports it */
+        const char *name, *level;
+        link_names(c, m, &name, &level);
+        if (strcmp(by_name ? name : level, parts[1]) != 0) {
+            if (used < sizeof names && strstr(names, name) == NULL)
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         used ? ", " : "", name);
+            continue;
+        }
+        struct target t = {m, sys_link_set_keys, 0};
+        if (np == 4) {
+            t.map = child_map(c, m, "efficiency", line);
+            if (t.map == -1)
+                return set_fail(c, s, DIAG_E_TYPE, "a link's efficiency is a mapping");
+            if (t.map < -1)
+                return -1;
+            t.allowed = chipcfg_efficiency_keys(LK_LINK);
+        }
+        if (set_leaf(c, s, &t, parts[np - 1], line) != 0)
+            return -1;
+        matched++;
+    }
+    if (matched == 0)
+        return set_fail(c, s, DIAG_E_UNKNOWN_NAME, "no link of this system is named '%s'; its links: %s",
+                        parts[1], names);
+    return 0;
+}
+
+int cfg_sets_apply_links(struct yconf *c, int root, const struct cfg_sets *sets)
+{
+    for (unsigned k = 0; sets != NULL && k < sets->n; k++)
+        if (cfg_set_is_links(&sets->set[k]) && apply_links_set(c, root, &sets->set[k], (int)k) != 0)
             return -1;
     return 0;
 }
@@ -423,7 +571,9 @@ int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct 
     memcpy(one.key, kv, kl);
     memcpy(one.value, eq + 1, vl);
     snprintf(one.origin, sizeof one.origin, "%s", where);
-    for (unsigned k = 0; k < s->n; k++)
+    double f;
+    int relative = relative_factor(one.value, &f);  /* scales what the sets before it left */
+    for (unsigned k = 0; k < s->n && !relative; k++)
         if (strcmp(s->set[k].key, one.key) == 0) {
             s->set[k] = one;
             return 0;

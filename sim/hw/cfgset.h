@@ -6,7 +6,10 @@
  * suffix left out when VALUE carries a unit: `dram.bandwidth=4.8TB/s`,
  * `l2.capacity=100MiB`, `clock=1.98GHz`,
  * `dram.efficiency.bandwidth_fraction=0.9`,
- * `compute.matrix_flops_per_cycle_per_unit.fp8_e4m3=8192`.  The value is
+ * `compute.matrix_flops_per_cycle_per_unit.fp8_e4m3=8192`.  A VALUE `xF`
+ * scales what the file (and the overrides before it) give: `l2.bandwidth=x2`
+ * whatever its unit, `compute.matrix_flops_per_cycle_per_unit=x2` every
+ * dtype's rate; the report's what-ifs are such overrides.  The value is
  * written into the parsed file before it is checked, so an override passes
  * every check a value in the file does; an error in one names it.
  */
@@ -29,7 +32,8 @@ struct cfg_sets {
     struct cfg_set set[CFG_MAX_SETS];
 };
 /* Adds "KEY=VALUE" (syntax only; the key is checked when a config is
- * loaded with it).  A later set of the same key replaces the earlier. */
+ * loaded with it).  A later set of the same key replaces the earlier,
+ * unless it is relative (`xF`): that one scales the earlier's value. */
 int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct diag *d);
 /* Adds every `KEY: VALUE` of an overlay file's `set:` mapping. */
 int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d);
@@ -42,8 +46,19 @@ int cfg_read_value(const char *path, const char *key, double *value, char *full_
 struct yconf;
 /* Writes sets into the chip config's tree under root: 0, or -1 with *c->d.
  * Their nodes get line -(k + 1) for override k, so that a later check that
- * fails on one can name it (cfg_sets_name_error). */
-int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets);
+ * fails on one can name it (cfg_sets_name_error).  A set of a system's
+ * links (`links.NAME...`) is left for cfg_sets_apply_links when in_system,
+ * and refused otherwise. */
+int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int in_system);
+/* Whether s sets a system file's links: `links.NAME.KEY`, NAME a link's
+ * name (or, without one, its level), KEY bandwidth, latency or
+ * efficiency.bandwidth_fraction. */
+int cfg_set_is_links(const struct cfg_set *s);
+/* Writes the sets of a system's links into the system file's tree under
+ * root, into every link (links[i]) named NAME, or, when none is, every
+ * link of level NAME: 0, or -1
+ * with *c->d (a NAME no link has is an error that lists the links). */
+int cfg_sets_apply_links(struct yconf *c, int root, const struct cfg_sets *sets);
 /* An error at such a line: names the override (--set KEY=VALUE, or the
  * overlay's FILE:LINE) as its file, line 0. */
 void cfg_sets_name_error(struct diag *d, const struct cfg_sets *sets);

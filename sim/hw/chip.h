@@ -186,6 +186,12 @@ static inline const struct hw_level *cfg_first_cache(const struct hw_config *c) 
 static inline const struct hw_level *cfg_dram(const struct hw_config *c) { return &c->level[c->lv_dram]; }
 static inline const struct hw_level *cfg_host(const struct hw_config *c) { return &c->level[c->lv_host]; }
 
+/* The rate a level sustains: its data-sheet bandwidth times its efficiency
+ * (a DRAM's or a link's; 1 for the others and for a link that gives none).
+ * One rule for every level: a chip's own host link, the links a system
+ * file or sys_from_chip makes, the report's achievable rates. */
+static inline double level_rate(const struct hw_level *L) { return L->bw_bytes_per_s * L->eff_bw; }
+
 const char *level_kind_name(enum level_kind k);
 const char *level_scope_name(enum level_scope s);
 /* Whether level L runs on the core's clock (registers, scratchpads,

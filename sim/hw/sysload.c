@@ -181,6 +181,9 @@ static int read_devices(struct sysparse *p, int root)
             if (prev >= 0)
                 return diag_set(c->d, DIAG_E_DUPLICATE, c->path, c->nodes[m].line, field,
                                 "duplicate device name '%s'", name);
+            if (s->nnodes >= SYS_MAX_NODES)     /* a list as long as the count may be */
+                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[m].line, field,
+                                "more than %d devices", SYS_MAX_NODES);
             add_node(p, name, SN_DEVICE, c->nodes[m].line);
         }
     } else {
@@ -321,8 +324,12 @@ static int link_template(struct sysparse *p, int m, const char *field, struct sy
     if (strcmp(fw, "true") == 0)
         tpl->forward = 1;
     else if (fw[0] != '\0' && strcmp(fw, "false") != 0)
+    {
+        char ff[112];
+        yconf_field(ff, sizeof ff, field, "forward");
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[yconf_lookup(c, m, "forward")].line,
-                        "links.forward", "expected true or false, got '%s'", fw);
+                        ff, "expected true or false, got '%s'", fw);
+    }
     tpl->transport = li == chip->lv_peer ? ST_PEER : ST_PCIE;
     char tr[16] = "";
     if (yconf_get_string(c, m, field, "transport", 0, tr, sizeof tr) != 0)
@@ -331,9 +338,11 @@ static int link_template(struct sysparse *p, int m, const char *field, struct sy
         int k = 0;
         while (k < ST_COUNT && strcmp(tr, sys_transport_name((enum sys_transport)k)) != 0)
             k++;
+        char tf[112];
+        yconf_field(tf, sizeof tf, field, "transport");
         if (k == ST_COUNT)
             return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path,
-                            c->nodes[yconf_lookup(c, m, "transport")].line, "links.transport",
+                            c->nodes[yconf_lookup(c, m, "transport")].line, tf,
                             "unknown transport '%s' (known: peer, pcie, network)", tr);
         tpl->transport = (enum sys_transport)k;
     }

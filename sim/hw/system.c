@@ -104,7 +104,7 @@ void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*nam
             snprintf(l->name, SYS_NAME_MAX, "%s", L->name);
             l->a = i;
             l->b = pass == 0 ? sw : host;
-            l->bw_bytes_per_s = L->bw_bytes_per_s * L->eff_bw;
+            l->bw_bytes_per_s = level_rate(L);
             l->latency_ps = L->latency_ps;
             l->level = pass == 0 ? chip->lv_peer : chip->lv_host;
             l->transport = pass == 0 ? ST_PEER : ST_PCIE;

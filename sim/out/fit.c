@@ -255,7 +255,7 @@ static void budget_total(const struct hw_config *cfg, struct fit_result *f)
     if (!f->fits) {
         double over = f->total - f->capacity;
         f->spill = over < f->weights ? over : f->weights;
-        f->spill_pcie_s = cfg_host(cfg)->bw_bytes_per_s > 0 ? f->spill / cfg_host(cfg)->bw_bytes_per_s : (double)INFINITY;
+        f->spill_pcie_s = level_rate(cfg_host(cfg)) > 0 ? f->spill / level_rate(cfg_host(cfg)) : (double)INFINITY;
         f->spill_storage_s = f->spill / FIT_STORAGE_BPS;
     }
 }

@@ -18,7 +18,7 @@ void info_derive(const struct hw_config *c, struct info_out *o)
     }
     for (unsigned l = 0; l < c->nlevels; l++) {
         o->bw[l] = c->level[l].bw_bytes_per_s;
-        o->bw_achievable[l] = c->level[l].bw_bytes_per_s * c->level[l].eff_bw;
+        o->bw_achievable[l] = level_rate(&c->level[l]);
     }
     for (unsigned t = 0; t < DT_COUNT; t++)
         for (unsigned l = 0; l < c->nlevels; l++)

@@ -75,10 +75,16 @@ int sweep_add_vary(struct sweep *s, const char *spec, struct diag *d)
         char *save = NULL;
         for (char *it = strtok_r(buf, ",", &save); it != NULL; it = strtok_r(NULL, ",", &save)) {
             struct qty q;
+            double f;
+            if (it[0] == 'x' && num_parse(it + 1, &f) == 0 && f > 0) {  /* relative: cfgset.h */
+                key_push(&k, f, "", &cap);
+                snprintf(k.values[k.nvalues - 1], sizeof k.values[0], "x%.6g", f);
+                continue;
+            }
             if (qty_parse(it, &q) != 0) {
                 free(k.values);
                 free(k.num);
-                return vary_fail(d, spec, "'%s' is not a number with a unit", it);
+                return vary_fail(d, spec, "'%s' is not a number with a unit, nor a factor (x2)", it);
             }
             key_push(&k, q.mantissa, qty_unit_text(it), &cap);
         }
@@ -401,13 +407,15 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
     if (rc == 0) {
         struct hw_config c0;
         struct cfg_sets sets;
-        struct hw_system hs;        /* a chip config: only hs.chip */
+        struct hw_system hs;        /* a shard with no points: the header from point 0 */
+        enum hw_kind kind;
         if (np > 0) {
             c0 = j.hw[0].sys.chip;
-        } else if (sweep_point_sets(s, 0, &sets, d) != 0 || hw_load(s->hw, &sets, &hs, NULL, d) != 0) {
+        } else if (sweep_point_sets(s, 0, &sets, d) != 0 || hw_load(s->hw, &sets, &hs, &kind, d) != 0) {
             rc = -1;
         } else {
             c0 = hs.chip;
+            sys_free(&hs);  /* a system file's nodes and links; harmless on a chip's */
         }
         if (rc == 0)
             header_line(s, &c0, &hb);

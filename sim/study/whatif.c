@@ -7,8 +7,48 @@
 
 #include "run.h"
 
+int whatif_build(const struct whatif_hw *h, enum hw_kind kind, const struct trace *t,
+                 struct hw_system *sys, struct diag *d)
+{
+    if (kind == HW_CHIP) {
+        struct hw_config chip = sys->chip;
+        sys_from_chip(&chip, t->ndevices, (const char (*)[32])t->devices, sys);
+    }
+    if (h->stack != NULL && stack_apply_chip(h->stack, &sys->chip, h->stack_dir, d) != 0) {
+        sys_free(sys);
+        return -1;
+    }
+    return 0;
+}
+
+/* The run's hardware with the what-if's overrides, kv ("KEY=VALUE",
+ * several separated by spaces): 0 with *sys, or -1 */
+static int whatif_load(const struct whatif_hw *h, const char *kv, const struct trace *t,
+                       struct hw_system *sys)
+{
+    struct cfg_sets sets;
+    if (h->sets != NULL)
+        sets = *h->sets;
+    else
+        memset(&sets, 0, sizeof sets);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    char one[sizeof ((struct whatif *)0)->set];
+    for (const char *p = kv; *p != '\0';) {    /* overrides separated by spaces */
+        size_t n = strcspn(p, " ");
+        snprintf(one, sizeof one, "%.*s", (int)n, p);
+        if (cfg_sets_add(&sets, one, "--set", &d) != 0)
+            return -1;
+        p += n + (p[n] == ' ');
+    }
+    enum hw_kind kind;
+    if (hw_load(h->path, &sets, sys, &kind, &d) != 0 || whatif_build(h, kind, t, sys, &d) != 0)
+        return -1;
+    return 0;
+}
+
 struct whatif_job {
-    const struct hw_system *sys;
+    struct hw_system *sys;     /* per what-if, loaded; NULL where that failed */
     const struct trace *t;
     unsigned first, step;      /* runs what-ifs first, first+step, ... */
     int sustained;             /* each at the clock its power limit allows (run_opts) */
@@ -19,47 +59,59 @@ static void *whatif_worker(void *arg)
 {
     struct whatif_job *j = arg;
     for (unsigned i = j->first; i < WHATIF_COUNT; i += j->step) {
-        struct hw_system sys = *j->sys;     /* shares the nodes and links, read only */
-        struct hw_config c = sys.chip;
-        if (i == 0)
-            c.level[c.lv_dram].bw_bytes_per_s *= 2;
-        else if (i == 1)
-            c.level[c.lv_cache[0]].bw_bytes_per_s *= 2;
-        else if (i == 4)
-            c.launch_overhead_ps = 0;
-        else
-            for (unsigned dt = 0; dt < DT_COUNT; dt++) {
-                if (i == 2)
-                    c.matrix_flops_per_cycle[dt] *= 2;
-                else
-                    c.vector_flops_per_cycle[dt] *= 2;
-            }
+        j->time_s[i] = -1;
+        struct run_opts o = {.sustained = j->sustained};
+        struct run_result r;
         struct diag d;
         memset(&d, 0, sizeof d);
-        struct run_result r;
-        j->time_s[i] = -1;
-        sys.chip = c;
-        struct run_opts o = {.sustained = j->sustained};
-        if (run_system_opts(&sys, j->t, &o, &r, &d) != 0)
-            continue;
-        j->time_s[i] = (double)r.total_ps * 1e-12;
-        run_result_free(&r);
+        if (j->sys[i].chip.name[0] != '\0' && run_system_opts(&j->sys[i], j->t, &o, &r, &d) == 0) {
+            j->time_s[i] = (double)r.total_ps * 1e-12;
+            run_result_free(&r);
+        }
     }
     return NULL;
 }
 
-unsigned whatif_run(const struct hw_system *sys, const struct trace *t, int sustained,
-                    struct whatif *w)
+unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, const struct trace *t,
+                    int sustained, struct whatif *w)
 {
-    static const struct { const char *name, *desc; } k[WHATIF_COUNT] = {
-        {"dram_bw_x2", "bandwidth x2"},        /* of the DRAM level, named in the description */
-        {"l2_bw_x2", "bandwidth x2"},          /* of the first cache */
-        {"matrix_x2", "matrix pipe FLOP/s x2"},
-        {"vector_x2", "vector pipe FLOP/s x2"},
-        {"no_launch", "zero kernel launch overhead"},
+    /* name, description and override, after the level's name and a '.' for the first two */
+    static const struct { const char *name, *desc, *set; } k[WHATIF_COUNT] = {
+        {"dram_bw_x2", " bandwidth x2", "bandwidth=x2"},  /* the DRAM level */
+        {"l2_bw_x2", " bandwidth x2", "bandwidth=x2"},    /* the first cache */
+        {"matrix_x2", "matrix pipe FLOP/s x2", "compute.matrix_flops_per_cycle_per_unit=x2"},
+        {"vector_x2", "vector pipe FLOP/s x2", "compute.vector_flops_per_cycle_per_unit=x2"},
+        {"no_launch", "zero kernel launch overhead", "launch.kernel_overhead_ns=0"},
     };
+    struct whatif all[WHATIF_COUNT];
+    memset(all, 0, sizeof all);
+    for (unsigned i = 0; i < WHATIF_COUNT; i++) {
+        const char *level = i == 0 ? base->level[base->lv_dram].name
+                                   : i == 1 ? cfg_first_cache(base)->name : "";
+        snprintf(all[i].name, sizeof all[i].name, "%s", k[i].name);
+        snprintf(all[i].description, sizeof all[i].description, "%s%s", level, k[i].desc);
+        snprintf(all[i].set, sizeof all[i].set, "%s%s%s", level, level[0] ? "." : "", k[i].set);
+        int sparse = 0;     /* a pipe twice as fast runs 2:4 sparse GEMMs twice as fast too */
+        for (unsigned dt = 0; dt < DT_COUNT; dt++)
+            sparse |= base->sparse_matrix_flops_per_cycle[dt] > 0;
+        if (i == 2 && sparse) {
+            size_t u = strlen(all[i].set);
+            snprintf(all[i].set + u, sizeof all[i].set - u,
+                     " compute.sparse_matrix_flops_per_cycle_per_unit=x2");
+        }
+        if (sustained) {    /* each at the clock its own power holds */
+            size_t u = strlen(all[i].description);
+            snprintf(all[i].description + u, sizeof all[i].description - u, " (sustained)");
+        }
+    }
+    /* the hardware loaded here, the runs on two threads: the loaders note their inputs
+     * (afile.h) and are not thread-safe */
+    struct hw_system sys[WHATIF_COUNT];
+    memset(sys, 0, sizeof sys);
+    for (unsigned i = 0; i < WHATIF_COUNT; i++)
+        if (whatif_load(h, all[i].set, t, &sys[i]) != 0)
+            memset(&sys[i], 0, sizeof sys[i]);  /* left out */
     struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}}, {sys, t, 1, 2, sustained, {0}}};
-    const struct hw_config *cfg = &sys->chip;
     pthread_t th;
     int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;
     if (!threaded)
@@ -67,21 +119,14 @@ unsigned whatif_run(const struct hw_system *sys, const struct trace *t, int sust
     whatif_worker(&j[0]);
     if (threaded)
         pthread_join(th, NULL);
+    for (unsigned i = 0; i < WHATIF_COUNT; i++)
+        sys_free(&sys[i]);
     unsigned n = 0;
     for (unsigned i = 0; i < WHATIF_COUNT; i++) {
         double ts = j[threaded ? i % 2 : 0].time_s[i];
         if (ts < 0)
             continue;
-        snprintf(w[n].name, sizeof w[n].name, "%s", k[i].name);
-        if (i < 2)
-            snprintf(w[n].description, sizeof w[n].description, "%s %s",
-                     cfg->level[i == 0 ? cfg->lv_dram : cfg->lv_cache[0]].name, k[i].desc);
-        else
-            snprintf(w[n].description, sizeof w[n].description, "%s", k[i].desc);
-        if (sustained) {    /* each at the clock its own power holds */
-            size_t u = strlen(w[n].description);
-            snprintf(w[n].description + u, sizeof w[n].description - u, " (sustained)");
-        }
+        w[n] = all[i];
         w[n].total_time_s = ts;
         n++;
     }
