@@ -41,6 +41,12 @@ struct op_result {
     double pipe_pj;             /* energy its pipes spent (matrix, vector, special-function),
                                  * pJ; 0 on a config without power (the run adds the bytes') */
     uint64_t time_ps[CAT_COUNT];/* breakdown of end - start */
+    /* Of a memory level's wait (time_ps[CAT_STALL + l]), the part during
+     * which the level ran below its rate: too few bytes in flight for its
+     * latency (Little's law), or a latency waited out (docs/report.md).  The
+     * rest of the wait is its bandwidth.  Split for the DRAM and the caches;
+     * 0 for the other levels. */
+    uint64_t lat_ps[HW_MAX_LEVELS];
     uint32_t kernels;           /* kernels the op was lowered to */
     uint64_t ctas;              /* thread blocks over all its kernels */
     uint32_t waves;             /* waves over all its kernels */

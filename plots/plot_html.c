@@ -24,37 +24,89 @@ static double whatif_time(const struct pdata *p, const char *name)
     return 0;
 }
 
-static void verdicts(struct sb *h, const struct pdata *p)
+/* The re-simulated what-if that shortens the run most: its entry, or NULL */
+static const cJSON *best_whatif(const struct pdata *p)
+{
+    const cJSON *w, *best = NULL;
+    double tb = p->total;
+    cJSON_ArrayForEach(w, p->whatif)
+    {
+        double t = pload_jnum(w, "total_time_s");
+        if (t > 0 && t < tb) {
+            tb = t;
+            best = w;
+        }
+    }
+    return best;
+}
+
+/* The level the run waited on most, its wait split by cause, and what the
+ * what-ifs that touch it gained when re-simulated. */
+static void verdict_wait(struct sb *h, const struct pdata *p)
 {
     char a[32], b[32];
+    int worst = -1;
+    for (unsigned l = 0; l < p->nlvl; l++)
+        if (p->stall[l] > 0 && (worst < 0 || p->stall[l] > p->stall[worst]))
+            worst = (int)l;
+    if (worst < 0)
+        return;
+    const char *wlabel = p->lvl[worst];
+    double w = p->stall[worst], lat = p->stall_lat[worst];
+    sb_printf(h, "<li>%.0f%% of the time the compute units waited on ", 100 * w / p->total);
+    sb_html(h, wlabel);
+    if (lat > 0.001 * p->total)
+        sb_printf(h, ": %.0f%% while it ran at its full rate (its bandwidth), %.0f%% while it ran "
+                     "below it, with too few bytes in flight for its latency (Little's law: "
+                     "bytes in flight / latency) or a latency being waited out",
+                  100 * (w - lat) / p->total, 100 * lat / p->total);
+    sb_printf(h, ".");
+    /* the built-in what-ifs double the DRAM's and the first cache's bandwidth and halve the
+     * DRAM's latency */
+    const char *wname = worst == p->lvl_dram ? "dram_bw_x2" : worst == p->lvl_l2 ? "l2_bw_x2" : "";
+    double t2 = p->whatif ? whatif_time(p, wname) : 0;
+    if (t2 > 0) {
+        numfmt_time(a, sizeof a, p->total);
+        numfmt_time(b, sizeof b, t2);
+        sb_printf(h, " Doubling ");
+        sb_html(h, wlabel);
+        sb_printf(h, " bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s)", 100 * (1 - t2 / p->total),
+                  a, b);
+        double tl = worst == p->lvl_dram && p->whatif ? whatif_time(p, "dram_lat_x0.5") : 0;
+        if (tl > 0)
+            sb_printf(h, "; halving its latency, %.0f%%", 100 * (1 - tl / p->total));
+        sb_printf(h, ".");
+    }
+    sb_printf(h, "</li>\n");
+}
+
+static void verdicts(struct sb *h, const struct pdata *p)
+{
     sb_printf(h, "<h2>Verdicts</h2>\n<ul id=\"verdicts\">\n");
     if (p->total <= 0) {
         sb_printf(h, "<li>The run took no time.</li></ul>\n");
         return;
     }
-    /* the largest waiting level */
-    int worst = -1;
-    for (unsigned l = 0; l < p->nlvl; l++)
-        if (p->stall[l] > 0 && (worst < 0 || p->stall[l] > p->stall[worst]))
-            worst = (int)l;
-    if (worst >= 0) {
-        /* the built-in what-ifs double the DRAM and the first cache */
-        const char *wname = worst == p->lvl_dram ? "dram_bw_x2" : worst == p->lvl_l2 ? "l2_bw_x2" : "";
-        const char *wlabel = p->lvl[worst];
-        sb_printf(h, "<li>%.0f%% of the time the compute units waited on ", 100 * p->stall[worst] / p->total);
-        sb_html(h, wlabel);
-        sb_printf(h, ".");
-        double t2 = p->whatif ? whatif_time(p, wname) : 0;
-        if (t2 > 0) {
-            numfmt_time(a, sizeof a, p->total);
-            numfmt_time(b, sizeof b, t2);
-            sb_printf(h, " Doubling ");
-            sb_html(h, wlabel);
-            sb_printf(h, " bandwidth would cut at most %.0f%% (re-simulated: %s &rarr; %s).",
-                      100 * (1 - t2 / p->total), a, b);
+    const cJSON *bw = p->whatif ? best_whatif(p) : NULL;
+    if (bw != NULL) {
+        sb_printf(h, "<li>Of the re-simulated what-ifs, ");
+        sb_html(h, pload_jstr(bw, "description"));
+        sb_printf(h, " moves this run most: %.0f%% shorter", 100 * (1 - pload_jnum(bw, "total_time_s") / p->total));
+        const char *set = pload_jstr(bw, "set");
+        if (set[0] != '\0') {
+            sb_printf(h, " (<code>");
+            for (const char *q = set; *q;) {   /* each override as --set KEY=VALUE */
+                size_t n = strcspn(q, " ");
+                char one[160];
+                snprintf(one, sizeof one, "%s--set %.*s", q == set ? "" : " ", (int)n, q);
+                sb_html(h, one);
+                q += n + (q[n] == ' ');
+            }
+            sb_printf(h, "</code>)");
         }
-        sb_printf(h, "</li>\n");
+        sb_printf(h, ".</li>\n");
     }
+    verdict_wait(h, p);
     sb_printf(h, "<li>The compute pipes were busy %.0f%% of the time.", 100 * p->busy / p->total);
     double tm = p->whatif ? whatif_time(p, "matrix_x2") : 0;
     if (tm > 0)

@@ -342,6 +342,7 @@ static void read_summary(struct pdata *p, const cJSON *r)
     read_levels(p, r);
     pload_levels(p, r, "bytes", p->bytes);
     pload_levels(p, r, "stall_s", p->stall);
+    pload_levels(p, r, "stall_latency_s", p->stall_lat);
 }
 
 /* p->order: the ops slowest first, ties by index. */

@@ -48,6 +48,7 @@ struct pdata {
     const char *hw_name, *trace_path;
     double total, tokens_per_s, flops, busy, launch, idle;
     double bytes[PLOAD_NLVL], stall[PLOAD_NLVL];
+    double stall_lat[PLOAD_NLVL];   /* of stall[], the level below its rate (0 in older reports) */
     /* the levels the report names (its "bytes" keys, in order) */
     unsigned nlvl;
     char lvl[PLOAD_NLVL][HW_LEVEL_NAME];

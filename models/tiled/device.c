@@ -428,7 +428,7 @@ void tdev_start_op(void *dev, uint32_t op_index, struct op_result *res,
     r->kern = 0;
     r->p = NULL;
     res->start_ps = g->e->now_ps;
-    r->t_mark = g->e->now_ps;
+    runner_mark(r, g->e->now_ps);
     const struct lowref *L = r->low;
     snprintf(res->tile, sizeof res->tile, "%s", L->nk > 0 ? g->kpool[L->off].tile : "");
     runner_next_kernel(r);

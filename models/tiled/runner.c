@@ -47,12 +47,48 @@ static void runner_try_load(struct runner *r);
 static void runner_try_compute(struct runner *r);
 static void runner_check_wave_end(struct runner *r);
 
+/* The server a wait at level lvl is measured on: the DRAM's or a cache's
+ * (their loads); NULL for the other levels, whose waits are not split. */
+static struct flowsrv *wait_server(const struct runner *r, unsigned lvl)
+{
+    const struct hw_config *c = r->g->cfg;
+    if ((int)lvl == c->lv_dram)
+        return r->g->dramp;
+    for (uint32_t ci = 0; ci < c->ncaches; ci++)
+        if ((unsigned)c->lv_cache[ci] == lvl)
+            return tdev_lv(r->g, (int)lvl, 0);
+    return NULL;
+}
+
+/* Accounted up to now: each split level's saturated time noted */
+void runner_mark(struct runner *r, uint64_t now)
+{
+    const struct hw_config *c = r->g->cfg;
+    r->t_mark = now;
+    r->mark_sat[c->lv_dram] = flowsrv_saturated_at(r->g->dramp, now);
+    for (uint32_t ci = 0; ci < c->ncaches; ci++)
+        r->mark_sat[c->lv_cache[ci]] = flowsrv_saturated_at(tdev_lv(r->g, c->lv_cache[ci], 0), now);
+}
+
+/* A wait at a level, split by cause: while the level's server ran at its
+ * full rate, the wait is the level's bandwidth; while it ran below (the
+ * flows held to their own caps: n SMs x bytes in flight / loaded latency,
+ * Little's law; or none left while a latency is waited out), it is latency
+ * and concurrency (op_result.lat_ps).  Reading the servers changes
+ * nothing, so the split moves no prediction. */
 static void account(struct runner *r, enum time_cat cat)
 {
     uint64_t now = r->g->e->now_ps;
     SIM_CHECK_LE_U64(r->t_mark, now);
-    r->res->time_ps[cat] += now - r->t_mark;
-    r->t_mark = now;
+    uint64_t dt = now - r->t_mark;
+    r->res->time_ps[cat] += dt;
+    struct flowsrv *srv = cat >= CAT_STALL && dt > 0 ? wait_server(r, cat - CAT_STALL) : NULL;
+    if (srv != NULL) {
+        unsigned l = cat - CAT_STALL;
+        uint64_t sat = flowsrv_saturated_at(srv, now) - r->mark_sat[l];
+        r->res->lat_ps[l] += sat < dt ? dt - sat : 0;
+    }
+    runner_mark(r, now);
 }
 
 static uint64_t pack_arg(enum flow_role role, uint32_t chunk, unsigned lvl)
@@ -260,7 +296,7 @@ static void runner_compute_done(struct runner *r)
     uint64_t pd = r->pipe_done ? r->pipe_done : r->comp_start;
     r->res->time_ps[CAT_BUSY] += pd - r->t_mark;
     r->res->time_ps[CAT_STALL + g->cfg->lv_smem] += now - pd;
-    r->t_mark = now;
+    runner_mark(r, now);
     r->comp_busy = 0;
     uint32_t ch = r->comp_next++;
     double f = r->frac[ch];

@@ -126,6 +126,8 @@ struct runner {
                                  * what collectives held when it began) */
     uint32_t mult;              /* full waves simulated as this one */
     uint64_t t_mark;            /* time up to which res->time_ps is accounted */
+    uint64_t mark_sat[HW_MAX_LEVELS]; /* the DRAM's and the caches' servers' saturated time at
+                                 * t_mark (a wait's split: runner.c account) */
     /* current wave */
     uint32_t units;             /* SMs busy in this wave */
     uint32_t nchunks;
@@ -287,6 +289,8 @@ void reuse_wave(struct tdev *g, const struct kplan *p, uint64_t wave, uint64_t c
  * kernel (its first when r->p is NULL; finishes the op after its last) */
 void runner_handle(struct engine *e, void *self, const struct eq_event *ev);
 void runner_next_kernel(struct runner *r);
+/* Accounted up to now (runner.c): each split level's saturated time noted. */
+void runner_mark(struct runner *r, uint64_t now);
 
 /* device.c: hands op op_index to the device (runs it now or queues it) */
 void tdev_start_op(void *dev, uint32_t op_index, struct op_result *res,

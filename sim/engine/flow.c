@@ -49,6 +49,8 @@ static void flowsrv_advance(struct flowsrv *s, uint64_t now)
         double dt = (double)(now - s->last_ps);
         if (s->nflows > 0)
             s->busy_ps += now - s->last_ps;
+        if (s->saturated)
+            s->saturated_ps += now - s->last_ps;
         double sum = 0;
         for (uint32_t i = 0; i < s->nflows; i++) {
             double d = s->flows[i].rate * dt;
@@ -62,6 +64,11 @@ static void flowsrv_advance(struct flowsrv *s, uint64_t now)
             s->observe(s->observe_ctx, s->last_ps, now, sum);
     }
     s->last_ps = now;
+}
+
+uint64_t flowsrv_saturated_at(const struct flowsrv *s, uint64_t now)
+{
+    return s->saturated_ps + (s->saturated && now > s->last_ps ? now - s->last_ps : 0);
 }
 
 /* Max-min fair rates by water filling: visit flows in increasing cap. */
@@ -84,6 +91,7 @@ static void flowsrv_share(struct flowsrv *s)
         f->rate = f->cap < fair ? f->cap : fair;
         left -= f->rate;
     }
+    s->saturated = left <= s->capacity * 1e-9;
 }
 
 static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
@@ -92,6 +100,7 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
         engine_cancel(e, s->pending);
         s->pending = 0;
     }
+    s->saturated = 0;
     if (s->nflows == 0)
         return;
     flowsrv_share(s);

@@ -55,6 +55,9 @@ struct flowsrv {
     double served;          /* total amount served */
     uint64_t busy_ps;       /* time with at least one active flow */
     uint32_t peak_flows;    /* most concurrent flows seen */
+    int saturated;          /* the active flows' rates add up to the capacity (none is held
+                             * back by its own cap alone) */
+    uint64_t saturated_ps;  /* time saturated, up to last_ps */
     flow_observe_fn observe;/* NULL = nobody watches */
     void *observe_ctx;
 };
@@ -67,5 +70,12 @@ void flowsrv_destroy(struct flowsrv *s);
  * done(e, owner, arg) is called from the engine when it completes. */
 void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
                    double cap_per_s, flow_done_fn done, void *owner, uint64_t arg);
+
+/* How long the server has run at its full capacity, up to now (>= the
+ * time its rates were last set), without advancing it: reading it changes
+ * nothing.  Over a wait, the share of it the server was saturated is its
+ * bandwidth at work; the rest its flows ran at their own caps (too few
+ * bytes in flight) or there were none. */
+uint64_t flowsrv_saturated_at(const struct flowsrv *s, uint64_t now);
 
 #endif

@@ -72,6 +72,8 @@ enum matrix_path {
 /* One memory level, from the config's `levels:` list. */
 struct hw_level {
     char name[HW_LEVEL_NAME];   /* as reports name it: "smem", "l2", "vmem", "hbm", "nvlink" */
+    char lat_label[HW_LEVEL_NAME + 8]; /* "hbm latency": what an op waiting on the level below its
+                                 * rate is bound by (run_bound_name) */
     enum level_kind kind;
     enum level_scope scope;
     uint32_t instances;         /* how many: units, groups, 1 (device) or ports (a link) */

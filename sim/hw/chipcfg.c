@@ -273,6 +273,7 @@ static int level_name_kind(struct yconf *c, int map, int idx, struct hw_level *L
                         "levels.name", "'%s': a level name is lower-case letters, digits and _, "
                         "and not busy, launch, idle, compute, matrix or vector", L->name);
     snprintf(sec, nsec, "levels.%s", L->name);
+    snprintf(L->lat_label, sizeof L->lat_label, "%s latency", L->name);
     if (yconf_get_string(c, map, sec, "kind", 1, word, sizeof word) != 0)
         return -1;
     int k;

@@ -26,7 +26,10 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
     fprintf(f, ",busy_s,launch_s,measured_s");
     for (unsigned l = 0; l < cfg->nlevels; l++)
         fprintf(f, ",stall_%s_s", cfg->level[l].name);
-    fprintf(f, ",bound,kernels,ctas,waves,tile\n");
+    fprintf(f, ",bound,kernels,ctas,waves,tile");
+    for (unsigned l = 0; l < cfg->nlevels; l++)   /* of stall_LEVEL_s, the level below its rate */
+        fprintf(f, ",latency_%s_s", cfg->level[l].name);
+    fprintf(f, "\n");
     /* a row at a time in memory, one fwrite each (stdio's per-call
      * locking was a third of a 1M-op file's time) */
     struct sb b = {0};
@@ -77,6 +80,11 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         sb_puts(&b, nb);
         sb_putn(&b, ",", 1);
         csv_field(&b, o->tile);
+        for (unsigned l = 0; l < cfg->nlevels; l++) {
+            numfmt_gp(nb, sizeof nb, (double)o->lat_ps[l] * REPORT_PS, 9);
+            sb_putn(&b, ",", 1);
+            sb_puts(&b, nb);
+        }
         sb_putn(&b, "\n", 1);
         fwrite(b.s, 1, b.n, f);
     }

@@ -20,11 +20,12 @@
 
 #define REPORT_MAX_BUCKETS 512
 
+/* {level: t[level] s} */
 static cJSON *stall_obj_u64(const struct hw_config *c, const uint64_t *t)
 {
     cJSON *o = cJSON_CreateObject();
     for (unsigned l = 0; l < c->nlevels; l++)
-        jout_add_num(o, c->level[l].name, (double)t[CAT_STALL + l] * REPORT_PS);
+        jout_add_num(o, c->level[l].name, (double)t[l] * REPORT_PS);
     return o;
 }
 
@@ -90,6 +91,10 @@ static void json_totals(cJSON *root, const struct report_ctx *c)
     for (unsigned l = 0; l < c->cfg->nlevels; l++)
         jout_add_num(st, c->cfg->level[l].name, r->time_ps[CAT_STALL + l] * REPORT_PS);
     cJSON_AddItemToObject(root, "stall_s", st);
+    cJSON *sl = cJSON_CreateObject();
+    for (unsigned l = 0; l < c->cfg->nlevels; l++)
+        jout_add_num(sl, c->cfg->level[l].name, r->lat_ps[l] * REPORT_PS);
+    cJSON_AddItemToObject(root, "stall_latency_s", sl);
     jout_add_num(root, "busy_s", r->time_ps[CAT_BUSY] * REPORT_PS);
     jout_add_num(root, "launch_s", r->time_ps[CAT_LAUNCH] * REPORT_PS);
     jout_add_num(root, "measured_s", r->time_ps[CAT_MEASURED] * REPORT_PS);
@@ -193,6 +198,7 @@ static void json_whatif(cJSON *root, const struct report_ctx *c)
             cJSON *w = cJSON_CreateObject();
             cJSON_AddStringToObject(w, "name", c->whatif[k].name);
             cJSON_AddStringToObject(w, "description", c->whatif[k].description);
+            cJSON_AddStringToObject(w, "set", c->whatif[k].set);   /* --set it as: */
             jout_add_num(w, "total_time_s", c->whatif[k].total_time_s);
             cJSON_AddItemToArray(wa, w);
         }
@@ -233,7 +239,8 @@ static cJSON *op_json(const struct report_ctx *c, uint32_t i)
     jout_add_num(j, "flops", o->flops);
     cJSON_AddItemToObject(j, "bytes", info_json_levels(c->cfg, o->bytes, 1.0));
     cJSON_AddStringToObject(j, "bound", run_bound_name(c->cfg, o));
-    cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps));
+    cJSON_AddItemToObject(j, "stall_s", stall_obj_u64(c->cfg, o->time_ps + CAT_STALL));
+    cJSON_AddItemToObject(j, "stall_latency_s", stall_obj_u64(c->cfg, o->lat_ps));
     jout_add_num(j, "busy_s", (double)o->time_ps[CAT_BUSY] * REPORT_PS);
     jout_add_num(j, "launch_s", (double)o->time_ps[CAT_LAUNCH] * REPORT_PS);
     jout_add_num(j, "measured_s", (double)o->time_ps[CAT_MEASURED] * REPORT_PS);
@@ -341,6 +348,8 @@ static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
     PUT_STR_MEMBER(f, "bound", run_bound_name(c->cfg, o));
     PUT_KEY(f, "stall_s");
     put_levels(f, c->cfg, &w->k, NULL, o->time_ps + CAT_STALL, REPORT_PS);
+    PUT_KEY(f, "stall_latency_s");
+    put_levels(f, c->cfg, &w->k, NULL, o->lat_ps, REPORT_PS);
     PUT_NUM_MEMBER(f, "busy_s", (double)o->time_ps[CAT_BUSY] * REPORT_PS);
     PUT_NUM_MEMBER(f, "launch_s", (double)o->time_ps[CAT_LAUNCH] * REPORT_PS);
     PUT_NUM_MEMBER(f, "measured_s", (double)o->time_ps[CAT_MEASURED] * REPORT_PS);

@@ -135,9 +135,29 @@ static void text_summary(const struct report_ctx *c, FILE *out)
         fprintf(out, " %s %.1f%%", k >= CAT_STALL && k < CAT_COUNT ? "" : run_cat_name(cfg, k), 100 * f);
         if (k >= CAT_STALL && k < CAT_COUNT)
             fprintf(out, " waiting on %s", run_cat_name(cfg, k));
+        double lat = k >= CAT_STALL && k < CAT_COUNT ? r->lat_ps[k - CAT_STALL] * REPORT_PS / total : 0;
+        if (lat >= 0.0005)  /* the level below its rate: latency, too few bytes in flight */
+            fprintf(out, " (%.1f%% its bandwidth, %.1f%% latency)", 100 * (f - lat), 100 * lat);
         fprintf(out, ";");
     }
     fprintf(out, "\n");
+    if (c->nwhatif > 0 && total > 0) {  /* each re-simulated; the one that moves the run most */
+        unsigned best = 0;
+        fprintf(out, "  what-ifs (re-simulated):");
+        for (unsigned k = 0; k < c->nwhatif; k++) {
+            fprintf(out, "%s %s %+.1f%%", k ? ";" : "", c->whatif[k].description,
+                    100 * (c->whatif[k].total_time_s / total - 1));
+            if (c->whatif[k].total_time_s < c->whatif[best].total_time_s)
+                best = k;
+        }
+        fprintf(out, "\n    the most: %s (", c->whatif[best].description);
+        for (const char *q = c->whatif[best].set; *q;) {   /* each override as --set KEY=VALUE */
+            size_t n = strcspn(q, " ");
+            fprintf(out, "%s--set %.*s", q == c->whatif[best].set ? "" : " ", (int)n, q);
+            q += n + (q[n] == ' ');
+        }
+        fprintf(out, ")\n");
+    }
 }
 
 /* several devices: each one's time, the link levels being its exposed

@@ -245,6 +245,7 @@ static void run_attribute(struct run_result *r)
         }
     }
     memset(r->time_ps, 0, sizeof r->time_ps);
+    memset(r->lat_ps, 0, sizeof r->lat_ps);
     for (uint32_t i = 0; i < n; i++) {
         const struct op_result *o = &r->ops[i];
         uint64_t dur = o->end_ps - o->start_ps;
@@ -253,6 +254,8 @@ static void run_attribute(struct run_result *r)
         double f = share[i] / (double)dur;
         for (unsigned c = 0; c < CAT_COUNT; c++)
             r->time_ps[c] += (double)o->time_ps[c] * f;
+        for (unsigned l = 0; l < HW_MAX_LEVELS; l++)
+            r->lat_ps[l] += (double)o->lat_ps[l] * f;
     }
     r->time_ps[RUN_IDLE] = idle;
     free(pts);
@@ -810,11 +813,33 @@ const char *run_cat_name(const struct hw_config *c, unsigned cat)
     return "?";
 }
 
+/* The bound named by the largest category best, with its wait and the
+ * latency part of it (when best is a level's) */
+static const char *bound_name(const struct hw_config *c, unsigned best, double wait, double lat)
+{
+    if (best >= CAT_STALL && best < CAT_STALL + c->nlevels) {
+        const struct hw_level *L = &c->level[best - CAT_STALL];
+        if (2 * lat > wait && L->lat_label[0] != '\0')
+            return L->lat_label;    /* most of that wait the level ran below its rate */
+    }
+    return best == CAT_BUSY ? "compute" : run_cat_name(c, best);
+}
+
 const char *run_bound_name(const struct hw_config *c, const struct op_result *r)
 {
     unsigned best = CAT_BUSY;
     for (unsigned k = 0; k < CAT_COUNT; k++)
         if (r->time_ps[k] > r->time_ps[best])
             best = k;
-    return best == CAT_BUSY ? "compute" : run_cat_name(c, best);
+    double lat = best >= CAT_STALL ? (double)r->lat_ps[best - CAT_STALL] : 0;
+    return bound_name(c, best, (double)r->time_ps[best], lat);
+}
+
+const char *run_result_bound(const struct hw_config *c, const struct run_result *r)
+{
+    unsigned best = CAT_BUSY;
+    for (unsigned k = 0; k < CAT_COUNT; k++)
+        if (r->time_ps[k] > r->time_ps[best])
+            best = k;
+    return bound_name(c, best, r->time_ps[best], best >= CAT_STALL ? r->lat_ps[best - CAT_STALL] : 0);
 }

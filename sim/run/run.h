@@ -33,6 +33,9 @@ struct run_result {
      * running then; CAT_COUNT extra slot = nothing running (idle on
      * dependencies or the host).  Adds up to total_ps. */
     double time_ps[CAT_COUNT + 1];
+    /* Of time_ps[CAT_STALL + l], the part the level ran below its rate
+     * (op_result.lat_ps), shared out as time_ps is. */
+    double lat_ps[HW_MAX_LEVELS];
     /* The same per device (ndevices x (CAT_COUNT + 1), row d for trace
      * device d): each instant shared among the compute ops running on that
      * device then, or among its collectives when no compute op runs; idle
@@ -93,8 +96,12 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
                     struct run_result *out, struct diag *d);
 void run_result_free(struct run_result *r);
 
-/* The category that took most of an op's time: "compute", "launch" or a level name. */
+/* The category that took most of an op's time: "compute", "launch" or a
+ * level name; "NAME latency" when most of that level's wait it ran below
+ * its rate (op_result.lat_ps: too few bytes in flight for its latency). */
 const char *run_bound_name(const struct hw_config *c, const struct op_result *r);
+/* The same for a whole run (its time_ps and lat_ps): a sweep point's bound. */
+const char *run_result_bound(const struct hw_config *c, const struct run_result *r);
 /* Name of a time category ("busy", "launch", "smem", ..., "idle"). */
 const char *run_cat_name(const struct hw_config *c, unsigned cat);
 

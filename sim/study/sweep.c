@@ -260,14 +260,10 @@ static void format_row(const struct job *j, uint64_t task, const struct hw_syste
     }
     const struct hw_config *c = &sys->chip;
     double total_s = (double)r->total_ps * 1e-12;
-    unsigned best = CAT_BUSY;
-    for (unsigned k = 0; k < CAT_COUNT; k++)
-        if (r->time_ps[k] > r->time_ps[best])
-            best = k;
     snprintf(num, sizeof num, ",%.6f,%.4f,", total_s * 1e6,
              total_s > 0 ? r->flops / total_s / 1e12 : 0.0);
     sb_puts(b, num);
-    sb_puts(b, best == CAT_BUSY ? "compute" : run_cat_name(c, best));
+    sb_puts(b, run_result_bound(c, r));
     for (unsigned k = 0; k < CAT_STALL + c->nlevels; k++) {
         snprintf(num, sizeof num, ",%.6f", r->time_ps[k] * 1e-6);
         sb_puts(b, num);

@@ -82,11 +82,12 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
         {"matrix_x2", "matrix pipe FLOP/s x2", "compute.matrix_flops_per_cycle_per_unit=x2"},
         {"vector_x2", "vector pipe FLOP/s x2", "compute.vector_flops_per_cycle_per_unit=x2"},
         {"no_launch", "zero kernel launch overhead", "launch.kernel_overhead_ns=0"},
+        {"dram_lat_x0.5", " latency x0.5", "latency=x0.5"},      /* the DRAM level, idle and loaded */
     };
     struct whatif all[WHATIF_COUNT];
     memset(all, 0, sizeof all);
     for (unsigned i = 0; i < WHATIF_COUNT; i++) {
-        const char *level = i == 0 ? base->level[base->lv_dram].name
+        const char *level = i == 0 || i == 5 ? base->level[base->lv_dram].name
                                    : i == 1 ? cfg_first_cache(base)->name : "";
         snprintf(all[i].name, sizeof all[i].name, "%s", k[i].name);
         snprintf(all[i].description, sizeof all[i].description, "%s%s", level, k[i].desc);
@@ -94,6 +95,10 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
         int sparse = 0;     /* a pipe twice as fast runs 2:4 sparse GEMMs twice as fast too */
         for (unsigned dt = 0; dt < DT_COUNT; dt++)
             sparse |= base->sparse_matrix_flops_per_cycle[dt] > 0;
+        if (i == 5) {   /* the loaded latency too: Little's law's bytes in flight / latency */
+            size_t u = strlen(all[i].set);
+            snprintf(all[i].set + u, sizeof all[i].set - u, " %s.efficiency.loaded_latency=x0.5", level);
+        }
         if (i == 2 && sparse) {
             size_t u = strlen(all[i].set);
             snprintf(all[i].set + u, sizeof all[i].set - u,

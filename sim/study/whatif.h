@@ -7,7 +7,10 @@
  * (the first cache), `compute.matrix_flops_per_cycle_per_unit=x2`,
  * (and the 2:4 sparse rates, where the chip has them),
  * `compute.vector_flops_per_cycle_per_unit=x2`,
- * `launch.kernel_overhead_ns=0`; the hardware is loaded with it as the run
+ * `launch.kernel_overhead_ns=0`, `DRAM.latency=x0.5` with
+ * `DRAM.efficiency.loaded_latency=x0.5` (what a wait below the DRAM's
+ * rate, too few bytes in flight for its latency, would gain); the
+ * hardware is loaded with it as the run
  * loaded its own (whatif_build), so `strata run --set` with the same
  * override gives the same time.  Each what-if is its own engine instance,
  * so they run on two threads; the results land by index, so the report
@@ -22,7 +25,8 @@
 #include "system.h"
 #include "trace.h"
 
-#define WHATIF_COUNT 5 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead */
+#define WHATIF_COUNT 6 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead, DRAM
+                        * latency x0.5 */
 
 /* A what-if re-simulation: the same trace on a changed config. */
 struct whatif {
