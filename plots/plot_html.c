@@ -107,6 +107,20 @@ static void verdicts(struct sb *h, const struct pdata *p)
         sb_printf(h, ".</li>\n");
     }
     verdict_wait(h, p);
+    for (unsigned l = 0; l < p->nlvl; l++) {     /* a link the devices waited on: communication */
+        if (!p->lvl_link[l] || p->stall[l] < 0.05 * p->total)
+            continue;
+        sb_printf(h, "<li>%.0f%% of the step the devices waited on ", 100 * p->stall[l] / p->total);
+        sb_html(h, p->lvl[l]);
+        sb_printf(h, " (communication not hidden behind compute).");
+        double tl = p->whatif ? whatif_time(p, "link_bw_x2") : 0;
+        if (tl > 0)
+            sb_printf(h, " Doubling its bandwidth would cut %.0f%% (re-simulated)%s.", 100 * (1 - tl / p->total),
+                      tl > 0.99 * p->total ? ": the collectives are latency-bound (small messages), "
+                                             "so fewer or fused collectives would help, not a faster link"
+                                           : "");
+        sb_printf(h, "</li>\n");
+    }
     sb_printf(h, "<li>The compute pipes were busy %.0f%% of the time.", 100 * p->busy / p->total);
     double tm = p->whatif ? whatif_time(p, "matrix_x2") : 0;
     if (tm > 0)
@@ -137,12 +151,12 @@ static void verdicts(struct sb *h, const struct pdata *p)
 
 static const char html_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    "<title>strata report</title>\n<style>\n"
+    "<style>\n"
     "body{font-family:sans-serif;margin:24px;max-width:1200px;color:#222}\n"
     "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\n"
     "th{background:#eee;cursor:pointer}td.l,th.l{text-align:left}figure{margin:16px 0}\n"
     "figcaption{font-weight:bold;margin-bottom:4px}.big{font-size:20px}\n"
-    "</style></head><body>\n";
+    "</style>\n";
 
 static const char html_sort_js[] =
     "<script>\n"
@@ -154,6 +168,21 @@ static const char html_sort_js[] =
     "r.forEach(function(x){b.appendChild(x);});}\n"
     "</script>\n";
 
+/* What ran it: the chip, or the system and its devices' chip */
+static void hw_words(struct sb *h, const struct pdata *p)
+{
+    if (p->sys_name[0] != '\0') {
+        sb_html(h, p->sys_name);
+        sb_printf(h, " (%u x ", p->ndev);
+        sb_html(h, p->hw_name);
+        sb_printf(h, ")");
+    } else {
+        if (p->ndev > 1)
+            sb_printf(h, "%u x ", p->ndev);
+        sb_html(h, p->hw_name);
+    }
+}
+
 /* Title, total time, tokens/s, FLOPs and the bytes moved at each level. */
 static void summary(struct sb *h, const struct pdata *p)
 {
@@ -161,7 +190,7 @@ static void summary(struct sb *h, const struct pdata *p)
     sb_printf(h, "<h1>strata: ");
     sb_html(h, p->trace_path);
     sb_printf(h, " on ");
-    sb_html(h, p->hw_name);
+    hw_words(h, p);
     sb_printf(h, "</h1>\n<p class=\"big\">Total time <b id=\"total-time\">");
     numfmt_time(a, sizeof a, p->total);
     sb_printf(h, "%s</b>", a);
@@ -270,7 +299,11 @@ static void op_table(struct sb *h, const struct pdata *p)
 
 void phtml_page(struct sb *h, const struct pdata *p)
 {
-    sb_printf(h, "%s", html_head);
+    sb_printf(h, "%s<title>strata: ", html_head);
+    sb_html(h, p->trace_path);
+    sb_printf(h, " on ");
+    hw_words(h, p);
+    sb_printf(h, "</title></head><body>\n");
     summary(h, p);
     verdicts(h, p);
     if (p->have_hw)

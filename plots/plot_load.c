@@ -51,6 +51,7 @@ static void read_levels(struct pdata *p, const cJSON *r)
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(r, "bytes"), *it;
     p->nlvl = 0;
     p->lvl_dram = p->lvl_l2 = -1;
+    memset(p->lvl_link, 0, sizeof p->lvl_link);
     cJSON_ArrayForEach(it, b)
     {
         if (p->nlvl >= PLOAD_NLVL || it->string == NULL)
@@ -69,6 +70,7 @@ static void read_levels(struct pdata *p, const cJSON *r)
                 p->lvl_dram = (int)l;
             if (strcmp(kind, "cache") == 0 && p->lvl_l2 < 0)
                 p->lvl_l2 = (int)l;
+            p->lvl_link[l] = strcmp(kind, "link") == 0;
         }
     }
     for (unsigned l = 0; l < p->nlvl; l++) {    /* reports without hardware_derived */
@@ -332,6 +334,14 @@ static const cJSON *check_header(const struct jsondoc *doc, struct diag *d)
 static void read_summary(struct pdata *p, const cJSON *r)
 {
     p->hw_name = pload_jstr(cJSON_GetObjectItemCaseSensitive(r, "hardware"), "name");
+    p->sys_name = pload_jstr(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "hardware"),
+                                                              "system"), "name");
+    p->ndev = 0;
+    const cJSON *dv;
+    cJSON_ArrayForEach(dv, cJSON_GetObjectItemCaseSensitive(r, "devices"))
+        p->ndev += !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dv, "mirror"));
+    if (p->ndev == 0)
+        p->ndev = 1;
     p->trace_path = pload_jstr(cJSON_GetObjectItemCaseSensitive(r, "trace"), "path");
     p->total = pload_jnum(r, "total_time_s");
     p->tokens_per_s = pload_jnum(r, "tokens_per_s");

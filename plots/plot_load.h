@@ -46,6 +46,8 @@ struct pgroup {
 
 struct pdata {
     const char *hw_name, *trace_path;
+    const char *sys_name;       /* hardware.system.name, "" on a chip config */
+    unsigned ndev;              /* devices with ops of their own (report "devices", no mirrors), >= 1 */
     double total, tokens_per_s, flops, busy, launch, idle;
     double bytes[PLOAD_NLVL], stall[PLOAD_NLVL];
     double stall_lat[PLOAD_NLVL];   /* of stall[], the level below its rate (0 in older reports) */
@@ -53,6 +55,7 @@ struct pdata {
     unsigned nlvl;
     char lvl[PLOAD_NLVL][HW_LEVEL_NAME];
     int lvl_dram, lvl_l2;       /* the DRAM and the first cache, -1 if unknown */
+    unsigned char lvl_link[PLOAD_NLVL]; /* a link level (hardware_derived kind "link") */
     uint32_t nops;
     struct pop *ops;            /* a report's ops (NULL for a run's: see pload_op) */
     const struct report_ctx *run; /* the run whose ops these are, or NULL */

@@ -329,10 +329,12 @@ void psvg_stalls(struct sb *h, const struct pdata *p)
     double vals[PSTYLE_TOP_STALLS + 1][PLOAD_NCATMAX];
     memset(vals, 0, sizeof vals);
     double vmax = 0;
+    /* several devices: each group's time over the devices, so the bars are a device's step */
+    double per = 1e6 / (double)(p->ndev ? p->ndev : 1);
     for (uint32_t k = 0; k < p->ngroups; k++) {
         int b = k < top ? (int)k : (int)top;
         for (int c = 0; c < PLOAD_NCAT(p); c++)
-            vals[b][c] += p->groups[k].cat[c] * 1e6;
+            vals[b][c] += p->groups[k].cat[c] * per;
     }
     for (int b = 0; b < bars; b++) {
         double s = 0;
@@ -344,10 +346,13 @@ void psvg_stalls(struct sb *h, const struct pdata *p)
     if (vmax <= 0)
         vmax = 1;
     struct axis x = {0, bars > 0 ? bars : 1, -1, 70, 760}, y = {0, vmax * 1.05, 0, 330, 20};
-    svg_open(h, "plot-stalls", "Where the time went: busy, launch and waiting per memory level, "
-                               "slowest op groups first (names that differ only in numbers summed)",
+    svg_open(h, "plot-stalls", p->ndev > 1 ? "Where a device's time went: busy, launch and waiting per "
+                                             "level, slowest op groups first (names that differ only in "
+                                             "numbers summed, over the devices' count)"
+                                           : "Where the time went: busy, launch and waiting per memory level, "
+                                             "slowest op groups first (names that differ only in numbers summed)",
              900, 470);
-    svg_frame(h, &x, &y, "", "time (us)", "", "");
+    svg_frame(h, &x, &y, "", p->ndev > 1 ? "time per device (us)" : "time (us)", "", "");
     double bw = (x.px1 - x.px0) / (bars > 0 ? bars : 1);
     for (int b = 0; b < bars; b++) {
         double acc = 0;

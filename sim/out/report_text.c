@@ -104,6 +104,12 @@ static void text_summary(const struct report_ctx *c, FILE *out)
                 c->sys->name, c->sys->ndevices, cfg_label(c->cfg), c->sys->nlinks);
     else
         fprintf(out, "strata %s: %s on %s\n", STRATA_VERSION, t->path, cfg_label(c->cfg));
+    if (c->sys == NULL && t->ndevices > 1)  /* the system a chip config implies (sys_from_chip) */
+        fprintf(out, "  %u devices     %u x %s, each on its own %s to one non-blocking switch and its %s "
+                     "to the host (a system file gives the real topology: strata list systems)\n",
+                t->ndevices, t->ndevices, cfg_label(c->cfg),
+                c->cfg->lv_peer >= 0 ? c->cfg->level[c->cfg->lv_peer].name : "(no peer link)",
+                c->cfg->level[c->cfg->lv_host].name);
     fprintf(out, "  total time     %s", b1);
     if (c->tokens > 0 && total > 0)
         fprintf(out, "   (%.1f tokens/s)", c->tokens / total);
@@ -199,10 +205,80 @@ static void text_devices(const struct report_ctx *c, FILE *out)
     if (shown < r->ndevices - t->nmirrors)
         fprintf(out, "  ... %u more devices (report.json \"devices\")\n",
                 r->ndevices - t->nmirrors - shown);
+    /* the collectives' time as ops.csv has it (each op's whole span) against the exposed part
+     * above (a link level's wait: what overlapped nothing) */
+    double coll = 0, exposed = 0;
+    uint32_t ndev = r->ndevices - t->nmirrors;
+    for (uint32_t i = 0; i < r->nops; i++)
+        if (t->ops[i].kind == OP_COLLECTIVE)
+            coll += (double)(r->ops[i].end_ps - r->ops[i].start_ps);
+    for (uint32_t e = 0; e < r->ndevices; e++)
+        for (unsigned l = 0; l < cfg->nlevels; l++)
+            if (cfg->level[l].kind == LK_LINK && !(t->mirror != NULL && t->mirror[e]))
+                exposed += r->dev_time_ps[(size_t)e * (CAT_COUNT + 1) + CAT_STALL + l];
+    if (coll > 0 && ndev > 0)
+        fprintf(out, "  collectives: %.1f%% of a device's step in ops.csv (their ops' spans, over %u "
+                     "devices); %.1f%% exposed, the link columns above; the rest overlapped compute or "
+                     "launched\n",
+                100 * coll / ndev / (double)r->total_ps, ndev, 100 * exposed / ndev / (double)r->total_ps);
+}
+
+/* name with its first run of digits that spells dev ("r3.L0.qkv" on
+ * device 3: "r#.L0.qkv") as '#', into buf */
+static void mask_device(const char *name, uint32_t dev, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", name);
+    for (char *p = buf; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            continue;
+        char *e = p;
+        unsigned long v = strtoul(p, &e, 10);
+        if (v == dev) {
+            *p = '#';
+            memmove(p + 1, e, strlen(e) + 1);
+            return;
+        }
+        p = e - 1;
+    }
+}
+
+/* Is op j the same op as op i on another device: the same kind and time,
+ * and the same name once each one's own device number is masked (a TP
+ * rank's r3.L0.qkv_proj and rank 5's r5.L0.qkv_proj)? */
+static int twin_op(const struct report_ctx *c, uint32_t i, uint32_t j)
+{
+    const struct op *a = &c->t->ops[i], *b = &c->t->ops[j];
+    const struct op_result *x = &c->r->ops[i], *y = &c->r->ops[j];
+    if (a->device == b->device || a->kind != b->kind || x->end_ps - x->start_ps != y->end_ps - y->start_ps)
+        return 0;
+    char ma[200], mb[200];
+    mask_device(a->name, a->device, ma, sizeof ma);
+    mask_device(b->name, b->device, mb, sizeof mb);
+    return strcmp(ma, mb) == 0;
+}
+
+/* How many ops after position k of idx (equal times sort together) are
+ * op idx[k] on other devices; they are moved right behind it. */
+static uint32_t gather_twins(const struct report_ctx *c, uint32_t *idx, uint32_t k, uint32_t n)
+{
+    const struct op_result *o = &c->r->ops[idx[k]];
+    uint32_t got = 0;
+    for (uint32_t j = k + 1; j < n && j < k + 1 + 4096; j++) {
+        const struct op_result *y = &c->r->ops[idx[j]];
+        if (y->end_ps - y->start_ps != o->end_ps - o->start_ps)
+            break;
+        if (twin_op(c, idx[k], idx[j])) {
+            uint32_t v = idx[j];
+            memmove(&idx[k + 2 + got], &idx[k + 1 + got], (j - k - 1 - got) * sizeof *idx);
+            idx[k + 1 + got++] = v;
+        }
+    }
+    return got;
 }
 
 /* The slowest ops (c->top, 15 by default), a row each with its share of
- * the time in each category. */
+ * the time in each category; an op that runs on several devices at once
+ * (a tensor-parallel rank's) is one row, "x8" for its 8 devices. */
 static void text_ops(const struct report_ctx *c, FILE *out)
 {
     const struct run_result *r = c->r;
@@ -233,15 +309,24 @@ static void text_ops(const struct report_ctx *c, FILE *out)
         snprintf(cats + used, sizeof cats - used, ")");
     fprintf(out, "\n  %-28s %-11s %10s %6s %10s %10s %-8s %s\n", "op (slowest first)", "kind",
             "time", "share", "FLOP", "DRAM B", "bound", cats);
-    for (unsigned k = 0; k < top; k++) {
+    unsigned rows = 0;
+    uint32_t k = 0;
+    for (; k < n && rows < top; k++, rows++) {
         const struct op_result *o = &r->ops[idx[k]];
         const struct op *op = &t->ops[idx[k]];
+        uint32_t twins = t->ndevices > 1 ? gather_twins(c, idx, k, n) : 0;
         double ts = report_op_time_s(o);
         numfmt_time(b1, sizeof b1, ts);
         numfmt_si(b2, sizeof b2, o->flops, "");
         numfmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
-        fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", op->name, op_kind_name(op->kind),
+        char name[64];
+        if (twins > 0)
+            snprintf(name, sizeof name, "%.20s x%u", op->name, twins + 1);
+        else
+            snprintf(name, sizeof name, "%s", op->name);
+        fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", name, op_kind_name(op->kind),
                 b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
+        k += twins;
         uint64_t dur = o->end_ps - o->start_ps;
         for (unsigned cat = 0; cat < CAT_STALL + cfg->nlevels; cat++)
             if ((cat < CAT_STALL && (cat != CAT_MEASURED || any_measured)) ||
@@ -250,8 +335,8 @@ static void text_ops(const struct report_ctx *c, FILE *out)
                         dur ? 100.0 * (double)o->time_ps[cat] / (double)dur : 0);
         fprintf(out, "%%\n");
     }
-    if (n > top)
-        fprintf(out, "  ... %u more ops (--top N, --csv, --json)\n", n - top);
+    if (n > k)
+        fprintf(out, "  ... %u more ops (--top N, --csv, --json)\n", n - k);
     free(idx);
 }
 

@@ -83,12 +83,14 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
         {"vector_x2", "vector pipe FLOP/s x2", "compute.vector_flops_per_cycle_per_unit=x2"},
         {"no_launch", "zero kernel launch overhead", "launch.kernel_overhead_ns=0"},
         {"dram_lat_x0.5", " latency x0.5", "latency=x0.5"},      /* the DRAM level, idle and loaded */
+        {"link_bw_x2", " bandwidth x2", "bandwidth=x2"},         /* the peer link, several devices */
     };
     struct whatif all[WHATIF_COUNT];
     memset(all, 0, sizeof all);
     for (unsigned i = 0; i < WHATIF_COUNT; i++) {
         const char *level = i == 0 || i == 5 ? base->level[base->lv_dram].name
-                                   : i == 1 ? cfg_first_cache(base)->name : "";
+                            : i == 1         ? cfg_first_cache(base)->name
+                            : i == 6 && base->lv_peer >= 0 ? base->level[base->lv_peer].name : "";
         snprintf(all[i].name, sizeof all[i].name, "%s", k[i].name);
         snprintf(all[i].description, sizeof all[i].description, "%s%s", level, k[i].desc);
         snprintf(all[i].set, sizeof all[i].set, "%s%s%s", level, level[0] ? "." : "", k[i].set);
@@ -114,7 +116,8 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
     struct hw_system sys[WHATIF_COUNT];
     memset(sys, 0, sizeof sys);
     for (unsigned i = 0; i < WHATIF_COUNT; i++)
-        if (whatif_load(h, all[i].set, t, &sys[i]) != 0)
+        if ((i == 6 && (base->lv_peer < 0 || t->ndevices < 2)) ||  /* no peer traffic */
+            whatif_load(h, all[i].set, t, &sys[i]) != 0)
             memset(&sys[i], 0, sizeof sys[i]);  /* left out */
     struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}}, {sys, t, 1, 2, sustained, {0}}};
     pthread_t th;

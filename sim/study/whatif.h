@@ -9,7 +9,9 @@
  * `compute.vector_flops_per_cycle_per_unit=x2`,
  * `launch.kernel_overhead_ns=0`, `DRAM.latency=x0.5` with
  * `DRAM.efficiency.loaded_latency=x0.5` (what a wait below the DRAM's
- * rate, too few bytes in flight for its latency, would gain); the
+ * rate, too few bytes in flight for its latency, would gain) and, on a
+ * trace of several devices, `PEER.bandwidth=x2` for the chip's peer link
+ * (on a system file: every link of that level, cfgset.h); the
  * hardware is loaded with it as the run
  * loaded its own (whatif_build), so `strata run --set` with the same
  * override gives the same time.  Each what-if is its own engine instance,
@@ -25,8 +27,8 @@
 #include "system.h"
 #include "trace.h"
 
-#define WHATIF_COUNT 6 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead, DRAM
-                        * latency x0.5 */
+#define WHATIF_COUNT 7 /* DRAM x2, L2 x2, matrix x2, vector x2, no launch overhead, DRAM
+                        * latency x0.5, peer link x2 (several devices) */
 
 /* A what-if re-simulation: the same trace on a changed config. */
 struct whatif {
