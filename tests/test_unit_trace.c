@@ -554,6 +554,33 @@ static void test_load_all_kinds_and_round_trip(void)
     trace_free(&t2); /* safe twice */
 }
 
+/* trace_load_text reads a text as trace_load reads the file (lines too),
+ * and names it as told. */
+static void test_load_text(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/all.json", tmpdir);
+    char *text = all_kinds_text();
+    tu_write_file(path, text);
+    struct trace t, t2;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(trace_load(path, &t, &d), 0);
+    CHECK_EQ_INT(trace_load_text(text, "(in memory)", &t2, &d), 0);
+    check_all_kinds(&t2, 1);
+    CHECK(ops_equal(&t, &t2));
+    CHECK(strcmp(t2.path, "(in memory)") == 0);
+    trace_free(&t);
+    trace_free(&t2);
+    free(text);
+    CHECK_EQ_INT(trace_load_text("{\"strata_trace\": 1, \"ops\": [\n{\"id\": \"a\", \"kind\": "
+                                 "\"gemm\", \"dtype\": \"bf16\", \"m\": 0, \"n\": 1, \"k\": 1}]}",
+                                 "text", &t, &d), -1);
+    CHECK(strcmp(d.file, "text") == 0 && d.line == 2 && strcmp(d.field, "ops[0].m") == 0);
+    CHECK_EQ_INT(trace_load_text("{\"strata_trace\": 1, \"ops\": [", "text", &t, &d), -1);
+    CHECK(strcmp(d.file, "text") == 0);
+}
+
 static void test_topo_lowest_index_first(void)
 {
     /* A FIFO Kahn would give x z y; lowest-ready-first gives x y z. */
@@ -644,6 +671,7 @@ int main(void)
     test_jsondoc_getters();
     test_kind_names();
     test_load_all_kinds_and_round_trip();
+    test_load_text();
     test_topo_lowest_index_first();
     test_readme_example();
     tu_rmtree(tmpdir);

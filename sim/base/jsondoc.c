@@ -459,12 +459,10 @@ static void split_reset(struct jsondoc_split *sp)
     sp->whole = 1;
 }
 
-int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
-                       struct diag *d)
+/* The split of sp->text (sp->n bytes, NUL-terminated), named path. */
+static int split_text(struct jsondoc_split *sp, const char *path, const char *key,
+                      struct diag *d)
 {
-    memset(sp, 0, sizeof *sp);
-    if (read_file(path, &sp->text, &sp->n, d))
-        return -1;
     snprintf(sp->name, sizeof sp->name, "%s", path);
     if (memchr(sp->text, '\0', sp->n) == NULL && split_skim(sp, key) == 0) {
         /* the top level with the array's elements cut out but for their
@@ -492,6 +490,27 @@ int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *
     free(sp->text);
     sp->text = NULL;
     return rc;
+}
+
+int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
+                       struct diag *d)
+{
+    memset(sp, 0, sizeof *sp);
+    if (read_file(path, &sp->text, &sp->n, d))
+        return -1;
+    return split_text(sp, path, key, d);
+}
+
+int jsondoc_split_string(const char *text, const char *name, const char *key,
+                         struct jsondoc_split *sp, struct diag *d)
+{
+    memset(sp, 0, sizeof *sp);
+    if (text == NULL)
+        return diag_set(d, DIAG_E_PARSE, name, 0, "", "no text");
+    sp->n = strlen(text);
+    sp->text = sim_xcalloc(sp->n + 1, 1);
+    memcpy(sp->text, text, sp->n);
+    return split_text(sp, name, key, d);
 }
 
 cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d)

@@ -95,6 +95,10 @@ struct jsondoc_split {
 
 int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
                        struct diag *d);
+/* The same for a NUL-terminated text in memory (copied); name is used in
+ * diagnostics. */
+int jsondoc_split_string(const char *text, const char *name, const char *key,
+                         struct jsondoc_split *sp, struct diag *d);
 cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d);
 void jsondoc_split_done(struct jsondoc_split *sp, cJSON *elem);
 void jsondoc_split_free(struct jsondoc_split *sp);

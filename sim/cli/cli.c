@@ -112,7 +112,7 @@ int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, i
                 o = &opts[i];
         if (o == NULL) /* getopt_long returned a val we never gave it */
             abort();
-        if (o->flag != NULL) {
+        if (o->flag != NULL && o->value == NULL) {
             *o->flag = 1;
             continue;
         }
@@ -123,7 +123,16 @@ int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, i
             fprintf(stderr, "strata %s: option '%s' needs a value\n", verb, name);
             return 2;
         }
-        *o->value = optarg;
+        if (o->flag == NULL) {
+            *o->value = optarg;
+        } else if (*o->flag < CLI_REPEAT_MAX) {   /* repeatable */
+            o->value[(*o->flag)++] = optarg;
+        } else {
+            typed(name, sizeof name, separate ? argv[optind - 2] : argv[optind - 1]);
+            fprintf(stderr, "strata %s: option '%s' is given more than %d times\n", verb, name,
+                    CLI_REPEAT_MAX);
+            return 2;
+        }
     }
     if (first_pos != NULL)
         *first_pos = optind;

@@ -25,8 +25,11 @@ void cli_man(FILE *f);
  * spelling without "--" (NULL: short only), letter the short one (0: long
  * only).  An option with value != NULL takes a value (--name V, --name=V,
  * -x V), stored there; one with flag != NULL is a switch that sets *flag to
- * 1.  A verb's table ends with an entry whose name and letter are both 0;
- * -h and --help are added to every verb. */
+ * 1.  One with both is repeatable: each value goes to value[*flag], and
+ * *flag counts them (at most CLI_REPEAT_MAX; value points to an array that
+ * long, *flag starts at 0).  A verb's table ends with an entry whose name
+ * and letter are both 0; -h and --help are added to every verb. */
+#define CLI_REPEAT_MAX 64
 struct cli_opt {
     const char *name;
     char letter;

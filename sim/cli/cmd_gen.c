@@ -1,4 +1,6 @@
-/* cmd_gen.c: `strata gen llm`: an LLM step as a trace (sim/work/llm.h). */
+/* cmd_gen.c: `strata gen llm`: an LLM step as a trace (sim/work/llm.h);
+ * `strata gen KIND:key=value,...`: the trace of run --op's ops
+ * (sim/work/opspec.h). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 #include "diag.h"
 #include "llm.h"
 #include "numfmt.h"
+#include "opspec.h"
 #include "stack.h"
 #include "trace.h"
 
@@ -47,7 +50,10 @@ const char cli_gen_usage[] =
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--dropout P (train: attention and hidden dropout)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
-    "                  -o TRACE.json\n";
+    "                  -o TRACE.json\n"
+    "  strata gen      KIND:key=value,... [KIND:key=value,... ...] -o TRACE.json\n"
+    "                  (the trace run --op runs, to read or edit: gen gemm:m=8192,n=8192,k=8192\n"
+    "                  -o gemm.json; a collective needs ranks=N: all_reduce:bytes=1GiB,ranks=8)\n";
 
 /* The options of `gen llm` as given (NULL: not given). */
 struct gen_args {
@@ -349,14 +355,52 @@ static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_co
                 t->ndevices - 1);
 }
 
+/* `strata gen KIND:key=value,... -o FILE`: the ops as run --op runs them,
+ * written as a trace file. */
+static int gen_ops(int argc, char **argv)
+{
+    const char *outp = NULL;
+    const struct cli_opt opts[] = {{"output", 'o', &outp, NULL}, {NULL, 0, NULL, NULL}};
+    int first = argc;
+    int rc = cli_parse("gen", cli_gen_usage, opts, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    unsigned n = (unsigned)(argc - first);
+    if (outp == NULL) {
+        fprintf(stderr, "strata gen: -o TRACE.json is required\n");
+        return 2;
+    }
+    if (n > OPSPEC_MAX) {
+        fprintf(stderr, "strata gen: at most %d ops in one trace, got %u\n", OPSPEC_MAX, n);
+        return 2;
+    }
+    struct opspec in = {"gen", (const char *const *)(argv + first), n, 0, ""};
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct trace t;
+    if (opspec_load(&in, &t, &d) != 0)
+        return cli_fail(&d) + (d.code == DIAG_E_USAGE);  /* 2: not KIND:key=value,... */
+    rc = trace_write(&t, outp, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    else    /* with -o -, stdout holds the trace */
+        fprintf(cli_is_stdout(outp) ? stderr : stdout, "wrote %s: %u op%s on %u device%s\n", outp,
+                t.nops, t.nops == 1 ? "" : "s", t.ndevices, t.ndevices == 1 ? "" : "s");
+    trace_free(&t);
+    return rc ? 1 : 0;
+}
+
 int cli_gen(int argc, char **argv)
 {
     if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         cli_usage(stdout, cli_gen_usage);
         return 0;
     }
+    if (argc >= 2 && argv[1][0] != '-' && strcmp(argv[1], "llm") != 0)
+        return gen_ops(argc, argv);
     if (argc < 2 || strcmp(argv[1], "llm") != 0) {
-        fprintf(stderr, "strata gen: expected 'strata gen llm ...' (see strata gen --help)\n");
+        fprintf(stderr, "strata gen: expected 'strata gen llm ...' or 'strata gen "
+                        "KIND:key=value,... -o TRACE.json' (see strata gen --help)\n");
         return 2;
     }
     struct gen_args a;

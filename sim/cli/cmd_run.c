@@ -15,6 +15,7 @@
 #include "diag.h"
 #include "membudget.h"
 #include "numfmt.h"
+#include "opspec.h"
 #include "plot.h"
 #include "report_csv.h"
 #include "report_json.h"
@@ -30,7 +31,13 @@ const char cli_run_usage[] =
     "  strata run      --hw CONFIG.yaml --trace TRACE.json [--json OUT.json] [--csv OUT.csv]\n"
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
     "                  [--max-events N] [--max-memory SIZE] [--sustained] [--stack NAME]\n"
-    "                  " CLI_SET_USAGE "\n";
+    "                  " CLI_SET_USAGE "\n"
+    "  strata run      --hw CONFIG.yaml --op KIND:key=value,... [--op ...] [options as above]\n"
+    "                  (ops on the command line instead of --trace, one after another:\n"
+    "                  gemm:m=8192,n=8192,k=8192  attention:batch=1,heads=32,q_len=4096,\n"
+    "                  kv_len=4096,head_dim=128,causal=true  elementwise:elements=1e9,inputs=2\n"
+    "                  all_reduce:bytes=1GiB,ranks=8; the trace format's fields, dtype bf16\n"
+    "                  unless given: traces/README.md \"One-line ops\")\n";
 
 /* One writer per --out folder at a time: a POSIX lock on DIR/.strata-lock,
  * taken before the run and let go (the file removed) at the end.  A second
@@ -142,10 +149,15 @@ static void run_undo(void *arg)
         rmdir(u->outdir);
 }
 
+_Static_assert(CLI_REPEAT_MAX <= OPSPEC_MAX, "every --op the parser takes fits a trace");
+
 /* The options of `run` as given, and the numbers parsed from them. */
 struct run_args {
     const char *hw, *tr, *js, *csv, *top, *outdir;
     const char *gran, *maxev, *maxmem, *stack;
+    const char *ops[CLI_REPEAT_MAX];    /* --op, nops of them */
+    int nops;
+    struct opspec spec;                 /* the --op trace (run_load_trace) */
     int quiet, no_whatif, sustained;
     unsigned long long max_events;
     unsigned ntop;
@@ -155,6 +167,15 @@ struct run_args {
 /* The numbers and the output names: 0, or 2 after a usage message. */
 static int run_check_args(struct run_args *a)
 {
+    if (a->hw == NULL || (a->tr == NULL && a->nops == 0)) {
+        fprintf(stderr, "strata run: --hw and --trace (or --op) are required\n");
+        return 2;
+    }
+    if (a->tr != NULL && a->nops > 0) {
+        fprintf(stderr, "strata run: --trace and --op: give one (a trace file, or ops on the "
+                        "command line)\n");
+        return 2;
+    }
     a->max_events = 0;
     if (a->maxev != NULL) {
         char *end;
@@ -205,6 +226,27 @@ static int run_check_args(struct run_args *a)
             }
     }
     return 0;
+}
+
+/* The workload: --trace's file, or the --op specs as a trace (a
+ * collective's ranks default to a system file's devices).  0, or -1 with *d. */
+static int run_load_trace(struct run_args *a, enum hw_kind kind, const struct hw_system *sys,
+                          struct trace *t, struct diag *d)
+{
+    if (a->tr != NULL)
+        return trace_load(a->tr, t, d);
+    a->spec = (struct opspec){"--op", a->ops, (unsigned)a->nops,
+                              kind == HW_SYSTEM ? sys->ndevices : 0, ""};
+    return opspec_load(&a->spec, t, d);
+}
+
+/* Prints *d, an error at an --op trace's op as one about its spec: 1, or
+ * 2 for an --op that is not KIND:key=value,... */
+static int run_fail(const struct run_args *a, struct diag *d)
+{
+    if (a->nops > 0)
+        opspec_diag(&a->spec, d);
+    return cli_fail(d) + (d->code == DIAG_E_USAGE);
 }
 
 /* The --out folder: report.json here while the timeline and ops.csv are
@@ -281,6 +323,7 @@ int cli_run(int argc, char **argv)
         {"max-events", 0, &a.maxev, NULL}, {"max-memory", 0, &a.maxmem, NULL},
         {"quiet", 0, NULL, &a.quiet},  {"no-whatif", 0, NULL, &a.no_whatif},
         {"sustained", 0, NULL, &a.sustained}, {"stack", 0, &a.stack, NULL},
+        {"op", 0, a.ops, &a.nops},
         {NULL, 0, NULL, NULL},
     };
     struct cfg_sets sets;
@@ -296,10 +339,6 @@ int cli_run(int argc, char **argv)
     char hw_path[1600];
     if (cli_find("run", "--hw", &a.hw, 0, hw_path, sizeof hw_path) != 0)
         return 1;
-    if (a.hw == NULL || a.tr == NULL) {
-        fprintf(stderr, "strata run: --hw and --trace are required\n");
-        return 2;
-    }
     if (run_check_args(&a) != 0)
         return 2;
     const char *outdir = a.outdir;
@@ -312,10 +351,10 @@ int cli_run(int argc, char **argv)
         return cli_fail(&d);
     struct hw_config chip = sys.chip;   /* a chip config: filled by hw_load */
     struct trace t;
-    if (trace_load(a.tr, &t, &d) != 0) {
+    if (run_load_trace(&a, kind, &sys, &t, &d) != 0) {
         if (kind == HW_SYSTEM)
             sys_free(&sys);
-        return cli_fail(&d);
+        return run_fail(&a, &d);
     }
     /* the software that drives the chip (configs/stacks); each what-if builds its hardware as
      * this run does (whatif_build) */
@@ -327,7 +366,7 @@ int cli_run(int argc, char **argv)
         trace_free(&t);
         if (d.msg[0] == '\0')  /* the stack file: whatif_build has not freed it */
             sys_free(&sys);
-        return d.msg[0] ? cli_fail(&d) : 1;
+        return d.msg[0] ? run_fail(&a, &d) : 1;
     }
     const struct hw_config cfg = sys.chip;
     struct kept kept[8];
@@ -360,7 +399,7 @@ int cli_run(int argc, char **argv)
         outdir_unlock(lock, lock_fd);
         if (made_outdir)
             rmdir(outdir); /* nothing is in it yet */
-        return cli_fail(&d);
+        return run_fail(&a, &d);
     }
     if (r.spill > 0)
         fprintf(stderr,
@@ -376,7 +415,7 @@ int cli_run(int argc, char **argv)
     membudget_cleanup_pop();
     kept_finish(kept, nk, rc == 0);
     if (rc != 0) {
-        diag_print(&d, stderr);
+        run_fail(&a, &d);
         outdir_unlock(lock, lock_fd);
         lock_fd = -1;
         if (made_outdir)

@@ -108,6 +108,7 @@ static const char tail[] =
     "strata info \\-\\-hw h100\\-sxm\n"
     "strata gen llm \\-\\-model llama\\-2\\-7b \\-\\-phase decode \\-\\-context 2048 \\-o dec.json\n"
     "strata run \\-\\-hw h100\\-sxm \\-\\-trace dec.json \\-\\-set dram.bandwidth=4.8TB/s\n"
+    "strata run \\-\\-hw h100\\-sxm \\-\\-op gemm:m=8192,n=8192,k=8192\n"
     "strata sweep \\-\\-hw h100\\-sxm \\-\\-trace dec.json \\-\\-vary dram.bandwidth=1TB/s..8TB/s:x2 "
     "\\-j4 \\-\\-out sweep/\n"
     ".fi\n"

@@ -12,7 +12,8 @@
 
 #define CLI_VERB_MAP(X)                                                                       \
     X(run, "run",                                                                             \
-      "Runs a trace; prints total time, work, bytes per level, energy and power (on a "       \
+      "Runs a trace, or ops given on the command line (--op gemm:m=8192,n=8192,k=8192); "    \
+      "prints total time, work, bytes per level, energy and power (on a "                    \
       "config with a power block), where the time went and the slowest ops. --out writes "   \
       "report.json, ops.csv, timeline.json (Perfetto), plots and report.html. --sustained "  \
       "runs at the clock the board's power limit holds in a run repeated for seconds "       \
@@ -23,7 +24,7 @@
     X(gen, "gen",                                                                             \
       "Writes the trace of one step of a Hugging Face decoder model. Its first line says "   \
       "what it assumed (batch, prompt, context); flags that do not apply to the phase are "  \
-      "warned about.")                                                                        \
+      "warned about. gen KIND:key=value,... writes the trace of run --op's ops.")            \
     X(validate, "validate",                                                                   \
       "Predicts every row of a measurements CSV; errors per row and per group. "             \
       "--leave-one-chip-out fits the keys on every chip but one and predicts that one.")      \

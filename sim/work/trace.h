@@ -254,6 +254,9 @@ int op_attn_impl_from_name(const char *name, enum attn_impl *out);
 
 /* Load and validate.  Returns 0, or -1 with *d filled; *out untouched on error. */
 int trace_load(const char *path, struct trace *out, struct diag *d);
+/* The same for a trace's text in memory; name stands for the file in
+ * diagnostics and becomes out->path. */
+int trace_load_text(const char *text, const char *name, struct trace *out, struct diag *d);
 void trace_free(struct trace *t);
 
 /* Bytes device `dev` must hold for one replay: the weights of every GEMM

@@ -1,4 +1,4 @@
-/* trace_load.c: trace_load (trace.h): load and validate a trace (format
+/* trace_load.c: trace_load and trace_load_text (trace.h): load and validate a trace (format
  * v1, schema in traces/README.md).
  *
  * Loading is two passes over the ops: the first checks every field and
@@ -155,21 +155,18 @@ static int build(struct tload *L)
     return tload_graph_order(L);
 }
 
-int trace_load(const char *path, struct trace *out, struct diag *d)
+/* The trace of a split document named path (freed here). */
+static int load_split(struct jsondoc_split *sp, const char *path, struct trace *out,
+                      struct diag *d)
 {
-    struct jsondoc_split sp;
-    if (jsondoc_load_split(path, "ops", &sp, d)) {
-        jsondoc_split_free(&sp);
-        return -1;
-    }
-    struct jsondoc *docp = &sp.top;
+    struct jsondoc *docp = &sp->top;
     struct trace t;
     memset(&t, 0, sizeof t);
     snprintf(t.path, sizeof t.path, "%s", path);
     struct tload L;
     memset(&L, 0, sizeof L);
     L.doc = docp;
-    L.sp = &sp;
+    L.sp = sp;
     L.file = docp->name;
     L.d = d;
     L.t = &t;
@@ -179,11 +176,31 @@ int trace_load(const char *path, struct trace *out, struct diag *d)
     free(L.ghash);
     free(L.gscratch);
     free(L.depids);
-    jsondoc_split_free(&sp);
+    jsondoc_split_free(sp);
     if (rc != 0) {
         trace_free(&t);
         return -1;
     }
     *out = t;
     return 0;
+}
+
+int trace_load(const char *path, struct trace *out, struct diag *d)
+{
+    struct jsondoc_split sp;
+    if (jsondoc_load_split(path, "ops", &sp, d)) {
+        jsondoc_split_free(&sp);
+        return -1;
+    }
+    return load_split(&sp, path, out, d);
+}
+
+int trace_load_text(const char *text, const char *name, struct trace *out, struct diag *d)
+{
+    struct jsondoc_split sp;
+    if (jsondoc_split_string(text, name, "ops", &sp, d)) {
+        jsondoc_split_free(&sp);
+        return -1;
+    }
+    return load_split(&sp, name, out, d);
 }
