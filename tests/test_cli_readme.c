@@ -1,0 +1,87 @@
+/* test_cli_readme.c: every command README.md shows under "Using it" runs
+ * as written (issue 33: several usage lines failed as written).
+ *
+ * The lines between <!-- readme-commands --> and <!-- /readme-commands -->
+ * that start with `strata` (a trailing backslash continues a line) run in
+ * order in a scratch folder that sees the source's configs/ and traces/,
+ * with `strata` the binary under test; each must exit 0.  A README edit
+ * that breaks one fails here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test.h"
+#include "util.h"
+
+#define MAX_CMDS 64
+
+int main(void)
+{
+    char *text = tu_read_file("README.md", NULL);
+    CHECK(text != NULL);
+    if (text == NULL)
+        TEST_MAIN_END();
+    char *b = strstr(text, "<!-- readme-commands -->"), *e = b ? strstr(b, "<!-- /readme-commands -->") : NULL;
+    CHECK(b != NULL && e != NULL);
+    if (b == NULL || e == NULL) {
+        free(text);
+        TEST_MAIN_END();
+    }
+    *e = '\0';
+    /* the commands: lines joined at a trailing backslash */
+    static char cmds[MAX_CMDS][1024];
+    unsigned n = 0;
+    int cont = 0;
+    for (char *line = strchr(b, '\n'); line != NULL && *line != '\0';) {
+        line++;
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        char *s = one;
+        while (*s == ' ')
+            s++;
+        size_t l = strlen(s);
+        int more = l > 0 && s[l - 1] == '\\';
+        if (more)
+            s[--l] = '\0';
+        if (cont && n > 0) {
+            size_t u = strlen(cmds[n - 1]);
+            snprintf(cmds[n - 1] + u, sizeof cmds[0] - u, " %s", s);
+        } else if (strncmp(s, "strata ", 7) == 0 && n < MAX_CMDS) {
+            snprintf(cmds[n++], sizeof cmds[0], "%s", s + 7);
+        }
+        cont = more;
+        line = nl;
+    }
+    free(text);
+    printf("  %u commands in README.md's \"Using it\"\n", n);
+    CHECK(n >= 20);
+
+    char dir[64], cmd[1600];
+    CHECK(tu_mkdtemp(dir, sizeof dir, "strata-readme") == 0);
+    snprintf(cmd, sizeof cmd, "ln -s '%s/configs' '%s/configs' && ln -s '%s/traces' '%s/traces'",
+             STRATA_SOURCE_DIR, dir, STRATA_SOURCE_DIR, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    for (unsigned i = 0; i < n; i++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        snprintf(cmd, sizeof cmd, "cd '%s' && STRATA_GNUPLOT=none '%s' %s >out.txt 2>&1", dir, STRATA_BINARY,
+                 cmds[i]);
+        int rc = tu_sh(cmd);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        printf("  %5.2f s  strata %.100s\n", s, cmds[i]);
+        if (rc != 0) {
+            char out[200];
+            snprintf(out, sizeof out, "%s/out.txt", dir);
+            char *o = tu_read_file(out, NULL);
+            fprintf(stderr, "  strata %s: exit %d\n%s\n", cmds[i], rc, o ? o : "");
+            free(o);
+        }
+        CHECK_EQ_INT(rc, 0);
+    }
+    tu_rmtree(dir);
+    TEST_MAIN_END();
+}
