@@ -916,6 +916,60 @@ static void test_prefill(void)
     trace_free(&t);
 }
 
+/* Inference split by layer (llama.cpp -sm layer, ExLlama): --pp 4 on a
+ * decode puts layers 0-7 on gpu0, 8-15 on gpu1, ... with one p2p copy of
+ * the activations (batch x hidden x 2 bytes) into each stage, the stages in
+ * sequence; --tp with it, more stages than layers and micro-batches are
+ * refused. */
+static void test_layer_split(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 2, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    s.pp = 4;
+    struct trace t;
+    int rc = llm_build(&c, &s, &t, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    CHECK_EQ_INT(t.ndevices, 4);
+    CHECK_EQ_INT(t.nops, 1 + 32 * 10 + 3 + 3);  /* the step, and 3 copies */
+    int copies = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        unsigned layer;
+        if (sscanf(o->id, "L%u.", &layer) == 1 && o->kind != OP_MEMCPY)
+            CHECK_EQ_INT(o->device, layer / 8);
+        if (o->kind == OP_MEMCPY) {
+            copies++;
+            CHECK_EQ_INT(o->u.copy.dir, MEMCPY_P2P);
+            CHECK_EQ_INT(o->u.copy.bytes, 2 * 4096 * 2);
+            CHECK_EQ_INT(o->u.copy.peer, o->device + 1);
+            CHECK(i + 1 < t.nops && t.ops[i + 1].device == o->device + 1);
+            CHECK(t.ops[i + 1].ndeps >= 1 && t.deps[t.ops[i + 1].deps_off] == i); /* in sequence */
+        }
+    }
+    CHECK_EQ_INT(copies, 3);
+    CHECK_EQ_INT(t.ops[0].device, 0);                /* the embedding on the first stage */
+    CHECK_EQ_INT(t.ops[t.nops - 2].device, 3);       /* the LM head on the last */
+    trace_free(&t);
+
+    static const struct { uint32_t pp, tp, mb; const char *flag; } bad[] = {
+        {33, 1, 0, "--pp"}, {2, 2, 0, "--pp"}, {2, 1, 2, "--microbatches"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        s.pp = bad[k].pp;
+        s.tp = bad[k].tp;
+        s.microbatches = bad[k].mb;
+        memset(&d, 0, sizeof d);
+        CHECK(llm_build(&c, &s, &t, &d) != 0);
+        CHECK(strcmp(d.field, bad[k].flag) == 0);
+    }
+}
+
 static void test_context_too_long(void)
 {
     struct llm_config c;
@@ -1169,6 +1223,7 @@ int main(void)
     test_plain_mlp();
     test_decode();
     test_prefill();
+    test_layer_split();
     test_context_too_long();
     test_config_errors();
     test_tensor_parallel();

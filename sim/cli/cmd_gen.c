@@ -45,6 +45,7 @@ const char cli_gen_usage[] =
     "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm] [--stack NAME]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute] [--pp P [--vpp V]] [--microbatches M] (train)\n"
+    "                  [--pp P (prefill, decode: the layers split over P devices in sequence)]\n"
     "                  [--sp (train, --tp: sequence parallelism)]\n"
     "                  [--cp C [--cp-comm p2p|a2a|allgather] (train: context parallelism)]\n"
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
@@ -302,7 +303,12 @@ static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_co
                                                 : "K and V passed round a ring of p2p copies while "
                                                   "attention runs (Transformer Engine's p2p)",
                 (s->dp > 1 ? s->dp : 1) * s->cp);
-    if (s->pp > 1)
+    if (s->pp > 1 && s->phase != LLM_TRAIN)
+        fprintf(msg, "  layers split over %u devices (%llu or %llu each), run one after another; the "
+                     "activations copied p2p at each boundary (llama.cpp -sm layer, ExLlama, accelerate)\n",
+                s->pp, (unsigned long long)(c->layers / s->pp),
+                (unsigned long long)((c->layers + s->pp - 1) / s->pp));
+    else if (s->pp > 1)
         fprintf(msg, "  pipeline-parallel over %u stages, %u micro-batches of %llu (1F1B%s; "
                      "activations and gradients as p2p copies between stages)\n", s->pp,
                 s->microbatches ? s->microbatches : (unsigned)s->batch,

@@ -57,7 +57,7 @@ static void layout_of(const struct llm_step *s, struct layout *L)
     /* with micro-batches and no pipeline (gradient accumulation), the
      * pipeline's schedule on one stage: forward, backward, forward, ...,
      * the gradients reduced during the last backward */
-    L->schedule = L->pp > 1 || (train && s->microbatches > 1);
+    L->schedule = train && (L->pp > 1 || s->microbatches > 1);
 }
 
 /* The most ops the step can have. */
@@ -96,8 +96,9 @@ static void build_ranks(struct llmb *b, const struct llm_config *c, const struct
         llmb_par_ep(b, tp, dp, L->pp, 0, r / tp, r % tp);
         llmb_par_cp(b, r / tp, r % tp, 0, tp, dp);
         b->dcn_group = L->dcn > 1 ? g->ntpg + g->ndpg + g->nepg + g->nedpg + g->ncpg + r : UINT32_MAX;
-        if (L->ndev > 1)
+        if (L->ndev > 1 && L->pp == 1)
             snprintf(b->prefix, sizeof b->prefix, "r%u.", r);
+        b->stages = L->pp;  /* inference: the layers split over that many devices */
         llmb_rank(b, c, s, tp, dp);
     }
 }

@@ -106,11 +106,24 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
      * one stage): training, not llama.cpp's graph, micro-batches that
      * split the batch */
     int ga = pp == 1 && s->microbatches > 1;
+    if (pp > 1 && !train) {     /* inference: the layers split over pp devices, one after another */
+        if (pp > c->layers)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
+                            (unsigned long long)c->layers);
+        if (s->microbatches > 1 || vpp > 1)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, s->microbatches > 1 ? "--microbatches" : "--vpp",
+                            "an inference layer split runs its stages one after another (no "
+                            "micro-batches or chunks)");
+        if (s->tp > 1 || s->dp > 1 || s->cp > 1 || s->ep > 1 || s->dcn > 1)
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--pp", "an inference layer split with "
+                            "--tp, --dp, --cp, --ep or --dcn is not built; split the layers alone");
+        return 0;
+    }
     if (pp > 1 || ga) {
         const char *flag = ga ? "--microbatches" : "--pp";
         if (!train)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s", ga ? "micro-batches (gradient "
-                            "accumulation) are for --phase train" : "pipeline parallelism is for --phase train");
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s", "micro-batches (gradient "
+                            "accumulation) are for --phase train");
         if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s does not combine with "
                             "llama.cpp's graph", flag);

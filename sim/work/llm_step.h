@@ -48,7 +48,10 @@ struct llm_step {
                                      * the gradients, update 1/dp and all-gather the weights; 3
                                      * also all-gathers each layer's weights before its forward
                                      * and its backward (stream 1, prefetched) */
-    uint32_t pp;                    /* train: pipeline stages (0 or 1: none), 1F1B schedule */
+    uint32_t pp;                    /* pipeline stages (0 or 1: none): train, the 1F1B
+                                     * schedule; prefill and decode, the layers split over pp
+                                     * devices in sequence (llama.cpp -sm layer, ExLlama,
+                                     * accelerate's device map), activations copied p2p */
     uint32_t microbatches;          /* with pp: micro-batches the batch is split into (0: batch) */
     int recompute;                  /* train: full activation recomputation (Megatron's
                                      * --recompute-granularity full): each layer's forward runs

@@ -40,6 +40,7 @@ struct llmb {
     uint32_t cp_rank;           /* this rank's place in its CP ring */
     uint32_t cp_next, cp_prev;  /* the devices it sends K, V to and receives them from */
     uint32_t mb;                /* the micro-batch being built (pipeline), else 0 */
+    uint32_t stages;            /* inference split by layer over devices 0..stages-1 (0, 1: none) */
     int scratch;                /* building a pipeline backward's scratch forward: no ring
                                  * sends recorded, no waits taken */
     struct llmb_cp_ring *ring;  /* with cp > 1: the ring's sends and waits */

@@ -28,6 +28,27 @@ struct rank {
     uint32_t last_ar;           /* the last gradient reduction (UINT32_MAX: none) */
 };
 
+/* An inference split by layer (llama.cpp -sm layer, ExLlama, accelerate's
+ * device map): layer l runs on stage l * stages / layers, so the stages
+ * hold equal shares of the layers, as llama.cpp's default split does on
+ * equal GPUs.  Entering a new stage, the activations (bytes) are copied
+ * from the stage before to it over whatever path the system has; the
+ * stages run one after another. */
+static void rank_stage(struct llmb *b, const struct llm_config *c, uint64_t l, uint64_t bytes, enum dtype dt)
+{
+    uint32_t st = (uint32_t)(l * b->stages / c->layers);
+    if (st == b->device)
+        return;
+    char id[40];
+    snprintf(id, sizeof id, "L%llu.act_send", (unsigned long long)l);
+    struct op *cp = llmb_op(b, id, OP_MEMCPY, dt);
+    cp->u.copy.bytes = bytes;
+    cp->u.copy.dir = MEMCPY_P2P;
+    cp->u.copy.peer = st;
+    cp->u.copy.src = TRACE_NO_DEVICE;
+    b->device = st;
+}
+
 /* The forward: embedding, layers (ZeRO-3 gathering each layer's weights),
  * the final norm and the LM head, then the sampling or the loss. */
 static void rank_forward(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
@@ -55,6 +76,8 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
             R->gather = llmb_grad_zero3(b, gid, dt, R->grad_layer, R->dense_layer,
                                         R->expert_layer, tp, R->gather);
         }
+        if (b->stages > 1)
+            rank_stage(b, c, l, (uint64_t)(rows * h * eb), dt);
         uint32_t first_op = b->t->nops;
         llmb_layer(b, c, s, l, rows, s->batch, tp);
         for (uint32_t k = first_op; zero >= 3 && k < b->t->nops; k++)
