@@ -344,6 +344,11 @@ static void test_bad_values(void)
                    DIAG_E_RANGE, 6, "compute.matrix_flops_per_cycle_per_unit", "at least one");
     expect_variant("empty dtype map", "{fp32: 256}", "{}",
                    DIAG_E_RANGE, 7, "compute.vector_flops_per_cycle_per_unit", "at least one");
+    expect_variant("fp16 accumulate of an 8-bit type", "  vector_flops_per_cycle_per_unit: {fp32: 256}\n",
+                   "  vector_flops_per_cycle_per_unit: {fp32: 256}\n"
+                   "  fp16_accumulate_matrix_flops_per_cycle_per_unit: {int8: 2048}\n",
+                   DIAG_E_RANGE, 8, "compute.fp16_accumulate_matrix_flops_per_cycle_per_unit",
+                   "only a 16-bit type");
     expect_variant("dtype map is a scalar", "{fp32: 256}", "256",
                    DIAG_E_TYPE, 7, "compute.vector_flops_per_cycle_per_unit",
                    "expected a mapping");

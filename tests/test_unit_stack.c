@@ -123,6 +123,20 @@ static void test_chip(void)
     s.gemm_path = MP_WGMMA;
     CHECK(stack_apply_chip(&s, &a100, NULL, &d) != 0);
     CHECK_STR_CONTAINS(d.msg, "issue wgmma");
+    /* fp16 accumulation (cuBLAS CUBLAS_COMPUTE_16F): a GeForce card's fp16 rate doubles, a
+     * datacenter card's (one rate for both) stays */
+    CHECK_EQ_INT(stack_find("configs/stacks", "llama.cpp-b2843", &s, &d), 0);
+    CHECK(s.gemm_acc16);
+    struct hw_config g4090, g = h100;
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &g4090), 0);
+    c = g4090;
+    CHECK_EQ_INT(stack_apply_chip(&s, &c, NULL, &d), 0);
+    CHECK_NEAR_REL(c.matrix_flops_per_cycle[DT_FP16], 2 * g4090.matrix_flops_per_cycle[DT_FP16], 1e-12);
+    CHECK_NEAR_REL(c.matrix_flops_per_cycle[DT_BF16], g4090.matrix_flops_per_cycle[DT_BF16], 0);
+    CHECK_EQ_INT(stack_apply_chip(&s, &g, NULL, &d), 0);
+    CHECK_NEAR_REL(g.matrix_flops_per_cycle[DT_FP16], h100.matrix_flops_per_cycle[DT_FP16], 0);
+    expect_bad("acc.yaml", "host:\n", "gemm:\n  path: mma_sync\n  issue_efficiency: 0.3\n  accumulate: fp8\nhost:\n",
+               6, "gemm.accumulate", "expected fp16");
 }
 
 /* n tiny elementwise kernels in a chain, on c; the run's total in s. */

@@ -112,6 +112,12 @@ struct hw_config {
                                                    operands, FLOP/cycle/unit counted as the data
                                                    sheets do (the dense-equivalent FLOPs); 0 = no
                                                    sparse path (a sparse GEMM runs dense) */
+    double acc16_matrix_flops_per_cycle[DT_COUNT]; /* a 16-bit GEMM accumulating in 16 bits
+                                                (cuBLAS CUBLAS_COMPUTE_16F), where the data
+                                                sheet gives it apart (GeForce: twice the
+                                                fp32-accumulate rate); 0: the matrix rate.  A
+                                                stack that accumulates so uses it
+                                                (configs/stacks: gemm.accumulate) */
     /* family block: `threads` (gpu) or `systolic` (tpu, npu) */
     uint32_t max_threads_per_unit;              /* resident threads per unit */
     /* the matrix pipe of a unit is a systolic array of sa_rows x sa_cols

@@ -78,7 +78,7 @@ static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GB
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
     "special_function_ops_per_cycle_per_unit", "matrix_paths",
-    "sparse_matrix_flops_per_cycle_per_unit", NULL};
+    "sparse_matrix_flops_per_cycle_per_unit", "fp16_accumulate_matrix_flops_per_cycle_per_unit", NULL};
 static const char *const matrix_path_names[MP_COUNT] = {
 #define MATRIX_PATH_NAME_(e, n) [e] = n,
     MATRIX_PATH_MAP(MATRIX_PATH_NAME_)
@@ -588,6 +588,21 @@ static int fill_compute(struct yconf *c, int root, struct hw_config *h, int *sp)
                                 "dense-equivalent FLOPs (data sheets: 2x dense)",
                                 yconf_text(c, k), h->sparse_matrix_flops_per_cycle[t],
                                 h->matrix_flops_per_cycle[t]);
+        }
+    }
+    /* optional: a 16-bit GEMM's rate accumulating in 16 bits, where it differs */
+    const char *ak = "fp16_accumulate_matrix_flops_per_cycle_per_unit";
+    if (yconf_lookup(c, s, ak) >= 0) {
+        if (get_dtype_rates(c, s, "compute", ak, h->acc16_matrix_flops_per_cycle) != 0)
+            return -1;
+        int av = yconf_lookup(c, s, ak);
+        for (int k = c->nodes[av].first; k >= 0; k = yconf_next_key(c, k)) {
+            enum dtype t;
+            if (dtype_from_name(yconf_text(c, k), &t) == 0 && t != DT_FP16 && t != DT_BF16)
+                return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[k].line,
+                                "compute.fp16_accumulate_matrix_flops_per_cycle_per_unit",
+                                "%s: only a 16-bit type (fp16, bf16) accumulates in 16 bits",
+                                yconf_text(c, k));
         }
     }
     *sp = s;

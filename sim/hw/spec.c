@@ -255,7 +255,7 @@ static int spec_leaves(struct sp *p, struct spec *s)
 {
     static const char *const top[] = {
         "name", "chip", "vendor", "architecture", "process", "tdp_W", "units", "boost_clock_MHz",
-        "dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS", "memory", "l2_MiB", "llc_MiB",
+        "dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS", "fp16_accumulate_TFLOPS", "memory", "l2_MiB", "llc_MiB",
         "smem_per_unit_KiB", "host_link", "peer_link", NULL};
     const int r = p->root;
     if (check_keys(p, r, "", top) != 0)
@@ -279,20 +279,22 @@ static int spec_peaks(struct sp *p, struct spec *s)
 {
     static const char *const dt_list[SPEC_NDT + 1] = {"fp4", "fp6", "fp8", "int8", "int4", "fp16",
                                                       "bf16", "tf32", "fp32", "fp64", NULL};
-    static const char *const secs[3] = {"dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS"};
-    struct spec_val *tabs[3] = {s->dense, s->sparse, s->vector};
+    static const char *const secs[4] = {"dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS",
+                                        "fp16_accumulate_TFLOPS"};
+    static const char *const dt16[] = {"fp16", NULL};    /* the one type that accumulates in 16 bits */
+    struct spec_val *tabs[4] = {s->dense, s->sparse, s->vector, s->acc16};
     int rc = 0;
-    for (int k = 0; k < 3 && rc == 0; k++) {
+    for (int k = 0; k < 4 && rc == 0; k++) {
         int m = get(p, p->root, secs[k]);
         if (m < 0) {
-            if (k != 1)
+            if (k != 1 && k != 3)
                 rc = diag_set(p->d, DIAG_E_MISSING, p->path, line_of(p, p->root), secs[k],
                               "required: the data sheet's %s peaks per dtype (%s)",
                               k == 0 ? "dense matrix (tensor core)" : "non-matrix",
                               k == 0 ? "e.g. bf16: {value: 989.4, source: ...}" : "fp32 at least");
             continue;
         }
-        if ((rc = check_keys(p, m, secs[k], dt_list)) != 0)
+        if ((rc = check_keys(p, m, secs[k], k == 3 ? dt16 : dt_list)) != 0)
             break;
         int any = 0;
         for (unsigned i = 0; i < SPEC_NDT && rc == 0; i++) {
@@ -514,11 +516,12 @@ static void write_compute(struct w *w)
         {"int4", NULL},     {"fp16", NULL},   {"bf16", NULL},           {"tf32", NULL},
         {"fp32", NULL},     {"fp64", NULL}};
     const int amd = strcmp(s->vendor.str, "nvidia") != 0;
-    const struct spec_val *tabs[2] = {s->dense, s->sparse};
-    static const char *const tab_key[2] = {"matrix_flops_per_cycle_per_unit",
-                                           "sparse_matrix_flops_per_cycle_per_unit"};
-    static const char *const tab_src[2] = {"dense_TFLOPS", "sparse_TFLOPS"};
-    for (int k = 0; k < 2; k++) {
+    const struct spec_val *tabs[3] = {s->dense, s->sparse, s->acc16};
+    static const char *const tab_key[3] = {"matrix_flops_per_cycle_per_unit",
+                                           "sparse_matrix_flops_per_cycle_per_unit",
+                                           "fp16_accumulate_matrix_flops_per_cycle_per_unit"};
+    static const char *const tab_src[3] = {"dense_TFLOPS", "sparse_TFLOPS", "fp16_accumulate_TFLOPS"};
+    for (int k = 0; k < 3; k++) {
         int any = 0;
         for (unsigned i = 0; i < SPEC_NDT; i++)
             any |= tabs[k][i].present && s->dense[i].present;

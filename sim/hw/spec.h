@@ -34,6 +34,8 @@ struct spec {
     char path[512], family_path[600];
     struct spec_val name, chip, vendor, architecture, process, tdp_W, units, boost_clock_MHz;
     struct spec_val dense[SPEC_NDT], sparse[SPEC_NDT], vector[SPEC_NDT];
+    struct spec_val acc16[SPEC_NDT];    /* fp16_accumulate_TFLOPS: 16-bit GEMMs accumulating in 16
+                                         * bits, where the sheet gives them apart (GeForce) */
     struct spec_val mem_type, mem_capacity_GB, mem_bandwidth_GBps;
     struct spec_val l2_MiB, llc_MiB, smem_per_unit_KiB;
     struct spec_val host_kind, host_gen, host_lanes, host_bandwidth_GBps;

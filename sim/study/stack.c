@@ -14,7 +14,7 @@ static const char *const top_keys[] = {"name", "description", "runs_on", "kernel
                                        "host", "gemm", "collectives", "sources", NULL};
 static const char *const attn_keys[] = {"prefill", "decode", NULL};
 static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
-static const char *const gemm_keys[] = {"path", "issue_efficiency", NULL};
+static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", NULL};
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
 
 static const char *const path_names[MP_COUNT] = {
@@ -166,6 +166,17 @@ static int read_sections(struct sload *l, int root)
                             "unknown matrix path '%s' (mma_sync, wgmma, tcgen05, mfma, systolic)", path);
         note_given(l, "gemm", "path", l->y.nodes[pv].line);
         note_given(l, "gemm", "issue_efficiency", l->y.nodes[yconf_lookup(&l->y, g, "issue_efficiency")].line);
+        char acc[16] = "";
+        if (yconf_get_string(&l->y, g, "gemm", "accumulate", 0, acc, sizeof acc) != 0)
+            return -1;
+        if (acc[0] != '\0') {
+            int av = yconf_lookup(&l->y, g, "accumulate");
+            if (strcmp(acc, "fp16") != 0 && strcmp(acc, "fp32") != 0)
+                return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[av].line, "gemm.accumulate",
+                                "expected fp16 (16-bit GEMMs accumulate in 16 bits) or fp32, got '%s'", acc);
+            s->gemm_acc16 = strcmp(acc, "fp16") == 0;
+            note_given(l, "gemm", "accumulate", l->y.nodes[av].line);
+        }
     }
     return 0;
 }
@@ -311,6 +322,9 @@ int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir
         c->coll_overhead_ps = (uint64_t)(s->coll_call_s * 1e12 + 0.5);
     if (s->gemm_path >= 0)
         c->gemm_rate_frac = c->matrix_path_frac[s->gemm_path] * s->gemm_issue;
+    for (unsigned t = 0; s->gemm_acc16 && t < DT_COUNT; t++)   /* where the chip has a rate for it */
+        if (c->acc16_matrix_flops_per_cycle[t] > 0)
+            c->matrix_flops_per_cycle[t] = c->acc16_matrix_flops_per_cycle[t];
     return 0;
 }
 

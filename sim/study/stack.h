@@ -43,6 +43,8 @@ struct stack {
     double coll_call_s;                     /* host cost of one collective call */
     int gemm_path;                          /* matrix path its GEMMs issue on (enum matrix_path), -1 */
     double gemm_issue;                      /* share of that path's rate they reach (with gemm_path) */
+    int gemm_acc16;                         /* 16-bit GEMMs accumulate in 16 bits (cuBLAS
+                                             * CUBLAS_COMPUTE_16F): the chip's rate for it */
 };
 
 /* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */
