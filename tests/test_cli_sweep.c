@@ -272,22 +272,33 @@ static void test_cli(void)
      * energy and the device's average power (docs/energy.md), which is
      * that energy over the time, above the 72 W idle */
     const char *nl = csv != NULL ? strchr(csv, '\n') : NULL;
-    CHECK(nl != NULL && nl - csv > 25 && memcmp(nl - 25, ",idle_us,energy_J,power_W", 25) == 0);
+    static const char tail[] = ",idle_us,energy_J,power_W,dram.bandwidth_si,l2.capacity_si,clock_si,hw,tokens_per_s";
+    size_t tl = strlen(tail);
+    CHECK(nl != NULL && (size_t)(nl - csv) > tl && memcmp(nl - tl, tail, tl) == 0);
     int rows_ok = 0;
     for (const char *row = nl; row != NULL && row[1] != '\0'; row = strchr(row + 1, '\n')) {
-        const char *tc = row + 1;       /* time_us: after point, trace and the 3 keys */
-        for (int f = 0; f < 5 && tc != NULL; f++)
-            tc = strchr(tc, ',') ? strchr(tc, ',') + 1 : NULL;
-        const char *end = strchr(row + 1, '\n'), *pc = end;
-        while (pc > row && pc[-1] != ',')
-            pc--;
-        const char *ec = pc - 1;
-        while (ec > row && ec[-1] != ',')
-            ec--;
-        if (tc == NULL || end == NULL)
+        /* fields: point, trace, 3 keys, time_us (5), ...; from the end: tokens_per_s, hw, 3 SI
+         * values, power_W (-6), energy_J (-7) */
+        char line[1024];
+        const char *end = strchr(row + 1, '\n');
+        if (end == NULL || end - row - 1 >= (long)sizeof line)
             break;
-        double t_s = strtod(tc, NULL) * 1e-6, e_j = strtod(ec, NULL), w = strtod(pc, NULL);
-        rows_ok += t_s > 0 && e_j > 0 && w > 72.0 && fabs(e_j / t_s - w) <= 1e-3 * w + 1e-3;
+        snprintf(line, sizeof line, "%.*s", (int)(end - row - 1), row + 1);
+        char *f[64];
+        int nf = 0;
+        f[nf++] = line;
+        for (char *c = line; *c != '\0' && nf < 64; c++)
+            if (*c == ',') {
+                *c = '\0';
+                f[nf++] = c + 1;
+            }
+        if (nf < 12)
+            break;
+        double t_s = strtod(f[5], NULL) * 1e-6, e_j = strtod(f[nf - 7], NULL), w = strtod(f[nf - 6], NULL);
+        double bw_si = strtod(f[nf - 5], NULL), tok = strtod(f[nf - 1], NULL);
+        rows_ok += t_s > 0 && e_j > 0 && w > 72.0 && fabs(e_j / t_s - w) <= 1e-3 * w + 1e-3 &&
+                   bw_si >= 1e12 && bw_si <= 8e12 && strcmp(f[nf - 2], "nvidia-h100-sxm") == 0 &&
+                   (strstr(f[1], "dec") == NULL || fabs(tok * t_s - 1) < 1e-3); /* decode: 1 token */
     }
     CHECK_EQ_INT(rows_ok, 72);
     free(csv);

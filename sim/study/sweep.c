@@ -275,6 +275,19 @@ static void format_row(const struct job *j, uint64_t task, const struct hw_syste
                  run_hot_power(r, &j->traces[t], NULL));
         sb_puts(b, num);
     }
+    for (unsigned i = 0; i < s->nkeys; i++) {
+        const char *v = s->key[i].values[sweep_value_index(s, i, p)];
+        struct qty q;
+        double si = s->key[i].num[sweep_value_index(s, i, p)];    /* a factor: as given */
+        if (v[0] != 'x' && qty_parse(v, &q) == 0)
+            si = q.si;
+        snprintf(num, sizeof num, ",%.9g", si);
+        sb_puts(b, num);
+    }
+    sb_putn(b, ",", 1);
+    csv_field(b, sys->implied ? c->name : sys->name);
+    snprintf(num, sizeof num, ",%.6g", j->traces[t].tokens > 0 && total_s > 0 ? j->traces[t].tokens / total_s : 0.0);
+    sb_puts(b, num);
     sb_putn(b, "\n", 1);
 }
 
@@ -354,6 +367,15 @@ static void header_line(const struct sweep *s, const struct hw_config *c, struct
     sb_puts(b, ",idle_us");
     if (c->has_power)
         sb_puts(b, ",energy_J,power_W");
+    /* for plotting and joining sweeps: each key's value in SI units (B/s, B, Hz, s; a plain
+     * number or factor as given), the hardware's name, tokens a second */
+    for (unsigned i = 0; i < s->nkeys; i++) {
+        sb_putn(b, ",", 1);
+        char k[110];
+        snprintf(k, sizeof k, "%s_si", s->key[i].key);
+        csv_field(b, k);
+    }
+    sb_puts(b, ",hw,tokens_per_s");
     sb_putn(b, "\n", 1);
 }
 
