@@ -2,6 +2,7 @@
 #include "plot_gnuplot.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,8 +174,10 @@ static void roof_labels(const struct pdata *p, struct roofgp *g)
         if (lv < 0 || o->flops <= 0 || o->time <= 0 || o->bytes[lv] <= 0)
             continue;
         if (labelled == 0)
-            sb_printf(&g->dat, "# the five slowest ops\n");
-        sb_printf(&g->dat, "%.6g %.6g ", o->flops / o->bytes[lv], o->flops / o->time);
+            sb_printf(&g->dat, "# the five slowest ops (each label a line above the one before)\n");
+        /* stacked: label k sits 1.7^k above its point, so labels of nearby points do not
+         * overprint (y is logarithmic: the same step at every height) */
+        sb_printf(&g->dat, "%.6g %.6g ", o->flops / o->bytes[lv], o->flops / o->time * pow(1.7, labelled));
         sb_gpstr(&g->dat, o->name);
         sb_putn(&g->dat, "\n", 1);
         labelled++;
@@ -208,7 +211,8 @@ int pgp_roofline(const struct pdata *p, const char *dir, struct pfiles *w, struc
     for (int k = 0; k < PSTYLE_NKINDS; k++)
         sb_printf(&gp, "set linetype %d lc rgb \"%s\"\n", k + 1, pstyle_kind_colors[k]);
     sb_printf(&gp, "set logscale xy\nset xlabel \"arithmetic intensity (FLOP/byte)\"\n"
-                   "set ylabel \"FLOP/s\"\nset xrange [0.01:100000]\n");
+                   "set ylabel \"FLOP/s\"\nset xrange [0.01:100000]\n"
+                   "set format y \"%%.0s %%cFLOP/s\"\nset format x \"%%g\"\n");
     gp_outputs(&gp, "roofline", g.cmd.s);
     free(g.cmd.s);
     return put_plot(w, dir, "roofline", &g.dat, &gp, d);

@@ -3,11 +3,13 @@
 
 #include <string.h>
 
-const char *const pstyle_level_colors[PLOAD_NLVL] = {"#8c564b", "#2ca02c", "#1f77b4", "#9467bd",
-                                                     "#ff7f0e", "#e377c2", "#17becf", "#bcbd22"};
-const char *const pstyle_cat_colors[PLOAD_NCATMAX] = {"#4daf4a", "#999999", "#f0c808", "#8c564b",
-                                                      "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e",
-                                                      "#e377c2", "#17becf", "#bcbd22"};
+/* Levels, innermost first: dark or muted hues that no op kind (tab10,
+ * below) uses, nor busy, launch and measured time */
+const char *const pstyle_level_colors[PLOAD_NLVL] = {"#08306b", "#01665e", "#c51b7d", "#b8860b",
+                                                     "#67001f", "#35978f", "#dfc27d", "#80cdc1"};
+const char *const pstyle_cat_colors[PLOAD_NCATMAX] = {"#2ca02c", "#bbbbbb", "#d62728", "#08306b",
+                                                      "#01665e", "#c51b7d", "#b8860b", "#67001f",
+                                                      "#35978f", "#dfc27d", "#80cdc1"};
 
 const char *const pstyle_kind_names[PSTYLE_NKINDS] = {"gemm", "attention", "elementwise", "softmax",
                                                       "norm", "memcpy", "collective", "other"};

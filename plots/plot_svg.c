@@ -257,12 +257,27 @@ static void roof_circles(struct sb *h, const struct pdata *p, const struct rpt *
     }
 }
 
-/* the five slowest ops, named next to their DRAM point */
+/* A label's box in pixels (font-size 10: about 6 px a character, 11 high). */
+struct lbox {
+    double x0, y0, x1, y1;
+};
+
+static int lbox_hits(const struct lbox *a, const struct lbox *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* the five slowest ops, named next to their DRAM point: each label at the
+ * first of a few places around its point where it overlaps no label put
+ * before (tests/test_golden_plots.c checks none do), else left out; slow
+ * ops at the very place of one named already (the same op on other ranks
+ * or layers) add "+N" to its label instead of a label of their own */
 static void roof_labels(struct sb *h, const struct pdata *p, const struct axis *x,
                         const struct axis *y)
 {
-    int labelled = 0;
-    for (uint32_t k = 0; k < p->nops && labelled < 5 && p->lvl_dram >= 0; k++) {
+    struct { double cx, cy; char name[48]; unsigned more; } at[5];
+    int nat = 0;
+    for (uint32_t k = 0; k < p->nops && p->lvl_dram >= 0; k++) {
         struct pop ob;
         const struct pop *o = pload_op(p, p->order[k], &ob);
         double b = o->bytes[p->lvl_dram];
@@ -271,11 +286,47 @@ static void roof_labels(struct sb *h, const struct pdata *p, const struct axis *
         double ai = o->flops / b, perf = o->flops / o->time;
         if (ai < x->lo || ai > x->hi || perf < y->lo || perf > y->hi)
             continue;
-        sb_printf(h, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", ax_map(x, ai) + 5,
-                  ax_map(y, perf) - 5 - 10 * labelled);
-        sb_html(h, o->name);
+        double cx = ax_map(x, ai), cy = ax_map(y, perf);
+        int i = 0;
+        while (i < nat && !(fabs(at[i].cx - cx) < 3 && fabs(at[i].cy - cy) < 3))
+            i++;
+        if (i < nat) {
+            at[i].more++;
+            continue;
+        }
+        if (nat == 5)
+            continue;   /* the five places taken: still counting the ops at them */
+        at[nat].cx = cx;
+        at[nat].cy = cy;
+        at[nat].more = 0;
+        snprintf(at[nat++].name, sizeof at[0].name, "%.36s", o->name);
+    }
+    struct lbox put[5];
+    int labelled = 0;
+    for (int i = 0; i < nat; i++) {
+        char text[64];
+        if (at[i].more > 0)
+            snprintf(text, sizeof text, "%s +%u", at[i].name, at[i].more);
+        else
+            snprintf(text, sizeof text, "%s", at[i].name);
+        double w = 6.0 * (double)strlen(text), hgt = 11, cx = at[i].cx, cy = at[i].cy;
+        /* right above, right below, left above, left below, then further up and down */
+        static const double dx[] = {5, 5, -1, -1, 5, 5, 5, 5}, dy[] = {-5, 14, -5, 14, -17, 26, -29, 38};
+        int placed = 0;
+        struct lbox bx = {0, 0, 0, 0};
+        for (size_t c = 0; c < sizeof dx / sizeof dx[0] && !placed; c++) {
+            double x0 = dx[c] < 0 ? cx - 5 - w : cx + dx[c];
+            bx = (struct lbox){x0, cy + dy[c] - hgt + 2, x0 + w, cy + dy[c] + 2};
+            placed = 1;
+            for (int j = 0; j < labelled && placed; j++)
+                placed = !lbox_hits(&bx, &put[j]);
+        }
+        if (!placed)
+            continue;
+        sb_printf(h, "<text class=\"oplabel\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\">", bx.x0, bx.y1 - 2);
+        sb_html(h, text);
         sb_printf(h, "</text>\n");
-        labelled++;
+        put[labelled++] = bx;
     }
 }
 

@@ -90,6 +90,44 @@ static void check_plot_points(const char *dir)
     free(h);
 }
 
+/* The roofline's op labels in report.html overlap no other (issue 33: two
+ * ops at one place printed their names on top of each other): each label's
+ * box, about 6 px a character and 11 px high at font-size 10, from the
+ * SVG's <text class="oplabel" x y>. */
+static void check_label_overlap(const char *dir, const char *hw, const char *trace, int min_labels)
+{
+    char cmd[1400], path[300];
+    snprintf(cmd, sizeof cmd, "STRATA_GNUPLOT=none '%s' run --hw %s --trace '%s' --out '%s/lab' >/dev/null",
+             STRATA_BINARY, hw, trace, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    snprintf(path, sizeof path, "%s/lab/report.html", dir);
+    char *h = tu_read_file(path, NULL);
+    CHECK(h != NULL);
+    double box[16][4];
+    int n = 0;
+    for (const char *p = h; p != NULL && n < 16 && (p = strstr(p, "class=\"oplabel\"")) != NULL; p++) {
+        double x, y;
+        const char *gt = strchr(p, '>'), *end = gt ? strstr(gt, "</text>") : NULL;
+        if (gt == NULL || end == NULL || sscanf(p, "class=\"oplabel\" x=\"%lf\" y=\"%lf\"", &x, &y) != 2)
+            break;
+        double w = 6.0 * (double)(end - gt - 1);
+        box[n][0] = x;
+        box[n][1] = y - 9;
+        box[n][2] = x + w;
+        box[n][3] = y + 2;
+        n++;
+    }
+    free(h);
+    printf("  %s on %s: %d op labels on the roofline\n", trace, hw, n);
+    CHECK(n >= min_labels);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            CHECK(!(box[i][0] < box[j][2] && box[j][0] < box[i][2] && box[i][1] < box[j][3] &&
+                    box[j][1] < box[i][3]));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s/lab'", dir);
+    tu_sh(cmd);
+}
+
 int main(void)
 {
     char dir[64] = "/tmp/strata-gp-XXXXXX", cmd[1024], got[256], want[256];
@@ -151,6 +189,8 @@ int main(void)
         printf("  gnuplot not installed: rendering not checked\n");
     }
     check_plot_points(dir);
+    check_label_overlap(dir, "configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json", 3);
+    check_label_overlap(dir, "configs/nvidia-a100-sxm-80gb.yaml", "traces/examples/mistral-7b-prefill-512.json", 3);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     tu_sh(cmd);
     TEST_MAIN_END();
