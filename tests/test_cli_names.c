@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "suggest.h"
 #include "test.h"
@@ -15,19 +13,9 @@
 
 static char tmpdir[64];
 
-/* Runs `strata args`: the exit status, stdout and stderr (caller frees). */
 static int run_cli(const char *args, char **out, char **err)
 {
-    char cmd[2048], op[128], ep[128];
-    snprintf(op, sizeof op, "%s/stdout.txt", tmpdir);
-    snprintf(ep, sizeof ep, "%s/stderr.txt", tmpdir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", STRATA_BINARY, args, op, ep);
-    int st = system(cmd);
-    *out = tu_read_file(op, NULL);
-    *err = tu_read_file(ep, NULL);
-    unlink(op);
-    unlink(ep);
-    return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+    return tu_run_strata(tmpdir, args, out, err);
 }
 
 /* args fails with rc, and its stderr holds want (NULL: says no "did you mean"). */
