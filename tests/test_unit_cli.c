@@ -29,18 +29,7 @@ static char tmpdir[64];
  * and *err (caller frees). */
 static int run_cli(const char *args, char **out, char **err)
 {
-    char cmd[4096], op[128], ep[128];
-    snprintf(op, sizeof op, "%s/stdout.txt", tmpdir);
-    snprintf(ep, sizeof ep, "%s/stderr.txt", tmpdir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", STRATA_BINARY, args, op, ep);
-    int st = system(cmd);
-    *out = tu_read_file(op, NULL);
-    *err = tu_read_file(ep, NULL);
-    unlink(op);
-    unlink(ep);
-    if (st == -1 || !WIFEXITED(st))
-        return -1;
-    return WEXITSTATUS(st);
+    return tu_run_strata(tmpdir, args, out, err);
 }
 
 /* One case: exit status rc, stdout containing out_has (NULL: anything),

@@ -218,4 +218,23 @@ static inline int tu_sh(const char *cmd)
     return WEXITSTATUS(st);
 }
 
+#ifdef STRATA_BINARY
+/* Runs `strata args` (args as the shell reads them) with its stdout and
+ * stderr through files in dir; returns the exit status (-1: it did not
+ * exit normally), the texts in *out and *err (caller frees). */
+static inline int tu_run_strata(const char *dir, const char *args, char **out, char **err)
+{
+    char cmd[4096], op[256], ep[256];
+    snprintf(op, sizeof op, "%s/stdout.txt", dir);
+    snprintf(ep, sizeof ep, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", STRATA_BINARY, args, op, ep);
+    int st = system(cmd);
+    *out = tu_read_file(op, NULL);
+    *err = tu_read_file(ep, NULL);
+    unlink(op);
+    unlink(ep);
+    return st == -1 || !WIFEXITED(st) ? -1 : WEXITSTATUS(st);
+}
+#endif
+
 #endif

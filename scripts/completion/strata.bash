@@ -1,7 +1,7 @@
 # bash completion for strata (installed as share/bash-completion/completions/strata).
 # Verbs and options come from the binary itself (strata list verbs, strata
-# help VERB), so they never drift from it; --hw and --model complete the shipped names
-# (strata list configs|systems|models), other values complete files.
+# help VERB), so they never drift from it; --hw, --model and --stack complete the shipped
+# names (strata list configs|systems|models|stacks), other values complete files.
 _strata()
 {
     local cur prev verb opts
@@ -24,6 +24,9 @@ _strata()
         compopt -o filenames 2>/dev/null; COMPREPLY+=($(compgen -f -- "$cur")); return ;;
     --model)
         COMPREPLY=($(compgen -W "$(strata list models 2>/dev/null | awk 'NR>1 {print $1}')" -- "$cur"))
+        COMPREPLY+=($(compgen -f -- "$cur")); return ;;
+    --stack)
+        COMPREPLY=($(compgen -W "$(strata list stacks 2>/dev/null | awk 'NR>1 {print $1}')" -- "$cur"))
         COMPREPLY+=($(compgen -f -- "$cur")); return ;;
     --dtype|--kv-dtype)
         COMPREPLY=($(compgen -W "$(strata list dtypes 2>/dev/null | awk 'NR>1 && $1 != "aliases:" {print $1}')" -- "$cur")); return ;;

@@ -16,6 +16,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "suggest.h"
 
 enum { CLI_MAX_OPTS = 32, CLI_LONG_VAL = 256 /* getopt val of a long-only option: 256 + index */ };
 
@@ -53,6 +54,32 @@ static int is_known(const char *arg, const struct cli_opt *opts)
 static void typed(char *buf, size_t n, const char *arg)
 {
     snprintf(buf, n, "%.*s", (int)strcspn(arg, "="), arg);
+}
+
+/* "unknown option", with the verb's long options nearest to typed (those
+ * cli_take_sets takes too, where the usage shows them). */
+static void unknown_option(const char *verb, const char *usage, const struct cli_opt *opts,
+                           const char *typed)
+{
+    struct suggest sg;
+    char show[SUGGEST_NAME], hint[SUGGEST_MAX * SUGGEST_NAME + 32] = "";
+    static const char *const takes_sets[] = {"set", "hw-overlay", NULL};
+    if (strncmp(typed, "--", 2) == 0) {
+        suggest_init(&sg, typed + 2);
+        for (const struct cli_opt *o = opts; o->name || o->letter; o++)
+            if (o->name != NULL) {
+                snprintf(show, sizeof show, "--%s", o->name);
+                suggest_offer_as(&sg, o->name, show);
+            }
+        suggest_offer_as(&sg, "help", "--help");
+        for (int i = 0; takes_sets[i] != NULL && strstr(usage, CLI_SET_USAGE) != NULL; i++) {
+            snprintf(show, sizeof show, "--%s", takes_sets[i]);
+            suggest_offer_as(&sg, takes_sets[i], show);
+        }
+        suggest_text(&sg, hint, sizeof hint);
+    }
+    fprintf(stderr, "strata %s: unknown option '%s'%s (see strata %s --help)\n", verb, typed, hint,
+            verb);
 }
 
 int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, int argc,
@@ -102,8 +129,7 @@ int cli_parse(const char *verb, const char *usage, const struct cli_opt *opts, i
                 snprintf(name, sizeof name, "-%c", optopt);
             else
                 typed(name, sizeof name, argv[optind - 1]);
-            fprintf(stderr, "strata %s: unknown option '%s' (see strata %s --help)\n", verb, name,
-                    verb);
+            unknown_option(verb, usage, opts, name);
             return 2;
         }
         const struct cli_opt *o = NULL;

@@ -18,7 +18,8 @@ const char cli_bench_usage[] =
     "  strata bench collective --hw SYSTEM.yaml [--op all_reduce|all_gather|reduce_scatter|\n"
     "                  all_to_all|broadcast|send_recv] [--min 32K] [--max 16G] [--factor 2] [--ranks N]\n"
     "                  [--gpus-per-thread G] [--dtype fp32] [--algo auto|ring|direct|nvls|tree]\n"
-    "                  [--csv OUT.csv]\n"
+    "                  [--csv OUT.csv]   (the values shown are the defaults; --op all_reduce,\n"
+    "                  --ranks every device of the system, --gpus-per-thread 1)\n"
     "                  " CLI_SET_USAGE "\n";
 
 /* A size as nccl-tests takes it: digits with an optional K, M or G (x1024). */

@@ -11,7 +11,9 @@
 
 const char cli_calibrate_usage[] =
     "  strata calibrate --hw CONFIG.yaml --data ROWS.csv --fit KEY[,KEY...] [--rows ID,PREFIX*]\n"
-    "                  [-o FIT.yaml] [--max-iter N] " CLI_SET_USAGE "\n";
+    "                  [-o|--output FIT.yaml] [--max-iter N]\n"
+    "                  " CLI_SET_USAGE "\n"
+    "                  (defaults: --max-iter 50, every row; without -o the fit is only printed)\n";
 
 int cli_calibrate(int argc, char **argv)
 {

@@ -13,7 +13,7 @@
 #include "trace.h"
 
 const char cli_compare_usage[] =
-    "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N] [--json OUT.json]\n"
+    "  strata compare  --trace TRACE.json --hw CONFIG.yaml [--top N (default 10)] [--json OUT.json]\n"
     "                  " CLI_SET_USAGE "\n";
 
 int cli_compare(int argc, char **argv)

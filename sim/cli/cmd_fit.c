@@ -33,7 +33,11 @@ const char cli_fit_usage[] =
     "                  [--ep E [--expert-load F] (MoE)] [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--attn IMPL] [--dropout P] (train: what attention stores, dropout masks)\n"
     "                  [--json OUT.json]\n"
-    "                  " CLI_SET_USAGE "\n";
+    "                  " CLI_SET_USAGE "\n"
+    "                  (defaults: --batch 1, --prompt 2048 (prefill, train), --context 0, --dtype\n"
+    "                  bf16, --weights and --kv-dtype as --dtype, --tp, --cp, --dp, --pp, --vpp,\n"
+    "                  --ep 1, --zero 0, --microbatches the batch, --expert-load 1 (uniform),\n"
+    "                  --page-size 0 (a contiguous cache), --attn flash, --dropout 0)\n";
 
 /* The options of `fit` as given (NULL: not given). */
 struct fit_args {

@@ -51,8 +51,14 @@ const char cli_gen_usage[] =
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--dropout P (train: attention and hidden dropout)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
-    "                  -o TRACE.json\n"
-    "  strata gen      KIND:key=value,... [KIND:key=value,... ...] -o TRACE.json\n"
+    "                  -o|--output TRACE.json\n"
+    "                  (defaults: --batch 1, --prompt 512 (prefill, train), --context 0, --dtype\n"
+    "                  bf16, --attn flash, --weights and --kv-dtype as --dtype, --framework fused,\n"
+    "                  --tp, --dp, --pp, --vpp, --cp, --ep, --dcn 1, --replicas-simulated all,\n"
+    "                  --microbatches the batch, --zero 0, --cp-comm p2p, --expert-load 1 (uniform),\n"
+    "                  --dropout 0, --page-size 0 (a contiguous cache); --stack sets --framework\n"
+    "                  and --attn where they are not given)\n"
+    "  strata gen      KIND:key=value,... [KIND:key=value,... ...] -o|--output TRACE.json\n"
     "                  (the trace run --op runs, to read or edit: gen gemm:m=8192,n=8192,k=8192\n"
     "                  -o gemm.json; a collective needs ranks=N: all_reduce:bytes=1GiB,ranks=8)\n";
 

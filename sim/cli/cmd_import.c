@@ -9,7 +9,7 @@
 #include "trace.h"
 
 const char cli_import_usage[] =
-    "  strata import   pytorch TRACE.json[.gz] -o OUT.json\n"
+    "  strata import   pytorch TRACE.json[.gz] -o|--output OUT.json\n"
     "  strata import   chakra TRACE.json[.gz] -o OUT.json   (chakra_jsonizer output)\n";
 
 int cli_import(int argc, char **argv)

@@ -11,7 +11,7 @@
 #include "spec.h"
 
 const char cli_newchip_usage[] =
-    "  strata new-chip --spec configs/specs/CHIP.yaml -o configs/CHIP.yaml [--quiet]\n";
+    "  strata new-chip --spec configs/specs/CHIP.yaml -o|--output configs/CHIP.yaml [--quiet]\n";
 
 int cli_newchip(int argc, char **argv)
 {

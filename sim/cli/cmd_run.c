@@ -32,6 +32,8 @@ const char cli_run_usage[] =
     "                  [--out DIR [--timeline-granularity-us G] [--no-whatif]] [--top N] [--quiet]\n"
     "                  [--max-events N] [--max-memory SIZE] [--sustained] [--stack NAME]\n"
     "                  " CLI_SET_USAGE "\n"
+    "                  (defaults: --top 15, --timeline-granularity-us 10, --max-events 5000000000\n"
+    "                  or $STRATA_MAX_EVENTS, --max-memory 90% of RAM or $STRATA_MAX_MEMORY)\n"
     "  strata run      --hw CONFIG.yaml --op KIND:key=value,... [--op ...] [options as above]\n"
     "                  (ops on the command line instead of --trace, one after another:\n"
     "                  gemm:m=8192,n=8192,k=8192  attention:batch=1,heads=32,q_len=4096,\n"

@@ -9,7 +9,8 @@
 #include "scalesim.h"
 
 const char cli_scalesim_usage[] =
-    "  strata scalesim -c SCALESIM.cfg -t TOPOLOGY.csv [-i conv|gemm] [-p OUTDIR] [--quiet]\n"
+    "  strata scalesim -c SCALESIM.cfg -t TOPOLOGY.csv [-i conv|gemm (default conv)] [-p OUTDIR]\n"
+    "                  [--quiet]   (without -p the reports are not written)\n"
     "                  [--max-walk UNITS]   (USER mode's work budget for the run, default 2e9,\n"
     "                                        about a minute)\n";
 

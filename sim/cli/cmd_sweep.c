@@ -21,9 +21,10 @@
 const char cli_sweep_usage[] =
     "  strata sweep    --hw CONFIG.yaml --trace T.json [--trace T2.json ...]\n"
     "                  --vary KEY=A..B:x2|A..B:+S|A..B:N[g]|V1,V2,... [--vary ...] [--zip]\n"
-    "                  [-j THREADS] [--shard I/N] [--csv OUT.csv | --out DIR] [--no-progress]\n"
+    "                  [-j|--jobs THREADS] [--shard I/N] [--csv OUT.csv | --out DIR] [--no-progress]\n"
     "                  " CLI_SET_USAGE "\n"
-    "  strata sweep    --merge SHARD.csv ... -o OUT.csv\n";
+    "                  (defaults: -j 1, --shard 0/1: every point)\n"
+    "  strata sweep    --merge SHARD.csv ... -o|--output OUT.csv\n";
 
 /* Takes every --vary and --trace out of argv (they repeat). */
 static int take_repeated(int *argc, char **argv, const char *name, const char **vals,

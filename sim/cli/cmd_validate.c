@@ -18,7 +18,8 @@
 
 const char cli_validate_usage[] =
     "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json] [--quiet]\n"
-    "                  [--rows ID,PREFIX*] [--leave-one-chip-out --fit KEY[,KEY...]]\n";
+    "                  [--rows ID,PREFIX*] [--leave-one-chip-out --fit KEY[,KEY...]]\n"
+    "                  (defaults: --configs configs (a row's config is DIR/CONFIG.yaml), every row)\n";
 
 /* median and worst |err| of the rows of config cfg (and group grp, if not NULL) */
 static unsigned stats(const struct validate_result *r, const char *cfg, const char *grp,

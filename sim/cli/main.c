@@ -18,6 +18,7 @@
 #include "afile.h"
 #include "membudget.h"
 #include "cli.h"
+#include "suggest.h"
 #include "version.h"
 
 /* The verbs (verbs.h), each with the usage text its own file defines. */
@@ -38,6 +39,20 @@ static const struct verb *find_verb(const char *name)
         if (strcmp(verbs[i].name, name) == 0)
             return &verbs[i];
     return NULL;
+}
+
+/* "strata[ help]: unknown command 'X'", with the verbs nearest to X. */
+static void unknown_verb(const char *who, const char *name)
+{
+    struct suggest sg;
+    suggest_init(&sg, name);
+    for (int i = 0; i < NVERBS; i++)
+        suggest_offer(&sg, verbs[i].name);
+    suggest_offer(&sg, "help");
+    suggest_offer(&sg, "version");
+    char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+    suggest_text(&sg, hint, sizeof hint);
+    fprintf(stderr, "%s: unknown command '%s'%s\n\n", who, name, hint);
 }
 
 static void usage(FILE *f)
@@ -115,7 +130,7 @@ int main(int argc, char **argv)
         }
         v = find_verb(argv[2]);
         if (v == NULL) {
-            fprintf(stderr, "strata help: unknown command '%s'\n\n", argv[2]);
+            unknown_verb("strata help", argv[2]);
             usage(stderr);
             return 2;
         }
@@ -124,7 +139,7 @@ int main(int argc, char **argv)
         char *hargv[] = {name, help, NULL};
         return v->fn(2, hargv);
     }
-    fprintf(stderr, "strata: unknown command '%s'\n\n", verb);
+    unknown_verb("strata", verb);
     usage(stderr);
     return 2;
 }

@@ -9,14 +9,17 @@
  * configs/stacks/NAME.yaml (a stack by its exact name only).  A name
  * matches a file whose stem equals it, ends with it after a '-'
  * (`h100-sxm` finds nvidia-h100-sxm), or contains it as whole '-'-separated
- * words; the best kind of match wins, and several of the best kind are an
+ * words, in any case (`H100-SXM`; a stem spelt exactly as given comes
+ * first); the best kind of match wins, and several of the best kind are an
  * error that lists them.  For --hw, chip configs are searched first and
  * systems only when no chip matches (`systems/NAME` asks for a system).  An argument that names an
  * existing file, or has a '/', is a path and is taken as it is. */
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +27,7 @@
 #include "diag.h"
 #include "dtype.h"
 #include "stack.h"
+#include "suggest.h"
 #include "wfmt.h"
 
 #ifndef STRATA_SOURCE_ROOT
@@ -81,18 +85,26 @@ static const struct kind {
     {"stacks", "configs/stacks", ".yaml", "software stacks (--stack, spec stack=)"},
 };
 
-/* How well name matches stem: 3 equal, 2 its last '-'-separated words
- * (`dgx-a100` of nvidia-dgx-a100), 1 some of its whole words, 0 not. */
+/* How well name matches stem: 4 equal, 3 equal but for case, 2 its last
+ * '-'-separated words (`dgx-a100` of nvidia-dgx-a100), 1 some of its whole
+ * words, 0 not.  Only 4 minds case, so a name differing from a stem in case
+ * alone finds it, and a file whose name is spelt exactly so wins. */
 static int matches(const char *stem, const char *name)
 {
     if (strcmp(stem, name) == 0)
+        return 4;
+    if (strcasecmp(stem, name) == 0)
         return 3;
     size_t sl = strlen(stem), nl = strlen(name);
-    if (sl > nl && stem[sl - nl - 1] == '-' && strcmp(stem + sl - nl, name) == 0)
+    if (sl > nl && stem[sl - nl - 1] == '-' && strcasecmp(stem + sl - nl, name) == 0)
         return 2;
     char a[300], b[300];
     snprintf(a, sizeof a, "-%s-", stem);
     snprintf(b, sizeof b, "-%s-", name);
+    for (char *p = a; *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
+    for (char *p = b; *p != '\0'; p++)
+        *p = (char)tolower((unsigned char)*p);
     return strstr(a, b) != NULL;
 }
 
@@ -148,6 +160,29 @@ static void collect(void *arg, const char *stem, const char *path)
     }
 }
 
+/* Offers stem, and its last '-'-separated words as they would find it
+ * (`h100-sxm` of nvidia-h100-sxm), as stem. */
+static void offer_stem(void *arg, const char *stem, const char *path)
+{
+    (void)path;
+    struct suggest *sg = arg;
+    suggest_offer(sg, stem);
+    for (const char *p = strchr(stem, '-'); p != NULL; p = strchr(p + 1, '-'))
+        suggest_offer_as(sg, p + 1, stem);
+}
+
+/* "; did you mean 'STEM'?" for a name that matched nothing, from the
+ * files of kinds[k] (k 0: the chip configs and the systems), or "". */
+static void near_names(const char *name, int k, char *hint, size_t n)
+{
+    static struct suggest sg;
+    suggest_init(&sg, name);
+    each(&kinds[k], offer_stem, &sg);
+    if (k == 0)
+        each(&kinds[1], offer_stem, &sg);
+    suggest_text(&sg, hint, n);
+}
+
 int cli_find(const char *verb, const char *opt, const char **argp, int models, char *out, size_t n)
 {
     if (*argp == NULL)
@@ -176,9 +211,11 @@ int cli_find(const char *verb, const char *opt, const char **argp, int models, c
         return 0;
     }
     if (h.n == 0) {
-        fprintf(stderr, "strata %s: %s %s: no such file, and no shipped %s of that name (strata "
+        char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+        near_names(h.name, models ? 2 : sys_only ? 1 : 0, hint, sizeof hint);
+        fprintf(stderr, "strata %s: %s %s: no such file, and no shipped %s of that name%s (strata "
                         "list %s)\n", verb, opt, arg, models ? "model" : "config or system",
-                models ? "models" : "configs");
+                hint, models ? "models" : "configs");
         return 1;
     }
     fprintf(stderr, "strata %s: %s %s is ambiguous; it matches:", verb, opt, arg);
@@ -225,11 +262,13 @@ int cli_find_stack(const char *verb, const char *name, char *out, size_t n)
         return 0;
     }
     each(&kinds[3], collect_all, &h);
+    char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+    near_names(name, 3, hint, sizeof hint);
     fprintf(stderr, "strata %s: --stack %s: no such file, and no shipped stack of that name; the stacks:",
             verb, name);
     for (int i = 0; i < h.n; i++)
         fprintf(stderr, "%s %s", i ? "," : "", h.stem[i]);
-    fprintf(stderr, "\n");
+    fprintf(stderr, "%s\n", hint);
     return 1;
 }
 
@@ -310,7 +349,15 @@ int cli_list(int argc, char **argv)
             printf("  %-10s %g\n", wfmt_name((enum wfmt)f), wfmt_bits((enum wfmt)f));
         return 0;
     }
-    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, stacks, formats, dtypes or verbs\n",
-            what);
+    static const char *const others[] = {"formats", "dtypes", "verbs", NULL};
+    struct suggest sg;
+    suggest_init(&sg, what);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        suggest_offer(&sg, kinds[k].name);
+    suggest_offer_list(&sg, others);
+    char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+    suggest_text(&sg, hint, sizeof hint);
+    fprintf(stderr, "strata list: unknown '%s'; expected configs, systems, models, stacks, formats, dtypes or verbs%s\n",
+            what, hint);
     return 2;
 }

@@ -13,6 +13,7 @@
 
 #include "chipcfg.h"
 #include "numfmt.h"
+#include "suggest.h"
 #include "units.h"
 #include "yconf.h"
 
@@ -50,6 +51,23 @@ static int in_list(const char *const *list, const char *key)
         if (strcmp(*list, key) == 0)
             return 1;
     return 0;
+}
+
+/* "; did you mean 'KEY'?" for a key part that names nothing allowed (a
+ * leaf by its stem too: `bandwidth` of bandwidth_GBps), or "". */
+static void near_key(const char *typed, const char *const *allowed, char *hint, size_t n)
+{
+    struct suggest sg;
+    suggest_init(&sg, typed);
+    for (; allowed != NULL && *allowed != NULL; allowed++) {
+        const struct key_unit *ku = key_unit_of(*allowed);
+        char stem[SUGGEST_NAME];
+        snprintf(stem, sizeof stem, "%.*s",
+                 (int)(strlen(*allowed) - (ku ? strlen(ku->suffix) : 0)), *allowed);
+        suggest_offer(&sg, *allowed);
+        suggest_offer(&sg, stem);
+    }
+    suggest_text(&sg, hint, n);
 }
 
 static int set_fail(struct yconf *c, const struct cfg_set *s, enum diag_code code,
@@ -145,20 +163,34 @@ static int find_level(struct yconf *c, int root, const char *name, struct target
 /* The error for a first part that names nothing, with what it could name. */
 static int unknown_first(struct yconf *c, int root, const struct cfg_set *s, const char *name)
 {
-    char names[400] = "";
+    char names[400] = "", secs[200] = "", hint[SUGGEST_MAX * SUGGEST_NAME + 32];
     size_t used = 0;
+    struct suggest sg;
+    suggest_init(&sg, name);
     int seq = yconf_lookup(c, root, "levels");
     for (int m = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
          m >= 0 && used < sizeof names; m = c->nodes[m].next) {
         int nv = c->nodes[m].kind == YCONF_MAPPING ? yconf_lookup(c, m, "name") : -1;
-        if (nv >= 0)
+        if (nv >= 0) {
             used += (size_t)snprintf(names + used, sizeof names - used, "%s, ",
                                      yconf_text(c, nv));
+            suggest_offer(&sg, yconf_text(c, nv));
+        }
+        int kv = c->nodes[m].kind == YCONF_MAPPING ? yconf_lookup(c, m, "kind") : -1;
+        if (kv >= 0 && c->nodes[kv].kind == YCONF_SCALAR)
+            suggest_offer(&sg, yconf_text(c, kv));   /* a level by its kind (find_level) */
     }
+    used = 0;   /* the sections: the top-level keys that hold keys of their own */
+    for (const char *const *k = chipcfg_keys(""); *k != NULL && used < sizeof secs; k++)
+        if (chipcfg_keys(*k) != NULL) {
+            used += (size_t)snprintf(secs + used, sizeof secs - used, "%s%s", used ? ", " : "",
+                                     *k);
+            suggest_offer(&sg, *k);
+        }
+    suggest_text(&sg, hint, sizeof hint);
     return set_fail(c, s, DIAG_E_UNKNOWN_KEY,
-                    "'%s' is neither a level of this chip nor a section; known: %s"
-                    "compute, threads, systolic, launch, collectives, efficiency, power",
-                    name, names);
+                    "'%s' is neither a level of this chip nor a section; known: %s%s%s", name,
+                    names, secs, hint);
 }
 
 /* The mapping that holds the leaf of a key of np > 1 parts: a section or a
@@ -183,8 +215,11 @@ static int find_map(struct yconf *c, int root, const struct cfg_set *s, char par
     /* inner mappings: compute.matrix_flops_per_cycle_per_unit.bf16,
      * dram.efficiency.bandwidth_fraction */
     for (int i = 1; i < np - 1; i++) {
-        if (!in_list(t->allowed, parts[i]) && t->allowed != NULL)
-            return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here", parts[i]);
+        if (!in_list(t->allowed, parts[i]) && t->allowed != NULL) {
+            char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+            near_key(parts[i], t->allowed, hint, sizeof hint);
+            return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here%s", parts[i], hint);
+        }
         if (reading) {
             t->map = yconf_lookup(c, t->map, parts[i]);
             if (t->map < 0)
@@ -278,8 +313,10 @@ static int leaf_key(struct yconf *c, const struct cfg_set *s, const struct targe
             return set_fail(c, s, DIAG_E_TYPE, "expects %s, got %s",
                             qty_kind_what(key_units[i].kind), qty_kind_what(q->kind));
     }
-    return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here takes %s", leaf,
-                    qty_kind_what(q->kind));
+    char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+    near_key(leaf, t->allowed, hint, sizeof hint);
+    return set_fail(c, s, DIAG_E_UNKNOWN_KEY, "no key '%s' here takes %s%s", leaf,
+                    qty_kind_what(q->kind), hint);
 }
 
 /* key: num into map, at line.  the same quantity under another unit is

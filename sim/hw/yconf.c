@@ -14,6 +14,7 @@
 #include "afile.h"
 #include "check.h"
 #include "numfmt.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <math.h>
@@ -432,8 +433,13 @@ int yconf_check_keys(struct yconf *c, int map, const char *section, const char *
             for (const char *const *a = allowed; *a != NULL && used < sizeof list; a++)
                 used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                                          a == allowed ? "" : ", ", *a);
+            struct suggest sg;
+            char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
+            suggest_init(&sg, yconf_text(c, k));
+            suggest_offer_list(&sg, allowed);
+            suggest_text(&sg, hint, sizeof hint);
             return diag_set(c->d, DIAG_E_UNKNOWN_KEY, c->path, kn->line, field,
-                            "unknown key; expected one of: %s", list);
+                            "unknown key%s expected one of: %s", hint[0] ? hint : ";", list);
         }
         for (int e = c->nodes[map].first; e != k; e = yconf_next_key(c, e))
             if (yconf_key_eq(c, e, yconf_text(c, k)))
