@@ -85,12 +85,60 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
     return 0;
 }
 
+/* A name for a legend or title: the text without a quote or backslash
+ * (the terminals are noenhanced, so '_' and '.' stay as they are) */
+static void plain(char *out, size_t n, const char *text)
+{
+    size_t j = 0;
+    for (size_t i = 0; text[i] != '\0' && j + 1 < n; i++)
+        if (text[i] != '"' && text[i] != '\\')
+            out[j++] = text[i];
+    out[j] = '\0';
+}
+
+/* A trace's legend name: its file name without a .json */
+static void trace_name(char *out, size_t n, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    plain(out, n, base ? base + 1 : path);
+    size_t l = strlen(out);
+    if (l > 5 && strcmp(out + l - 5, ".json") == 0)
+        out[l - 5] = '\0';
+}
+
+/* Two keys (and no zip): key i's curves, one per trace and value of the
+ * other key, the time against key i's value: a family of curves. */
+static void key_dat_family(struct sb *dat, const struct sweep *s, unsigned i, const double *time,
+                           struct tv *tv)
+{
+    const struct sweep_key *k = &s->key[i], *o = &s->key[1 - i];
+    sb_printf(dat, "# %s: per trace and value of %s, one block: value time_us\n", k->key, o->key);
+    for (unsigned t = 0; t < s->ntraces; t++)
+        for (unsigned ov = 0; ov < o->nvalues; ov++) {
+            uint64_t n = 0;
+            for (uint64_t p = 0; p < s->npoints; p++)
+                if (sweep_value_index(s, 1 - i, p) == ov) {
+                    unsigned v = sweep_value_index(s, i, p);
+                    tv[n++] = (struct tv){k->num[v], time[p * s->ntraces + t], v};
+                }
+            qsort(tv, n, sizeof *tv, tv_cmp);
+            sb_printf(dat, "# trace %u: %s, %s = %s\n", t, s->trace_path[t], o->key, o->values[ov]);
+            for (uint64_t a = 0; a < n; a++)
+                sb_printf(dat, "%.9g %.9g\n", tv[a].x, tv[a].t);
+            sb_printf(dat, "\n\n");
+        }
+}
+
 /* Key i's data: per trace one block of value, median, min and max time
  * over the other keys' values.  tv has room for the points. */
 static void key_dat(struct sb *dat, const struct sweep *s, unsigned i, const double *time,
                     struct tv *tv)
 {
     const struct sweep_key *k = &s->key[i];
+    if (s->nkeys == 2 && !s->zip) {
+        key_dat_family(dat, s, i, time, tv);
+        return;
+    }
     sb_printf(dat, "# %s: per trace, one block: value median_us min_us max_us "
                   "(over the other keys' values)\n", k->key);
     for (unsigned t = 0; t < s->ntraces; t++) {
@@ -123,21 +171,50 @@ static void key_gp(struct sb *gp, const struct sweep *s, unsigned i, const char 
         hi = fmax(hi, k->num[v]);
     }
     const char *unit = k->values[0] + strspn(k->values[0], "0123456789.+-eE");
+    char hw[200];
+    trace_name(hw, sizeof hw, s->hw);
+    size_t hl = strlen(hw);
+    if (hl > 5 && strcmp(hw + hl - 5, ".yaml") == 0)
+        hw[hl - 5] = '\0';
+    int family = s->nkeys == 2 && !s->zip, single = s->nkeys == 1;
     sb_printf(gp, "# %s.gp: written by strata sweep; render with: gnuplot %s.gp\n", w, w);
-    sb_printf(gp, "set title \"time against %s (median over the other keys; bars: range)\"\n",
-            k->key);
+    sb_printf(gp, "set title \"time against %s on %s%s\"\n", k->key, hw,
+              single ? "" : family ? ", one curve per value of the other key"
+                                   : " (median over the other keys' values; bars: their range)");
     sb_printf(gp, "set xlabel \"%s (%s)\"\nset ylabel \"time (us)\"\nset grid\nset key outside "
                  "right\n", k->key, unit[0] ? unit : "value");
-    if (lo > 0 && hi / lo >= 8)
-        sb_printf(gp, "set logscale x\n");
+    if (lo > 0 && hi / lo >= 8) {
+        sb_printf(gp, "set logscale x\nset xrange [%.9g:%.9g]\n", lo / 1.15, hi * 1.15);
+        if (k->nvalues <= 16) {     /* a tick at every value swept, not only at 1, 10, 100 */
+            sb_printf(gp, "set xtics (");
+            for (unsigned v = 0; v < k->nvalues; v++)
+                sb_printf(gp, "%s\"%.4g\" %.9g", v ? ", " : "", k->num[v], k->num[v]);
+            sb_printf(gp, ")\n");
+        }
+    }
     struct sb cmd = {0};
     sb_printf(&cmd, "plot ");
+    unsigned blk = 0;
     for (unsigned t = 0; t < s->ntraces; t++) {
         char tw[100];
-        const char *base = strrchr(s->trace_path[t], '/');
-        word(tw, sizeof tw, base ? base + 1 : s->trace_path[t]);
-        sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2:3:4 with yerrorlines lw 2 title \"%s\"",
-                t ? ", " : "", w, t, tw);
+        trace_name(tw, sizeof tw, s->trace_path[t]);
+        if (family) {
+            const struct sweep_key *o = &s->key[1 - i];
+            for (unsigned ov = 0; ov < o->nvalues; ov++, blk++) {
+                char ok[100], vv[60];
+                plain(ok, sizeof ok, o->key);
+                plain(vv, sizeof vv, o->values[ov]);
+                sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2 with linespoints lw 2 title \"%s%s%s = %s\"",
+                          blk ? ", " : "", w, blk, s->ntraces > 1 ? tw : "", s->ntraces > 1 ? ", " : "",
+                          ok, vv);
+            }
+        } else if (single) {
+            sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2 with linespoints lw 2 title \"%s\"",
+                      t ? ", " : "", w, t, tw);
+        } else {
+            sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2:3:4 with yerrorlines lw 2 title \"%s\"",
+                      t ? ", " : "", w, t, tw);
+        }
     }
     sb_printf(gp, "set terminal pngcairo noenhanced size 1000,600\nset output \"%s.png\"\n%s\n", w, cmd.s);
     sb_printf(gp, "set terminal svg noenhanced size 1000,600\nset output \"%s.svg\"\n%s\n", w, cmd.s);

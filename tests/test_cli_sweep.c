@@ -225,6 +225,32 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
+/* Two keys: each key's plot is a family of curves, one per value of the
+ * other key (not a median with bars that read as error bars), titled with
+ * the chip, with a tick at every value swept. */
+static void test_two_key_plot(const char *dec)
+{
+    char cmd[2048], p[300];
+    snprintf(cmd, sizeof cmd, "STRATA_GNUPLOT=none '%s' sweep --hw configs/nvidia-h100-sxm.yaml --trace '%s' "
+             "--vary dram.bandwidth=1TB/s..8TB/s:x2 --vary l2.capacity=25MiB,50MiB,100MiB --out '%s/fam' "
+             "2>/dev/null", STRATA_BINARY, dec, tmp);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    snprintf(p, sizeof p, "%s/fam/plots/dram_bandwidth.dat", tmp);
+    char *dat = tu_read_file(p, NULL);
+    int blocks = 0;
+    for (const char *q = dat; q != NULL && (q = strstr(q, "# trace 0: ")) != NULL; q++)
+        blocks++;
+    CHECK_EQ_INT(blocks, 3);
+    CHECK_STR_CONTAINS(dat, "l2.capacity = 100MiB");
+    free(dat);
+    snprintf(p, sizeof p, "%s/fam/plots/dram_bandwidth.gp", tmp);
+    char *gp = tu_read_file(p, NULL);
+    CHECK_STR_CONTAINS(gp, "on nvidia-h100-sxm, one curve per value of the other key");
+    CHECK_STR_CONTAINS(gp, "title \"l2.capacity = 25MiB\"");
+    CHECK_STR_CONTAINS(gp, "set xtics (\"1\" 1, \"2\" 2, \"4\" 4, \"8\" 8)");
+    free(gp);
+}
+
 static void test_cli(void)
 {
     char dec[128], pre[128], args[1024], p[256], q[256];
@@ -232,6 +258,7 @@ static void test_cli(void)
     snprintf(pre, sizeof pre, "%s/pre.json", tmp);
     CHECK(gen("--model traces/models/smollm-135m.json --phase decode --context 512", dec) == 0);
     CHECK(gen("--model traces/models/smollm-135m.json --phase prefill --prompt 256", pre) == 0);
+    test_two_key_plot(dec);
     snprintf(args, sizeof args, "--hw " H100 " --trace %s --trace %s "
              "--vary dram.bandwidth=1TB/s..8TB/s:x2 --vary l2.capacity=25MiB,50MiB,100MiB "
              "--vary clock=1.5GHz..2GHz:3 --set launch.kernel_overhead=2us", dec, pre);
