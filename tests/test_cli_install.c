@@ -136,6 +136,40 @@ int main(void)
     free(out), free(err);
     snprintf(comp, sizeof comp, "%s/pfx/share/zsh/site-functions/_strata", tmp);
     CHECK(tu_exists(comp));
+
+    /* the documentation, the trace format, the validation data and example inputs */
+    static const char *const installed[] = {"share/doc/strata/README.md", "share/doc/strata/trace-format.md",
+                                            "share/doc/strata/report.md", "share/doc/strata/img/demo-roofline.png",
+                                            "share/strata/traces/validation/calibration.csv",
+                                            "share/strata/traces/chakra/tiny-step.json",
+                                            "share/strata/configs/specs/families/blackwell.yaml"};
+    for (size_t i = 0; i < sizeof installed / sizeof installed[0]; i++) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/pfx/%s", tmp, installed[i]);
+        if (!tu_exists(p))
+            fprintf(stderr, "  not installed: %s\n", installed[i]);
+        CHECK(tu_exists(p));
+    }
+    /* a spec by name, and a spec written outside the tree finds the installed family file */
+    snprintf(cmd, sizeof cmd, "'%s' new-chip --spec nvidia-b200 -o b200.yaml --quiet", bin);
+    CHECK(sh(cmd, &out, &err) == 0);
+    free(out), free(err);
+    snprintf(cmd, sizeof cmd, "cp '%s/configs/specs/nvidia-l40.yaml' mine.yaml && '%s' new-chip --spec mine.yaml "
+             "-o mine-cfg.yaml --quiet", STRATA_SOURCE_DIR, bin);
+    CHECK(sh(cmd, &out, &err) == 0);
+    free(out), free(err);
+    /* every command of README.md's "Using it", as written, from this folder outside the tree */
+    static char cmds[64][1024];
+    unsigned nc = tu_readme_commands("README.md", cmds, 64);
+    CHECK(nc >= 20);
+    for (unsigned i = 0; i < nc; i++) {
+        snprintf(cmd, sizeof cmd, "STRATA_GNUPLOT=none '%s' %s", bin, cmds[i]);
+        int rc = sh(cmd, &out, &err);
+        if (rc != 0)
+            fprintf(stderr, "  from the prefix, strata %s: exit %d\n%s\n", cmds[i], rc, err ? err : "");
+        CHECK_EQ_INT(rc, 0);
+        free(out), free(err);
+    }
     tu_rmtree(tmp);
     TEST_MAIN_END();
 }

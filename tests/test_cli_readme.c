@@ -18,44 +18,8 @@
 
 int main(void)
 {
-    char *text = tu_read_file("README.md", NULL);
-    CHECK(text != NULL);
-    if (text == NULL)
-        TEST_MAIN_END();
-    char *b = strstr(text, "<!-- readme-commands -->"), *e = b ? strstr(b, "<!-- /readme-commands -->") : NULL;
-    CHECK(b != NULL && e != NULL);
-    if (b == NULL || e == NULL) {
-        free(text);
-        TEST_MAIN_END();
-    }
-    *e = '\0';
-    /* the commands: lines joined at a trailing backslash */
     static char cmds[MAX_CMDS][1024];
-    unsigned n = 0;
-    int cont = 0;
-    for (char *line = strchr(b, '\n'); line != NULL && *line != '\0';) {
-        line++;
-        char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        char one[1024];
-        snprintf(one, sizeof one, "%.*s", (int)len, line);
-        char *s = one;
-        while (*s == ' ')
-            s++;
-        size_t l = strlen(s);
-        int more = l > 0 && s[l - 1] == '\\';
-        if (more)
-            s[--l] = '\0';
-        if (cont && n > 0) {
-            size_t u = strlen(cmds[n - 1]);
-            snprintf(cmds[n - 1] + u, sizeof cmds[0] - u, " %s", s);
-        } else if (strncmp(s, "strata ", 7) == 0 && n < MAX_CMDS) {
-            snprintf(cmds[n++], sizeof cmds[0], "%s", s + 7);
-        }
-        cont = more;
-        line = nl;
-    }
-    free(text);
+    unsigned n = tu_readme_commands("README.md", cmds, MAX_CMDS);
     printf("  %u commands in README.md's \"Using it\"\n", n);
     CHECK(n >= 20);
 

@@ -237,4 +237,46 @@ static inline int tu_run_strata(const char *dir, const char *args, char **out, c
 }
 #endif
 
+/* The commands README.md shows between <!-- readme-commands --> and
+ * <!-- /readme-commands --> (lines starting with `strata`, a trailing
+ * backslash continuing one), without the leading "strata ": how many,
+ * at most max, into cmds. */
+static inline unsigned tu_readme_commands(const char *readme, char (*cmds)[1024], unsigned max)
+{
+    char *text = tu_read_file(readme, NULL);
+    char *b = text ? strstr(text, "<!-- readme-commands -->") : NULL;
+    char *e = b ? strstr(b, "<!-- /readme-commands -->") : NULL;
+    unsigned n = 0;
+    if (e == NULL) {
+        free(text);
+        return 0;
+    }
+    *e = '\0';
+    int cont = 0;
+    for (char *line = strchr(b, '\n'); line != NULL && *line != '\0';) {
+        line++;
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)len, line);
+        char *s = one;
+        while (*s == ' ')
+            s++;
+        size_t l = strlen(s);
+        int more = l > 0 && s[l - 1] == '\\';
+        if (more)
+            s[--l] = '\0';
+        if (cont && n > 0) {
+            size_t u = strlen(cmds[n - 1]);
+            snprintf(cmds[n - 1] + u, 1024 - u, " %s", s);
+        } else if (strncmp(s, "strata ", 7) == 0 && n < max) {
+            snprintf(cmds[n++], 1024, "%s", s + 7);
+        }
+        cont = more;
+        line = nl;
+    }
+    free(text);
+    return n;
+}
+
 #endif

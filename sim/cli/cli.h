@@ -65,6 +65,13 @@ int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *set
  * by name (names.c).  *arg (left alone when NULL) becomes the path, held
  * in out[n].  0, or 1 after printing why not (none, or several match). */
 int cli_find(const char *verb, const char *opt, const char **arg, int models, char *out, size_t n);
+/* A relative path that names nothing here (`--data traces/validation/x.csv`
+ * run from another folder): the same path under the first data root that
+ * has it, held in out[n]; left alone otherwise (its loader says why). */
+void cli_find_data(const char **arg, char *out, size_t n);
+/* The folder sub (e.g. "configs/specs/families") under each data root that
+ * has it, in search order, into out (at most max): how many. */
+int cli_data_dirs(const char *sub, char (*out)[1100], int max);
 /* --stack NAME: a path, or a shipped stack (configs/stacks/NAME.yaml) by
  * its exact name, into out[n].  0, or 1 after printing the stacks there are. */
 int cli_find_stack(const char *verb, const char *name, char *out, size_t n);

@@ -60,9 +60,15 @@ int cli_calibrate(int argc, char **argv)
     size_t sl = strlen(stem);
     if (sl > 5 && strcmp(stem + sl - 5, ".yaml") == 0)
         stem[sl - 5] = '\0';
+    static char data_path[1600], root[512];
+    cli_find_data(&data, data_path, sizeof data_path);
     o.vo.data = data;
     o.vo.configs = dir;
-    o.vo.root = ".";
+    /* the rows' model paths are relative to the folder that holds configs/ */
+    const char *cs = strstr(dir, "/configs");
+    snprintf(root, sizeof root, "%.*s", cs != NULL && cs[8] == '\0' ? (int)(cs - dir) : 1,
+             cs != NULL && cs[8] == '\0' ? dir : ".");
+    o.vo.root = root;
     o.vo.only_config = stem;
     o.vo.ids = rows;
     o.start_config = hw;

@@ -42,6 +42,8 @@ int cli_import(int argc, char **argv)
         return 2;
     }
     const char *in = argv[1 + pos];
+    static char in_path[1600];      /* a shipped input from another folder */
+    cli_find_data(&in, in_path, sizeof in_path);
     if (out == NULL) {
         fprintf(stderr, "strata import: -o OUT.json is required\n");
         return 2;

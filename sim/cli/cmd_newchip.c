@@ -11,7 +11,8 @@
 #include "spec.h"
 
 const char cli_newchip_usage[] =
-    "  strata new-chip --spec configs/specs/CHIP.yaml -o|--output configs/CHIP.yaml [--quiet]\n";
+    "  strata new-chip --spec configs/specs/CHIP.yaml|CHIP -o|--output configs/CHIP.yaml [--quiet]\n"
+    "                  (CHIP: a shipped spec by name, strata list specs)\n";
 
 int cli_newchip(int argc, char **argv)
 {
@@ -30,10 +31,17 @@ int cli_newchip(int argc, char **argv)
         fprintf(stderr, "strata new-chip: --spec and -o are required\n");
         return 2;
     }
+    /* a spec by its shipped name (`--spec nvidia-b200`), its family from the data roots when
+     * the spec has none beside it */
+    char spec_path[1600];
+    if (cli_find("new-chip", "--spec", &spec, 2, spec_path, sizeof spec_path) != 0)
+        return 1;
+    static char fams[8][1100];
+    int nfam = cli_data_dirs("configs/specs/families", fams, 8);
     static struct spec s; /* large: every figure with its source */
     struct diag d;
     memset(&d, 0, sizeof d);
-    if (spec_load(spec, &s, &d) != 0)
+    if (spec_load_in(spec, (const char (*)[1100])fams, nfam, &s, &d) != 0)
         return cli_fail(&d);
     FILE *summary = quiet ? NULL : (cli_is_stdout(out) ? stderr : stdout);
     if (cli_is_stdout(out)) {

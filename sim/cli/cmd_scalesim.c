@@ -31,6 +31,9 @@ int cli_scalesim(int argc, char **argv)
         fprintf(stderr, "strata scalesim: -c CONFIG.cfg and -t TOPOLOGY.csv are required\n");
         return 2;
     }
+    static char cfg_path[1600], topo_path[1600];   /* the shipped inputs from another folder */
+    cli_find_data(&cfgp, cfg_path, sizeof cfg_path);
+    cli_find_data(&topo, topo_path, sizeof topo_path);
     if (mode != NULL && strcmp(mode, "conv") != 0 && strcmp(mode, "gemm") != 0) {
         fprintf(stderr, "strata scalesim: -i: expected conv or gemm, got '%s'\n", mode);
         return 2;

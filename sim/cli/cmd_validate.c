@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -143,6 +144,12 @@ int cli_validate(int argc, char **argv)
         fprintf(stderr, "strata validate: --data is required\n");
         return 2;
     }
+    /* from another folder: the data and the configs of the installed (or source) tree */
+    static char data_path[1600], cfg_dir[8][1100];
+    cli_find_data(&vo.data, data_path, sizeof data_path);
+    struct stat cst;
+    if (configs == NULL && stat("configs", &cst) != 0 && cli_data_dirs("configs", cfg_dir, 8) > 0)
+        configs = cfg_dir[0];
     vo.configs = configs ? configs : "configs";
     /* model paths in specs are relative to the directory holding configs/ */
     char root[1024];

@@ -83,6 +83,7 @@ static const struct kind {
     {"systems", "configs/systems", ".yaml", "system files (--hw)"},
     {"models", "traces/models", ".json", "model configs (--model)"},
     {"stacks", "configs/stacks", ".yaml", "software stacks (--stack, spec stack=)"},
+    {"specs", "configs/specs", ".yaml", "data-sheet spec files (new-chip --spec)"},
 };
 
 /* How well name matches stem: 4 equal, 3 equal but for case, 2 its last
@@ -183,6 +184,37 @@ static void near_names(const char *name, int k, char *hint, size_t n)
     suggest_text(&sg, hint, n);
 }
 
+int cli_data_dirs(const char *sub, char (*out)[1100], int max)
+{
+    char r[MAX_ROOTS][1024];
+    int nr = roots(r), n = 0;
+    for (int i = 0; i < nr && n < max; i++) {
+        snprintf(out[n], 1100, "%s/%s", r[i], sub);
+        if (is_dir(out[n]))
+            n++;
+    }
+    return n;
+}
+
+void cli_find_data(const char **argp, char *out, size_t n)
+{
+    struct stat st;
+    if (*argp == NULL || (*argp)[0] == '/' || stat(*argp, &st) == 0)
+        return;
+    char r[MAX_ROOTS][1024], rel[1024];
+    snprintf(rel, sizeof rel, "%s", *argp);     /* *argp may be out itself */
+    int nr = roots(r);
+    for (int i = 0; i < nr; i++) {
+        snprintf(out, n, "%s/%s", r[i], rel);
+        if (stat(out, &st) == 0) {
+            *argp = out;
+            return;
+        }
+    }
+    if (*argp == out)
+        snprintf(out, n, "%s", rel);
+}
+
 int cli_find(const char *verb, const char *opt, const char **argp, int models, char *out, size_t n)
 {
     if (*argp == NULL)
@@ -193,13 +225,16 @@ int cli_find(const char *verb, const char *opt, const char **argp, int models, c
     if (stat(arg, &st) == 0 || (strchr(arg, '/') != NULL && !sys_only)) {
         snprintf(out, n, "%s", arg);
         *argp = out;
+        cli_find_data(argp, out, n);    /* configs/x.yaml from another folder: the data root's */
         return 0;
     }
     static struct hits h;
     memset(&h, 0, sizeof h);
     h.name = sys_only ? arg + 8 : arg;
     /* chips first: a system is found by a name no chip config matches */
-    if (models)
+    if (models == 2)
+        each(&kinds[4], collect, &h);
+    else if (models)
         each(&kinds[2], collect, &h);
     else if (!sys_only)
         each(&kinds[0], collect, &h);
@@ -212,10 +247,11 @@ int cli_find(const char *verb, const char *opt, const char **argp, int models, c
     }
     if (h.n == 0) {
         char hint[SUGGEST_MAX * SUGGEST_NAME + 32];
-        near_names(h.name, models ? 2 : sys_only ? 1 : 0, hint, sizeof hint);
+        near_names(h.name, models == 2 ? 4 : models ? 2 : sys_only ? 1 : 0, hint, sizeof hint);
         fprintf(stderr, "strata %s: %s %s: no such file, and no shipped %s of that name%s (strata "
-                        "list %s)\n", verb, opt, arg, models ? "model" : "config or system",
-                hint, models ? "models" : "configs");
+                        "list %s)\n", verb, opt, arg,
+                models == 2 ? "spec file" : models ? "model" : "config or system", hint,
+                models == 2 ? "specs" : models ? "models" : "configs");
         return 1;
     }
     fprintf(stderr, "strata %s: %s %s is ambiguous; it matches:", verb, opt, arg);
@@ -290,7 +326,7 @@ int cli_load_stack(const char *verb, const char *name, struct stack *s, char *di
     return 0;
 }
 
-const char cli_list_usage[] = "  strata list     configs|systems|models|stacks|formats|dtypes|verbs\n";
+const char cli_list_usage[] = "  strata list     configs|systems|models|stacks|specs|formats|dtypes|verbs\n";
 
 struct seen {
     int n;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "numfmt.h"
 #include "yconf.h"
@@ -357,6 +358,12 @@ static int stem_ok(const char *s)
 
 int spec_load(const char *path, struct spec *s, struct diag *d)
 {
+    return spec_load_in(path, NULL, 0, s, d);
+}
+
+int spec_load_in(const char *path, const char (*fam_dirs)[1100], int nfam, struct spec *s,
+                 struct diag *d)
+{
     memset(s, 0, sizeof s[0]);
     if (strlen(path) >= sizeof s->path)
         return diag_set(d, DIAG_E_RANGE, path, 0, "", "path too long");
@@ -383,6 +390,12 @@ int spec_load(const char *path, struct spec *s, struct diag *d)
     const char *slash = strrchr(path, '/');
     snprintf(s->family_path, sizeof s->family_path, "%.*sfamilies/%s.yaml",
              slash ? (int)(slash - path + 1) : 0, path, s->architecture.str);
+    for (int i = 0; i < nfam && access(s->family_path, F_OK) != 0; i++) {
+        char cand[sizeof s->family_path];
+        snprintf(cand, sizeof cand, "%.500s/%.60s.yaml", fam_dirs[i], s->architecture.str);
+        if (access(cand, F_OK) == 0)
+            snprintf(s->family_path, sizeof s->family_path, "%s", cand);
+    }
     return load_family(s, d);
 }
 

@@ -53,6 +53,11 @@ struct spec {
 };
 
 
+/* Loads the spec at path and its architecture's family file: families/ARCH.yaml beside the
+ * spec, else under each of the nfam folders fam_dirs (the installed
+ * configs/specs/families: a spec written outside the tree), in order. */
+int spec_load_in(const char *path, const char (*fam_dirs)[1100], int nfam, struct spec *s,
+                 struct diag *d);
 int spec_load(const char *path, struct spec *s, struct diag *d);
 /* Writes the config to f.  Warnings (values outside the plausible range of
  * their kind, with the likely unit mistake) go to warn, the summary of what
