@@ -219,6 +219,11 @@ static void test_stdout(void)
     char args[512], path[128];
     expect("run --json -", "run --hw " H100 " --trace " TRACE " --json - --quiet", 0,
            "\"strata_report\"", NULL);
+    /* --quiet keeps a one-line result (on stderr when stdout carries the report) */
+    expect("run --quiet", "run --hw " H100 " --trace " TRACE " --quiet", 0, "on nvidia-h100-sxm: ", NULL);
+    expect("run --quiet (bound)", "run --hw " H100 " --trace " TRACE " --quiet", 0, ", bound ", NULL);
+    expect("run --json - --quiet (line)", "run --hw " H100 " --trace " TRACE " --json - --quiet", 0, NULL,
+           ", bound ");
     expect("run --json - (summary)", "run --hw " H100 " --trace " TRACE " --json -", 0,
            "\"strata_report\"", "total time");
     expect("run --csv -", "run --hw " H100 " --trace " TRACE " --csv -", 0, "id,name,kind",

@@ -33,7 +33,8 @@ const char cli_run_usage[] =
     "                  [--max-events N] [--max-memory SIZE] [--sustained] [--stack NAME]\n"
     "                  " CLI_SET_USAGE "\n"
     "                  (defaults: --top 15, --timeline-granularity-us 10, --max-events 5000000000\n"
-    "                  or $STRATA_MAX_EVENTS, --max-memory 90% of RAM or $STRATA_MAX_MEMORY)\n"
+    "                  or $STRATA_MAX_EVENTS, --max-memory 90% of RAM or $STRATA_MAX_MEMORY;\n"
+    "                  --quiet: one line, the trace, the hardware, the time and the bound)\n"
     "  strata run      --hw CONFIG.yaml --op KIND:key=value,... [--op ...] [options as above]\n"
     "                  (ops on the command line instead of --trace, one after another:\n"
     "                  gemm:m=8192,n=8192,k=8192  attention:batch=1,heads=32,q_len=4096,\n"
@@ -422,7 +423,16 @@ int cli_run(int argc, char **argv)
         lock_fd = -1;
         if (made_outdir)
             rmdir(outdir); /* only if empty: the plot step removes its own */
-    } else if (!a.quiet) {
+    } else if (a.quiet) {
+        /* one line: what ran where, the time, the bound */
+        FILE *txt = cli_is_stdout(a.js) || cli_is_stdout(a.csv) ? stderr : stdout;
+        char tb[32];
+        numfmt_time(tb, sizeof tb, (double)r.total_ps * 1e-12);
+        fprintf(txt, "%s on %s: %s", t.path, sys.implied ? cfg_label(&cfg) : sys.name, tb);
+        if (t.tokens > 0 && r.total_ps > 0)
+            fprintf(txt, " (%.1f tokens/s)", t.tokens / ((double)r.total_ps * 1e-12));
+        fprintf(txt, ", bound %s\n", run_result_bound(&cfg, &r));
+    } else {
         /* a report on stdout: the summary goes to stderr, out of its way */
         FILE *txt = cli_is_stdout(a.js) || cli_is_stdout(a.csv) ? stderr : stdout;
         report_text(&c, txt);
