@@ -182,13 +182,13 @@ static void check_system(const char *path)
         CHECK(0);
         return;
     }
-    char seen[64][SYS_NAME_MAX];
+    char seen[64][SYS_NAME_MAX + 8];
     unsigned nseen = 0;
     for (uint32_t i = 0; i < base.nlinks; i++)
         for (int by_name = 0; by_name < 2; by_name++) {
             const char *what = by_name ? base.links[i].name : base.chip.level[base.links[i].level].name;
-            char tag[SYS_NAME_MAX];
-            snprintf(tag, sizeof tag, "%d%s", by_name, what);
+            char tag[SYS_NAME_MAX + 8];
+            snprintf(tag, sizeof tag, "%d%.*s", by_name, SYS_NAME_MAX, what);
             unsigned j = 0;
             while (j < nseen && strcmp(seen[j], tag) != 0)
                 j++;
@@ -212,7 +212,7 @@ static void each_file(const char *dir, int systems, unsigned *nfiles, unsigned *
     while ((e = readdir(dp)) != NULL && n < 256) {
         size_t l = strlen(e->d_name);
         if (l > 5 && l < 120 && strcmp(e->d_name + l - 5, ".yaml") == 0)
-            snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+            snprintf(names[n++], sizeof names[0], "%.120s", e->d_name);
     }
     closedir(dp);
     for (unsigned i = 0; i < n; i++) {

@@ -323,7 +323,7 @@ static void text_ops(const struct report_ctx *c, FILE *out)
         if (twins > 0)
             snprintf(name, sizeof name, "%.20s x%u", op->name, twins + 1);
         else
-            snprintf(name, sizeof name, "%s", op->name);
+            snprintf(name, sizeof name, "%.63s", op->name);     /* the column shows 28 */
         fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", name, op_kind_name(op->kind),
                 b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
         k += twins;
