@@ -22,7 +22,7 @@ timeit() {
   t1=$(date +%s%N)
   awk -v a="$t0" -v b="$t1" -v n="$n" 'BEGIN { printf "%.3f", (b - a) / 1e6 / n }'
 }
-events() { "$@" --json "$T/r.json" --quiet && grep -o '"engine_events":[[:space:]]*[0-9]*' "$T/r.json" | grep -o '[0-9]*$'; }
+events() { "$@" --json "$T/r.json" --quiet >/dev/null && grep -o '"engine_events":[[:space:]]*[0-9]*' "$T/r.json" | grep -o '[0-9]*$'; }
 
 for w in decode prefill; do
   ms=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/$w.json" --quiet)
@@ -48,7 +48,7 @@ js=$(timeit 20 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json"
 export STRATA_GNUPLOT=none
 out=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --no-whatif --quiet)
 wi=$(timeit 10 $S run --hw configs/nvidia-h100-sxm.yaml --trace "$T/decode.json" --out "$T/out" --quiet)
-echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with 5 what-if re-simulations $wi ms (no gnuplot rendering)"
+echo "decode step, reports: none $base ms, --json+--csv $js ms, --out without what-ifs $out ms, --out with the what-if re-simulations (6 on one device) $wi ms (no gnuplot rendering)"
 unset STRATA_GNUPLOT
 # a design-space sweep: 10,000 H100 variants of the decode step on 2 threads
 t0=$(date +%s%N)
