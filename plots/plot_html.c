@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cfgset.h"
 #include "numfmt.h"
 #include "plot_svg.h"
 
@@ -94,14 +95,10 @@ static void verdicts(struct sb *h, const struct pdata *p)
         sb_printf(h, " moves this run most: %.0f%% shorter", 100 * (1 - pload_jnum(bw, "total_time_s") / p->total));
         const char *set = pload_jstr(bw, "set");
         if (set[0] != '\0') {
+            char cli[320];
+            cfg_sets_list_cli(set, cli, sizeof cli);
             sb_printf(h, " (<code>");
-            for (const char *q = set; *q;) {   /* each override as --set KEY=VALUE */
-                size_t n = strcspn(q, " ");
-                char one[160];
-                snprintf(one, sizeof one, "%s--set %.*s", q == set ? "" : " ", (int)n, q);
-                sb_html(h, one);
-                q += n + (q[n] == ' ');
-            }
+            sb_html(h, cli);
             sb_printf(h, "</code>)");
         }
         sb_printf(h, ".</li>\n");

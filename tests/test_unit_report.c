@@ -131,13 +131,7 @@ static void check_whatif_is_a_set(const char *hw, const char *trace_path)
     CHECK_STR_CONTAINS(w[2].set, "compute.sparse_matrix_flops_per_cycle_per_unit=x2");
     for (unsigned i = 0; i < n; i++) {
         struct cfg_sets s = base;
-        char one[160];
-        for (const char *p = w[i].set; *p;) {
-            size_t k = strcspn(p, " ");
-            snprintf(one, sizeof one, "%.*s", (int)k, p);
-            CHECK_EQ_INT(cfg_sets_add(&s, one, "--set", &d), 0);
-            p += k + (p[k] == ' ');
-        }
+        CHECK_EQ_INT(cfg_sets_add_list(&s, w[i].set, "--set", &d), 0);
         CHECK_EQ_INT(tu_load_hw(hw, &s, &sys, &d), 1);
         chip = sys.chip;
         sys_from_chip(&chip, t.ndevices, (const char (*)[32])t.devices, &sys);

@@ -622,6 +622,30 @@ int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct 
     return 0;
 }
 
+int cfg_sets_add_list(struct cfg_sets *s, const char *list, const char *origin, struct diag *d)
+{
+    char one[200];
+    for (const char *p = list; *p != '\0';) {
+        size_t n = strcspn(p, " ");
+        snprintf(one, sizeof one, "%.*s", (int)n, p);
+        if (n > 0 && cfg_sets_add(s, one, origin, d) != 0)
+            return -1;
+        p += n + (p[n] == ' ');
+    }
+    return 0;
+}
+
+void cfg_sets_list_cli(const char *list, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (const char *p = list; *p != '\0' && used < n;) {
+        size_t k = strcspn(p, " ");
+        used += (size_t)snprintf(out + used, n - used, "%s--set %.*s", used ? " " : "", (int)k, p);
+        p += k + (p[k] == ' ');
+    }
+}
+
 int cfg_read_value(const char *path, const char *key, double *value, char *full_key, size_t n,
                    struct diag *d)
 {

@@ -35,6 +35,10 @@ struct cfg_sets {
  * loaded with it).  A later set of the same key replaces the earlier,
  * unless it is relative (`xF`): that one scales the earlier's value. */
 int cfg_sets_add(struct cfg_sets *s, const char *kv, const char *origin, struct diag *d);
+/* Adds each "KEY=VALUE" of list, separated by spaces (a what-if's). */
+int cfg_sets_add_list(struct cfg_sets *s, const char *list, const char *origin, struct diag *d);
+/* That list as a command line writes it: "--set A=x2 --set B=x0.5", into out. */
+void cfg_sets_list_cli(const char *list, char *out, size_t n);
 /* Adds every `KEY: VALUE` of an overlay file's `set:` mapping. */
 int cfg_sets_load_overlay(struct cfg_sets *s, const char *path, struct diag *d);
 /* The number a key (as --set names it) has in the chip config at path, and

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgset.h"
 #include "check.h"
 #include "numfmt.h"
 
@@ -156,13 +157,9 @@ static void text_summary(const struct report_ctx *c, FILE *out)
             if (c->whatif[k].total_time_s < c->whatif[best].total_time_s)
                 best = k;
         }
-        fprintf(out, "\n    the most: %s (", c->whatif[best].description);
-        for (const char *q = c->whatif[best].set; *q;) {   /* each override as --set KEY=VALUE */
-            size_t n = strcspn(q, " ");
-            fprintf(out, "%s--set %.*s", q == c->whatif[best].set ? "" : " ", (int)n, q);
-            q += n + (q[n] == ' ');
-        }
-        fprintf(out, ")\n");
+        char cli[320];
+        cfg_sets_list_cli(c->whatif[best].set, cli, sizeof cli);
+        fprintf(out, "\n    the most: %s (%s)\n", c->whatif[best].description, cli);
     }
 }
 

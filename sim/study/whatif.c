@@ -33,14 +33,8 @@ static int whatif_load(const struct whatif_hw *h, const char *kv, const struct t
         memset(&sets, 0, sizeof sets);
     struct diag d;
     memset(&d, 0, sizeof d);
-    char one[sizeof ((struct whatif *)0)->set];
-    for (const char *p = kv; *p != '\0';) {    /* overrides separated by spaces */
-        size_t n = strcspn(p, " ");
-        snprintf(one, sizeof one, "%.*s", (int)n, p);
-        if (cfg_sets_add(&sets, one, "--set", &d) != 0)
-            return -1;
-        p += n + (p[n] == ' ');
-    }
+    if (cfg_sets_add_list(&sets, kv, "--set", &d) != 0)
+        return -1;
     enum hw_kind kind;
     if (hw_load(h->path, &sets, sys, &kind, &d) != 0 || whatif_build(h, kind, t, sys, &d) != 0)
         return -1;
