@@ -5,11 +5,14 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfgset.h"
+#include "check.h"
 #include "numfmt.h"
 #include "plot_svg.h"
+#include "report_text.h"
 
 /* rows of the op table (slowest first) */
 #define PHTML_MAX_TABLE_ROWS 500
@@ -254,21 +257,120 @@ static void plots(struct sb *h, const struct pdata *p)
         sb_printf(h, "<p>No bandwidth plot: the report has no timeseries (write it with strata run --out).</p>\n");
 }
 
-/* The slowest ops, a row each, sortable (html_sort_js). */
+/* Several devices: where each one's time went, by kind (the terminal
+ * report's "per device" table): compute, host (launch and measured-only
+ * ops), memory (waiting on a level that is not a link), each link level
+ * (exposed communication) and idle, in the step's unit; a row adds up to
+ * the step, and to the device's ops' columns in ops.csv less idle. */
+static void device_table(struct sb *h, const struct pdata *p)
+{
+    if (p->devices == NULL || p->ndev < 2 || p->total <= 0)
+        return;
+    double unit = p->total >= 1e-3 ? 1e-3 : p->total >= 1e-6 ? 1e-6 : 1e-9;
+    const char *uname = unit == 1e-3 ? "ms" : unit == 1e-6 ? "us" : "ns";
+    sb_printf(h, "<h2>Where each device's time went</h2>\n<p>Time in %s; each row adds up to the "
+                 "step. Compute: the pipes busy; host: kernel launches; memory: waiting on the "
+                 "chip's memory levels; a link: communication that no compute hid.</p>\n"
+                 "<table id=\"devices\"><tr><th class=\"l\">device</th><th>compute</th>"
+                 "<th>host</th><th>memory</th>",
+              uname);
+    for (unsigned l = 0; l < p->nlvl; l++)
+        if (p->lvl_link[l]) {
+            sb_printf(h, "<th>");
+            sb_html(h, p->lvl[l]);
+            sb_printf(h, "</th>");
+        }
+    sb_printf(h, "<th>idle</th><th>total</th></tr>\n");
+    const cJSON *dv;
+    unsigned shown = 0;
+    cJSON_ArrayForEach(dv, p->devices)
+    {
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dv, "mirror")))
+            continue;
+        if (shown++ == 64) {
+            sb_printf(h, "<tr><td class=\"l\" colspan=\"3\">... more devices in report.json</td></tr>\n");
+            break;
+        }
+        double st[PLOAD_NLVL], mem = 0, link = 0;
+        pload_levels(p, dv, "stall_s", st);
+        for (unsigned l = 0; l < p->nlvl; l++) {
+            if (p->lvl_link[l])
+                link += st[l];
+            else
+                mem += st[l];
+        }
+        double busy = pload_jnum(dv, "busy_s"), host = pload_jnum(dv, "launch_s") + pload_jnum(dv, "measured_s");
+        double idle = pload_jnum(dv, "idle_s");
+        sb_printf(h, "<tr><td class=\"l\">");
+        sb_html(h, pload_jstr(dv, "name"));
+        sb_printf(h, "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>", busy / unit, host / unit, mem / unit);
+        for (unsigned l = 0; l < p->nlvl; l++)
+            if (p->lvl_link[l])
+                sb_printf(h, "<td>%.3f</td>", st[l] / unit);
+        sb_printf(h, "<td>%.3f</td><td>%.3f</td></tr>\n", idle / unit, (busy + host + mem + link + idle) / unit);
+    }
+    sb_printf(h, "</table>\n");
+}
+
+/* The number a device's name ends in ("gpu3": 3), or UINT32_MAX. */
+static uint32_t device_number(const char *dev)
+{
+    size_t n = strlen(dev), k = n;
+    while (k > 0 && dev[k - 1] >= '0' && dev[k - 1] <= '9')
+        k--;
+    return k == n || n - k > 9 ? UINT32_MAX : (uint32_t)strtoul(dev + k, NULL, 10);
+}
+
+/* Is b the same op as a on another device (report_text's rule): the same
+ * kind and time, and the same name once each one's device number is
+ * masked? */
+static int html_twin(const struct pop *a, const struct pop *b)
+{
+    if (strcmp(a->device, b->device) == 0 || a->time != b->time || strcmp(a->kind, b->kind) != 0)
+        return 0;
+    uint32_t da = device_number(a->device), db = device_number(b->device);
+    if (da == UINT32_MAX || db == UINT32_MAX)
+        return 0;
+    char ma[200], mb[200];
+    report_mask_device(a->name, da, ma, sizeof ma);
+    report_mask_device(b->name, db, mb, sizeof mb);
+    return strcmp(ma, mb) == 0;
+}
+
+/* The slowest ops, a row each, sortable (html_sort_js); on several devices
+ * the same op on each rank is one row, "x8" for its 8 devices. */
 static void op_table(struct sb *h, const struct pdata *p)
 {
     uint32_t rows = p->nops < PHTML_MAX_TABLE_ROWS ? p->nops : PHTML_MAX_TABLE_ROWS;
-    sb_printf(h, "<h2>Ops</h2>\n<p>Slowest first; click a column to sort.%s</p>\n", p->nops > rows ? " Only the slowest 500 are listed." : "");
+    sb_printf(h, "<h2>Ops</h2>\n<p>Slowest first; click a column to sort.%s%s</p>\n",
+              p->ndev > 1 ? " An op that runs on several devices at once (a tensor-parallel rank's) "
+                            "is one row, &times;N for its N devices." : "",
+              p->nops > rows ? " Only the slowest 500 rows are listed." : "");
     sb_printf(h, "<table id=\"ops\" data-dir=\"d\"><thead><tr><th class=\"l\" onclick=\"sortTable(0)\">op</th>"
                  "<th class=\"l\" onclick=\"sortTable(1)\">kind</th><th onclick=\"sortTable(2)\">time (us)</th>"
                  "<th onclick=\"sortTable(3)\">share</th><th onclick=\"sortTable(4)\">GFLOP</th>"
                  "<th onclick=\"sortTable(5)\">DRAM MB</th><th class=\"l\" onclick=\"sortTable(6)\">bound</th>"
                  "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
-    for (uint32_t k = 0; k < rows; k++) {
-        struct pop ob;
+    unsigned char *used = p->ndev > 1 ? sim_xcalloc(p->nops ? p->nops : 1, 1) : NULL;
+    uint32_t shown = 0;
+    for (uint32_t k = 0; k < p->nops && shown < rows; k++) {
+        if (used != NULL && used[k])
+            continue;
+        shown++;
+        struct pop ob, tb;
         const struct pop *o = pload_op(p, p->order[k], &ob);
+        uint32_t twins = 0;
+        for (uint32_t j = k + 1; used != NULL && j < p->nops && j < k + 4096; j++) {
+            const struct pop *y = pload_op(p, p->order[j], &tb);
+            if (y->time != o->time)
+                break;
+            if (!used[j] && html_twin(o, y)) {
+                used[j] = 1;
+                twins++;
+            }
+        }
         /* sort keys: time in ps, FLOPs and bytes as whole numbers */
-        char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24];
+        char tv[24], t3[24], sh[24], fv[40], f3[24], dv[40], d3[24], nx[24] = "";
         numfmt_g(tv, sizeof tv, floor(o->time * 1e12 + 0.5));
         numfmt_fix(t3, sizeof t3, o->time * 1e6, 3);
         numfmt_fix(sh, sizeof sh, p->total > 0 ? 100 * o->time / p->total : 0, 1);
@@ -277,7 +379,9 @@ static void op_table(struct sb *h, const struct pdata *p)
         double db = p->lvl_dram >= 0 ? o->bytes[p->lvl_dram] : 0;
         numfmt_g(dv, sizeof dv, floor(db));
         numfmt_fix(d3, sizeof d3, db * 1e-6, 3);
-        const char *cells[] = {"<tr><td class=\"l\">", NULL, "</td><td class=\"l\">", NULL,
+        if (twins > 0)
+            snprintf(nx, sizeof nx, " &times;%u", twins + 1);
+        const char *cells[] = {"<tr><td class=\"l\">", NULL, nx, "</td><td class=\"l\">", NULL,
                                "</td><td data-v=\"", tv, "\">", t3, "</td><td data-v=\"", tv, "\">",
                                sh, "%</td><td data-v=\"", fv, "\">", f3, "</td><td data-v=\"", dv,
                                "\">", d3, "</td><td class=\"l\">", NULL, "</td><td class=\"l\">",
@@ -291,6 +395,7 @@ static void op_table(struct sb *h, const struct pdata *p)
                 sb_puts(h, cells[c]);
         }
     }
+    free(used);
     sb_printf(h, "</tbody></table>\n");
 }
 
@@ -303,6 +408,7 @@ void phtml_page(struct sb *h, const struct pdata *p)
     sb_printf(h, "</title></head><body>\n");
     summary(h, p);
     verdicts(h, p);
+    device_table(h, p);
     if (p->have_hw)
         chip_table(h, p);
     plots(h, p);

@@ -189,6 +189,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
     q->bound = run_bound_name(c->cfg, o);
     q->tile = o->tile;
     q->dtype = dtype_name(op->dtype);
+    q->device = c->t->devices[op->device];
     q->time = fin((double)(o->end_ps - o->start_ps) * ps);
     q->flops = fin(o->flops);
     q->busy = fin((double)o->time_ps[CAT_BUSY] * ps);
@@ -219,7 +220,7 @@ const struct pop *pload_op(const struct pdata *p, uint32_t i, struct pop *buf)
 
 /* The members of an op that the plots read. */
 enum member { M_NONE, M_NAME, M_KIND, M_BOUND, M_TILE, M_TIME, M_FLOPS, M_BUSY, M_LAUNCH,
-              M_BYTES, M_STALL, M_MEASURED, M_DTYPE };
+              M_BYTES, M_STALL, M_MEASURED, M_DTYPE, M_DEVICE };
 
 /* The member is told by its first letters, then confirmed: comparing each
  * name against every wanted one was most of the op loop's time. */
@@ -227,7 +228,7 @@ static enum member which_member(const char *k)
 {
     static const char *const mname[] = {"", "name", "kind", "bound", "tile", "time_s",
                                         "flops", "busy_s", "launch_s", "bytes", "stall_s",
-                                        "measured_s", "dtype"};
+                                        "measured_s", "dtype", "device"};
     enum member which = M_NONE;
     switch (k[0]) {
     case 'n': which = M_NAME; break;
@@ -235,7 +236,7 @@ static enum member which_member(const char *k)
     case 'f': which = M_FLOPS; break;
     case 'l': which = M_LAUNCH; break;
     case 'm': which = M_MEASURED; break;
-    case 'd': which = M_DTYPE; break;
+    case 'd': which = k[1] == 'e' ? M_DEVICE : M_DTYPE; break;
     case 'b': which = k[1] == 'o' ? M_BOUND : k[1] == 'y' ? M_BYTES : M_BUSY; break;
     case 't': which = k[1] == 'i' && k[2] == 'l' ? M_TILE : M_TIME; break;
     case 's': which = M_STALL; break;
@@ -268,7 +269,7 @@ static void read_op_levels(const struct pdata *p, const cJSON *m, double *dst)
 
 static void read_op(const struct pdata *p, const cJSON *o, struct pop *q)
 {
-    q->name = q->kind = q->bound = q->tile = "";
+    q->name = q->kind = q->bound = q->tile = q->device = "";
     /* one pass over the op's members (looking each up by name was a
      * quadratic share of the rendering time) */
     const cJSON *m;
@@ -297,6 +298,8 @@ static void read_op(const struct pdata *p, const cJSON *o, struct pop *q)
             q->measured = pload_num(m);
         else if (which == M_DTYPE)
             q->dtype = cJSON_IsString(m) ? m->valuestring : "";
+        else if (which == M_DEVICE)
+            q->device = cJSON_IsString(m) ? m->valuestring : "";
         else
             read_op_levels(p, m, which == M_BYTES ? q->bytes : q->stall);
     }
@@ -419,6 +422,9 @@ static void read_ts_whatif(struct pdata *p, const cJSON *r)
     const cJSON *wi = cJSON_GetObjectItemCaseSensitive(r, "whatif");
     if (cJSON_IsArray(wi))
         p->whatif = wi;
+    const cJSON *dv = cJSON_GetObjectItemCaseSensitive(r, "devices");
+    if (cJSON_IsArray(dv))
+        p->devices = dv;
 }
 
 int pload_report(const struct jsondoc *doc, const struct report_ctx *run, struct pdata *p,

@@ -30,6 +30,7 @@ struct report_ctx;
 
 struct pop {
     const char *name, *kind, *bound, *tile, *dtype;
+    const char *device;         /* the trace device it ran on ("" when the report has none) */
     double time, flops, busy, launch, measured;
     double bytes[PLOAD_NLVL], stall[PLOAD_NLVL];
 };
@@ -73,6 +74,7 @@ struct pdata {
     const cJSON *ts_dev;
     const char *ts_dev_name;
     const cJSON *whatif;
+    const cJSON *devices;       /* the report's "devices" array, or NULL */
 };
 
 /* Fills *p from doc's report; with run set, the ops are run's (doc is then

@@ -5,6 +5,7 @@
  * plot_render_tree): for traces with one and many devices, a timeline,
  * what-ifs, an op with a measured time and names that need escaping. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,121 @@ static void check_wait_split(void)
     trace_free(&t);
 }
 
+/* Numbers after the first cell of the line of text that begins with
+ * lead (after spaces): up to max into v; how many. */
+static unsigned row_numbers(const char *text, const char *lead, const char *sep, double *v, unsigned max)
+{
+    const char *p = text;
+    size_t nl = strlen(lead);
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, lead, nl) == 0)
+            break;
+        p = strchr(p, '\n');
+        if (p == NULL)
+            return 0;
+        p++;
+    }
+    p += nl;
+    unsigned n = 0;
+    while (n < max && *p != '\0' && *p != '\n') {
+        char *e;
+        double x = strtod(p, &e);
+        if (e == p) {
+            p++;
+            continue;
+        }
+        v[n++] = x;
+        p = e;
+        if (sep != NULL && strncmp(p, sep, strlen(sep)) != 0 && *p != '<')
+            break;
+    }
+    return n;
+}
+
+/* A multi-GPU run's per-device summary (compute, host, memory, each link,
+ * idle, total) in the terminal report and report.html, and gpu0's ops in
+ * ops.csv, agree to 0.1% of the step (issue 33). */
+static void check_device_summary(const char *tp)
+{
+    char cmd[600], out[160];
+    snprintf(out, sizeof out, "%s/kinds", dir);
+    snprintf(cmd, sizeof cmd, "'%s' run --hw configs/systems/nvidia-dgx-a100.yaml --trace '%s' --out '%s' "
+             "> '%s/kinds.txt'", STRATA_BINARY, tp, out, dir);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    char path[200];
+    snprintf(path, sizeof path, "%s/kinds.txt", dir);
+    char *text = tu_read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/report.html", out);
+    char *html = tu_read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/ops.csv", out);
+    char *csv = tu_read_file(path, NULL);
+    CHECK(text != NULL && html != NULL && csv != NULL);
+    if (text == NULL || html == NULL || csv == NULL)
+        goto done;
+    /* compute, host, memory, pcie, nvlink, idle, total (ms) */
+    double tv[8], hv[8];
+    CHECK_EQ_INT((int)row_numbers(text, "gpu0 ", NULL, tv, 8), 7);
+    const char *h = strstr(html, "<td class=\"l\">gpu0</td>");
+    CHECK(h != NULL);
+    CHECK_EQ_INT(h ? (int)row_numbers(h, "<td class=\"l\">gpu0</td>", NULL, hv, 8) : 0, 7);
+    double step = tv[6];
+    CHECK(step > 0);
+    double sum = 0;
+    for (int k = 0; k < 6; k++) {
+        sum += tv[k];
+        CHECK(fabs(tv[k] - hv[k]) <= 0.001 * step);
+    }
+    CHECK(fabs(sum - step) <= 0.001 * step);
+    CHECK(tv[4] > 0.05 * step);                 /* the step waits on nvlink */
+    /* the op table: the same op on each of the 8 ranks is one row */
+    CHECK(strstr(html, ">r0.lm_head &times;8<") != NULL);
+    CHECK(strstr(html, ">r1.lm_head") == NULL);
+    /* ops.csv: gpu0's busy_s; launch_s + measured_s; stall_* at the levels
+     * that are not links; each link; in ms */
+    char *line = csv, *save = NULL;
+    char *hdr = strtok_r(line, "\n", &save);
+    char cols[40][32];
+    int nc = 0;
+    for (char *c = hdr, *e; c != NULL && nc < 40; c = e ? e + 1 : NULL) {
+        e = strchr(c, ',');
+        snprintf(cols[nc++], sizeof cols[0], "%.*s", e ? (int)(e - c) : (int)strlen(c), c);
+    }
+    double cv[5] = {0};
+    for (char *row = strtok_r(NULL, "\n", &save); row != NULL; row = strtok_r(NULL, "\n", &save)) {
+        char *f = row;
+        int dev0 = 0;
+        for (int k = 0; k < nc && f != NULL; k++) {
+            char *e = strchr(f, ',');
+            if (strcmp(cols[k], "device") == 0)
+                dev0 = strncmp(f, "gpu0,", 5) == 0;
+            double x = atof(f) * 1e3;
+            if (dev0 && strcmp(cols[k], "busy_s") == 0)
+                cv[0] += x;
+            else if (dev0 && (strcmp(cols[k], "launch_s") == 0 || strcmp(cols[k], "measured_s") == 0))
+                cv[1] += x;
+            else if (dev0 && strcmp(cols[k], "stall_pcie_s") == 0)
+                cv[3] += x;
+            else if (dev0 && strcmp(cols[k], "stall_nvlink_s") == 0)
+                cv[4] += x;
+            else if (dev0 && strncmp(cols[k], "stall_", 6) == 0)
+                cv[2] += x;
+            f = e ? e + 1 : NULL;
+        }
+    }
+    for (int k = 0; k < 5; k++) {
+        if (fabs(cv[k] - tv[k]) > 0.001 * step)
+            fprintf(stderr, "  column %d: ops.csv %g ms, report %g ms\n", k, cv[k], tv[k]);
+        CHECK(fabs(cv[k] - tv[k]) <= 0.001 * step);
+    }
+done:
+    free(text);
+    free(html);
+    free(csv);
+    tu_rmtree(out);
+}
+
 int main(void)
 {
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-report") == 0);
@@ -226,6 +342,7 @@ int main(void)
              "--tp 8 -o '%s' >/dev/null", STRATA_BINARY, tp);
     CHECK_EQ_INT(tu_sh(cmd), 0);
     check_trace("configs/systems/nvidia-dgx-a100.yaml", tp, 1);
+    check_device_summary(tp);
     check_whatif_is_a_set("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json");
     check_wait_split();
     tu_rmtree(dir);

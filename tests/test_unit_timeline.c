@@ -9,6 +9,7 @@
 #include "util.h"
 
 static char tmpdir[64];
+static size_t latency_parts;    /* "wait_LEVEL_latency_us" args seen in op slices */
 
 struct span {
     double b, e;
@@ -52,7 +53,7 @@ static void check_timeline(const char *path, size_t max_events, double quantum_u
         return;
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     CHECK(cJSON_IsArray(ev));
-    size_t n = (size_t)cJSON_GetArraySize(ev), nspans = 0, named_p = 0;
+    size_t n = (size_t)cJSON_GetArraySize(ev), nspans = 0, named_p = 0, nlatency = 0;
     printf("  %s: %zu events\n", path, n);
     CHECK(n > 0 && n <= max_events);
     struct span *sp = calloc(n + 1, sizeof *sp);
@@ -87,6 +88,19 @@ static void check_timeline(const char *path, size_t max_events, double quantum_u
             CHECK(num_of(e, "dur", &dur) == 0);
             CHECK(dur >= 0);
             CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(e, "name")));
+            /* an op's time split (busy, launch, measured, each level's wait as its
+             * bandwidth and its latency) adds up to its slice */
+            const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+            if (cJSON_IsString(cat) && strcmp(cat->valuestring, "op") == 0) {
+                const cJSON *a;
+                double parts = 0;
+                cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(e, "args"))
+                    if (a->string != NULL && tu_ends_with(a->string, "_us")) {
+                        parts += a->valuedouble;
+                        nlatency += strstr(a->string, "_latency_us") != NULL;
+                    }
+                CHECK(fabs(parts - dur) <= 1e-5 * (1 + dur));
+            }
             sp[nspans].b = ts;
             sp[nspans].e = ts + dur;
             sp[nspans].pid = (int)pid;
@@ -108,6 +122,7 @@ static void check_timeline(const char *path, size_t max_events, double quantum_u
         }
     }
     CHECK(named_p > 0);
+    latency_parts += nlatency;
     /* nesting: sort by (track, begin, longest first) and keep a stack of ends */
     qsort(sp, nspans, sizeof *sp, span_cmp);
     double stack[256];
@@ -210,6 +225,7 @@ int main(void)
     /* 32 identical layers: their ops coincide on the roofline */
     run_one("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json", "",
             200000, 16, 1);
+    CHECK(latency_parts > 0);       /* a decode's small ops wait out DRAM's latency */
     /* a long run stays bounded: the bucket width and wave merging adapt */
     run_one("configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-prefill-2048.json",
             "--timeline-granularity-us 100", 80000, 128, 1);

@@ -177,31 +177,63 @@ static void text_devices(const struct report_ctx *c, FILE *out)
                 t->nmirrors, t->ndevices);
     if (!(r->ndevices > 1 && r->dev_time_ps != NULL && total > 0))
         return;
-    fprintf(out, "\n  per device (%% of the step)   busy launch");
+    /* per kind of time, in the step's unit: compute (busy), host (launch and measured-only
+     * ops), memory (waiting on any level that is not a link), each link level (exposed
+     * communication), idle; a row adds up to the step */
+    double tot = (double)r->total_ps, unit = tot >= 1e9 ? 1e9 : tot >= 1e6 ? 1e6 : 1e3;
+    const char *uname = unit == 1e9 ? "ms" : unit == 1e6 ? "us" : "ns";
+    char b1[32];
+    numfmt_time(b1, sizeof b1, total);
+    char head[64];
+    snprintf(head, sizeof head, "per device (%s; step %s)", uname, b1);
+    fprintf(out, "\n  %-31s %8s %8s %8s", head, "compute", "host", "memory");
     for (unsigned l = 0; l < cfg->nlevels; l++)
-        if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
-            fprintf(out, " %6s", cfg->level[l].name);
-    fprintf(out, "  other   idle\n");
+        if (cfg->level[l].kind == LK_LINK)
+            fprintf(out, " %8.8s", cfg->level[l].name);
+    fprintf(out, " %8s %8s\n", "idle", "total");
     uint32_t shown = 0, dv = 0;
     for (; dv < r->ndevices && shown < 16; dv++) {
         if (t->mirror != NULL && t->mirror[dv])
             continue;
         shown++;
         const double *row = r->dev_time_ps + (size_t)dv * (CAT_COUNT + 1);
-        double tot = (double)r->total_ps, other = row[CAT_MEASURED];
-        fprintf(out, "  %-28.28s %5.1f %6.1f", t->devices[dv], 100 * row[CAT_BUSY] / tot,
-                100 * row[CAT_LAUNCH] / tot);
-        for (unsigned l = 0; l < cfg->nlevels; l++) {
-            if (cfg->level[l].kind == LK_LINK || l == (unsigned)cfg->lv_dram)
-                fprintf(out, " %6.1f", 100 * row[CAT_STALL + l] / tot);
-            else
-                other += row[CAT_STALL + l];
-        }
-        fprintf(out, " %6.1f %6.1f\n", 100 * other / tot, 100 * row[RUN_IDLE] / tot);
+        double mem = 0, sum = 0;
+        for (unsigned k = 0; k <= RUN_IDLE; k++)
+            sum += row[k];
+        for (unsigned l = 0; l < cfg->nlevels; l++)
+            if (cfg->level[l].kind != LK_LINK)
+                mem += row[CAT_STALL + l];
+        fprintf(out, "  %-31.31s %8.3f %8.3f %8.3f", t->devices[dv], row[CAT_BUSY] / unit,
+                (row[CAT_LAUNCH] + row[CAT_MEASURED]) / unit, mem / unit);
+        for (unsigned l = 0; l < cfg->nlevels; l++)
+            if (cfg->level[l].kind == LK_LINK)
+                fprintf(out, " %8.3f", row[CAT_STALL + l] / unit);
+        fprintf(out, " %8.3f %8.3f\n", row[RUN_IDLE] / unit, sum / unit);
     }
     if (shown < r->ndevices - t->nmirrors)
         fprintf(out, "  ... %u more devices (report.json \"devices\")\n",
                 r->ndevices - t->nmirrors - shown);
+    /* ops.csv against the rows: a device's ops' busy_s + launch_s + measured_s + stall_*_s add
+     * up to their spans, which is its row less idle when they never overlap; what is more is
+     * the time two of its ops (streams) ran at once, counted in each */
+    double spans = 0, busy_rows = 0;
+    for (uint32_t i = 0; i < r->nops; i++) {
+        uint32_t d = t->ops[i].device;
+        if (!(t->mirror != NULL && t->mirror[d]))
+            spans += (double)(r->ops[i].end_ps - r->ops[i].start_ps);
+    }
+    for (uint32_t e = 0; e < r->ndevices; e++)
+        if (!(t->mirror != NULL && t->mirror[e]))
+            busy_rows += tot - r->dev_time_ps[(size_t)e * (CAT_COUNT + 1) + RUN_IDLE];
+    double over = spans - busy_rows;
+    if (busy_rows > 0 && over <= 0.0005 * busy_rows)
+        fprintf(out, "  ops.csv: a device's ops' busy_s, launch_s, measured_s and stall_*_s add up to "
+                     "its row less idle (its ops never overlap)\n");
+    else if (busy_rows > 0)
+        fprintf(out, "  ops.csv: a device's ops' busy_s, launch_s, measured_s and stall_*_s add up to "
+                     "its row less idle plus the time its ops overlapped (streams at once, counted in "
+                     "each): %.1f%% more over these devices\n",
+                100 * over / busy_rows);
     /* the collectives' time as ops.csv has it (each op's whole span) against the exposed part
      * above (a link level's wait: what overlapped nothing) */
     double coll = 0, exposed = 0;
@@ -220,9 +252,7 @@ static void text_devices(const struct report_ctx *c, FILE *out)
                 100 * coll / ndev / (double)r->total_ps, ndev, 100 * exposed / ndev / (double)r->total_ps);
 }
 
-/* name with its first run of digits that spells dev ("r3.L0.qkv" on
- * device 3: "r#.L0.qkv") as '#', into buf */
-static void mask_device(const char *name, uint32_t dev, char *buf, size_t n)
+void report_mask_device(const char *name, uint32_t dev, char *buf, size_t n)
 {
     snprintf(buf, n, "%s", name);
     for (char *p = buf; *p != '\0'; p++) {
@@ -249,8 +279,8 @@ static int twin_op(const struct report_ctx *c, uint32_t i, uint32_t j)
     if (a->device == b->device || a->kind != b->kind || x->end_ps - x->start_ps != y->end_ps - y->start_ps)
         return 0;
     char ma[200], mb[200];
-    mask_device(a->name, a->device, ma, sizeof ma);
-    mask_device(b->name, b->device, mb, sizeof mb);
+    report_mask_device(a->name, a->device, ma, sizeof ma);
+    report_mask_device(b->name, b->device, mb, sizeof mb);
     return strcmp(ma, mb) == 0;
 }
 
