@@ -32,7 +32,9 @@
  * when it is the newest), which frees its blocks, loses its KV and goes to
  * the front of the queue; it comes back as a prompt of its input and the
  * output so far (vLLM's recompute mode; swapping to host memory is not
- * modelled).
+ * modelled).  A prompt's chunk takes only the blocks that are free (a
+ * shorter chunk, or none this step); when nothing can run at all, the
+ * newest running sequence yields its blocks the same way.
  */
 #include "serve.h"
 

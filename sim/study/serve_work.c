@@ -165,9 +165,12 @@ static int read_req(const char *path, int line, char *buf, double *prev, struct 
 {
     char *col[4];
     int nc = csv_split(buf, col, 4);
+    if (nc < 0)
+        return diag_set(d, DIAG_E_PARSE, path, line, "", "expected 3 fields (arrival_s,input_tokens,"
+                        "output_tokens): more, or a quote left open");
     if (nc != 3)
         return diag_set(d, DIAG_E_PARSE, path, line, "", "expected 3 fields (arrival_s,input_tokens,"
-                        "output_tokens), got %d", nc < 0 ? 4 : nc);
+                        "output_tokens), got %d", nc);
     double t;
     if (num_parse(col[0], &t) != 0 || !isfinite(t))
         return diag_set(d, DIAG_E_PARSE, path, line, "arrival_s", "expected seconds, got '%s'", col[0]);
@@ -204,7 +207,7 @@ int serve_reqs_load(const char *path, struct serve_reqs *out, struct diag *d)
         if (len == 0 || buf[0] == '\n' || (buf[0] == '\r' && buf[1] == '\n'))
             continue;
         if (line == 1) {    /* the header names the columns, in this order */
-            if (strncmp(buf, "arrival_s,input_tokens,output_tokens", 36) != 0)
+            if (strncmp(buf, "arrival_s,input_tokens,output_tokens", 36) != 0 || strchr("\r\n", buf[36]) == NULL)
                 rc = diag_set(d, DIAG_E_PARSE, path, 1, "", "expected the header "
                               "'arrival_s,input_tokens,output_tokens'");
             continue;
