@@ -36,6 +36,13 @@
     X(compare, "compare",                                                                     \
       "Sets the prediction against an imported trace's measured kernel times.")               \
     X(scalesim, "scalesim", "Runs a SCALE-Sim v2 config and topology; writes its report CSVs.") \
+    X(serve, "serve",                                                                         \
+      "Runs requests through an LLM serving engine on the hardware: Poisson arrivals, a "    \
+      "closed loop or a requests file; continuous batching (vLLM's, with or without "        \
+      "chunked prefill) or static batching over a paged KV cache sized as fit sizes it, "    \
+      "each step's time simulated from its ops. Prints requests/s, tokens/s, TTFT, TPOT "    \
+      "and end-to-end latency percentiles, queueing, KV occupancy and preemptions; --json "  \
+      "and --csv (a row a request) (docs/serving.md).")                                      \
     X(bench, "bench", "An nccl-tests table of one collective on a system.")                  \
     X(sweep, "sweep",                                                                         \
       "Runs every point of a design space on every trace; one CSV row per point and trace "  \

@@ -287,6 +287,28 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     budget_total(cfg, f);
 }
 
+uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
+                       double util, uint64_t max_tokens, uint32_t block_size, struct fit_result *f,
+                       double *per_token)
+{
+    struct llm_step one = *s;   /* one token, no context, a contiguous cache: the bytes a token */
+    one.phase = LLM_DECODE;
+    one.batch = 1;
+    one.context = 0;
+    one.page_size = 0;
+    struct fit_result f1;
+    fit_budget(cfg, c, &one, 0, &f1);
+    *per_token = f1.kv_cache;
+    struct llm_step pre = one;  /* the largest step's activations (vLLM's profile run) */
+    pre.phase = LLM_PREFILL;
+    pre.prompt = max_tokens;
+    fit_budget(cfg, c, &pre, 0, f);
+    double left = util * f->capacity - f->weights - f->activations - f->workspace;
+    if (!(left > 0) || !(*per_token > 0))
+        return 0;
+    return (uint64_t)(left / (*per_token * block_size));
+}
+
 int fit_json(const struct fit_result *f, const char *path, struct diag *d)
 {
     cJSON *r = cJSON_CreateObject();

@@ -29,6 +29,15 @@ struct fit_result {
  * replicas, 2: and the gradients, 3: and the weights). */
 void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
                 int train, struct fit_result *f);
+/* The paged KV cache a serving engine gets on each device (`strata serve`,
+ * docs/serving.md), as vLLM sizes it: util x the device's memory, less the
+ * weights, the activations of a prefill step of max_tokens tokens and the
+ * workspace of the budget above.  f: the budget of that prefill step (s's
+ * types and layout); *per_token: the KV bytes one token takes on a device.
+ * Returns the blocks of block_size tokens that fit (0: none). */
+uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
+                       double util, uint64_t max_tokens, uint32_t block_size, struct fit_result *f,
+                       double *per_token);
 /* The budget as JSON ("strata_fit": 1).  0, or -1 with *d. */
 int fit_json(const struct fit_result *f, const char *path, struct diag *d);
 

@@ -11,11 +11,13 @@
 #include "yconf.h"
 
 static const char *const top_keys[] = {"name", "description", "runs_on", "kernels", "attention",
-                                       "host", "gemm", "collectives", "sources", NULL};
+                                       "host", "gemm", "collectives", "serving", "sources", NULL};
 static const char *const attn_keys[] = {"prefill", "decode", NULL};
 static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
 static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", NULL};
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
+static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
+                                           "block_size", "chunked_prefill", NULL};
 
 static const char *const path_names[MP_COUNT] = {
 #define STACK_PATH_NAME_(e, n) n,
@@ -29,7 +31,7 @@ struct given {
     char key[48];
     int line;
 };
-#define STACK_MAX_GIVEN 16
+#define STACK_MAX_GIVEN 24
 
 struct sload {
     struct yconf y;
@@ -181,6 +183,62 @@ static int read_sections(struct sload *l, int root)
     return 0;
 }
 
+/* A whole number 1 .. max into *out (absent: *out stays -1). */
+static int read_count(struct sload *l, int map, const char *key, double max, long *out)
+{
+    double x;
+    int rc = yconf_get_number(&l->y, map, "serving", key, YCONF_COUNT, 0, &x);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
+        if (x > max) {
+            char field[64];
+            yconf_field(field, sizeof field, "serving", key);
+            return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, line, field, "at most %.0f, got %.0f", max, x);
+        }
+        *out = (long)x;
+        note_given(l, "serving", key, line);
+    }
+    return 0;
+}
+
+/* One of two words into *out (0 for no, 1 for yes; absent: stays -1). */
+static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
+{
+    char w[16] = "";
+    if (yconf_get_string(&l->y, map, "serving", key, 0, w, sizeof w) != 0)
+        return -1;
+    if (w[0] == '\0')
+        return 0;
+    int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
+    if (strcmp(w, no) != 0 && strcmp(w, yes) != 0) {
+        char field[64];
+        yconf_field(field, sizeof field, "serving", key);
+        return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, line, field, "expected %s or %s, got '%s'",
+                        no, yes, w);
+    }
+    *out = strcmp(w, yes) == 0;
+    note_given(l, "serving", key, line);
+    return 0;
+}
+
+/* The serving engine's scheduler (docs/serving.md): the bounds are vLLM's own checks' orders
+ * of magnitude, wide enough for any engine's setting */
+static int read_serving(struct sload *l, int root)
+{
+    int v = yconf_section(&l->y, root, "serving", 0);
+    if (v == -2)
+        return 0;
+    return v < 0 || yconf_check_keys(&l->y, v, "serving", serving_keys) != 0 ||
+                   read_choice(l, v, "scheduler", "continuous", "static", &l->s->serve_static) != 0 ||
+                   read_count(l, v, "max_num_seqs", 65536, &l->s->serve_max_num_seqs) != 0 ||
+                   read_count(l, v, "max_num_batched_tokens", 1 << 24, &l->s->serve_max_batched_tokens) != 0 ||
+                   read_count(l, v, "block_size", 65535, &l->s->serve_block_size) != 0 ||
+                   read_choice(l, v, "chunked_prefill", "false", "true", &l->s->serve_chunked_prefill) != 0
+               ? -1 : 0;
+}
+
 /* Every value given has a source, and every source a value. */
 static int check_sources(struct sload *l, int root)
 {
@@ -210,6 +268,8 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     memset(s, 0, sizeof *s);
     s->kernel_dispatch_s = s->step_s = s->launch_gap_s = s->coll_call_s = -1;
     s->gemm_path = -1;
+    s->serve_static = s->serve_chunked_prefill = -1;
+    s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
     struct sload l;
     memset(&l, 0, sizeof l);
@@ -218,7 +278,8 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     l.y.d = d;
     int root = yconf_parse_file(&l.y, NULL);
     int rc = root < 0 || yconf_check_keys(&l.y, root, "", top_keys) != 0 || read_top(&l, root) != 0 ||
-                     read_sections(&l, root) != 0 || check_sources(&l, root) != 0
+                     read_sections(&l, root) != 0 || read_serving(&l, root) != 0 ||
+                     check_sources(&l, root) != 0
                  ? -1 : 0;
     yconf_free(&l.y);
     return rc;

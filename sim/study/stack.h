@@ -45,6 +45,14 @@ struct stack {
     double gemm_issue;                      /* share of that path's rate they reach (with gemm_path) */
     int gemm_acc16;                         /* 16-bit GEMMs accumulate in 16 bits (cuBLAS
                                              * CUBLAS_COMPUTE_16F): the chip's rate for it */
+    /* the serving engine's scheduler (the optional `serving:` block; `strata serve`,
+     * docs/serving.md); each < 0 where the file does not give it */
+    int serve_static;                       /* 1: static batching, 0: continuous */
+    long serve_max_num_seqs;                /* sequences a step may hold */
+    long serve_max_batched_tokens;          /* tokens a step may compute */
+    long serve_block_size;                  /* tokens a KV-cache block holds */
+    int serve_chunked_prefill;              /* 1: prompts split over steps, sharing them
+                                             * with the decodes */
 };
 
 /* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */

@@ -1,0 +1,241 @@
+/* serve_report.c: `strata serve`'s outputs (serve_report.h).
+ *
+ * Definitions, as vLLM's benchmark_serving.py reports them: TTFT = first
+ * token - arrival; TPOT = (finish - first token) / (output - 1), for
+ * requests with more than one output token; E2E = finish - arrival.
+ * Percentiles interpolate linearly between order statistics (GSL's
+ * gsl_stats_quantile_from_sorted_data, numpy's default).  Throughput is over
+ * the first arrival to the last finish.
+ */
+#include "serve_report.h"
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "afile.h"
+#include "check.h"
+#include "jsonout.h"
+#include "numfmt.h"
+#include "strbuf.h"
+
+#define PS 1e-12
+
+/* The mean and percentiles of v[0..n-1] (sorted here). */
+static void lat_of(double *v, uint32_t n, struct serve_lat *l)
+{
+    memset(l, 0, sizeof *l);
+    l->n = n;
+    if (n == 0)
+        return;
+    gsl_sort(v, 1, n);
+    l->mean = gsl_stats_mean(v, 1, n);
+    l->p50 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.50);
+    l->p90 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.90);
+    l->p99 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
+}
+
+void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
+{
+    const struct serve_reqs *q = c->q;
+    const struct serve_result *res = c->res;
+    memset(s, 0, sizeof *s);
+    s->n = q->n;
+    double *v = sim_xcalloc(q->n, sizeof *v);
+    uint64_t first = UINT64_MAX;
+    double compute = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        const struct serve_req *r = &q->r[i];
+        first = r->arrival_ps < first ? r->arrival_ps : first;
+        s->input_tokens += r->input;
+        s->output_tokens += r->output;
+        compute += (double)(r->finish_ps - r->arrival_ps - r->queued_ps) * PS;
+    }
+    s->compute_mean_s = compute / q->n;
+    s->first_arrival_s = (double)first * PS;
+    s->duration_s = (double)(res->end_ps - first) * PS;
+    if (s->duration_s > 0) {
+        s->req_per_s = q->n / s->duration_s;
+        s->out_tok_per_s = (double)s->output_tokens / s->duration_s;
+        s->tok_per_s = (double)(s->input_tokens + s->output_tokens) / s->duration_s;
+    }
+    for (uint32_t i = 0; i < q->n; i++)
+        v[i] = (double)(q->r[i].first_token_ps - q->r[i].arrival_ps) * PS;
+    lat_of(v, q->n, &s->ttft);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < q->n; i++)
+        if (q->r[i].output > 1)
+            v[m++] = (double)(q->r[i].finish_ps - q->r[i].first_token_ps) * PS / (q->r[i].output - 1);
+    lat_of(v, m, &s->tpot);
+    for (uint32_t i = 0; i < q->n; i++)
+        v[i] = (double)(q->r[i].finish_ps - q->r[i].arrival_ps) * PS;
+    lat_of(v, q->n, &s->e2e);
+    for (uint32_t i = 0; i < q->n; i++)
+        v[i] = (double)q->r[i].queued_ps * PS;
+    lat_of(v, q->n, &s->queued);
+    free(v);
+    if (res->end_ps > 0) {
+        s->mean_in_system = res->in_system_ps / (double)res->end_ps;
+        s->busy_frac = (double)res->busy_ps / (double)res->end_ps;
+        if (c->sched->kv_blocks > 0)
+            s->kv_mean_occupancy = res->kv_block_ps / (double)res->end_ps / (double)c->sched->kv_blocks;
+    }
+    if (c->sched->kv_blocks > 0)
+        s->kv_max_occupancy = (double)res->kv_max_blocks / (double)c->sched->kv_blocks;
+}
+
+static void text_lat(FILE *f, const char *name, const struct serve_lat *l)
+{
+    char a[32], b[32], x[32], y[32];
+    numfmt_time(a, sizeof a, l->mean);
+    numfmt_time(b, sizeof b, l->p50);
+    numfmt_time(x, sizeof x, l->p90);
+    numfmt_time(y, sizeof y, l->p99);
+    fprintf(f, "  %-6s mean %-11s p50 %-11s p90 %-11s p99 %s\n", name, a, b, x, y);
+}
+
+void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s, FILE *f)
+{
+    const struct serve_sched *k = c->sched;
+    const struct serve_result *r = c->res;
+    fprintf(f, "serve: %s on %s%s%s, TP %u, %s\n", c->model, c->hw, c->stack[0] ? " with " : "", c->stack,
+            c->tp, c->dtype);
+    fprintf(f, "  scheduler: %s, max %u seqs", k->is_static ? "static batching" : "continuous batching",
+            k->max_num_seqs);
+    if (!k->is_static)
+        fprintf(f, ", %u tokens a step, chunked prefill %s", k->max_batched_tokens,
+                k->chunked_prefill ? "on" : "off");
+    char kvb[32], wb[32];
+    numfmt_si(kvb, sizeof kvb, (double)k->kv_blocks * k->block_size * c->kv_bytes_per_token, "B");
+    numfmt_si(wb, sizeof wb, c->weights_bytes, "B");
+    fprintf(f, "\n  KV cache: %llu blocks of %u tokens (%s a device, %.0f%% of memory used; weights %s)\n",
+            (unsigned long long)k->kv_blocks, k->block_size, kvb, c->gpu_mem_util * 100, wb);
+    fprintf(f, "  workload: %s, %u requests, %llu input + %llu output tokens\n\n", c->workload, s->n,
+            (unsigned long long)s->input_tokens, (unsigned long long)s->output_tokens);
+    char dur[32];
+    numfmt_time(dur, sizeof dur, s->duration_s);
+    fprintf(f, "  duration %s: %.3f requests/s, %.1f output tokens/s, %.1f tokens/s\n", dur, s->req_per_s,
+            s->out_tok_per_s, s->tok_per_s);
+    text_lat(f, "TTFT", &s->ttft);
+    text_lat(f, "TPOT", &s->tpot);
+    text_lat(f, "E2E", &s->e2e);
+    char qb[32], cb[32];
+    numfmt_time(qb, sizeof qb, s->queued.mean);
+    numfmt_time(cb, sizeof cb, s->compute_mean_s);
+    fprintf(f, "  a request: %s queued + %s running (mean); %.2f in the system on average\n", qb, cb,
+            s->mean_in_system);
+    fprintf(f, "  KV occupancy: mean %.1f%%, max %.1f%%; %llu preemptions\n", s->kv_mean_occupancy * 100,
+            s->kv_max_occupancy * 100, (unsigned long long)r->preemptions);
+    fprintf(f, "  steps: %llu (%llu prefill, %llu decode, %llu mixed), engine busy %.1f%%; step cache: "
+               "%llu simulated, %llu hits\n", (unsigned long long)r->steps,
+            (unsigned long long)r->prefill_steps, (unsigned long long)r->decode_steps,
+            (unsigned long long)r->mixed_steps, s->busy_frac * 100, (unsigned long long)c->steps->sims,
+            (unsigned long long)c->steps->hits);
+}
+
+static cJSON *json_lat(const struct serve_lat *l)
+{
+    cJSON *o = cJSON_CreateObject();
+    jout_add_num(o, "mean", l->mean);
+    jout_add_num(o, "p50", l->p50);
+    jout_add_num(o, "p90", l->p90);
+    jout_add_num(o, "p99", l->p99);
+    jout_add_num(o, "requests", l->n);
+    return o;
+}
+
+int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, const char *path,
+                      struct diag *d)
+{
+    const struct serve_sched *k = c->sched;
+    const struct serve_result *r = c->res;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "strata_serve", REPORT_FORMAT);
+    cJSON_AddStringToObject(root, "hardware", c->hw);
+    cJSON_AddStringToObject(root, "model", c->model);
+    cJSON_AddStringToObject(root, "stack", c->stack);
+    jout_add_num(root, "tp", c->tp);
+    cJSON_AddStringToObject(root, "dtype", c->dtype);
+    cJSON *sc = cJSON_AddObjectToObject(root, "scheduler");
+    cJSON_AddStringToObject(sc, "kind", k->is_static ? "static" : "continuous");
+    jout_add_num(sc, "max_num_seqs", k->max_num_seqs);
+    jout_add_num(sc, "max_batched_tokens", k->max_batched_tokens);
+    cJSON_AddBoolToObject(sc, "chunked_prefill", k->chunked_prefill);
+    cJSON *w = cJSON_AddObjectToObject(root, "workload");
+    cJSON_AddStringToObject(w, "arrivals", c->workload);
+    jout_add_num(w, "seed", (double)c->seed);
+    jout_add_num(w, "requests", s->n);
+    jout_add_num(w, "input_tokens", (double)s->input_tokens);
+    jout_add_num(w, "output_tokens", (double)s->output_tokens);
+    cJSON *kv = cJSON_AddObjectToObject(root, "kv_cache");
+    jout_add_num(kv, "blocks", (double)k->kv_blocks);
+    jout_add_num(kv, "block_size", k->block_size);
+    jout_add_num(kv, "bytes_per_token", c->kv_bytes_per_token);
+    jout_add_num(kv, "gpu_memory_utilization", c->gpu_mem_util);
+    jout_add_num(kv, "weights_bytes", c->weights_bytes);
+    jout_add_num(kv, "mean_occupancy", s->kv_mean_occupancy);
+    jout_add_num(kv, "max_occupancy", s->kv_max_occupancy);
+    jout_add_num(root, "duration_s", s->duration_s);
+    jout_add_num(root, "requests_per_s", s->req_per_s);
+    jout_add_num(root, "output_tokens_per_s", s->out_tok_per_s);
+    jout_add_num(root, "tokens_per_s", s->tok_per_s);
+    cJSON_AddItemToObject(root, "ttft_s", json_lat(&s->ttft));
+    cJSON_AddItemToObject(root, "tpot_s", json_lat(&s->tpot));
+    cJSON_AddItemToObject(root, "e2e_s", json_lat(&s->e2e));
+    cJSON_AddItemToObject(root, "queued_s", json_lat(&s->queued));
+    jout_add_num(root, "running_s_mean", s->compute_mean_s);
+    jout_add_num(root, "mean_in_system", s->mean_in_system);
+    jout_add_num(root, "preemptions", (double)r->preemptions);
+    cJSON *st = cJSON_AddObjectToObject(root, "steps");
+    jout_add_num(st, "total", (double)r->steps);
+    jout_add_num(st, "prefill", (double)r->prefill_steps);
+    jout_add_num(st, "decode", (double)r->decode_steps);
+    jout_add_num(st, "mixed", (double)r->mixed_steps);
+    jout_add_num(st, "busy_fraction", s->busy_frac);
+    jout_add_num(st, "simulated", (double)c->steps->sims);
+    jout_add_num(st, "cache_hits", (double)c->steps->hits);
+    int rc = jout_write(root, path, d);
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Appends ",x" with 9 significant digits. */
+static void put_num(struct sb *b, double x)
+{
+    char nb[40];
+    numfmt_gp(nb, sizeof nb, x, 9);
+    sb_putn(b, ",", 1);
+    sb_puts(b, nb);
+}
+
+int serve_report_csv(const struct serve_ctx *c, const char *path, struct diag *d)
+{
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    fputs("id,arrival_s,input_tokens,output_tokens,first_token_s,finish_s,ttft_s,tpot_s,e2e_s,queued_s,"
+          "preemptions\n", a.f);
+    struct sb b = {0};
+    for (uint32_t i = 0; i < c->q->n; i++) {
+        const struct serve_req *r = &c->q->r[i];
+        b.n = 0;
+        sb_printf(&b, "%u", i);
+        put_num(&b, (double)r->arrival_ps * PS);
+        sb_printf(&b, ",%u,%u", r->input, r->output);
+        put_num(&b, (double)r->first_token_ps * PS);
+        put_num(&b, (double)r->finish_ps * PS);
+        put_num(&b, (double)(r->first_token_ps - r->arrival_ps) * PS);
+        if (r->output > 1)
+            put_num(&b, (double)(r->finish_ps - r->first_token_ps) * PS / (r->output - 1));
+        else
+            sb_putn(&b, ",", 1);    /* no time between tokens with one token */
+        put_num(&b, (double)(r->finish_ps - r->arrival_ps) * PS);
+        put_num(&b, (double)r->queued_ps * PS);
+        sb_printf(&b, ",%u\n", r->preemptions);
+        fwrite(b.s, 1, b.n, a.f);
+    }
+    free(b.s);
+    return afile_commit(&a, d);
+}

@@ -1,0 +1,56 @@
+/* serve_report.h: what `strata serve` reports (docs/serving.md): the text
+ * summary, the JSON document ("strata_serve": 1) and the per-request CSV,
+ * all from the same summary.  The files are written atomically (afile.h). */
+#ifndef STRATA_SERVE_REPORT_H
+#define STRATA_SERVE_REPORT_H
+
+#include <stdio.h>
+
+#include "diag.h"
+#include "serve.h"
+
+/* Mean and percentiles of one latency over the requests, seconds. */
+struct serve_lat {
+    double mean, p50, p90, p99;
+    uint32_t n;                 /* requests it is defined for (TPOT: output > 1) */
+};
+
+/* What the run was, for the report's header (strings owned by the caller). */
+struct serve_ctx {
+    const char *hw;             /* the hardware's name */
+    const char *model;          /* the model file */
+    const char *stack;          /* the stack's name, or "" */
+    uint32_t tp;
+    const char *dtype;
+    const char *workload;       /* "poisson 20 req/s", "closed loop of 8", "file F" */
+    uint64_t seed;
+    const struct serve_sched *sched;
+    double gpu_mem_util;
+    double kv_bytes_per_token;  /* on one device */
+    double weights_bytes;       /* on one device */
+    const struct serve_reqs *q;
+    const struct serve_result *res;
+    const struct serve_steps *steps;
+};
+
+struct serve_summary {
+    uint32_t n;
+    double first_arrival_s, duration_s;   /* first arrival to last finish */
+    double req_per_s, out_tok_per_s, tok_per_s;
+    uint64_t input_tokens, output_tokens;
+    struct serve_lat ttft, tpot, e2e, queued;
+    double compute_mean_s;      /* e2e less the time queued, mean */
+    double mean_in_system;      /* requests in the system, time-averaged over [0, end] */
+    double kv_mean_occupancy, kv_max_occupancy;   /* of the blocks */
+    double busy_frac;           /* of [0, end] the engine ran steps */
+};
+
+/* Computes the summary of a finished run. */
+void serve_summarize(const struct serve_ctx *c, struct serve_summary *s);
+void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s, FILE *f);
+/* 0, or -1 with *d (nothing written under path). */
+int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, const char *path,
+                      struct diag *d);
+int serve_report_csv(const struct serve_ctx *c, const char *path, struct diag *d);
+
+#endif

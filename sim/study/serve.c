@@ -1,0 +1,420 @@
+/* serve.c: the serving engine's scheduler and its event loop (serve.h).
+ *
+ * The engine runs one step at a time, back to back while it has work; the
+ * events are the arrivals and the ends of steps, and since the engine is a
+ * single server the next event is always the earlier of the two: no event
+ * queue is needed, and the loop is the whole simulation.  At the start of
+ * each step the arrivals so far join the queue, the scheduler picks the
+ * step's sequences and their tokens, the step's time comes from the step
+ * cache (serve_step.c), and at its end every sequence that reached the end
+ * of its prompt (or of a recompute) or decoded produces a token.
+ *
+ * The schedulers, as vLLM's engines run them (vllm/core/scheduler.py of
+ * the V0 engine, vllm/v1/core/sched/scheduler.py of V1):
+ *   continuous, no chunked prefill (V0's default): if the queue's head
+ *     fits (a seat under max_num_seqs, its whole prompt under
+ *     max_batched_tokens, its blocks free), the step admits waiting
+ *     requests FCFS while they fit and runs their prompts only; otherwise
+ *     it decodes every running sequence;
+ *   continuous with chunked prefill (V1): the running decodes first, one
+ *     token each, then the running sequences still in their prompt, then
+ *     the queue FCFS, each taking what is left of the step's token budget
+ *     (a prompt may be split over several steps);
+ *   static (trtllm-bench's old mode, Hugging Face generate): a batch of
+ *     max_num_seqs (or whatever is waiting when no more can arrive without
+ *     it) runs its prompts in one step and then decodes until its longest
+ *     output is done; finished sequences stay in the batch as padding, and
+ *     nobody joins.  Each sequence's KV for its whole output is reserved at
+ *     admission, so nothing is preempted.
+ * KV blocks: a sequence holds ceil(tokens / block_size) blocks for the
+ * tokens in the cache, taken as its steps need them.  A decode that needs
+ * a block when none is free preempts the newest running sequence (itself,
+ * when it is the newest), which frees its blocks, loses its KV and goes to
+ * the front of the queue; it comes back as a prompt of its input and the
+ * output so far (vLLM's recompute mode; swapping to host memory is not
+ * modelled).  A prompt's chunk takes only the blocks that are free (a
+ * shorter chunk, or none this step); when nothing can run at all, the
+ * newest running sequence yields its blocks the same way.
+ */
+#include "serve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+/* A sequence's share of the step being planned. */
+struct item {
+    uint32_t req;
+    uint32_t tokens;            /* tokens it computes this step */
+    uint32_t ctx;               /* tokens cached before the step */
+    int decode;                 /* a decode (one token after its output so far) */
+};
+
+struct eng {
+    const struct serve_sched *s;
+    struct serve_req *q;
+    uint32_t n;
+    struct serve_steps *st;
+    struct serve_result *res;
+    uint32_t *wait;             /* ring of n: the queue, head first */
+    uint32_t whead, wlen;
+    uint32_t *run;              /* the running sequences, oldest admitted first */
+    uint32_t nrun;
+    struct item *plan;          /* the step's sequences */
+    uint32_t nplan;
+    uint64_t free_blocks;
+    uint64_t now;
+    uint32_t na;                /* next request to join the queue (arrival order) */
+    uint32_t nc;                /* next arrival the in-system count has not seen */
+    uint32_t in_sys;            /* arrived and not finished */
+    uint32_t issued;            /* closed loop: requests sent so far */
+    uint32_t finished;
+};
+
+static uint32_t todo(const struct serve_req *r)
+{
+    return r->input + r->generated - r->ctx;
+}
+
+static int decoding(const struct serve_req *r)
+{
+    return r->generated >= 1 && todo(r) == 1;
+}
+
+static uint64_t blocks_for(const struct eng *e, uint64_t tokens)
+{
+    return (tokens + e->s->block_size - 1) / e->s->block_size;
+}
+
+/* Takes the blocks r needs to hold `tokens` tokens: 0, or -1 if too few are free. */
+static int take_blocks(struct eng *e, struct serve_req *r, uint64_t tokens)
+{
+    uint64_t want = blocks_for(e, tokens);
+    if (want <= r->blocks)
+        return 0;
+    if (want - r->blocks > e->free_blocks)
+        return -1;
+    e->free_blocks -= want - r->blocks;
+    r->blocks = (uint32_t)want;
+    return 0;
+}
+
+static void push_back(struct eng *e, uint32_t i)
+{
+    e->wait[(e->whead + e->wlen++) % e->n] = i;
+}
+
+static void push_front(struct eng *e, uint32_t i)
+{
+    e->whead = (e->whead + e->n - 1) % e->n;
+    e->wait[e->whead] = i;
+    e->wlen++;
+}
+
+static uint32_t pop_front(struct eng *e)
+{
+    uint32_t i = e->wait[e->whead];
+    e->whead = (e->whead + 1) % e->n;
+    e->wlen--;
+    return i;
+}
+
+/* The newest running sequence loses its KV and goes to the queue's front. */
+static void preempt_newest(struct eng *e)
+{
+    struct serve_req *r = &e->q[e->run[--e->nrun]];
+    e->free_blocks += r->blocks;
+    r->blocks = 0;
+    r->ctx = 0;
+    r->preemptions++;
+    r->queued_since = e->now;
+    e->res->preemptions++;
+    push_front(e, e->run[e->nrun]);
+}
+
+static void plan_add(struct eng *e, uint32_t req, uint32_t tokens)
+{
+    const struct serve_req *r = &e->q[req];
+    e->plan[e->nplan++] = (struct item){req, tokens, r->ctx, decoding(r)};
+}
+
+/* Moves time to t: the integrals over the interval, and the arrivals in it. */
+static void advance(struct eng *e, uint64_t t)
+{
+    SIM_CHECK_LE_U64(e->now, t);
+    uint64_t dt = t - e->now;
+    e->res->in_system_ps += (double)e->in_sys * (double)dt;
+    e->res->kv_block_ps += (double)(e->s->kv_blocks - e->free_blocks) * (double)dt;
+    for (; e->nc < e->n && e->q[e->nc].arrival_ps <= t; e->nc++) {
+        uint64_t a = e->q[e->nc].arrival_ps;
+        e->res->in_system_ps += (double)(t - (a > e->now ? a : e->now));
+        e->in_sys++;
+    }
+    e->now = t;
+}
+
+/* The arrivals until now join the queue. */
+static void admit_arrivals(struct eng *e)
+{
+    for (; e->na < e->n && e->q[e->na].arrival_ps <= e->now; e->na++) {
+        e->q[e->na].queued_since = e->q[e->na].arrival_ps;
+        push_back(e, e->na);
+    }
+}
+
+/* The queue's head joins the running sequences with its first `tokens`
+ * tokens (reserve: the blocks for its whole output) if they fit: 1, or 0. */
+static int admit_head(struct eng *e, uint32_t tokens, uint64_t reserve)
+{
+    uint32_t i = e->wait[e->whead];
+    struct serve_req *r = &e->q[i];
+    if (e->nrun >= e->s->max_num_seqs || take_blocks(e, r, reserve > tokens ? reserve : tokens) != 0)
+        return 0;
+    pop_front(e);
+    r->queued_ps += e->now - r->queued_since;
+    e->run[e->nrun++] = i;
+    plan_add(e, i, tokens);
+    return 1;
+}
+
+/* The running decodes, oldest first, one token each; a decode that needs a
+ * block when none is free preempts the newest (itself when it is). */
+static void plan_decodes(struct eng *e, uint64_t *budget)
+{
+    for (uint32_t k = 0; k < e->nrun && *budget > 0; k++) {
+        struct serve_req *r = &e->q[e->run[k]];
+        if (!decoding(r))
+            continue;
+        while (k < e->nrun && take_blocks(e, r, (uint64_t)r->ctx + 1) != 0)
+            preempt_newest(e);
+        if (k >= e->nrun)       /* it was the newest */
+            break;
+        plan_add(e, e->run[k], 1);
+        (*budget)--;
+    }
+}
+
+/* The running sequences still in their prompt, then the queue, FCFS, each
+ * with what is left of the budget and of the free blocks. */
+static void plan_prefills(struct eng *e, uint64_t *budget)
+{
+    uint64_t bs = e->s->block_size;
+    for (uint32_t k = 0; k < e->nrun && *budget > 0; k++) {
+        struct serve_req *r = &e->q[e->run[k]];
+        if (decoding(r))
+            continue;
+        uint64_t c = todo(r) < *budget ? todo(r) : *budget;
+        uint64_t room = ((uint64_t)r->blocks + e->free_blocks) * bs - r->ctx;
+        if (c > room)
+            c = room;
+        if (c == 0)
+            continue;
+        take_blocks(e, r, r->ctx + c);
+        plan_add(e, e->run[k], (uint32_t)c);
+        *budget -= c;
+    }
+    while (e->wlen > 0 && *budget > 0) {
+        uint32_t t = todo(&e->q[e->wait[e->whead]]);
+        uint64_t c = t < *budget ? t : *budget;
+        if (!e->s->chunked_prefill && c < t)
+            break;              /* the whole prompt in one step, or wait */
+        if (!admit_head(e, (uint32_t)c, 0))
+            break;
+        *budget -= c;
+    }
+}
+
+/* Plans a continuous-batching step into e->plan (empty: nothing can run). */
+static void plan_continuous(struct eng *e)
+{
+    uint64_t budget = e->s->max_batched_tokens;
+    e->nplan = 0;
+    if (e->s->chunked_prefill) {
+        plan_decodes(e, &budget);
+        plan_prefills(e, &budget);
+        return;
+    }
+    plan_prefills(e, &budget);  /* prompts only: the running ones all decode */
+    if (e->nplan == 0)
+        plan_decodes(e, &budget);
+}
+
+/* Plans a static batch's step: its prompts when none runs, else a decode
+ * of the whole batch.  *wait_more: 1 when the batch is not full and more
+ * requests will arrive by themselves (the caller waits for them). */
+static void plan_static(struct eng *e, int *wait_more)
+{
+    e->nplan = 0;
+    *wait_more = 0;
+    if (e->nrun > 0) {
+        for (uint32_t k = 0; k < e->nrun; k++) {
+            const struct serve_req *r = &e->q[e->run[k]];
+            if (r->generated < r->output)
+                plan_add(e, e->run[k], 1);
+        }
+        return;
+    }
+    int more = e->na < e->n && e->q[e->na].arrival_ps != UINT64_MAX;
+    if (e->wlen < e->s->max_num_seqs && more) {
+        *wait_more = 1;
+        return;
+    }
+    while (e->wlen > 0) {
+        const struct serve_req *r = &e->q[e->wait[e->whead]];
+        if (!admit_head(e, todo(r), (uint64_t)r->input + r->output - 1))
+            break;
+    }
+}
+
+/* The step's time from its plan (a static decode counts its padding). */
+static int step_time(struct eng *e, uint64_t *ps, struct diag *d)
+{
+    uint64_t nd = 0, dctx = 0, np = 0, ptok = 0, pctx = 0;
+    for (uint32_t k = 0; k < e->nplan; k++) {
+        const struct item *it = &e->plan[k];
+        if (it->decode && !e->s->is_static) {
+            nd++;
+            dctx += it->ctx;
+        } else if (!it->decode) {
+            np++;
+            ptok += it->tokens;
+            pctx += it->ctx;
+        }
+    }
+    if (e->s->is_static && np == 0)
+        for (uint32_t k = 0; k < e->nrun; k++) {
+            nd++;
+            dctx += e->q[e->run[k]].ctx;
+        }
+    e->res->steps++;
+    if (nd > 0 && np > 0)
+        e->res->mixed_steps++;
+    else if (nd > 0)
+        e->res->decode_steps++;
+    else
+        e->res->prefill_steps++;
+    return serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
+                           np ? (pctx + np - 1) / np : 0, ps, d);
+}
+
+/* The end of a step: each planned sequence's tokens are in the cache, a
+ * token comes out of each that reached its target; the finished leave
+ * (at once; a static batch's when the whole batch is done). */
+static void finish_step(struct eng *e)
+{
+    for (uint32_t k = 0; k < e->nplan; k++) {
+        struct serve_req *r = &e->q[e->plan[k].req];
+        r->ctx += e->plan[k].tokens;
+        if (r->ctx != r->input + r->generated)
+            continue;
+        if (++r->generated == 1)
+            r->first_token_ps = e->now;
+        if (r->generated < r->output)
+            continue;
+        r->finish_ps = e->now;
+        e->finished++;
+        e->in_sys--;
+        if (e->s->concurrency > 0 && e->issued < e->n)   /* its client sends the next */
+            e->q[e->issued++].arrival_ps = e->now;
+    }
+    uint32_t keep = 0, done = 0;
+    for (uint32_t k = 0; k < e->nrun; k++)
+        done += e->q[e->run[k]].generated == e->q[e->run[k]].output;
+    for (uint32_t k = 0; k < e->nrun; k++) {
+        struct serve_req *r = &e->q[e->run[k]];
+        if (r->generated == r->output && (!e->s->is_static || done == e->nrun)) {
+            e->free_blocks += r->blocks;
+            r->blocks = 0;
+        } else
+            e->run[keep++] = e->run[k];
+    }
+    e->nrun = keep;
+}
+
+/* Every request must fit an empty engine: its KV at its end, and without
+ * chunked prefill its longest recompute in one step.  0, or -1 with *d. */
+static int check_fits(const struct eng *e, struct diag *d)
+{
+    for (uint32_t i = 0; i < e->n; i++) {
+        const struct serve_req *r = &e->q[i];
+        uint64_t last = (uint64_t)r->input + r->output - 1;
+        if (blocks_for(e, last) > e->s->kv_blocks)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "serve",
+                            "request %u needs %llu KV blocks of %u tokens (%u in, %u out), and the cache "
+                            "holds %llu: a larger device, more --tp or a smaller model", i,
+                            (unsigned long long)blocks_for(e, last), e->s->block_size, r->input, r->output,
+                            (unsigned long long)e->s->kv_blocks);
+        if (!e->s->is_static && !e->s->chunked_prefill && last > e->s->max_batched_tokens)
+            return diag_set(d, DIAG_E_RANGE, "", 0, "--max-batched-tokens",
+                            "%u is below request %u's %llu tokens (its prompt, or its recompute after a "
+                            "preemption, runs in one step without chunked prefill): raise it or "
+                            "--chunked-prefill on", e->s->max_batched_tokens, i, (unsigned long long)last);
+    }
+    return 0;
+}
+
+/* One turn of the loop: a step, or a wait for the next arrival.  0, or -1 with *d. */
+static int turn(struct eng *e, struct diag *d)
+{
+    admit_arrivals(e);
+    int wait_more = 0;
+    if (e->s->is_static)
+        plan_static(e, &wait_more);
+    else
+        plan_continuous(e);
+    while (e->nplan == 0 && e->nrun > 0 && !e->s->is_static) {
+        /* running prompts blocked on blocks with no decode to free any: the newest yields */
+        preempt_newest(e);
+        plan_continuous(e);
+    }
+    if (e->nplan == 0) {
+        SIM_CHECK(e->nrun == 0);
+        uint64_t next = e->na < e->n ? e->q[e->na].arrival_ps : UINT64_MAX;
+        if (next == UINT64_MAX || (e->wlen > 0 && !wait_more))
+            return diag_set(d, DIAG_E_RANGE, "", 0, "serve", "the queue's head (request %u) cannot be "
+                            "scheduled on an empty engine", e->wlen ? e->wait[e->whead] : e->na);
+        advance(e, next);
+        return 0;
+    }
+    uint64_t dt;
+    if (step_time(e, &dt, d) != 0)
+        return -1;
+    uint64_t used = e->s->kv_blocks - e->free_blocks;
+    if (used > e->res->kv_max_blocks)
+        e->res->kv_max_blocks = used;
+    e->res->busy_ps += dt;
+    advance(e, e->now + dt);
+    finish_step(e);
+    return 0;
+}
+
+int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_steps *st,
+              struct serve_result *res, struct diag *d)
+{
+    memset(res, 0, sizeof *res);
+    struct eng e;
+    memset(&e, 0, sizeof e);
+    e.s = s;
+    e.q = q->r;
+    e.n = q->n;
+    e.st = st;
+    e.res = res;
+    e.free_blocks = s->kv_blocks;
+    e.issued = s->concurrency > 0 ? (s->concurrency < q->n ? s->concurrency : q->n) : q->n;
+    SIM_CHECK(s->block_size > 0 && s->max_num_seqs > 0 && q->n > 0);
+    if (check_fits(&e, d) != 0)
+        return -1;
+    uint32_t seats = s->max_num_seqs < q->n ? s->max_num_seqs : q->n;
+    e.wait = sim_xcalloc(q->n, sizeof *e.wait);
+    e.run = sim_xcalloc(seats, sizeof *e.run);
+    e.plan = sim_xcalloc(seats, sizeof *e.plan);
+    int rc = 0;
+    while (rc == 0 && e.finished < e.n)
+        rc = turn(&e, d);
+    res->end_ps = e.now;
+    free(e.wait);
+    free(e.run);
+    free(e.plan);
+    return rc;
+}

@@ -1,0 +1,161 @@
+/* serve.h: `strata serve`, a request-level discrete-event simulation of an
+ * LLM serving engine on top of the op-level one (docs/serving.md).
+ *
+ * Requests arrive (Poisson at a rate, a closed loop of a fixed number of
+ * clients, or a trace file), wait in a FCFS queue, and are run by an engine
+ * that executes one step at a time, as vLLM's does: each step the scheduler
+ * picks the sequences and the tokens of each (serve.c), the step's time is
+ * the op-level simulation of that step's trace on the hardware (serve_step.c,
+ * cached by a bucketed shape), and at its end every sequence that finished
+ * its prompt or decoded a token advances.  The KV cache is paged: a block
+ * allocator of sched.kv_blocks blocks of block_size tokens; a sequence that
+ * needs a block when none is free preempts the newest running one, which
+ * loses its KV and goes back to the front of the queue to be recomputed.
+ *
+ * Time is uint64_t picoseconds throughout.  Nothing here is random once the
+ * requests are made: the same requests give the same results, byte for
+ * byte.  Ownership: serve_reqs_* fill a caller's struct serve_reqs whose
+ * array serve_reqs_free releases; serve_steps_init allocates the step
+ * cache, serve_steps_free releases it.
+ */
+#ifndef STRATA_SERVE_H
+#define STRATA_SERVE_H
+
+#include <stdint.h>
+
+#include "diag.h"
+#include "llm.h"
+#include "system.h"
+
+/* ---- the workload (serve_work.c) ---- */
+
+/* A length distribution, as --isl / --osl give it: N, uniform:A..B
+ * (integers, both ends included) or normal:MU,SIGMA (rounded, clamped to
+ * at least 1). */
+enum serve_dist_kind { SERVE_FIXED, SERVE_UNIFORM, SERVE_NORMAL };
+struct serve_dist {
+    enum serve_dist_kind kind;
+    double a, b;                /* the value; the ends; mu and sigma (tokens) */
+};
+/* 0 with *out, or -1 with what is wrong in why[n]. */
+int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t n);
+
+/* How requests arrive. */
+enum serve_arrival {
+    SERVE_POISSON,              /* exponential gaps at rate req/s from t = 0 */
+    SERVE_CLOSED,               /* concurrency clients, each sends its next request when its
+                                 * last one finishes (no think time) */
+    SERVE_TRACE                 /* the times of a requests file */
+};
+
+struct serve_req {
+    uint64_t arrival_ps;        /* when it arrives (closed loop: UINT64_MAX until its client's
+                                 * previous request finishes) */
+    uint32_t input, output;     /* prompt and output tokens (output >= 1) */
+    /* results */
+    uint64_t first_token_ps;    /* end of the step that produced its first output token */
+    uint64_t finish_ps;         /* end of the step that produced its last */
+    uint64_t queued_ps;         /* time spent in the waiting queue (before it first ran, and
+                                 * after each preemption) */
+    uint32_t preemptions;       /* times it lost its KV and went back to the queue */
+    /* state while it is in the engine */
+    uint32_t ctx;               /* tokens whose KV is in the cache */
+    uint32_t generated;         /* output tokens produced so far */
+    uint32_t blocks;            /* KV blocks it holds */
+    uint64_t queued_since;      /* when it last entered the queue */
+};
+
+struct serve_reqs {
+    struct serve_req *r;        /* n, in arrival order */
+    uint32_t n;
+};
+
+/* The generated workload: n requests, lengths from isl and osl, arrivals
+ * as arrival says (rate for Poisson; closed: the first concurrency at 0),
+ * all from one seeded generator (xoshiro256**), so a seed gives the same
+ * requests on every machine that rounds libm's log and cos alike. */
+struct serve_workload {
+    enum serve_arrival arrival;
+    double rate;                /* Poisson: requests per second */
+    uint32_t concurrency;       /* closed loop: clients */
+    uint32_t n;                 /* requests */
+    struct serve_dist isl, osl;
+    uint64_t seed;
+};
+/* Fills *out (free with serve_reqs_free). */
+void serve_reqs_make(const struct serve_workload *w, struct serve_reqs *out);
+/* Reads a requests CSV: a header line `arrival_s,input_tokens,output_tokens`,
+ * then one request a line, times non-decreasing, lengths whole numbers >= 1.
+ * 0 with *out, or -1 with *d ("file:line: field: what is wrong"). */
+int serve_reqs_load(const char *path, struct serve_reqs *out, struct diag *d);
+void serve_reqs_free(struct serve_reqs *q);
+
+/* ---- the step times (serve_step.c) ---- */
+
+/* Context and prompt lengths are rounded up to a bucket before a step is
+ * simulated: exact to 16, then SERVE_BUCKET_STEPS steps per power of two
+ * (17..32 in 2s, 33..64 in 4s, ...): at most 1/8 = 12.5% above the true
+ * length, so 10,000 requests cost a few hundred simulations.  The batch is
+ * exact. */
+#define SERVE_BUCKET_STEPS 8
+uint64_t serve_bucket(uint64_t x);
+
+struct serve_entry;
+/* The step-time cache: every distinct bucketed shape simulated once. */
+struct serve_steps {
+    const struct llm_config *model;
+    struct llm_step prefill, decode;    /* the steps' templates (types, layout, kernels) */
+    const struct hw_system *sys;        /* the hardware the steps run on */
+    uint64_t cap_tokens;                /* the KV cache's tokens: a bucketed context is held
+                                         * below cap_tokens / batch */
+    struct serve_entry *e;              /* open-addressed table, ncap slots */
+    uint32_t ncap, nused;
+    uint64_t hits, sims;                /* lookups answered from the table; simulations */
+    uint32_t grows;                     /* times the table doubled (rare: starts at 4096) */
+};
+void serve_steps_init(struct serve_steps *st, const struct llm_config *model,
+                      const struct llm_step *prefill, const struct llm_step *decode,
+                      const struct hw_system *sys, uint64_t cap_tokens);
+void serve_steps_free(struct serve_steps *st);
+/* The time of a step of nd decoding sequences with mean context dctx and
+ * np prefilling sequences computing ptok tokens in all, after pctx cached
+ * tokens on average; either part may be empty (0 sequences).  A step with
+ * both is simulated as its prefill part plus its decode part (llm_step has
+ * one phase a step).  0 with *ps, or -1 with *d (a step that does not
+ * build or run). */
+int serve_step_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t np, uint64_t ptok,
+                    uint64_t pctx, uint64_t *ps, struct diag *d);
+
+/* ---- the engine (serve.c) ---- */
+
+struct serve_sched {
+    int is_static;              /* static batching: a full batch (or the queue drained) runs
+                                 * from its prefill to its longest output, no one joins */
+    uint32_t max_num_seqs;      /* sequences a step may hold */
+    uint32_t max_batched_tokens;/* tokens a step may compute (continuous) */
+    uint32_t block_size;        /* tokens a KV block holds */
+    int chunked_prefill;        /* prompts split over steps, sharing each step's tokens with
+                                 * the decodes (decodes first); else a step is all prompts
+                                 * or all decodes (vLLM V0's default) */
+    uint64_t kv_blocks;         /* blocks in the cache */
+    uint32_t concurrency;       /* closed loop: clients (0: the arrivals are given) */
+};
+
+struct serve_result {
+    uint64_t end_ps;            /* when the last request finished */
+    uint64_t steps;             /* engine steps */
+    uint64_t prefill_steps, decode_steps, mixed_steps;
+    uint64_t preemptions;
+    uint64_t kv_max_blocks;     /* most blocks held at once */
+    double kv_block_ps;         /* blocks held, integrated over time (block x ps) */
+    double in_system_ps;        /* requests arrived and not finished, integrated over time */
+    uint64_t busy_ps;           /* time the engine ran steps */
+};
+
+/* Runs every request of q through the engine: fills their results and *res.
+ * 0, or -1 with *d (a request that can never fit the cache or a step, a
+ * step that does not simulate). */
+int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_steps *st,
+              struct serve_result *res, struct diag *d);
+
+#endif
