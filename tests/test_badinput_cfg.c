@@ -234,6 +234,11 @@ static void test_bad_structure(void)
     expect_variant("unclosed flow mapping", "{fp32: 256}", "{fp32: 256",
                    DIAG_E_PARSE, 8, "", "");
     expect_variant("tab indentation", "  units: 4\n", "\tunits: 4\n", DIAG_E_PARSE, 5, "", "");
+    expect_variant("cluster larger than a chip allows", "  units: 4\n",
+                   "  units: 4\n  cluster_multicast_ctas: 17\n", DIAG_E_RANGE, 6,
+                   "compute.cluster_multicast_ctas", "at most 16");
+    expect_variant("cluster of no CTAs", "  units: 4\n", "  units: 4\n  cluster_multicast_ctas: 0\n",
+                   DIAG_E_RANGE, 6, "compute.cluster_multicast_ctas", "");
     expect_variant("unknown top-level key", "  inflight_bytes_per_unit: 32768\n",
                    "  inflight_bytes_per_unit: 32768\nturbo: 1\n",
                    DIAG_E_UNKNOWN_KEY, 46, "turbo", "expected one of: name, family");

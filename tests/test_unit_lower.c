@@ -108,7 +108,9 @@
 
 #define MIB 1048576.0
 
-static struct hw_config h100, a100, v5e;
+/* h100 without its thread-block clusters (the values below were worked out
+ * for one CTA's own loads); h100mc as shipped, for test_clusters */
+static struct hw_config h100, h100mc, a100, v5e;
 
 /* A forward bf16 GEMM m x n x k lowered on chip c. */
 static void lower_gemm(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k,
@@ -182,6 +184,27 @@ static void test_split_k(void)
     check_tile(&v5e, 128, 128, 65536, "128x128x128 s4 split3", 1, 1, 3, 1, 171, 1);
     lower_gemm(&v5e, 128, 128, 65536, &L);
     CHECK_NEAR_REL(L.k[0].store_end, 128.0 * 128 * 2 / 3, 1e-15);
+}
+
+/* Thread-block clusters with TMA multicast (compute.cluster_multicast_ctas):
+ * an H100 8192^3 bf16 GEMM runs its 128x256 tiles in clusters of 2 along m,
+ * so each B tile (16384 B a step) is read from L2 once per pair: the L2
+ * serves (8192 + 16384 / 2) / 24576 = 2/3 of the operand bytes.  A kernel of
+ * a stack on mma_sync (no TMA) and the A100 (no clusters) read every tile. */
+static void test_clusters(void)
+{
+    struct lowered L;
+    lower_gemm(&h100mc, 8192, 8192, 8192, &L);
+    CHECK_EQ_INT(h100mc.cluster_multicast_ctas, 2);
+    CHECK_STR_CONTAINS(L.k[0].tile, " c2x1");
+    CHECK_EQ_INT(L.k[0].cl_m, 2);
+    CHECK_NEAR_REL(kplan_l2_share(&L.k[0]), 2.0 / 3.0, 1e-12);
+    struct hw_config old = h100mc;
+    old.gemm_no_tma = 1;
+    lower_gemm(&old, 8192, 8192, 8192, &L);
+    CHECK(strstr(L.k[0].tile, " c") == NULL && kplan_l2_share(&L.k[0]) == 1.0);
+    lower_gemm(&a100, 8192, 8192, 8192, &L);
+    CHECK(strstr(L.k[0].tile, " c") == NULL && kplan_l2_share(&L.k[0]) == 1.0);
 }
 
 static void check_gemv(const struct hw_config *c, uint64_t m, const char *tile, uint64_t ctas,
@@ -334,8 +357,11 @@ int main(void)
         tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100) != 0 ||
         tu_load_cfg("configs/google-tpu-v5e.yaml", &v5e) != 0)
         return 1;
+    h100mc = h100;
+    h100.cluster_multicast_ctas = 0;
     test_tiles();
     test_split_k();
+    test_clusters();
     test_gemv();
     test_reuse();
     test_decode_attn_per_head();

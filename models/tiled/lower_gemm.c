@@ -82,10 +82,16 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
                                        (double)cfg_smem(c)->capacity_bytes)) /
                     ((double)cfg_dram(c)->eff_loaded_latency_ps * 1e-12);
     double t_dram = dram_bytes / dmin(dram_bw, little);
+    /* the L2 serves each panel once per cluster (TMA multicast); the SMs'
+     * ports still take every byte */
     double l2_bytes = (double)ctas * steps * (a_step + b_step);
-    double l2_bw = dmin(cfg_first_cache(c)->bw_bytes_per_s,
-                        units_busy * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz);
-    double t_l2 = l2_bytes / l2_bw;
+    double port_bw = units_busy * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * s->load_frac * c->clock_hz;
+    double l2_bw = dmin(cfg_first_cache(c)->bw_bytes_per_s, port_bw);
+    double share = 1.0;
+    if (p->cl_m > 1 || p->cl_n > 1)
+        share = (a_step / dmax(1.0, p->cl_n) + b_step / dmax(1.0, p->cl_m)) / (a_step + b_step);
+    double t_l2 = share < 1.0 ? dmax(l2_bytes * share / cfg_first_cache(c)->bw_bytes_per_s, l2_bytes / port_bw)
+                              : l2_bytes / l2_bw;
     double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_first_cache(c)->bw_bytes_per_s : 0;
     /* pipeline fill: once per wave with one CTA per SM, once overall when
      * SMs hold two CTAs and overlap one's prologue with the other's loop */
@@ -155,8 +161,11 @@ static void gemm_keep(const struct hw_config *c, const struct gemm_shape *s, str
     best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
     best->dram_cost = 1.0;
     best->load_frac = s->load_frac;
-    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u%s",
-             tm, tn, tk, stages, sp, s->load_frac < 1 ? " narrow" : "");
+    char cl[16] = "";
+    if (cand->cl_m > 1 || cand->cl_n > 1)
+        snprintf(cl, sizeof cl, " c%ux%u", cand->cl_m, cand->cl_n);
+    snprintf(best->tile, sizeof best->tile, "%ux%ux%u s%u split%u%s%s",
+             tm, tn, tk, stages, sp, s->load_frac < 1 ? " narrow" : "", cl);
 }
 
 void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct gemm_shape *s)
@@ -166,6 +175,10 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
     static const uint32_t splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
     double eb = dtype_bytes(s->dt, 1.0);
     double best_t = INFINITY;
+    /* thread-block clusters: on a chip with TMA multicast, for kernels on a TMA path
+     * (not an mma_sync library's, nor SIMT FMAs, nor a systolic array's) */
+    uint32_t K = c->cluster_multicast_ctas;
+    uint32_t ncl = K >= 2 && !c->gemm_no_tma && c->sa_rows == 0 && !unit_gemm_simt(c, s->dt) ? 3 : 1;
     /* relax: on a chip whose shared memory or registers hold no tile at all
      * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
      * (two stages, registers unchecked) rather than have no plan */
@@ -208,16 +221,24 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
             if (regs > (double)cfg_regs(c)->capacity_bytes && !relax)
                 continue;
             cand.stages = stages;
+            for (uint32_t cl = 0; cl < ncl; cl++) {
+            /* a cluster of K CTAs along m (sharing B) or along n (sharing A), when the
+             * grid has K row or column blocks to put in it */
+            cand.cl_m = cl == 1 ? K : 1;
+            cand.cl_n = cl == 2 ? K : 1;
+            if ((cl == 1 && ceil_div(s->m, tm) < K) || (cl == 2 && ceil_div(s->n, tn) < K))
+                continue;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {
                 uint32_t sp = splits[k];
                 if (sp > 1 && s->k / sp < 4ull * tk)
                     break;
                 double t = gemm_estimate(c, s, tm, tn, tk, sp, cand.ctas_per_unit, &cand);
-                /* prefer the larger tile / smaller split on near-ties (< 1%) */
+                /* prefer the larger tile / smaller split / no cluster on near-ties (< 1%) */
                 if (t < best_t * 0.99) {
                     best_t = t;
                     gemm_keep(c, s, best, &cand, tm, tn, tk, stages, sp);
                 }
+            }
             }
         }
     }

@@ -162,5 +162,5 @@ void reuse_wave(struct tdev *g, const struct kplan *p, uint64_t wave, uint64_t c
         g->repl[ci] = once > 0 ? copies / once : 1.0;
     }
     double steps = p->ksteps;
-    *l2 = (double)(c1 - c0) * (p->a_step * steps + p->b_step * steps);
+    *l2 = (double)(c1 - c0) * (p->a_step * steps + p->b_step * steps) * kplan_l2_share(p);
 }

@@ -163,6 +163,7 @@ static void wave_caps(struct runner *r, uint32_t cpu)
     r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
                 c->clock_hz;
     double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
+    r->cap_l2_load = r->cap_l2 * kplan_l2_share(p);
     r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
     r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
     r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
@@ -241,7 +242,10 @@ static void wave_begin(struct runner *r)
     res->bytes[c->lv_cache[0]] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
     for (uint32_t ci = 1; ci < nc; ci++)        /* stores pass through to DRAM */
         res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
-    res->bytes[c->lv_smem] += r->w_smem + r->w_xchg + (r->w_l2_r + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
+    /* async copies land in shared memory: every byte each CTA receives (a
+     * multicast L2 read lands in each CTA of its cluster) */
+    res->bytes[c->lv_smem] += r->w_smem + r->w_xchg +
+                              (l2_loop / kplan_l2_share(p) + reread + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
 
     wave_caps(r, cpu);
 
@@ -276,7 +280,7 @@ static void runner_try_load(struct runner *r)
     r->load_pending = 0;
     start_flow(r, g->dramp, dram * r->p->dram_cost, r->cap_dram * r->p->dram_cost, FR_LOAD, ch,
                (unsigned)c->lv_dram, &r->load_pending);
-    start_flow(r, tdev_lv(g, c->lv_cache[0], 0), l2, r->cap_l2, FR_LOAD, ch, (unsigned)c->lv_cache[0],
+    start_flow(r, tdev_lv(g, c->lv_cache[0], 0), l2, r->cap_l2_load, FR_LOAD, ch, (unsigned)c->lv_cache[0],
                &r->load_pending);
     for (uint32_t ci = 1; ci < c->ncaches; ci++)
         start_flow(r, tdev_lv(g, c->lv_cache[ci], 0), r->w_cache_r[ci] * f + (ch == 0 ? r->w_pro : 0),

@@ -62,6 +62,9 @@ struct kplan {
     uint32_t ksteps;            /* main-loop steps per CTA */
     uint32_t stages;            /* smem pipeline stages */
     double a_step, b_step;      /* load bytes per CTA per step: A panel (shared along n), B panel (shared along m) */
+    uint32_t cl_m, cl_n;        /* thread-block cluster (0 = 1): cl_m row blocks x cl_n column
+                                 * blocks whose shared panels one TMA multicast L2 read feeds
+                                 * (B along m, A along n) */
     double pro_bytes;           /* bytes per CTA loaded once before the loop, not shared */
     double reread_step;         /* bytes per CTA per step read again from DRAM (multi-pass kernels) */
     double store_step;          /* bytes per CTA per step written back (streaming outputs) */
@@ -140,6 +143,8 @@ struct runner {
     double w_sfu, w_l2_loop;    /* special-function ops; L2-only bytes of the loop */
     double w_xchg;              /* shared-memory bytes exchanged between warps */
     double cap_dram, cap_l2, cap_m, cap_v, cap_smem, cap_s;
+    double cap_l2_load;         /* cap_l2 in L2 bytes of the loop's loads: the SMs' ports carry
+                                 * every delivered byte, the L2 only kplan_l2_share of them */
     int phase;                  /* 0 = matrix work (and, overlapped, the softmax), 1 = softmax
                                  * (serial kernels: after the matrix work), 2 = the exponentials
                                  * an overlapped kernel runs after it (sfu_serial) */
@@ -220,6 +225,20 @@ static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 static inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static inline uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* The share of a kernel's operand loads the first cache serves: with a
+ * thread-block cluster (kplan cl_m x cl_n) one L2 read of a shared panel
+ * reaches every CTA of the cluster that needs it (TMA multicast), so A
+ * panels are read once per cl_n CTAs and B panels once per cl_m; 1 without
+ * a cluster.  Each SM still receives all its bytes. */
+static inline double kplan_l2_share(const struct kplan *p)
+{
+    double cm = p->cl_m > 1 ? p->cl_m : 1, cn = p->cl_n > 1 ? p->cl_n : 1;
+    double all = p->a_step + p->b_step;
+    if ((cm == 1 && cn == 1) || all <= 0)
+        return 1.0;
+    return (p->a_step / cn + p->b_step / cm) / all;
+}
 
 /* unit.c: rates of one unit (SM, array), pipe types, systolic work */
 double unit_matrix_rate(const struct hw_config *c, enum dtype t);

@@ -151,6 +151,13 @@ struct hw_config {
      * cannot begin before the CPU has issued it */
     uint64_t host_dispatch_ps;                  /* CPU time to issue one kernel, ps */
     uint64_t host_step_ps;                      /* CPU time before a step's first kernel, ps */
+    /* Thread-block clusters with TMA multicast (Hopper, Blackwell): the CTAs
+     * of a cluster that one L2 read of a shared operand tile feeds, as the
+     * GEMM libraries' kernels on a TMA path (wgmma, tcgen05) launch them;
+     * 0 or 1: no multicast (every CTA reads its own tiles from L2). */
+    uint32_t cluster_multicast_ctas;
+    int gemm_no_tma;                            /* the stack's GEMM kernels issue on a path
+                                                   without TMA (mma_sync): no clusters */
     double gemm_rate_frac;                      /* the stack's GEMM kernels: the share of the
                                                    matrix pipe's rate they reach (their path's
                                                    fraction times their issue efficiency); 0 =

@@ -78,7 +78,8 @@ static const char *const collectives_keys[] = {"channels", "channel_bandwidth_GB
 static const char *const compute_keys[] = {
     "units", "matrix_flops_per_cycle_per_unit", "vector_flops_per_cycle_per_unit",
     "special_function_ops_per_cycle_per_unit", "matrix_paths",
-    "sparse_matrix_flops_per_cycle_per_unit", "fp16_accumulate_matrix_flops_per_cycle_per_unit", NULL};
+    "sparse_matrix_flops_per_cycle_per_unit", "fp16_accumulate_matrix_flops_per_cycle_per_unit",
+    "cluster_multicast_ctas", NULL};
 static const char *const matrix_path_names[MP_COUNT] = {
 #define MATRIX_PATH_NAME_(e, n) [e] = n,
     MATRIX_PATH_MAP(MATRIX_PATH_NAME_)
@@ -187,6 +188,16 @@ static int fill_matrix_paths(struct yconf *c, int s, struct hw_config *h)
         return -1;
     if (rc == 0)
         h->sfu_ops_per_cycle = x;
+    /* compute.cluster_multicast_ctas: whole CTAs, at most a Hopper cluster's 16 */
+    rc = yconf_get_number(c, s, "compute", "cluster_multicast_ctas", YCONF_COUNT, 0, &x);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && x > 16)
+        return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, s, "cluster_multicast_ctas")].line,
+                        "compute.cluster_multicast_ctas",
+                        "%g CTAs: a thread-block cluster holds at most 16", x);
+    if (rc == 0)
+        h->cluster_multicast_ctas = (uint32_t)x;
     int v = yconf_lookup(c, s, "matrix_paths");
     if (v < 0) {
         h->matrix_path_frac[h->sa_rows ? MP_SYSTOLIC : MP_MMA_SYNC] = 1.0;

@@ -166,7 +166,7 @@ static int family_leaves(struct sp *p, struct spec *s)
     static const char *const keys[] = {
         "family", "max_threads_per_unit", "max_ctas_per_unit", "registers_KiB",
         "smem_per_unit_KiB", "smem_name", "smem_bytes_per_cycle",
-        "special_function_ops_per_cycle_per_unit", "matrix_paths", "vector_ratio",
+        "special_function_ops_per_cycle_per_unit", "cluster_multicast_ctas", "matrix_paths", "vector_ratio",
         "l2_MiB_per_unit", "l2_bytes_per_cycle_per_unit", "l2_latency_ns",
         "l2_port_bytes_per_cycle_per_unit", "llc_bytes_per_cycle_per_unit", "llc_latency_ns",
         "dram_latency_ns", "dram_bandwidth_fraction", "dram_rw_turnaround_penalty",
@@ -185,6 +185,7 @@ static int family_leaves(struct sp *p, struct spec *s)
            leaf(p, r, "", "smem_name", W_STR, 1, &s->f_smem_name) ||
            leaf(p, r, "", "smem_bytes_per_cycle", W_POS, 1, &s->f_smem_bpc) ||
            leaf(p, r, "", "special_function_ops_per_cycle_per_unit", W_POS, 0, &s->f_sfu) ||
+           leaf(p, r, "", "cluster_multicast_ctas", W_COUNT, 0, &s->f_cluster_mc) ||
            leaf(p, r, "", "l2_MiB_per_unit", W_POS, !chip_l2, &s->f_l2_MiB_per_unit) ||
            leaf(p, r, "", "l2_bytes_per_cycle_per_unit", W_POS, 1, &s->f_l2_bpc) ||
            leaf(p, r, "", "l2_latency_ns", W_POS, 1, &s->f_l2_latency_ns) ||
@@ -574,6 +575,8 @@ static void write_compute(struct w *w)
     if (s->f_sfu.present)
         line_num(w, 2, "special_function_ops_per_cycle_per_unit", s->f_sfu.num, "family", NULL,
                  &s->f_sfu);
+    if (s->f_cluster_mc.present)
+        line_num(w, 2, "cluster_multicast_ctas", s->f_cluster_mc.num, "family", NULL, &s->f_cluster_mc);
     fprintf(w->f, "  matrix_paths:\n");
     for (unsigned i = 0; i < s->npaths; i++)
         line_num(w, 4, s->path_name[i], s->path_frac[i].num, "family", NULL, &s->path_frac[i]);

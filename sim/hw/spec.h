@@ -42,7 +42,7 @@ struct spec {
     struct spec_val peer_kind, peer_links, peer_bandwidth_GBps;
     /* the family file */
     struct spec_val f_family, f_max_threads, f_max_ctas, f_registers_KiB, f_smem_KiB, f_smem_name,
-        f_smem_bpc, f_sfu, f_l2_MiB_per_unit, f_l2_bpc, f_l2_latency_ns, f_l2_port, f_llc_bpc,
+        f_smem_bpc, f_sfu, f_cluster_mc, f_l2_MiB_per_unit, f_l2_bpc, f_l2_latency_ns, f_l2_port, f_llc_bpc,
         f_llc_latency_ns, f_dram_latency_ns, f_dram_frac, f_dram_rw, f_dram_loaded_ns,
         f_host_latency_ns, f_peer_latency_ns, f_kernel_overhead_ns, f_matrix_frac, f_vector_frac,
         f_inflight;

@@ -381,8 +381,11 @@ int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir
         c->launch_overhead_ps = (uint64_t)(s->launch_gap_s * 1e12 + 0.5);
     if (s->coll_call_s >= 0)
         c->coll_overhead_ps = (uint64_t)(s->coll_call_s * 1e12 + 0.5);
-    if (s->gemm_path >= 0)
+    if (s->gemm_path >= 0) {
         c->gemm_rate_frac = c->matrix_path_frac[s->gemm_path] * s->gemm_issue;
+        /* thread-block clusters and TMA multicast come with the TMA paths only */
+        c->gemm_no_tma = s->gemm_path != MP_WGMMA && s->gemm_path != MP_TCGEN05;
+    }
     for (unsigned t = 0; s->gemm_acc16 && t < DT_COUNT; t++)   /* where the chip has a rate for it */
         if (c->acc16_matrix_flops_per_cycle[t] > 0)
             c->matrix_flops_per_cycle[t] = c->acc16_matrix_flops_per_cycle[t];
