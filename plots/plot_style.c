@@ -16,6 +16,11 @@ const char *const pstyle_kind_names[PSTYLE_NKINDS] = {"gemm", "attention", "elem
 const char *const pstyle_kind_colors[PSTYLE_NKINDS] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                        "#8c564b", "#7f7f7f", "#ff7f0e", "#17becf"};
 
+/* matplotlib's viridis sampled at 0, 1/8, ..., 1 */
+const char *const pstyle_seq_colors[PSTYLE_SEQ_N] = {"#440154", "#472d7b", "#3b528b", "#2c728e",
+                                                     "#21918c", "#28ae80", "#5ec962", "#addc30",
+                                                     "#fde725"};
+
 int pstyle_kind_index(const char *kind)
 {
     for (int k = 0; k < PSTYLE_NKINDS - 1; k++)

@@ -21,4 +21,12 @@ extern const char *const pstyle_kind_colors[PSTYLE_NKINDS];
 /* A report's kind name as an index of pstyle_kind_names. */
 int pstyle_kind_index(const char *kind);
 
+/* A sequential palette for values on one scale (a sweep's heatmap): viridis,
+ * perceptually uniform, dark to light, readable in grey and by the common
+ * colour-blindnesses; evenly spaced stops from the lowest value to the
+ * highest.  Text on a stop from PSTYLE_SEQ_LIGHT on is dark, below it white. */
+#define PSTYLE_SEQ_N 9
+#define PSTYLE_SEQ_LIGHT 0.6
+extern const char *const pstyle_seq_colors[PSTYLE_SEQ_N];
+
 #endif

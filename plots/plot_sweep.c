@@ -11,7 +11,9 @@
 #include "afile.h"
 #include "check.h"
 #include "csv.h"
+#include "numfmt.h"
 #include "plot_gnuplot_run.h"
+#include "plot_style.h"
 #include "strbuf.h"
 #include "sweep.h"
 
@@ -50,16 +52,19 @@ static int write_text(const char *path, const char *text, size_t n, struct diag 
     return afile_commit(&a, d);
 }
 
-/* Each task's time (us) from the CSV, in task order, into *out (the
- * caller frees it).  0, or -1 with *d and nothing allocated. */
-static int read_times(const struct sweep *s, const char *csv_path, double **out, struct diag *d)
+/* Each task's time (us) and tokens a second (the row's last field; 0 when
+ * the trace has no tokens) from the CSV, in task order, into *out and
+ * *tok (the caller frees both).  0, or -1 with *d and nothing allocated. */
+static int read_times(const struct sweep *s, const char *csv_path, double **out, double **tok,
+                      struct diag *d)
 {
     FILE *f = fopen(csv_path, "rb");
     if (f == NULL)
         return diag_set(d, DIAG_E_IO, csv_path, 0, "", "cannot read the sweep's CSV back");
-    /* rows: point, trace, keys..., time_us: the task order is point-major */
+    /* rows: point, trace, keys..., time_us, ..., tokens_per_s: the task order is point-major */
     uint64_t ntasks = s->npoints * s->ntraces;
     double *time = sim_xcalloc(ntasks ? ntasks : 1, sizeof *time);
+    double *tps = sim_xcalloc(ntasks ? ntasks : 1, sizeof *tps);
     char line[8192];
     uint64_t task = 0;
     int first = 1;
@@ -73,15 +78,19 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
             p = csv_skip(p);
         if (p == NULL || task >= ntasks)
             break;
+        const char *last = strrchr(p, ',');    /* tokens_per_s is a number: no quotes */
+        tps[task] = last != NULL ? strtod(last + 1, NULL) : 0;
         time[task++] = strtod(p, NULL);
     }
     fclose(f);
     if (task != ntasks) {
         free(time);
+        free(tps);
         return diag_set(d, DIAG_E_PARSE, csv_path, 0, "", "has %llu rows, the sweep %llu",
                         (unsigned long long)task, (unsigned long long)ntasks);
     }
     *out = time;
+    *tok = tps;
     return 0;
 }
 
@@ -161,6 +170,13 @@ static void key_dat(struct sb *dat, const struct sweep *s, unsigned i, const dou
     }
 }
 
+/* The unit key k's numbers (sweep_key.num) are in: the first value's
+ * suffix ("TB/s" of "1TB/s"), "" for plain numbers. */
+static const char *key_unit(const struct sweep_key *k)
+{
+    return k->values[0] + strspn(k->values[0], "0123456789.+-eE");
+}
+
 /* Key i's gnuplot script; w is the key's file-name form. */
 static void key_gp(struct sb *gp, const struct sweep *s, unsigned i, const char *w)
 {
@@ -170,7 +186,7 @@ static void key_gp(struct sb *gp, const struct sweep *s, unsigned i, const char 
         lo = fmin(lo, k->num[v]);
         hi = fmax(hi, k->num[v]);
     }
-    const char *unit = k->values[0] + strspn(k->values[0], "0123456789.+-eE");
+    const char *unit = key_unit(k);
     char hw[200];
     trace_name(hw, sizeof hw, s->hw);
     size_t hl = strlen(hw);
@@ -240,6 +256,223 @@ static int write_key_plot(const struct sweep *s, unsigned i, const double *time,
     return rc;
 }
 
+/* ------------------------------------------------------------ heatmaps */
+
+/* Two keys (no zip): per trace a heatmap, key 0 on x and key 1 on y, one
+ * cell per point, coloured by the time (or tokens a second where the trace
+ * has tokens) with its value written in the cell.  The geometry is fixed
+ * so that the writer knows a cell's size in pixels and leaves out what
+ * would overprint: tick labels are thinned, cell labels shortened to two
+ * digits or left out. */
+#define HEAT_W_PX 900
+#define HEAT_H_PX 700
+#define HEAT_L 0.15             /* the plot area, as fractions of the picture */
+#define HEAT_R 0.80
+#define HEAT_B 0.13
+#define HEAT_T 0.90
+#define HEAT_CHAR_PX 7.0        /* a character of 9 pt text, a little generous (larger: in
+                                   proportion) */
+#define HEAT_LINE_PX 16.0       /* a line of 9 pt text with room above and below */
+#define HEAT_TIC_CHAR_PX 9.0    /* a character of the tick labels (gnuplot's 12 pt) */
+
+/* What trace t's map shows: its values in a unit of engineering size. */
+struct heat {
+    const double *val;          /* per task: the time (us) or tokens/s */
+    double div;                 /* a value / div is in the unit */
+    const char *what, *unit;    /* "time", "ms"; "throughput", "k tokens/s" */
+    double lo, hi;              /* of val / div over the trace's points */
+};
+
+static void heat_scale(struct heat *h, const struct sweep *s, unsigned t, const double *time,
+                       const double *tok)
+{
+    int tokens = 1;
+    for (uint64_t p = 0; p < s->npoints; p++)
+        tokens &= tok[p * s->ntraces + t] > 0;
+    double hi = 0;
+    h->val = tokens ? tok : time;
+    for (uint64_t p = 0; p < s->npoints; p++)
+        hi = fmax(hi, h->val[p * s->ntraces + t]);
+    if (tokens) {
+        h->what = "throughput";
+        h->div = hi >= 1e6 ? 1e6 : hi >= 1e3 ? 1e3 : 1;
+        h->unit = hi >= 1e6 ? "M tokens/s" : hi >= 1e3 ? "k tokens/s" : "tokens/s";
+    } else {        /* time_us: the largest unit the slowest point reaches */
+        h->what = "time";
+        h->div = hi >= 1e6 ? 1e6 : hi >= 1e3 ? 1e3 : hi >= 1 ? 1 : 1e-3;
+        h->unit = hi >= 1e6 ? "s" : hi >= 1e3 ? "ms" : hi >= 1 ? "us" : "ns";
+    }
+    h->lo = h->hi = h->val[t] / h->div;
+    for (uint64_t p = 0; p < s->npoints; p++) {
+        double v = h->val[p * s->ntraces + t] / h->div;
+        h->lo = fmin(h->lo, v);
+        h->hi = fmax(h->hi, v);
+    }
+}
+
+/* A cell's label with sig significant digits (no exponent: the unit keeps
+ * the values below 1000, and a larger one is printed whole). */
+static void heat_label(char *out, size_t n, double v, int sig)
+{
+    if (v >= 1000)
+        numfmt_fix(out, n, v, 0);
+    else
+        numfmt_gp(out, n, v, sig);
+}
+
+/* Every how many values a tick label goes, so that labels len characters
+ * wide (extent: a label's size along the axis when len is 0) do not touch
+ * on an axis of span px pixels and n values. */
+static unsigned heat_tick_step(unsigned n, double span, size_t len, double extent)
+{
+    double need = len > 0 ? (double)len * HEAT_TIC_CHAR_PX + 12 : extent;
+    double cell = span / n;
+    unsigned step = 1;
+    while (step < n && cell * step < need)
+        step++;
+    return step;
+}
+
+/* Key k's tick labels: its numbers to 3 digits (the unit is on the axis
+ * label), every step-th value. */
+static void heat_tics(struct sb *gp, const char *axis, const struct sweep_key *k, unsigned step)
+{
+    sb_printf(gp, "set %s (", axis);
+    for (unsigned v = 0, first = 1; v < k->nvalues; v += step, first = 0) {
+        char lbl[40];
+        heat_label(lbl, sizeof lbl, k->num[v], 3);
+        sb_printf(gp, "%s\"%s\" %u", first ? "" : ", ", lbl, v);
+    }
+    sb_printf(gp, ")\n");
+}
+
+/* The widest of key k's tick labels, characters. */
+static size_t heat_tic_len(const struct sweep_key *k)
+{
+    size_t len = 0;
+    for (unsigned v = 0; v < k->nvalues; v++) {
+        char lbl[40];
+        heat_label(lbl, sizeof lbl, k->num[v], 3);
+        len = strlen(lbl) > len ? strlen(lbl) : len;
+    }
+    return len;
+}
+
+/* Trace t's heatmap: plots/W.dat (x index, y index, value in the unit,
+ * its label or "-", the label's colour, the two values as swept) and W.gp. */
+static void heat_write(struct sb *dat, struct sb *gp, const struct sweep *s, unsigned t,
+                       const double *time, const double *tok, const char *w)
+{
+    const struct sweep_key *kx = &s->key[0], *ky = &s->key[1];
+    struct heat h;
+    heat_scale(&h, s, t, time, tok);
+    double cw = (HEAT_R - HEAT_L) * HEAT_W_PX / kx->nvalues;
+    double ch = (HEAT_T - HEAT_B) * HEAT_H_PX / ky->nvalues;
+    /* the largest label that fits every cell: 3 digits at 12 pt, at 9 pt, 2 digits at 9 pt, or none */
+    static const struct { int sig, pt; double line_px; } fit[] = {
+        {3, 12, 1.5 * HEAT_LINE_PX}, {3, 9, HEAT_LINE_PX}, {2, 9, HEAT_LINE_PX}};
+    int sig = 0, pt = 9;
+    for (size_t f = 0; f < sizeof fit / sizeof fit[0] && sig == 0; f++) {
+        double scale = fit[f].pt / 9.0;
+        size_t wide = 0;
+        for (uint64_t p = 0; p < s->npoints; p++) {
+            char b[40];
+            heat_label(b, sizeof b, h.val[p * s->ntraces + t] / h.div, fit[f].sig);
+            wide = strlen(b) > wide ? strlen(b) : wide;
+        }
+        if ((double)wide * HEAT_CHAR_PX * scale + 6 <= cw && ch >= fit[f].line_px) {
+            sig = fit[f].sig;
+            pt = fit[f].pt;
+        }
+    }
+    char tw[200], hw[200];
+    trace_name(tw, sizeof tw, s->trace_path[t]);
+    trace_name(hw, sizeof hw, s->hw);
+    size_t hl = strlen(hw);
+    if (hl > 5 && strcmp(hw + hl - 5, ".yaml") == 0)
+        hw[hl - 5] = '\0';
+    sb_printf(dat, "# %s on %s: %s (%s) per point; columns: %s index, %s index, value, label "
+                   "(- when the cells are too small), label colour, %s, %s\n",
+              tw, hw, h.what, h.unit, kx->key, ky->key, kx->key, ky->key);
+    for (unsigned yv = 0; yv < ky->nvalues; yv++) {
+        for (uint64_t p = 0; p < s->npoints; p++) {
+            if (sweep_value_index(s, 1, p) != yv)
+                continue;
+            unsigned xv = sweep_value_index(s, 0, p);
+            double v = h.val[p * s->ntraces + t] / h.div;
+            char lbl[40] = "-", num[40];
+            if (sig > 0)
+                heat_label(lbl, sizeof lbl, v, sig);
+            double f = h.hi > h.lo ? (v - h.lo) / (h.hi - h.lo) : 0.5;
+            numfmt_gp(num, sizeof num, v, 9);
+            sb_printf(dat, "%u %u %s %s %s %s %s\n", xv, yv, num, lbl,
+                      f >= PSTYLE_SEQ_LIGHT ? "0x000000" : "0xffffff", kx->values[xv], ky->values[yv]);
+        }
+        sb_printf(dat, "\n");
+    }
+    sb_printf(gp, "# %s.gp: written by strata sweep; render with: gnuplot %s.gp\n", w, w);
+    sb_printf(gp, "set title \"%s on %s: %s (%s) by %s and %s\"\n", tw, hw, h.what, h.unit,
+              kx->key, ky->key);
+    const char *ux = key_unit(kx), *uy = key_unit(ky);
+    sb_printf(gp, "set xlabel \"%s%s%s%s\"\nset ylabel \"%s%s%s%s\"\nset cblabel \"%s (%s)\" offset 1.5,0\n"
+                  "unset key\n", kx->key, ux[0] ? " (" : "", ux, ux[0] ? ")" : "", ky->key,
+              uy[0] ? " (" : "", uy, uy[0] ? ")" : "", h.what, h.unit);
+    sb_printf(gp, "set lmargin at screen %.2f\nset rmargin at screen %.2f\nset bmargin at screen "
+                  "%.2f\nset tmargin at screen %.2f\n", HEAT_L, HEAT_R, HEAT_B, HEAT_T);
+    sb_printf(gp, "set xrange [-0.5:%.1f]\nset yrange [-0.5:%.1f]\nset tics scale 0\n",
+              kx->nvalues - 0.5, ky->nvalues - 0.5);
+    heat_tics(gp, "xtics", kx, heat_tick_step(kx->nvalues, (HEAT_R - HEAT_L) * HEAT_W_PX,
+                                              heat_tic_len(kx), 0));
+    heat_tics(gp, "ytics", ky, heat_tick_step(ky->nvalues, (HEAT_T - HEAT_B) * HEAT_H_PX, 0,
+                                              HEAT_LINE_PX));
+    sb_printf(gp, "set palette defined (");
+    for (int c = 0; c < PSTYLE_SEQ_N; c++)
+        sb_printf(gp, "%s%d \"%s\"", c ? ", " : "", c, pstyle_seq_colors[c]);
+    sb_printf(gp, ")\n");
+    /* one value everywhere: a range around it, or gnuplot refuses an empty one */
+    double lo = h.lo, hi = h.hi;
+    if (!(hi > lo)) {
+        lo = lo > 0 ? lo * 0.99 : lo - 1;
+        hi = hi > 0 ? hi * 1.01 : hi + 1;
+    }
+    sb_printf(gp, "set cbrange [%.9g:%.9g]\nset format cb \"%%.4g\"\nset cbtics out scale 0.5\n",
+              lo, hi);
+    struct sb cmd = {0};
+    sb_printf(&cmd, "plot \"%s.dat\" using 1:2:3 with image", w);
+    if (sig > 0)
+        sb_printf(&cmd, ", \"\" using 1:2:4:5 with labels font \",%d\" textcolor rgb variable", pt);
+    sb_printf(gp, "set terminal pngcairo noenhanced size %d,%d\nset output \"%s.png\"\n%s\n",
+              HEAT_W_PX, HEAT_H_PX, w, cmd.s);
+    sb_printf(gp, "set terminal svg noenhanced size %d,%d\nset output \"%s.svg\"\n%s\n",
+              HEAT_W_PX, HEAT_H_PX, w, cmd.s);
+    free(cmd.s);
+}
+
+/* plots/heatmap_TRACE.dat/.gp for trace t (the name in w; a trace whose
+ * name an earlier one has gets its index added). */
+static int write_heat_plot(const struct sweep *s, unsigned t, const double *time, const double *tok,
+                           const char *plots, char (*w)[100], struct diag *d)
+{
+    char tw[100], path[1300];
+    trace_name(tw, sizeof tw, s->trace_path[t]);
+    char tword[90];
+    word(tword, sizeof tword, tw);
+    snprintf(w[t], sizeof w[t], "heatmap_%s", tword);
+    for (unsigned u = 0; u < t; u++)
+        if (strcmp(w[u], w[t]) == 0)
+            snprintf(w[t], sizeof w[t], "heatmap_%s_%u", tword, t);
+    struct sb dat = {0}, gp = {0};
+    heat_write(&dat, &gp, s, t, time, tok, w[t]);
+    snprintf(path, sizeof path, "%s/%s.dat", plots, w[t]);
+    int rc = write_text(path, dat.s, dat.n, d);
+    snprintf(path, sizeof path, "%s/%s.gp", plots, w[t]);
+    if (rc == 0)
+        rc = write_text(path, gp.s, gp.n, d);
+    free(dat.s);
+    free(gp.s);
+    return rc;
+}
+
 /* The page's head: the chip, the counts and each key's range. */
 static void page_head(struct sb *h, const struct sweep *s)
 {
@@ -301,39 +534,53 @@ static void page_fastest(struct sb *h, const struct sweep *s, unsigned t, const 
 
 int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, struct diag *d)
 {
-    double *time;
-    if (read_times(s, csv_path, &time, d) != 0)
+    double *time, *tok;
+    if (read_times(s, csv_path, &time, &tok, d) != 0)
         return -1;
     char plots[1100], path[1300];
     snprintf(plots, sizeof plots, "%s/plots", dir);
     int rc = afile_make_dir(plots, "--out", d);
     struct tv *tv = sim_xcalloc(s->npoints ? s->npoints : 1, sizeof *tv);
-    const char *names[SWEEP_MAX_KEYS];
-    char namebuf[SWEEP_MAX_KEYS][100];
-    int have[SWEEP_MAX_KEYS], ok[SWEEP_MAX_KEYS];
-    for (unsigned i = 0; i < s->nkeys && rc == 0; i++) {
+    /* the scripts: one per key, then (two keys, no zip) one heatmap per trace */
+    enum { NMAX = SWEEP_MAX_KEYS + SWEEP_MAX_TRACES };
+    const char *names[NMAX];
+    char namebuf[SWEEP_MAX_KEYS][100], heatbuf[SWEEP_MAX_TRACES][100];
+    int have[NMAX], ok[NMAX];
+    unsigned nheat = s->nkeys == 2 && !s->zip ? s->ntraces : 0, n = 0;
+    for (unsigned i = 0; i < s->nkeys && rc == 0; i++, n++) {
         rc = write_key_plot(s, i, time, tv, plots, namebuf[i], sizeof namebuf[i], d);
-        names[i] = namebuf[i];
-        have[i] = 1;
+        names[n] = namebuf[i];
+        have[n] = 1;
+    }
+    for (unsigned t = 0; t < nheat && rc == 0; t++, n++) {
+        rc = write_heat_plot(s, t, time, tok, plots, heatbuf, d);
+        names[n] = heatbuf[t];
+        have[n] = 1;
     }
     char gnuplot[512];
     int rendered = 0;
     if (rc == 0 && gprun_find(gnuplot, sizeof gnuplot)) {
-        for (unsigned i = 0; i < s->nkeys; i += 3) {
-            unsigned n = s->nkeys - i < 3 ? s->nkeys - i : 3;
-            gprun_scripts(gnuplot, plots, names + i, have + i, (int)n, ok + i);
+        for (unsigned i = 0; i < n; i += 3) {
+            unsigned m = n - i < 3 ? n - i : 3;
+            gprun_scripts(gnuplot, plots, names + i, have + i, (int)m, ok + i);
         }
         rendered = 1;
     }
     /* the page: what was varied, the plots, the fastest points */
     struct sb h = {0};
     page_head(&h, s);
-    for (unsigned i = 0; i < s->nkeys && rc == 0; i++) {
+    for (unsigned i = 0; i < n && rc == 0; i++) {
         sb_printf(&h, "<h2>");
-        sb_html(&h, s->key[i].key);
+        if (i < s->nkeys) {
+            sb_html(&h, s->key[i].key);
+        } else {
+            sb_printf(&h, "heatmap: ");
+            sb_html(&h, s->trace_path[i - s->nkeys]);
+        }
         sb_printf(&h, "</h2>\n");
         if (rendered && ok[i])
-            sb_printf(&h, "<img src=\"plots/%s.svg\" width=\"1000\">\n", names[i]);
+            sb_printf(&h, "<img src=\"plots/%s.svg\" width=\"%d\">\n", names[i],
+                      i < s->nkeys ? 1000 : HEAT_W_PX);
         else
             sb_printf(&h, "<p>gnuplot did not render this plot: run <code>gnuplot %s.gp</code> in "
                         "plots/.</p>\n", names[i]);
@@ -346,6 +593,7 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
         rc = write_text(path, h.s, h.n, d);
     free(h.s);
     free(tv);
+    free(tok);
     free(time);
     return rc;
 }

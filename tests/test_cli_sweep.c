@@ -227,7 +227,8 @@ static int same_file(const char *a, const char *b)
 
 /* Two keys: each key's plot is a family of curves, one per value of the
  * other key (not a median with bars that read as error bars), titled with
- * the chip, with a tick at every value swept. */
+ * the chip, with a tick at every value swept; and a heatmap per trace,
+ * which one key does not get. */
 static void test_two_key_plot(const char *dec)
 {
     char cmd[2048], p[300];
@@ -249,6 +250,51 @@ static void test_two_key_plot(const char *dec)
     CHECK_STR_CONTAINS(gp, "title \"l2.capacity = 25MiB\"");
     CHECK_STR_CONTAINS(gp, "set xtics (\"1\" 1, \"2\" 2, \"4\" 4, \"8\" 8)");
     free(gp);
+    /* and a heatmap of the trace: one cell per point, each with its value (tokens/s: the trace
+     * is a decode step) as the CSV has it, to 3 digits */
+    snprintf(p, sizeof p, "%s/fam/plots/heatmap_dec.dat", tmp);
+    dat = tu_read_file(p, NULL);
+    snprintf(p, sizeof p, "%s/fam/sweep.csv", tmp);
+    char *csv = tu_read_file(p, NULL);
+    CHECK(dat != NULL && csv != NULL);
+    int cells = 0, found = 0;
+    for (const char *row = csv != NULL ? strchr(csv, '\n') : NULL; row != NULL && row[1] != '\0';
+         row = strchr(row + 1, '\n')) {
+        const char *last = row, *end = strchr(row + 1, '\n');  /* the last field: tokens_per_s */
+        for (const char *c = row + 1; end != NULL && c < end; c++)
+            if (*c == ',')
+                last = c;
+        char want[64];
+        snprintf(want, sizeof want, " %.3g ", strtod(last + 1, NULL));
+        found += dat != NULL && strstr(dat, want) != NULL;
+    }
+    for (const char *q = dat; q != NULL && *q != '\0'; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL)
+        cells += *q >= '0' && *q <= '9';
+    CHECK_EQ_INT(cells, 12);
+    CHECK_EQ_INT(found, 12);
+    free(csv);
+    free(dat);
+    snprintf(p, sizeof p, "%s/fam/plots/heatmap_dec.gp", tmp);
+    gp = tu_read_file(p, NULL);
+    CHECK_STR_CONTAINS(gp, "set title \"dec on nvidia-h100-sxm: throughput (tokens/s) by dram.bandwidth "
+                           "and l2.capacity\"");
+    CHECK_STR_CONTAINS(gp, "set palette defined (0 \"#440154\"");
+    CHECK_STR_CONTAINS(gp, "with labels");
+    free(gp);
+    snprintf(p, sizeof p, "%s/fam/sweep.html", tmp);
+    char *html = tu_read_file(p, NULL);
+    CHECK_STR_CONTAINS(html, "heatmap: ");
+    free(html);
+    /* one key: a curve, no heatmap */
+    snprintf(cmd, sizeof cmd, "STRATA_GNUPLOT=none '%s' sweep --hw configs/nvidia-h100-sxm.yaml --trace '%s' "
+             "--vary dram.bandwidth=1TB/s,2TB/s --out '%s/one' 2>/dev/null", STRATA_BINARY, dec, tmp);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    snprintf(p, sizeof p, "%s/one/plots/dram_bandwidth.gp", tmp);
+    CHECK(tu_exists(p));
+    snprintf(p, sizeof p, "%s/one/plots/heatmap_dec.dat", tmp);
+    CHECK(!tu_exists(p));
+    snprintf(p, sizeof p, "%s/one/plots", tmp);
+    CHECK_EQ_INT(tu_count_entries(p), 2);
 }
 
 static void test_cli(void)

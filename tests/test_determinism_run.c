@@ -88,10 +88,59 @@ static void out_twice(const char *label, const char *hw, const char *trace)
     }
 }
 
+/* err is all progress lines, each cleared: "\r  LINE...\r<spaces>\r", with what in it */
+static int only_progress(const char *err, const char *what)
+{
+    size_t n = err != NULL ? strlen(err) : 0;
+    if (n < 3 || err[0] != '\r' || err[n - 1] != '\r' || err[n - 2] != ' ' || strchr(err, '\n') != NULL)
+        return 0;
+    return strstr(err, what) != NULL;
+}
+
+/* The progress line (progress.h): forced with STRATA_PROGRESS=1 it is
+ * drawn on stderr and cleared, and stdout is the same bytes as without
+ * it; not forced, stderr is a file here, so nothing; with --quiet nothing. */
+static void progress_line(void)
+{
+    char args[3][1024];
+    snprintf(args[0], sizeof args[0], "run --hw configs/nvidia-h100-sxm.yaml --trace "
+             "traces/examples/llama-2-7b-decode-b1-ctx2048.json");
+    snprintf(args[1], sizeof args[1], "run --hw configs/nvidia-h100-sxm.yaml --trace "
+             "traces/examples/llama-2-7b-decode-b1-ctx2048.json --out '%s/prog'", tmpdir);
+    snprintf(args[2], sizeof args[2], "sweep --hw configs/nvidia-h100-sxm.yaml --trace "
+             "traces/examples/llama-2-7b-decode-b1-ctx2048.json --vary dram.bandwidth=1TB/s,2TB/s");
+    static const char *const what[3] = {"  simulating: 0 of 324 ops (0%), ", "  what-if 1 of 7: ",
+                                        "  sweep: "};
+    for (int i = 0; i < 3; i++) {
+        char *out0, *err0, *out1, *err1;
+        unsetenv("STRATA_PROGRESS");
+        CHECK_EQ_INT(tu_run_strata(tmpdir, args[i], &out0, &err0), 0);
+        setenv("STRATA_PROGRESS", "1", 1);
+        CHECK_EQ_INT(tu_run_strata(tmpdir, args[i], &out1, &err1), 0);
+        CHECK(out0 != NULL && out1 != NULL && out0[0] != '\0' && strcmp(out0, out1) == 0);
+        CHECK(err0 != NULL && err0[0] == '\0');
+        CHECK(only_progress(err1, what[i]));
+        if (err1 != NULL && !only_progress(err1, what[i]))
+            fprintf(stderr, "  stderr with STRATA_PROGRESS=1: '%s'\n", err1);
+        free(out0);
+        free(err0);
+        free(out1);
+        free(err1);
+    }
+    char *out, *err, q[1100];
+    snprintf(q, sizeof q, "%s --quiet", args[0]);
+    CHECK_EQ_INT(tu_run_strata(tmpdir, q, &out, &err), 0);
+    CHECK(err != NULL && err[0] == '\0');
+    free(out);
+    free(err);
+    unsetenv("STRATA_PROGRESS");
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-det") != 0)
         return 1;
+    progress_line();
     run_twice("decode", "--phase decode --context 512");
     run_twice("prefill", "--phase prefill --prompt 256");
     out_twice("h100", "configs/nvidia-h100-sxm.yaml", "traces/examples/llama-2-7b-decode-b1-ctx2048.json");

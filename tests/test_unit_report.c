@@ -61,7 +61,7 @@ static void check_trace(const char *hw, const char *trace_path, int with_out)
     struct report_ctx c = {&sys.chip, &t, &r, t.tokens, 15, ro.tl, w, 0, sys.implied ? NULL : &sys};
     struct whatif_hw wh = {hw, NULL, NULL, NULL};
     if (with_out)
-        c.nwhatif = whatif_run(&wh, &sys.chip, &t, 0, w);
+        c.nwhatif = whatif_run(&wh, &sys.chip, &t, 0, NULL, w);
     if (with_out && t.ndevices > 1) {   /* several devices: the peer link's what-if too */
         CHECK_EQ_INT((int)c.nwhatif, WHATIF_COUNT);
         CHECK(c.nwhatif == WHATIF_COUNT && strcmp(w[WHATIF_COUNT - 1].name, "link_bw_x2") == 0);
@@ -126,7 +126,7 @@ static void check_whatif_is_a_set(const char *hw, const char *trace_path)
     sys_free(&sys);
     struct whatif_hw wh = {hw, &base, NULL, NULL};
     struct whatif w[WHATIF_COUNT];
-    unsigned n = whatif_run(&wh, &chip, &t, 0, w);
+    unsigned n = whatif_run(&wh, &chip, &t, 0, NULL, w);
     CHECK_EQ_INT((int)n, WHATIF_COUNT - 1);   /* one device: no peer-link what-if */
     CHECK_STR_CONTAINS(w[0].set, "dram.bandwidth=x2");
     CHECK_STR_CONTAINS(w[2].set, "compute.sparse_matrix_flops_per_cycle_per_unit=x2");
@@ -186,7 +186,7 @@ static void check_wait_split(void)
         if (k == 1) {   /* the verdict's claim, re-simulated: half the latency helps, 2x bandwidth not */
             struct whatif_hw wh = {"configs/nvidia-h100-sxm.yaml", &sets, NULL, NULL};
             struct whatif w[WHATIF_COUNT];
-            CHECK_EQ_INT((int)whatif_run(&wh, &chip, &t, 0, w), WHATIF_COUNT - 1);
+            CHECK_EQ_INT((int)whatif_run(&wh, &chip, &t, 0, NULL, w), WHATIF_COUNT - 1);
             double t0 = (double)r.total_ps * 1e-12;
             CHECK(strcmp(w[0].name, "dram_bw_x2") == 0);
             CHECK(strcmp(w[5].name, "dram_lat_x0.5") == 0);

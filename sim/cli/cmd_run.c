@@ -17,6 +17,7 @@
 #include "numfmt.h"
 #include "opspec.h"
 #include "plot.h"
+#include "progress.h"
 #include "report_csv.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -34,7 +35,9 @@ const char cli_run_usage[] =
     "                  " CLI_SET_USAGE "\n"
     "                  (defaults: --top 15, --timeline-granularity-us 10, --max-events 5000000000\n"
     "                  or $STRATA_MAX_EVENTS, --max-memory 90% of RAM or $STRATA_MAX_MEMORY;\n"
-    "                  --quiet: one line, the trace, the hardware, the time and the bound)\n"
+    "                  --quiet: one line, the trace, the hardware, the time and the bound;\n"
+    "                  a run past 2 s shows its ops done on stderr when that is a terminal,\n"
+    "                  not with --quiet: $STRATA_PROGRESS=1 always, =0 never)\n"
     "  strata run      --hw CONFIG.yaml --op KIND:key=value,... [--op ...] [options as above]\n"
     "                  (ops on the command line instead of --trace, one after another:\n"
     "                  gemm:m=8192,n=8192,k=8192  attention:batch=1,heads=32,q_len=4096,\n"
@@ -387,13 +390,20 @@ int cli_run(int argc, char **argv)
     struct run_undo undo = {kept, &nk, lock, &lock_fd, outdir, made_outdir};
     membudget_cleanup_push(run_undo, &undo);
     struct timeline tl;
-    struct run_opts ro = {.tl = NULL, .max_events = a.max_events, .sustained = a.sustained};
+    /* on a terminal, a run past 2 s shows its ops done on stderr (progress.h); cleared before
+     * anything else is printed */
+    struct prog pg;
+    prog_init(&pg, !a.quiet, "simulating");
+    struct run_opts ro = {.tl = NULL, .max_events = a.max_events, .sustained = a.sustained,
+                          .progress = &pg};
     if (outdir != NULL) {
         tl_init(&tl, t.ndevices, TL_SERIES_PER_DEV, (uint64_t)(a.gran_us * 1e6));
         ro.tl = &tl;
     }
     struct run_result r;
-    if (run_system_opts(&sys, &t, &ro, &r, &d) != 0) {
+    int ran = run_system_opts(&sys, &t, &ro, &r, &d);
+    prog_clear(&pg);
+    if (ran != 0) {
         membudget_cleanup_pop();
         if (ro.tl)
             tl_free(&tl);
@@ -413,7 +423,7 @@ int cli_run(int argc, char **argv)
     struct whatif w[WHATIF_COUNT];
     struct report_ctx c = {&cfg, &t, &r, t.tokens, a.ntop, ro.tl, w, 0, sys.implied ? NULL : &sys};
     if (outdir != NULL && !a.no_whatif)
-        c.nwhatif = whatif_run(&wh, &chip, &t, a.sustained, w);
+        c.nwhatif = whatif_run(&wh, &chip, &t, a.sustained, &pg, w);
     rc = run_write(&a, &c, &tl, kept, &nk, &d);
     membudget_cleanup_pop();
     kept_finish(kept, nk, rc == 0);

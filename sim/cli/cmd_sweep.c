@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "diag.h"
 #include "plot_sweep.h"
+#include "progress.h"
 #include "sweep.h"
 
 #ifdef STRATA_WITH_MPI
@@ -23,7 +24,9 @@ const char cli_sweep_usage[] =
     "                  --vary KEY=A..B:x2|A..B:+S|A..B:N[g]|V1,V2,... [--vary ...] [--zip]\n"
     "                  [-j|--jobs THREADS] [--shard I/N] [--csv OUT.csv | --out DIR] [--no-progress]\n"
     "                  " CLI_SET_USAGE "\n"
-    "                  (defaults: -j 1, --shard 0/1: every point)\n"
+    "                  (defaults: -j 1, --shard 0/1: every point; a sweep past 2 s shows its\n"
+    "                  runs done on stderr when that is a terminal, not with --no-progress;\n"
+    "                  two keys: --out's plots/ has a heatmap per trace)\n"
     "  strata sweep    --merge SHARD.csv ... -o|--output OUT.csv\n";
 
 /* Takes every --vary and --trace out of argv (they repeat). */
@@ -128,7 +131,8 @@ static int sweep_mpi(struct sweep *s, struct sweep_opts *o, const char *shard, c
     }
     o->shard = (unsigned)rank;
     o->nshards = (unsigned)size;
-    o->progress = o->progress && rank == 0;
+    if (rank != 0)
+        o->progress = NULL;
     int mine = sweep_run(s, o, header, rows, d) != 0, any = 0;
     if (mine)
         diag_print(d, stderr);
@@ -272,13 +276,16 @@ int cli_sweep(int argc, char **argv)
             fprintf(stderr, "strata sweep: -j: at least 1 thread\n");
         return 2;
     }
-    struct sweep_opts o = {.threads = nth, .shard = 0, .nshards = 1, .progress = 0};
+    struct sweep_opts o = {.threads = nth, .shard = 0, .nshards = 1, .progress = NULL};
     if (shard != NULL && parse_shard(shard, &o) != 0)
         return 2;
+    /* on a terminal, past 2 s: the runs done on stderr, cleared at the end (progress.h) */
+    struct prog pg;
+    prog_init(&pg, !noprog, "sweep");
     rc = sweep_setup(&s, hw, traces, ntr, vary, nvary, zip, &d);
     if (rc >= 0)
         return rc;
-    o.progress = !noprog && isatty(2);
+    o.progress = pg.on ? &pg : NULL;
     char *header = NULL, *rows = NULL;
 #ifdef STRATA_WITH_MPI
     rc = sweep_mpi(&s, &o, shard, &header, &rows, &d);

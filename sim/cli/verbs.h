@@ -46,8 +46,8 @@
     X(bench, "bench", "An nccl-tests table of one collective on a system.")                  \
     X(sweep, "sweep",                                                                         \
       "Runs every point of a design space on every trace; one CSV row per point and trace "  \
-      "(ending in energy_J and power_W on a chip with a power block), plots per key and an " \
-      "HTML page. Shards merge into the same bytes; strata-mpi sweep under mpirun splits "   \
+      "(ending in energy_J and power_W on a chip with a power block), plots per key (and "  \
+      "for two keys a heatmap per trace) and an HTML page. Shards merge into the same bytes; strata-mpi sweep under mpirun splits "   \
       "the points over ranks.")                                                               \
     X(newchip, "new-chip",                                                                    \
       "A config from a chip's data sheet and its architecture's defaults, every value with " \

@@ -72,9 +72,13 @@ void engine_run(struct engine *e)
             e->over_budget = 1;
             break;
         }
-        if ((e->events & 0xFFFFu) == 0xFFFFu && membudget_exceeded(0)) {
-            e->over_memory = 1;
-            break;
+        if ((e->events & (ENGINE_TICK_EVENTS - 1)) == ENGINE_TICK_EVENTS - 1) {
+            if (membudget_exceeded(0)) {
+                e->over_memory = 1;
+                break;
+            }
+            if (e->tick != NULL)
+                e->tick(e->tick_ctx);
         }
         e->now_ps = ev.time_ps;
         e->events++;

@@ -21,6 +21,10 @@
  * wrapping (an op far too large for the chip). */
 #define ENGINE_MAX_PS (UINT64_C(1) << 62)
 
+/* How often the engine looks up from its events: the memory budget and
+ * the tick (a power of two: a mask test on the event count). */
+#define ENGINE_TICK_EVENTS 65536u
+
 struct engine;
 
 struct comp_ops {
@@ -37,7 +41,10 @@ struct engine {
                                            (engine_init: UINT64_MAX, none) */
     int over_budget;                    /* stopped at max_events */
     int over_memory;                    /* stopped: the memory budget (membudget.h) was
-                                           passed, checked every 65536 events */
+                                           passed, checked every ENGINE_TICK_EVENTS events */
+    void (*tick)(void *ctx);            /* called every ENGINE_TICK_EVENTS events with
+                                           tick_ctx (a progress line), or NULL */
+    void *tick_ctx;
     uint32_t ncomps, capcomps;
     struct engine_comp {
         const struct comp_ops *ops;

@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "fabric.h"
 #include "membudget.h"
+#include "progress.h"
 #include "sustained.h"
 
 struct sched {
@@ -33,6 +34,7 @@ struct sched {
     uint32_t *succ_off, *succ;      /* successors, CSR */
     int32_t *stream_prev;           /* previous op on the same stream, -1 none */
     struct coll_engine *coll;       /* runs the trace's collectives, NULL if none */
+    uint32_t ndone;                 /* ops finished (the progress line) */
 };
 
 static void sched_done(struct engine *e, void *ctx, uint32_t op);
@@ -50,6 +52,7 @@ static void sched_release(struct engine *e, struct sched *s, uint32_t i)
 static void sched_done(struct engine *e, void *ctx, uint32_t op)
 {
     struct sched *s = ctx;
+    s->ndone++;
     for (uint32_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
         uint32_t j = s->succ[k];
         SIM_CHECK(s->waiting[j] > 0);
@@ -513,6 +516,7 @@ struct run_state {
     uint32_t *sysdev;               /* trace device -> system device */
     uint32_t *dev_off, *dev_ops, *local, *dev_streams;  /* each device's ops (run_env) */
     double *ws, *wbytes;            /* per device: working set, weight bytes */
+    struct prog *progress;          /* run_opts.progress */
 };
 
 /* Each device's ops (CSR), their local index, the streams each device
@@ -586,6 +590,13 @@ static int run_build(struct run_state *st, const struct run_opts *opts, struct d
     return rc;
 }
 
+/* The engine's tick: the ops done so far on the progress line. */
+static void run_tick(void *ctx)
+{
+    const struct run_state *st = ctx;
+    prog_show(st->progress, st->s.ndone, st->t->nops, "ops", 0);
+}
+
 /* Release the ops without predecessors and run the engine to its end:
  * 0, or -1 with *d (a deadlocked collective, a budget passed). */
 static int run_simulate(struct run_state *st, const struct run_opts *opts, struct run_result *out,
@@ -602,6 +613,12 @@ static int run_simulate(struct run_state *st, const struct run_opts *opts, struc
             sched_release(e, &st->s, i);
     uint64_t grows0 = e->q.grows;
     e->max_events = run_budget(opts);
+    if (opts != NULL && opts->progress != NULL) {
+        prog_show(opts->progress, 0, t->nops, "ops", 0);
+        e->tick = run_tick;
+        e->tick_ctx = st;
+        st->progress = opts->progress;
+    }
     engine_run(e);
     out->events = e->events;
     out->queue_grows = e->q.grows - grows0;

@@ -71,6 +71,7 @@ double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t
 double run_energy_total(const struct run_result *r);
 
 struct timeline;
+struct prog;
 
 struct run_opts {
     struct timeline *tl;            /* record a timeline (tl_init'ed for t->ndevices), or NULL */
@@ -79,6 +80,8 @@ struct run_opts {
     int sustained;                  /* hold the clock the chip's power limit allows a run
                                        repeated for seconds (docs/energy.md); the config must
                                        have a power block with limit_W */
+    struct prog *progress;          /* draw the ops done on this progress line (progress.h),
+                                       or NULL; only from the thread that owns it */
 };
 /* The default work budget of one run: about three minutes of simulation at
  * the engine's 28 M events/s (scripts/bench.sh).  Every mode that runs a

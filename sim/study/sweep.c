@@ -14,6 +14,7 @@
 #include "afile.h"
 #include "check.h"
 #include "csv.h"
+#include "progress.h"
 #include "run.h"
 #include "system.h"
 #include "numfmt.h"
@@ -332,25 +333,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void draw_bar(uint64_t done, uint64_t total, double t0, int final)
-{
-    int width = 30, fill = total ? (int)((double)done / (double)total * width) : width;
-    double el = now_s() - t0, left = done ? el / (double)done * (double)(total - done) : 0;
-    fprintf(stderr, "\rsweep [%.*s%*s] %llu/%llu runs, %.0f s elapsed, ~%.0f s left ", fill,
-            "==============================", width - fill, "", (unsigned long long)done,
-            (unsigned long long)total, el, left);
-    if (final)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
 static void header_line(const struct sweep *s, const struct hw_config *c, struct sb *b)
 {
     sb_puts(b, "point,trace");
@@ -448,24 +430,23 @@ int sweep_run(const struct sweep *s, const struct sweep_opts *o, char **header, 
             nth = 256;
         pthread_t th[256];
         unsigned started = 0;
-        double t0 = now_s();
-        /* with a progress bar every run is on a worker and this thread
-         * draws; without one it is a worker too */
-        unsigned nworkers = o->progress ? nth : nth - 1;
+        /* with a progress line every run is on a worker and this thread
+         * draws it; without one it is a worker too */
+        unsigned nworkers = o->progress != NULL ? nth : nth - 1;
+        prog_show(o->progress, 0, j.ntasks, "runs", 1);    /* forced (progress.h): from the start */
         for (unsigned i = 0; i < nworkers; i++)
             if (pthread_create(&th[started], NULL, worker, &j) == 0)
                 started++;
-        while (o->progress && started > 0 && atomic_load(&j.done) < j.ntasks &&
+        while (o->progress != NULL && started > 0 && atomic_load(&j.done) < j.ntasks &&
                !atomic_load(&j.failed)) {
-            draw_bar(atomic_load(&j.done), j.ntasks, t0, 0);
+            prog_show(o->progress, atomic_load(&j.done), j.ntasks, "runs", 1);
             struct timespec ts = {0, 200000000};
             nanosleep(&ts, NULL);
         }
         worker(&j);
         for (unsigned i = 0; i < started; i++)
             pthread_join(th[i], NULL);
-        if (o->progress)
-            draw_bar(atomic_load(&j.done), j.ntasks, t0, 1);
+        prog_clear(o->progress);
         pthread_mutex_destroy(&j.lock);
         if (atomic_load(&j.failed)) {
             *d = j.err;

@@ -53,12 +53,15 @@ int sweep_add_vary(struct sweep *s, const char *spec, struct diag *d);
 int sweep_finish(struct sweep *s, struct diag *d);
 void sweep_free(struct sweep *s);
 
+struct prog;
+
 /* What to run: tasks first, first + step, first + 2 step ... below ntasks
  * (a shard i/N is first = i, step = N over points; see sweep_run). */
 struct sweep_opts {
     unsigned threads;           /* >= 1 */
     unsigned shard, nshards;    /* points p with p % nshards == shard */
-    int progress;               /* draw a progress bar on stderr */
+    struct prog *progress;      /* the runs done on this progress line (progress.h), drawn
+                                   by the calling thread while workers run, or NULL */
 };
 
 /* Runs the shard's points and returns their rows (CSV lines, task order)

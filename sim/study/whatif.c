@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "progress.h"
 #include "run.h"
 
 int whatif_build(const struct whatif_hw *h, enum hw_kind kind, const struct trace *t,
@@ -47,6 +48,8 @@ struct whatif_job {
     unsigned first, step;      /* runs what-ifs first, first+step, ... */
     int sustained;             /* each at the clock its power limit allows (run_opts) */
     double time_s[WHATIF_COUNT];    /* < 0: that run failed */
+    struct prog *prog;         /* the progress line: only the job on the caller's thread */
+    char label[40];            /* its text, "what-if 3 of 7" */
 };
 
 static void *whatif_worker(void *arg)
@@ -54,7 +57,11 @@ static void *whatif_worker(void *arg)
     struct whatif_job *j = arg;
     for (unsigned i = j->first; i < WHATIF_COUNT; i += j->step) {
         j->time_s[i] = -1;
-        struct run_opts o = {.sustained = j->sustained};
+        struct run_opts o = {.sustained = j->sustained, .progress = j->prog};
+        if (j->prog != NULL) {
+            snprintf(j->label, sizeof j->label, "what-if %u of %u", i + 1, WHATIF_COUNT);
+            j->prog->what = j->label;
+        }
         struct run_result r;
         struct diag d;
         memset(&d, 0, sizeof d);
@@ -67,7 +74,7 @@ static void *whatif_worker(void *arg)
 }
 
 unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, const struct trace *t,
-                    int sustained, struct whatif *w)
+                    int sustained, struct prog *prog, struct whatif *w)
 {
     /* name, description and override, after the level's name and a '.' for the first two */
     static const struct { const char *name, *desc, *set; } k[WHATIF_COUNT] = {
@@ -113,7 +120,8 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
         if ((i == 6 && (base->lv_peer < 0 || t->ndevices < 2)) ||  /* no peer traffic */
             whatif_load(h, all[i].set, t, &sys[i]) != 0)
             memset(&sys[i], 0, sizeof sys[i]);  /* left out */
-    struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}}, {sys, t, 1, 2, sustained, {0}}};
+    struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}, prog, ""},
+                              {sys, t, 1, 2, sustained, {0}, NULL, ""}};
     pthread_t th;
     int threaded = pthread_create(&th, NULL, whatif_worker, &j[1]) == 0;
     if (!threaded)
@@ -121,6 +129,7 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
     whatif_worker(&j[0]);
     if (threaded)
         pthread_join(th, NULL);
+    prog_clear(prog);
     for (unsigned i = 0; i < WHATIF_COUNT; i++)
         sys_free(&sys[i]);
     unsigned n = 0;

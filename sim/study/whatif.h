@@ -57,8 +57,10 @@ int whatif_build(const struct whatif_hw *h, enum hw_kind kind, const struct trac
  * trace t; w holds WHATIF_COUNT.  Returns how many succeeded (they are
  * packed in order; a failed run is left out).  sustained: each run at the
  * clock the chip's power limit allows (run_opts.sustained), as the run it
- * explains. */
+ * explains.  prog: the calling thread's progress line (progress.h), which
+ * the what-ifs run on this thread draw on, or NULL. */
+struct prog;
 unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, const struct trace *t,
-                    int sustained, struct whatif *w);
+                    int sustained, struct prog *prog, struct whatif *w);
 
 #endif
