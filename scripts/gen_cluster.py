@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write a system file for N rail-optimised GPU nodes on InfiniBand.
 
-Usage: scripts/gen_cluster.py [--dgx-a100] NODES OUT.yaml
+Usage: scripts/gen_cluster.py [--dgx-a100 | --hgx-h200 | --hgx-b200] NODES OUT.yaml
+       scripts/gen_cluster.py --gb200-nvl72 OUT.yaml
 
 Default: HGX H100 nodes on NDR.  Each node: 8 H100 SXM on NVSwitch (as
 configs/systems/nvidia-hgx-h100.yaml), each GPU on its own ConnectX-7 400
@@ -13,6 +14,18 @@ non-blocking), one host per node.
 configs/systems/two-dgx-a100-hdr.yaml's: 8 A100 on NVSwitch, four PCIe Gen4
 switches of two GPUs each, GPU i on NIC i (ConnectX-6, 200 Gb/s HDR)
 through its switch, two EPYC sockets; NIC i on leaf i.
+
+--hgx-h200, --hgx-b200: the same rail-optimised NDR fabric with HGX H200 nodes
+(configs/systems/nvidia-hgx-h200.yaml's NVSwitch domain) or HGX B200 nodes
+(configs/systems/nvidia-hgx-b200.yaml's: NVLink 5, 900 GB/s a GPU per
+direction); both pair every GPU with one ConnectX-7 400 Gb/s NIC on PCIe Gen5,
+as the DGX H100 does (DGX B200 datasheet: 8 single-port ConnectX-7 VPI, 400 Gb/s
+InfiniBand/Ethernet, recalled, not re-read here).
+
+--gb200-nvl72: one GB200 NVL72 rack: 72 B200-class GPUs (configs/nvidia-gb200.yaml)
+on one NVLink domain of 18 NVLink Switch trays (one non-blocking switch node,
+900 GB/s a GPU per direction), and 36 Grace CPUs, each on NVLink-C2C to its
+superchip's two GPUs.  Scale-out NICs are left out (rack-local traffic).
 
 The figures and their sources are written into the file's comments.
 """
@@ -35,11 +48,19 @@ def rails(n, w, gbps):
               "transport: network}")
 
 
-def h100(n, w):
-    w(f"# {n} HGX H100 nodes ({8 * n} GPUs) on a rail-optimised NDR InfiniBand fabric,")
+HGX = {
+    "h100": ("HGX H100", "nvidia-hgx-h100.yaml", "../nvidia-h100-sxm.yaml", 450, 0.818, "hgx-h100"),
+    "h200": ("HGX H200", "nvidia-hgx-h200.yaml", "../nvidia-h200-sxm.yaml", 450, 0.818, "hgx-h200"),
+    "b200": ("HGX B200", "nvidia-hgx-b200.yaml", "../nvidia-b200.yaml", 900, 0.818, "hgx-b200"),
+}
+
+
+def h100(n, w, kind="h100"):
+    label, single, chip, nvbw, nveff, stem = HGX[kind]
+    w(f"# {n} {label} nodes ({8 * n} GPUs) on a rail-optimised NDR InfiniBand fabric,")
     w("# written by scripts/gen_cluster.py (edit the script, not this file).")
     w("#")
-    w("# Each node is configs/systems/nvidia-hgx-h100.yaml's NVSwitch domain (its")
+    w(f"# Each node is configs/systems/{single}'s NVSwitch domain (its")
     w("# NVLink figures and their sources).  Every GPU has its own ConnectX-7")
     w("# 400 Gb/s NIC (NVIDIA DGX H100 datasheet: 8x single-port ConnectX-7 VPI,")
     w("# 400 Gb/s InfiniBand) behind PCIe Gen5 x16 (63 GB/s per direction,")
@@ -48,21 +69,25 @@ def h100(n, w):
     w("# latency 0.6 us is the HDR figure of two-dgx-a100-hdr.yaml (UNSOURCED for")
     w("# NDR).  Host copies go over one PCIe Gen5 x16 link per GPU to its node's")
     w("# host (the PCIe switches of the single-node file are left out).")
-    w(f"name: hgx-h100-x{n}-ndr")
-    w("chip: ../nvidia-h100-sxm.yaml")
+    if kind == "b200":
+        w("# B200 nodes: DGX B200 datasheet, 8 single-port ConnectX-7 VPI at 400 Gb/s")
+        w("# (recalled, not re-read here); NVLink efficiency 0.818 is the H100 fit,")
+        w("# an ESTIMATE for NVLink 5.")
+    w(f"name: {stem}-x{n}-ndr")
+    w(f"chip: {chip}")
     w(f"devices: {8 * n}                 # gpu0 .. gpu{8 * n - 1}; node k holds gpu{{8k}} .. gpu{{8k+7}}")
     w("")
     w("nodes:")
     for k in range(n):
         w(f"  - {{name: nvswitch{k}, kind: switch, nvls: true}}")
-        w(f"  - {{name: cpu{k}, kind: host, bandwidth_GBps: 160}}   # as nvidia-hgx-h100.yaml's cpu0")
+        w(f"  - {{name: cpu{k}, kind: host, bandwidth_GBps: 160}}   # as {single}'s cpu0")
         for i in range(8):
             w(f"  - {{name: nic{k}_{i}, kind: switch}}   # ConnectX-7")
     leaves(w)
     for k in range(n):
         gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
-        w(f"  - {{level: nvlink, from: [{gpus}], to: nvswitch{k}, bandwidth_GBps: 450, latency_ns: 400, "
-          "efficiency: {bandwidth_fraction: 0.818}}   # as nvidia-hgx-h100.yaml")
+        w(f"  - {{level: nvlink, from: [{gpus}], to: nvswitch{k}, bandwidth_GBps: {nvbw}, latency_ns: 400, "
+          f"efficiency: {{bandwidth_fraction: {nveff}}}}}   # as {single}")
     for k in range(n):
         for i in range(8):
             g = 8 * k + i
@@ -70,7 +95,7 @@ def h100(n, w):
     for k in range(n):
         gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
         w(f"  - {{level: pcie, from: [{gpus}], to: cpu{k}, bandwidth_GBps: 63, latency_ns: 500, "
-          "efficiency: {bandwidth_fraction: 0.88}}   # as nvidia-hgx-h100.yaml")
+          f"efficiency: {{bandwidth_fraction: 0.88}}}}   # as {single}")
     rails(n, w, 50)
 
 def dgx_a100(n, w):
@@ -118,15 +143,59 @@ def dgx_a100(n, w):
     rails(n, w, 25)
 
 
+def gb200_nvl72(w):
+    w("# One NVIDIA GB200 NVL72 rack: 36 GB200 superchips (72 B200-class GPUs, 36")
+    w("# Grace CPUs) on one NVLink domain, written by scripts/gen_cluster.py")
+    w("# --gb200-nvl72 (edit the script, not this file).")
+    w("#")
+    w("# NVLink: every GPU's 18 NVLink5 links go to the rack's 18 NVLink Switch trays")
+    w("# (NVIDIA GB200 NVL72 table: '5th Generation NVLink: 1.8TB/s' per GPU, 'Total")
+    w("# NVLink Bandwidth 130TB/s' = 72 x 1.8; configs/nvidia-gb200.yaml's nvlink")
+    w("# level), taken as one non-blocking switch with NVLink SHARP; 900 GB/s per")
+    w("# direction, efficiency 0.818 the HGX H100 fit (ESTIMATE for NVLink 5),")
+    w("# latency 400 ns as nvidia-hgx-h100.yaml (UNSOURCED for NVLink 5 trays).")
+    w("# Hosts: Grace k holds gpu{2k}, gpu{2k+1} on NVLink-C2C (the chip config's")
+    w("# host level, 450 GB/s per direction; whether both GPUs share it NVIDIA does not")
+    w("# say, so each gets its own link here), with 480 GB LPDDR5X at up to 512 GB/s")
+    w("# (NVIDIA Grace CPU datasheet figure, recalled, not re-read here).  The")
+    w("# ConnectX scale-out NICs and the Grace-Grace links are left out.")
+    w("name: nvidia-gb200-nvl72")
+    w("chip: ../nvidia-gb200.yaml")
+    w("devices: 72                 # gpu0 .. gpu71; superchip k holds gpu{2k}, gpu{2k+1}")
+    w("")
+    w("nodes:")
+    w("  - {name: nvswitch, kind: switch, nvls: true}   # 18 NVLink Switch trays (2 NVSwitch chips each), non-blocking")
+    for k in range(36):
+        w(f"  - {{name: grace{k}, kind: host, bandwidth_GBps: 512}}   # LPDDR5X, up to 512 GB/s")
+    w("")
+    w("links:")
+    w("  - {level: nvlink, from: \"*\", to: nvswitch, bandwidth_GBps: 900, latency_ns: 400, "
+      "efficiency: {bandwidth_fraction: 0.818}}")
+    for k in range(36):
+        w(f"  - {{level: host, name: c2c, from: [gpu{2 * k}, gpu{2 * k + 1}], to: grace{k}, bandwidth_GBps: 450, "
+          "latency_ns: 1000}")
+
+
 def main():
     args = sys.argv[1:]
-    a100 = len(args) > 0 and args[0] == "--dgx-a100"
-    if a100:
+    usage = "usage: gen_cluster.py [--dgx-a100 | --hgx-h200 | --hgx-b200] NODES OUT.yaml | --gb200-nvl72 OUT.yaml"
+    if len(args) == 2 and args[0] == "--gb200-nvl72":
+        out = []
+        gb200_nvl72(out.append)
+        with open(args[1], "w") as f:
+            f.write("\n".join(out) + "\n")
+        return
+    flag = args[0] if args and args[0].startswith("--") else None
+    if flag is not None:
         args = args[1:]
-    if len(args) != 2 or not args[0].isdigit() or int(args[0]) < 1:
-        sys.exit("usage: gen_cluster.py [--dgx-a100] NODES OUT.yaml")
+    if flag not in (None, "--dgx-a100", "--hgx-h200", "--hgx-b200") or len(args) != 2 or \
+            not args[0].isdigit() or int(args[0]) < 1:
+        sys.exit(usage)
     out = []
-    (dgx_a100 if a100 else h100)(int(args[0]), out.append)
+    if flag == "--dgx-a100":
+        dgx_a100(int(args[0]), out.append)
+    else:
+        h100(int(args[0]), out.append, {None: "h100", "--hgx-h200": "h200", "--hgx-b200": "b200"}[flag])
     with open(args[1], "w") as f:
         f.write("\n".join(out) + "\n")
 
