@@ -10,32 +10,21 @@
 #include "cfg.h"
 #include "cli.h"
 #include "diag.h"
-#include "fit.h"
 #include "llm.h"
 #include "numfmt.h"
 #include "serve.h"
 #include "serve_report.h"
+#include "serve_setup.h"
 #include "stack.h"
 #include "system.h"
-#include "whatif.h"
 
 /* Defaults where neither the command line nor the stack's `serving:` block
- * says (vLLM's, https://docs.vllm.ai/en/latest/configuration/engine_args.html
- * and vllm/engine/arg_utils.py EngineArgs):
- *   max_num_seqs 256, block_size 16, gpu_memory_utilization 0.9;
- *   chunked prefill on with 8192 tokens a step (V1's default for the
- *   OpenAI server: arg_utils.py default_max_num_batched_tokens);
- *   without chunked prefill, max(max_model_len, 2048) tokens (V0's
- *   SchedulerConfig), max_model_len being the model's
- *   max_position_embeddings as vLLM takes it.
+ * says: the scheduler's are vLLM's (serve_sched_defaults, serve.c), and so
+ * is gpu_memory_utilization 0.9 (vllm/engine/arg_utils.py EngineArgs).
  * The workload's: 1000 requests of 1024 in, 128 out (vLLM's
  * benchmarks/benchmark_serving.py --num-prompts and its random dataset's
  * --random-input-len / --random-output-len), seed 1. */
-#define SERVE_DEF_SEQS 256
-#define SERVE_DEF_BLOCK 16
 #define SERVE_DEF_UTIL 0.9
-#define SERVE_DEF_TOKENS_CHUNKED 8192
-#define SERVE_DEF_TOKENS_V0_MIN 2048
 #define SERVE_DEF_REQUESTS 1000
 #define SERVE_DEF_ISL "1024"
 #define SERVE_DEF_OSL "128"
@@ -158,33 +147,15 @@ static int parse_workload(const struct serve_args *a, struct serve_workload *w, 
 static int parse_sched(const struct serve_args *a, const struct stack *stk, uint64_t max_pos,
                        struct serve_sched *s, double *util)
 {
-    memset(s, 0, sizeof *s);
-    s->max_num_seqs = SERVE_DEF_SEQS;
-    s->block_size = SERVE_DEF_BLOCK;
-    s->chunked_prefill = 1;
-    long tokens = -1;
-    if (stk != NULL) {
-        if (stk->serve_static >= 0)
-            s->is_static = stk->serve_static;
-        if (stk->serve_max_num_seqs > 0)
-            s->max_num_seqs = (uint32_t)stk->serve_max_num_seqs;
-        if (stk->serve_block_size > 0)
-            s->block_size = (uint32_t)stk->serve_block_size;
-        if (stk->serve_chunked_prefill >= 0)
-            s->chunked_prefill = stk->serve_chunked_prefill;
-        tokens = stk->serve_max_batched_tokens;
-    }
+    int tokens_given;
+    serve_sched_defaults(stk, max_pos, s, &tokens_given);
     if (choice_opt("--scheduler", a->sched, "continuous", "static", &s->is_static) != 0 ||
         choice_opt("--chunked-prefill", a->chunked, "off", "on", &s->chunked_prefill) != 0 ||
         count_opt("--max-num-seqs", a->seqs, 1, 65536, &s->max_num_seqs) != 0 ||
         count_opt("--block-size", a->block, 1, 65535, &s->block_size) != 0)
         return 2;
-    if (tokens > 0)
-        s->max_batched_tokens = (uint32_t)tokens;
-    else if (s->chunked_prefill)
-        s->max_batched_tokens = SERVE_DEF_TOKENS_CHUNKED;
-    else
-        s->max_batched_tokens = (uint32_t)(max_pos > SERVE_DEF_TOKENS_V0_MIN ? max_pos : SERVE_DEF_TOKENS_V0_MIN);
+    if (!tokens_given)
+        s->max_batched_tokens = serve_sched_tokens(s->chunked_prefill, max_pos);
     if (count_opt("--max-batched-tokens", a->tokens, 1, 1u << 24, &s->max_batched_tokens) != 0)
         return 2;
     *util = SERVE_DEF_UTIL;
@@ -199,20 +170,13 @@ static int parse_sched(const struct serve_args *a, const struct stack *stk, uint
 static int parse_step(const struct serve_args *a, const struct stack *stk, struct llm_step *pre,
                       struct llm_step *dec)
 {
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED,
-                         1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    if (a->dtype != NULL && dtype_from_name(a->dtype, &s.dtype) != 0)
+    enum dtype dt = DT_BF16;
+    uint32_t tp = 1;
+    if (a->dtype != NULL && dtype_from_name(a->dtype, &dt) != 0)
         return usage_err("--dtype", "unknown dtype (fp32, fp16, bf16, fp8_e4m3, ...)", a->dtype);
-    s.kv_dtype = s.dtype;
-    if (count_opt("--tp", a->tp, 1, 65536, &s.tp) != 0)
+    if (count_opt("--tp", a->tp, 1, 65536, &tp) != 0)
         return 2;
-    *pre = s;
-    pre->phase = LLM_PREFILL;
-    *dec = s;
-    if (stk != NULL) {
-        stack_apply_llm(stk, pre, 0, 0);
-        stack_apply_llm(stk, dec, 0, 0);
-    }
+    serve_step_templates(stk, dt, tp, pre, dec);
     return 0;
 }
 
@@ -235,28 +199,6 @@ static int check_lengths(const struct serve_args *a, const struct serve_reqs *q,
         }
     }
     return 0;
-}
-
-/* The hardware as `run` builds it for a step of tmpl (its devices), with
- * the stack applied.  0, or 1 after the message. */
-static int load_hw(const struct serve_args *a, const struct cfg_sets *sets, const struct stack *stk,
-                   const char *sdir, const struct llm_config *c, const struct llm_step *tmpl,
-                   struct hw_system *sys)
-{
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    enum hw_kind kind;
-    if (hw_load(a->hw, sets, sys, &kind, &d) != 0)
-        return cli_fail(&d);
-    struct trace probe;
-    if (llm_build(c, tmpl, &probe, &d) != 0) {
-        sys_free(sys);
-        return cli_fail(&d);
-    }
-    struct whatif_hw wh = {a->hw, sets, stk, sdir};
-    int rc = whatif_build(&wh, kind, &probe, sys, &d);
-    trace_free(&probe);
-    return rc != 0 ? cli_fail(&d) : 0;
 }
 
 /* The outputs, after the run: 0, or 1. */
@@ -311,39 +253,30 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
     } else
         serve_reqs_make(&w, &q);
     sch.concurrency = w.arrival == SERVE_CLOSED ? w.concurrency : 0;
-    struct hw_system sys;
-    if (check_lengths(a, &q, &c) != 0 || load_hw(a, sets, sp, sdir, &c, &dec, &sys) != 0) {
+    struct serve_setup su;
+    if (check_lengths(a, &q, &c) != 0) {
         serve_reqs_free(&q);
         return 1;
     }
-    const struct hw_config *cfg = &sys.chip;
-    struct fit_result f;
-    double per_tok;
-    sch.kv_blocks = fit_kv_blocks(cfg, &c, &dec, util, sch.max_batched_tokens, sch.block_size, &f, &per_tok);
-    rc = 0;
-    if (sch.kv_blocks == 0) {
-        fprintf(stderr, "strata serve: %s does not fit: %.3g GB of weights a device, %.3g GB of "
-                        "activations for a step of %u tokens and %.3g GB of workspace leave no KV cache in "
-                        "%.0f%% of %s's %.3g GB (strata fit; more --tp, --gpu-memory-utilization, or a "
-                        "larger device)\n", a->model, f.weights / 1e9, f.activations / 1e9,
-                sch.max_batched_tokens, f.workspace / 1e9, util * 100, cfg->name, f.capacity / 1e9);
-        rc = 1;
+    if (serve_setup_init(&su, a->hw, sets, sp, sdir, &c, &pre, &dec, util, &sch, &d) != 0) {
+        if (d.file[0] == '\0')         /* the budget: whose model */
+            fprintf(stderr, "strata serve: %s: ", a->model);
+        serve_reqs_free(&q);
+        return cli_fail(&d);
     }
-    struct serve_steps st;
-    serve_steps_init(&st, &c, &pre, &dec, &sys, sch.kv_blocks * sch.block_size);
     struct serve_result res;
-    if (rc == 0 && serve_run(&sch, &q, &st, &res, &d) != 0)
-        rc = cli_fail(&d);
+    rc = serve_run(&sch, &q, &su.steps, &res, &d) != 0 ? cli_fail(&d) : 0;
     if (rc == 0) {
+        const struct hw_config *cfg = &su.sys.chip;
         char dt[16];
         snprintf(dt, sizeof dt, "%s", dtype_name(dec.dtype));
-        struct serve_ctx ctx = {sys.implied ? cfg_label(cfg) : sys.name, a->model, sp ? stk.name : "",
-                                dec.tp, dt, label, w.seed, &sch, util, per_tok, f.weights, &q, &res, &st};
+        struct serve_ctx ctx = {su.sys.implied ? cfg_label(cfg) : su.sys.name, a->model, sp ? stk.name : "",
+                                dec.tp, dt, label, w.seed, &sch, util, su.kv_per_token, su.fit.weights, &q,
+                                &res, &su.steps};
         rc = write_outputs(a, &ctx);
     }
-    serve_steps_free(&st);
+    serve_setup_free(&su);
     serve_reqs_free(&q);
-    sys_free(&sys);
     return rc;
 }
 

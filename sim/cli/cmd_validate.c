@@ -15,6 +15,7 @@
 #include "check.h"
 #include "cli.h"
 #include "diag.h"
+#include "serve_val.h"
 #include "validate.h"
 
 const char cli_validate_usage[] =
@@ -160,6 +161,13 @@ int cli_validate(int argc, char **argv)
     else
         snprintf(root, sizeof root, ".");
     vo.root = root;
+    /* a serving CSV (serve_val.h): a row a deployment, run by strata serve */
+    int serving = serve_val_is(vo.data);
+    if (serving && (loo || fit != NULL)) {
+        fprintf(stderr, "strata validate: --leave-one-chip-out fits chip keys on op-level rows; %s is a "
+                        "serving CSV\n", vo.data);
+        return 2;
+    }
     if (loo || fit != NULL) {
         if (!loo || fit == NULL) {
             fprintf(stderr, "strata validate: --leave-one-chip-out needs --fit KEYS (and --fit "
@@ -171,11 +179,11 @@ int cli_validate(int argc, char **argv)
     struct diag d;
     memset(&d, 0, sizeof d);
     struct validate_result res;
-    if (validate_run(&vo, &res, &d) != 0) {
+    FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the tables move aside */
+    if ((serving ? serve_val_run(&vo, &res, txt, &d) : validate_run(&vo, &res, &d)) != 0) {
         diag_print(&d, stderr);
         return 1;
     }
-    FILE *txt = cli_is_stdout(js) ? stderr : stdout; /* JSON on stdout: the tables move aside */
     if (!quiet) {
         /* columns as wide as their widest entry: nothing is cut */
         int wi = 2, wc = 6, wm = 6, wu = 4;
@@ -203,7 +211,9 @@ int cli_validate(int argc, char **argv)
     for (int k = 0; k < ng; k++)
         fprintf(txt, "%-*s %5u %13.1f%% %13.1f%%\n", wg, g[k].name, g[k].count,
                 100 * g[k].median_abs_err, 100 * g[k].worst_abs_err);
-    if (res.skipped)
+    if (res.skipped && serving)
+        fprintf(txt, "(%u rows skipped, each named above with its reason)\n", res.skipped);
+    else if (res.skipped)
         fprintf(txt, "(%u rows skipped: no config/spec columns; see docs/validation.md)\n", res.skipped);
     if (js != NULL && validate_json(&res, js, &d) != 0) {
         diag_print(&d, stderr);

@@ -418,3 +418,61 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     free(e.plan);
     return rc;
 }
+
+/* Defaults where neither the stack's `serving:` block nor the caller says
+ * (vLLM's, https://docs.vllm.ai/en/latest/configuration/engine_args.html
+ * and vllm/engine/arg_utils.py EngineArgs): max_num_seqs 256, block_size
+ * 16; chunked prefill on with 8192 tokens a step (V1's default for the
+ * OpenAI server: arg_utils.py default_max_num_batched_tokens); without
+ * chunked prefill, max(max_model_len, 2048) tokens (V0's SchedulerConfig),
+ * max_model_len being the model's max_position_embeddings as vLLM takes it. */
+#define SERVE_DEF_SEQS 256
+#define SERVE_DEF_BLOCK 16
+#define SERVE_DEF_TOKENS_CHUNKED 8192
+#define SERVE_DEF_TOKENS_V0_MIN 2048
+
+uint32_t serve_sched_tokens(int chunked_prefill, uint64_t max_pos)
+{
+    if (chunked_prefill)
+        return SERVE_DEF_TOKENS_CHUNKED;
+    return (uint32_t)(max_pos > SERVE_DEF_TOKENS_V0_MIN ? max_pos : SERVE_DEF_TOKENS_V0_MIN);
+}
+
+void serve_sched_defaults(const struct stack *stk, uint64_t max_pos, struct serve_sched *s, int *tokens_given)
+{
+    memset(s, 0, sizeof *s);
+    s->max_num_seqs = SERVE_DEF_SEQS;
+    s->block_size = SERVE_DEF_BLOCK;
+    s->chunked_prefill = 1;
+    long tokens = -1;
+    if (stk != NULL) {
+        if (stk->serve_static >= 0)
+            s->is_static = stk->serve_static;
+        if (stk->serve_max_num_seqs > 0)
+            s->max_num_seqs = (uint32_t)stk->serve_max_num_seqs;
+        if (stk->serve_block_size > 0)
+            s->block_size = (uint32_t)stk->serve_block_size;
+        if (stk->serve_chunked_prefill >= 0)
+            s->chunked_prefill = stk->serve_chunked_prefill;
+        tokens = stk->serve_max_batched_tokens;
+    }
+    s->max_batched_tokens = tokens > 0 ? (uint32_t)tokens : serve_sched_tokens(s->chunked_prefill, max_pos);
+    if (tokens_given != NULL)
+        *tokens_given = tokens > 0;
+}
+
+void serve_step_templates(const struct stack *stk, enum dtype dtype, uint32_t tp, struct llm_step *pre,
+                          struct llm_step *dec)
+{
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED,
+                         1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    s.dtype = s.kv_dtype = dtype;
+    s.tp = tp;
+    *pre = s;
+    pre->phase = LLM_PREFILL;
+    *dec = s;
+    if (stk != NULL) {
+        stack_apply_llm(stk, pre, 0, 0);
+        stack_apply_llm(stk, dec, 0, 0);
+    }
+}

@@ -25,6 +25,7 @@
 
 #include "diag.h"
 #include "llm.h"
+#include "stack.h"
 #include "system.h"
 
 /* ---- the workload (serve_work.c) ---- */
@@ -151,6 +152,22 @@ struct serve_result {
     double in_system_ps;        /* requests arrived and not finished, integrated over time */
     uint64_t busy_ps;           /* time the engine ran steps */
 };
+
+/* The scheduler a run starts from (is_static, max_num_seqs, block_size,
+ * chunked_prefill, max_batched_tokens; kv_blocks and concurrency 0):
+ * vLLM's defaults (serve.c), then the stack's serving: block (stk may be
+ * NULL).  max_pos: the model's max_position_embeddings.  *tokens_given
+ * (may be NULL): the stack set max_batched_tokens, so a later change of
+ * chunked_prefill keeps it (else serve_sched_tokens gives it anew). */
+void serve_sched_defaults(const struct stack *stk, uint64_t max_pos, struct serve_sched *s, int *tokens_given);
+/* vLLM's default tokens a step: 8192 with chunked prefill (V1), else
+ * max(max_pos, 2048) (V0). */
+uint32_t serve_sched_tokens(int chunked_prefill, uint64_t max_pos);
+/* The steps' templates of a run: weights, activations and KV in dtype, tp
+ * ranks, the fused kernels and flash attention unless the stack (may be
+ * NULL) says otherwise; *pre a prefill, *dec a decode. */
+void serve_step_templates(const struct stack *stk, enum dtype dtype, uint32_t tp, struct llm_step *pre,
+                          struct llm_step *dec);
 
 /* Runs every request of q through the engine: fills their results and *res.
  * 0, or -1 with *d (a request that can never fit the cache or a step, a

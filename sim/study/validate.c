@@ -94,8 +94,7 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
     return -1;
 }
 
-/* Does id match the list ("UBENCH-001,UBENCH-00*"; NULL or "" matches all)? */
-static int validate_id_match(const char *list, const char *id)
+int validate_id_match(const char *list, const char *id)
 {
     if (list == NULL || list[0] == '\0')
         return 1;

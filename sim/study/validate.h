@@ -44,6 +44,9 @@ struct validate_group {
     double worst_abs_err;
 };
 
+/* Does id match list ("UBENCH-001,UBENCH-00*": ids, or prefixes ending in
+ * '*'; NULL or "" matches every id)? */
+int validate_id_match(const char *list, const char *id);
 int validate_run(const struct validate_opts *o, struct validate_result *r, struct diag *d);
 void validate_free(struct validate_result *r);
 /* Per group (id prefix) statistics; returns the number of groups filled. */

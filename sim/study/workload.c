@@ -11,13 +11,8 @@
 #include "llm.h"
 #include "numfmt.h"
 
-struct spec_kv {
-    char key[32];
-    char val[256];
-};
-
 /* "KIND k=v k=v" -> kind + pairs.  Returns pair count or -1. */
-static int spec_parse(const char *spec, char *kind, size_t kn, struct spec_kv *kv, int max)
+static int spec_pairs(const char *spec, char *kind, size_t kn, struct wl_spec_kv *kv, int max)
 {
     const char *p = spec;
     while (*p == ' ')
@@ -53,16 +48,20 @@ static int spec_parse(const char *spec, char *kind, size_t kn, struct spec_kv *k
     return n;
 }
 
-struct spec_ctx {
-    const char *file;
-    int line;
-    struct spec_kv kv[16];
-    int n;
-    int used[16];
-    struct diag *d;
-};
+int wl_spec_parse(struct wl_spec *s, const char *spec, char *kind, size_t kn, const char *file, int line,
+                  struct diag *d)
+{
+    memset(s, 0, sizeof *s);
+    s->file = file;
+    s->line = line;
+    s->d = d;
+    s->n = spec_pairs(spec, kind, kn, s->kv, WL_SPEC_MAX);
+    if (s->n < 0)
+        return diag_set(d, DIAG_E_PARSE, file, line, "spec", "expected 'KIND key=value ...', got '%s'", spec);
+    return 0;
+}
 
-static const char *spec_get(struct spec_ctx *s, const char *key)
+const char *wl_spec_get(struct wl_spec *s, const char *key)
 {
     for (int i = 0; i < s->n; i++)
         if (strcmp(s->kv[i].key, key) == 0) {
@@ -72,10 +71,10 @@ static const char *spec_get(struct spec_ctx *s, const char *key)
     return NULL;
 }
 
-static int spec_u64(struct spec_ctx *s, const char *key, int required, uint64_t def, uint64_t min,
+int wl_spec_u64(struct wl_spec *s, const char *key, int required, uint64_t def, uint64_t min,
                     uint64_t *out)
 {
-    const char *v = spec_get(s, key);
+    const char *v = wl_spec_get(s, key);
     if (v == NULL) {
         if (required)
             return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec",
@@ -94,9 +93,9 @@ static int spec_u64(struct spec_ctx *s, const char *key, int required, uint64_t 
     return 0;
 }
 
-static int spec_num(struct spec_ctx *s, const char *key, double def, double *out)
+int wl_spec_num(struct wl_spec *s, const char *key, double def, double *out)
 {
-    const char *v = spec_get(s, key);
+    const char *v = wl_spec_get(s, key);
     if (v == NULL) {
         *out = def;
         return 0;
@@ -109,9 +108,9 @@ static int spec_num(struct spec_ctx *s, const char *key, double def, double *out
     return 0;
 }
 
-static int spec_dtype(struct spec_ctx *s, enum dtype *out)
+int wl_spec_dtype(struct wl_spec *s, enum dtype *out)
 {
-    const char *v = spec_get(s, "dtype");
+    const char *v = wl_spec_get(s, "dtype");
     if (v == NULL)
         return diag_set(s->d, DIAG_E_MISSING, s->file, s->line, "spec", "'dtype=' is required");
     if (dtype_from_name(v, out) != 0)
@@ -120,7 +119,7 @@ static int spec_dtype(struct spec_ctx *s, enum dtype *out)
     return 0;
 }
 
-static int spec_done(struct spec_ctx *s)
+int wl_spec_done(struct wl_spec *s)
 {
     for (int i = 0; i < s->n; i++)
         if (!s->used[i])
@@ -151,10 +150,10 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
 /* The parallel layout and training knobs of an llm row (tp, dp, zero,
  * recompute, replicas_simulated, dcn, page_size, pp, microbatches, vpp, ep,
  * sp, cp, expert_load, dropout). */
-static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
+static int wl_llm_layout(struct wl_spec *s, struct llm_step *st)
 {
     uint64_t tp = 1, dp = 1;
-    if (spec_u64(s, "tp", 0, 1, 1, &tp) || spec_u64(s, "dp", 0, 1, 1, &dp))
+    if (wl_spec_u64(s, "tp", 0, 1, 1, &tp) || wl_spec_u64(s, "dp", 0, 1, 1, &dp))
         return -1;
     if (tp > 65536 || dp > 65536)
         return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "tp, dp: at most 65536, got %llu, %llu",
@@ -163,12 +162,12 @@ static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
     st->dp = (uint32_t)dp;
     uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
     uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0, cpn = 1;
-    if (spec_u64(s, "zero", 0, 0, 0, &zero) || spec_u64(s, "recompute", 0, 0, 0, &recompute) ||
-        spec_u64(s, "replicas_simulated", 0, 0, 0, &replicas) ||
-        spec_u64(s, "dcn", 0, 1, 1, &dcn) || spec_u64(s, "page_size", 0, 0, 0, &page) ||
-        spec_u64(s, "pp", 0, 1, 1, &pp) || spec_u64(s, "microbatches", 0, 0, 1, &mbs) ||
-        spec_u64(s, "vpp", 0, 1, 1, &vpp) || spec_u64(s, "ep", 0, 1, 1, &ep) ||
-        spec_u64(s, "sp", 0, 0, 0, &sp) || spec_u64(s, "cp", 0, 1, 1, &cpn))
+    if (wl_spec_u64(s, "zero", 0, 0, 0, &zero) || wl_spec_u64(s, "recompute", 0, 0, 0, &recompute) ||
+        wl_spec_u64(s, "replicas_simulated", 0, 0, 0, &replicas) ||
+        wl_spec_u64(s, "dcn", 0, 1, 1, &dcn) || wl_spec_u64(s, "page_size", 0, 0, 0, &page) ||
+        wl_spec_u64(s, "pp", 0, 1, 1, &pp) || wl_spec_u64(s, "microbatches", 0, 0, 1, &mbs) ||
+        wl_spec_u64(s, "vpp", 0, 1, 1, &vpp) || wl_spec_u64(s, "ep", 0, 1, 1, &ep) ||
+        wl_spec_u64(s, "sp", 0, 0, 0, &sp) || wl_spec_u64(s, "cp", 0, 1, 1, &cpn))
         return -1;
     if (dcn > 65536 || page > 65535 || pp > 65536 || mbs > 4096 || vpp > 64 || ep > 65536 || sp > 1 ||
         cpn > 4096)
@@ -183,7 +182,7 @@ static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
     st->vpp = (uint32_t)vpp;
     st->ep = (uint32_t)ep;
     st->sp = (int)sp;
-    if (spec_num(s, "expert_load", 0.0, &st->expert_load) || spec_num(s, "dropout", 0.0, &st->dropout))
+    if (wl_spec_num(s, "expert_load", 0.0, &st->expert_load) || wl_spec_num(s, "dropout", 0.0, &st->dropout))
         return -1;
     if (zero > 3 || recompute > 1 || replicas > dp)
         return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
@@ -196,13 +195,13 @@ static int wl_llm_layout(struct spec_ctx *s, struct llm_step *st)
 
 /* llm model=M phase=P [batch= prompt= context= attn= weights= kv_dtype=
  * framework= cp_comm= and the layout's keys]: one step of an LLM. */
-static int wl_llm(struct spec_ctx *s, const char *root, const struct wl_info *wi, struct trace *t)
+static int wl_llm(struct wl_spec *s, const char *root, const struct wl_info *wi, struct trace *t)
 {
-    const char *model = spec_get(s, "model"), *phase = spec_get(s, "phase");
-    const char *attn = spec_get(s, "attn");
+    const char *model = wl_spec_get(s, "model"), *phase = wl_spec_get(s, "phase");
+    const char *attn = wl_spec_get(s, "attn");
     struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    const char *weights = spec_get(s, "weights"), *kvd = spec_get(s, "kv_dtype");
-    const char *fw = spec_get(s, "framework"), *cpc = spec_get(s, "cp_comm");
+    const char *weights = wl_spec_get(s, "weights"), *kvd = wl_spec_get(s, "kv_dtype");
+    const char *fw = wl_spec_get(s, "framework"), *cpc = wl_spec_get(s, "cp_comm");
     if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)
         return diag_set(s->d, DIAG_E_UNKNOWN_NAME, s->file, s->line, "spec", "unknown framework '%s'", fw);
     if (cpc != NULL && llm_cp_comm_from_name(cpc, &st.cp_comm) != 0)
@@ -227,8 +226,8 @@ static int wl_llm(struct spec_ctx *s, const char *root, const struct wl_info *wi
                         "model: '%s' must be a relative path under '%s' without '..'", model, root);
     if (wl_llm_layout(s, &st) != 0)
         return -1;
-    if (spec_u64(s, "batch", 0, 1, 1, &st.batch) || spec_u64(s, "prompt", 0, 1, 1, &st.prompt) ||
-        spec_u64(s, "context", 0, 0, 0, &st.context) || spec_dtype(s, &st.dtype))
+    if (wl_spec_u64(s, "batch", 0, 1, 1, &st.batch) || wl_spec_u64(s, "prompt", 0, 1, 1, &st.prompt) ||
+        wl_spec_u64(s, "context", 0, 0, 0, &st.context) || wl_spec_dtype(s, &st.dtype))
         return -1;
     if (attn != NULL) {
         int i = 0;
@@ -247,7 +246,7 @@ static int wl_llm(struct spec_ctx *s, const char *root, const struct wl_info *wi
         st.kv_dtype = st.dtype;
     if (wi->has_stack)
         stack_apply_llm(&wi->stack, &st, fw != NULL, attn != NULL);
-    if (spec_done(s))
+    if (wl_spec_done(s))
         return -1;
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", root, model);
@@ -260,15 +259,15 @@ static int wl_llm(struct spec_ctx *s, const char *root, const struct wl_info *wi
 /* collective op=all_reduce ranks=8 bytes=N [dtype=fp32] [algo=auto]
  * [gpus_per_thread=G]: one collective over the system's first `ranks`
  * devices, timed as nccl-tests -g G times it */
-static int wl_collective(struct spec_ctx *s, struct trace *t, struct wl_info *wi)
+static int wl_collective(struct wl_spec *s, struct trace *t, struct wl_info *wi)
 {
-    const char *opn = spec_get(s, "op"), *algo = spec_get(s, "algo");
+    const char *opn = wl_spec_get(s, "op"), *algo = wl_spec_get(s, "algo");
     uint64_t ranks, bytes;
     enum dtype dt = DT_FP32;
-    if (spec_get(s, "dtype") != NULL && spec_dtype(s, &dt))
+    if (wl_spec_get(s, "dtype") != NULL && wl_spec_dtype(s, &dt))
         return -1;
-    if (spec_u64(s, "ranks", 1, 0, 2, &ranks) || spec_u64(s, "bytes", 1, 0, 1, &bytes) ||
-        spec_u64(s, "gpus_per_thread", 0, 1, 1, &wi->gpus_per_thread))
+    if (wl_spec_u64(s, "ranks", 1, 0, 2, &ranks) || wl_spec_u64(s, "bytes", 1, 0, 1, &bytes) ||
+        wl_spec_u64(s, "gpus_per_thread", 0, 1, 1, &wi->gpus_per_thread))
         return -1;
     int k = 0, a = 0;
     while (opn != NULL && k < COLL_KIND_COUNT && strcmp(opn, coll_kind_name((enum coll_kind)k)) != 0)
@@ -288,7 +287,7 @@ static int wl_collective(struct spec_ctx *s, struct trace *t, struct wl_info *wi
         return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
                         "ranks must be 2..65536, gpus_per_thread at most ranks and bytes "
                         "1..2^50 (a multiple of ranks but for all_reduce and broadcast)");
-    if (spec_done(s))
+    if (wl_spec_done(s))
         return -1;
     trace_one_collective(t, (enum coll_kind)k, (enum coll_algo)a, dt, (uint32_t)ranks, bytes);
     wi->coll_bytes = (double)bytes;
@@ -298,26 +297,26 @@ static int wl_collective(struct spec_ctx *s, struct trace *t, struct wl_info *wi
 
 /* One op of kind (gemm, softmax, norm, reduction, elementwise, attention)
  * into *o; *elements what element_throughput divides by. */
-static int wl_op(struct spec_ctx *s, const char *kind, struct op *o, double *elements)
+static int wl_op(struct wl_spec *s, const char *kind, struct op *o, double *elements)
 {
     if (strcmp(kind, "gemm") == 0) {
         o->kind = OP_GEMM;
-        if (spec_u64(s, "m", 1, 0, 1, &o->u.gemm.m) || spec_u64(s, "n", 1, 0, 1, &o->u.gemm.n) ||
-            spec_u64(s, "k", 1, 0, 1, &o->u.gemm.k) || spec_u64(s, "batch", 0, 1, 1, &o->u.gemm.batch))
+        if (wl_spec_u64(s, "m", 1, 0, 1, &o->u.gemm.m) || wl_spec_u64(s, "n", 1, 0, 1, &o->u.gemm.n) ||
+            wl_spec_u64(s, "k", 1, 0, 1, &o->u.gemm.k) || wl_spec_u64(s, "batch", 0, 1, 1, &o->u.gemm.batch))
             return -1;
     } else if (strcmp(kind, "softmax") == 0 || strcmp(kind, "norm") == 0 ||
                strcmp(kind, "reduction") == 0) {
         op_kind_from_name(kind, &o->kind);
-        if (spec_u64(s, "rows", 1, 0, 1, &o->u.rc.rows) || spec_u64(s, "cols", 1, 0, 1, &o->u.rc.cols))
+        if (wl_spec_u64(s, "rows", 1, 0, 1, &o->u.rc.rows) || wl_spec_u64(s, "cols", 1, 0, 1, &o->u.rc.cols))
             return -1;
         *elements = (double)o->u.rc.rows * (double)o->u.rc.cols;
     } else if (strcmp(kind, "elementwise") == 0) {
         o->kind = OP_ELEMENTWISE;
         uint64_t in, out, vb;
-        if (spec_u64(s, "elements", 1, 0, 1, &o->u.ew.elements) ||
-            spec_u64(s, "vector_bytes", 0, 16, 1, &vb) ||
-            spec_u64(s, "inputs", 0, 1, 0, &in) || spec_u64(s, "outputs", 0, 1, 0, &out) ||
-            spec_num(s, "flops", 1.0, &o->u.ew.flops_per_element))
+        if (wl_spec_u64(s, "elements", 1, 0, 1, &o->u.ew.elements) ||
+            wl_spec_u64(s, "vector_bytes", 0, 16, 1, &vb) ||
+            wl_spec_u64(s, "inputs", 0, 1, 0, &in) || wl_spec_u64(s, "outputs", 0, 1, 0, &out) ||
+            wl_spec_num(s, "flops", 1.0, &o->u.ew.flops_per_element))
             return -1;
         if (in + out == 0 || in > 64 || out > 64)
             return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "inputs+outputs must be 1..128");
@@ -330,19 +329,19 @@ static int wl_op(struct spec_ctx *s, const char *kind, struct op *o, double *ele
          * [impl=fa2] [pass=fwd|bwd|fwd+bwd]: self-attention over N tokens */
         o->kind = OP_ATTENTION;
         uint64_t n, causal;
-        if (spec_u64(s, "batch", 1, 0, 1, &o->u.attn.batch) ||
-            spec_u64(s, "heads", 1, 0, 1, &o->u.attn.heads) ||
-            spec_u64(s, "seqlen", 1, 0, 1, &n) ||
-            spec_u64(s, "headdim", 1, 0, 1, &o->u.attn.head_dim) ||
-            spec_u64(s, "kv_heads", 0, o->u.attn.heads, 1, &o->u.attn.kv_heads) ||
-            spec_u64(s, "causal", 0, 0, 0, &causal))
+        if (wl_spec_u64(s, "batch", 1, 0, 1, &o->u.attn.batch) ||
+            wl_spec_u64(s, "heads", 1, 0, 1, &o->u.attn.heads) ||
+            wl_spec_u64(s, "seqlen", 1, 0, 1, &n) ||
+            wl_spec_u64(s, "headdim", 1, 0, 1, &o->u.attn.head_dim) ||
+            wl_spec_u64(s, "kv_heads", 0, o->u.attn.heads, 1, &o->u.attn.kv_heads) ||
+            wl_spec_u64(s, "causal", 0, 0, 0, &causal))
             return -1;
         if (o->u.attn.kv_heads == 0 || o->u.attn.heads % o->u.attn.kv_heads != 0)
             return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "kv_heads must divide heads");
         o->u.attn.q_len = o->u.attn.kv_len = n;
         o->u.attn.causal = causal != 0;
         o->u.attn.kv_dtype = o->dtype;
-        const char *impl = spec_get(s, "impl");
+        const char *impl = wl_spec_get(s, "impl");
         o->u.attn.impl = ATTN_FLASH;
         int found = impl == NULL;
         for (int i = 0; impl != NULL && i < ATTN_IMPL_COUNT; i++)
@@ -362,9 +361,9 @@ static int wl_op(struct spec_ctx *s, const char *kind, struct op *o, double *ele
 
 /* [pass=fwd|bwd|fwd+bwd]: an op's backward as the libraries run it (GEMM
  * dgrad and wgrad, softmax/norm/elementwise backward, attention's) */
-static int wl_pass(struct spec_ctx *s, struct op *o)
+static int wl_pass(struct wl_spec *s, struct op *o)
 {
-    const char *pass = spec_get(s, "pass");
+    const char *pass = wl_spec_get(s, "pass");
     o->pass = PASS_FWD;
     if (pass != NULL) {
         if (strcmp(pass, "fwd") == 0)
@@ -385,27 +384,21 @@ static int wl_pass(struct spec_ctx *s, struct op *o)
 int wl_build(const char *spec, const char *root, const char *file, int line, struct trace *t,
              struct wl_info *wi, struct diag *d)
 {
-    struct spec_ctx s;
-    memset(&s, 0, sizeof s);
-    s.file = file;
-    s.line = line;
-    s.d = d;
+    struct wl_spec s;
     char kind[32];
-    s.n = spec_parse(spec, kind, sizeof kind, s.kv, 16);
-    if (s.n < 0)
-        return diag_set(d, DIAG_E_PARSE, file, line, "spec",
-                        "expected 'KIND key=value ...', got '%s'", spec);
+    if (wl_spec_parse(&s, spec, kind, sizeof kind, file, line, d) != 0)
+        return -1;
     struct op o;
     memset(&o, 0, sizeof o);
     wi->elements = 0;
     uint64_t sus = 0;
-    if (spec_u64(&s, "sustained", 0, 0, 0, &sus))
+    if (wl_spec_u64(&s, "sustained", 0, 0, 0, &sus))
         return -1;
     if (sus > 1)
         return diag_set(d, DIAG_E_RANGE, file, line, "spec", "sustained: 0 or 1, got %llu",
                         (unsigned long long)sus);
     wi->sustained = (int)sus;
-    const char *stk = spec_get(&s, "stack");
+    const char *stk = wl_spec_get(&s, "stack");
     wi->has_stack = 0;
     if (stk != NULL) {
         char dir[1024];
@@ -424,9 +417,9 @@ int wl_build(const char *spec, const char *root, const char *file, int line, str
         return wl_llm(&s, root, wi, t);
     if (strcmp(kind, "collective") == 0)
         return wl_collective(&s, t, wi);
-    if (spec_dtype(&s, &o.dtype) || wl_op(&s, kind, &o, &wi->elements) || wl_pass(&s, &o))
+    if (wl_spec_dtype(&s, &o.dtype) || wl_op(&s, kind, &o, &wi->elements) || wl_pass(&s, &o))
         return -1;
-    if (spec_done(&s))
+    if (wl_spec_done(&s))
         return -1;
     const char *field;
     char msg[160];

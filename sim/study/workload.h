@@ -5,6 +5,7 @@
 #ifndef STRATA_WORKLOAD_H
 #define STRATA_WORKLOAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -26,6 +27,35 @@ struct wl_info {
                                      * chip; the builder has applied it to the step) */
     struct stack stack;
 };
+
+/* A spec's pairs, as wl_build reads them; for other readers of specs (the
+ * serving CSV's, serve_val.c) so that every spec follows one rule: keys
+ * and values without spaces, every key used once (wl_spec_done). */
+#define WL_SPEC_MAX 16
+struct wl_spec_kv {
+    char key[32];
+    char val[256];
+};
+struct wl_spec {
+    const char *file;
+    int line;
+    struct wl_spec_kv kv[WL_SPEC_MAX];
+    int n;
+    int used[WL_SPEC_MAX];
+    struct diag *d;
+};
+/* "KIND k=v k=v": the kind into kind[kn], the pairs into *s.  0, or -1 with *d. */
+int wl_spec_parse(struct wl_spec *s, const char *spec, char *kind, size_t kn, const char *file, int line,
+                  struct diag *d);
+/* key's value (marked used), or NULL. */
+const char *wl_spec_get(struct wl_spec *s, const char *key);
+/* An integer >= min (required, or def); a number >= 0 (or def); a dtype
+ * (required).  0, or -1 with *d. */
+int wl_spec_u64(struct wl_spec *s, const char *key, int required, uint64_t def, uint64_t min, uint64_t *out);
+int wl_spec_num(struct wl_spec *s, const char *key, double def, double *out);
+int wl_spec_dtype(struct wl_spec *s, enum dtype *out);
+/* -1 with *d naming the first key nothing asked for, else 0. */
+int wl_spec_done(struct wl_spec *s);
 
 /* Builds spec's workload into *t (trace_free it) and *wi.  root: the folder
  * model paths are relative to; file and line name the row in messages.
