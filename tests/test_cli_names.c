@@ -72,7 +72,7 @@ static void test_did_you_mean(void)
     expect_err("fit --hw h100-sxm --model llama2-7b --phase decode", 1,
                "did you mean 'llama-2-7b'?");
     expect_err("info --hw systems/nvidia-dgx-a10", 1, "did you mean 'nvidia-dgx-a100'?");
-    expect_err("run --hw h100-sxm --trace traces/examples/two-streams.json --stack vllm-0.3", 1,
+    expect_err("run --hw h100-sxm --trace traces/examples/two-streams.json --stack vlm-0.2", 1,
                "did you mean 'vllm-0.2'?");
     expect_err("info --hw h100-sxm --set dram.bandwith=1TB/s", 1,
                "no key 'bandwith' here takes a bandwidth; did you mean 'bandwidth'?");
