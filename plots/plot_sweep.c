@@ -460,7 +460,7 @@ static int write_heat_plot(const struct sweep *s, unsigned t, const double *time
     snprintf(w[t], sizeof w[t], "heatmap_%s", tword);
     for (unsigned u = 0; u < t; u++)
         if (strcmp(w[u], w[t]) == 0)
-            snprintf(w[t], sizeof w[t], "heatmap_%s_%u", tword, t);
+            snprintf(w[t], sizeof w[t], "heatmap_%.80s_%u", tword, t);
     struct sb dat = {0}, gp = {0};
     heat_write(&dat, &gp, s, t, time, tok, w[t]);
     snprintf(path, sizeof path, "%s/%s.dat", plots, w[t]);

@@ -224,7 +224,7 @@ static int sv_serve(const struct sv_csv *v, const char *cfg, int lineno, struct 
     snprintf(sdir, sizeof sdir, "%s/stacks", vo->configs);
     struct serve_setup su;
     if (serve_setup_init(&su, hw, vo->sets, sp, sdir, &c, &pre, &dec, r->util, &sch, d) != 0) {
-        char msg[sizeof d->msg];
+        char msg[sizeof d->msg + sizeof d->file + 2];
         snprintf(msg, sizeof msg, "%s%s%s", d->file, d->file[0] ? ": " : "", d->msg);
         serve_reqs_free(&q);
         return diag_set(d, d->code, vo->data, lineno, "config", "%s", msg);
