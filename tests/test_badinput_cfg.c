@@ -490,7 +490,10 @@ static void test_files(void)
 }
 
 /* No input may crash the loader: every prefix of a shipped config, and
- * every position overwritten with a few YAML-significant bytes. */
+ * every position overwritten with YAML-significant bytes (half of the 12 at
+ * each position, alternating, so each byte lands on every other position:
+ * the whole set was the slowest test under the sanitizer, and
+ * scripts/fuzz.sh fuzzes the loader besides). */
 static void test_fuzz(void)
 {
     FILE *f = fopen("configs/nvidia-h100-sxm.yaml", "rb");
@@ -520,7 +523,7 @@ static void test_fuzz(void)
     static const char flips[] = {':', '[', '{', '-', '&', '*', '!', '"', '\t', '\0', '\n', '#'};
     static char copy[65536];
     for (size_t i = 0; i < len; i++) {
-        for (size_t j = 0; j < sizeof flips; j++) {
+        for (size_t j = i % 2; j < sizeof flips; j += 2) {
             memcpy(copy, text, len);
             copy[i] = flips[j];
             int rc = load_bytes(copy, len, &h, &d);
