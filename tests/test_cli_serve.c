@@ -210,6 +210,78 @@ static void test_stack(void)
     cJSON_Delete(j);
 }
 
+/* lognormal:MEAN,CV,MAX: the kept lengths have mean MEAN (the log-normal
+ * shifted for what the bound drops), none above MAX, and a long tail. */
+static void test_lognormal(void)
+{
+    char args[512], path[256];
+    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 4000 --requests 2000 "
+             "--isl lognormal:200,1.5,600 --osl 2 --csv '%s/logn.csv'", dir);
+    CHECK_EQ_INT(run(args, NULL), 0);
+    snprintf(path, sizeof path, "%s/logn.csv", dir);
+    char *text = tu_read_file(path, NULL);
+    CHECK(text != NULL);
+    double sum = 0;
+    int n = 0, over = 0, tail = 0;
+    for (const char *l = text ? strchr(text, '\n') : NULL; l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
+        unsigned id, in;
+        double at;
+        if (sscanf(l + 1, "%u,%lf,%u,", &id, &at, &in) != 3)
+            break;
+        sum += in;
+        n++;
+        over += in > 600;
+        tail += in > 400;
+    }
+    printf("  lognormal:200,1.5,600: %d requests, mean %.1f, %d above 400, %d above 600\n", n, n ? sum / n : 0,
+           tail, over);
+    CHECK_EQ_INT(n, 2000);
+    CHECK_NEAR_REL(sum / n, 200, 0.05);
+    CHECK_EQ_INT(over, 0);
+    CHECK(tail > 40);
+    free(text);
+}
+
+/* The engine's CPU time: a stack's host_seq_us adds exactly that much to
+ * each step of one sequence; multi-step scheduling makes a new prompt wait
+ * for the window of decodes to end (a longer TTFT), the tokens the same. */
+static void test_host_and_window(void)
+{
+    static const char base[] = "name: t\nruns_on: [gpu]\nserving:\n  scheduler: continuous\n%s"
+                               "sources:\n  runs_on: \"a test of serve's host time\"\n"
+                               "  serving.scheduler: \"a test of serve's host time\"\n%s";
+    char text[512], p0[256], p1[256], args[768];
+    snprintf(p0, sizeof p0, "%s/host0.yaml", dir);
+    snprintf(p1, sizeof p1, "%s/host1.yaml", dir);
+    snprintf(text, sizeof text, base, "", "");
+    tu_write_file(p0, text);
+    snprintf(text, sizeof text, base, "  host_seq_us: 1000\n", "  serving.host_seq_us: \"a test of serve's host time\"\n");
+    tu_write_file(p1, text);
+    snprintf(args, sizeof args, "--stack '%s' --concurrency 1 --requests 3 --isl 200 --osl 20", p0);
+    cJSON *a = serve_model(SMOL, args, "host0.json");
+    snprintf(args, sizeof args, "--stack '%s' --concurrency 1 --requests 3 --isl 200 --osl 20", p1);
+    cJSON *b = serve_model(SMOL, args, "host1.json");
+    CHECK(a != NULL && b != NULL);
+    printf("  host_seq_us 1000: TPOT %.6f -> %.6f s, host %.1f%% of busy\n", num(a, "tpot_s", "mean"),
+           num(b, "tpot_s", "mean"), num(b, "steps", "host_fraction") * 100);
+    CHECK_NEAR_REL(num(b, "tpot_s", "mean") - num(a, "tpot_s", "mean"), 1e-3, 1e-6);
+    CHECK_NEAR_REL(num(b, "ttft_s", "p50") - num(a, "ttft_s", "p50"), 1e-3, 1e-6);
+    CHECK_EQ_INT(num(a, "steps", "host_fraction"), 0);
+    CHECK(num(b, "steps", "host_fraction") > 0.1);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    a = serve_model(SMOL, "--rate 100 --requests 200 --isl 300 --osl 60 --chunked-prefill off", "ms1.json");
+    b = serve_model(SMOL, "--rate 100 --requests 200 --isl 300 --osl 60 --chunked-prefill off "
+                    "--scheduler-steps 10", "ms10.json");
+    CHECK(a != NULL && b != NULL);
+    printf("  scheduler steps 1 -> 10: TTFT p50 %.6f -> %.6f s\n", num(a, "ttft_s", "p50"), num(b, "ttft_s", "p50"));
+    CHECK(num(b, "ttft_s", "p50") > 1.5 * num(a, "ttft_s", "p50"));
+    CHECK_EQ_INT(num(b, "scheduler", "scheduler_steps"), 10);
+    CHECK_EQ_INT(num(b, "workload", "output_tokens"), num(a, "workload", "output_tokens"));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 /* The same seed, the same bytes; another seed, other requests. */
 static void test_determinism(void)
 {
@@ -273,6 +345,9 @@ static void test_bad_input(void)
     refused("--rate 5 --isl uniform:9..3", 2, "serve: --isl:");
     refused("--rate 5 --concurrency 4", 2, "give one of --rate");
     refused("--rate 5 --chunked-prefill maybe", 2, "serve: --chunked-prefill:");
+    refused("--rate 5 --scheduler-steps 0", 2, "serve: --scheduler-steps: at least 1");
+    refused("--rate 5 --isl lognormal:200,0", 2, "serve: --isl: expected lognormal:MEAN,CV[,MAX]");
+    refused("--rate 5 --osl lognormal:200,1,150", 2, "serve: --osl: expected lognormal:MEAN,CV[,MAX]");
     refused("--rate 5 --isl 9000", 1, "max_position_embeddings");
     /* without chunked prefill a prompt must fit one step */
     refused("--rate 5 --isl 4096 --chunked-prefill off --max-batched-tokens 2048", 1, "--max-batched-tokens: 2048");
@@ -309,6 +384,8 @@ int main(void)
     test_preemption();
     test_static();
     test_stack();
+    test_lognormal();
+    test_host_and_window();
     test_determinism();
     test_bad_input();
     tu_rmtree(dir);

@@ -34,11 +34,12 @@ const char cli_serve_usage[] =
     "                  --requests-file F.csv) [--requests N] [--isl L] [--osl L] [--seed S]\n"
     "                  [--stack NAME] [--tp N] [--dtype bf16] [--scheduler continuous|static]\n"
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
-    "                  [--chunked-prefill on|off] [--gpu-memory-utilization F]\n"
+    "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
     "                  [--json OUT.json] [--csv REQUESTS.csv] " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
-    "                  --isl/--osl: N, uniform:A..B or normal:MU,SIGMA tokens; --csv: a row a\n"
+    "                  --isl/--osl: N, uniform:A..B, normal:MU,SIGMA or lognormal:MEAN,CV[,MAX]\n"
+    "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -50,7 +51,7 @@ const char cli_serve_usage[] =
 struct serve_args {
     const char *hw, *model, *stack, *tp, *dtype;
     const char *rate, *conc, *file, *nreq, *isl, *osl, *seed;
-    const char *sched, *seqs, *tokens, *block, *chunked, *util;
+    const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps;
     const char *js, *csv;
 };
 
@@ -152,7 +153,8 @@ static int parse_sched(const struct serve_args *a, const struct stack *stk, uint
     if (choice_opt("--scheduler", a->sched, "continuous", "static", &s->is_static) != 0 ||
         choice_opt("--chunked-prefill", a->chunked, "off", "on", &s->chunked_prefill) != 0 ||
         count_opt("--max-num-seqs", a->seqs, 1, 65536, &s->max_num_seqs) != 0 ||
-        count_opt("--block-size", a->block, 1, 65535, &s->block_size) != 0)
+        count_opt("--block-size", a->block, 1, 65535, &s->block_size) != 0 ||
+        count_opt("--scheduler-steps", a->msteps, 1, 1024, &s->scheduler_steps) != 0)
         return 2;
     if (!tokens_given)
         s->max_batched_tokens = serve_sched_tokens(s->chunked_prefill, max_pos);
@@ -292,6 +294,7 @@ int cli_serve(int argc, char **argv)
         {"requests", 0, &a.nreq, NULL}, {"isl", 0, &a.isl, NULL},
         {"osl", 0, &a.osl, NULL},       {"seed", 0, &a.seed, NULL},
         {"scheduler", 0, &a.sched, NULL}, {"max-num-seqs", 0, &a.seqs, NULL},
+        {"scheduler-steps", 0, &a.msteps, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},

@@ -107,6 +107,11 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
     if (!k->is_static)
         fprintf(f, ", %u tokens a step, chunked prefill %s", k->max_batched_tokens,
                 k->chunked_prefill ? "on" : "off");
+    if (!k->is_static && k->scheduler_steps > 1)
+        fprintf(f, ", %u decode steps a scheduler call", k->scheduler_steps);
+    if (k->host_step_ps > 0 || k->host_seq_ps > 0)
+        fprintf(f, "; host %.1f us a call + %.2f us a sequence", (double)k->host_step_ps * 1e-6,
+                (double)k->host_seq_ps * 1e-6);
     char kvb[32], wb[32];
     numfmt_si(kvb, sizeof kvb, (double)k->kv_blocks * k->block_size * c->kv_bytes_per_token, "B");
     numfmt_si(wb, sizeof wb, c->weights_bytes, "B");
@@ -133,6 +138,9 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
             (unsigned long long)r->prefill_steps, (unsigned long long)r->decode_steps,
             (unsigned long long)r->mixed_steps, s->busy_frac * 100, (unsigned long long)c->steps->sims,
             (unsigned long long)c->steps->hits);
+    if (r->host_ps > 0)
+        fprintf(f, "  host: the engine's CPU time is %.1f%% of its busy time\n",
+                r->busy_ps ? 100.0 * (double)r->host_ps / (double)r->busy_ps : 0.0);
 }
 
 static cJSON *json_lat(const struct serve_lat *l)
@@ -163,6 +171,9 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(sc, "max_num_seqs", k->max_num_seqs);
     jout_add_num(sc, "max_batched_tokens", k->max_batched_tokens);
     cJSON_AddBoolToObject(sc, "chunked_prefill", k->chunked_prefill);
+    jout_add_num(sc, "scheduler_steps", k->scheduler_steps);
+    jout_add_num(sc, "host_step_us", (double)k->host_step_ps * 1e-6);
+    jout_add_num(sc, "host_seq_us", (double)k->host_seq_ps * 1e-6);
     cJSON *w = cJSON_AddObjectToObject(root, "workload");
     cJSON_AddStringToObject(w, "arrivals", c->workload);
     jout_add_num(w, "seed", (double)c->seed);
@@ -194,6 +205,7 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(st, "decode", (double)r->decode_steps);
     jout_add_num(st, "mixed", (double)r->mixed_steps);
     jout_add_num(st, "busy_fraction", s->busy_frac);
+    jout_add_num(st, "host_fraction", r->busy_ps ? (double)r->host_ps / (double)r->busy_ps : 0.0);
     jout_add_num(st, "simulated", (double)c->steps->sims);
     jout_add_num(st, "cache_hits", (double)c->steps->hits);
     int rc = jout_write(root, path, d);

@@ -26,6 +26,15 @@
  *     output is done; finished sequences stay in the batch as padding, and
  *     nobody joins.  Each sequence's KV for its whole output is reserved at
  *     admission, so nothing is preempted.
+ * Multi-step scheduling (vLLM 0.6's --num-scheduler-steps N): a step of
+ * decodes only opens a window of N decode steps run without the
+ * scheduler: nobody is admitted until it ends, a sequence that finishes
+ * inside it keeps its seat as padding, and its last tokens reach the
+ * client at the window's end (the engine returns a window's outputs
+ * together).  The engine's CPU time is added to each step (not
+ * overlapped with the GPU): host_seq_ps for each sequence in the step (its
+ * inputs and its output token: sampling's bookkeeping, detokenising,
+ * streaming), and host_step_ps when the scheduler runs (once a window).
  * KV blocks: a sequence holds ceil(tokens / block_size) blocks for the
  * tokens in the cache, taken as its steps need them.  A decode that needs
  * a block when none is free preempts the newest running sequence (itself,
@@ -70,6 +79,10 @@ struct eng {
     uint32_t in_sys;            /* arrived and not finished */
     uint32_t issued;            /* closed loop: requests sent so far */
     uint32_t finished;
+    uint32_t window;            /* steps left in the multi-step window, this one included */
+    uint32_t window_seats;      /* the sequences the window started with (padding counts) */
+    uint32_t *held;             /* finished inside the window, done at its end */
+    uint32_t nheld;
 };
 
 static uint32_t todo(const struct serve_req *r)
@@ -230,6 +243,10 @@ static void plan_continuous(struct eng *e)
 {
     uint64_t budget = e->s->max_batched_tokens;
     e->nplan = 0;
+    if (e->window > 0) {        /* inside a multi-step window: its decodes, no one joins */
+        plan_decodes(e, &budget);
+        return;
+    }
     if (e->s->chunked_prefill) {
         plan_decodes(e, &budget);
         plan_prefills(e, &budget);
@@ -287,6 +304,19 @@ static int step_time(struct eng *e, uint64_t *ps, struct diag *d)
             nd++;
             dctx += e->q[e->run[k]].ctx;
         }
+    /* the CPU's part: a sequence's output every step, and the scheduler when it runs (maybe
+     * opening a window) */
+    uint64_t host = e->s->host_seq_ps * (np + nd);
+    if (e->window == 0) {
+        host += e->s->host_step_ps;
+        if (np == 0 && e->s->scheduler_steps > 1 && !e->s->is_static) {
+            e->window = e->s->scheduler_steps;
+            e->window_seats = (uint32_t)nd;
+        }
+    } else if (nd > 0 && nd < e->window_seats) {    /* the finished seats run as padding */
+        dctx += (dctx / nd) * (e->window_seats - nd);
+        nd = e->window_seats;
+    }
     e->res->steps++;
     if (nd > 0 && np > 0)
         e->res->mixed_steps++;
@@ -294,8 +324,31 @@ static int step_time(struct eng *e, uint64_t *ps, struct diag *d)
         e->res->decode_steps++;
     else
         e->res->prefill_steps++;
-    return serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
-                           np ? (pctx + np - 1) / np : 0, ps, d);
+    if (serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
+                        np ? (pctx + np - 1) / np : 0, ps, d) != 0)
+        return -1;
+    *ps += host;
+    e->res->host_ps += host;
+    return 0;
+}
+
+/* A request's last token reaches its client now. */
+static void complete(struct eng *e, uint32_t i)
+{
+    e->q[i].finish_ps = e->now;
+    e->finished++;
+    e->in_sys--;
+    if (e->s->concurrency > 0 && e->issued < e->n)   /* its client sends the next */
+        e->q[e->issued++].arrival_ps = e->now;
+}
+
+/* A multi-step window ends now: the outputs it held go out. */
+static void end_window(struct eng *e)
+{
+    e->window = 0;
+    for (uint32_t k = 0; k < e->nheld; k++)
+        complete(e, e->held[k]);
+    e->nheld = 0;
 }
 
 /* The end of a step: each planned sequence's tokens are in the cache, a
@@ -312,12 +365,13 @@ static void finish_step(struct eng *e)
             r->first_token_ps = e->now;
         if (r->generated < r->output)
             continue;
-        r->finish_ps = e->now;
-        e->finished++;
-        e->in_sys--;
-        if (e->s->concurrency > 0 && e->issued < e->n)   /* its client sends the next */
-            e->q[e->issued++].arrival_ps = e->now;
+        if (e->window > 1)
+            e->held[e->nheld++] = e->plan[k].req;
+        else
+            complete(e, e->plan[k].req);
     }
+    if (e->window > 0 && --e->window == 0)
+        end_window(e);
     uint32_t keep = 0, done = 0;
     for (uint32_t k = 0; k < e->nrun; k++)
         done += e->q[e->run[k]].generated == e->q[e->run[k]].output;
@@ -363,6 +417,12 @@ static int turn(struct eng *e, struct diag *d)
         plan_static(e, &wait_more);
     else
         plan_continuous(e);
+    if (e->nplan == 0 && e->window > 0) {   /* the window's sequences are all done: it ends */
+        end_window(e);
+        if (e->finished == e->n)
+            return 0;
+        plan_continuous(e);
+    }
     while (e->nplan == 0 && e->nrun > 0 && !e->s->is_static) {
         /* running prompts blocked on blocks with no decode to free any: the newest yields */
         preempt_newest(e);
@@ -409,6 +469,7 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     e.wait = sim_xcalloc(q->n, sizeof *e.wait);
     e.run = sim_xcalloc(seats, sizeof *e.run);
     e.plan = sim_xcalloc(seats, sizeof *e.plan);
+    e.held = sim_xcalloc(seats, sizeof *e.held);
     int rc = 0;
     while (rc == 0 && e.finished < e.n)
         rc = turn(&e, d);
@@ -416,6 +477,7 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     free(e.wait);
     free(e.run);
     free(e.plan);
+    free(e.held);
     return rc;
 }
 
@@ -444,6 +506,7 @@ void serve_sched_defaults(const struct stack *stk, uint64_t max_pos, struct serv
     s->max_num_seqs = SERVE_DEF_SEQS;
     s->block_size = SERVE_DEF_BLOCK;
     s->chunked_prefill = 1;
+    s->scheduler_steps = 1;
     long tokens = -1;
     if (stk != NULL) {
         if (stk->serve_static >= 0)
@@ -455,6 +518,12 @@ void serve_sched_defaults(const struct stack *stk, uint64_t max_pos, struct serv
         if (stk->serve_chunked_prefill >= 0)
             s->chunked_prefill = stk->serve_chunked_prefill;
         tokens = stk->serve_max_batched_tokens;
+        if (stk->serve_scheduler_steps > 0)
+            s->scheduler_steps = (uint32_t)stk->serve_scheduler_steps;
+        if (stk->serve_host_step_s >= 0)
+            s->host_step_ps = (uint64_t)(stk->serve_host_step_s * 1e12 + 0.5);
+        if (stk->serve_host_seq_s >= 0)
+            s->host_seq_ps = (uint64_t)(stk->serve_host_seq_s * 1e12 + 0.5);
     }
     s->max_batched_tokens = tokens > 0 ? (uint32_t)tokens : serve_sched_tokens(s->chunked_prefill, max_pos);
     if (tokens_given != NULL)

@@ -31,12 +31,17 @@
 /* ---- the workload (serve_work.c) ---- */
 
 /* A length distribution, as --isl / --osl give it: N, uniform:A..B
- * (integers, both ends included) or normal:MU,SIGMA (rounded, clamped to
- * at least 1). */
-enum serve_dist_kind { SERVE_FIXED, SERVE_UNIFORM, SERVE_NORMAL };
+ * (integers, both ends included), normal:MU,SIGMA (rounded, clamped to
+ * at least 1) or lognormal:MEAN,CV[,MAX] (a log-normal of that mean and
+ * coefficient of variation, rounded, at least 1; with MAX, lengths above
+ * MAX are drawn again, as a benchmark's length filter drops them, and the
+ * log-normal is shifted so that what is kept still has mean MEAN). */
+enum serve_dist_kind { SERVE_FIXED, SERVE_UNIFORM, SERVE_NORMAL, SERVE_LOGNORMAL };
 struct serve_dist {
     enum serve_dist_kind kind;
-    double a, b;                /* the value; the ends; mu and sigma (tokens) */
+    double a, b;                /* the value; the ends; mu and sigma (tokens); mean and CV */
+    double max;                 /* lognormal: the filter's bound (0: none) */
+    double mu, sigma;           /* lognormal: the parameters of the log, as solved */
 };
 /* 0 with *out, or -1 with what is wrong in why[n]. */
 int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t n);
@@ -138,6 +143,13 @@ struct serve_sched {
     int chunked_prefill;        /* prompts split over steps, sharing each step's tokens with
                                  * the decodes (decodes first); else a step is all prompts
                                  * or all decodes (vLLM V0's default) */
+    uint32_t scheduler_steps;   /* decode steps one scheduler call runs (vLLM's multi-step
+                                 * scheduling; 1: every step is scheduled): a window of decodes
+                                 * admits no one, keeps its finished sequences' seats as
+                                 * padding and returns their last tokens at its end */
+    uint64_t host_step_ps;      /* the engine's CPU time a scheduler call (added to its step:
+                                 * not overlapped with the GPU's work) */
+    uint64_t host_seq_ps;       /* and a sequence in a step, every step (its output token) */
     uint64_t kv_blocks;         /* blocks in the cache */
     uint32_t concurrency;       /* closed loop: clients (0: the arrivals are given) */
 };
@@ -150,11 +162,13 @@ struct serve_result {
     uint64_t kv_max_blocks;     /* most blocks held at once */
     double kv_block_ps;         /* blocks held, integrated over time (block x ps) */
     double in_system_ps;        /* requests arrived and not finished, integrated over time */
-    uint64_t busy_ps;           /* time the engine ran steps */
+    uint64_t busy_ps;           /* time the engine ran steps (host time included) */
+    uint64_t host_ps;           /* of which the scheduler's CPU time */
 };
 
 /* The scheduler a run starts from (is_static, max_num_seqs, block_size,
- * chunked_prefill, max_batched_tokens; kv_blocks and concurrency 0):
+ * chunked_prefill, max_batched_tokens, scheduler_steps (1), host_step_ps
+ * and host_seq_ps (0); kv_blocks and concurrency 0):
  * vLLM's defaults (serve.c), then the stack's serving: block (stk may be
  * NULL).  max_pos: the model's max_position_embeddings.  *tokens_given
  * (may be NULL): the stack set max_batched_tokens, so a later change of

@@ -60,6 +60,51 @@ static double rng_unit(struct rng *g)
     return ((double)(rng_next(g) >> 11) + 0.5) * 0x1.0p-53;
 }
 
+/* The mean of a log-normal (mu, sigma) with what lies above max dropped
+ * (max 0: none), from the normal's distribution function. */
+static double lognormal_kept_mean(double mu, double sigma, double max)
+{
+    double m = exp(mu + sigma * sigma / 2);
+    if (max <= 0)
+        return m;
+    double z = (log(max) - mu) / sigma;
+    if (erfc(-z / sqrt(2.0)) < 1e-300)   /* almost nothing kept: all of it just under max */
+        return max;
+    return m * erfc(-(z - sigma) / sqrt(2.0)) / erfc(-z / sqrt(2.0));
+}
+
+/* lognormal:MEAN,CV[,MAX] (rest: what follows the colon): solves mu so the
+ * kept lengths' mean is MEAN (bisection: the kept mean grows with mu). */
+static int lognormal_parse(const char *text, char *rest, struct serve_dist *out, char *why, size_t n)
+{
+    char *c1 = strchr(rest, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    out->kind = SERVE_LOGNORMAL;
+    if (c1 != NULL) {
+        *c1 = '\0';
+        if (c2 != NULL)
+            *c2 = '\0';
+        if (num_parse(rest, &out->a) == 0 && num_parse(c1 + 1, &out->b) == 0 &&
+            (c2 == NULL || num_parse(c2 + 1, &out->max) == 0) && out->a >= 1 && out->a <= 1e7 &&
+            out->b > 0 && out->b <= 10 && (c2 == NULL || (out->max > out->a && out->max <= 1e7))) {
+            out->sigma = sqrt(log(1 + out->b * out->b));
+            double lo = log(out->a) - 40 * out->sigma - 1;
+            double hi = log(out->max > 0 ? out->max : out->a) + 40 * out->sigma + 1;
+            for (int i = 0; i < 200; i++) {
+                double mid = (lo + hi) / 2;
+                if (lognormal_kept_mean(mid, out->sigma, out->max) < out->a)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            out->mu = (lo + hi) / 2;
+            return 0;
+        }
+    }
+    snprintf(why, n, "expected lognormal:MEAN,CV[,MAX]: 1 <= MEAN <= 1e7 tokens, 0 < CV <= 10, "
+             "MEAN < MAX <= 1e7, got '%s'", text);
+    return -1;
+}
+
 int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t n)
 {
     memset(out, 0, sizeof *out);
@@ -90,10 +135,13 @@ int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t
                  text);
         return -1;
     }
+    if (strncmp(buf, "lognormal:", 10) == 0)
+        return lognormal_parse(text, buf + 10, out, why, n);
     out->kind = SERVE_FIXED;
     if (num_parse(buf, &out->a) == 0 && out->a >= 1 && out->a <= 1e7 && out->a == floor(out->a))
         return 0;
-    snprintf(why, n, "expected a token count (1 to 1e7), uniform:A..B or normal:MU,SIGMA, got '%s'", text);
+    snprintf(why, n, "expected a token count (1 to 1e7), uniform:A..B, normal:MU,SIGMA or "
+             "lognormal:MEAN,CV[,MAX], got '%s'", text);
     return -1;
 }
 
@@ -108,7 +156,12 @@ static uint32_t draw_len(const struct serve_dist *d, struct rng *g)
          * stream's use simple to state) */
         double u1 = rng_unit(g), u2 = rng_unit(g);
         x = floor(d->a + d->b * sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2) + 0.5);
-    }
+    } else if (d->kind == SERVE_LOGNORMAL)
+        do {    /* Box-Muller as above; a length over max is drawn again (the filter drops it) */
+            double u1 = rng_unit(g), u2 = rng_unit(g);
+            double z = sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+            x = floor(exp(d->mu + d->sigma * z) + 0.5);
+        } while (d->max > 0 && x > d->max);
     if (x < 1)
         x = 1;
     if (x > 1e7)

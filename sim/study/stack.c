@@ -17,7 +17,8 @@ static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch
 static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", NULL};
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
 static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
-                                           "block_size", "chunked_prefill", NULL};
+                                           "block_size", "chunked_prefill", "scheduler_steps",
+                                           "host_step_us", "host_seq_us", NULL};
 
 static const char *const path_names[MP_COUNT] = {
 #define STACK_PATH_NAME_(e, n) n,
@@ -235,7 +236,10 @@ static int read_serving(struct sload *l, int root)
                    read_count(l, v, "max_num_seqs", 65536, &l->s->serve_max_num_seqs) != 0 ||
                    read_count(l, v, "max_num_batched_tokens", 1 << 24, &l->s->serve_max_batched_tokens) != 0 ||
                    read_count(l, v, "block_size", 65535, &l->s->serve_block_size) != 0 ||
-                   read_choice(l, v, "chunked_prefill", "false", "true", &l->s->serve_chunked_prefill) != 0
+                   read_choice(l, v, "chunked_prefill", "false", "true", &l->s->serve_chunked_prefill) != 0 ||
+                   read_count(l, v, "scheduler_steps", 1024, &l->s->serve_scheduler_steps) != 0 ||
+                   read_us(l, v, "serving", "host_step_us", &l->s->serve_host_step_s) != 0 ||
+                   read_us(l, v, "serving", "host_seq_us", &l->s->serve_host_seq_s) != 0
                ? -1 : 0;
 }
 
@@ -269,7 +273,8 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     s->kernel_dispatch_s = s->step_s = s->launch_gap_s = s->coll_call_s = -1;
     s->gemm_path = -1;
     s->serve_static = s->serve_chunked_prefill = -1;
-    s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = -1;
+    s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = s->serve_scheduler_steps = -1;
+    s->serve_host_step_s = s->serve_host_seq_s = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
     struct sload l;
     memset(&l, 0, sizeof l);

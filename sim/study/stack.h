@@ -53,6 +53,10 @@ struct stack {
     long serve_block_size;                  /* tokens a KV-cache block holds */
     int serve_chunked_prefill;              /* 1: prompts split over steps, sharing them
                                              * with the decodes */
+    long serve_scheduler_steps;             /* decode steps a scheduler call runs (vLLM's
+                                             * --num-scheduler-steps) */
+    double serve_host_step_s;               /* the engine's CPU time a scheduler call */
+    double serve_host_seq_s;                /* and a sequence in a step, every step */
 };
 
 /* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */
