@@ -28,3 +28,12 @@ int pstyle_kind_index(const char *kind)
             return k;
     return PSTYLE_NKINDS - 1;
 }
+
+void pstyle_plain(char *out, size_t n, const char *text)
+{
+    size_t j = 0;
+    for (size_t i = 0; text[i] != '\0' && j + 1 < n; i++)
+        if (text[i] != '"' && text[i] != '\\')
+            out[j++] = text[i];
+    out[j] = '\0';
+}

@@ -29,4 +29,9 @@ int pstyle_kind_index(const char *kind);
 #define PSTYLE_SEQ_LIGHT 0.6
 extern const char *const pstyle_seq_colors[PSTYLE_SEQ_N];
 
+/* A name for a gnuplot legend or title (the terminals are noenhanced, so
+ * '_' and '.' stay as they are): text without its quotes and backslashes,
+ * which could end the script's string, into out[n]. */
+void pstyle_plain(char *out, size_t n, const char *text);
+
 #endif

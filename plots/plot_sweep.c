@@ -94,22 +94,11 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
     return 0;
 }
 
-/* A name for a legend or title: the text without a quote or backslash
- * (the terminals are noenhanced, so '_' and '.' stay as they are) */
-static void plain(char *out, size_t n, const char *text)
-{
-    size_t j = 0;
-    for (size_t i = 0; text[i] != '\0' && j + 1 < n; i++)
-        if (text[i] != '"' && text[i] != '\\')
-            out[j++] = text[i];
-    out[j] = '\0';
-}
-
 /* A trace's legend name: its file name without a .json */
 static void trace_name(char *out, size_t n, const char *path)
 {
     const char *base = strrchr(path, '/');
-    plain(out, n, base ? base + 1 : path);
+    pstyle_plain(out, n, base ? base + 1 : path);
     size_t l = strlen(out);
     if (l > 5 && strcmp(out + l - 5, ".json") == 0)
         out[l - 5] = '\0';
@@ -218,8 +207,8 @@ static void key_gp(struct sb *gp, const struct sweep *s, unsigned i, const char 
             const struct sweep_key *o = &s->key[1 - i];
             for (unsigned ov = 0; ov < o->nvalues; ov++, blk++) {
                 char ok[100], vv[60];
-                plain(ok, sizeof ok, o->key);
-                plain(vv, sizeof vv, o->values[ov]);
+                pstyle_plain(ok, sizeof ok, o->key);
+                pstyle_plain(vv, sizeof vv, o->values[ov]);
                 sb_printf(&cmd, "%s\"%s.dat\" index %u using 1:2 with linespoints lw 2 title \"%s%s%s = %s\"",
                           blk ? ", " : "", w, blk, s->ntraces > 1 ? tw : "", s->ntraces > 1 ? ", " : "",
                           ok, vv);

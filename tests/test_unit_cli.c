@@ -55,7 +55,8 @@ static void expect(const char *name, const char *args, int rc, const char *out_h
 
 static const char *const verbs[] = {"run", "info", "gen", "gen llm", "validate", "plot",
                                      "import", "import pytorch", "compare", "fit", "scalesim",
-                                     "bench", "sweep", "new-chip", "calibrate", "list", "serve"};
+                                     "bench", "sweep", "new-chip", "calibrate", "list", "serve",
+                                     "plan"};
 
 static void test_help(void)
 {

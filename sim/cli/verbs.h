@@ -43,6 +43,13 @@
       "each step's time simulated from its ops. Prints requests/s, tokens/s, TTFT, TPOT "    \
       "and end-to-end latency percentiles, queueing, KV occupancy and preemptions; --json "  \
       "and --csv (a row a request) (docs/serving.md).")                                      \
+    X(plan, "plan",                                                                           \
+      "Searches the deployments of a model for a workload under a latency SLA: every "      \
+      "hardware given, TP in powers of two, a list of max_num_seqs and chunked prefill on " \
+      "or off, each a serve run (on -j threads). Prints per hardware the best by output "   \
+      "tokens/s per device that meet the SLA with their TTFT and TPOT percentiles, or the " \
+      "closest when none does (exit 3); --csv and --json of every candidate, --out with "   \
+      "the Pareto front as CSV and a plot (docs/plan.md).")                                 \
     X(bench, "bench", "An nccl-tests table of one collective on a system.")                  \
     X(sweep, "sweep",                                                                         \
       "Runs every point of a design space on every trace; one CSV row per point and trace "  \

@@ -143,7 +143,7 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
                 r->busy_ps ? 100.0 * (double)r->host_ps / (double)r->busy_ps : 0.0);
 }
 
-static cJSON *json_lat(const struct serve_lat *l)
+cJSON *serve_json_lat(const struct serve_lat *l)
 {
     cJSON *o = cJSON_CreateObject();
     jout_add_num(o, "mean", l->mean);
@@ -192,10 +192,10 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(root, "requests_per_s", s->req_per_s);
     jout_add_num(root, "output_tokens_per_s", s->out_tok_per_s);
     jout_add_num(root, "tokens_per_s", s->tok_per_s);
-    cJSON_AddItemToObject(root, "ttft_s", json_lat(&s->ttft));
-    cJSON_AddItemToObject(root, "tpot_s", json_lat(&s->tpot));
-    cJSON_AddItemToObject(root, "e2e_s", json_lat(&s->e2e));
-    cJSON_AddItemToObject(root, "queued_s", json_lat(&s->queued));
+    cJSON_AddItemToObject(root, "ttft_s", serve_json_lat(&s->ttft));
+    cJSON_AddItemToObject(root, "tpot_s", serve_json_lat(&s->tpot));
+    cJSON_AddItemToObject(root, "e2e_s", serve_json_lat(&s->e2e));
+    cJSON_AddItemToObject(root, "queued_s", serve_json_lat(&s->queued));
     jout_add_num(root, "running_s_mean", s->compute_mean_s);
     jout_add_num(root, "mean_in_system", s->mean_in_system);
     jout_add_num(root, "preemptions", (double)r->preemptions);

@@ -45,6 +45,11 @@ struct serve_summary {
     double busy_frac;           /* of [0, end] the engine ran steps */
 };
 
+/* A latency's mean, percentiles and count as a JSON object (the caller
+ * adds it to a document, which then owns it). */
+struct cJSON;
+struct cJSON *serve_json_lat(const struct serve_lat *l);
+
 /* Computes the summary of a finished run. */
 void serve_summarize(const struct serve_ctx *c, struct serve_summary *s);
 void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s, FILE *f);
