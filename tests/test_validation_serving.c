@@ -6,9 +6,11 @@
  * bounds are where the shipped model stands today with a margin, so a
  * change that breaks serving's step times, scheduler or KV sizing fails
  * here.  TensorRT-LLM 0.17's max-throughput rows (8B FP8 on H100 and H200)
- * come out 15-17% high; SGLang 0.3's median TTFT and TPOT at 4 req/s on an
- * A100 about 21% low (fixed ShareGPT mean lengths, no host time); its
- * offline throughput 41% high (the ShareGPT tail, docs/validation.md). */
+ * come out 28-31% high; SGLang 0.3's median TTFT and TPOT at 4 req/s on an
+ * A100 36% and 19% low, its offline throughput 19% low (ShareGPT's lengths
+ * log-normal and the engine's fitted CPU time a sequence: before them
+ * -22%, -21% and +41%; this short run's tail weighs more than the full
+ * 5000-request row's, -3%; docs/validation.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,9 +44,9 @@ int main(void)
          * ran in 2-CTA clusters (issue 35), +31% and +28% after: their FP8 prefill GEMMs were
          * L2-bound; the engine's per-step CPU time is not modelled yet (docs/validation.md) */
         {"SERVE-073", "output_throughput", 0.05, 0.40},
-        {"SERVE-157", "ttft_p50", -0.35, -0.05},
+        {"SERVE-157", "ttft_p50", -0.50, -0.20},
         {"SERVE-157", "tpot_p50", -0.35, -0.05},
-        {"SERVE-165", "output_throughput", 0.20, 0.60},
+        {"SERVE-165", "output_throughput", -0.35, -0.05},
         {"SERVE-079", "output_throughput", 0.05, 0.40},
     };
     for (uint32_t i = 0; i < r.nrows && i < 5; i++) {
