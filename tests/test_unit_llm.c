@@ -1069,8 +1069,11 @@ static void test_config_errors(void)
                                " \"num_attention_heads\": 32,\n"
                                " \"vocab_size\": 32000,\n"
                                " \"max_position_embeddings\": 4096,\n";
-    static const char *const fields[] = {"n_routed_experts", "n_shared_experts", "kv_lora_rank",
-                                         "attn_logit_softcapping", "final_logit_softcapping"};
+    /* (routed experts, MLA and their sizes are modelled now:
+     * tests/test_unit_llm_families.c; alone, their sizes are refused) */
+    static const char *const fields[] = {"n_shared_experts", "moe_intermediate_size", "q_lora_rank",
+                                         "shared_expert_intermediate_size", "attn_logit_softcapping",
+                                         "final_logit_softcapping"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         char text[512];
         snprintf(text, sizeof text, "%s \"%s\": 64}\n", base, fields[i]);

@@ -73,6 +73,18 @@ struct fshape {
     double edp;                 /* the replicas an expert's state is sharded over */
 };
 
+/* MLA's attention weights on one of t ranks: the down projections of q
+ * and the latent and their norms on every rank, q's up projection, the
+ * latent's to k and v and the output projection split by heads. */
+static double mla_rank_params(const struct llm_config *c, double t)
+{
+    double h = (double)c->hidden, heads = (double)c->heads, ql = (double)c->q_lora;
+    double qk = (double)(c->nope_dim + c->rope_dim), lat = (double)(c->kv_lora + c->rope_dim);
+    double q = c->q_lora ? h * ql + ql + ql * heads * qk / t : h * heads * qk / t;
+    return q + h * lat + (double)c->kv_lora + (double)c->kv_lora * heads * (double)(c->nope_dim + c->v_dim) / t +
+           heads * (double)c->v_dim * h / t;
+}
+
 /* every parameter at its storage size, this rank's share */
 static void budget_weights(const struct llm_config *c, const struct llm_step *s, int train,
                            struct fshape *z, struct fit_result *f)
@@ -88,13 +100,22 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
         /* experts per rank: all of them, or (expert parallelism) 1/ep,
          * whole when EP spans the TP group (--tp T --ep T), else 1/t of each */
-        double ffn = c->experts ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
-        double ft = s->ep > 1 && s->ep == t ? 1.0 : t;
+        /* a layer's MLP is the experts (moe_intermediate_size wide) or dense
+         * (DeepSeek's first layers, Qwen's mlp_only_layers) */
+        int moe = llm_layer_moe(c, l);
+        double li = moe ? (double)c->moe_inter : inter;
+        double ffn = moe ? (double)c->experts / (s->ep > 1 ? (double)s->ep : 1.0) : 1.0;
+        double ft = moe && s->ep > 1 && s->ep == t ? 1.0 : t;
         double in_mats = c->gated ? 2 : 1;                  /* gate and up, or up */
-        f->weights += wbytes(s, w, h * (q / t + 2 * kvh * hd) + q / t * h + in_mats * h * inter / ft * ffn);
-        f->weights += wbytes(s, wdown, inter / ft * h * ffn);
-        if (c->experts)
-            w_experts += wbytes(s, w, 2 * h * inter / ft * ffn) + wbytes(s, wdown, inter / ft * h * ffn);
+        double attn = c->kv_lora ? mla_rank_params(c, t) : h * (q / t + 2 * kvh * hd) + q / t * h;
+        f->weights += wbytes(s, w, attn + in_mats * h * li / ft * ffn);
+        f->weights += wbytes(s, wdown, li / ft * h * ffn);
+        if (moe)
+            w_experts += wbytes(s, w, 2 * h * li / ft * ffn) + wbytes(s, wdown, li / ft * h * ffn);
+        if (moe && c->shared_experts) {  /* split over TP as the dense MLP */
+            double sh = (double)(c->shared_experts * c->moe_inter);
+            f->weights += wbytes(s, w, 2 * h * sh / t) + wbytes(s, wdown, sh / t * h);
+        }
         f->weights += 2 * h * eb;                           /* norms, on every rank */
     }
     const double w_layers = f->weights - w_embed;
@@ -115,8 +136,12 @@ static void budget_cache(const struct llm_config *c, const struct llm_step *s, i
     double seq = (double)s->context + tokens_new;
     if (s->page_size > 0 && !train)      /* a paged cache holds whole pages */
         seq = ceil(seq / s->page_size) * s->page_size;
-    f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
-                  dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
+    if (c->kv_lora)     /* MLA: the latent and the RoPE key (llm_kv_elems), on every rank */
+        f->kv_cache = (double)s->batch * seq * (double)c->layers * (double)llm_kv_elems(c, (uint32_t)t) *
+                      dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
+    else
+        f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
+                      dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
     /* context parallelism: a rank holds 1/cp of each sequence, and the
      * training state is sharded over the data x context ranks */
     double cpn = train && s->cp > 1 ? s->cp : 1;

@@ -34,8 +34,10 @@
  * other slices, on stream 1, so it too overlaps the backward.  Only the
  * first slice gets ops; the others mirror it.
  *
- * Mixture of experts (num_local_experts, num_experts_per_tok: Mixtral):
- * a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
+ * Mixture of experts (num_local_experts, num_experts_per_tok: Mixtral;
+ * num_experts, moe_intermediate_size: Qwen3-MoE; n_routed_experts,
+ * n_shared_experts, first_k_dense_replace: DeepSeek; llmb_layer.c):
+ * the shared experts as a dense MLP, a router GEMM and top-k, then the experts' gate/up/down as batched GEMMs
  * over the experts the step's tokens reach, assuming uniform routing
  * (E x (1 - (1 - k/E)^tokens) distinct experts, tokens x k / that many rows
  * each).  Expert parallelism (llm_step.ep = E > 1; in training the
@@ -75,9 +77,14 @@
  * whether its MLP is gated).  Configs that name their sizes otherwise
  * (GPT-2's n_embd, OPT's ffn_dim, Falcon without intermediate_size) are
  * refused by the missing field.
- * Model fields strata does not model (shared experts, latent
- * attention, logit soft-capping, cross-attention, a sliding window the step
- * exceeds) are errors that name the field.
+ * Multi-head latent attention (kv_lora_rank: DeepSeek-V2/V3) caches the
+ * latent and the RoPE key; decode runs the weight-absorbed form, prefill
+ * the expanded one (llmb_layer.c); those models, and MoE ones with shared
+ * experts, dense layers or experts of their own width, are built for
+ * decode and prefill only.
+ * Model fields strata does not model (Qwen2-MoE's gated shared expert,
+ * logit soft-capping, cross-attention, linear attention, a sliding window
+ * the step exceeds) are errors that name the field.
  *
  * Where it lives: the config in llm_config.c, the step's options and their
  * checks in llm_step.c, llm_build in llm.c with the builder's parts in

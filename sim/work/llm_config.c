@@ -9,7 +9,6 @@
 #include "jsondoc.h"
 
 #define LLM_MAX_DIM (1ull << 24)
-#define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
 #define LLM_MAX_PARAMS 2e15 /* parameters */
 
 static int get_dim(const struct jsondoc *doc, const char *key, int required, uint64_t def,
@@ -33,6 +32,7 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
     static const char *const gated_types[] = {
         "llama", "mistral", "mixtral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text",
         "granite", "olmo", "olmo2", "cohere", "internlm2", "stablelm", "yi", "exaone", "smollm3",
+        "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
     };
     static const char *const plain_types[] = {
         "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
@@ -132,17 +132,13 @@ static int config_sizes(const struct jsondoc *doc, const char *path, struct llm_
 static int config_unmodelled(const struct jsondoc *doc, const char *path, struct diag *d)
 {
     static const struct { const char *key, *what; } unmodelled[] = {
-        {"n_routed_experts", "DeepSeek-style routed experts"},
-        {"n_shared_experts", "shared experts"},
-        {"shared_expert_intermediate_size", "shared experts"},
-        {"num_experts", "this MoE layout (strata models Mixtral's num_local_experts)"},
-        {"moe_intermediate_size", "a separate MoE intermediate size"},
-        {"kv_lora_rank", "multi-head latent attention"},
-        {"q_lora_rank", "multi-head latent attention"},
+        {"shared_expert_intermediate_size", "Qwen2-MoE's gated shared expert"},
         {"attn_logit_softcapping", "attention logit soft-capping"},
         {"final_logit_softcapping", "final logit soft-capping"},
         {"is_encoder_decoder", "encoder-decoder models"},
         {"cross_attention_layers", "cross-attention layers"},
+        {"full_attention_interval", "linear-attention layers (Qwen3-Next)"},
+        {"index_topk", "DeepSeek sparse attention (V3.2's indexer)"},
     };
     for (size_t k = 0; k < sizeof unmodelled / sizeof unmodelled[0]; k++) {
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(doc->root, unmodelled[k].key);
@@ -156,23 +152,120 @@ static int config_unmodelled(const struct jsondoc *doc, const char *path, struct
     return 0;
 }
 
-/* num_local_experts and num_experts_per_tok (Mixtral). */
+/* A field that is there and not null. */
+static const cJSON *field(const struct jsondoc *doc, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, key);
+    return it != NULL && !cJSON_IsNull(it) ? it : NULL;
+}
+
+static int field_line(const struct jsondoc *doc, const char *key)
+{
+    return jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(doc->root, key));
+}
+
+/* Which layers' MLP is the experts: all, but DeepSeek's first
+ * first_k_dense_replace layers and those off every moe_layer_freq-th, and
+ * Qwen's mlp_only_layers and those off every decoder_sparse_step-th (as
+ * the transformers code of each picks them). */
+static int config_moe_layers(const struct jsondoc *doc, const char *path, struct llm_config *c,
+                             struct diag *d)
+{
+    uint64_t first = 0, freq = 1, step = 1;
+    const cJSON *it;
+    if (((it = field(doc, "first_k_dense_replace")) != NULL &&
+         jsondoc_get_uint(doc, it, "", "first_k_dense_replace", 0, c->layers, &first, d)) ||
+        ((it = field(doc, "moe_layer_freq")) != NULL &&
+         jsondoc_get_uint(doc, it, "", "moe_layer_freq", 1, c->layers, &freq, d)) ||
+        ((it = field(doc, "decoder_sparse_step")) != NULL &&
+         jsondoc_get_uint(doc, it, "", "decoder_sparse_step", 1, c->layers, &step, d)))
+        return -1;
+    memset(c->moe_layer, 0, sizeof c->moe_layer);
+    for (uint64_t l = 0; l < c->layers; l++)
+        if (l >= first && l % freq == 0 && (l + 1) % step == 0)
+            c->moe_layer[l / 8] |= (unsigned char)(1u << (l % 8));
+    const cJSON *only = field(doc, "mlp_only_layers");
+    if (only == NULL)
+        return 0;
+    if (!cJSON_IsArray(only))
+        return diag_set(d, DIAG_E_TYPE, path, jsondoc_line(doc, only), "mlp_only_layers",
+                        "a list of layer numbers");
+    for (const cJSON *e = only->child; e != NULL; e = e->next) {
+        uint64_t l;
+        if (jsondoc_get_uint(doc, e, "", "mlp_only_layers", 0, c->layers - 1, &l, d))
+            return -1;
+        c->moe_layer[l / 8] &= (unsigned char)~(1u << (l % 8));
+    }
+    return 0;
+}
+
+/* The routed experts (num_local_experts: Mixtral; num_experts: Qwen2/3-MoE;
+ * n_routed_experts: DeepSeek), top-k, the experts' width and DeepSeek's
+ * shared experts. */
 static int config_experts(const struct jsondoc *doc, const char *path, struct llm_config *c,
                           struct diag *d)
 {
-    const cJSON *ne = cJSON_GetObjectItemCaseSensitive(doc->root, "num_local_experts");
-    if (ne == NULL || cJSON_IsNull(ne))
+    static const char *const keys[] = {"num_local_experts", "num_experts", "n_routed_experts"};
+    const cJSON *ne = NULL;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        const cJSON *it = field(doc, keys[k]);
+        if (it == NULL)
+            continue;
+        if (ne != NULL)
+            return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), keys[k],
+                            "the experts are given twice (%s too): which is meant is not clear",
+                            c->experts_key);
+        ne = it;
+        snprintf(c->experts_key, sizeof c->experts_key, "%s", keys[k]);
+    }
+    const cJSON *mi = field(doc, "moe_intermediate_size"), *ns = field(doc, "n_shared_experts");
+    if (ne == NULL) {
+        /* the experts' sizes without experts: a layout strata cannot guess */
+        const cJSON *stray = mi != NULL ? mi : ns;
+        if (stray != NULL && !(cJSON_IsNumber(stray) && stray->valuedouble == 0))
+            return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, stray),
+                            stray == mi ? "moe_intermediate_size" : "n_shared_experts",
+                            "experts' sizes without routed experts (num_local_experts, "
+                            "num_experts or n_routed_experts): not modelled");
         return 0;
-    if (jsondoc_get_uint(doc, ne, "", "num_local_experts", 1, 65536, &c->experts, d) ||
-        get_dim(doc, "num_experts_per_tok", 1, 0, &c->experts_per_tok, d))
+    }
+    if (jsondoc_get_uint(doc, ne, "", c->experts_key, 1, 65536, &c->experts, d) ||
+        get_dim(doc, "num_experts_per_tok", 1, 0, &c->experts_per_tok, d) ||
+        get_dim(doc, "moe_intermediate_size", 0, c->intermediate, &c->moe_inter, d) ||
+        (ns != NULL && jsondoc_get_uint(doc, ns, "", "n_shared_experts", 0, 64, &c->shared_experts, d)) ||
+        config_moe_layers(doc, path, c, d))
         return -1;
     if (c->experts_per_tok > c->experts)
-        return diag_set(d, DIAG_E_RANGE, path,
-                        jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(doc->root, "num_experts_per_tok")),
-                        "num_experts_per_tok", "%llu is more than num_local_experts %llu",
-                        (unsigned long long)c->experts_per_tok, (unsigned long long)c->experts);
-    if (c->experts == 1)
+        return diag_set(d, DIAG_E_RANGE, path, field_line(doc, "num_experts_per_tok"),
+                        "num_experts_per_tok", "%llu is more than %s %llu",
+                        (unsigned long long)c->experts_per_tok, c->experts_key,
+                        (unsigned long long)c->experts);
+    if (c->experts == 1 && c->moe_inter == c->intermediate && c->shared_experts == 0)
         c->experts = 0;     /* one expert is a dense MLP */
+    return 0;
+}
+
+/* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank, the RoPE and
+ * non-RoPE widths of q and k, v's, and q_lora_rank (null: q projected
+ * directly).  The K/V heads are the heads (each expands the latent). */
+static int config_mla(const struct jsondoc *doc, const char *path, struct llm_config *c,
+                      struct diag *d)
+{
+    const cJSON *kv = field(doc, "kv_lora_rank"), *q = field(doc, "q_lora_rank");
+    if (kv == NULL || (cJSON_IsNumber(kv) && kv->valuedouble == 0)) {
+        if (q != NULL && !(cJSON_IsNumber(q) && q->valuedouble == 0))
+            return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, q), "q_lora_rank",
+                            "a low-rank q without kv_lora_rank (latent attention): not modelled");
+        return 0;
+    }
+    if (jsondoc_get_uint(doc, kv, "", "kv_lora_rank", 1, LLM_MAX_DIM, &c->kv_lora, d) ||
+        (q != NULL && jsondoc_get_uint(doc, q, "", "q_lora_rank", 0, LLM_MAX_DIM, &c->q_lora, d)) ||
+        get_dim(doc, "qk_rope_head_dim", 1, 0, &c->rope_dim, d) ||
+        get_dim(doc, "qk_nope_head_dim", 1, 0, &c->nope_dim, d) ||
+        get_dim(doc, "v_head_dim", 1, 0, &c->v_dim, d))
+        return -1;
+    c->kv_heads = c->heads;
+    c->head_dim = c->nope_dim + c->rope_dim;    /* q's and k's width a head */
     return 0;
 }
 
@@ -183,10 +276,10 @@ static int config_rest(const struct jsondoc *doc, const char *path, struct llm_c
     if (mlp_kind(doc, c, d) != 0)
         return -1;
     if (c->experts && !c->gated)
-        return diag_set(d, DIAG_E_UNSUPPORTED, path,
-                        jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(doc->root, "num_local_experts")),
-                        "num_local_experts", "experts with a plain (non-gated) MLP: not modelled yet (strata "
-                        "models Mixtral's gated experts)");
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, field_line(doc, c->experts_key), c->experts_key,
+                        "experts with a plain (non-gated) MLP: not modelled yet (strata "
+                        "models gated experts: Mixtral, Qwen-MoE, DeepSeek)");
+    c->qk_norm = strcmp(c->name, "qwen3") == 0 || strcmp(c->name, "qwen3_moe") == 0;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(doc->root, "sliding_window");
     const cJSON *usw = cJSON_GetObjectItemCaseSensitive(doc->root, "use_sliding_window");
     if (sw != NULL && !cJSON_IsNull(sw) && !(usw != NULL && cJSON_IsFalse(usw)) &&
@@ -206,9 +299,15 @@ static int config_params(const char *path, const struct llm_config *c, struct di
 {
     double hd_ = (double)c->hidden, q_ = (double)c->heads * (double)c->head_dim,
            kv_ = (double)c->kv_heads * (double)c->head_dim;
+    /* experts' widths and the latent's terms (0 without them): a bound, not the count */
+    double inter_ = (double)(c->moe_inter > c->intermediate ? c->moe_inter : c->intermediate);
+    double mla_ = c->kv_lora ? (double)c->kv_lora * q_ * 2 + (double)c->q_lora * (hd_ + q_) +
+                               hd_ * (double)(c->kv_lora + c->rope_dim) + (double)c->heads * (double)c->v_dim * hd_
+                             : 0.0;
     double layer_ = 2 * hd_ * q_ + 2 * hd_ * kv_ +
-                    (c->gated ? 3 : 2) * hd_ * (double)c->intermediate * (c->experts ? (double)c->experts : 1.0) +
-                    2 * hd_;
+                    (c->gated ? 3 : 2) * hd_ * inter_ *
+                    (c->experts ? (double)(c->experts + c->shared_experts) : 1.0) +
+                    2 * hd_ + mla_;
     double total_ = 2 * (double)c->vocab * hd_ + (double)c->layers * layer_ + hd_;
     if (!(total_ <= LLM_MAX_PARAMS))
         return diag_set(d, DIAG_E_RANGE, path, 1, "hidden_size",
@@ -232,7 +331,8 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
     if (jsondoc_check_unique(&doc, doc.root, "", d))
         goto out;
     if (config_sizes(&doc, path, c, d) || config_unmodelled(&doc, path, d) ||
-        config_experts(&doc, path, c, d) || config_rest(&doc, path, c, d) ||
+        config_experts(&doc, path, c, d) || config_mla(&doc, path, c, d) ||
+        config_rest(&doc, path, c, d) ||
         config_params(path, c, d))
         goto out;
     rc = 0;
@@ -241,16 +341,46 @@ out:
     return rc;
 }
 
+int llm_layer_moe(const struct llm_config *c, uint64_t l)
+{
+    return c->experts > 0 && l < LLM_MAX_LAYERS && (c->moe_layer[l / 8] >> (l % 8) & 1u);
+}
+
+uint64_t llm_kv_elems(const struct llm_config *c, uint32_t tp)
+{
+    if (c->kv_lora)     /* the latent and the shared RoPE key, whole on every rank */
+        return c->kv_lora + c->rope_dim;
+    uint64_t t = tp > 1 ? tp : 1;
+    return 2 * (c->kv_heads >= t ? c->kv_heads / t : 1) * c->head_dim;
+}
+
+/* A layer's attention weights: q, k, v, o (and Qwen3's q/k norms), or
+ * MLA's q (direct, or down, norm, up), the latent's down projection with
+ * the RoPE key, its norm, its up projection to every head's k (non-RoPE
+ * part) and v, and o. */
+static uint64_t attn_params(const struct llm_config *c)
+{
+    uint64_t h = c->hidden;
+    if (c->kv_lora) {
+        uint64_t qk = c->heads * (c->nope_dim + c->rope_dim);
+        uint64_t q = c->q_lora ? h * c->q_lora + c->q_lora + c->q_lora * qk : h * qk;
+        return q + h * (c->kv_lora + c->rope_dim) + c->kv_lora +
+               c->kv_lora * c->heads * (c->nope_dim + c->v_dim) + c->heads * c->v_dim * h;
+    }
+    uint64_t q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
+    return h * q + 2 * h * kv + q * h + (c->qk_norm ? 2 * c->head_dim : 0);
+}
+
 uint64_t llm_param_count(const struct llm_config *c)
 {
-    uint64_t h = c->hidden, q = c->heads * c->head_dim, kv = c->kv_heads * c->head_dim;
-    uint64_t ffn = c->experts ? c->experts * 3 * h * c->intermediate + h * c->experts
-                              : (c->gated ? 3 : 2) * h * c->intermediate;   /* (gate,) up, down
-                                                                           * (x experts, router) */
-    uint64_t layer = h * q + 2 * h * kv + q * h      /* q, k, v, o */
-                     + ffn
-                     + 2 * h;                        /* two RMSNorm weights */
-    uint64_t n = c->vocab * h + c->layers * layer + h;
+    uint64_t h = c->hidden, attn = attn_params(c), n = c->vocab * h + h;
+    for (uint64_t l = 0; l < c->layers; l++) {
+        /* (gate,) up, down; the experts' with the router and the shared experts' */
+        uint64_t ffn = llm_layer_moe(c, l)
+                           ? (c->experts + c->shared_experts) * 3 * h * c->moe_inter + h * c->experts
+                           : (c->gated ? 3 : 2) * h * c->intermediate;
+        n += attn + ffn + 2 * h;                    /* two RMSNorm weights */
+    }
     if (!c->tied)
         n += c->vocab * h;
     return n;

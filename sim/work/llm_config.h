@@ -14,6 +14,8 @@
 
 #include "diag.h"
 
+#define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
+
 struct llm_config {
     char path[512];
     char name[96];                  /* model_type or file stem */
@@ -26,8 +28,27 @@ struct llm_config {
     uint64_t vocab;                 /* vocab_size */
     uint64_t max_pos;               /* max_position_embeddings */
     int tied;                       /* tie_word_embeddings */
-    uint64_t experts;               /* num_local_experts (Mixtral-style MoE), 0 = dense */
+    uint64_t experts;               /* routed experts: num_local_experts (Mixtral),
+                                     * num_experts (Qwen2/3-MoE) or n_routed_experts
+                                     * (DeepSeek-V2/V3); 0 = dense */
+    char experts_key[24];           /* the field that gave them (for messages) */
     uint64_t experts_per_tok;       /* num_experts_per_tok (top-k routing) */
+    uint64_t moe_inter;             /* an expert's intermediate size: moe_intermediate_size,
+                                     * else intermediate_size (Mixtral); 0 when dense */
+    uint64_t shared_experts;        /* n_shared_experts (DeepSeek): experts of moe_inter every
+                                     * token runs, as one dense MLP n x moe_inter wide; 0 = none */
+    unsigned char moe_layer[LLM_MAX_LAYERS / 8];   /* bit l: layer l's MLP is the experts (the
+                                     * others dense, intermediate_size wide): DeepSeek's
+                                     * first_k_dense_replace and moe_layer_freq, Qwen's
+                                     * decoder_sparse_step and mlp_only_layers (llm_layer_moe) */
+    uint64_t kv_lora;               /* kv_lora_rank: multi-head latent attention (DeepSeek-V2/V3)
+                                     * caches this compressed K/V and one shared RoPE key of
+                                     * rope_dim a token and layer; 0 = ordinary attention */
+    uint64_t q_lora;                /* q_lora_rank: q through a low-rank bottleneck; 0 = direct */
+    uint64_t rope_dim;              /* qk_rope_head_dim (MLA) */
+    uint64_t nope_dim;              /* qk_nope_head_dim (MLA) */
+    uint64_t v_dim;                 /* v_head_dim (MLA) */
+    int qk_norm;                    /* a per-head RMSNorm of q and k after the projection (Qwen3) */
     uint64_t sliding_window;        /* sliding_window, 0 = none: a step whose keys exceed it
                                      * is refused (not modelled) */
     int gated;                      /* the MLP is gated (SwiGLU, GeGLU: gate, up, down); 0: a
@@ -39,7 +60,15 @@ struct llm_config {
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
-/* Parameters of the model (embeddings, all layers, final norm, LM head if untied). */
+/* Parameters of the model (embeddings, all layers, final norm, LM head if untied);
+ * DeepSeek's multi-token-prediction layers (num_nextn_predict_layers) are not
+ * counted: strata does not model them. */
 uint64_t llm_param_count(const struct llm_config *c);
+/* 1 if layer l's MLP is the routed experts, 0 if it is dense. */
+int llm_layer_moe(const struct llm_config *c, uint64_t l);
+/* Elements of K/V cache a token takes in one layer on one of tp ranks:
+ * 2 x K/V heads x head_dim (K/V heads replicated below tp), or with MLA
+ * the latent and the RoPE key, kv_lora + rope_dim, on every rank. */
+uint64_t llm_kv_elems(const struct llm_config *c, uint32_t tp);
 
 #endif

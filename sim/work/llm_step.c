@@ -26,8 +26,9 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
         if (c->experts == 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
                             "--ep %u: the model has no experts (a dense model)", ep);
+        const char *ek = c->experts_key[0] ? c->experts_key : "num_local_experts";
         if (ep > 65536 || c->experts % ep != 0)
-            return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_local_experts",
+            return diag_set(d, DIAG_E_RANGE, c->path, 0, ek,
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
         if (s->framework == LLM_FW_LLAMA_CPP)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
@@ -181,6 +182,38 @@ int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct di
     return 0;
 }
 
+/* The parts of the model llm_build writes for inference only: latent
+ * attention, experts of their own width, shared experts and dense layers
+ * among the MoE ones (their backward, gradients and training memory are
+ * not modelled yet), and their TP splits. */
+static int check_family(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    int dense_layers = 0;
+    for (uint64_t l = 0; c->experts && l < c->layers; l++)
+        dense_layers |= !llm_layer_moe(c, l);
+    int newer = c->kv_lora || (c->experts && (c->moe_inter != c->intermediate || c->shared_experts ||
+                                              dense_layers));
+    if (!newer)
+        return 0;
+    const char *what = c->kv_lora ? "latent attention (kv_lora_rank)"
+                                  : c->shared_experts ? "shared experts (n_shared_experts)"
+                                  : dense_layers ? "dense layers among the MoE ones"
+                                                 : "experts of their own width (moe_intermediate_size)";
+    if (s->phase == LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
+                        "training a model with %s is not modelled yet: decode and prefill are", what);
+    if (s->framework == LLM_FW_LLAMA_CPP)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--framework",
+                        "llama.cpp's graph for a model with %s is not modelled", what);
+    int ep_tp = s->ep > 1 && s->ep == tp;  /* EP over the TP group: whole experts */
+    if (c->experts && !ep_tp && c->moe_inter % tp != 0)
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, "moe_intermediate_size",
+                        "--tp %u does not divide moe_intermediate_size %llu", tp,
+                        (unsigned long long)c->moe_inter);
+    return 0;
+}
+
 /* The step's size against the model's: tokens, positions, window. */
 static int check_shape(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
@@ -263,7 +296,7 @@ static int check_devices(const struct llm_step *s, struct diag *d)
 int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1;
-    if (check_shape(c, s, d) != 0 || llm_check_tp(c, s, d) != 0)
+    if (check_shape(c, s, d) != 0 || llm_check_tp(c, s, d) != 0 || check_family(c, s, d) != 0)
         return -1;
     if (s->sp && (s->phase != LLM_TRAIN || tp < 2 || s->prompt % tp != 0))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--sp",

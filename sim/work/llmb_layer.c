@@ -1,8 +1,25 @@
 /* llmb_layer.c: one transformer layer's forward in the LLM trace builder
  * (see llmb_layer.h): the norm and q, k, v projections, the attention
  * (under context parallelism, its ring or collectives), the output
- * projection, and the MLP (dense or Mixtral-style experts), with the
- * tensor- and sequence-parallel collectives between. */
+ * projection, and the MLP (dense or routed experts, with shared experts),
+ * with the tensor- and sequence-parallel collectives between.
+ *
+ * Multi-head latent attention (DeepSeek-V2/V3, kv_lora_rank): q through
+ * its low-rank bottleneck, the latent and the shared RoPE key from one
+ * down projection (fused with q's, as vLLM and SGLang run it), their
+ * norms; the cache holds the latent and the RoPE key, kv_lora + rope_dim a
+ * token and layer, whole on every TP rank.  Decode absorbs the up
+ * projections (DeepSeek-V2's paper, FlashMLA): q's non-RoPE part times
+ * W_UK into the latent's space, attention of every head over the shared
+ * latent (one K/V head: MQA), the output times W_UV; the attention op has
+ * one K/V head of (kv_lora + rope_dim) / 2, so that its K and V are the
+ * latent's bytes, read once; its FLOPs are then about half the real ones
+ * (QK over 576, PV over 512), a known limit that matters where decode
+ * attention is compute-bound (all heads on one rank, long contexts).
+ * Prefill runs the non-absorbed form: the latent of every key (cached
+ * ones too) up-projected to each head's k and v, and attention of heads
+ * of (qk + v) / 2 (the K and V bytes and the FLOPs of qk-wide keys and
+ * v-wide values). */
 #include "llmb_layer.h"
 
 #include <math.h>
@@ -30,12 +47,21 @@ struct lay {
     double eb;                  /* bytes an element */
     int sp;                     /* sequence parallelism */
     enum wfmt w, wdown;         /* the weights' storage (wdown: the down projection's) */
+    int moe;                    /* the MLP is the routed experts */
+    int qk_norm;                /* Qwen3's q and k norms */
+    int absorb;                 /* MLA in decode: the weight-absorbed form */
 };
 
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
 
-/* A Mixtral-style MoE block on `rows` tokens: router, top-k, the experts
- * the tokens reach under uniform routing as batched GEMMs. */
+/* A MoE block on `rows` tokens: the shared experts (DeepSeek) as one dense
+ * gated MLP, then the router, top-k, and the routed experts the tokens
+ * reach under uniform routing as batched GEMMs.  The same count serves
+ * Mixtral's 8 experts and the fine-grained 64-256 (Qwen3-MoE, DeepSeek):
+ * a batch of B tokens, each to k of E experts, touches E(1 - (1 - k/E)^B)
+ * of them in expectation, and each touched expert's weights are read once
+ * a step: decode's weight bytes grow with the batch until every expert is
+ * read. */
 static void add_moe(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
                     uint64_t l, uint64_t rows, uint64_t inter, enum wfmt w, enum wfmt wdown,
                     uint32_t sp_tp)
@@ -70,9 +96,18 @@ static void add_moe(struct llmb *b, const struct llm_config *c, const struct llm
     double copies = (double)rows * k * (double)g * F / (b->ep_tp ? (double)b->ep_tp : 1.0);
     uint64_t per = (uint64_t)ceil(copies / (double)na);
     if (b->ep_tp)
-        inter = c->intermediate;    /* whole experts */
+        inter = c->moe_inter;       /* whole experts */
     double eb = dtype_bytes(dt, 1.0);
     uint64_t a2a = (uint64_t)ceil((double)rows * k * F * (double)c->hidden * eb);
+    if (c->shared_experts) {
+        /* every token's, split over the TP ranks as the dense MLP (the
+         * rank's share of the width, inter); before the routed ones, not
+         * overlapped with the dispatch as SGLang can */
+        uint64_t sh = c->shared_experts * inter;
+        llmb_gemm(b, ID("shared_gate_up"), dt, rows, 2 * sh, c->hidden, w);
+        llmb_ew(b, ID("shared_silu_mul"), dt, rows * sh, 2, 1, c->act_flops + 1.0);
+        llmb_gemm(b, ID("shared_down"), dt, rows, c->hidden, sh, wdown);
+    }
     llmb_gemm(b, ID("router"), dt, rows, c->experts, c->hidden, WF_NONE);
     llmb_rc(b, ID("topk"), OP_REDUCTION, dt, rows, c->experts);
     if (ep > 1 && !b->ep_tp) {
@@ -116,6 +151,8 @@ static void layer_qkv(struct llmb *b, const struct llm_step *s, const struct lay
         llmb_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
         llmb_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
         llmb_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
+        if (y->qk_norm)
+            llmb_rc(b, ID("qk_norm"), OP_NORM, dt, rows * (y->heads + y->kvh), y->hd);
         llmb_ew(b, ID("rope_q"), dt, rows * qd, 1, 1, 3.0);
         llmb_ew(b, ID("rope_k"), dt, rows * kvd, 1, 1, 3.0);
         llmb_ew(b, ID("cpy_k"), dt, rows * kvd, 1, 1, 0.0);
@@ -128,8 +165,42 @@ static void layer_qkv(struct llmb *b, const struct llm_step *s, const struct lay
         if (sp)
             llmb_tp_coll(b, ID("attn_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
         llmb_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
+        if (y->qk_norm)     /* Qwen3: RMSNorm of every q and k head */
+            llmb_rc(b, ID("qk_norm"), OP_NORM, dt, rows * (y->heads + y->kvh), y->hd);
         /* RoPE on q and k, with k and v written to the KV cache */
         llmb_ew(b, ID("rope_kv"), dt, rows * (qd + 2 * kvd), 1, 1, 3.0);
+    }
+}
+
+/* MLA's projections (see the top): the fused down projection of q and
+ * the latent with the RoPE key, their norms, q's up projection, and in
+ * decode q's non-RoPE part absorbed into the latent's space (W_UK, one
+ * GEMM a head), in prefill every key's latent up-projected to its heads'
+ * k and v (W_UKV); RoPE and the cache write of the latent. */
+static void layer_mla_qkv(struct llmb *b, const struct llm_config *c, const struct lay *y)
+{
+    uint64_t l = y->l, rows = y->rows, h = y->h, heads = y->heads;
+    uint64_t qk = c->nope_dim + c->rope_dim, lat = c->kv_lora + c->rope_dim;
+    enum dtype dt = y->dt;
+    enum wfmt w = y->w;
+    char id[64];
+    llmb_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
+    if (c->q_lora) {
+        llmb_gemm(b, ID("qkv_a_proj"), dt, rows, c->q_lora + lat, h, w);
+        llmb_rc(b, ID("qkv_a_norm"), OP_NORM, dt, rows, c->q_lora + c->kv_lora);
+        llmb_gemm(b, ID("q_b_proj"), dt, rows, heads * qk, c->q_lora, w);
+    } else {
+        llmb_gemm(b, ID("qkv_a_proj"), dt, rows, heads * qk + lat, h, w);
+        llmb_rc(b, ID("kv_a_norm"), OP_NORM, dt, rows, c->kv_lora);
+    }
+    if (y->absorb) {
+        struct op *o = llmb_gemm(b, ID("q_absorb"), dt, rows, c->kv_lora, c->nope_dim, w);
+        o->u.gemm.batch = heads;
+        llmb_ew(b, ID("rope_kv"), dt, rows * (heads * c->rope_dim + lat), 1, 1, 3.0);
+    } else {
+        llmb_ew(b, ID("rope_kv"), dt, rows * (heads * qk + lat), 1, 1, 3.0);
+        llmb_gemm(b, ID("kv_b_proj"), dt, y->batch * y->kv_len, heads * (c->nope_dim + c->v_dim),
+                  c->kv_lora, w);
     }
 }
 
@@ -235,10 +306,10 @@ static void layer_mlp(struct llmb *b, const struct llm_config *c, const struct l
     /* with SP, EP inside DP dispatches this rank's 1/tp of the tokens (its
      * own all-gather and reduce-scatter over TP); the dense MLP and EP
      * over the TP group gather all the tokens first */
-    int sp_moe = sp && c->experts && b->ep > 1;
+    int sp_moe = sp && y->moe && b->ep > 1;
     if (sp && !sp_moe)
         llmb_tp_coll(b, ID("mlp_allgather"), COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
-    if (c->experts) {
+    if (y->moe) {
         add_moe(b, c, s, l, sp_moe ? rows / tp : rows, inter, w, wdown, sp_moe ? tp : 1);
     } else if (c->gated) {
         llmb_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
@@ -287,8 +358,28 @@ void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_ste
     y.wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : y.w;
     y.qd = y.heads * y.hd;
     y.kvd = y.kvh * y.hd;
-    layer_qkv(b, s, &y);
-    layer_attention(b, s, &y);
+    y.moe = llm_layer_moe(c, l);
+    if (y.moe)
+        y.inter = c->moe_inter / tp;
+    y.qk_norm = c->qk_norm;
+    if (c->kv_lora) {
+        char id[64];
+        /* the attention op's heads (see the top): decode one K/V head over
+         * the latent, prefill every head's expanded k and v */
+        y.absorb = s->phase == LLM_DECODE;
+        y.kvh = y.absorb ? 1 : y.heads;
+        y.hd = y.absorb ? (c->kv_lora + c->rope_dim + 1) / 2 : (c->nope_dim + c->rope_dim + c->v_dim + 1) / 2;
+        y.qd = y.heads * c->v_dim;      /* o_proj's input */
+        layer_mla_qkv(b, c, &y);
+        layer_attention(b, s, &y);
+        if (y.absorb) {     /* the latent output to each head's v (W_UV) */
+            struct op *o = llmb_gemm(b, ID("v_absorb"), y.dt, rows, c->v_dim, c->kv_lora, y.w);
+            o->u.gemm.batch = y.heads;
+        }
+    } else {
+        layer_qkv(b, s, &y);
+        layer_attention(b, s, &y);
+    }
     layer_attn_out(b, s, &y);
     layer_mlp(b, c, s, &y);
 }
