@@ -282,6 +282,27 @@ static void test_host_and_window(void)
     cJSON_Delete(b);
 }
 
+/* Goodput: the requests that meet every bound, over the run's duration;
+ * one client at a time, so each request's TTFT is the prefill step: a
+ * bound just above it admits all, one just below none. */
+static void test_goodput(void)
+{
+    double pre = step_s("--phase prefill --batch 1 --prompt 512");
+    char args[256];
+    snprintf(args, sizeof args, "--concurrency 1 --requests 4 --isl 512 --osl 8 --goodput ttft=%.9fs,tpot=1s",
+             pre * 1.001);
+    cJSON *a = serve(args, "good-all.json");
+    snprintf(args, sizeof args, "--concurrency 1 --requests 4 --isl 512 --osl 8 --goodput ttft=%.9fs", pre * 0.999);
+    cJSON *b = serve(args, "good-none.json");
+    CHECK(a != NULL && b != NULL);
+    CHECK_EQ_INT(num(a, "goodput", "requests"), 4);
+    CHECK_NEAR_REL(num(a, "goodput", "requests_per_s"), num(a, "requests_per_s", NULL), 1e-9);
+    CHECK_EQ_INT(num(b, "goodput", "requests"), 0);
+    CHECK_EQ_INT(num(b, "goodput", "fraction"), 0);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 /* The same seed, the same bytes; another seed, other requests. */
 static void test_determinism(void)
 {
@@ -346,6 +367,9 @@ static void test_bad_input(void)
     refused("--rate 5 --concurrency 4", 2, "give one of --rate");
     refused("--rate 5 --chunked-prefill maybe", 2, "serve: --chunked-prefill:");
     refused("--rate 5 --scheduler-steps 0", 2, "serve: --scheduler-steps: at least 1");
+    refused("--rate 5 --goodput ttft=0ms", 2, "serve: --goodput: ttft: expected a time above 0");
+    refused("--rate 5 --goodput ttft_p90=1s", 2, "serve: --goodput: 'ttft_p90=1s': expected ttft=TIME");
+    refused("--rate 5 --goodput tpot=1s,tpot=2s", 2, "serve: --goodput: tpot: given twice");
     refused("--rate 5 --isl lognormal:200,0", 2, "serve: --isl: expected lognormal:MEAN,CV[,MAX]");
     refused("--rate 5 --osl lognormal:200,1,150", 2, "serve: --osl: expected lognormal:MEAN,CV[,MAX]");
     refused("--rate 5 --isl 9000", 1, "max_position_embeddings");
@@ -386,6 +410,7 @@ int main(void)
     test_stack();
     test_lognormal();
     test_host_and_window();
+    test_goodput();
     test_determinism();
     test_bad_input();
     tu_rmtree(dir);

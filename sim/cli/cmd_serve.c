@@ -25,11 +25,13 @@ const char cli_serve_usage[] =
     "                  [--stack NAME] [--tp N] [--dtype bf16] [--scheduler continuous|static]\n"
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
-    "                  [--json OUT.json] [--csv REQUESTS.csv] " CLI_SET_USAGE "\n"
+    "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
+    "                  " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
     "                  --isl/--osl: N, uniform:A..B, normal:MU,SIGMA or lognormal:MEAN,CV[,MAX]\n"
-    "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --csv: a row a\n"
+    "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --goodput: the\n"
+    "                  requests/s that meet each bound, a request; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -66,6 +68,12 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
     struct serve_workload w;
     char label[1200];
     struct llm_step pre, dec;
+    struct serve_slo slo;
+    char why[160];
+    if (a->goodput != NULL && serve_slo_parse(a->goodput, &slo, why, sizeof why) != 0) {
+        fprintf(stderr, "strata serve: --goodput: %s\n", why);
+        return 2;
+    }
     int rc = serve_opts_workload(a, &w, label, sizeof label);
     if (rc == 0)
         rc = serve_opts_step(a, sp, &pre, &dec);
@@ -99,7 +107,7 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         snprintf(dt, sizeof dt, "%s", dtype_name(dec.dtype));
         struct serve_ctx ctx = {su.sys.implied ? cfg_label(cfg) : su.sys.name, a->model, sp ? stk.name : "",
                                 dec.tp, dt, label, w.seed, &sch, util, su.kv_per_token, su.fit.weights, &q,
-                                &res, &su.steps};
+                                &res, &su.steps, a->goodput != NULL ? &slo : NULL};
         rc = write_outputs(a, &ctx);
     }
     serve_setup_free(&su);
@@ -120,7 +128,7 @@ int cli_serve(int argc, char **argv)
         {"requests", 0, &a.nreq, NULL}, {"isl", 0, &a.isl, NULL},
         {"osl", 0, &a.osl, NULL},       {"seed", 0, &a.seed, NULL},
         {"scheduler", 0, &a.sched, NULL}, {"max-num-seqs", 0, &a.seqs, NULL},
-        {"scheduler-steps", 0, &a.msteps, NULL},
+        {"scheduler-steps", 0, &a.msteps, NULL}, {"goodput", 0, &a.goodput, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},

@@ -20,6 +20,7 @@
 #include "jsonout.h"
 #include "numfmt.h"
 #include "strbuf.h"
+#include "units.h"
 
 #define PS 1e-12
 
@@ -37,6 +38,47 @@ static void lat_of(double *v, uint32_t n, struct serve_lat *l)
     l->p99 = gsl_stats_quantile_from_sorted_data(v, 1, n, 0.99);
 }
 
+int serve_slo_parse(const char *text, struct serve_slo *slo, char *why, size_t n)
+{
+    static const char *const keys[] = {"ttft", "tpot", "e2e"};
+    memset(slo, 0, sizeof *slo);
+    double *dst[] = {&slo->ttft_s, &slo->tpot_s, &slo->e2e_s};
+    for (const char *s = text;;) {
+        size_t len = strcspn(s, ","), k = 0;
+        const char *eq = memchr(s, '=', len);
+        while (k < 3 && !(eq != NULL && (size_t)(eq - s) == strlen(keys[k]) && strncmp(s, keys[k], strlen(keys[k])) == 0))
+            k++;
+        if (k == 3) {
+            snprintf(why, n, "'%.*s': expected ttft=TIME, tpot=TIME or e2e=TIME (e.g. ttft=200ms,tpot=50ms)",
+                     (int)(len > 60 ? 60 : len), s);
+            return -1;
+        }
+        char v[64];
+        snprintf(v, sizeof v, "%.*s", (int)(len - (size_t)(eq + 1 - s) > 60 ? 60 : len - (size_t)(eq + 1 - s)),
+                 eq + 1);
+        struct qty q;
+        if (qty_parse(v, &q) != 0 || q.kind != QK_TIME || !(q.si > 0) || q.si > 1e9 || *dst[k] > 0) {
+            snprintf(why, n, "%s: %s", keys[k], *dst[k] > 0 ? "given twice"
+                     : "expected a time above 0 with its unit (200ms, 0.2s)");
+            return -1;
+        }
+        *dst[k] = q.si;
+        if (s[len] == '\0')
+            return 0;
+        s += len + 1;
+    }
+}
+
+/* Whether request r met the objective. */
+static int met(const struct serve_slo *o, const struct serve_req *r)
+{
+    double ttft = (double)(r->first_token_ps - r->arrival_ps) * PS;
+    double e2e = (double)(r->finish_ps - r->arrival_ps) * PS;
+    double tpot = r->output > 1 ? (double)(r->finish_ps - r->first_token_ps) * PS / (r->output - 1) : 0;
+    return (o->ttft_s <= 0 || ttft <= o->ttft_s) && (o->tpot_s <= 0 || tpot <= o->tpot_s) &&
+           (o->e2e_s <= 0 || e2e <= o->e2e_s);
+}
+
 void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
 {
     const struct serve_reqs *q = c->q;
@@ -52,6 +94,8 @@ void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
         s->input_tokens += r->input;
         s->output_tokens += r->output;
         compute += (double)(r->finish_ps - r->arrival_ps - r->queued_ps) * PS;
+        if (c->slo != NULL)
+            s->good += (uint32_t)met(c->slo, r);
     }
     s->compute_mean_s = compute / q->n;
     s->first_arrival_s = (double)first * PS;
@@ -60,6 +104,7 @@ void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
         s->req_per_s = q->n / s->duration_s;
         s->out_tok_per_s = (double)s->output_tokens / s->duration_s;
         s->tok_per_s = (double)(s->input_tokens + s->output_tokens) / s->duration_s;
+        s->goodput_req_per_s = s->good / s->duration_s;
     }
     for (uint32_t i = 0; i < q->n; i++)
         v[i] = (double)(q->r[i].first_token_ps - q->r[i].arrival_ps) * PS;
@@ -126,6 +171,19 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
     text_lat(f, "TTFT", &s->ttft);
     text_lat(f, "TPOT", &s->tpot);
     text_lat(f, "E2E", &s->e2e);
+    if (c->slo != NULL) {
+        char what[160] = "", b[32];
+        const double v[] = {c->slo->ttft_s, c->slo->tpot_s, c->slo->e2e_s};
+        static const char *const nm[] = {"TTFT", "TPOT", "E2E"};
+        for (int i = 0; i < 3; i++)
+            if (v[i] > 0) {
+                size_t at = strlen(what);
+                numfmt_time(b, sizeof b, v[i]);
+                snprintf(what + at, sizeof what - at, "%s%s <= %s", at ? ", " : "", nm[i], b);
+            }
+        fprintf(f, "  goodput (%s a request): %.3f requests/s, %u of %u requests (%.1f%%)\n", what,
+                s->goodput_req_per_s, s->good, s->n, s->n ? 100.0 * s->good / s->n : 0);
+    }
     char qb[32], cb[32];
     numfmt_time(qb, sizeof qb, s->queued.mean);
     numfmt_time(cb, sizeof cb, s->compute_mean_s);
@@ -195,6 +253,15 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     cJSON_AddItemToObject(root, "ttft_s", serve_json_lat(&s->ttft));
     cJSON_AddItemToObject(root, "tpot_s", serve_json_lat(&s->tpot));
     cJSON_AddItemToObject(root, "e2e_s", serve_json_lat(&s->e2e));
+    if (c->slo != NULL) {
+        cJSON *g = cJSON_AddObjectToObject(root, "goodput");
+        jout_add_num(g, "ttft_s", c->slo->ttft_s);
+        jout_add_num(g, "tpot_s", c->slo->tpot_s);
+        jout_add_num(g, "e2e_s", c->slo->e2e_s);
+        jout_add_num(g, "requests", s->good);
+        jout_add_num(g, "fraction", s->n ? (double)s->good / s->n : 0);
+        jout_add_num(g, "requests_per_s", s->goodput_req_per_s);
+    }
     cJSON_AddItemToObject(root, "queued_s", serve_json_lat(&s->queued));
     jout_add_num(root, "running_s_mean", s->compute_mean_s);
     jout_add_num(root, "mean_in_system", s->mean_in_system);

@@ -15,6 +15,16 @@ struct serve_lat {
     uint32_t n;                 /* requests it is defined for (TPOT: output > 1) */
 };
 
+/* A service-level objective a request: it is good when each given bound
+ * holds for it (DistServe's and vLLM's benchmark_serving --goodput
+ * definition); 0: no bound.  TPOT's bound holds for a one-token output. */
+struct serve_slo {
+    double ttft_s, tpot_s, e2e_s;
+};
+/* `ttft=200ms,tpot=50ms,e2e=10s` (any of the three, each once, a time with
+ * its unit above 0): 0 with *slo, or -1 with what is wrong in why[n]. */
+int serve_slo_parse(const char *text, struct serve_slo *slo, char *why, size_t n);
+
 /* What the run was, for the report's header (strings owned by the caller). */
 struct serve_ctx {
     const char *hw;             /* the hardware's name */
@@ -31,6 +41,7 @@ struct serve_ctx {
     const struct serve_reqs *q;
     const struct serve_result *res;
     const struct serve_steps *steps;
+    const struct serve_slo *slo;        /* NULL: no goodput */
 };
 
 struct serve_summary {
@@ -43,6 +54,8 @@ struct serve_summary {
     double mean_in_system;      /* requests in the system, time-averaged over [0, end] */
     double kv_mean_occupancy, kv_max_occupancy;   /* of the blocks */
     double busy_frac;           /* of [0, end] the engine ran steps */
+    uint32_t good;              /* requests that met ctx->slo (with one) */
+    double goodput_req_per_s;   /* good / duration */
 };
 
 /* A latency's mean, percentiles and count as a JSON object (the caller
