@@ -303,6 +303,58 @@ static void test_goodput(void)
     cJSON_Delete(b);
 }
 
+/* The timeline: a step slice for each engine step, and each request's
+ * slices (queued, prefill, decode) adding up to its end-to-end time; the
+ * KV counter's peak is the run's; a timeline that cannot be written
+ * leaves none of the outputs. */
+static void test_timeline(void)
+{
+    char args[512], path[256];
+    snprintf(path, sizeof path, "%s/tl.json", dir);
+    snprintf(args, sizeof args, "--rate 400 --requests 60 --isl 300 --osl 20 --timeline '%s'", path);
+    cJSON *j = serve_model(SMOL, args, "tl-summary.json");
+    char *text = tu_read_file(path, NULL);
+    cJSON *t = text ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL && t != NULL);
+    double e2e[60] = {0}, kv_max = 0;
+    int steps = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(t, "traceEvents")) {
+        const char *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph")->valuestring;
+        int pid = cJSON_GetObjectItemCaseSensitive(ev, "pid")->valueint;
+        if (strcmp(ph, "X") == 0 && pid == 1)
+            steps++;
+        else if (strcmp(ph, "X") == 0 && pid == 2) {
+            int tid = cJSON_GetObjectItemCaseSensitive(ev, "tid")->valueint;
+            if (tid >= 1 && tid <= 60)
+                e2e[tid - 1] += cJSON_GetObjectItemCaseSensitive(ev, "dur")->valuedouble * 1e-6;
+        } else if (strcmp(ph, "C") == 0 && strcmp(cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring,
+                                                  "KV cache") == 0) {
+            double v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "args"),
+                                                        "blocks")->valuedouble;
+            kv_max = v > kv_max ? v : kv_max;
+        }
+    }
+    double mean = 0;
+    for (int i = 0; i < 60; i++)
+        mean += e2e[i] / 60;
+    printf("  timeline: %d steps, mean E2E %.6f s (summary %.6f), KV peak %.0f blocks\n", steps, mean,
+           num(j, "e2e_s", "mean"), kv_max);
+    CHECK_EQ_INT(steps, num(j, "steps", "total"));
+    CHECK_NEAR_REL(mean, num(j, "e2e_s", "mean"), 1e-6);
+    CHECK_NEAR_REL(kv_max, num(j, "kv_cache", "max_occupancy") * num(j, "kv_cache", "blocks"), 1e-9);
+    cJSON_Delete(j);
+    cJSON_Delete(t);
+    free(text);
+    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 400 --requests 10 --json '%s/tl2.json' "
+             "--timeline '%s'", dir, dir);
+    char *err = NULL;
+    CHECK_EQ_INT(run(args, &err), 1);
+    snprintf(path, sizeof path, "%s/tl2.json", dir);
+    CHECK(!tu_exists(path));
+    free(err);
+}
+
 /* The same seed, the same bytes; another seed, other requests. */
 static void test_determinism(void)
 {
@@ -411,6 +463,7 @@ int main(void)
     test_lognormal();
     test_host_and_window();
     test_goodput();
+    test_timeline();
     test_determinism();
     test_bad_input();
     tu_rmtree(dir);

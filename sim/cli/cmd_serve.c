@@ -26,12 +26,14 @@ const char cli_serve_usage[] =
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
+    "                  [--timeline OUT.json]\n"
     "                  " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
     "                  --isl/--osl: N, uniform:A..B, normal:MU,SIGMA or lognormal:MEAN,CV[,MAX]\n"
     "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --goodput: the\n"
-    "                  requests/s that meet each bound, a request; --csv: a row a\n"
+    "                  requests/s that meet each bound, a request; --timeline: a Perfetto track a\n"
+    "                  request, the steps and the KV cache; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -51,6 +53,13 @@ static int write_outputs(const struct serve_args *a, const struct serve_ctx *ctx
     if (a->js != NULL && serve_report_json(ctx, &sm, a->js, &d) != 0) {
         if (a->csv != NULL && !cli_is_stdout(a->csv))
             remove(a->csv);     /* all the outputs, or none */
+        return cli_fail(&d);
+    }
+    if (a->timeline != NULL && serve_report_timeline(ctx, a->timeline, &d) != 0) {
+        if (a->csv != NULL && !cli_is_stdout(a->csv))
+            remove(a->csv);
+        if (a->js != NULL && !cli_is_stdout(a->js))
+            remove(a->js);
         return cli_fail(&d);
     }
     serve_report_text(ctx, &sm, cli_is_stdout(a->js) || cli_is_stdout(a->csv) ? stderr : stdout);
@@ -100,6 +109,7 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         return cli_fail(&d);
     }
     struct serve_result res;
+    sch.record = a->timeline != NULL;
     rc = serve_run(&sch, &q, &su.steps, &res, &d) != 0 ? cli_fail(&d) : 0;
     if (rc == 0) {
         const struct hw_config *cfg = &su.sys.chip;
@@ -110,6 +120,7 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
                                 &res, &su.steps, a->goodput != NULL ? &slo : NULL};
         rc = write_outputs(a, &ctx);
     }
+    serve_result_free(&res);
     serve_setup_free(&su);
     serve_reqs_free(&q);
     return rc;
@@ -129,6 +140,7 @@ int cli_serve(int argc, char **argv)
         {"osl", 0, &a.osl, NULL},       {"seed", 0, &a.seed, NULL},
         {"scheduler", 0, &a.sched, NULL}, {"max-num-seqs", 0, &a.seqs, NULL},
         {"scheduler-steps", 0, &a.msteps, NULL}, {"goodput", 0, &a.goodput, NULL},
+        {"timeline", 0, &a.timeline, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},

@@ -318,3 +318,61 @@ int serve_report_csv(const struct serve_ctx *c, const char *path, struct diag *d
     free(b.s);
     return afile_commit(&a, d);
 }
+
+/* A complete slice on pid/tid from a to b (ps), in microseconds. */
+static void tl_slice(struct sb *b, const char *name, int pid, uint32_t tid, uint64_t a, uint64_t z)
+{
+    sb_printf(b, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f", name, pid,
+              tid, (double)a * 1e-6, (double)(z - a) * 1e-6);
+}
+
+int serve_report_timeline(const struct serve_ctx *c, const char *path, struct diag *d)
+{
+    struct afile a;
+    if (afile_open(&a, path, d) != 0)
+        return -1;
+    struct sb b = {0};
+    sb_puts(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"engine\"}},\n"
+                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"steps\"}},\n"
+                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"requests\"}}");
+    const struct serve_result *res = c->res;
+    for (uint64_t k = 0; k < res->nsamples; k++) {
+        const struct serve_sample *s = &res->samples[k];
+        tl_slice(&b, s->prefills && s->decodes ? "mixed" : s->prefills ? "prefill" : "decode", 1, 0, s->t_ps,
+                 s->t_ps + s->dur_ps);
+        sb_printf(&b, ",\"args\":{\"decodes\":%u,\"prefills\":%u,\"tokens\":%u}}", s->decodes, s->prefills,
+                  s->tokens);
+        sb_printf(&b, ",\n{\"name\":\"KV cache\",\"ph\":\"C\",\"pid\":1,\"ts\":%.6f,\"args\":{\"blocks\":%u}}",
+                  (double)s->t_ps * 1e-6, s->kv_blocks);
+        sb_printf(&b, ",\n{\"name\":\"sequences\",\"ph\":\"C\",\"pid\":1,\"ts\":%.6f,\"args\":"
+                  "{\"running\":%u,\"waiting\":%u}}", (double)s->t_ps * 1e-6, s->running, s->waiting);
+        if (b.n > 1 << 16) {
+            fwrite(b.s, 1, b.n, a.f);
+            b.n = 0;
+        }
+    }
+    for (uint32_t i = 0; i < c->q->n; i++) {
+        const struct serve_req *r = &c->q->r[i];
+        sb_printf(&b, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":2,\"tid\":%u,\"args\":"
+                  "{\"name\":\"request %u\"}}", i + 1, i);
+        if (r->start_ps > r->arrival_ps) {
+            tl_slice(&b, "queued", 2, i + 1, r->arrival_ps, r->start_ps);
+            sb_puts(&b, "}");
+        }
+        tl_slice(&b, "prefill", 2, i + 1, r->start_ps, r->first_token_ps);
+        sb_printf(&b, ",\"args\":{\"input_tokens\":%u,\"preemptions\":%u}}", r->input, r->preemptions);
+        if (r->finish_ps > r->first_token_ps) {
+            tl_slice(&b, "decode", 2, i + 1, r->first_token_ps, r->finish_ps);
+            sb_printf(&b, ",\"args\":{\"output_tokens\":%u}}", r->output);
+        }
+        if (b.n > 1 << 16) {
+            fwrite(b.s, 1, b.n, a.f);
+            b.n = 0;
+        }
+    }
+    sb_puts(&b, "\n]}\n");
+    fwrite(b.s, 1, b.n, a.f);
+    free(b.s);
+    return afile_commit(&a, d);
+}

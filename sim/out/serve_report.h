@@ -70,5 +70,11 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
 int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, const char *path,
                       struct diag *d);
 int serve_report_csv(const struct serve_ctx *c, const char *path, struct diag *d);
+/* The Perfetto / chrome://tracing timeline (Chrome trace event JSON): a
+ * track per request (queued, prefill to its first token, decode to its
+ * last), the engine's steps on a track of their own, and counters of the
+ * KV cache's blocks and the running and waiting sequences.  Needs the run's
+ * samples (sched.record).  0, or -1 with *d (nothing written). */
+int serve_report_timeline(const struct serve_ctx *c, const char *path, struct diag *d);
 
 #endif

@@ -186,6 +186,10 @@ static int admit_head(struct eng *e, uint32_t tokens, uint64_t reserve)
         return 0;
     pop_front(e);
     r->queued_ps += e->now - r->queued_since;
+    if (!r->started) {
+        r->started = 1;
+        r->start_ps = e->now;
+    }
     e->run[e->nrun++] = i;
     plan_add(e, i, tokens);
     return 1;
@@ -408,6 +412,36 @@ static int check_fits(const struct eng *e, struct diag *d)
     return 0;
 }
 
+/* Keeps the engine's state at the start of a step of time dt (the array
+ * doubles when full: amortised, and only when a timeline is asked for). */
+static void sample(struct eng *e, uint64_t dt, uint64_t used)
+{
+    struct serve_result *r = e->res;
+    if (r->nsamples == r->cap_samples) {
+        r->cap_samples = r->cap_samples ? 2 * r->cap_samples : 4096;
+        r->samples = sim_xrealloc(r->samples, r->cap_samples * sizeof *r->samples);
+    }
+    struct serve_sample *s = &r->samples[r->nsamples++];
+    memset(s, 0, sizeof *s);
+    s->t_ps = e->now;
+    s->dur_ps = dt;
+    s->kv_blocks = (uint32_t)used;
+    s->running = e->nrun;
+    s->waiting = e->wlen;
+    for (uint32_t k = 0; k < e->nplan; k++) {
+        s->decodes += (uint32_t)e->plan[k].decode;
+        s->prefills += (uint32_t)!e->plan[k].decode;
+        s->tokens += e->plan[k].tokens;
+    }
+}
+
+void serve_result_free(struct serve_result *r)
+{
+    free(r->samples);
+    r->samples = NULL;
+    r->nsamples = r->cap_samples = 0;
+}
+
 /* One turn of the loop: a step, or a wait for the next arrival.  0, or -1 with *d. */
 static int turn(struct eng *e, struct diag *d)
 {
@@ -443,6 +477,8 @@ static int turn(struct eng *e, struct diag *d)
     uint64_t used = e->s->kv_blocks - e->free_blocks;
     if (used > e->res->kv_max_blocks)
         e->res->kv_max_blocks = used;
+    if (e->s->record)
+        sample(e, dt, used);
     e->res->busy_ps += dt;
     advance(e, e->now + dt);
     finish_step(e);

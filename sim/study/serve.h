@@ -64,6 +64,8 @@ struct serve_req {
     uint64_t queued_ps;         /* time spent in the waiting queue (before it first ran, and
                                  * after each preemption) */
     uint32_t preemptions;       /* times it lost its KV and went back to the queue */
+    uint64_t start_ps;          /* when it first left the queue (with started) */
+    int started;
     /* state while it is in the engine */
     uint32_t ctx;               /* tokens whose KV is in the cache */
     uint32_t generated;         /* output tokens produced so far */
@@ -152,6 +154,17 @@ struct serve_sched {
     uint64_t host_seq_ps;       /* and a sequence in a step, every step (its output token) */
     uint64_t kv_blocks;         /* blocks in the cache */
     uint32_t concurrency;       /* closed loop: clients (0: the arrivals are given) */
+    int record;                 /* keep a sample of the engine a step (serve_result.samples,
+                                 * for the timeline) */
+};
+
+/* The engine at the start of a step (with sched.record). */
+struct serve_sample {
+    uint64_t t_ps, dur_ps;      /* the step's start and time */
+    uint32_t kv_blocks;         /* blocks held */
+    uint32_t running, waiting;  /* sequences in the engine; in the queue */
+    uint32_t decodes, prefills; /* the step's decoding and prefilling sequences */
+    uint32_t tokens;            /* tokens it computes */
 };
 
 struct serve_result {
@@ -164,7 +177,10 @@ struct serve_result {
     double in_system_ps;        /* requests arrived and not finished, integrated over time */
     uint64_t busy_ps;           /* time the engine ran steps (host time included) */
     uint64_t host_ps;           /* of which the scheduler's CPU time */
+    struct serve_sample *samples;   /* with sched.record: a step each (serve_result_free) */
+    uint64_t nsamples, cap_samples;
 };
+void serve_result_free(struct serve_result *r);
 
 /* The scheduler a run starts from (is_static, max_num_seqs, block_size,
  * chunked_prefill, max_batched_tokens, scheduler_steps (1), host_step_ps
