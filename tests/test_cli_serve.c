@@ -355,6 +355,37 @@ static void test_timeline(void)
     free(err);
 }
 
+/* Disaggregated: one request's end-to-end time is the aggregated engine's
+ * plus its KV's move (prompt tokens x a device's KV bytes a token / the
+ * bandwidth), its TTFT the same prefill step; a loaded pool of 2 + 2
+ * serves every request and token. */
+static void test_disagg(void)
+{
+    char path[256], args[512];
+    snprintf(path, sizeof path, "%s/one.csv", dir);
+    tu_write_file(path, "arrival_s,input_tokens,output_tokens\n0.001,512,8\n");
+    snprintf(args, sizeof args, "--requests-file '%s'", path);
+    cJSON *a = serve(args, "agg.json");
+    snprintf(args, sizeof args, "--requests-file '%s' --disagg 1:1 --kv-bandwidth 10GB/s", path);
+    cJSON *b = serve(args, "dis.json");
+    CHECK(a != NULL && b != NULL);
+    double move = 512 * num(a, "kv_cache", "bytes_per_token") / 10e9;
+    printf("  disaggregated 1:1: E2E %.6f -> %.6f s (KV move %.6f s)\n", num(a, "e2e_s", "mean"),
+           num(b, "e2e_s", "mean"), move);
+    CHECK_NEAR_REL(num(b, "ttft_s", "mean"), num(a, "ttft_s", "mean"), 1e-9);
+    CHECK_NEAR_REL(num(b, "e2e_s", "mean") - num(a, "e2e_s", "mean"), move, 1e-6);
+    CHECK_EQ_INT(num(b, "disaggregated", "decode_instances"), 1);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    b = serve_model(SMOL, "--rate 400 --requests 300 --isl 300 --osl 30 --disagg 2:2 --kv-bandwidth 50GB/s",
+                    "dis2.json");
+    CHECK(b != NULL);
+    CHECK_EQ_INT(num(b, "ttft_s", "requests"), 300);
+    CHECK_EQ_INT(num(b, "workload", "output_tokens"), 9000);
+    CHECK(num(b, "steps", "busy_fraction") <= 1.0);
+    cJSON_Delete(b);
+}
+
 /* The same seed, the same bytes; another seed, other requests. */
 static void test_determinism(void)
 {
@@ -420,6 +451,11 @@ static void test_bad_input(void)
     refused("--rate 5 --chunked-prefill maybe", 2, "serve: --chunked-prefill:");
     refused("--rate 5 --scheduler-steps 0", 2, "serve: --scheduler-steps: at least 1");
     refused("--rate 5 --goodput ttft=0ms", 2, "serve: --goodput: ttft: expected a time above 0");
+    refused("--rate 5 --disagg 0:1 --kv-bandwidth 1GB/s", 2, "serve: --disagg: expected P:D");
+    refused("--rate 5 --disagg 2 --kv-bandwidth 1GB/s", 2, "serve: --disagg: expected P:D");
+    refused("--rate 5 --disagg 1:1", 2, "serve: --kv-bandwidth: with --disagg");
+    refused("--rate 5 --kv-bandwidth 1GB/s", 2, "serve: --kv-bandwidth: only with --disagg");
+    refused("--concurrency 5 --disagg 1:1 --kv-bandwidth 1GB/s", 2, "a closed loop (--concurrency) is not");
     refused("--rate 5 --goodput ttft_p90=1s", 2, "serve: --goodput: 'ttft_p90=1s': expected ttft=TIME");
     refused("--rate 5 --goodput tpot=1s,tpot=2s", 2, "serve: --goodput: tpot: given twice");
     refused("--rate 5 --isl lognormal:200,0", 2, "serve: --isl: expected lognormal:MEAN,CV[,MAX]");
@@ -464,6 +500,7 @@ int main(void)
     test_host_and_window();
     test_goodput();
     test_timeline();
+    test_disagg();
     test_determinism();
     test_bad_input();
     tu_rmtree(dir);

@@ -13,6 +13,7 @@
 #include "llm.h"
 #include "numfmt.h"
 #include "serve.h"
+#include "units.h"
 #include "serve_report.h"
 #include "serve_opts.h"
 #include "serve_setup.h"
@@ -26,14 +27,15 @@ const char cli_serve_usage[] =
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
-    "                  [--timeline OUT.json]\n"
+    "                  [--timeline OUT.json] [--disagg P:D --kv-bandwidth BW]\n"
     "                  " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
     "                  --isl/--osl: N, uniform:A..B, normal:MU,SIGMA or lognormal:MEAN,CV[,MAX]\n"
     "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --goodput: the\n"
     "                  requests/s that meet each bound, a request; --timeline: a Perfetto track a\n"
-    "                  request, the steps and the KV cache; --csv: a row a\n"
+    "                  request, the steps and the KV cache; --disagg: P prefill and D decode\n"
+    "                  instances of --tp each, the KV moving at BW a device; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -83,6 +85,32 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         fprintf(stderr, "strata serve: --goodput: %s\n", why);
         return 2;
     }
+    unsigned np = 0, nd = 0;
+    double kvbw = 0;
+    if (a->disagg != NULL) {
+        char tail;
+        struct qty bq;
+        if (sscanf(a->disagg, "%u:%u%c", &np, &nd, &tail) != 2 || np < 1 || nd < 1 || np > 4096 || nd > 4096) {
+            fprintf(stderr, "strata serve: --disagg: expected P:D, prefill and decode instances (1 to 4096 "
+                            "each), got '%s'\n", a->disagg);
+            return 2;
+        }
+        if (a->kvbw == NULL || qty_parse(a->kvbw, &bq) != 0 || bq.kind != QK_BANDWIDTH || !(bq.si > 0)) {
+            fprintf(stderr, "strata serve: --kv-bandwidth: with --disagg, the bandwidth a device's KV moves at "
+                            "from a prefill to a decode instance, with its unit (50GB/s: 400 Gb/s "
+                            "InfiniBand; 450GB/s: NVLink 4 in a node), got '%s'\n", a->kvbw ? a->kvbw : "");
+            return 2;
+        }
+        if (a->conc != NULL) {
+            fprintf(stderr, "strata serve: --disagg: a closed loop (--concurrency) is not modelled "
+                            "disaggregated; give --rate or --requests-file\n");
+            return 2;
+        }
+        kvbw = bq.si;
+    } else if (a->kvbw != NULL) {
+        fprintf(stderr, "strata serve: --kv-bandwidth: only with --disagg P:D\n");
+        return 2;
+    }
     int rc = serve_opts_workload(a, &w, label, sizeof label);
     if (rc == 0)
         rc = serve_opts_step(a, sp, &pre, &dec);
@@ -109,15 +137,24 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         return cli_fail(&d);
     }
     struct serve_result res;
-    sch.record = a->timeline != NULL;
-    rc = serve_run(&sch, &q, &su.steps, &res, &d) != 0 ? cli_fail(&d) : 0;
+    sch.record = a->timeline != NULL && np == 0;
+    if (np > 0)
+        rc = serve_run_disagg(&sch, &q, &su.steps, np, nd, su.kv_per_token / kvbw * 1e12, &res, &d) != 0
+                 ? cli_fail(&d) : 0;
+    else
+        rc = serve_run(&sch, &q, &su.steps, &res, &d) != 0 ? cli_fail(&d) : 0;
     if (rc == 0) {
         const struct hw_config *cfg = &su.sys.chip;
         char dt[16];
         snprintf(dt, sizeof dt, "%s", dtype_name(dec.dtype));
         struct serve_ctx ctx = {su.sys.implied ? cfg_label(cfg) : su.sys.name, a->model, sp ? stk.name : "",
                                 dec.tp, dt, label, w.seed, &sch, util, su.kv_per_token, su.fit.weights, &q,
-                                &res, &su.steps, a->goodput != NULL ? &slo : NULL};
+                                &res, &su.steps, a->goodput != NULL ? &slo : NULL, np, nd, kvbw};
+        struct serve_sched pool = sch;      /* the pools' blocks together, for the occupancy */
+        if (np > 0) {
+            pool.kv_blocks *= np + nd;
+            ctx.sched = &pool;
+        }
         rc = write_outputs(a, &ctx);
     }
     serve_result_free(&res);
@@ -140,7 +177,8 @@ int cli_serve(int argc, char **argv)
         {"osl", 0, &a.osl, NULL},       {"seed", 0, &a.seed, NULL},
         {"scheduler", 0, &a.sched, NULL}, {"max-num-seqs", 0, &a.seqs, NULL},
         {"scheduler-steps", 0, &a.msteps, NULL}, {"goodput", 0, &a.goodput, NULL},
-        {"timeline", 0, &a.timeline, NULL},
+        {"timeline", 0, &a.timeline, NULL}, {"disagg", 0, &a.disagg, NULL},
+        {"kv-bandwidth", 0, &a.kvbw, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},

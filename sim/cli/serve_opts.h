@@ -27,7 +27,7 @@ struct serve_args {
     const char *verb;           /* "serve", "plan": for the messages */
     const char *hw, *model, *stack, *tp, *dtype;
     const char *rate, *conc, *file, *nreq, *isl, *osl, *seed;
-    const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps, *goodput, *timeline;
+    const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps, *goodput, *timeline, *disagg, *kvbw;
     const char *js, *csv;
 };
 

@@ -138,7 +138,7 @@ static void run_one(struct job *j, struct plan_cand *c)
             snprintf(c->why, sizeof c->why, "%.390s", d.msg);
     } else {
         struct serve_ctx ctx = {p->hw_name[c->hw], p->model_path, p->stack_name, c->tp, "", p->workload, p->seed,
-                                &c->sched, c->util, su.kv_per_token, su.fit.weights, &q, &res, &su.steps, NULL};
+                                &c->sched, c->util, su.kv_per_token, su.fit.weights, &q, &res, &su.steps, NULL, 0, 0, 0};
         serve_summarize(&ctx, &c->sm);
         c->status = PLAN_RAN;
         c->preemptions = res.preemptions;

@@ -123,7 +123,8 @@ void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
     free(v);
     if (res->end_ps > 0) {
         s->mean_in_system = res->in_system_ps / (double)res->end_ps;
-        s->busy_frac = (double)res->busy_ps / (double)res->end_ps;
+        s->busy_frac = (double)res->busy_ps / (double)res->end_ps /   /* an engine's, on average */
+                       (c->prefill_instances ? c->prefill_instances + c->decode_instances : 1);
         if (c->sched->kv_blocks > 0)
             s->kv_mean_occupancy = res->kv_block_ps / (double)res->end_ps / (double)c->sched->kv_blocks;
     }
@@ -157,11 +158,19 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
     if (k->host_step_ps > 0 || k->host_seq_ps > 0)
         fprintf(f, "; host %.1f us a call + %.2f us a sequence", (double)k->host_step_ps * 1e-6,
                 (double)k->host_seq_ps * 1e-6);
+    if (c->prefill_instances > 0) {
+        char bw[32];
+        numfmt_si(bw, sizeof bw, c->kv_bandwidth, "B/s");
+        fprintf(f, "\n  disaggregated: %u prefill + %u decode instances of TP %u (%u devices); KV moves at %s a "
+                "device", c->prefill_instances, c->decode_instances, c->tp,
+                (c->prefill_instances + c->decode_instances) * c->tp, bw);
+    }
     char kvb[32], wb[32];
     numfmt_si(kvb, sizeof kvb, (double)k->kv_blocks * k->block_size * c->kv_bytes_per_token, "B");
     numfmt_si(wb, sizeof wb, c->weights_bytes, "B");
-    fprintf(f, "\n  KV cache: %llu blocks of %u tokens (%s a device, %.0f%% of memory used; weights %s)\n",
-            (unsigned long long)k->kv_blocks, k->block_size, kvb, c->gpu_mem_util * 100, wb);
+    fprintf(f, "\n  KV cache: %llu blocks of %u tokens (%s %s, %.0f%% of memory used; weights %s)\n",
+            (unsigned long long)k->kv_blocks, k->block_size, kvb,
+            c->prefill_instances ? "over the instances" : "a device", c->gpu_mem_util * 100, wb);
     fprintf(f, "  workload: %s, %u requests, %llu input + %llu output tokens\n\n", c->workload, s->n,
             (unsigned long long)s->input_tokens, (unsigned long long)s->output_tokens);
     char dur[32];
@@ -223,6 +232,12 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     cJSON_AddStringToObject(root, "model", c->model);
     cJSON_AddStringToObject(root, "stack", c->stack);
     jout_add_num(root, "tp", c->tp);
+    if (c->prefill_instances > 0) {
+        cJSON *dg = cJSON_AddObjectToObject(root, "disaggregated");
+        jout_add_num(dg, "prefill_instances", c->prefill_instances);
+        jout_add_num(dg, "decode_instances", c->decode_instances);
+        jout_add_num(dg, "kv_bandwidth_bytes_per_s", c->kv_bandwidth);
+    }
     cJSON_AddStringToObject(root, "dtype", c->dtype);
     cJSON *sc = cJSON_AddObjectToObject(root, "scheduler");
     cJSON_AddStringToObject(sc, "kind", k->is_static ? "static" : "continuous");

@@ -42,6 +42,8 @@ struct serve_ctx {
     const struct serve_result *res;
     const struct serve_steps *steps;
     const struct serve_slo *slo;        /* NULL: no goodput */
+    uint32_t prefill_instances, decode_instances;   /* disaggregated (0, 0: one engine) */
+    double kv_bandwidth;                /* bytes/s a device's KV moves at, disaggregated */
 };
 
 struct serve_summary {

@@ -47,6 +47,7 @@
  */
 #include "serve.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,7 +183,8 @@ static int admit_head(struct eng *e, uint32_t tokens, uint64_t reserve)
 {
     uint32_t i = e->wait[e->whead];
     struct serve_req *r = &e->q[i];
-    if (e->nrun >= e->s->max_num_seqs || take_blocks(e, r, reserve > tokens ? reserve : tokens) != 0)
+    uint64_t need = (uint64_t)r->ctx + tokens;    /* ctx > 0: a prompt prefilled elsewhere */
+    if (e->nrun >= e->s->max_num_seqs || take_blocks(e, r, reserve > need ? reserve : need) != 0)
         return 0;
     pop_front(e);
     r->queued_ps += e->now - r->queued_since;
@@ -514,6 +516,116 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     free(e.run);
     free(e.plan);
     free(e.held);
+    return rc;
+}
+
+/* Adds one instance's result into the pool's. */
+static void add_result(struct serve_result *to, const struct serve_result *r)
+{
+    to->end_ps = r->end_ps > to->end_ps ? r->end_ps : to->end_ps;
+    to->steps += r->steps;
+    to->prefill_steps += r->prefill_steps;
+    to->decode_steps += r->decode_steps;
+    to->mixed_steps += r->mixed_steps;
+    to->preemptions += r->preemptions;
+    to->kv_max_blocks = r->kv_max_blocks > to->kv_max_blocks ? r->kv_max_blocks : to->kv_max_blocks;
+    to->kv_block_ps += r->kv_block_ps;
+    to->in_system_ps += r->in_system_ps;
+    to->busy_ps += r->busy_ps;
+    to->host_ps += r->host_ps;
+}
+
+/* Orders a decode pool's requests by when their KV is ready, then by id. */
+struct ready {
+    uint64_t t;
+    uint32_t i;
+};
+static int ready_cmp(const void *x, const void *y)
+{
+    const struct ready *a = x, *b = y;
+    return a->t != b->t ? (a->t < b->t ? -1 : 1) : (a->i > b->i) - (a->i < b->i);
+}
+
+/* Runs instance k of n of a pool: the requests idx[j] for j = k, k + n, ...
+ * as sub built from them (prefill: output 1; decode: their KV cached at
+ * arrival), and copies the results back through back(). */
+static int run_pool(const struct serve_sched *s, struct serve_reqs *q, struct serve_steps *st,
+                    const uint32_t *idx, uint32_t m, uint32_t k, uint32_t n, int decode,
+                    const uint64_t *ready_ps, struct serve_result *res, struct diag *d)
+{
+    uint32_t cnt = 0;
+    for (uint32_t j = k; j < m; j += n)
+        cnt++;
+    if (cnt == 0)
+        return 0;
+    struct serve_reqs sub = {sim_xcalloc(cnt, sizeof *sub.r), cnt};
+    uint32_t c = 0;
+    for (uint32_t j = k; j < m; j += n, c++) {
+        const struct serve_req *r = &q->r[idx[j]];
+        struct serve_req *x = &sub.r[c];
+        x->input = r->input;
+        if (decode) {
+            x->arrival_ps = ready_ps[idx[j]];
+            x->output = r->output;
+            x->ctx = r->input;
+            x->generated = 1;
+        } else {
+            x->arrival_ps = r->arrival_ps;
+            x->output = 1;
+        }
+    }
+    struct serve_sched one = *s;
+    one.concurrency = 0;
+    struct serve_result r1;
+    int rc = serve_run(&one, &sub, st, &r1, d);
+    if (rc == 0) {
+        add_result(res, &r1);
+        c = 0;
+        for (uint32_t j = k; j < m; j += n, c++) {
+            struct serve_req *r = &q->r[idx[j]];
+            const struct serve_req *x = &sub.r[c];
+            r->queued_ps += x->queued_ps;
+            r->preemptions += x->preemptions;
+            r->finish_ps = x->finish_ps;
+            if (!decode) {
+                r->first_token_ps = x->first_token_ps;
+                r->start_ps = x->start_ps;
+                r->started = 1;
+            }
+        }
+    }
+    serve_result_free(&r1);
+    free(sub.r);
+    return rc;
+}
+
+int serve_run_disagg(const struct serve_sched *s, struct serve_reqs *q, struct serve_steps *st, uint32_t np,
+                     uint32_t nd, double xfer_ps_per_token, struct serve_result *res, struct diag *d)
+{
+    SIM_CHECK(np > 0 && nd > 0 && q->n > 0 && s->concurrency == 0);
+    memset(res, 0, sizeof *res);
+    uint32_t *idx = sim_xcalloc(q->n, sizeof *idx);
+    uint64_t *ready_ps = sim_xcalloc(q->n, sizeof *ready_ps);
+    struct ready *rd = sim_xcalloc(q->n, sizeof *rd);
+    for (uint32_t i = 0; i < q->n; i++)
+        idx[i] = i;
+    int rc = 0;
+    for (uint32_t k = 0; k < np && rc == 0; k++)
+        rc = run_pool(s, q, st, idx, q->n, k, np, 0, NULL, res, d);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < q->n && rc == 0; i++)
+        if (q->r[i].output > 1) {
+            ready_ps[i] = q->r[i].first_token_ps + (uint64_t)llround(xfer_ps_per_token * q->r[i].input);
+            rd[m++] = (struct ready){ready_ps[i], i};
+        }
+    qsort(rd, m, sizeof *rd, ready_cmp);
+    for (uint32_t j = 0; j < m; j++)
+        idx[j] = rd[j].i;
+    for (uint32_t k = 0; k < nd && rc == 0; k++)
+        rc = run_pool(s, q, st, idx, m, k, nd, 1, ready_ps, res, d);
+    free(idx);
+    free(ready_ps);
+    free(rd);
     return rc;
 }
 

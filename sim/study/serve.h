@@ -182,6 +182,22 @@ struct serve_result {
 };
 void serve_result_free(struct serve_result *r);
 
+/* Prefill/decode disaggregation (DistServe, Splitwise, Dynamo): np
+ * prefill instances and nd decode instances, each an engine of sched s.
+ * Requests go round-robin to the prefill instances, which run their
+ * prompts and produce the first token; each prompt's KV then moves to a
+ * decode instance (round-robin in the order they are ready) taking
+ * xfer_ps_per_token a prompt token (a device's KV bytes a token over its
+ * link: the TP ranks send their shares in parallel); the decode instances
+ * run the rest of each output (a request of one output token ends in its
+ * prefill).  Each pool instance is a serve_run of its share (the pools do
+ * not push back on each other: the decode pool's KV cache is taken as
+ * able to accept what arrives, and preempts if not).  q's results are the
+ * whole requests'; *res sums the instances' (end_ps the last finish).
+ * 0, or -1 with *d. */
+int serve_run_disagg(const struct serve_sched *s, struct serve_reqs *q, struct serve_steps *st, uint32_t np,
+                     uint32_t nd, double xfer_ps_per_token, struct serve_result *res, struct diag *d);
+
 /* The scheduler a run starts from (is_static, max_num_seqs, block_size,
  * chunked_prefill, max_batched_tokens, scheduler_steps (1), host_step_ps
  * and host_seq_ps (0); kv_blocks and concurrency 0):
