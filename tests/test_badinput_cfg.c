@@ -290,6 +290,28 @@ static void test_bad_structure(void)
                    DIAG_E_RANGE, 19, "levels.name", "lower-case");
     expect_variant("levels not a list", "levels:\n", "levels: 5\nx_levels:\n",
                    DIAG_E_UNKNOWN_KEY, 12, "x_levels", "unknown key");
+    /* a decoder (LazyWeights) sits between the caches and DRAM */
+    expect_variant("decoder below the registers", "  - name: registers\n",
+                   "  - {name: lwdec, kind: decoder, bandwidth_bytes_per_cycle: 64, latency_ns: 10}\n"
+                   "  - name: registers\n",
+                   DIAG_E_RANGE, 13, "levels", "innermost first");
+    expect_variant("decoder above DRAM", "  - name: pcie\n",
+                   "  - {name: lwdec, kind: decoder, bandwidth_bytes_per_cycle: 64, latency_ns: 10}\n"
+                   "  - name: pcie\n",
+                   DIAG_E_RANGE, 35, "levels", "'lwdec' (decoder) after 'dram' (dram)");
+    expect_variant("decoder with a capacity", "  - name: dram\n",
+                   "  - {name: lwdec, kind: decoder, bandwidth_bytes_per_cycle: 64, latency_ns: 10, "
+                   "capacity_MiB: 1}\n  - name: dram\n",
+                   DIAG_E_UNKNOWN_KEY, 25, "levels.lwdec.capacity_MiB", "unknown key");
+    expect_variant("decoder clock with GB/s", "  - name: dram\n",
+                   "  - {name: lwdec, kind: decoder, bandwidth_GBps: 64, clock_MHz: 1000, latency_ns: 10}\n"
+                   "  - name: dram\n",
+                   DIAG_E_RANGE, 25, "levels.lwdec.clock_MHz", "bandwidth_bytes_per_cycle");
+    expect_variant("two decoders", "  - name: dram\n",
+                   "  - {name: dec1, kind: decoder, bandwidth_bytes_per_cycle: 64, latency_ns: 10}\n"
+                   "  - {name: dec2, kind: decoder, bandwidth_bytes_per_cycle: 64, latency_ns: 10}\n"
+                   "  - name: dram\n",
+                   DIAG_E_DUPLICATE, 26, "levels", "a second decoder level 'dec2'");
     expect_variant("level not a mapping", "  - name: registers\n    kind: registers\n    capacity_KiB: 256\n",
                    "  - registers\n", DIAG_E_TYPE, 12, "levels[0]", "expected a mapping");
 }

@@ -43,6 +43,22 @@ int main(void)
            "fit --hw configs/nvidia-rtx-4090.yaml --model traces/models/llama-2-7b.json --phase decode "
            "--weights q3_x",
            2, "--weights", NULL);
+    /* entropy coding: a format with no integer codes, one whose codes no
+     * public measurement sizes, coded weights on a chip with no decoder */
+    snprintf(args, sizeof args,
+             "gen llm --model traces/models/llama-2-7b.json --phase decode --weights bf16+huffman -o %s/o.json", dir);
+    expect("coded float", args, 2, "--weights", "no integer codes");
+    expect("coded unmeasured",
+           "fit --hw configs/nvidia-rtx-4090.yaml --model traces/models/llama-2-7b.json --phase decode "
+           "--weights q5_k+huffman",
+           2, "--weights", "no public measurement");
+    tu_write_file(p, "{\"strata_trace\": 1, \"ops\": [\n"
+                     "{\"id\": \"g\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 1, \"n\": 64, \"k\": 64,\n"
+                     " \"weights\": \"q4_k+huffman\"}]}\n");
+    snprintf(args, sizeof args, "run --hw configs/nvidia-h100-sxm.yaml --trace %s --json %s/r.json", p, dir);
+    expect("coded without a decoder", args, 1, "t.json:2: ops[0].weights", "no decoder level");
+    snprintf(args, sizeof args, "%s/r.json", dir);
+    CHECK(access(args, F_OK) != 0);         /* nothing written */
     /* a model config missing a field, and one with inconsistent heads */
     snprintf(p, sizeof p, "%s/m.json", dir);
     tu_write_file(p, "{\"hidden_size\": 4096, \"num_hidden_layers\": 2, \"num_attention_heads\": 32,\n"

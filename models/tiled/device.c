@@ -322,6 +322,16 @@ static int tdev_lower_all(struct tdev *g, double spill_frac, struct scratch_size
             rc = -1;
             break;
         }
+        if (t->ops[i].kind == OP_GEMM && cfg->lv_dec < 0 && wfmt_decoded(t->ops[i].u.gemm.weights) != WF_NONE) {
+            char field[48];
+            snprintf(field, sizeof field, "ops[%u].weights", i);
+            diag_set(d, DIAG_E_UNSUPPORTED, t->path, (int)t->ops[i].line, field,
+                     "'%s' weights are entropy-coded and %s has no decoder level to read them "
+                     "(a level of kind decoder between its caches and its DRAM: docs/lazyweights.md)",
+                     wfmt_name(t->ops[i].u.gemm.weights), cfg->name);
+            rc = -1;
+            break;
+        }
         /* ops of one shape lower to the same kernels: lower each shape
          * once and share its kernels (a million-op trace of a few shapes) */
         struct lkey key, seen;

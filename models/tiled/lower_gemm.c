@@ -261,13 +261,27 @@ double lower_gemm_out_bytes(enum dtype t)
     return 2;
 }
 
+/* Kernel p reads wb bytes of weights (decoded) and ab of activations: with
+ * entropy-coded weights (wcoded, decoded as wdec), the weights' share of
+ * its DRAM reads passes the chip's decoder (runner.c). */
+static void gemm_coded(struct kplan *p, enum wfmt wcoded, enum wfmt wdec, double wb, double ab)
+{
+    if (wdec == WF_NONE || wb + ab <= 0)
+        return;
+    p->code_frac = wb / (wb + ab);
+    p->code_ratio = wfmt_bits(wcoded) / wfmt_bits(wdec);
+}
+
 /* A GEMM op's kernel: the tiled GEMM (lower_gemm_plan), or a GEMV for
  * M <= TILED_GEMV_MAX_M; weights may be quantised or 2:4 sparse. */
 void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered *L)
 {
     double eb = dtype_bytes(o->dtype, 1.0);
     enum dtype vdt = unit_vector_type(c, o->dtype);
-    enum wfmt wf = o->u.gemm.weights;
+    /* entropy-coded weights: the kernel reads them decoded (their format's
+     * bytes); DRAM holds wfmt_bits(coded) / wfmt_bits(decoded) of that */
+    enum wfmt wcoded = o->u.gemm.weights, wdec = wfmt_decoded(wcoded);
+    enum wfmt wf = wdec != WF_NONE ? wdec : wcoded;
     struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                            o->dtype, lower_gemm_out_bytes(o->dtype),
                            wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0,
@@ -296,7 +310,11 @@ void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered
         double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
         kplan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
                      TILED_VEC_BYTES);
+        gemm_coded(&L->k[0], wcoded, wdec, wb, ab);
         return;
     }
     lower_gemm_plan(c, &L->k[0], &s);
+    /* the tiled kernel's DRAM reads taken in the shares of its operands'
+     * footprints (re-reads of either are not told apart) */
+    gemm_coded(&L->k[0], wcoded, wdec, (double)s.k * s.n * s.b * s.b_bytes, (double)s.m * s.k * s.b * eb);
 }

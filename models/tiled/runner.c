@@ -54,6 +54,8 @@ static struct flowsrv *wait_server(const struct runner *r, unsigned lvl)
     const struct hw_config *c = r->g->cfg;
     if ((int)lvl == c->lv_dram)
         return r->g->dramp;
+    if ((int)lvl == c->lv_dec && c->lv_dec >= 0)
+        return tdev_lv(r->g, (int)lvl, 0);
     for (uint32_t ci = 0; ci < c->ncaches; ci++)
         if ((unsigned)c->lv_cache[ci] == lvl)
             return tdev_lv(r->g, (int)lvl, 0);
@@ -66,6 +68,8 @@ void runner_mark(struct runner *r, uint64_t now)
     const struct hw_config *c = r->g->cfg;
     r->t_mark = now;
     r->mark_sat[c->lv_dram] = flowsrv_saturated_at(r->g->dramp, now);
+    if (c->lv_dec >= 0)
+        r->mark_sat[c->lv_dec] = flowsrv_saturated_at(tdev_lv(r->g, c->lv_dec, 0), now);
     for (uint32_t ci = 0; ci < c->ncaches; ci++)
         r->mark_sat[c->lv_cache[ci]] = flowsrv_saturated_at(tdev_lv(r->g, c->lv_cache[ci], 0), now);
 }
@@ -212,6 +216,13 @@ static void wave_begin(struct runner *r)
     double n = (double)wctas * r->mult, steps = p->ksteps;
     double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
     r->w_dram_r = miss_loop[nc - 1] + reread;
+    r->w_dec = 0;
+    if (p->code_frac > 0 && c->lv_dec >= 0) {
+        /* entropy-coded weights: DRAM holds code_ratio of the bytes the
+         * decoder puts out to the caches */
+        r->w_dec = r->w_dram_r * p->code_frac;
+        r->w_dram_r -= r->w_dec * (1.0 - p->code_ratio);
+    }
     r->w_l2_r = l2_loop + reread;
     for (uint32_t ci = 1; ci < nc; ci++)        /* what reaches the outer caches */
         r->w_cache_r[ci] = miss_loop[ci - 1] + reread;
@@ -224,6 +235,8 @@ static void wave_begin(struct runner *r)
             r->load_lat = c->level[c->lv_cache[ci]].latency_ps;
     if (r->w_dram_r + r->w_pro > 0)
         r->load_lat = cfg_dram(c)->latency_ps;
+    if (r->w_dec > 0)
+        r->load_lat += c->level[c->lv_dec].latency_ps;
     r->w_mflops = p->mflops_step * steps * n;
     r->w_sfu = p->sfu_step * steps * n;
     r->w_l2_loop = p->l2_step * steps * n;
@@ -239,6 +252,8 @@ static void wave_begin(struct runner *r)
                     r->w_sfu * unit_sfu_pj(c);
     double wst = r->w_store_loop + r->w_store_end;
     res->bytes[c->lv_dram] += r->w_dram_r + r->w_pro + wst;
+    if (r->w_dec > 0)
+        res->bytes[c->lv_dec] += r->w_dec;
     res->bytes[c->lv_cache[0]] += r->w_l2_r + r->w_pro + wst + r->w_l2_end;
     for (uint32_t ci = 1; ci < nc; ci++)        /* stores pass through to DRAM */
         res->bytes[c->lv_cache[ci]] += r->w_cache_r[ci] + r->w_pro + wst;
@@ -282,6 +297,9 @@ static void runner_try_load(struct runner *r)
                (unsigned)c->lv_dram, &r->load_pending);
     start_flow(r, tdev_lv(g, c->lv_cache[0], 0), l2, r->cap_l2_load, FR_LOAD, ch, (unsigned)c->lv_cache[0],
                &r->load_pending);
+    if (r->w_dec > 0)
+        start_flow(r, tdev_lv(g, c->lv_dec, 0), r->w_dec * f, 0, FR_LOAD, ch, (unsigned)c->lv_dec,
+                   &r->load_pending);
     for (uint32_t ci = 1; ci < c->ncaches; ci++)
         start_flow(r, tdev_lv(g, c->lv_cache[ci], 0), r->w_cache_r[ci] * f + (ch == 0 ? r->w_pro : 0),
                    0, FR_LOAD, ch, (unsigned)c->lv_cache[ci], &r->load_pending);
@@ -466,7 +484,7 @@ static void runner_dma(struct runner *r)
     r->load_pending = 0;
     memset(r->ready, 0, sizeof r->ready);
     r->w_mflops = r->w_vflops = r->w_smem = r->w_xchg = r->w_store_loop = r->w_store_end = r->w_l2_end = 0;
-    r->w_dram_r = r->w_pro = 0;
+    r->w_dram_r = r->w_pro = r->w_dec = 0;
     r->store_pending = 0;
     r->load_level[0] = (uint8_t)p->dma_level;
     const struct hw_config *c = g->cfg;

@@ -94,6 +94,9 @@ struct kplan {
     enum dtype vdt;             /* vector pipe type */
     double dram_cost;           /* DRAM capacity used per byte (read/write turnaround) */
     double load_frac;           /* L2 port share usable by its loads (narrow loads: < 1; 0 = 1) */
+    double code_frac;           /* share of its DRAM reads that are entropy-coded weights,
+                                 * counted decoded (0: none); they pass the chip's decoder */
+    double code_ratio;          /* their bytes in DRAM per decoded byte */
     char tile[48];
 };
 
@@ -136,6 +139,7 @@ struct runner {
     uint32_t nchunks;
     double frac[TILED_MAX_CHUNKS];
     double w_dram_r, w_l2_r;    /* loop loads of the wave: DRAM (misses), L2 (all) */
+    double w_dec;               /* of the DRAM loads, the decoded bytes the decoder puts out */
     double w_cache_r[HW_MAX_LEVELS]; /* ... reaching cache i >= 1 (misses of cache i-1) */
     double w_pro;               /* prologue loads (read from DRAM through L2) */
     uint64_t load_lat;          /* latency of a chunk load: DRAM if the wave reads DRAM, else L2 */

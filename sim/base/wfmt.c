@@ -8,8 +8,9 @@
 static const struct {
     const char *name;
     double bits, ops;
+    enum wfmt base;
 } wfmt_table[WFMT_COUNT] = {
-#define WFMT_ROW_(e, n, b, d) {n, b, d},
+#define WFMT_ROW_(e, n, b, d, base) {n, b, d, WF_##base},
     WFMT_MAP(WFMT_ROW_)
 #undef WFMT_ROW_
 };
@@ -37,4 +38,9 @@ double wfmt_bits(enum wfmt f)
 double wfmt_dequant_ops(enum wfmt f)
 {
     return (unsigned)f < WFMT_COUNT ? wfmt_table[f].ops : 0.0;
+}
+
+enum wfmt wfmt_decoded(enum wfmt f)
+{
+    return (unsigned)f < WFMT_COUNT ? wfmt_table[f].base : WF_NONE;
 }

@@ -23,6 +23,19 @@
  * q4_k_m is not a format but llama.cpp's mix (q4_k, with q6_k for some
  * tensors); the LLM generator assigns it per tensor.
  *
+ * Entropy-coded formats (FORMAT+huffman, the last column naming FORMAT):
+ * the integer codes of FORMAT's blocks coded losslessly, the scales kept
+ * as they are, decoded on the way from DRAM by a chip's decoder level
+ * (LazyWeights; docs/lazyweights.md).  Their bits per weight are what DRAM,
+ * the host and a file hold: the scales' bits plus the codes' entropy as
+ * measured on real weights (OLMo-2-1124-7B-Instruct's GGUFs, llama.cpp
+ * issue #397, comment of 2025-01-01: Q4_0 codes 3.77 bits of 4, Q4_K
+ * 3.86-3.87, Q6_K 5.83-5.87; taken 3.77, 3.865, 5.85).  The entropy is the
+ * bound a coder reaches (the same comment's tANS came within 0.1% of it);
+ * a Huffman code of a 16-symbol alphabet can be a few hundredths of a bit
+ * above it.  Formats with no public measurement of their codes have no
+ * coded variant.  The dequantisation cost is the decoded format's.
+ *
  * Dequantisation cost (last column, vector-pipe FLOP-equivalents per weight
  * on top of the 2 of the multiply-add): int8 (7.0) and int4_gN (6.0) were
  * fitted to gpt-fast's weight-only kernels on the A100 (GPTFAST-003 int8
@@ -33,24 +46,27 @@
 #ifndef STRATA_WFMT_H
 #define STRATA_WFMT_H
 
-#define WFMT_MAP(X)                         \
-    X(NONE, "none", 0.0, 0.0)               \
-    X(Q4_0, "q4_0", 4.5, 3.0)               \
-    X(Q4_1, "q4_1", 5.0, 3.0)               \
-    X(Q5_0, "q5_0", 5.5, 4.0)               \
-    X(Q8_0, "q8_0", 8.5, 2.0)               \
-    X(Q4_K, "q4_k", 4.5, 4.0)               \
-    X(Q5_K, "q5_k", 5.5, 5.0)               \
-    X(Q6_K, "q6_k", 6.5625, 4.0)            \
-    X(INT4_G32, "int4_g32", 5.0, 6.0)       \
-    X(INT4_G64, "int4_g64", 4.5, 6.0)       \
-    X(INT4_G128, "int4_g128", 4.25, 6.0)    \
-    X(INT8, "int8", 8.0, 7.0)               \
-    X(NF4, "nf4", 4.127, 4.0)               \
-    X(FP8, "fp8", 8.0, 1.0)
+#define WFMT_MAP(X)                                     \
+    X(NONE, "none", 0.0, 0.0, NONE)                     \
+    X(Q4_0, "q4_0", 4.5, 3.0, NONE)                     \
+    X(Q4_1, "q4_1", 5.0, 3.0, NONE)                     \
+    X(Q5_0, "q5_0", 5.5, 4.0, NONE)                     \
+    X(Q8_0, "q8_0", 8.5, 2.0, NONE)                     \
+    X(Q4_K, "q4_k", 4.5, 4.0, NONE)                     \
+    X(Q5_K, "q5_k", 5.5, 5.0, NONE)                     \
+    X(Q6_K, "q6_k", 6.5625, 4.0, NONE)                  \
+    X(INT4_G32, "int4_g32", 5.0, 6.0, NONE)             \
+    X(INT4_G64, "int4_g64", 4.5, 6.0, NONE)             \
+    X(INT4_G128, "int4_g128", 4.25, 6.0, NONE)          \
+    X(INT8, "int8", 8.0, 7.0, NONE)                     \
+    X(NF4, "nf4", 4.127, 4.0, NONE)                     \
+    X(FP8, "fp8", 8.0, 1.0, NONE)                       \
+    X(Q4_0_H, "q4_0+huffman", 4.27, 3.0, Q4_0)          \
+    X(Q4_K_H, "q4_k+huffman", 4.365, 4.0, Q4_K)         \
+    X(Q6_K_H, "q6_k+huffman", 6.4125, 4.0, Q6_K)
 
 enum wfmt {
-#define WFMT_ENUM_(e, n, b, d) WF_##e,
+#define WFMT_ENUM_(e, n, b, d, base) WF_##e,
     WFMT_MAP(WFMT_ENUM_)
 #undef WFMT_ENUM_
     WFMT_COUNT
@@ -62,6 +78,9 @@ int wfmt_from_name(const char *name, enum wfmt *out);
 double wfmt_bits(enum wfmt f);
 /* Vector-pipe operations per weight to dequantise it. */
 double wfmt_dequant_ops(enum wfmt f);
+/* An entropy-coded format's format as decoded (what a kernel reads);
+ * NONE for a format that is not entropy-coded. */
+enum wfmt wfmt_decoded(enum wfmt f);
 
 _Static_assert(WFMT_COUNT <= 32, "tload_field.c keeps the format names in 32 slots");
 

@@ -196,7 +196,9 @@ static int fit_shape(const struct fit_args *a, struct llm_step *s)
         return 2;
     }
     if (a->weights && llm_weights_from_name(a->weights, s) != 0) {
-        fprintf(stderr, "strata fit: --weights: unknown weight format '%s'\n", a->weights);
+        char why[256];
+        llm_weights_why(a->weights, why, sizeof why);
+        fprintf(stderr, "strata fit: --weights: '%s': %s\n", a->weights, why);
         return 2;
     }
     if (a->kvd && dtype_from_name(a->kvd, &s->kv_dtype) != 0) {
@@ -265,6 +267,12 @@ static void fit_print(FILE *txt, const struct fit_args *a, const struct hw_confi
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         numfmt_si(x, sizeof x, rows[i].v, "B");
         fprintf(txt, "  %-16s %12s  (%.3f GiB)\n", rows[i].name, x, rows[i].v / 1073741824.0);
+        if (i == 0 && f->weights_decoded != f->weights) {
+            numfmt_si(x, sizeof x, f->weights_decoded, "B");
+            fprintf(txt, "  %-16s %12s  (%.3f GiB: entropy-coded in memory, %.1f%% smaller than "
+                         "decoded)\n", "  decoded", x, f->weights_decoded / 1073741824.0,
+                    100.0 * (1.0 - f->weights / f->weights_decoded));
+        }
     }
     numfmt_si(x, sizeof x, f->total, "B");
     numfmt_si(y, sizeof y, f->capacity, "B");

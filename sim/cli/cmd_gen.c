@@ -229,9 +229,9 @@ static int gen_types(const struct gen_args *a, struct llm_step *s)
         return 2;
     }
     if (a->weights && llm_weights_from_name(a->weights, s) != 0) {
-        fprintf(stderr, "strata gen llm: --weights: unknown weight format '%s' (q4_0, q4_1, q5_0, q8_0, "
-                        "q4_k, q4_k_m, q5_k, q6_k, int4_g32, int4_g64, int4_g128, int8, nf4, fp8)\n",
-                a->weights);
+        char why[256];
+        llm_weights_why(a->weights, why, sizeof why);
+        fprintf(stderr, "strata gen llm: --weights: '%s': %s\n", a->weights, why);
         return 2;
     }
     if (a->kvd && dtype_from_name(a->kvd, &s->kv_dtype) != 0) {

@@ -23,6 +23,9 @@
     X(LK_REGISTERS, "registers")  /* register file: capacity only (occupancy) */ \
     X(LK_SCRATCHPAD, "scratchpad")/* software-managed (shared memory, LDS, staging) */ \
     X(LK_CACHE, "cache")          /* hardware cache: reuse by capacity */    \
+    X(LK_DECODER, "decoder")      /* inline weight decoder between the caches and DRAM \
+                                   * (LazyWeights): entropy-coded weights above it, \
+                                   * decoded below; a rate, no capacity */             \
     X(LK_DRAM, "dram")            /* the device's main memory */              \
     X(LK_LINK, "link")            /* an off-chip port: host (PCIe) or peers (NVLink, ICI) */
 
@@ -92,6 +95,9 @@ struct hw_level {
     /* energy (optional): moving one byte at this level, its own access or
      * transfer only (a DRAM byte also pays the caches it passes), pJ */
     double energy_pj_per_byte;
+    /* decoder: its own clock (0: the chip's), its area (reported, mm^2) */
+    double clock_hz;
+    double area_mm2;
 };
 
 struct hw_config {
@@ -139,6 +145,7 @@ struct hw_config {
     int8_t lv_dram;                             /* main memory */
     int8_t lv_host;                             /* the link to the host */
     int8_t lv_peer;                             /* the link to other devices */
+    int8_t lv_dec;                              /* an inline weight decoder (LK_DECODER) */
     uint8_t ncaches;                            /* caches between scratchpad and DRAM */
     int8_t lv_cache[HW_MAX_LEVELS];             /* their indices, innermost first */
 

@@ -100,6 +100,8 @@ static const char *const level_keys[LK_COUNT][16] = {
     [LK_CACHE] = {"name", "kind", "scope", "units_per_group", "capacity_KiB", "capacity_MiB",
                   "capacity_GB", "capacity_GiB", "bandwidth_GBps", "bandwidth_bytes_per_cycle",
                   "latency_ns", "port_bytes_per_cycle_per_unit", "energy_pJ_per_byte", NULL},
+    [LK_DECODER] = {"name", "kind", "scope", "bandwidth_bytes_per_cycle", "bandwidth_GBps",
+                    "clock_MHz", "latency_ns", "energy_pJ_per_byte", "area_mm2", NULL},
     [LK_DRAM] = {"name", "kind", "scope", "type", "capacity_GB", "capacity_GiB", "bandwidth_GBps",
                  "latency_ns", "unified", "efficiency", "energy_pJ_per_byte", NULL},
     [LK_LINK] = {"name", "kind", "scope", "ports", "bandwidth_GBps", "latency_ns", "efficiency",
@@ -294,7 +296,7 @@ static int level_name_kind(struct yconf *c, int map, int idx, struct hw_level *L
     if (k == LK_COUNT)
         return diag_set(c->d, DIAG_E_UNKNOWN_NAME, c->path, c->nodes[yconf_lookup(c, map, "kind")].line,
                         "levels.kind", "unknown kind '%s'; known: registers, scratchpad, cache, "
-                        "dram, link", word);
+                        "decoder, dram, link", word);
     L->kind = (enum level_kind)k;
     return yconf_check_keys(c, map, sec, level_keys[L->kind]);
 }
@@ -321,7 +323,7 @@ static int level_scope(struct yconf *c, int map, const char *sec, const struct h
                             "unknown scope '%s'; known: unit, group, device, host, system", word);
         int ok = L->kind == LK_LINK ? (sc == LS_HOST || sc == LS_SYSTEM)
                  : L->kind == LK_CACHE ? (sc == LS_UNIT || sc == LS_GROUP || sc == LS_DEVICE)
-                 : L->kind == LK_DRAM ? sc == LS_DEVICE
+                 : L->kind == LK_DRAM || L->kind == LK_DECODER ? sc == LS_DEVICE
                                       : sc == LS_UNIT;
         if (!ok)
             return diag_set(c->d, DIAG_E_RANGE, c->path, line, field,
@@ -346,10 +348,10 @@ static int level_scope(struct yconf *c, int map, const char *sec, const struct h
     return 0;
 }
 
-/* capacity, per instance (a link has none) */
+/* capacity, per instance (a link and a decoder have none) */
 static int level_capacity(struct yconf *c, int map, const char *sec, struct hw_level *L)
 {
-    if (L->kind == LK_LINK)
+    if (L->kind == LK_LINK || L->kind == LK_DECODER)
         return 0;
     static const char *const ck[] = {"capacity_KiB", "capacity_MiB", "capacity_GB",
                                      "capacity_GiB"};
@@ -398,8 +400,16 @@ static int level_bandwidth(struct yconf *c, int map, const char *sec, const stru
         if (yconf_get_number(c, map, sec, bk[which], YCONF_POS, 1, &x) != 0)
             return -1;
         if (which == 0) {
+            /* a decoder may run on its own clock (clock_MHz) */
+            double hz = h->clock_hz;
+            if (L->kind == LK_DECODER && yconf_lookup(c, map, "clock_MHz") >= 0) {
+                if (yconf_get_number(c, map, sec, "clock_MHz", YCONF_POS, 1, &L->clock_hz) != 0)
+                    return -1;
+                L->clock_hz *= 1e6;
+                hz = L->clock_hz;
+            }
             L->bw_bytes_per_cycle = x;
-            L->bw_bytes_per_s = (double)L->instances * x * h->clock_hz;
+            L->bw_bytes_per_s = (double)L->instances * x * hz;
         }
         else
             L->bw_bytes_per_s = L->instances == 1 ? x * GB : (double)L->instances * (x * GB);
@@ -474,6 +484,16 @@ static int fill_level(struct yconf *c, int map, int idx, struct hw_config *h,
     if (L->kind == LK_CACHE)
         return yconf_get_number(c, map, sec, "port_bytes_per_cycle_per_unit", YCONF_POS, 1,
                                 &L->port_bytes_per_cycle_per_unit);
+    if (L->kind == LK_DECODER) {
+        char field[128];
+        if (yconf_lookup(c, map, "clock_MHz") >= 0 && L->clock_hz == 0) {
+            yconf_field(field, sizeof field, sec, "clock_MHz");
+            return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[yconf_lookup(c, map, "clock_MHz")].line,
+                            field, "a decoder's own clock goes with bandwidth_bytes_per_cycle, "
+                            "not bandwidth_GBps");
+        }
+        return yconf_get_number(c, map, sec, "area_mm2", YCONF_NONNEG, 0, &L->area_mm2) < 0 ? -1 : 0;
+    }
     return level_efficiency(c, map, sec, L);
 }
 
@@ -489,7 +509,7 @@ static int fill_levels(struct yconf *c, int root, struct hw_config *h)
     if (c->nodes[seq].kind != YCONF_SEQUENCE)
         return diag_set(c->d, DIAG_E_TYPE, c->path, c->nodes[seq].line, "levels",
                         "expected a list of levels, got %s", yconf_kind_name(c, seq));
-    h->lv_regs = h->lv_smem = h->lv_dram = h->lv_host = h->lv_peer = -1;
+    h->lv_regs = h->lv_smem = h->lv_dram = h->lv_host = h->lv_peer = h->lv_dec = -1;
     int idx = 0;
     for (int m = c->nodes[seq].first; m >= 0; m = c->nodes[m].next, idx++) {
         if (idx >= HW_MAX_LEVELS)
@@ -506,7 +526,7 @@ static int fill_levels(struct yconf *c, int root, struct hw_config *h)
         if (idx > 0 && L->kind < h->level[idx - 1].kind)
             return diag_set(c->d, DIAG_E_RANGE, c->path, line, "levels",
                             "level '%s' (%s) after '%s' (%s): levels go innermost first "
-                            "(registers, scratchpad, caches, dram, links)",
+                            "(registers, scratchpad, caches, decoder, dram, links)",
                             L->name, level_kind_name(L->kind), h->level[idx - 1].name,
                             level_kind_name(h->level[idx - 1].kind));
         int8_t *role = NULL;
@@ -514,6 +534,7 @@ static int fill_levels(struct yconf *c, int root, struct hw_config *h)
         case LK_REGISTERS: role = &h->lv_regs; break;
         case LK_SCRATCHPAD: role = &h->lv_smem; break;
         case LK_DRAM: role = &h->lv_dram; break;
+        case LK_DECODER: role = &h->lv_dec; break;
         case LK_LINK: role = L->scope == LS_HOST ? &h->lv_host : &h->lv_peer; break;
         case LK_CACHE: h->lv_cache[h->ncaches++] = (int8_t)idx; break;
         case LK_COUNT: SIM_CHECK(0); break;

@@ -97,7 +97,7 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     const double w_embed = f->weights;
     double w_experts = 0;                                   /* the rank's experts' share */
     for (uint64_t l = 0; l < c->layers; l++) {
-        enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : w;
+        enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? llm_w_more(s) : w;
         /* experts per rank: all of them, or (expert parallelism) 1/ep,
          * whole when EP spans the TP group (--tp T --ep T), else 1/t of each */
         /* a layer's MLP is the experts (moe_intermediate_size wide) or dense
@@ -121,7 +121,7 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     const double w_layers = f->weights - w_embed;
     f->weights += h * eb;                                   /* final norm */
     if (!c->tied)
-        f->weights += wbytes(s, s->q4_k_m ? WF_Q6_K : s->weights, (double)c->vocab * h) / vshard;
+        f->weights += wbytes(s, s->q4_k_m ? llm_w_more(s) : s->weights, (double)c->vocab * h) / vshard;
     z->w_embed = w_embed;
     z->w_layers = w_layers;
     z->w_experts = w_experts;
@@ -295,7 +295,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
     z.hd = (double)c->head_dim;
     z.inter = (double)c->intermediate;
     z.q = (double)c->heads * z.hd;
-    z.w = s->q4_k_m ? WF_Q4_K : s->weights;
+    z.w = s->weights;
     z.eb = dtype_bytes(s->dtype, 1.0);
     z.t = s->tp > 1 ? s->tp : 1;
     z.dp = s->dp > 1 ? s->dp : 1;
@@ -310,6 +310,15 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
             train_pipeline(c, s, &z, f);
     }
     budget_total(cfg, f);
+    f->weights_decoded = f->weights;
+    if (wfmt_decoded(s->weights) != WF_NONE) {
+        /* the same model with the formats decoded: what the kernels read */
+        struct llm_step sd = *s;
+        sd.weights = wfmt_decoded(s->weights);
+        struct fit_result fd;
+        fit_budget(cfg, c, &sd, train, &fd);
+        f->weights_decoded = fd.weights;
+    }
 }
 
 uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
@@ -340,6 +349,8 @@ int fit_json(const struct fit_result *f, const char *path, struct diag *d)
     cJSON_AddNumberToObject(r, "strata_fit", 1);
     cJSON_AddNumberToObject(r, "params", f->params);
     cJSON_AddNumberToObject(r, "weights_bytes", f->weights);
+    if (f->weights_decoded != f->weights)
+        cJSON_AddNumberToObject(r, "weights_decoded_bytes", f->weights_decoded);
     cJSON_AddNumberToObject(r, "kv_cache_bytes", f->kv_cache);
     cJSON_AddNumberToObject(r, "activation_bytes", f->activations);
     cJSON_AddNumberToObject(r, "optimizer_bytes", f->optimizer);

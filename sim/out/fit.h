@@ -8,7 +8,9 @@
 
 struct fit_result {
     double params;              /* parameters */
-    double weights;             /* bytes, at their storage format */
+    double weights;             /* bytes, at their storage format (entropy-coded: as coded) */
+    double weights_decoded;     /* bytes as the kernels read them: entropy-coded weights after
+                                 * the chip's decoder (= weights for any other format) */
     double kv_cache;            /* bytes */
     double activations;         /* bytes */
     double optimizer;           /* bytes (training) */

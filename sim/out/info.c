@@ -62,6 +62,8 @@ void info_print(const struct hw_config *c, const struct info_out *o, FILE *f)
         char b3[32], b4[48], b5[32];
         if (L->kind == LK_LINK)
             snprintf(b3, sizeof b3, "%u port%s", L->instances, L->instances == 1 ? "" : "s");
+        else if (L->kind == LK_DECODER)     /* a rate, no capacity: its area instead */
+            snprintf(b3, sizeof b3, "%.3g mm^2", L->area_mm2);
         else
             numfmt_si(b3, sizeof b3, (double)L->capacity_bytes, "B");
         if (L->instances > 1 && L->kind != LK_LINK)

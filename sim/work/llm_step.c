@@ -4,6 +4,7 @@
 #include "llm_step.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The expert-parallel layouts llm_build can write: EP over the TP group
  * (--ep = --tp, E/T whole experts a rank), or EP inside data parallelism
@@ -341,11 +342,35 @@ int llm_cp_comm_from_name(const char *name, uint32_t *out)
 
 int llm_weights_from_name(const char *name, struct llm_step *s)
 {
-    if (ascii_ieq(name, "q4_k_m")) {
+    if (ascii_ieq(name, "q4_k_m") || ascii_ieq(name, "q4_k_m+huffman")) {
         s->q4_k_m = 1;
-        s->weights = WF_Q4_K;
+        s->weights = name[6] != '\0' ? WF_Q4_K_H : WF_Q4_K;
         return 0;
     }
     s->q4_k_m = 0;
     return wfmt_from_name(name, &s->weights);
+}
+
+void llm_weights_why(const char *name, char *why, size_t n)
+{
+    static const char coded[] = "entropy-coded formats: q4_0+huffman, q4_k+huffman, q4_k_m+huffman, "
+                                "q6_k+huffman";
+    const char *plus = strchr(name, '+');
+    if (plus == NULL) {
+        snprintf(why, n, "unknown weight format (q4_0, q4_1, q5_0, q8_0, q4_k, q4_k_m, q5_k, q6_k, "
+                         "int4_g32, int4_g64, int4_g128, int8, nf4, fp8; %s)", coded);
+        return;
+    }
+    /* an entropy stage codes a format's integer codes */
+    char base[32];
+    int len = (int)(plus - name);
+    snprintf(base, sizeof base, "%.*s", len < 31 ? len : 31, name);
+    enum wfmt b;
+    enum dtype dt;
+    if (wfmt_from_name(base, &b) == 0 && b != WF_NONE && b != WF_FP8 && b != WF_NF4)
+        snprintf(why, n, "no public measurement of %s's codes to size it by (wfmt.h); %s", base, coded);
+    else if (wfmt_from_name(base, &b) == 0 || dtype_from_name(base, &dt) == 0)
+        snprintf(why, n, "%s has no integer codes to entropy-code; %s", base, coded);
+    else
+        snprintf(why, n, "unknown weight format '%s'; %s", base, coded);
 }

@@ -105,7 +105,16 @@ int llm_framework_from_name(const char *name, enum llm_framework *out);
 enum attn_impl llm_framework_attn(enum llm_framework f);
 /* --cp-comm names: "p2p", "a2a", "allgather" (LLM_CP_*).  0, or -1 if unknown. */
 int llm_cp_comm_from_name(const char *name, uint32_t *out);
-/* --weights names: a wfmt.h format or "q4_k_m".  0, or -1 if unknown. */
+/* The format of q4_k_m's tensors that take more bits (q6_k; coded, when
+ * the mix is entropy-coded: q4_k_m+huffman). */
+static inline enum wfmt llm_w_more(const struct llm_step *s)
+{
+    return wfmt_decoded(s->weights) != WF_NONE ? WF_Q6_K_H : WF_Q6_K;
+}
+/* Why name is not a --weights name, in words (into why[n]). */
+void llm_weights_why(const char *name, char *why, size_t n);
+/* --weights names: a wfmt.h format, "q4_k_m" or "q4_k_m+huffman".  0, or
+ * -1 if unknown. */
 int llm_weights_from_name(const char *name, struct llm_step *s);
 /* -1 (reason in d) if s asks for an expert-parallel layout llm_build cannot
  * write; 0 otherwise (fit checks the same). */

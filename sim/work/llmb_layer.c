@@ -354,8 +354,8 @@ void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_ste
     y.inter = c->intermediate / tp;
     y.eb = dtype_bytes(y.dt, 1.0);
     y.sp = s->sp && tp > 1 && s->phase == LLM_TRAIN;     /* sequence parallelism */
-    y.w = s->q4_k_m ? WF_Q4_K : s->weights;
-    y.wdown = s->q4_k_m && more_bits(l, c->layers) ? WF_Q6_K : y.w;
+    y.w = s->weights;
+    y.wdown = s->q4_k_m && more_bits(l, c->layers) ? llm_w_more(s) : y.w;
     y.qd = y.heads * y.hd;
     y.kvd = y.kvh * y.hd;
     y.moe = llm_layer_moe(c, l);

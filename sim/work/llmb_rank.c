@@ -93,7 +93,7 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
     llmb_rc(b, "final_norm", OP_NORM, dt, sp ? out_rows / tp : out_rows, h);
     if (sp)
         llmb_tp_coll(b, "final_allgather", COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
-    llmb_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? WF_Q6_K : s->weights);
+    llmb_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? llm_w_more(s) : s->weights);
     if (!train) {
         llmb_rc(b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
         return;
