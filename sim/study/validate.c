@@ -87,6 +87,17 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
         *out = tokens / time_s;
         return 0;
     }
+    /* energy (docs/energy.md): the run's joules a token, and the first
+     * device's average power, where the chip has a power block */
+    if (strcmp(metric, "energy_per_token") == 0 && strcmp(unit, "J/token") == 0 && tokens > 0 &&
+        r->has_energy) {
+        *out = run_energy_total(r) / tokens;
+        return 0;
+    }
+    if (strcmp(metric, "power") == 0 && strcmp(unit, "W") == 0 && r->has_energy) {
+        *out = r->dev_energy_j[0] / time_s;
+        return 0;
+    }
     if (strcmp(metric, "achieved_dram_bandwidth") == 0 && strcmp(unit, "GB/s") == 0) {
         *out = r->bytes[c->lv_dram] / time_s / 1e9;
         return 0;
