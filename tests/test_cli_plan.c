@@ -116,6 +116,26 @@ static void test_best(void)
     cJSON_Delete(j);
 }
 
+/* --rank energy: the best of those meeting the SLA spends the fewest
+ * joules an output token (every candidate carries its figure) */
+static void test_rank_energy(void)
+{
+    cJSON *j = NULL;
+    char *out = NULL;
+    CHECK_EQ_INT(plan(SLA, "-j2 --rank energy", "energy", &j, &out), 0);
+    CHECK_STR_CONTAINS(out, "J/token");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "best");
+    double best = num(b, "joules_per_output_token", NULL);
+    CHECK(best > 0);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(j, "candidates"))
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "meets_sla")))
+            CHECK(num(c, "joules_per_output_token", NULL) >= best);
+    printf("  --rank energy: best %.4f J an output token\n", best);
+    free(out);
+    cJSON_Delete(j);
+}
+
 /* -j2 writes the same bytes as -j1 (the JSON and CSV of test_best), and
  * --out writes the front and its plot's files. */
 static void test_threads(void)
@@ -229,6 +249,7 @@ static void test_bad_input(void)
     R("--chunked-prefill maybe", 2, "strata plan: --chunked-prefill:");
     R("-j 0", 2, "-j: at least 1");
     R("--rate 0", 2, "strata plan: --rate:");
+    R("--rank speed", 2, "strata plan: --rank: 'speed': throughput or energy");
 #undef R
     refused("", 2, "--hw and --model are required");
     refused("--hw configs/no-such-chip.yaml", 1, "no-such-chip");
@@ -242,6 +263,7 @@ int main(void)
     if (tu_mkdtemp(dir, sizeof dir, "strata-plan") != 0)
         return 1;
     test_best();
+    test_rank_energy();
     test_threads();
     test_monotone();
     test_impossible();

@@ -114,6 +114,15 @@ static void test_closed_one(void)
     CHECK_NEAR_REL(num(j, "tpot_s", "mean"), (d512 + 62 * d576) / 63, 1e-6);
     CHECK_NEAR_REL(num(j, "queued_s", "p99"), 0, 0);
     CHECK_NEAR_REL(num(j, "requests_per_s", NULL), 1.0 / num(j, "e2e_s", "mean"), 1e-6);
+    /* energy (the H100 has a power block): its idle 72 W over the run, the
+     * steps' energy above it, per output token (4 x 64) */
+    double e = num(j, "energy", "total_J"), idle = num(j, "energy", "idle_J");
+    double end_s = 4 * num(j, "e2e_s", "mean");
+    CHECK_NEAR_REL(idle, 72.0 * end_s, 1e-6);
+    CHECK(e > idle * 1.5);
+    CHECK_NEAR_REL(num(j, "energy", "J_per_output_token"), e / 256, 1e-9);
+    CHECK_NEAR_REL(num(j, "energy", "power_W"), e / end_s, 1e-6);
+    CHECK(num(j, "energy", "power_W") < 700);
     cJSON_Delete(j);
 }
 

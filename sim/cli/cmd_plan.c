@@ -35,19 +35,20 @@ const char cli_plan_usage[] =
     "                  [--scheduler continuous|static] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--scheduler-steps N]\n"
     "                  [--gpu-memory-utilization F] [-j|--jobs THREADS] [--top N] [--no-progress]\n"
-    "                  [--json OUT.json] [--csv ALL.csv] [--out DIR] " CLI_SET_USAGE "\n"
+    "                  [--rank throughput|energy] [--json OUT.json] [--csv ALL.csv] [--out DIR] " CLI_SET_USAGE "\n"
     "                  (each candidate is a serve run; --sla: KEY is ttft, tpot or e2e with _mean,\n"
     "                  _p50, _p90 or _p99, TIME with its unit: ttft_p90=500ms,tpot_p90=50ms;\n"
     "                  defaults: TP the powers of two up to a system's devices (a chip: --max-tp 8),\n"
     "                  --max-num-seqs " PLAN_DEF_SEQS ", --chunked-prefill as serve's, -j 1, --top 5;\n"
     "                  --out DIR: plan.csv, front.csv, plan.json and front.png/.svg; exit 3 when no\n"
-    "                  configuration meets the SLA; docs/plan.md)\n";
+    "                  configuration meets the SLA; --rank energy: those meeting it by joules an\n"
+    "                  output token, on chips with a power block; docs/plan.md)\n";
 
 /* The options plan has beyond serve's. */
 struct plan_args {
     const char *hw[CLI_REPEAT_MAX];
     int nhw;
-    const char *sla, *max_tp, *jobs, *top, *outdir;
+    const char *sla, *max_tp, *jobs, *top, *outdir, *rank;
     int noprog;
 };
 
@@ -268,6 +269,13 @@ static int plan_main(const struct serve_args *a, const struct plan_args *pa, con
         fprintf(stderr, "strata plan: --sla: %s\n", why);
         return 2;
     }
+    if (pa->rank != NULL) {
+        if (strcmp(pa->rank, "energy") != 0 && strcmp(pa->rank, "throughput") != 0) {
+            fprintf(stderr, "strata plan: --rank: '%s': throughput or energy\n", pa->rank);
+            return 2;
+        }
+        p.by_energy = strcmp(pa->rank, "energy") == 0;
+    }
     unsigned nth = 1, top = PLAN_DEF_TOP;
     if (pa->jobs != NULL && (cli_count("plan", "-j", pa->jobs, 256, &nth) != 0 || nth == 0)) {
         if (nth == 0)
@@ -367,7 +375,7 @@ int cli_plan(int argc, char **argv)
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},
         {"jobs", 'j', &pa.jobs, NULL},  {"top", 0, &pa.top, NULL},
-        {"no-progress", 0, NULL, &pa.noprog},
+        {"no-progress", 0, NULL, &pa.noprog}, {"rank", 0, &pa.rank, NULL},
         {"json", 0, &a.js, NULL},       {"csv", 0, &a.csv, NULL},
         {"out", 0, &pa.outdir, NULL},
         {NULL, 0, NULL, NULL},

@@ -230,7 +230,7 @@ void plan_run(struct plan *p, unsigned threads, struct prog *prog)
  * it, 2: did not run), then a number to sort by, smallest first. */
 struct rank_key {
     int tier;
-    double v;                   /* tier 0: -tok_s_gpu; tier 1: the violation; tier 2: 0 */
+    double v;                   /* tier 0: -tok_s_gpu (or J a token); tier 1: the violation; tier 2: 0 */
     unsigned i;
 };
 
@@ -253,7 +253,8 @@ unsigned plan_rank(const struct plan *p, int hw, unsigned *idx)
         if (hw >= 0 && c->hw != (unsigned)hw)
             continue;
         int t = c->status != PLAN_RAN ? 2 : c->meets ? 0 : 1;
-        k[m++] = (struct rank_key){t, t == 0 ? -c->tok_s_gpu : t == 1 ? c->violation : 0, i};
+        double best = !p->by_energy ? -c->tok_s_gpu : c->sm.has_energy ? c->sm.j_per_out_token : (double)INFINITY;
+        k[m++] = (struct rank_key){t, t == 0 ? best : t == 1 ? c->violation : 0, i};
     }
     qsort(k, m, sizeof *k, rank_cmp);
     for (unsigned i = 0; i < m; i++)

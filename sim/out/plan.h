@@ -97,6 +97,9 @@ struct plan {
     const char *workload;               /* "poisson 20 req/s" */
     uint64_t seed;
     struct plan_sla sla;
+    int by_energy;                      /* --rank energy: those meeting the SLA by joules an
+                                         * output token (fewest first; chips without a power
+                                         * block last) instead of tokens/s per device */
     struct plan_cand *c;
     unsigned n;
 };
@@ -108,7 +111,8 @@ struct prog;
 void plan_run(struct plan *p, unsigned threads, struct prog *prog);
 
 /* The candidates' indices in rank order: those that meet the SLA first,
- * by tok_s_gpu (highest first), then the rest by violation (smallest
+ * by tok_s_gpu (highest first; with by_energy, by joules an output token,
+ * fewest first), then the rest by violation (smallest
  * first), then those that did not run; ties by the candidate order.
  * hw: only that hardware's (-1: all).  Fills idx (room for p->n): how many. */
 unsigned plan_rank(const struct plan *p, int hw, unsigned *idx);

@@ -77,17 +77,24 @@ static void hw_text(const struct plan *p, unsigned h, unsigned top, unsigned *id
         fprintf(f, ", %u failed", failed);
     fprintf(f, "\n");
     if (met > 0) {
-        fprintf(f, "  %-4s %3s %5s %-7s %11s %10s %9s %9s %9s %9s %9s %9s\n", "rank", "TP", "seqs", "chunked",
-                "tok/s/dev", "tok/s/user", "TTFT p50", "p90", "p99", "TPOT p50", "p90", "p99");
+        fprintf(f, "  %-4s %3s %5s %-7s %11s %10s %9s %9s %9s %9s %9s %9s%s\n", "rank", "TP", "seqs", "chunked",
+                "tok/s/dev", "tok/s/user", "TTFT p50", "p90", "p99", "TPOT p50", "p90", "p99",
+                p->by_energy ? "  J/token" : "");
         for (unsigned i = 0; i < met && i < top; i++) {
             const struct plan_cand *c = &p->c[idx[i]];
             const struct serve_summary *s = &c->sm;
-            fprintf(f, "  %-4u %3u %5u %-7s %11.1f %10.1f %9.1f %9.1f %9.1f %9.2f %9.2f %9.2f\n", i + 1, c->tp,
+            fprintf(f, "  %-4u %3u %5u %-7s %11.1f %10.1f %9.1f %9.1f %9.1f %9.2f %9.2f %9.2f", i + 1, c->tp,
                     c->sched.max_num_seqs, c->sched.chunked_prefill ? "on" : "off", c->tok_s_gpu, c->tok_s_user,
                     s->ttft.p50 * 1e3, s->ttft.p90 * 1e3, s->ttft.p99 * 1e3, s->tpot.p50 * 1e3,
                     s->tpot.p90 * 1e3, s->tpot.p99 * 1e3);
+            if (p->by_energy && s->has_energy)
+                fprintf(f, " %9.4f", s->j_per_out_token);
+            else if (p->by_energy)
+                fprintf(f, " %9s", "-");
+            fprintf(f, "\n");
         }
-        fprintf(f, "  (latencies in ms; tok/s/dev: output tokens a second per device)\n");
+        fprintf(f, "  (latencies in ms; tok/s/dev: output tokens a second per device%s)\n",
+                p->by_energy ? "; ranked by joules an output token, idle power included" : "");
     } else if (ran > 0) {
         char ct[96], wt[128];
         cand_text(&p->c[idx[0]], ct, sizeof ct);
@@ -121,8 +128,11 @@ void plan_report_text(const struct plan *p, unsigned top, FILE *f)
     if (b != NULL && b->meets) {
         cand_text(b, ct, sizeof ct);
         fprintf(f, "\nbest: %s, %s: %.1f output tokens/s per device, %.1f a user; TTFT p90 %.1f ms, "
-                   "TPOT p90 %.2f ms\n", p->hw_name[b->hw], ct, b->tok_s_gpu, b->tok_s_user, b->sm.ttft.p90 * 1e3,
+                   "TPOT p90 %.2f ms", p->hw_name[b->hw], ct, b->tok_s_gpu, b->tok_s_user, b->sm.ttft.p90 * 1e3,
                 b->sm.tpot.p90 * 1e3);
+        if (b->sm.has_energy)
+            fprintf(f, "; %.4f J an output token", b->sm.j_per_out_token);
+        fprintf(f, "\n");
     } else if (b != NULL && b->status == PLAN_RAN) {
         cand_text(b, ct, sizeof ct);
         worst_text(p, b, wt, sizeof wt);
@@ -176,7 +186,8 @@ int plan_report_csv(const struct plan *p, const char *path, struct diag *d)
     sb_puts(&b, "hw,tp,max_num_seqs,chunked_prefill,max_batched_tokens,status,meets_sla,sla_violation,"
                 "output_tokens_per_s,output_tokens_per_s_per_device,tokens_per_s_per_user,requests_per_s,"
                 "ttft_mean_s,ttft_p50_s,ttft_p90_s,ttft_p99_s,tpot_mean_s,tpot_p50_s,tpot_p90_s,tpot_p99_s,"
-                "e2e_mean_s,e2e_p50_s,e2e_p90_s,e2e_p99_s,preemptions,kv_max_occupancy,on_front,why\n");
+                "e2e_mean_s,e2e_p50_s,e2e_p90_s,e2e_p99_s,preemptions,kv_max_occupancy,on_front,"
+                "joules_per_output_token,why\n");
     for (unsigned i = 0; i < p->n; i++) {
         const struct plan_cand *c = &p->c[i];
         put_key(&b, p, c);
@@ -194,9 +205,14 @@ int plan_report_csv(const struct plan *p, const char *path, struct diag *d)
             put_lat(&b, &c->sm.e2e);
             sb_printf(&b, ",%llu", (unsigned long long)c->preemptions);
             put_num(&b, c->sm.kv_max_occupancy);
-            sb_printf(&b, ",%d,\n", c->on_front);
+            sb_printf(&b, ",%d", c->on_front);
+            if (c->sm.has_energy)
+                put_num(&b, c->sm.j_per_out_token);
+            else
+                sb_putn(&b, ",", 1);
+            sb_putn(&b, ",\n", 2);
         } else {
-            sb_puts(&b, ",0,,,,,,,,,,,,,,,,,,,0");
+            sb_puts(&b, ",0,,,,,,,,,,,,,,,,,,,0,");
             sb_putn(&b, ",", 1);
             csv_field(&b, c->why);
             sb_putn(&b, "\n", 1);
@@ -271,6 +287,8 @@ static cJSON *json_cand(const struct plan *p, const struct plan_cand *c)
     cJSON_AddItemToObject(o, "e2e_s", serve_json_lat(&c->sm.e2e));
     jout_add_num(o, "preemptions", (double)c->preemptions);
     cJSON_AddBoolToObject(o, "on_front", c->on_front);
+    if (c->sm.has_energy)
+        jout_add_num(o, "joules_per_output_token", c->sm.j_per_out_token);
     return o;
 }
 

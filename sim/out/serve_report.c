@@ -130,6 +130,18 @@ void serve_summarize(const struct serve_ctx *c, struct serve_summary *s)
     }
     if (c->sched->kv_blocks > 0)
         s->kv_max_occupancy = (double)res->kv_max_blocks / (double)c->sched->kv_blocks;
+    if (c->steps->has_energy) {
+        /* every device of every instance draws its idle power the whole
+         * run, waiting for requests too; a step adds what it spends above */
+        double devs = (double)(c->tp ? c->tp : 1) *
+                      (c->prefill_instances ? c->prefill_instances + c->decode_instances : 1);
+        double end_s = (double)res->end_ps * PS;
+        s->has_energy = 1;
+        s->idle_j = c->steps->sys->chip.idle_w * devs * end_s;
+        s->energy_j = res->step_j + s->idle_j;
+        s->j_per_out_token = s->output_tokens ? s->energy_j / (double)s->output_tokens : 0;
+        s->power_w = end_s > 0 ? s->energy_j / end_s / devs : 0;
+    }
 }
 
 static void text_lat(FILE *f, const char *name, const struct serve_lat *l)
@@ -208,6 +220,10 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
     if (r->host_ps > 0)
         fprintf(f, "  host: the engine's CPU time is %.1f%% of its busy time\n",
                 r->busy_ps ? 100.0 * (double)r->host_ps / (double)r->busy_ps : 0.0);
+    if (s->has_energy)
+        fprintf(f, "  energy: %.4g J (idle %.1f%%), %.4g J an output token; %.0f W a device on average\n",
+                s->energy_j, s->energy_j > 0 ? 100.0 * s->idle_j / s->energy_j : 0.0, s->j_per_out_token,
+                s->power_w);
 }
 
 cJSON *serve_json_lat(const struct serve_lat *l)
@@ -290,6 +306,13 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(st, "host_fraction", r->busy_ps ? (double)r->host_ps / (double)r->busy_ps : 0.0);
     jout_add_num(st, "simulated", (double)c->steps->sims);
     jout_add_num(st, "cache_hits", (double)c->steps->hits);
+    if (s->has_energy) {
+        cJSON *en = cJSON_AddObjectToObject(root, "energy");
+        jout_add_num(en, "total_J", s->energy_j);
+        jout_add_num(en, "idle_J", s->idle_j);
+        jout_add_num(en, "J_per_output_token", s->j_per_out_token);
+        jout_add_num(en, "power_W", s->power_w);
+    }
     int rc = jout_write(root, path, d);
     cJSON_Delete(root);
     return rc;

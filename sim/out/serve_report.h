@@ -58,6 +58,12 @@ struct serve_summary {
     double busy_frac;           /* of [0, end] the engine ran steps */
     uint32_t good;              /* requests that met ctx->slo (with one) */
     double goodput_req_per_s;   /* good / duration */
+    /* energy (a chip with a power block; docs/energy.md): the steps' energy
+     * above idle plus every device's idle power over [0, end] */
+    int has_energy;
+    double energy_j, idle_j;
+    double j_per_out_token;     /* energy_j / output tokens */
+    double power_w;             /* a device's average over [0, end] */
 };
 
 /* A latency's mean, percentiles and count as a JSON object (the caller

@@ -330,9 +330,11 @@ static int step_time(struct eng *e, uint64_t *ps, struct diag *d)
         e->res->decode_steps++;
     else
         e->res->prefill_steps++;
+    double ej;
     if (serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
-                        np ? (pctx + np - 1) / np : 0, ps, d) != 0)
+                        np ? (pctx + np - 1) / np : 0, ps, &ej, d) != 0)
         return -1;
+    e->res->step_j += ej;
     *ps += host;
     e->res->host_ps += host;
     return 0;
@@ -533,6 +535,7 @@ static void add_result(struct serve_result *to, const struct serve_result *r)
     to->in_system_ps += r->in_system_ps;
     to->busy_ps += r->busy_ps;
     to->host_ps += r->host_ps;
+    to->step_j += r->step_j;
 }
 
 /* Orders a decode pool's requests by when their KV is ready, then by id. */

@@ -119,6 +119,7 @@ struct serve_steps {
     struct serve_entry *e;              /* open-addressed table, ncap slots */
     uint32_t ncap, nused;
     uint64_t hits, sims;                /* lookups answered from the table; simulations */
+    int has_energy;                     /* the chip has a power block: steps carry their energy */
     uint32_t grows;                     /* times the table doubled (rare: starts at 4096) */
 };
 void serve_steps_init(struct serve_steps *st, const struct llm_config *model,
@@ -129,10 +130,11 @@ void serve_steps_free(struct serve_steps *st);
  * np prefilling sequences computing ptok tokens in all, after pctx cached
  * tokens on average; either part may be empty (0 sequences).  A step with
  * both is simulated as its prefill part plus its decode part (llm_step has
- * one phase a step).  0 with *ps, or -1 with *d (a step that does not
- * build or run). */
+ * one phase a step).  0 with *ps and *ej (the energy its devices spent
+ * above their idle power, J; 0 on a chip without a power block), or -1
+ * with *d (a step that does not build or run). */
 int serve_step_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t np, uint64_t ptok,
-                    uint64_t pctx, uint64_t *ps, struct diag *d);
+                    uint64_t pctx, uint64_t *ps, double *ej, struct diag *d);
 
 /* ---- the engine (serve.c) ---- */
 
@@ -177,6 +179,7 @@ struct serve_result {
     double in_system_ps;        /* requests arrived and not finished, integrated over time */
     uint64_t busy_ps;           /* time the engine ran steps (host time included) */
     uint64_t host_ps;           /* of which the scheduler's CPU time */
+    double step_j;              /* the steps' energy above the devices' idle power, J */
     struct serve_sample *samples;   /* with sched.record: a step each (serve_result_free) */
     uint64_t nsamples, cap_samples;
 };

@@ -34,6 +34,7 @@ struct serve_entry {
     uint64_t tokens;            /* prefill: new tokens in all (bucketed); decode: 0 */
     uint64_t ctx;               /* cached context a sequence (bucketed) */
     uint64_t ps;                /* the step's simulated time */
+    double ej;                  /* its energy above idle, J */
 };
 
 #define SERVE_STEPS_CAP0 4096u  /* slots at start: a few hundred shapes fill a tenth */
@@ -57,6 +58,7 @@ void serve_steps_init(struct serve_steps *st, const struct llm_config *model,
     st->decode = *decode;
     st->sys = sys;
     st->cap_tokens = cap_tokens;
+    st->has_energy = sys->chip.has_power;
     st->ncap = SERVE_STEPS_CAP0;
     st->e = sim_xcalloc(st->ncap, sizeof *st->e);
 }
@@ -102,7 +104,7 @@ static void grow(struct serve_steps *st)
 /* Simulates one step of the template s with n sequences of new tokens
  * each after ctx cached: 0 with *ps, or -1 with *d. */
 static int simulate(const struct serve_steps *st, const struct llm_step *tmpl, uint32_t n, uint64_t tokens,
-                    uint64_t ctx, uint64_t *ps, struct diag *d)
+                    uint64_t ctx, uint64_t *ps, double *ej, struct diag *d)
 {
     struct llm_step s = *tmpl;
     s.batch = n;
@@ -118,13 +120,16 @@ static int simulate(const struct serve_steps *st, const struct llm_step *tmpl, u
     if (rc != 0)
         return -1;
     *ps = r.total_ps;
+    /* the devices' idle power is the run's, over its whole length
+     * (serve_report.c): a step's own energy is what it adds */
+    *ej = r.has_energy ? run_energy_total(&r) - r.energy_j[RUN_E_STATIC] : 0;
     run_result_free(&r);
     return 0;
 }
 
 /* One part of a step, from the table or simulated: 0 with *ps, or -1. */
 static int part_time(struct serve_steps *st, enum llm_phase phase, uint32_t n, uint64_t tokens,
-                     uint64_t ctx, uint64_t *ps, struct diag *d)
+                     uint64_t ctx, uint64_t *ps, double *ej, struct diag *d)
 {
     /* the bucket, held where the cache could not hold n sequences of it (a run past the
      * device's memory would be charged for streaming from the host) */
@@ -137,13 +142,16 @@ static int part_time(struct serve_steps *st, enum llm_phase phase, uint32_t n, u
     if (e->phase != 0) {
         st->hits++;
         *ps = e->ps;
+        *ej = e->ej;
         return 0;
     }
     uint64_t t;
-    if (simulate(st, phase == LLM_DECODE ? &st->decode : &st->prefill, n, per, cb, &t, d) != 0)
+    double j;
+    if (simulate(st, phase == LLM_DECODE ? &st->decode : &st->prefill, n, per, cb, &t, &j, d) != 0)
         return -1;
     st->sims++;
-    *e = (struct serve_entry){ph, n, tokens, cb, t};
+    *e = (struct serve_entry){ph, n, tokens, cb, t, j};
+    *ej = j;
     if (++st->nused * 2 > st->ncap)
         grow(st);
     *ps = t;
@@ -151,19 +159,21 @@ static int part_time(struct serve_steps *st, enum llm_phase phase, uint32_t n, u
 }
 
 int serve_step_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t np, uint64_t ptok,
-                    uint64_t pctx, uint64_t *ps, struct diag *d)
+                    uint64_t pctx, uint64_t *ps, double *ej, struct diag *d)
 {
     uint64_t td = 0, tp = 0;
+    double jd = 0, jp = 0;
     SIM_CHECK(nd > 0 || np > 0);
-    if (nd > 0 && part_time(st, LLM_DECODE, nd, 0, dctx, &td, d) != 0)
+    if (nd > 0 && part_time(st, LLM_DECODE, nd, 0, dctx, &td, &jd, d) != 0)
         return -1;
     if (np > 0) {
         uint64_t tb = serve_bucket(ptok);
         if (tb < np)
             tb = np;
-        if (part_time(st, LLM_PREFILL, np, tb, pctx, &tp, d) != 0)
+        if (part_time(st, LLM_PREFILL, np, tb, pctx, &tp, &jp, d) != 0)
             return -1;
     }
     *ps = td + tp;
+    *ej = jd + jp;
     return 0;
 }
