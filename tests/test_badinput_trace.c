@@ -606,6 +606,36 @@ static void test_memory_scales(void)
     CHECK(big < 1500 * 1024);
 }
 
+/* An error deep in a big ops array, one op a line: the line and the op are
+ * the last op's, whether the op is read without cJSON (plain JSON) or by
+ * it (an escape), and a malformed op gets the whole text's diagnostic. */
+static void test_deep_errors(void)
+{
+    enum { N = 50000 };
+    const char *const last[] = {
+        "{\"id\": \"x\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": \"64\", \"n\": 64, \"k\": 64}",
+        "{\"id\": \"\\u0078\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 0, \"n\": 64, \"k\": 64}",
+        "{\"id\": \"o0\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64}",
+        "{\"id\": \"x\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 64 \"n\": 64, \"k\": 64}",
+    };
+    const enum diag_code code[] = {DIAG_E_TYPE, DIAG_E_RANGE, DIAG_E_DUPLICATE, DIAG_E_PARSE};
+    const char *const field[] = {"ops[49999].m", "ops[49999].m", "ops[49999].id", ""};
+    size_t cap = (size_t)N * 100 + 256;
+    char *text = malloc(cap);
+    for (unsigned c = 0; c < sizeof last / sizeof last[0]; c++) {
+        size_t n = (size_t)snprintf(text, cap, "%s", HEAD);
+        for (unsigned i = 0; i + 1 < N; i++)
+            n += (size_t)snprintf(text + n, cap - n, "{\"id\": \"o%u\", \"kind\": \"gemm\", "
+                                  "\"dtype\": \"bf16\", \"m\": 64, \"n\": 64, \"k\": 64},\n", i);
+        n += (size_t)snprintf(text + n, cap - n, "%s\n]}\n", last[c]);
+        char name[32];
+        snprintf(name, sizeof name, "deep-%u", c);
+        /* HEAD is line 1, op i is line i + 2 */
+        expect_n(name, text, n, code[c], N + 1, field[c], NULL);
+    }
+    free(text);
+}
+
 /* An op far too large for the chip stops the run with an error once the
  * simulated time would pass 2^62 ps (it used to wrap around and abort or
  * spin); one past the tile bookkeeping's limits is refused up front. */
@@ -661,6 +691,7 @@ int main(void)
     test_zero_time_ops();
     test_many_devices();
     test_memory_scales();
+    test_deep_errors();
     test_run_limits();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();

@@ -31,6 +31,28 @@ static int same_lines(const struct jsondoc *da, const cJSON *a, const struct jso
     return x == NULL && y == NULL;
 }
 
+/* The same tree node for node, as cJSON builds it: types, keys, strings,
+ * numbers to the bit, children in order and the head's prev the last
+ * (split elements of plain JSON are read without cJSON, jsondoc.c). */
+static int same_tree(const cJSON *a, const cJSON *b)
+{
+    if ((a->type & 0xFF) != (b->type & 0xFF) || (a->string == NULL) != (b->string == NULL) ||
+        (a->string != NULL && strcmp(a->string, b->string) != 0) ||
+        (a->valuestring == NULL) != (b->valuestring == NULL) ||
+        (a->valuestring != NULL && strcmp(a->valuestring, b->valuestring) != 0) ||
+        memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) != 0)
+        return 0;
+    if ((a->child == NULL) != (b->child == NULL))
+        return 0;
+    const cJSON *x = a->child, *y = b->child, *lx = NULL, *ly = NULL;
+    for (; x != NULL && y != NULL; lx = x, ly = y, x = x->next, y = y->next)
+        if (!same_tree(x, y))
+            return 0;
+    if (x != NULL || y != NULL)
+        return 0;
+    return a->child == NULL || (a->child->prev == lx && b->child->prev == ly);
+}
+
 /* The text read both ways must agree; returns 1 if it is JSON. */
 static int agree(const char *text, size_t n, const char *what)
 {
@@ -62,6 +84,7 @@ static int agree(const char *text, size_t n, const char *what)
             if (we != NULL) {
                 char *pa = cJSON_PrintUnformatted(e), *pb = cJSON_PrintUnformatted(we);
                 CHECK(strcmp(pa, pb) == 0);
+                CHECK(same_tree(e, we));
                 free(pa);
                 free(pb);
                 CHECK(same_lines(&sp.top, e, &whole, we));
@@ -122,6 +145,22 @@ int main(void)
     agree_s("\xEF\xBB\xBF{\"ops\": [1]}", 1);                       /* a BOM */
     agree_s("[{\"ops\": [1]}]", 1);                                 /* not an object */
     agree_s("", 0);
+    /* numbers and strings at the edge of what is read without cJSON */
+    agree_s("{\"ops\": [{\"a\": -0, \"b\": 1E5, \"c\": 1e+5, \"d\": 0.5e-3, \"e\": 1e400,\n"
+            " \"f\": -1e-400, \"g\": 123456789012345678901234567890123456789012345678901234567890,\n"
+            " \"h\": 2147483648, \"i\": -2147483649, \"j\": 0.1, \"k\": 9007199254740993}]}", 1);
+    agree_s("{\"ops\": [{\"a\": 01}]}", 1);
+    agree_s("{\"ops\": [{\"a\": 1.}]}", 1);
+    agree_s("{\"ops\": [{\"a\": .5}]}", 0);
+    agree_s("{\"ops\": [{\"a\": +1}]}", 0);
+    agree_s("{\"ops\": [{\"a\": 1e}]}", 0);
+    agree_s("{\"ops\": [{\"a\": 1-2}]}", 0);
+    agree_s("{\"ops\": [{\"a\": -}]}", 0);
+    agree_s("{\"ops\": [{\"a\": \"\\u00e9\\n\", \"b\": \"\xc3\xa9\", \"c\": \"\t\"}]}", 1);
+    agree_s("{\"ops\": [{\"a\": tru}]}", 0);
+    agree_s("{\"ops\": [{\"a\": nullx}]}", 0);
+    agree_s("{\"ops\": [{\"a\": 1, \"a\": 2, \"\": {}, \"b\": []}, [], {}]}", 1);
+    agree_s("{\"ops\": [{\"a\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}]}", 1);
     const char nul[] = "{\"ops\": [1, \0 2]}";
     CHECK_EQ_INT(agree(nul, sizeof nul - 1, "NUL in the array"), 0);
 
@@ -134,7 +173,7 @@ int main(void)
         "    {\"id\": \"c\", \"deps\": [\"a\", 2], \"m\": -1.5e3, \"f\": [true, false, null]}\n"
         "  ],\n  \"meta\": {\"tokens\": 7}\n}\n";
     size_t n = strlen(base);
-    static const char bytes[] = "{}[],:\"\\ \n1a-e.";
+    static const char bytes[] = "{}[],:\"\\ \n1a-e.0E+\t\x01\xc3";
     char *buf = malloc(n + 2);
     uint64_t st = 0x9E3779B97F4A7C15ull;
     int json = 0;

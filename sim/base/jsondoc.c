@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -513,13 +514,226 @@ int jsondoc_split_string(const char *text, const char *name, const char *key,
     return split_text(sp, name, key, d);
 }
 
+/* ---- one element without cJSON ----------------------------------------
+ *
+ * cJSON spends most of a big trace's load in malloc and free: a node and a
+ * string each a value.  An element in the common subset of JSON is read
+ * here instead, into nodes from a pool and strings in a copy of its text,
+ * both reused from element to element, as the same tree cJSON 1.7 builds
+ * (types, children in order with head->prev the last, keys in `string`,
+ * valuedouble from strtod and valueint as cJSON sets it).  What is left
+ * out goes to cJSON, which parses it or says why not: escapes and control
+ * bytes in strings, numbers outside the JSON grammar or longer than 40
+ * bytes (cJSON reads at most 63), nesting deeper than 32, elements over
+ * 64 KiB, and any syntax error. */
+#define FAST_MAX_BYTES ((size_t)64 << 10)
+#define FAST_MAX_DEPTH 32
+
+struct fastp {
+    const char *s;                /* the element's text */
+    char *buf;                    /* its copy, where strings are NUL-ended */
+    size_t i, n;
+    cJSON *pool;
+    size_t used, cap;
+    int depth;
+};
+
+static void fp_blank(struct fastp *f)
+{
+    while (f->i < f->n && is_blank((unsigned char)f->s[f->i]))
+        f->i++;
+}
+
+/* The string that opens at s[i], or NULL. */
+static char *fp_string(struct fastp *f)
+{
+    size_t a = ++f->i;
+    while (f->i < f->n) {
+        unsigned char c = (unsigned char)f->s[f->i];
+        if (c == '"')
+            break;
+        if (c == '\\' || c < 32)
+            return NULL;
+        f->i++;
+    }
+    if (f->i >= f->n)
+        return NULL;
+    f->buf[f->i++] = '\0';
+    return f->buf + a;
+}
+
+static int fp_digits(struct fastp *f)
+{
+    size_t a = f->i;
+    while (f->i < f->n && f->s[f->i] >= '0' && f->s[f->i] <= '9')
+        f->i++;
+    return f->i > a ? 0 : -1;
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, which strtod reads whole. */
+static int fp_number(struct fastp *f, cJSON *it)
+{
+    size_t a = f->i;
+    if (f->s[f->i] == '-')
+        f->i++;
+    if (f->i < f->n && f->s[f->i] == '0')
+        f->i++;
+    else if (fp_digits(f))
+        return -1;
+    if (f->i < f->n && f->s[f->i] == '.') {
+        f->i++;
+        if (fp_digits(f))
+            return -1;
+    }
+    if (f->i < f->n && (f->s[f->i] == 'e' || f->s[f->i] == 'E')) {
+        f->i++;
+        if (f->i < f->n && (f->s[f->i] == '+' || f->s[f->i] == '-'))
+            f->i++;
+        if (fp_digits(f))
+            return -1;
+    }
+    /* what cJSON would read on with: not a number this grammar has */
+    if (f->i - a > 40 || (f->i < f->n && strchr("0123456789+-eE.", f->s[f->i]) != NULL &&
+                          f->s[f->i] != '\0'))
+        return -1;
+    char num[48];
+    memcpy(num, f->s + a, f->i - a);
+    num[f->i - a] = '\0';
+    char *end;
+    double v = strtod(num, &end);
+    if (end != num + (f->i - a))
+        return -1;
+    it->type = cJSON_Number;
+    it->valuedouble = v;
+    it->valueint = v >= INT_MAX ? INT_MAX : v <= (double)INT_MIN ? INT_MIN : (int)v;
+    return 0;
+}
+
+static int fp_value(struct fastp *f, cJSON *it);
+
+static int fp_container(struct fastp *f, cJSON *it, int obj)
+{
+    char close = obj ? '}' : ']';
+    f->i++;
+    fp_blank(f);
+    it->type = obj ? cJSON_Object : cJSON_Array;
+    if (f->i < f->n && f->s[f->i] == close) {
+        f->i++;
+        return 0;
+    }
+    cJSON *head = NULL, *cur = NULL;
+    for (;;) {
+        if (f->used == f->cap)
+            return -1;
+        cJSON *c = &f->pool[f->used++];
+        memset(c, 0, sizeof *c);
+        if (head == NULL) {
+            head = c;
+        } else {
+            cur->next = c;
+            c->prev = cur;
+        }
+        cur = c;
+        if (obj) {
+            if (f->i >= f->n || f->s[f->i] != '"' || (c->string = fp_string(f)) == NULL)
+                return -1;
+            fp_blank(f);
+            if (f->i >= f->n || f->s[f->i] != ':')
+                return -1;
+            f->i++;
+            fp_blank(f);
+        }
+        if (fp_value(f, c))
+            return -1;
+        fp_blank(f);
+        if (f->i < f->n && f->s[f->i] == ',') {
+            f->i++;
+            fp_blank(f);
+            continue;
+        }
+        break;
+    }
+    if (f->i >= f->n || f->s[f->i] != close)
+        return -1;
+    f->i++;
+    head->prev = cur;
+    it->child = head;
+    return 0;
+}
+
+static int fp_value(struct fastp *f, cJSON *it)
+{
+    if (f->i >= f->n)
+        return -1;
+    char c = f->s[f->i];
+    size_t left = f->n - f->i;
+    if (c == '"') {
+        it->type = cJSON_String;
+        return (it->valuestring = fp_string(f)) != NULL ? 0 : -1;
+    }
+    if (c == '{' || c == '[') {
+        if (++f->depth > FAST_MAX_DEPTH)
+            return -1;
+        int rc = fp_container(f, it, c == '{');
+        f->depth--;
+        return rc;
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return fp_number(f, it);
+    if (left >= 4 && memcmp(f->s + f->i, "true", 4) == 0) {
+        it->type = cJSON_True;
+        it->valueint = 1;
+        f->i += 4;
+    } else if (left >= 5 && memcmp(f->s + f->i, "false", 5) == 0) {
+        it->type = cJSON_False;
+        f->i += 5;
+    } else if (left >= 4 && memcmp(f->s + f->i, "null", 4) == 0) {
+        it->type = cJSON_NULL;
+        f->i += 4;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Element text[0 .. n) read into sp's pool: its root, and *end just past
+ * its value (as cJSON_ParseWithLengthOpts gives), or NULL. */
+static cJSON *fast_elem(struct jsondoc_split *sp, const char *text, size_t n, const char **end)
+{
+    if (n == 0 || n > FAST_MAX_BYTES || (text[0] != '{' && text[0] != '['))
+        return NULL;
+    /* every value but the root takes at least a byte */
+    if (sp->pool_cap < n + 1) {
+        free(sp->pool);
+        sp->pool_cap = n + 1 > 256 ? n + 1 : 256;
+        sp->pool = sim_xcalloc(sp->pool_cap, sizeof *sp->pool);
+    }
+    if (sp->scratch_cap < n + 1) {
+        free(sp->scratch);
+        sp->scratch_cap = n + 1 > 4096 ? n + 1 : 4096;
+        sp->scratch = sim_xcalloc(sp->scratch_cap, 1);
+    }
+    memcpy(sp->scratch, text, n);
+    sp->scratch[n] = '\0';
+    struct fastp f = {text, sp->scratch, 0, n, sp->pool, 1, sp->pool_cap, 0};
+    cJSON *root = &sp->pool[0];
+    memset(root, 0, sizeof *root);
+    if (fp_value(&f, root))
+        return NULL;
+    *end = text + f.i;
+    return root;
+}
+
 cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d)
 {
     if (sp->whole || i >= sp->count)
         return NULL;
     size_t a = sp->off[i], b = sp->off[i + 1];
     const char *end = NULL;
-    cJSON *e = cJSON_ParseWithLengthOpts(sp->text + a, b - a, &end, 0);
+    cJSON *e = fast_elem(sp, sp->text + a, b - a, &end);
+    int pooled = e != NULL;
+    if (!pooled)
+        e = cJSON_ParseWithLengthOpts(sp->text + a, b - a, &end, 0);
     int ok = e != NULL && end != NULL && end >= sp->text + a && end <= sp->text + b;
     if (ok) {
         /* the value, blanks, and (but for the last) a ',' and blanks */
@@ -534,7 +748,8 @@ cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d)
         ok = ok && k == b;
     }
     if (!ok) {
-        cJSON_Delete(e);
+        if (!pooled)
+            cJSON_Delete(e);
         /* the whole text's parse gives the diagnostic every reader gives */
         struct jsondoc whole;
         if (parse_text(sp->text, sp->n, sp->name, &whole, d) == 0) {
@@ -546,6 +761,7 @@ cJSON *jsondoc_split_elem(struct jsondoc_split *sp, uint32_t i, struct diag *d)
     sp->cur = e;
     sp->cur_i = i;
     sp->cur_lines = 0;
+    sp->cur_pooled = pooled;
     return e;
 }
 
@@ -571,8 +787,13 @@ static void split_lines(struct jsondoc_split *sp)
 
 void jsondoc_split_done(struct jsondoc_split *sp, cJSON *elem)
 {
-    if (sp != NULL && elem != NULL && elem == sp->cur)
+    if (sp != NULL && elem != NULL && elem == sp->cur) {
         sp->cur = NULL;
+        if (sp->cur_pooled) {       /* the pool's: nothing to free */
+            sp->cur_pooled = 0;
+            return;
+        }
+    }
     cJSON_Delete(elem);
 }
 
@@ -584,6 +805,8 @@ void jsondoc_split_free(struct jsondoc_split *sp)
     free(sp->text);
     free(sp->off);
     free(sp->line);
+    free(sp->pool);
+    free(sp->scratch);
     memset(sp, 0, sizeof *sp);
 }
 

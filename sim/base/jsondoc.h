@@ -76,7 +76,10 @@ void jsondoc_free(struct jsondoc *doc);
  * whole text is parsed as jsondoc_load does: whole is 1, top holds every
  * element and count is 0.  An element that is not JSON gets the whole
  * text's diagnostic (the same one jsondoc_load gives, when the error is in
- * that element), so a reader cannot tell the two apart.
+ * that element), so a reader cannot tell the two apart.  An element of
+ * plain JSON (no escapes or control bytes in its strings, numbers as the
+ * grammar writes them) is read without cJSON into reused storage, as the
+ * tree cJSON would build; anything else goes to cJSON.
  * Free with jsondoc_split_free (safe on a zeroed or failed split). */
 struct jsondoc_split {
     struct jsondoc top;
@@ -91,6 +94,11 @@ struct jsondoc_split {
     cJSON *cur;                  /* the element out, and whether its lines are in */
     uint32_t cur_i;
     int cur_lines;
+    int cur_pooled;              /* cur's nodes are pool's and its strings scratch's */
+    cJSON *pool;                 /* nodes of an element read without cJSON (jsondoc.c) */
+    size_t pool_cap;
+    char *scratch;               /* that element's text, its strings NUL-ended in place */
+    size_t scratch_cap;
 };
 
 int jsondoc_load_split(const char *path, const char *key, struct jsondoc_split *sp,
