@@ -285,7 +285,7 @@ static void test_routes(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(tu_load_hw("configs/systems/pcie-8x-rtx-4090.yaml", NULL, &s, &d), 0);
-    uint32_t scratch[64];
+    uint32_t scratch[64] = {0};    /* zero, as routes want it and leave it */
     struct sys_route rt;
     CHECK_EQ_INT(sys_route(&s, 0, 1, &rt, scratch), 0);   /* gpu0 -> cpu0 -> gpu1 */
     CHECK_EQ_INT(rt.nhops, 2);
@@ -330,6 +330,180 @@ static void test_routes(void)
     sys_free(&s);
     /* a chip config is no system */
     CHECK_EQ_INT(tu_load_hw("configs/nvidia-h100-sxm.yaml", NULL, &s, &d), 1);
+}
+
+/* The search routes take, as it was before it stopped early and finished
+ * from the target's side at a hub (bfs_hub in system.c): a plain
+ * breadth-first search that dequeues every node, kept here as the
+ * reference.  Fills links[] (source first) and returns the hop count, or
+ * -1. */
+static int ref_route(const struct hw_system *s, uint32_t a, uint32_t b, int through_hosts,
+                     int via_devices, uint32_t *prev, uint32_t *queue, uint32_t *links)
+{
+    memset(prev, 0, s->nnodes * sizeof *prev);
+    uint32_t head = 0, tail = 0;
+    queue[tail++] = a;
+    prev[a] = UINT32_MAX;
+    int found = 0;
+    while (head < tail && !found) {
+        uint32_t n = queue[head++];
+        if (n == b) {
+            found = 1;
+            break;
+        }
+        int via_dev = n != a && s->nodes[n].kind == SN_DEVICE && !via_devices;
+        if (via_dev && !s->links[prev[n] - 1].forward)
+            continue;
+        if (n != a && !through_hosts && s->nodes[n].kind == SN_HOST)
+            continue;
+        for (uint32_t k = 0; k < s->nlinks; k++) {
+            const struct sys_link *l = &s->links[k];
+            if (via_dev && !l->forward)
+                continue;
+            uint32_t m = l->a == n ? l->b : l->b == n ? l->a : UINT32_MAX;
+            if (m != UINT32_MAX && prev[m] == 0) {
+                prev[m] = k + 1;
+                queue[tail++] = m;
+            }
+        }
+    }
+    if (!found)
+        return -1;
+    uint32_t hops = 0, tmp[64];
+    for (uint32_t n = b; n != a && hops < 64; hops++) {
+        tmp[hops] = prev[n] - 1;
+        n = s->links[tmp[hops]].a == n ? s->links[tmp[hops]].b : s->links[tmp[hops]].a;
+    }
+    for (uint32_t i = 0; i < hops; i++)
+        links[i] = tmp[hops - 1 - i];
+    return (int)hops;
+}
+
+static void add_node(struct hw_system *s, enum sys_node_kind kind)
+{
+    s->nodes[s->nnodes++].kind = kind;
+}
+
+static void add_link(struct hw_system *s, uint32_t a, uint32_t b, int forward)
+{
+    s->links[s->nlinks].a = a;
+    s->links[s->nlinks].b = b;
+    s->links[s->nlinks].forward = forward;
+    s->nlinks++;
+}
+
+/* The routes of every ordered pair of the first nfrom nodes to every node
+ * (peer-to-peer, through hosts, PXN) are the reference search's. */
+static void check_routes_match(const struct hw_system *s, uint32_t nfrom)
+{
+    uint32_t *scratch = calloc(2 * (size_t)s->nnodes, sizeof *scratch);
+    uint32_t *prev = calloc(2 * (size_t)s->nnodes, sizeof *prev);
+    CHECK(scratch != NULL && prev != NULL);
+    if (scratch == NULL || prev == NULL)
+        return;
+    uint32_t links[64], bad = 0, routed = 0;
+    for (uint32_t a = 0; a < nfrom; a++)
+        for (uint32_t b = 0; b < s->nnodes; b++) {
+            struct sys_route rt;
+            int h = ref_route(s, a, b, 0, 0, prev, prev + s->nnodes, links);
+            if (h < 0)
+                h = ref_route(s, a, b, 1, 0, prev, prev + s->nnodes, links);
+            int rc = sys_route(s, a, b, &rt, scratch);
+            bad += (h < 0) != (rc != 0);
+            for (int i = 0; rc == 0 && i < h; i++)
+                bad += rt.nhops != (uint32_t)h || rt.link[i] != links[i];
+            routed += rc == 0;
+            if (rc != 0) {      /* PXN: through other devices */
+                h = ref_route(s, a, b, 0, 1, prev, prev + s->nnodes, links);
+                rc = sys_route_pxn(s, a, b, &rt, scratch);
+                bad += (h < 0) != (rc != 0);
+                for (int i = 0; rc == 0 && i < h; i++)
+                    bad += rt.nhops != (uint32_t)h || rt.link[i] != links[i];
+            }
+        }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(routed > nfrom);
+    for (uint32_t v = 0; v < s->nnodes; v++)    /* routes leave the scratch zero */
+        bad += scratch[v] != 0;
+    CHECK_EQ_INT(bad, 0);
+    free(scratch);
+    free(prev);
+}
+
+/* Routes on big fabrics: the search stops when it reaches the target and
+ * finishes from the target's side at a hub (a leaf of 40 NICs, a switch of
+ * 40 GPUs, a 2-D torus of forwarding chips); every route is the plain
+ * breadth-first search's, link for link (ties included). */
+static void test_routes_big(void)
+{
+    enum { NODES = 40, G = 4, TX = 8, TY = 6 };
+    struct hw_system s;
+    memset(&s, 0, sizeof s);
+    s.nodes = calloc(NODES * (2 * G + 2) + G + 2, sizeof *s.nodes);
+    s.links = calloc(NODES * 4 * G + 2 * TX * TY + 8, sizeof *s.links);
+    CHECK(s.nodes != NULL && s.links != NULL);
+    if (s.nodes == NULL || s.links == NULL)
+        return;
+    /* a rail-optimised cluster as scripts/gen_cluster.py writes it: per
+     * node G GPUs on an NVSwitch, each on its NIC and the node's host; NIC
+     * i on leaf i; and a second NVLink to the switch on the first GPU (a
+     * tie the first-listed link wins) */
+    uint32_t sw0 = NODES * G, host0 = sw0 + NODES, nic0 = host0 + NODES, leaf0 = nic0 + NODES * G;
+    s.ndevices = NODES * G;
+    for (uint32_t i = 0; i < NODES * G; i++)
+        add_node(&s, SN_DEVICE);
+    for (uint32_t i = 0; i < NODES; i++)
+        add_node(&s, SN_SWITCH);
+    for (uint32_t i = 0; i < NODES; i++)
+        add_node(&s, SN_HOST);
+    for (uint32_t i = 0; i < NODES * G + G; i++)
+        add_node(&s, SN_SWITCH);
+    for (uint32_t i = 0; i < NODES * G; i++)
+        add_link(&s, i, sw0 + i / G, 0);
+    for (uint32_t i = 0; i < NODES; i++)
+        add_link(&s, i * G, sw0 + i, 0);
+    for (uint32_t i = 0; i < NODES * G; i++)
+        add_link(&s, i, nic0 + i, 0);
+    for (uint32_t i = 0; i < NODES * G; i++)
+        add_link(&s, i, host0 + i / G, 0);
+    for (uint32_t i = 0; i < NODES * G; i++)
+        add_link(&s, nic0 + i, leaf0 + i % G, 0);
+    sys_index(&s);
+    check_routes_match(&s, 2 * G + 1);
+    /* the system a chip config implies: every device on one switch and one host */
+    s.nnodes = s.nlinks = 0;
+    for (uint32_t i = 0; i < NODES; i++)
+        add_node(&s, SN_DEVICE);
+    add_node(&s, SN_HOST);
+    add_node(&s, SN_SWITCH);
+    for (uint32_t i = 0; i < NODES; i++)
+        add_link(&s, i, NODES + 1, 0);
+    for (uint32_t i = 0; i < NODES; i++)
+        add_link(&s, i, NODES, 0);
+    s.ndevices = NODES;
+    sys_index(&s);
+    check_routes_match(&s, NODES);
+    /* a TX x TY torus of chips that route (ICI), hosts of 4 chips, and a hub
+     * switch all hosts share */
+    s.nnodes = s.nlinks = 0;
+    for (uint32_t i = 0; i < TX * TY; i++)
+        add_node(&s, SN_DEVICE);
+    for (uint32_t y = 0; y < TY; y++)
+        for (uint32_t x = 0; x < TX; x++) {
+            add_link(&s, y * TX + x, y * TX + (x + 1) % TX, 1);
+            add_link(&s, y * TX + x, ((y + 1) % TY) * TX + x, 1);
+        }
+    for (uint32_t i = 0; i < TX * TY / 4; i++)
+        add_node(&s, SN_HOST);
+    add_node(&s, SN_SWITCH);
+    for (uint32_t i = 0; i < TX * TY; i++)
+        add_link(&s, i, TX * TY + i / 4, 0);
+    for (uint32_t i = 0; i < TX * TY / 4; i++)
+        add_link(&s, TX * TY + i, s.nnodes - 1, 0);
+    s.ndevices = TX * TY;
+    sys_index(&s);
+    check_routes_match(&s, TX * TY);
+    sys_free(&s);
 }
 
 /* Every shipped system file loads, names itself after its file and runs
@@ -465,6 +639,7 @@ int main(void)
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-sys") == 0);
     test_link_sets();
     test_routes();
+    test_routes_big();
     test_dgx_a100_p2p_matrix();
     test_hgx_h100_p2p();
     test_dgx_incast();

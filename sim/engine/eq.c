@@ -1,4 +1,4 @@
-/* eq.c: binary heap of slot indices ordered by (time_ps, seq).  See eq.h. */
+/* eq.c: binary heap of (time_ps, seq, slot) keys, ordered by (time_ps, seq).  See eq.h. */
 #include "eq.h"
 
 #include <stdlib.h>
@@ -6,9 +6,8 @@
 
 #include "check.h"
 
-static int eq_less(const struct eq *q, uint32_t a, uint32_t b)
+static int eq_less(const struct eq_key *x, const struct eq_key *y)
 {
-    const struct eq_event *x = &q->slots[a].ev, *y = &q->slots[b].ev;
     if (x->time_ps != y->time_ps)
         return x->time_ps < y->time_ps;
     return x->seq < y->seq;
@@ -49,41 +48,41 @@ void eq_destroy(struct eq *q)
     memset(q, 0, sizeof *q);
 }
 
-static void eq_place(struct eq *q, uint32_t i, uint32_t s)
+static void eq_place(struct eq *q, uint32_t i, const struct eq_key *k)
 {
-    q->heap[i] = s;
-    q->slots[s].pos = i;
+    q->heap[i] = *k;
+    q->slots[k->slot].pos = i;
 }
 
 static void eq_sift_up(struct eq *q, uint32_t i)
 {
-    uint32_t x = q->heap[i];
+    struct eq_key x = q->heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (!eq_less(q, x, q->heap[p]))
+        if (!eq_less(&x, &q->heap[p]))
             break;
-        eq_place(q, i, q->heap[p]);
+        eq_place(q, i, &q->heap[p]);
         i = p;
     }
-    eq_place(q, i, x);
+    eq_place(q, i, &x);
 }
 
 static void eq_sift_down(struct eq *q, uint32_t i)
 {
-    uint32_t x = q->heap[i];
+    struct eq_key x = q->heap[i];
     for (;;) {
         uint32_t l = 2 * i + 1;
         if (l >= q->size)
             break;
         uint32_t c = l;
-        if (l + 1 < q->size && eq_less(q, q->heap[l + 1], q->heap[l]))
+        if (l + 1 < q->size && eq_less(&q->heap[l + 1], &q->heap[l]))
             c = l + 1;
-        if (!eq_less(q, q->heap[c], x))
+        if (!eq_less(&q->heap[c], &x))
             break;
-        eq_place(q, i, q->heap[c]);
+        eq_place(q, i, &q->heap[c]);
         i = c;
     }
-    eq_place(q, i, x);
+    eq_place(q, i, &x);
 }
 
 uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
@@ -107,7 +106,7 @@ uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
     sl->ev.type = type;
     sl->ev.arg = arg;
     sl->ev.ptr = ptr;
-    q->heap[q->size] = s;
+    q->heap[q->size] = (struct eq_key){.time_ps = time_ps, .seq = sl->ev.seq, .slot = s};
     eq_sift_up(q, q->size);
     q->size++;
     return ((uint64_t)sl->gen << 32) | (uint64_t)(s + 1);
@@ -124,11 +123,11 @@ static void eq_free_slot(struct eq *q, uint32_t s)
  * down to where it belongs. */
 static void eq_remove_at(struct eq *q, uint32_t i)
 {
-    uint32_t s = q->heap[i];
+    uint32_t s = q->heap[i].slot;
     q->size--;
     if (i < q->size) {
-        eq_place(q, i, q->heap[q->size]);
-        if (i > 0 && eq_less(q, q->heap[i], q->heap[(i - 1) / 2]))
+        eq_place(q, i, &q->heap[q->size]);
+        if (i > 0 && eq_less(&q->heap[i], &q->heap[(i - 1) / 2]))
             eq_sift_up(q, i);
         else
             eq_sift_down(q, i);
@@ -143,16 +142,16 @@ static void eq_remove_top(struct eq *q)
 
 const struct eq_event *eq_peek(struct eq *q)
 {
-    while (q->size > 0 && q->slots[q->heap[0]].dead)
+    while (q->size > 0 && q->slots[q->heap[0].slot].dead)
         eq_remove_top(q);
-    return q->size > 0 ? &q->slots[q->heap[0]].ev : NULL;
+    return q->size > 0 ? &q->slots[q->heap[0].slot].ev : NULL;
 }
 
 int eq_pop(struct eq *q, struct eq_event *out)
 {
     if (eq_peek(q) == NULL)
         return 0;
-    *out = q->slots[q->heap[0]].ev;
+    *out = q->slots[q->heap[0].slot].ev;
     eq_remove_top(q);
     q->now_ps = out->time_ps;
     return 1;
@@ -168,6 +167,6 @@ void eq_cancel(struct eq *q, uint64_t handle)
     if (q->slots[s].gen != gen || q->slots[s].dead)
         return;
     uint32_t i = q->slots[s].pos;
-    SIM_CHECK(i < q->size && q->heap[i] == s);
+    SIM_CHECK(i < q->size && q->heap[i].slot == s);
     eq_remove_at(q, i);         /* frees the slot: the handle goes stale */
 }

@@ -13,7 +13,10 @@
  * heap position): a flow server reschedules its completion on every flow
  * start and end, and the cancelled events, left in the heap until their
  * time came, made it grow with the run (a third of a 64-GPU training
- * step's time went to sifting them).
+ * step's time went to sifting them).  The heap holds each event's key
+ * (time, seq) beside its slot index, so sifting compares entries of one
+ * array instead of fetching a slot per comparison: with a thousand devices
+ * pending the slots are spread over megabytes (a cache miss each).
  */
 #ifndef STRATA_EQ_H
 #define STRATA_EQ_H
@@ -37,9 +40,16 @@ struct eq_slot {
     uint32_t pos;       /* index in the heap while pushed */
 };
 
+/* A heap entry: the event's key and where the event is. */
+struct eq_key {
+    uint64_t time_ps;
+    uint64_t seq;
+    uint32_t slot;
+};
+
 struct eq {
     struct eq_slot *slots;
-    uint32_t *heap;     /* slot indices */
+    struct eq_key *heap;   /* keys and slot indices, a binary min-heap on (time_ps, seq) */
     uint32_t size;      /* events in the heap (live and dead) */
     uint32_t cap;
     uint32_t free_head; /* UINT32_MAX = none */

@@ -113,25 +113,134 @@ void sys_from_chip(const struct hw_config *chip, uint32_t ndev, const char (*nam
     sys_index(out);
 }
 
+/* A node whose links outnumber this is a hub (a rail's leaf switch, an
+ * NVSwitch of 72 GPUs, the one switch of a chip config's implied
+ * system): bfs looks for the target from its side before scanning one. */
+#define BFS_HUB_DEG 32
+
+static uint32_t other_end(const struct sys_link *l, uint32_t n)
+{
+    return l->a == n ? l->b : l->a;
+}
+
+/* May a search that reached node u by link k (prev[u] - 1) go on from u?
+ * The rule bfs applies when it dequeues u. */
+static int bfs_expands(const struct hw_system *s, uint32_t a, uint32_t u, uint32_t k,
+                       int through_hosts, int via_devices)
+{
+    if (u == a)
+        return 1;
+    if (s->nodes[u].kind == SN_DEVICE && !via_devices && !s->links[k].forward)
+        return 0;
+    return through_hosts || s->nodes[u].kind != SN_HOST;
+}
+
+/* The first link in u's order that a search expanding u takes to b, +1;
+ * 0 if none. */
+static uint32_t bfs_step_to(const struct hw_system *s, uint32_t a, uint32_t u, uint32_t b,
+                            int via_devices)
+{
+    int via_dev = u != a && s->nodes[u].kind == SN_DEVICE && !via_devices;
+    for (uint32_t i = s->adj_off[u]; i < s->adj_off[u + 1]; i++) {
+        const struct sys_link *l = &s->links[s->adj[i]];
+        if (other_end(l, u) == b && l->a != l->b && (!via_dev || l->forward))
+            return s->adj[i] + 1;
+    }
+    return 0;
+}
+
+/* bfs has dequeued hub n (expanding it) and not yet reached b: finish the
+ * search from b's side without scanning n's links, when that is sure to
+ * give what the scan would.  Links are in link order at every node, so
+ * the scan reaches, in order of link index: b itself over a link of n's
+ * (then prev[b] is the first such), else first the b-neighbour u whose
+ * link from n comes first, and u, dequeued before any other neighbour of
+ * b found later, reaches b by its own first link there.  That holds when
+ * no neighbour of b that would reach it is queued already (it is
+ * dequeued first); then it returns 0, and bfs scans n as usual.  Sets
+ * prev[] for what it reaches (appending it to the queue at *tail) and
+ * returns 1 when it reached b.  Cost: b's links and their far ends'. */
+static int bfs_hub(const struct hw_system *s, uint32_t a, uint32_t n, uint32_t b, int through_hosts,
+                   int via_devices, uint32_t *prev, uint32_t *queue, uint32_t *tail)
+{
+    int via_dev_n = n != a && s->nodes[n].kind == SN_DEVICE && !via_devices;
+    uint32_t direct = UINT32_MAX, best = UINT32_MAX, best_u = 0;
+    for (uint32_t i = s->adj_off[b]; i < s->adj_off[b + 1]; i++) {
+        uint32_t kb = s->adj[i];
+        const struct sys_link *lb = &s->links[kb];
+        uint32_t u = other_end(lb, b);
+        if (lb->a == lb->b)
+            continue;
+        if (u == n) {
+            if ((!via_dev_n || lb->forward) && kb < direct)
+                direct = kb;
+            continue;
+        }
+        if (prev[u] != 0) {
+            /* queued already (or dequeued without reaching b: then it
+             * cannot): if it reaches b, the scan must run */
+            if (u != a && bfs_expands(s, a, u, prev[u] - 1, through_hosts, via_devices) &&
+                bfs_step_to(s, a, u, b, via_devices) != 0)
+                return 0;
+            continue;
+        }
+        /* u not reached yet: n's first link to it */
+        for (uint32_t j = s->adj_off[u]; j < s->adj_off[u + 1]; j++) {
+            uint32_t k = s->adj[j];
+            const struct sys_link *l = &s->links[k];
+            if (k >= best || (via_dev_n && !l->forward) || l->a == l->b || other_end(l, u) != n)
+                continue;
+            /* the first of n's links to u decides how u was reached */
+            if (bfs_expands(s, a, u, k, through_hosts, via_devices) &&
+                bfs_step_to(s, a, u, b, via_devices) != 0) {
+                best = k;
+                best_u = u;
+            }
+            break;
+        }
+    }
+    if (direct != UINT32_MAX) {
+        prev[b] = direct + 1;
+        queue[(*tail)++] = b;
+        return 1;
+    }
+    if (best == UINT32_MAX)
+        return 0;
+    prev[best_u] = best + 1;
+    queue[(*tail)++] = best_u;
+    prev[b] = bfs_step_to(s, a, best_u, b, via_devices);
+    queue[(*tail)++] = b;
+    return 1;
+}
+
 /* Breadth-first search from a; prev[n] = the link that reached n (+1), 0 =
  * not reached.  Stops when target is reached (or, for target < 0, at the
  * first host node).  With through_hosts 0 a path may not pass a host (a
  * peer-to-peer path).  A device forwards only between links marked
  * `forward`, or, with via_devices, between any of its links (a GPU relaying
- * a copy to its own NIC: NCCL's PXN).  Returns the node found, or -1. */
+ * a copy to its own NIC: NCCL's PXN).  Returns the node found, or -1;
+ * *reached: how many nodes it reached (queue[0 .. *reached), the entries of
+ * prev it set: bfs_clear).
+ *
+ * prev must be all zero on entry (bfs_clear leaves it so), which spares a
+ * memset of every node per route (a 16384-GPU cluster has 35,000 nodes and
+ * its rings 16384 hops).  The search stops when it first reaches the
+ * target, not when it dequeues it: the target's prev, and its parents',
+ * are set once, when first reached, so the route is the same, and it
+ * skips the rest of the last layers (every other NIC of a rail). */
 static int bfs(const struct hw_system *s, uint32_t a, int target, int through_hosts, int via_devices,
-               uint32_t *scratch)
+               uint32_t *scratch, uint32_t *reached)
 {
     uint32_t *prev = scratch, *queue = scratch + s->nnodes;
-    memset(prev, 0, s->nnodes * sizeof *prev);
     uint32_t head = 0, tail = 0;
+    SIM_CHECK(prev[a] == 0);
     queue[tail++] = a;
     prev[a] = UINT32_MAX;
+    *reached = tail;
+    if ((target >= 0 && a == (uint32_t)target) || (target < 0 && s->nodes[a].kind == SN_HOST))
+        return (int)a;
     while (head < tail) {
         uint32_t n = queue[head++];
-        if ((target >= 0 && n == (uint32_t)target) ||
-            (target < 0 && s->nodes[n].kind == SN_HOST))
-            return (int)n;
         /* a transfer passes through switches and hosts, never through
          * another device */
         /* a device forwards only between links that route through it */
@@ -140,6 +249,11 @@ static int bfs(const struct hw_system *s, uint32_t a, int target, int through_ho
             continue;
         if (n != a && !through_hosts && s->nodes[n].kind == SN_HOST)
             continue;
+        if (target >= 0 && s->adj_off && s->adj_off[n + 1] - s->adj_off[n] > BFS_HUB_DEG &&
+            bfs_hub(s, a, n, (uint32_t)target, through_hosts, via_devices, prev, queue, &tail)) {
+            *reached = tail;
+            return target;
+        }
         /* n's links, in link order (a scan of every link per node made
          * a route on a 2048-node cluster take a fifth of a second) */
         uint32_t i0 = s->adj_off ? s->adj_off[n] : 0, i1 = s->adj_off ? s->adj_off[n + 1] : s->nlinks;
@@ -158,10 +272,22 @@ static int bfs(const struct hw_system *s, uint32_t a, int target, int through_ho
             if (prev[m] == 0) {
                 prev[m] = k + 1;
                 queue[tail++] = m;
+                *reached = tail;
+                if ((target >= 0 && m == (uint32_t)target) ||
+                    (target < 0 && s->nodes[m].kind == SN_HOST))
+                    return (int)m;
             }
         }
     }
     return -1;
+}
+
+/* Zero the prev entries a search set (scratch as bfs left it). */
+static void bfs_clear(const struct hw_system *s, uint32_t *scratch, uint32_t reached)
+{
+    const uint32_t *queue = scratch + s->nnodes;
+    for (uint32_t i = 0; i < reached; i++)
+        scratch[queue[i]] = 0;
 }
 
 static int walk_back(const struct hw_system *s, uint32_t a, uint32_t b, const uint32_t *prev,
@@ -207,9 +333,15 @@ int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_rout
 {
     SIM_CHECK(a < s->nnodes && b < s->nnodes);
     /* a peer-to-peer path if there is one; staging in a host only if not */
-    if (bfs(s, a, (int)b, 0, 0, scratch) < 0 && bfs(s, a, (int)b, 1, 0, scratch) < 0)
-        return -1;
-    return walk_back(s, a, b, scratch, r);
+    uint32_t reached;
+    int found = bfs(s, a, (int)b, 0, 0, scratch, &reached) >= 0;
+    if (!found) {
+        bfs_clear(s, scratch, reached);
+        found = bfs(s, a, (int)b, 1, 0, scratch, &reached) >= 0;
+    }
+    int rc = found ? walk_back(s, a, b, scratch, r) : -1;
+    bfs_clear(s, scratch, reached);
+    return rc;
 }
 
 int sys_route_pxn(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
@@ -218,18 +350,20 @@ int sys_route_pxn(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_
     if (sys_route(s, a, b, r, scratch) == 0)
         return 0;
     SIM_CHECK(a < s->nnodes && b < s->nnodes);
-    if (bfs(s, a, (int)b, 0, 1, scratch) < 0)
-        return -1;
-    return walk_back(s, a, b, scratch, r);
+    uint32_t reached;
+    int rc = bfs(s, a, (int)b, 0, 1, scratch, &reached) >= 0 ? walk_back(s, a, b, scratch, r) : -1;
+    bfs_clear(s, scratch, reached);
+    return rc;
 }
 
 int sys_route_host(const struct hw_system *s, uint32_t dev, struct sys_route *r,
                    uint32_t *scratch)
 {
-    int h = bfs(s, dev, -1, 1, 0, scratch);
-    if (h < 0)
-        return -1;
-    if (walk_back(s, dev, (uint32_t)h, scratch, r) != 0)
+    uint32_t reached;
+    int h = bfs(s, dev, -1, 1, 0, scratch, &reached);
+    int rc = h >= 0 ? walk_back(s, dev, (uint32_t)h, scratch, r) : -1;
+    bfs_clear(s, scratch, reached);
+    if (rc != 0)
         return -1;
     /* the host's own memory is the far end of the transfer */
     if (s->nodes[h].bw_bytes_per_s > 0 && r->nvia < SYS_MAX_HOPS) {

@@ -122,7 +122,8 @@ void sys_free(struct hw_system *s);
 /* Index of the node called name, or -1. */
 int sys_node_index(const struct hw_system *s, const char *name);
 /* Fewest-hop route from node a to node b: 0, or -1 if none (or longer than
- * SYS_MAX_HOPS).  scratch holds 2 * nnodes uint32_t. */
+ * SYS_MAX_HOPS).  scratch holds 2 * nnodes uint32_t, the first nnodes of them
+ * zero before the first call (calloc); every route leaves them zero again. */
 int sys_route(const struct hw_system *s, uint32_t a, uint32_t b, struct sys_route *r,
               uint32_t *scratch);
 /* sys_route, or where it finds none, a route that passes through other
