@@ -14,8 +14,10 @@
  *   at the config's clock, and is deterministic; with a limit it does not
  *   reach, it is the plain run.  A sustained run on a chip without a power
  *   limit is an error; `strata run --sustained` says the clock it held. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfg.h"
@@ -180,6 +182,29 @@ static void test_accounting(void)
     CHECK(r.ops[tu_find_op(&t, "cp")].bytes[h.lv_dram] >= 2.0 * 268435456);
     run_result_free(&r);
     trace_free(&t);
+
+    /* report.json and ops.csv give each op's energy: with the idle
+     * energy they add up to the run's */
+    char args[512], *out = NULL, *err = NULL;
+    snprintf(args, sizeof args, "run --hw " A100 " --trace %s --json %s --csv %s --quiet", tp,
+             path_in("r.json"), path_in("r.csv"));
+    CHECK_EQ_INT(tu_run_strata(dir, args, &out, &err), 0);
+    free(out);
+    free(err);
+    char *text = tu_read_file(path_in("r.json"), NULL);
+    cJSON *rj = text ? cJSON_Parse(text) : NULL;
+    double sum = 0;
+    const cJSON *op;
+    cJSON_ArrayForEach(op, cJSON_GetObjectItemCaseSensitive(rj, "ops"))
+        sum += cJSON_GetObjectItemCaseSensitive(op, "energy_J")->valuedouble;
+    const cJSON *ej = cJSON_GetObjectItemCaseSensitive(rj, "energy_J");
+    CHECK_NEAR_REL(sum + cJSON_GetObjectItemCaseSensitive(ej, "idle")->valuedouble,
+                   cJSON_GetObjectItemCaseSensitive(ej, "total")->valuedouble, 1e-9);
+    cJSON_Delete(rj);
+    free(text);
+    text = tu_read_file(path_in("r.csv"), NULL);
+    CHECK(text != NULL && strstr(text, ",energy_J\n") != NULL);
+    free(text);
 
     /* no power block: no energy */
     CHECK_EQ_INT(run_path(a100_with_power("nopower.yaml", NULL), tp, 0, &t, &r), 0);

@@ -10,6 +10,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "energy.h"
 #include "run.h"
 #include "system.h"
 #include "trace.h"
@@ -36,6 +37,15 @@ struct report_ctx {
 static inline double report_op_time_s(const struct op_result *o)
 {
     return (double)(o->end_ps - o->start_ps) * REPORT_PS;
+}
+
+/* An op's energy, J (a run with energy: docs/energy.md): its pipes' and
+ * its bytes' at each level (energy_op); the ops' add up, with the run's
+ * idle energy, to its total. */
+static inline double report_op_energy_j(const struct hw_config *cfg, const struct op_result *o)
+{
+    double core;
+    return energy_op(cfg, o, NULL, &core);
 }
 
 #endif

@@ -29,6 +29,8 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
     fprintf(f, ",bound,kernels,ctas,waves,tile");
     for (unsigned l = 0; l < cfg->nlevels; l++)   /* of stall_LEVEL_s, the level below its rate */
         fprintf(f, ",latency_%s_s", cfg->level[l].name);
+    if (r->has_energy)
+        fprintf(f, ",energy_J");
     fprintf(f, "\n");
     /* a row at a time in memory, one fwrite each (stdio's per-call
      * locking was a third of a 1M-op file's time) */
@@ -82,6 +84,11 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         csv_field(&b, o->tile);
         for (unsigned l = 0; l < cfg->nlevels; l++) {
             numfmt_gp(nb, sizeof nb, (double)o->lat_ps[l] * REPORT_PS, 9);
+            sb_putn(&b, ",", 1);
+            sb_puts(&b, nb);
+        }
+        if (r->has_energy) {
+            numfmt_gp(nb, sizeof nb, report_op_energy_j(cfg, o), 9);
             sb_putn(&b, ",", 1);
             sb_puts(&b, nb);
         }

@@ -250,6 +250,8 @@ static cJSON *op_json(const struct report_ctx *c, uint32_t i)
     cJSON_AddStringToObject(j, "tile", o->tile);
     if (op->measured_s >= 0)
         jout_add_num(j, "measured_s", op->measured_s);
+    if (c->r->has_energy)
+        jout_add_num(j, "energy_J", report_op_energy_j(c->cfg, o));
     return j;
 }
 
@@ -362,6 +364,11 @@ static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
         sb_putn(f, ",", 1);
         PUT_KEY(f, "measured_s");
         put_num(f, op->measured_s);
+    }
+    if (c->r->has_energy) {
+        sb_putn(f, ",", 1);
+        PUT_KEY(f, "energy_J");
+        put_num(f, report_op_energy_j(c->cfg, o));
     }
     sb_putn(f, "}", 1);
 }
