@@ -200,11 +200,39 @@ static void test_accounting(void)
     const cJSON *ej = cJSON_GetObjectItemCaseSensitive(rj, "energy_J");
     CHECK_NEAR_REL(sum + cJSON_GetObjectItemCaseSensitive(ej, "idle")->valuedouble,
                    cJSON_GetObjectItemCaseSensitive(ej, "total")->valuedouble, 1e-9);
+    double total_j = cJSON_GetObjectItemCaseSensitive(ej, "total")->valuedouble;
     cJSON_Delete(rj);
     free(text);
     text = tu_read_file(path_in("r.csv"), NULL);
     CHECK(text != NULL && strstr(text, ",energy_J\n") != NULL);
     free(text);
+    /* the timeline's power track integrates to the run's energy (its
+     * timestamps are whole microseconds: within 1%) */
+    snprintf(args, sizeof args, "run --hw " A100 " --trace %s --out %s --no-whatif --quiet", tp, path_in("out"));
+    setenv("STRATA_GNUPLOT", "none", 1);
+    CHECK_EQ_INT(tu_run_strata(dir, args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "%s/timeline.json", path_in("out"));
+    text = tu_read_file(args, NULL);
+    cJSON *tl = text ? cJSON_Parse(text) : NULL;
+    double joules = 0, last_ts = -1, last_w = 0;
+    cJSON_ArrayForEach(op, cJSON_GetObjectItemCaseSensitive(tl, "traceEvents")) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(op, "name");
+        if (!cJSON_IsString(nm) || strcmp(nm->valuestring, "power") != 0)
+            continue;
+        double ts = cJSON_GetObjectItemCaseSensitive(op, "ts")->valuedouble;
+        if (last_ts >= 0)
+            joules += last_w * (ts - last_ts) * 1e-6;
+        last_ts = ts;
+        last_w = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(op, "args"), "W")->valuedouble;
+    }
+    CHECK(last_ts > 0 && last_w == 88.0);      /* after the run: idle */
+    CHECK_NEAR_REL(joules, total_j, 0.01);
+    cJSON_Delete(tl);
+    free(text);
+    snprintf(args, sizeof args, "rm -rf '%s'", path_in("out"));
+    tu_sh(args);
 
     /* no power block: no energy */
     CHECK_EQ_INT(run_path(a100_with_power("nopower.yaml", NULL), tp, 0, &t, &r), 0);

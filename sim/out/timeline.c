@@ -11,6 +11,7 @@
 
 #include "afile.h"
 #include "check.h"
+#include "energy.h"
 #include "numfmt.h"
 
 /* ------------------------------------------------------------------ writer */
@@ -344,6 +345,54 @@ static void write_counter(struct lbuf *l, const struct timeline *tl, const struc
     }
 }
 
+/* The power counter of each simulated device (a run with energy,
+ * docs/energy.md): per bucket, the board's idle power plus each op's
+ * energy spread evenly over its span, so the track integrates to the
+ * device's energy.  ops_by_dev: the ops grouped by device (off[dv] ..
+ * off[dv + 1]). */
+static void write_power(struct lbuf *l, const struct timeline *tl, const struct hw_config *cfg,
+                        const struct run_result *r, const uint32_t *by_dev,
+                        const uint32_t *off, uint32_t dv)
+{
+    uint64_t bk = tl->bucket_ps;
+    size_t nb = (size_t)(r->total_ps / bk) + 1;
+    double *e = sim_xcalloc(nb, sizeof *e);
+    for (uint32_t k = off[dv]; k < off[dv + 1]; k++) {
+        const struct op_result *o = &r->ops[by_dev[k]];
+        double core, ej = energy_op(cfg, o, NULL, &core);
+        uint64_t s = o->start_ps, en = o->end_ps;
+        if (en <= s) {
+            e[s / bk < nb ? s / bk : nb - 1] += ej;
+            continue;
+        }
+        for (uint64_t b = s / bk; b <= (en - 1) / bk && b < nb; b++) {
+            uint64_t lo = b * bk > s ? b * bk : s, hi = (b + 1) * bk < en ? (b + 1) * bk : en;
+            e[b] += ej * (double)(hi - lo) / (double)(en - s);
+        }
+    }
+    char head[48];
+    snprintf(head, sizeof head, ",\n{\"ph\":\"C\",\"pid\":%u,\"ts\":", dv + 1);
+    static const char args[] = ",\"name\":\"power\",\"args\":{\"W\":";
+    size_t head_n = strlen(head);
+    double last = -1;
+    for (size_t b = 0; b <= nb; b++) {
+        /* the last bucket ends with the run; after it, the board idles */
+        uint64_t w = b + 1 < nb ? bk : b + 1 == nb ? r->total_ps - b * bk : bk;
+        double watts = b < nb && w > 0 ? cfg->idle_w + e[b] / ((double)w * 1e-12) : cfg->idle_w;
+        double shown = floor(watts * 1000.0 + 0.5);
+        if (shown == last)
+            continue;
+        last = shown;
+        char num[48];
+        lb_putn(l, head, head_n);
+        lb_us(l, b * bk);
+        lb_putn(l, args, sizeof args - 1);
+        lb_putn(l, num, milli_into(num, watts));
+        lb_putn(l, "}}", 2);
+    }
+    free(e);
+}
+
 int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struct trace *t,
              const struct run_result *r, const char *path, struct diag *d)
 {
@@ -370,6 +419,25 @@ int tl_write(const struct timeline *tl, const struct hw_config *cfg, const struc
                 continue;
             write_counter(l, tl, cfg, dv, w);
         }
+    if (r->has_energy && tl->bucket_ps > 0 && t->ndevices == tl->ndev) {
+        /* the ops grouped by device (a counting sort), then a power track each */
+        uint32_t *off = sim_xcalloc((size_t)tl->ndev + 1, sizeof *off);
+        uint32_t *by_dev = sim_xcalloc(r->nops ? r->nops : 1, sizeof *by_dev);
+        for (uint32_t i = 0; i < r->nops; i++)
+            off[t->ops[i].device + 1]++;
+        for (uint32_t dv = 0; dv < tl->ndev; dv++)
+            off[dv + 1] += off[dv];
+        uint32_t *at = sim_xcalloc((size_t)tl->ndev + 1, sizeof *at);
+        memcpy(at, off, ((size_t)tl->ndev + 1) * sizeof *at);
+        for (uint32_t i = 0; i < r->nops; i++)
+            by_dev[at[t->ops[i].device]++] = i;
+        for (uint32_t dv = 0; dv < tl->ndev; dv++)
+            if (t->mirror == NULL || !t->mirror[dv])
+                write_power(l, tl, cfg, r, by_dev, off, dv);
+        free(at);
+        free(by_dev);
+        free(off);
+    }
     lb_puts(l, "\n]}\n");
     lb_flush(l);
     free(l);
