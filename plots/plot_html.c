@@ -209,6 +209,16 @@ static void summary(struct sb *h, const struct pdata *p)
         sb_printf(h, " %s (%s);", a, b);
     }
     sb_printf(h, "</p>\n");
+    if (p->have_energy) {
+        /* docs/energy.md: the simulated devices' energy, idle included */
+        numfmt_si(a, sizeof a, p->energy, "J");
+        numfmt_si(b, sizeof b, p->total > 0 ? p->energy / p->total : 0, "W");
+        sb_printf(h, "<p>Energy <b id=\"energy\">%s</b> (%s on average, all simulated devices)", a, b);
+        if (p->tokens_per_s > 0 && p->total > 0)
+            sb_printf(h, " &middot; <b id=\"joules-per-token\">%.4g J a token</b>",
+                      p->energy / (p->tokens_per_s * p->total));
+        sb_printf(h, "</p>\n");
+    }
 }
 
 /* The chip's derived figures: each level's bandwidth, achievable
@@ -346,11 +356,17 @@ static void op_table(struct sb *h, const struct pdata *p)
               p->ndev > 1 ? " An op that runs on several devices at once (a tensor-parallel rank's) "
                             "is one row, &times;N for its N devices." : "",
               p->nops > rows ? " Only the slowest 500 rows are listed." : "");
+    /* a chip with a power block adds each op's energy after its DRAM bytes */
+    int en = p->have_energy;
     sb_printf(h, "<table id=\"ops\" data-dir=\"d\"><thead><tr><th class=\"l\" onclick=\"sortTable(0)\">op</th>"
                  "<th class=\"l\" onclick=\"sortTable(1)\">kind</th><th onclick=\"sortTable(2)\">time (us)</th>"
                  "<th onclick=\"sortTable(3)\">share</th><th onclick=\"sortTable(4)\">GFLOP</th>"
-                 "<th onclick=\"sortTable(5)\">DRAM MB</th><th class=\"l\" onclick=\"sortTable(6)\">bound</th>"
-                 "<th class=\"l\" onclick=\"sortTable(7)\">tiles</th></tr></thead><tbody>\n");
+                 "<th onclick=\"sortTable(5)\">DRAM MB</th>");
+    if (en)
+        sb_printf(h, "<th onclick=\"sortTable(6)\">energy (mJ)</th>");
+    sb_printf(h, "<th class=\"l\" onclick=\"sortTable(%d)\">bound</th>"
+                 "<th class=\"l\" onclick=\"sortTable(%d)\">tiles</th></tr></thead><tbody>\n",
+              6 + en, 7 + en);
     unsigned char *used = p->ndev > 1 ? sim_xcalloc(p->nops ? p->nops : 1, 1) : NULL;
     uint32_t shown = 0;
     for (uint32_t k = 0; k < p->nops && shown < rows; k++) {
@@ -381,10 +397,17 @@ static void op_table(struct sb *h, const struct pdata *p)
         numfmt_fix(d3, sizeof d3, db * 1e-6, 3);
         if (twins > 0)
             snprintf(nx, sizeof nx, " &times;%u", twins + 1);
+        /* the energy cell (empty without energy): its sort key in J, shown in mJ */
+        char ev[40], e3[40], ecell[120] = "";
+        if (en) {
+            numfmt_gp(ev, sizeof ev, o->energy, 9);
+            numfmt_gp(e3, sizeof e3, o->energy * 1e3, 4);
+            snprintf(ecell, sizeof ecell, "</td><td data-v=\"%s\">%s", ev, e3);
+        }
         const char *cells[] = {"<tr><td class=\"l\">", NULL, nx, "</td><td class=\"l\">", NULL,
                                "</td><td data-v=\"", tv, "\">", t3, "</td><td data-v=\"", tv, "\">",
                                sh, "%</td><td data-v=\"", fv, "\">", f3, "</td><td data-v=\"", dv,
-                               "\">", d3, "</td><td class=\"l\">", NULL, "</td><td class=\"l\">",
+                               "\">", d3, ecell, "</td><td class=\"l\">", NULL, "</td><td class=\"l\">",
                                NULL, "</td></tr>\n"};
         const char *esc[] = {o->name, o->kind, o->bound, o->tile};
         int e = 0;

@@ -201,6 +201,8 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
         q->bytes[l] = fin(o->bytes[l]);
         q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
     }
+    if (p->have_energy)
+        q->energy = fin(report_op_energy_j(c->cfg, o));
 }
 
 static double run_op_time(const struct report_ctx *c, uint32_t i)
@@ -220,7 +222,7 @@ const struct pop *pload_op(const struct pdata *p, uint32_t i, struct pop *buf)
 
 /* The members of an op that the plots read. */
 enum member { M_NONE, M_NAME, M_KIND, M_BOUND, M_TILE, M_TIME, M_FLOPS, M_BUSY, M_LAUNCH,
-              M_BYTES, M_STALL, M_MEASURED, M_DTYPE, M_DEVICE };
+              M_BYTES, M_STALL, M_MEASURED, M_DTYPE, M_DEVICE, M_ENERGY };
 
 /* The member is told by its first letters, then confirmed: comparing each
  * name against every wanted one was most of the op loop's time. */
@@ -228,7 +230,7 @@ static enum member which_member(const char *k)
 {
     static const char *const mname[] = {"", "name", "kind", "bound", "tile", "time_s",
                                         "flops", "busy_s", "launch_s", "bytes", "stall_s",
-                                        "measured_s", "dtype", "device"};
+                                        "measured_s", "dtype", "device", "energy_J"};
     enum member which = M_NONE;
     switch (k[0]) {
     case 'n': which = M_NAME; break;
@@ -237,6 +239,7 @@ static enum member which_member(const char *k)
     case 'l': which = M_LAUNCH; break;
     case 'm': which = M_MEASURED; break;
     case 'd': which = k[1] == 'e' ? M_DEVICE : M_DTYPE; break;
+    case 'e': which = M_ENERGY; break;
     case 'b': which = k[1] == 'o' ? M_BOUND : k[1] == 'y' ? M_BYTES : M_BUSY; break;
     case 't': which = k[1] == 'i' && k[2] == 'l' ? M_TILE : M_TIME; break;
     case 's': which = M_STALL; break;
@@ -300,6 +303,8 @@ static void read_op(const struct pdata *p, const cJSON *o, struct pop *q)
             q->dtype = cJSON_IsString(m) ? m->valuestring : "";
         else if (which == M_DEVICE)
             q->device = cJSON_IsString(m) ? m->valuestring : "";
+        else if (which == M_ENERGY)
+            q->energy = pload_num(m);
         else
             read_op_levels(p, m, which == M_BYTES ? q->bytes : q->stall);
     }
@@ -352,6 +357,9 @@ static void read_summary(struct pdata *p, const cJSON *r)
     p->busy = pload_jnum(r, "busy_s");
     p->launch = pload_jnum(r, "launch_s");
     p->idle = pload_jnum(r, "idle_s");
+    const cJSON *en = cJSON_GetObjectItemCaseSensitive(r, "energy_J");
+    p->have_energy = cJSON_IsObject(en);
+    p->energy = pload_jnum(en, "total");
     read_levels(p, r);
     pload_levels(p, r, "bytes", p->bytes);
     pload_levels(p, r, "stall_s", p->stall);

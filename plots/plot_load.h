@@ -32,6 +32,7 @@ struct pop {
     const char *name, *kind, *bound, *tile, *dtype;
     const char *device;         /* the trace device it ran on ("" when the report has none) */
     double time, flops, busy, launch, measured;
+    double energy;              /* J (its "energy_J"; 0 in a report without energy) */
     double bytes[PLOAD_NLVL], stall[PLOAD_NLVL];
 };
 
@@ -50,6 +51,8 @@ struct pdata {
     const char *sys_name;       /* hardware.system.name, "" on a chip config */
     unsigned ndev;              /* devices with ops of their own (report "devices", no mirrors), >= 1 */
     double total, tokens_per_s, flops, busy, launch, idle;
+    int have_energy;            /* the report has "energy_J" (a chip with a power block) */
+    double energy;              /* its total, J */
     double bytes[PLOAD_NLVL], stall[PLOAD_NLVL];
     double stall_lat[PLOAD_NLVL];   /* of stall[], the level below its rate (0 in older reports) */
     /* the levels the report names (its "bytes" keys, in order) */

@@ -52,11 +52,24 @@ static int write_text(const char *path, const char *text, size_t n, struct diag 
     return afile_commit(&a, d);
 }
 
-/* Each task's time (us) and tokens a second (the row's last field; 0 when
- * the trace has no tokens) from the CSV, in task order, into *out and
- * *tok (the caller frees both).  0, or -1 with *d and nothing allocated. */
+/* The header's column named name, or -1. */
+static int csv_column(const char *header, const char *name)
+{
+    size_t n = strlen(name);
+    int col = 0;
+    for (const char *p = header; p != NULL; p = csv_skip(p), col++)
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\n' || p[n] == '\r' || p[n] == 0))
+            return col;
+    return -1;
+}
+
+/* Each task's time (us), tokens a second (the row's last field; 0 when
+ * the trace has no tokens) and energy (J; its energy_J column, on a chip
+ * with a power block: else *energy is NULL) from the CSV, in task order,
+ * into *out, *tok and *energy (the caller frees them).  0, or -1 with *d
+ * and nothing allocated. */
 static int read_times(const struct sweep *s, const char *csv_path, double **out, double **tok,
-                      struct diag *d)
+                      double **energy, struct diag *d)
 {
     FILE *f = fopen(csv_path, "rb");
     if (f == NULL)
@@ -65,13 +78,23 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
     uint64_t ntasks = s->npoints * s->ntraces;
     double *time = sim_xcalloc(ntasks ? ntasks : 1, sizeof *time);
     double *tps = sim_xcalloc(ntasks ? ntasks : 1, sizeof *tps);
+    double *ej = NULL;
     char line[8192];
     uint64_t task = 0;
-    int first = 1;
+    int first = 1, ecol = -1;
     while (fgets(line, sizeof line, f) != NULL) {
         if (first) {
             first = 0;
+            ecol = csv_column(line, "energy_J");
+            if (ecol >= 0)
+                ej = sim_xcalloc(ntasks ? ntasks : 1, sizeof *ej);
             continue;
+        }
+        if (ej != NULL && task < ntasks) {
+            const char *e = line;
+            for (int k = 0; k < ecol && e != NULL; k++)
+                e = csv_skip(e);
+            ej[task] = e != NULL ? strtod(e, NULL) : 0;
         }
         const char *p = line;
         for (unsigned k = 0; k < 2 + s->nkeys && p != NULL; k++)
@@ -86,11 +109,13 @@ static int read_times(const struct sweep *s, const char *csv_path, double **out,
     if (task != ntasks) {
         free(time);
         free(tps);
+        free(ej);
         return diag_set(d, DIAG_E_PARSE, csv_path, 0, "", "has %llu rows, the sweep %llu",
                         (unsigned long long)task, (unsigned long long)ntasks);
     }
     *out = time;
     *tok = tps;
+    *energy = ej;
     return 0;
 }
 
@@ -484,10 +509,13 @@ static void page_head(struct sb *h, const struct sweep *s)
     sb_printf(h, "</ul>\n");
 }
 
-/* Trace t's ten fastest points, ties by point index. */
-static void page_fastest(struct sb *h, const struct sweep *s, unsigned t, const double *time)
+/* Trace t's ten points of least cost[] (time in us, or joules), ties by
+ * point index, a row each with its keys' values and cost (to 3 decimals,
+ * or sig significant digits when sig > 0). */
+static void page_best(struct sb *h, const struct sweep *s, unsigned t, const double *cost,
+                      const char *title, const char *unit, int sig)
 {
-    sb_printf(h, "<h2>fastest points: ");
+    sb_printf(h, "<h2>%s: ", title);
     sb_html(h, s->trace_path[t]);
     sb_printf(h, "</h2>\n<table><tr><th>point</th>");
     for (unsigned i = 0; i < s->nkeys; i++) {
@@ -495,8 +523,7 @@ static void page_fastest(struct sb *h, const struct sweep *s, unsigned t, const 
         sb_html(h, s->key[i].key);
         sb_printf(h, "</th>");
     }
-    sb_printf(h, "<th>time (us)</th></tr>\n");
-    /* the 10 fastest, ties by point index */
+    sb_printf(h, "<th>%s</th></tr>\n", unit);
     uint64_t shown[10];
     unsigned nshown = 0;
     for (unsigned r = 0; r < 10 && r < s->npoints; r++) {
@@ -506,7 +533,7 @@ static void page_fastest(struct sb *h, const struct sweep *s, unsigned t, const 
             for (unsigned q = 0; q < nshown; q++)
                 used |= shown[q] == p;
             if (!used && (best == UINT64_MAX ||
-                          time[p * s->ntraces + t] < time[best * s->ntraces + t]))
+                          cost[p * s->ntraces + t] < cost[best * s->ntraces + t]))
                 best = p;
         }
         shown[nshown++] = best;
@@ -516,15 +543,33 @@ static void page_fastest(struct sb *h, const struct sweep *s, unsigned t, const 
             sb_html(h, s->key[i].values[sweep_value_index(s, i, best)]);
             sb_printf(h, "</td>");
         }
-        sb_printf(h, "<td>%.3f</td></tr>\n", time[best * s->ntraces + t]);
+        if (sig > 0)
+            sb_printf(h, "<td>%.*g</td></tr>\n", sig, cost[best * s->ntraces + t]);
+        else
+            sb_printf(h, "<td>%.3f</td></tr>\n", cost[best * s->ntraces + t]);
     }
     sb_printf(h, "</table>\n");
 }
 
+/* Trace t's joules a token (a trace with tokens) or a run (one without),
+ * into cost[] over every point: energy_J / (tokens_per_s x time). */
+static const char *energy_cost(const struct sweep *s, unsigned t, const double *time,
+                               const double *tok, const double *energy, double *cost)
+{
+    int per_token = 1;
+    for (uint64_t p = 0; p < s->npoints; p++)
+        per_token &= tok[p * s->ntraces + t] > 0;
+    for (uint64_t p = 0; p < s->npoints; p++) {
+        uint64_t k = p * s->ntraces + t;
+        cost[k] = per_token ? energy[k] / (tok[k] * time[k] * 1e-6) : energy[k];
+    }
+    return per_token ? "J a token" : "energy (J)";
+}
+
 int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, struct diag *d)
 {
-    double *time, *tok;
-    if (read_times(s, csv_path, &time, &tok, d) != 0)
+    double *time, *tok, *energy;
+    if (read_times(s, csv_path, &time, &tok, &energy, d) != 0)
         return -1;
     char plots[1100], path[1300];
     snprintf(plots, sizeof plots, "%s/plots", dir);
@@ -574,8 +619,17 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
             sb_printf(&h, "<p>gnuplot did not render this plot: run <code>gnuplot %s.gp</code> in "
                         "plots/.</p>\n", names[i]);
     }
-    for (unsigned t = 0; t < s->ntraces && rc == 0; t++)
-        page_fastest(&h, s, t, time);
+    /* on a chip with a power block, the points of least energy too
+     * (docs/energy.md): per token where the trace counts tokens */
+    double *cost = energy != NULL ? sim_xcalloc(s->npoints * s->ntraces, sizeof *cost) : NULL;
+    for (unsigned t = 0; t < s->ntraces && rc == 0; t++) {
+        page_best(&h, s, t, time, "fastest points", "time (us)", 0);
+        if (cost != NULL) {
+            const char *unit = energy_cost(s, t, time, tok, energy, cost);
+            page_best(&h, s, t, cost, "least energy", unit, 6);
+        }
+    }
+    free(cost);
     sb_printf(&h, "</body></html>\n");
     snprintf(path, sizeof path, "%s/sweep.html", dir);
     if (rc == 0)
@@ -583,6 +637,7 @@ int plot_sweep(const struct sweep *s, const char *csv_path, const char *dir, str
     free(h.s);
     free(tv);
     free(tok);
+    free(energy);
     free(time);
     return rc;
 }

@@ -349,6 +349,7 @@ static void test_cli(void)
     size_t tl = strlen(tail);
     CHECK(nl != NULL && (size_t)(nl - csv) > tl && memcmp(nl - tl, tail, tl) == 0);
     int rows_ok = 0;
+    double min_jt = INFINITY;   /* the decode trace's least joules a token */
     for (const char *row = nl; row != NULL && row[1] != '\0'; row = strchr(row + 1, '\n')) {
         /* fields: point, trace, 3 keys, time_us (5), ...; from the end: tokens_per_s, hw, 3 SI
          * values, power_W (-6), energy_J (-7) */
@@ -372,11 +373,26 @@ static void test_cli(void)
         rows_ok += t_s > 0 && e_j > 0 && w > 72.0 && fabs(e_j / t_s - w) <= 1e-3 * w + 1e-3 &&
                    bw_si >= 1e12 && bw_si <= 8e12 && strcmp(f[nf - 2], "nvidia-h100-sxm") == 0 &&
                    (strstr(f[1], "dec") == NULL || fabs(tok * t_s - 1) < 1e-3); /* decode: 1 token */
+        if (strstr(f[1], "dec") != NULL && tok > 0 && e_j / (tok * t_s) < min_jt)
+            min_jt = e_j / (tok * t_s);
     }
     CHECK_EQ_INT(rows_ok, 72);
     free(csv);
     snprintf(q, sizeof q, "%s/out/sweep.html", tmp);
     CHECK(tu_exists(q));
+    /* the page ranks the points by joules a token too: the decode trace's
+     * first row is the least of the CSV's */
+    char *html = tu_read_file(q, NULL), want[64];
+    const char *le = html != NULL ? strstr(html, "<h2>least energy: ") : NULL;
+    while (le != NULL && strncmp(strchr(le, ':') + 2, dec, strlen(dec)) != 0)
+        le = strstr(le + 1, "<h2>least energy: ");
+    snprintf(want, sizeof want, "<td>%.6g</td></tr>", min_jt);
+    const char *first = le != NULL ? strstr(le, "</th></tr>\n<tr>") : NULL;
+    const char *eol = first != NULL ? strchr(first + 11, '\n') : NULL;
+    CHECK(le != NULL && strstr(le, "<th>J a token</th>") != NULL);
+    CHECK(eol != NULL && (size_t)(eol - first) > strlen(want) &&
+          memcmp(eol - strlen(want), want, strlen(want)) == 0);
+    free(html);
     snprintf(q, sizeof q, "%s/out/plots/dram_bandwidth.gp", tmp);
     CHECK(tu_exists(q));
 #ifdef STRATA_MPI_BINARY

@@ -201,6 +201,7 @@ static void test_accounting(void)
     CHECK_NEAR_REL(sum + cJSON_GetObjectItemCaseSensitive(ej, "idle")->valuedouble,
                    cJSON_GetObjectItemCaseSensitive(ej, "total")->valuedouble, 1e-9);
     double total_j = cJSON_GetObjectItemCaseSensitive(ej, "total")->valuedouble;
+    double idle_j = cJSON_GetObjectItemCaseSensitive(ej, "idle")->valuedouble;
     cJSON_Delete(rj);
     free(text);
     text = tu_read_file(path_in("r.csv"), NULL);
@@ -230,6 +231,27 @@ static void test_accounting(void)
     CHECK(last_ts > 0 && last_w == 88.0);      /* after the run: idle */
     CHECK_NEAR_REL(joules, total_j, 0.01);
     cJSON_Delete(tl);
+    free(text);
+    /* report.html: the run's energy and a column of each op's, its sort
+     * key in J; the ops' keys and the idle energy add up to the total */
+    snprintf(args, sizeof args, "%s/report.html", path_in("out"));
+    text = tu_read_file(args, NULL);
+    CHECK(text != NULL && strstr(text, "<b id=\"energy\">") != NULL);
+    CHECK(text != NULL && strstr(text, ">energy (mJ)</th>") != NULL);
+    double html_sum = 0;
+    for (const char *q = text ? strstr(text, "<table id=\"ops\"") : NULL; q != NULL;) {
+        q = strstr(q, "<tr><td class=\"l\">");
+        if (q == NULL)
+            break;
+        /* the 7th cell's data-v: after time, share, GFLOP and DRAM MB */
+        const char *c = q;
+        for (int k = 0; k < 5 && c != NULL; k++)
+            c = strstr(c + 1, "data-v=\"");
+        if (c != NULL)
+            html_sum += strtod(c + 8, NULL);
+        q++;
+    }
+    CHECK_NEAR_REL(html_sum + idle_j, total_j, 1e-6);
     free(text);
     snprintf(args, sizeof args, "rm -rf '%s'", path_in("out"));
     tu_sh(args);
