@@ -402,18 +402,23 @@ static void test_validate(void)
                                 "nvidia-a100-sxm-80gb,llm model=traces/models/llama-2-7b.json phase=decode batch=8 "
                                 "context=512 dtype=fp16,0\n"
                                 "E-3,A100,decode,Llama-2-7B,fp16,8,power,300,W,none,,nvidia-a100-sxm-80gb,"
-                                "llm model=traces/models/llama-2-7b.json phase=decode batch=8 context=512 dtype=fp16,0\n",
+                                "llm model=traces/models/llama-2-7b.json phase=decode batch=8 context=512 dtype=fp16,0\n"
+                                "E-5,A100,decode,Llama-2-7B,fp16,8,dynamic_energy_per_token,1,J/token,none,,"
+                                "nvidia-a100-sxm-80gb,llm model=traces/models/llama-2-7b.json phase=decode batch=8 "
+                                "context=512 dtype=fp16,0\n",
              hdr);
     tu_write_file(csvp, text);
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(validate_run(&o, &r, &d), 0);
-    CHECK_EQ_INT((int)r.nrows, 2);
-    if (r.nrows == 2) {
+    CHECK_EQ_INT((int)r.nrows, 3);
+    if (r.nrows == 3) {
         /* J/token x tokens/s = W: 8 tokens a step */
         double step_s = 8.0 * r.rows[0].predicted / r.rows[1].predicted;
         CHECK(r.rows[0].predicted > 0.05 && r.rows[0].predicted < 5);
         CHECK(r.rows[1].predicted > 88 && r.rows[1].predicted < 800);
         CHECK(step_s > 1e-3 && step_s < 0.1);
+        /* above idle: the 88 W idle over the step, shared by its 8 tokens, less */
+        CHECK_NEAR_REL(r.rows[0].predicted - r.rows[2].predicted, 88.0 * step_s / 8.0, 1e-6);
     }
     validate_free(&r);
     snprintf(text, sizeof text, "%sE-4,4090,decode,Llama-2-7B,fp16,1,energy_per_token,1,J/token,none,,"

@@ -94,6 +94,13 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
         *out = run_energy_total(r) / tokens;
         return 0;
     }
+    /* the same above the board's idle power: what the work itself spent
+     * (a measurement of it subtracts a measured idle) */
+    if (strcmp(metric, "dynamic_energy_per_token") == 0 && strcmp(unit, "J/token") == 0 &&
+        tokens > 0 && r->has_energy) {
+        *out = (run_energy_total(r) - r->energy_j[RUN_E_STATIC]) / tokens;
+        return 0;
+    }
     if (strcmp(metric, "power") == 0 && strcmp(unit, "W") == 0 && r->has_energy) {
         *out = r->dev_energy_j[0] / time_s;
         return 0;
