@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "numfmt.h"
@@ -172,7 +173,9 @@ static int family_leaves(struct sp *p, struct spec *s)
         "dram_latency_ns", "dram_bandwidth_fraction", "dram_rw_turnaround_penalty",
         "dram_loaded_latency_ns", "host_link_latency_ns", "peer_link_latency_ns",
         "kernel_overhead_ns", "matrix_pipe_fraction", "vector_pipe_fraction",
-        "inflight_bytes_per_unit", NULL};
+        "inflight_bytes_per_unit", "smem_energy_pJ_per_byte", "l2_energy_pJ_per_byte",
+        "llc_energy_pJ_per_byte", "dram_energy_pJ_per_byte", "idle_fraction_of_tdp",
+        "matrix_pipe_share_of_dynamic", "vector_pipe_share_of_dynamic", NULL};
     const int r = p->root;
     if (check_keys(p, r, "", keys) != 0)
         return -1;
@@ -231,6 +234,49 @@ static int family_paths(struct sp *p, struct spec *s)
     return rc;
 }
 
+/* The family's energy defaults (all optional): the levels' per-byte energies, the DRAM's
+ * picked by the spec's memory type, the idle share of tdp_W and the pipes' shares of the
+ * rest.  The idle share must be below 1: a board that idles at its limit has no power for
+ * work. */
+static int family_energy(struct sp *p, struct spec *s)
+{
+    const int r = p->root;
+    if (leaf(p, r, "", "smem_energy_pJ_per_byte", W_POS, 0, &s->f_smem_energy) ||
+        leaf(p, r, "", "l2_energy_pJ_per_byte", W_POS, 0, &s->f_l2_energy) ||
+        leaf(p, r, "", "llc_energy_pJ_per_byte", W_POS, 0, &s->f_llc_energy) ||
+        leaf(p, r, "", "idle_fraction_of_tdp", W_FRAC, 0, &s->f_idle_frac) ||
+        leaf(p, r, "", "matrix_pipe_share_of_dynamic", W_FRAC, 0, &s->f_matrix_share) ||
+        leaf(p, r, "", "vector_pipe_share_of_dynamic", W_FRAC, 0, &s->f_vector_share))
+        return -1;
+    if (s->f_idle_frac.present && s->f_idle_frac.num >= 1)
+        return diag_set(p->d, DIAG_E_RANGE, p->path, s->f_idle_frac.line, "idle_fraction_of_tdp",
+                        "must be in (0, 1), got %g (the board would have no power left for work)",
+                        s->f_idle_frac.num);
+    int m = get(p, r, "dram_energy_pJ_per_byte");
+    if (m < 0)
+        return 0;
+    if (!is_mapping(p, m))
+        return diag_set(p->d, DIAG_E_TYPE, p->path, line_of(p, m), "dram_energy_pJ_per_byte",
+                        "expected a mapping memory type -> {value, source} (HBM3: {value: 93.4, "
+                        "source: ...})");
+    size_t used = 0;
+    for (int q = p->y.nodes[m].first; q >= 0; q = yconf_next_key(&p->y, q)) {
+        const char *k = scalar(p, node(p, q));
+        struct spec_val v;
+        if (k == NULL)
+            return diag_set(p->d, DIAG_E_TYPE, p->path, line_of(p, node(p, q)),
+                            "dram_energy_pJ_per_byte", "expected memory type names (HBM3, GDDR6X, ...)");
+        if (leaf(p, m, "dram_energy_pJ_per_byte", k, W_POS, 1, &v) != 0)
+            return -1;
+        if (strcasecmp(k, s->mem_type.str) == 0)
+            s->f_dram_energy = v;
+        if (used < sizeof s->dram_energy_types)
+            used += (size_t)snprintf(s->dram_energy_types + used, sizeof s->dram_energy_types - used,
+                                     "%s%s", used ? ", " : "", k);
+    }
+    return 0;
+}
+
 static int load_family(struct spec *s, struct diag *d)
 {
     struct sp p = {.path = s->family_path, .d = d};
@@ -248,6 +294,8 @@ static int load_family(struct spec *s, struct diag *d)
                       "described by hand (configs/README.md)", s->f_family.str);
     if (rc == 0)
         rc = family_paths(&p, s);
+    if (rc == 0)
+        rc = family_energy(&p, s);
     yconf_free(&p.y);
     return rc;
 }
@@ -256,7 +304,7 @@ static int load_family(struct spec *s, struct diag *d)
 static int spec_leaves(struct sp *p, struct spec *s)
 {
     static const char *const top[] = {
-        "name", "chip", "vendor", "architecture", "process", "tdp_W", "units", "boost_clock_MHz",
+        "name", "chip", "vendor", "architecture", "process", "tdp_W", "idle_W", "units", "boost_clock_MHz",
         "dense_TFLOPS", "sparse_TFLOPS", "vector_TFLOPS", "fp16_accumulate_TFLOPS", "memory", "l2_MiB", "llc_MiB",
         "smem_per_unit_KiB", "host_link", "peer_link", NULL};
     const int r = p->root;
@@ -268,6 +316,7 @@ static int spec_leaves(struct sp *p, struct spec *s)
            leaf(p, r, "", "architecture", W_STR, 1, &s->architecture) ||
            leaf(p, r, "", "process", W_STR, 0, &s->process) ||
            leaf(p, r, "", "tdp_W", W_POS, 0, &s->tdp_W) ||
+           leaf(p, r, "", "idle_W", W_POS, 0, &s->idle_W) ||
            leaf(p, r, "", "units", W_COUNT, 1, &s->units) ||
            leaf(p, r, "", "boost_clock_MHz", W_POS, 1, &s->boost_clock_MHz) ||
            leaf(p, r, "", "l2_MiB", W_POS, 0, &s->l2_MiB) ||
@@ -348,6 +397,21 @@ static int spec_memory_links(struct sp *p, struct spec *s)
     return 0;
 }
 
+/* idle_W is a share of tdp_W: it needs tdp_W and must leave some of it for work. */
+static int spec_power(struct sp *p, const struct spec *s)
+{
+    if (!s->idle_W.present)
+        return 0;
+    if (!s->tdp_W.present)
+        return diag_set(p->d, DIAG_E_MISSING, p->path, s->idle_W.line, "idle_W",
+                        "needs tdp_W (the power block is written from both)");
+    if (s->idle_W.num >= s->tdp_W.num)
+        return diag_set(p->d, DIAG_E_RANGE, p->path, s->idle_W.line, "idle_W",
+                        "%g W is not below tdp_W %g W (the board would have no power left for "
+                        "work)", s->idle_W.num, s->tdp_W.num);
+    return 0;
+}
+
 /* A name that becomes a file stem: lower-case letters, digits, - and _. */
 static int stem_ok(const char *s)
 {
@@ -377,6 +441,8 @@ int spec_load_in(const char *path, const char (*fam_dirs)[1100], int nfam, struc
         rc = spec_peaks(&p, s);
     if (rc == 0)
         rc = spec_memory_links(&p, s);
+    if (rc == 0)
+        rc = spec_power(&p, s);
     yconf_free(&p.y);
     if (rc != 0)
         return -1;
@@ -406,6 +472,8 @@ struct w {
     FILE *f, *warn, *sum;
     const struct spec *s;
     double units, mhz, hz;      /* the spec's units and boost clock (MHz, Hz) */
+    int power;                  /* a power block and the levels' energies are written */
+    double idle_W;              /* its idle power, W */
     unsigned from_sheet, derived, from_family, estimates, unsourced;
 };
 
@@ -450,6 +518,29 @@ static void line_str(struct w *w, int indent, const char *key, const char *val,
         w->from_sheet++;
     }
     fputc('\n', w->f);
+}
+
+/* A figure derived from a family default for a chip it was not measured on: an estimate
+ * whatever the default's own source, so the comment says so first. */
+static void line_est(struct w *w, int indent, const char *key, double x, const char *how,
+                     const struct spec_val *v)
+{
+    char num[40];
+    snprintf(num, sizeof num, "%.12g", x);
+    fprintf(w->f, "%*s%s: %s  # ESTIMATE, derived: %s; family default (%s): %s\n", indent, "", key,
+            num, how, fam_name(w), v->source);
+    w->derived++;
+    w->from_family++;
+    w->estimates++;
+    if (w->sum != NULL)
+        fprintf(w->sum, "  guessed  %-44s %s (%.90s)\n", key, num, how);
+}
+
+/* A level's energy a byte, when the config gets a power block and the family has it. */
+static void line_energy(struct w *w, const struct spec_val *v)
+{
+    if (w->power && v->present)
+        line_num(w, 4, "energy_pJ_per_byte", v->num, "family", NULL, v);
 }
 
 /* A figure outside the range its kind can have: a warning naming the likely
@@ -599,6 +690,7 @@ static void write_levels(struct w *w)
     else
         line_num(w, 4, "capacity_KiB", s->f_smem_KiB.num, "family", NULL, &s->f_smem_KiB);
     line_num(w, 4, "bandwidth_bytes_per_cycle", s->f_smem_bpc.num, "family", NULL, &s->f_smem_bpc);
+    line_energy(w, &s->f_smem_energy);
     fprintf(w->f, "  - name: l2\n    kind: cache\n");
     if (s->l2_MiB.present)
         line_num(w, 4, "capacity_MiB", s->l2_MiB.num, "spec", NULL, &s->l2_MiB);
@@ -613,6 +705,7 @@ static void write_levels(struct w *w)
              &s->f_l2_bpc);
     line_num(w, 4, "latency_ns", s->f_l2_latency_ns.num, "family", NULL, &s->f_l2_latency_ns);
     line_num(w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL, &s->f_l2_port);
+    line_energy(w, &s->f_l2_energy);
     if (s->llc_MiB.present) {
         fprintf(w->f, "  - name: llc\n    kind: cache\n");
         line_num(w, 4, "capacity_MiB", s->llc_MiB.num, "spec", NULL, &s->llc_MiB);
@@ -623,12 +716,14 @@ static void write_levels(struct w *w)
         line_num(w, 4, "latency_ns", s->f_llc_latency_ns.num, "family", NULL, &s->f_llc_latency_ns);
         line_num(w, 4, "port_bytes_per_cycle_per_unit", s->f_l2_port.num, "family", NULL,
                  &s->f_l2_port);
+        line_energy(w, &s->f_llc_energy);
     }
     fprintf(w->f, "  - name: dram\n    kind: dram\n");
     line_str(w, 4, "type", s->mem_type.str, &s->mem_type);
     line_num(w, 4, "capacity_GB", s->mem_capacity_GB.num, "spec", NULL, &s->mem_capacity_GB);
     line_num(w, 4, "bandwidth_GBps", s->mem_bandwidth_GBps.num, "spec", NULL, &s->mem_bandwidth_GBps);
     line_num(w, 4, "latency_ns", s->f_dram_latency_ns.num, "family", NULL, &s->f_dram_latency_ns);
+    line_energy(w, &s->f_dram_energy);
     fprintf(w->f, "    efficiency:\n");
     line_num(w, 6, "bandwidth_fraction", s->f_dram_frac.num, "family", NULL, &s->f_dram_frac);
     line_num(w, 6, "rw_turnaround_penalty", s->f_dram_rw.num, "family", NULL, &s->f_dram_rw);
@@ -670,11 +765,67 @@ static void write_links(struct w *w)
     }
 }
 
+/* Whether the config gets a power block: tdp_W, an idle power (the spec's or the family's
+ * share of tdp_W) and both pipes' shares.  What is missing is a warning, as is a memory
+ * type the family has no DRAM energy for (the block is still written: a run's energy then
+ * leaves the DRAM out). */
+static void plan_power(struct w *w)
+{
+    const struct spec *s = w->s;
+    if (!s->tdp_W.present)
+        return;
+    const int idle = s->idle_W.present || s->f_idle_frac.present;
+    w->power = idle && s->f_matrix_share.present && s->f_vector_share.present;
+    if (!w->power) {
+        if (w->warn != NULL)
+            fprintf(w->warn, "%s:%d: warning: tdp_W: no power block written: family file %s gives "
+                             "no %s\n", s->path, s->tdp_W.line, s->family_path,
+                    !idle ? "idle_fraction_of_tdp (and the spec no idle_W)"
+                    : !s->f_matrix_share.present ? "matrix_pipe_share_of_dynamic"
+                                                 : "vector_pipe_share_of_dynamic");
+        return;
+    }
+    w->idle_W = s->idle_W.present ? s->idle_W.num : s->f_idle_frac.num * s->tdp_W.num;
+    if (!s->f_dram_energy.present && w->warn != NULL)
+        fprintf(w->warn, "%s:%d: warning: memory.type: family file %s has no "
+                         "dram_energy_pJ_per_byte for '%s' (it has: %s); the config gets no DRAM "
+                         "energy, so a run's energy leaves the DRAM out\n", s->path, s->mem_type.line,
+                s->family_path, s->mem_type.str,
+                s->dram_energy_types[0] ? s->dram_energy_types : "none");
+}
+
+/* power: the data sheet's tdp_W as the limit; the idle power the spec's idle_W or the
+ * family's share of tdp_W; each pipe at its full rate draws the family's share of the
+ * dynamic power (tdp_W - idle_W), spread over the units' cycles at the boost clock. */
+static void write_power(struct w *w)
+{
+    const struct spec *s = w->s;
+    char how[200];
+    const double tdp = s->tdp_W.num, dyn = tdp - w->idle_W;
+    fprintf(w->f, "\npower: # docs/energy.md 'Estimated power blocks': limit_W is the data "
+                  "sheet's tdp_W; the rest ESTIMATES from the family's defaults\n");
+    if (s->idle_W.present)
+        line_num(w, 2, "idle_W", s->idle_W.num, "spec", NULL, &s->idle_W);
+    else {
+        snprintf(how, sizeof how, "idle_fraction_of_tdp %g x tdp_W %g W", s->f_idle_frac.num, tdp);
+        line_est(w, 2, "idle_W", w->idle_W, how, &s->f_idle_frac);
+    }
+    line_num(w, 2, "limit_W", tdp, "spec", NULL, &s->tdp_W);
+    const struct spec_val *share[2] = {&s->f_matrix_share, &s->f_vector_share};
+    static const char *const key[2] = {"matrix_pipe_pJ_per_cycle", "vector_pipe_pJ_per_cycle"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(how, sizeof how, "%g x (tdp_W %g - idle_W %.4g) W / (%g units x %g MHz)",
+                 share[i]->num, tdp, w->idle_W, w->units, w->mhz);
+        line_est(w, 2, key[i], share[i]->num * dyn / (w->units * w->hz) * 1e12, how, share[i]);
+    }
+}
+
 void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
 {
     struct w w = {.f = f, .warn = warn, .sum = summary, .s = s, .units = s->units.num,
                   .mhz = s->boost_clock_MHz.num, .hz = s->boost_clock_MHz.num * 1e6};
     check_units(&w);
+    plan_power(&w);
     write_head(&w);
     write_compute(&w);
     write_levels(&w);
@@ -686,6 +837,8 @@ void spec_write_config(const struct spec *s, FILE *f, FILE *warn, FILE *summary)
     line_num(&w, 2, "matrix_pipe_fraction", s->f_matrix_frac.num, "family", NULL, &s->f_matrix_frac);
     line_num(&w, 2, "vector_pipe_fraction", s->f_vector_frac.num, "family", NULL, &s->f_vector_frac);
     line_num(&w, 2, "inflight_bytes_per_unit", s->f_inflight.num, "family", NULL, &s->f_inflight);
+    if (w.power)
+        write_power(&w);
     if (summary != NULL)
         fprintf(summary, "new-chip %s: %u values from the data sheet, %u derived from it, %u "
                          "family defaults (%s), of which %u ESTIMATE and %u UNSOURCED (listed "

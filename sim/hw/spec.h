@@ -33,6 +33,7 @@ struct spec_val {
 struct spec {
     char path[512], family_path[600];
     struct spec_val name, chip, vendor, architecture, process, tdp_W, units, boost_clock_MHz;
+    struct spec_val idle_W;     /* board power with nothing running, W (optional; needs tdp_W) */
     struct spec_val dense[SPEC_NDT], sparse[SPEC_NDT], vector[SPEC_NDT];
     struct spec_val acc16[SPEC_NDT];    /* fp16_accumulate_TFLOPS: 16-bit GEMMs accumulating in 16
                                          * bits, where the sheet gives them apart (GeForce) */
@@ -50,6 +51,14 @@ struct spec {
     char path_name[8][16];
     struct spec_val path_frac[8];
     struct spec_val f_vector_ratio[SPEC_NDT];
+    /* the family's energy defaults (docs/energy.md 'Estimated power blocks'), all optional:
+     * per-byte energies of the levels (pJ/B), the DRAM's the one of dram_energy_pJ_per_byte
+     * whose key is the spec's memory.type (absent: f_dram_energy.present = 0 and
+     * dram_energy_types lists the types the family has), the idle power as a share of
+     * tdp_W, and the share of tdp_W - idle_W each pipe draws at its full rate */
+    struct spec_val f_smem_energy, f_l2_energy, f_llc_energy, f_dram_energy;
+    char dram_energy_types[160];
+    struct spec_val f_idle_frac, f_matrix_share, f_vector_share;
 };
 
 
