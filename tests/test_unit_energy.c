@@ -13,8 +13,12 @@
  *   lower clock whose power is just under the limit, is slower than a run
  *   at the config's clock, and is deterministic; with a limit it does not
  *   reach, it is the plain run.  A sustained run on a chip without a power
- *   limit is an error; `strata run --sustained` says the clock it held. */
+ *   limit is an error; `strata run --sustained` says the clock it held.
+ * - Every chip file in configs/ but a listed few has a power block and an
+ *   energy per byte on its levels (not the register file, not the links);
+ *   an Apple and a TPU chip print an energy line. */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,12 +425,77 @@ static void test_validate(void)
         CHECK_NEAR_REL(r.rows[0].predicted - r.rows[2].predicted, 88.0 * step_s / 8.0, 1e-6);
     }
     validate_free(&r);
-    snprintf(text, sizeof text, "%sE-4,4090,decode,Llama-2-7B,fp16,1,energy_per_token,1,J/token,none,,"
-                                "nvidia-rtx-4090,llm model=traces/models/llama-2-7b.json phase=decode dtype=fp16,0\n", hdr);
+    a100_with_power("nopower.yaml", NULL);   /* every shipped chip has a block: a copy without */
+    snprintf(text, sizeof text, "%sE-4,A100,decode,Llama-2-7B,fp16,1,energy_per_token,1,J/token,none,,"
+                                "nopower,llm model=traces/models/llama-2-7b.json phase=decode dtype=fp16,0\n", hdr);
     tu_write_file(csvp, text);
     memset(&d, 0, sizeof d);
+    o.configs = dir;
     CHECK(validate_run(&o, &r, &d) != 0);
     CHECK_STR_CONTAINS(d.msg, "cannot predict metric 'energy_per_token'");
+}
+
+/* Every shipped chip has a power block and an energy per byte on each of
+ * its levels but the register file and the links (docs/energy.md
+ * 'Estimated power blocks'), but for these: */
+static const char *const no_power[] = {
+    "arm-ethos-u65-256", /* an NPU IP block: no board or package power published for a licensee's chip */
+    "nvidia-a10g",       /* AWS publishes no board power for it (docs/new-chip.md) */
+};
+
+static void test_every_chip(void)
+{
+    DIR *dp = opendir("configs");
+    CHECK(dp != NULL);
+    if (dp == NULL)
+        return;
+    int nchips = 0, nskipped = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 6 || strcmp(e->d_name + n - 5, ".yaml") != 0)
+            continue;
+        int skip = 0;
+        for (size_t k = 0; k < sizeof no_power / sizeof no_power[0]; k++)
+            if (strlen(no_power[k]) == n - 5 && strncmp(e->d_name, no_power[k], n - 5) == 0)
+                skip = 1;
+        char path[300];
+        snprintf(path, sizeof path, "configs/%s", e->d_name);
+        struct hw_config h;
+        CHECK_EQ_INT(tu_load_cfg(path, &h), 0);
+        nchips++;
+        if (skip) {
+            CHECK(!h.has_power);   /* one that gains a block leaves the list */
+            nskipped++;
+            continue;
+        }
+        if (!h.has_power)
+            fprintf(stderr, "%s: no power block\n", path);
+        CHECK(h.has_power);
+        for (uint32_t i = 0; i < h.nlevels; i++) {
+            const struct hw_level *L = &h.level[i];
+            if (L->kind == LK_REGISTERS || L->kind == LK_LINK)
+                continue;
+            if (!(L->energy_pj_per_byte > 0))
+                fprintf(stderr, "%s: level %s has no energy_pJ_per_byte\n", path, L->name);
+            CHECK(L->energy_pj_per_byte > 0);
+        }
+    }
+    closedir(dp);
+    CHECK(nchips > 60);
+    CHECK_EQ_INT(nskipped, (int)(sizeof no_power / sizeof no_power[0]));
+
+    /* one Apple and one TPU chip print an energy line */
+    const char *chips[] = {"configs/apple-m2-max-38c.yaml", "configs/google-tpu-v4.yaml"};
+    for (int k = 0; k < 2; k++) {
+        char args[512], *out = NULL, *err = NULL;
+        snprintf(args, sizeof args, "run --hw %s --trace traces/examples/llama-2-7b-decode-b1-ctx2048.json --top 0",
+                 chips[k]);
+        CHECK_EQ_INT(tu_run_strata(".", args, &out, &err), 0);
+        CHECK(out != NULL && strstr(out, "\n  energy ") != NULL && strstr(out, " J a token") != NULL);
+        free(out);
+        free(err);
+    }
 }
 
 int main(void)
@@ -437,6 +506,7 @@ int main(void)
     test_at_clock();
     test_sustained();
     test_validate();
+    test_every_chip();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }
