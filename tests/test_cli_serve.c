@@ -15,6 +15,7 @@
 
 #define H100 "configs/nvidia-h100-sxm.yaml"
 #define L8B "traces/models/llama-3-8b.json"
+#define L1B "traces/models/llama-3.2-1b.json"     /* Llama 3's vocabulary: a draft for L8B */
 #define SMOL "traces/models/smollm-135m.json"  /* quick to simulate: the ASan build's budget */
 
 static char dir[64];
@@ -396,6 +397,37 @@ static void test_disagg(void)
 }
 
 /* The same seed, the same bytes; another seed, other requests. */
+/* Speculative decoding (--spec-draft): with every draft token accepted a
+ * step gives k + 1 tokens, so 8 tokens after the first take 2 steps of
+ * k = 3, each faster than 4 plain decodes; with almost none accepted a
+ * step gives about one token and costs the draft's passes more; the
+ * draft's weights and KV come out of the cache. */
+static void test_speculative(void)
+{
+    static const char base[] = "--concurrency 1 --requests 2 --isl 512 --osl 9";
+    char args[512];
+    cJSON *plain = serve(base, "spec0.json");
+    snprintf(args, sizeof args, "%s --spec-draft " L1B " --spec-k 3 --spec-accept 1", base);
+    cJSON *all = serve(args, "spec1.json");
+    snprintf(args, sizeof args, "%s --spec-draft " L1B " --spec-k 3 --spec-accept 0.05", base);
+    cJSON *few = serve(args, "spec2.json");
+    CHECK(plain != NULL && all != NULL && few != NULL);
+    CHECK_NEAR_REL(num(all, "steps", "decode"), 4, 0);
+    CHECK_NEAR_REL(num(all, "speculative", "tokens_per_step"), 4, 0);
+    CHECK_NEAR_REL(num(plain, "steps", "decode"), 16, 0);
+    CHECK(num(plain, "speculative", "tokens") < 0);     /* absent without a draft */
+    printf("  speculative k 3: TPOT %.6f s (all accepted), %.6f (5%%), %.6f without\n", num(all, "tpot_s", "mean"),
+           num(few, "tpot_s", "mean"), num(plain, "tpot_s", "mean"));
+    CHECK(num(all, "tpot_s", "mean") < 0.6 * num(plain, "tpot_s", "mean"));
+    CHECK(num(few, "tpot_s", "mean") > num(plain, "tpot_s", "mean"));
+    CHECK(num(few, "speculative", "tokens_per_step") >= 1 && num(few, "speculative", "tokens_per_step") < 1.3);
+    CHECK(num(all, "kv_cache", "blocks") < num(plain, "kv_cache", "blocks"));
+    CHECK_NEAR_REL(num(all, "output_tokens", NULL), num(plain, "output_tokens", NULL), 0);
+    cJSON_Delete(plain);
+    cJSON_Delete(all);
+    cJSON_Delete(few);
+}
+
 static void test_determinism(void)
 {
     char args[512];
@@ -468,6 +500,17 @@ static void test_bad_input(void)
     refused("--rate 5 --goodput ttft_p90=1s", 2, "serve: --goodput: 'ttft_p90=1s': expected ttft=TIME");
     refused("--rate 5 --goodput tpot=1s,tpot=2s", 2, "serve: --goodput: tpot: given twice");
     refused("--rate 5 --isl lognormal:200,0", 2, "serve: --isl: expected lognormal:MEAN,CV[,MAX]");
+    refused("--rate 5 --spec-k 3", 2, "serve: --spec-k: only with --spec-draft");
+    refused("--rate 5 --spec-draft " L1B " --spec-accept 0.7", 2, "serve: --spec-k: with --spec-draft");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 17 --spec-accept 0.7", 2, "serve: --spec-k: expected a count, got '17' (at most 16)");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 3 --spec-accept 0", 2, "serve: --spec-accept: with");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 3 --spec-accept 1.5", 2, "serve: --spec-accept: with");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 3", 2, "serve: --spec-accept: with");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 3 --spec-accept 0.7 --scheduler static", 2,
+            "serve: --spec-draft: not with --scheduler static");
+    refused("--rate 5 --spec-draft " L1B " --spec-k 3 --spec-accept 0.7 --scheduler-steps 4", 2,
+            "serve: --scheduler-steps: not above 1 with --spec-draft");
+    refused("--rate 5 --spec-draft " SMOL " --spec-k 3 --spec-accept 0.7", 2, "a vocabulary of 49152");
     refused("--rate 5 --osl lognormal:200,1,150", 2, "serve: --osl: expected lognormal:MEAN,CV[,MAX]");
     refused("--rate 5 --isl 9000", 1, "max_position_embeddings");
     /* without chunked prefill a prompt must fit one step */
@@ -510,6 +553,7 @@ int main(void)
     test_goodput();
     test_timeline();
     test_disagg();
+    test_speculative();
     test_determinism();
     test_bad_input();
     tu_rmtree(dir);

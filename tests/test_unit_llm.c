@@ -44,6 +44,7 @@ static void test_param_counts(void)
     check_params("traces/models/llama-2-7b.json", 6738415616ull, 0);
     check_params("traces/models/llama-2-13b.json", 13015864320ull, 0); /* by hand: 2 x 32000 x 5120 + 40 x 317,204,480 + 5120 */
     check_params("traces/models/llama-3-8b.json", 8030261248ull, 0);
+    check_params("traces/models/llama-3.2-1b.json", 1235814400ull, 1); /* 262,668,288 tied + 16 x 60,821,504 + 2048 */
     check_params("traces/models/mistral-7b.json", 7241732096ull, 0);
     check_params("traces/models/smollm-135m.json", 134515008ull, 1);
     check_params("traces/models/phi-3-mini-4k.json", 3821079552ull, 0);

@@ -174,8 +174,12 @@ int cli_count(const char *verb, const char *opt, const char *v, unsigned max, un
 {
     char *end;
     unsigned long x = strtoul(v, &end, 10);
-    if (v[0] < '0' || v[0] > '9' || *end != '\0' || x > max) {
+    if (v[0] < '0' || v[0] > '9' || *end != '\0') {
         fprintf(stderr, "strata %s: %s: expected a count, got '%s'\n", verb, opt, v);
+        return 2;
+    }
+    if (x > max) {
+        fprintf(stderr, "strata %s: %s: expected a count, got '%s' (at most %u)\n", verb, opt, v, max);
         return 2;
     }
     *out = (unsigned)x;

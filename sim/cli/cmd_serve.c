@@ -28,6 +28,7 @@ const char cli_serve_usage[] =
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
     "                  [--timeline OUT.json] [--disagg P:D --kv-bandwidth BW]\n"
+    "                  [--spec-draft DRAFT.json --spec-k K --spec-accept A]\n"
     "                  " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
@@ -35,7 +36,9 @@ const char cli_serve_usage[] =
     "                  tokens; --scheduler-steps: decode steps a scheduler call runs; --goodput: the\n"
     "                  requests/s that meet each bound, a request; --timeline: a Perfetto track a\n"
     "                  request, the steps and the KV cache; --disagg: P prefill and D decode\n"
-    "                  instances of --tp each, the KV moving at BW a device; --csv: a row a\n"
+    "                  instances of --tp each, the KV moving at BW a device; --spec-draft:\n"
+    "                  speculative decoding, K draft tokens a step, each accepted with chance A\n"
+    "                  given the ones before; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -136,6 +139,27 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         serve_reqs_free(&q);
         return cli_fail(&d);
     }
+    if (a->spec_draft != NULL) {
+        struct llm_config dc;
+        if (llm_config_load(a->spec_draft, &dc, &d) != 0) {
+            serve_setup_free(&su);
+            serve_reqs_free(&q);
+            return cli_fail(&d);
+        }
+        if (dc.vocab != c.vocab) {
+            fprintf(stderr, "strata serve: --spec-draft: %s has a vocabulary of %llu, %s %llu: a draft "
+                            "model proposes the model's own tokens\n", a->spec_draft,
+                    (unsigned long long)dc.vocab, a->model, (unsigned long long)c.vocab);
+            serve_setup_free(&su);
+            serve_reqs_free(&q);
+            return 2;
+        }
+        if (serve_setup_draft(&su, &dc, &pre, &dec, &sch, &d) != 0) {
+            serve_setup_free(&su);
+            serve_reqs_free(&q);
+            return cli_fail(&d);
+        }
+    }
     struct serve_result res;
     sch.record = a->timeline != NULL && np == 0;
     if (np > 0)
@@ -179,6 +203,8 @@ int cli_serve(int argc, char **argv)
         {"scheduler-steps", 0, &a.msteps, NULL}, {"goodput", 0, &a.goodput, NULL},
         {"timeline", 0, &a.timeline, NULL}, {"disagg", 0, &a.disagg, NULL},
         {"kv-bandwidth", 0, &a.kvbw, NULL},
+        {"spec-draft", 0, &a.spec_draft, NULL}, {"spec-k", 0, &a.spec_k, NULL},
+        {"spec-accept", 0, &a.spec_accept, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},
@@ -193,9 +219,11 @@ int cli_serve(int argc, char **argv)
     rc = cli_parse("serve", cli_serve_usage, opts, argc, argv, NULL);
     if (rc >= 0)
         return rc;
-    char hw_path[1600], model_path[1600], file_path[1600];
+    char hw_path[1600], model_path[1600], file_path[1600], draft_path[1600];
     if (cli_find("serve", "--hw", &a.hw, 0, hw_path, sizeof hw_path) != 0 ||
-        cli_find("serve", "--model", &a.model, 1, model_path, sizeof model_path) != 0)
+        cli_find("serve", "--model", &a.model, 1, model_path, sizeof model_path) != 0 ||
+        (a.spec_draft != NULL &&
+         cli_find("serve", "--spec-draft", &a.spec_draft, 1, draft_path, sizeof draft_path) != 0))
         return 1;
     if (a.hw == NULL || a.model == NULL) {
         fprintf(stderr, "strata serve: --hw and --model are required\n");

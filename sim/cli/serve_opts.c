@@ -115,6 +115,29 @@ int serve_opts_sched(const struct serve_args *a, const struct stack *stk, uint64
         s->max_batched_tokens = serve_sched_tokens(s->chunked_prefill, max_pos);
     if (serve_opts_count(a, "--max-batched-tokens", a->tokens, 1, 1u << 24, &s->max_batched_tokens) != 0)
         return 2;
+    if (a->spec_draft == NULL && (a->spec_k != NULL || a->spec_accept != NULL))
+        return serve_opts_err(a, a->spec_k != NULL ? "--spec-k" : "--spec-accept",
+                              "only with --spec-draft MODEL.json (the draft model)",
+                              a->spec_k != NULL ? a->spec_k : a->spec_accept);
+    if (a->spec_draft != NULL) {
+        if (a->spec_k == NULL)
+            return serve_opts_err(a, "--spec-k", "with --spec-draft, the draft tokens a step (vLLM's "
+                                  "num_speculative_tokens, 1 to 16)", "");
+        if (serve_opts_count(a, "--spec-k", a->spec_k, 1, 16, &s->spec_k) != 0)
+            return 2;
+        if (a->spec_accept == NULL || num_parse(a->spec_accept, &s->spec_accept) != 0 ||
+            !(s->spec_accept > 0 && s->spec_accept <= 1))
+            return serve_opts_err(a, "--spec-accept", "with --spec-draft, the chance a draft token is "
+                                  "accepted, above 0 and at most 1 (vLLM's draft acceptance rate)",
+                                  a->spec_accept ? a->spec_accept : "");
+        if (s->is_static)
+            return serve_opts_err(a, "--spec-draft", "not with --scheduler static (speculative decoding "
+                                  "runs in continuous batching)", a->spec_draft);
+        if (a->msteps != NULL && s->scheduler_steps > 1)
+            return serve_opts_err(a, "--scheduler-steps", "not above 1 with --spec-draft (strata runs "
+                                  "speculative steps one at a time)", a->msteps);
+        s->scheduler_steps = 1;     /* a stack's multi-step window, likewise */
+    }
     *util = SERVE_DEF_UTIL;
     if (a->util != NULL && (num_parse(a->util, util) != 0 || !(*util > 0 && *util <= 1)))
         return serve_opts_err(a, "--gpu-memory-utilization", "expected the share of the device's memory the "

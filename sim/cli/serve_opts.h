@@ -28,6 +28,7 @@ struct serve_args {
     const char *hw, *model, *stack, *tp, *dtype;
     const char *rate, *conc, *file, *nreq, *isl, *osl, *seed;
     const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps, *goodput, *timeline, *disagg, *kvbw;
+    const char *spec_draft, *spec_k, *spec_accept;  /* speculative decoding (serve only) */
     const char *js, *csv;
 };
 

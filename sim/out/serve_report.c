@@ -9,6 +9,7 @@
  */
 #include "serve_report.h"
 
+#include <math.h>
 #include <cjson/cJSON.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -212,6 +213,14 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
             s->mean_in_system);
     fprintf(f, "  KV occupancy: mean %.1f%%, max %.1f%%; %llu preemptions\n", s->kv_mean_occupancy * 100,
             s->kv_max_occupancy * 100, (unsigned long long)r->preemptions);
+    if (c->sched->spec_k > 0) {
+        /* Leviathan et al.'s expectation beside what the run's draws gave */
+        double a = c->sched->spec_accept, kk = c->sched->spec_k;
+        double expect = a < 1 ? (1 - pow(a, kk + 1)) / (1 - a) : kk + 1;
+        fprintf(f, "  speculative: %u draft tokens a step at %.3g acceptance: %.3f tokens a sequence's step "
+                   "(%.3f expected; the last of an output is cut short)\n", c->sched->spec_k, a,
+                r->spec_steps ? (double)r->spec_tokens / (double)r->spec_steps : 0, expect);
+    }
     fprintf(f, "  steps: %llu (%llu prefill, %llu decode, %llu mixed), engine busy %.1f%%; step cache: "
                "%llu simulated, %llu hits\n", (unsigned long long)r->steps,
             (unsigned long long)r->prefill_steps, (unsigned long long)r->decode_steps,
@@ -297,6 +306,14 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(root, "running_s_mean", s->compute_mean_s);
     jout_add_num(root, "mean_in_system", s->mean_in_system);
     jout_add_num(root, "preemptions", (double)r->preemptions);
+    if (c->sched->spec_k > 0) {
+        cJSON *sp = cJSON_AddObjectToObject(root, "speculative");
+        jout_add_num(sp, "draft_tokens", c->sched->spec_k);
+        jout_add_num(sp, "acceptance", c->sched->spec_accept);
+        jout_add_num(sp, "sequence_steps", (double)r->spec_steps);
+        jout_add_num(sp, "tokens", (double)r->spec_tokens);
+        jout_add_num(sp, "tokens_per_step", r->spec_steps ? (double)r->spec_tokens / (double)r->spec_steps : 0);
+    }
     cJSON *st = cJSON_AddObjectToObject(root, "steps");
     jout_add_num(st, "total", (double)r->steps);
     jout_add_num(st, "prefill", (double)r->prefill_steps);

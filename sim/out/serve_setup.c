@@ -47,8 +47,33 @@ int serve_setup_init(struct serve_setup *su, const char *hw, const struct cfg_se
     return 0;
 }
 
+int serve_setup_draft(struct serve_setup *su, const struct llm_config *dc, const struct llm_step *pre,
+                      const struct llm_step *dec, struct serve_sched *sch, struct diag *d)
+{
+    const struct hw_config *cfg = &su->sys.chip;
+    struct fit_result f;
+    double per = 0;
+    /* the draft's weights and its KV a token at the same split (its own budget is not used) */
+    (void)fit_kv_blocks(cfg, dc, dec, 1.0, 1, sch->block_size, &f, &per);
+    double bytes = (double)sch->kv_blocks * sch->block_size * su->kv_per_token - f.weights;
+    double blocks = bytes / ((double)sch->block_size * (su->kv_per_token + per));
+    if (!(blocks >= 1)) {
+        return diag_set(d, DIAG_E_RANGE, "", 0, "", "the draft model leaves no KV cache: its %.3g GB of "
+                        "weights a device take the %.3g GB the cache had", f.weights / 1e9,
+                        (double)sch->kv_blocks * sch->block_size * su->kv_per_token / 1e9);
+    }
+    sch->kv_blocks = (uint64_t)blocks;
+    su->draft_weights = f.weights;
+    su->steps.cap_tokens = sch->kv_blocks * sch->block_size;
+    serve_steps_init(&su->draft, dc, pre, dec, &su->sys, su->steps.cap_tokens);
+    su->steps.draft = &su->draft;
+    return 0;
+}
+
 void serve_setup_free(struct serve_setup *su)
 {
+    if (su->steps.draft != NULL)
+        serve_steps_free(&su->draft);
     serve_steps_free(&su->steps);
     sys_free(&su->sys);
     memset(su, 0, sizeof *su);

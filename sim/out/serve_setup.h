@@ -17,6 +17,8 @@ struct serve_setup {
     struct fit_result fit;      /* the memory budget of a prefill of max_batched_tokens */
     double kv_per_token;        /* KV bytes a token takes on a device */
     struct serve_steps steps;   /* the step-time cache over sys */
+    struct serve_steps draft;   /* speculative decoding's draft model's (serve_setup_draft) */
+    double draft_weights;       /* its weights on a device, bytes (0: none) */
 };
 
 /* Loads hw (a chip config or a system file; sets and stk may be NULL,
@@ -28,6 +30,13 @@ int serve_setup_init(struct serve_setup *su, const char *hw, const struct cfg_se
                      const struct stack *stk, const char *sdir, const struct llm_config *c,
                      const struct llm_step *pre, const struct llm_step *dec, double util,
                      struct serve_sched *sch, struct diag *d);
+/* Speculative decoding (sch->spec_k > 0): the draft model dc on the same
+ * devices with the same step templates.  Its weights come out of the KV
+ * cache, and each cached token holds the draft's KV beside the model's
+ * (vLLM keeps both caches in the same memory), so sch->kv_blocks shrinks.
+ * 0, or -1 with *d (a draft that leaves no cache). */
+int serve_setup_draft(struct serve_setup *su, const struct llm_config *dc, const struct llm_step *pre,
+                      const struct llm_step *dec, struct serve_sched *sch, struct diag *d);
 void serve_setup_free(struct serve_setup *su);
 
 #endif

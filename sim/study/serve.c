@@ -197,20 +197,49 @@ static int admit_head(struct eng *e, uint32_t tokens, uint64_t reserve)
     return 1;
 }
 
-/* The running decodes, oldest first, one token each; a decode that needs a
- * block when none is free preempts the newest (itself when it is). */
+/* Speculative decoding: the tokens request i's next step produces, its
+ * draft tokens accepted plus the one the model samples after them.  Each
+ * draft token is accepted with chance spec_accept given the ones before
+ * it were (Leviathan et al., ICML 2023: on average (1 - a^(k+1)) / (1 - a)
+ * tokens a step); the draw is a hash of the request and its output so
+ * far, so a run is the same every time and a request's draws do not
+ * depend on the others'. */
+static uint32_t spec_tokens(const struct eng *e, uint32_t i)
+{
+    const struct serve_req *r = &e->q[i];
+    uint64_t h = (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15) + r->generated + UINT64_C(0x632be59bd9b4e019);
+    h = (h ^ (h >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    h = (h ^ (h >> 27)) * UINT64_C(0x94d049bb133111eb);
+    h ^= h >> 31;
+    double u = (double)(h >> 11) * 0x1p-53, p = e->s->spec_accept;
+    uint32_t j = 0;
+    while (j < e->s->spec_k && u < p) {
+        j++;
+        p *= e->s->spec_accept;
+    }
+    uint32_t left = r->output - r->generated;
+    return j + 1 < left ? j + 1 : left;
+}
+
+/* The running decodes, oldest first, one token each (speculative: its
+ * accepted draft tokens and one more, its k + 1 checked tokens' KV slots
+ * taken); a decode that needs a block when none is free preempts the
+ * newest (itself when it is). */
 static void plan_decodes(struct eng *e, uint64_t *budget)
 {
     for (uint32_t k = 0; k < e->nrun && *budget > 0; k++) {
         struct serve_req *r = &e->q[e->run[k]];
         if (!decoding(r))
             continue;
-        while (k < e->nrun && take_blocks(e, r, (uint64_t)r->ctx + 1) != 0)
+        uint64_t look = 1, end = (uint64_t)r->input + r->output;
+        if (e->s->spec_k > 0)
+            look = r->ctx + e->s->spec_k + 1 <= end ? e->s->spec_k + 1 : end - r->ctx;
+        while (k < e->nrun && take_blocks(e, r, (uint64_t)r->ctx + look) != 0)
             preempt_newest(e);
         if (k >= e->nrun)       /* it was the newest */
             break;
-        plan_add(e, e->run[k], 1);
-        (*budget)--;
+        plan_add(e, e->run[k], e->s->spec_k > 0 ? spec_tokens(e, e->run[k]) : 1);
+        *budget -= look < *budget ? look : *budget;
     }
 }
 
@@ -331,8 +360,25 @@ static int step_time(struct eng *e, uint64_t *ps, struct diag *d)
     else
         e->res->prefill_steps++;
     double ej;
-    if (serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
-                        np ? (pctx + np - 1) / np : 0, ps, &ej, d) != 0)
+    if (e->s->spec_k > 0 && nd > 0) {
+        /* speculative: the draft's and the check's passes for the decodes, then any prompts */
+        uint64_t tp;
+        double jp;
+        if (serve_spec_time(e->st, (uint32_t)nd, (dctx + nd - 1) / nd, e->s->spec_k, ps, &ej, d) != 0 ||
+            (np > 0 && serve_step_time(e->st, 0, 0, (uint32_t)np, ptok, (pctx + np - 1) / np, &tp, &jp,
+                                       d) != 0))
+            return -1;
+        if (np > 0) {
+            *ps += tp;
+            ej += jp;
+        }
+        for (uint32_t k = 0; k < e->nplan; k++)
+            if (e->plan[k].decode) {
+                e->res->spec_steps++;
+                e->res->spec_tokens += e->plan[k].tokens;
+            }
+    } else if (serve_step_time(e->st, (uint32_t)nd, nd ? (dctx + nd - 1) / nd : 0, (uint32_t)np, ptok,
+                               np ? (pctx + np - 1) / np : 0, ps, &ej, d) != 0)
         return -1;
     e->res->step_j += ej;
     *ps += host;
@@ -367,6 +413,8 @@ static void finish_step(struct eng *e)
     for (uint32_t k = 0; k < e->nplan; k++) {
         struct serve_req *r = &e->q[e->plan[k].req];
         r->ctx += e->plan[k].tokens;
+        if (e->plan[k].decode)  /* speculative: its tokens but the last, counted below */
+            r->generated += e->plan[k].tokens - 1;
         if (r->ctx != r->input + r->generated)
             continue;
         if (++r->generated == 1)

@@ -121,6 +121,8 @@ struct serve_steps {
     uint64_t hits, sims;                /* lookups answered from the table; simulations */
     int has_energy;                     /* the chip has a power block: steps carry their energy */
     uint32_t grows;                     /* times the table doubled (rare: starts at 4096) */
+    struct serve_steps *draft;          /* speculative decoding's draft model on the same
+                                         * hardware, or NULL */
 };
 void serve_steps_init(struct serve_steps *st, const struct llm_config *model,
                       const struct llm_step *prefill, const struct llm_step *decode,
@@ -135,6 +137,14 @@ void serve_steps_free(struct serve_steps *st);
  * with *d (a step that does not build or run). */
 int serve_step_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t np, uint64_t ptok,
                     uint64_t pctx, uint64_t *ps, double *ej, struct diag *d);
+/* The decode part of a speculative step (serve_sched.spec_k = k): the
+ * draft model decodes k tokens for each of nd sequences (k of its decode
+ * steps), then the model checks them in one pass of k + 1 tokens a
+ * sequence after its dctx cached (a prefill chunk's shape: vLLM's
+ * scorer runs the proposals as one batch).  0 with *ps and *ej, or -1
+ * with *d. */
+int serve_spec_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t k, uint64_t *ps,
+                    double *ej, struct diag *d);
 
 /* ---- the engine (serve.c) ---- */
 
@@ -155,6 +165,10 @@ struct serve_sched {
                                  * not overlapped with the GPU's work) */
     uint64_t host_seq_ps;       /* and a sequence in a step, every step (its output token) */
     uint64_t kv_blocks;         /* blocks in the cache */
+    uint32_t spec_k;            /* speculative decoding: draft tokens a step (0: off); the
+                                 * draft model's steps are serve_steps.draft's */
+    double spec_accept;         /* the chance a draft token is accepted, given the ones before
+                                 * it were (0 < a <= 1) */
     uint32_t concurrency;       /* closed loop: clients (0: the arrivals are given) */
     int record;                 /* keep a sample of the engine a step (serve_result.samples,
                                  * for the timeline) */
@@ -174,6 +188,8 @@ struct serve_result {
     uint64_t steps;             /* engine steps */
     uint64_t prefill_steps, decode_steps, mixed_steps;
     uint64_t preemptions;
+    uint64_t spec_steps, spec_tokens;   /* speculative: a sequence's verify passes, and the
+                                         * tokens they produced */
     uint64_t kv_max_blocks;     /* most blocks held at once */
     double kv_block_ps;         /* blocks held, integrated over time (block x ps) */
     double in_system_ps;        /* requests arrived and not finished, integrated over time */

@@ -177,3 +177,19 @@ int serve_step_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t
     *ej = jd + jp;
     return 0;
 }
+
+int serve_spec_time(struct serve_steps *st, uint32_t nd, uint64_t dctx, uint32_t k, uint64_t *ps,
+                    double *ej, struct diag *d)
+{
+    SIM_CHECK(st->draft != NULL && nd > 0 && k > 0);
+    uint64_t td, tv;
+    double jd, jv;
+    /* the draft's k decodes see contexts dctx .. dctx + k - 1: the bucket
+     * of the first holds them all but at a bucket's edge */
+    if (serve_step_time(st->draft, nd, dctx, 0, 0, 0, &td, &jd, d) != 0 ||
+        serve_step_time(st, 0, 0, nd, (uint64_t)nd * (k + 1), dctx, &tv, &jv, d) != 0)
+        return -1;
+    *ps = td * k + tv;
+    *ej = jd * k + jv;
+    return 0;
+}
