@@ -1,13 +1,39 @@
 #!/usr/bin/env bash
 # Simulator speed: wall time of the standard runs and engine events per second.
-# Usage: scripts/bench.sh [build-dir]   (a Release build; scripts/demo.sh makes one)
+# Usage: scripts/bench.sh [build-dir] [--against FILE]   (a Release build;
+# scripts/demo.sh makes one).  Each run's lines are kept in
+# BUILD/bench-last.txt; the next run ends with each case's figure beside the
+# one before (that file, or --against FILE: another run's lines, e.g. an
+# older binary's run with scripts/bench.sh OLD-BUILD-DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=${1:-build}
+B=build
+PREV=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --against) PREV=$2; shift 2 ;;
+    *) B=$1; shift ;;
+  esac
+done
 S=$B/strata
 [ -x "$S" ] || { echo "build strata first (scripts/demo.sh)" >&2; exit 1; }
+[ -n "$PREV" ] || PREV=$B/bench-last.txt
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# every line also into $T/now.txt; at the end each case against the previous run
+exec 3>&1 > >(tee "$T/now.txt")
+TEE=$!
+finish() {
+  exec 1>&3
+  wait "$TEE" 2>/dev/null || true
+  if [ -s "$PREV" ]; then
+    echo
+    echo "against the previous run ($PREV): the case's wall time (or its first figure), now and before"
+    awk -f scripts/bench_compare.awk "$PREV" "$T/now.txt"
+  fi
+  [ -s "$T/now.txt" ] && cp "$T/now.txt" "$B/bench-last.txt"
+  rm -rf "$T"
+}
+trap finish EXIT
 $S gen llm --model traces/models/llama-2-7b.json --phase decode --context 2048 -o "$T/decode.json" >/dev/null
 $S gen llm --model traces/models/llama-2-7b.json --phase prefill --prompt 2048 -o "$T/prefill.json" >/dev/null
 grep -E '^LLMC-0[0-3][0-9],' traces/validation/calibration.csv | sed -n '1,200p' >"$T/rows"
