@@ -29,6 +29,7 @@ const char cli_serve_usage[] =
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
     "                  [--timeline OUT.json] [--disagg P:D --kv-bandwidth BW]\n"
     "                  [--spec-draft DRAFT.json --spec-k K --spec-accept A]\n"
+    "                  [--shared-prefix G:P] [--prefix-caching on|off]\n"
     "                  " CLI_SET_USAGE "\n"
     "                  (--rate: Poisson arrivals, requests/s; --concurrency: a closed loop of C\n"
     "                  clients; --requests-file: arrival_s,input_tokens,output_tokens lines;\n"
@@ -38,7 +39,9 @@ const char cli_serve_usage[] =
     "                  request, the steps and the KV cache; --disagg: P prefill and D decode\n"
     "                  instances of --tp each, the KV moving at BW a device; --spec-draft:\n"
     "                  speculative decoding, K draft tokens a step, each accepted with chance A\n"
-    "                  given the ones before; --csv: a row a\n"
+    "                  given the ones before; --shared-prefix: G prompts of P tokens, request i\n"
+    "                  starting with the (i mod G)th; --prefix-caching: their full KV blocks stay\n"
+    "                  cached for the next of their group; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
@@ -139,8 +142,8 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         serve_reqs_free(&q);
         return cli_fail(&d);
     }
+    struct llm_config dc;       /* the draft's steps point at it until the run ends */
     if (a->spec_draft != NULL) {
-        struct llm_config dc;
         if (llm_config_load(a->spec_draft, &dc, &d) != 0) {
             serve_setup_free(&su);
             serve_reqs_free(&q);
@@ -205,6 +208,7 @@ int cli_serve(int argc, char **argv)
         {"kv-bandwidth", 0, &a.kvbw, NULL},
         {"spec-draft", 0, &a.spec_draft, NULL}, {"spec-k", 0, &a.spec_k, NULL},
         {"spec-accept", 0, &a.spec_accept, NULL},
+        {"shared-prefix", 0, &a.prefix, NULL}, {"prefix-caching", 0, &a.pcache, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
         {"chunked-prefill", 0, &a.chunked, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},

@@ -109,7 +109,8 @@ int serve_opts_sched(const struct serve_args *a, const struct stack *stk, uint64
         choice_opt(a, "--chunked-prefill", a->chunked, "off", "on", &s->chunked_prefill) != 0 ||
         serve_opts_count(a, "--max-num-seqs", a->seqs, 1, 65536, &s->max_num_seqs) != 0 ||
         serve_opts_count(a, "--block-size", a->block, 1, 65535, &s->block_size) != 0 ||
-        serve_opts_count(a, "--scheduler-steps", a->msteps, 1, 1024, &s->scheduler_steps) != 0)
+        serve_opts_count(a, "--scheduler-steps", a->msteps, 1, 1024, &s->scheduler_steps) != 0 ||
+        choice_opt(a, "--prefix-caching", a->pcache, "off", "on", &s->prefix_caching) != 0)
         return 2;
     if (!tokens_given)
         s->max_batched_tokens = serve_sched_tokens(s->chunked_prefill, max_pos);
@@ -192,6 +193,30 @@ int serve_opts_reqs(const struct serve_args *a, const struct serve_workload *w, 
     } else
         serve_reqs_make(w, q);
     sch->concurrency = w->arrival == SERVE_CLOSED ? w->concurrency : 0;
+    if (a->prefix != NULL) {
+        /* G groups of a P-token prefix, request i in group i mod G, before its own tokens */
+        unsigned g, p;
+        char tail;
+        if (sscanf(a->prefix, "%u:%u%c", &g, &p, &tail) != 2 || g < 1 || g > 1000000 || p < 1 ||
+            p > 1000000) {
+            serve_reqs_free(q);
+            serve_opts_err(a, "--shared-prefix", "expected G:P, G groups (1 to 1000000) of a P-token "
+                           "prefix (1 to 1000000) before each request's own tokens", a->prefix);
+            return 2;
+        }
+        sch->prefix_groups = g;
+        sch->prefix_tokens = p;
+        for (uint32_t i = 0; i < q->n; i++) {
+            q->r[i].group = 1 + i % g;
+            q->r[i].input += p;
+        }
+    }
+    if (sch->prefix_caching && sch->prefix_groups == 0) {
+        serve_reqs_free(q);
+        serve_opts_err(a, "--prefix-caching", "on needs --shared-prefix G:P (the requests' shared "
+                       "prefixes)", a->pcache);
+        return 2;
+    }
     if (check_lengths(a, q, c) != 0) {
         serve_reqs_free(q);
         return 1;

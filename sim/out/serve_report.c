@@ -213,6 +213,12 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
             s->mean_in_system);
     fprintf(f, "  KV occupancy: mean %.1f%%, max %.1f%%; %llu preemptions\n", s->kv_mean_occupancy * 100,
             s->kv_max_occupancy * 100, (unsigned long long)r->preemptions);
+    if (c->sched->prefix_groups > 0)
+        fprintf(f, "  shared prefixes: %u of %u tokens; prefix cache %s: %.1f%% of prompt tokens found in "
+                   "it, %llu evictions\n", c->sched->prefix_groups, c->sched->prefix_tokens,
+                c->sched->prefix_caching ? "on" : "off",
+                s->input_tokens ? 100.0 * (double)r->prefix_hit_tokens / (double)s->input_tokens : 0,
+                (unsigned long long)r->prefix_evictions);
     if (c->sched->spec_k > 0) {
         /* Leviathan et al.'s expectation beside what the run's draws gave */
         double a = c->sched->spec_accept, kk = c->sched->spec_k;
@@ -306,6 +312,15 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(root, "running_s_mean", s->compute_mean_s);
     jout_add_num(root, "mean_in_system", s->mean_in_system);
     jout_add_num(root, "preemptions", (double)r->preemptions);
+    if (c->sched->prefix_groups > 0) {
+        cJSON *pc = cJSON_AddObjectToObject(root, "prefix_cache");
+        jout_add_num(pc, "groups", c->sched->prefix_groups);
+        jout_add_num(pc, "prefix_tokens", c->sched->prefix_tokens);
+        cJSON_AddBoolToObject(pc, "caching", c->sched->prefix_caching);
+        jout_add_num(pc, "hit_tokens", (double)r->prefix_hit_tokens);
+        jout_add_num(pc, "hit_rate", s->input_tokens ? (double)r->prefix_hit_tokens / (double)s->input_tokens : 0);
+        jout_add_num(pc, "evictions", (double)r->prefix_evictions);
+    }
     if (c->sched->spec_k > 0) {
         cJSON *sp = cJSON_AddObjectToObject(root, "speculative");
         jout_add_num(sp, "draft_tokens", c->sched->spec_k);

@@ -84,6 +84,15 @@ struct eng {
     uint32_t window_seats;      /* the sequences the window started with (padding counts) */
     uint32_t *held;             /* finished inside the window, done at its end */
     uint32_t nheld;
+    struct prefix *pg;          /* the shared prefixes' cache entries (prefix_groups) */
+    uint32_t pblocks;           /* a cached prefix's blocks: its full ones */
+};
+
+/* A shared prefix in the cache. */
+struct prefix {
+    int cached;                 /* its pblocks blocks are held by the cache */
+    uint32_t refs;              /* requests reading them (in the engine or at the queue's head) */
+    uint64_t last_ps;           /* last attached or released (least recently used goes first) */
 };
 
 static uint32_t todo(const struct serve_req *r)
@@ -101,12 +110,62 @@ static uint64_t blocks_for(const struct eng *e, uint64_t tokens)
     return (tokens + e->s->block_size - 1) / e->s->block_size;
 }
 
-/* Takes the blocks r needs to hold `tokens` tokens: 0, or -1 if too few are free. */
+/* Frees cached prefixes no request reads, least recently used first,
+ * until `need` blocks are free or none is left to evict. */
+static void prefix_evict(struct eng *e, uint64_t need)
+{
+    while (e->free_blocks < need) {
+        struct prefix *lru = NULL;
+        for (uint32_t g = 0; g < e->s->prefix_groups; g++)
+            if (e->pg[g].cached && e->pg[g].refs == 0 && (lru == NULL || e->pg[g].last_ps < lru->last_ps))
+                lru = &e->pg[g];
+        if (lru == NULL)
+            return;
+        lru->cached = 0;
+        e->free_blocks += e->pblocks;
+        e->res->prefix_evictions++;
+    }
+}
+
+/* The queue's head starts after its group's cached prefix, if it has one
+ * and holds no KV yet (a new request, or one preempted back to 0). */
+static void prefix_attach(struct eng *e)
+{
+    struct serve_req *r = &e->q[e->wait[e->whead]];
+    if (!e->s->prefix_caching || r->group == 0 || r->ctx != 0 || r->shared != 0 || r->generated > 0)
+        return;
+    struct prefix *p = &e->pg[r->group - 1];
+    if (!p->cached)
+        return;
+    r->shared = e->pblocks;
+    r->ctx = e->pblocks * e->s->block_size;
+    p->refs++;
+    p->last_ps = e->now;
+    e->res->prefix_hit_tokens += r->ctx;
+}
+
+/* r no longer reads its group's cached prefix (finished or preempted). */
+static void prefix_release(struct eng *e, struct serve_req *r)
+{
+    if (r->shared == 0)
+        return;
+    struct prefix *p = &e->pg[r->group - 1];
+    SIM_CHECK(p->refs > 0);
+    p->refs--;
+    p->last_ps = e->now;
+    r->shared = 0;
+}
+
+/* Takes the blocks r needs to hold `tokens` tokens (less the cached
+ * prefix it reads), evicting unused prefixes for them: 0, or -1 if too
+ * few are free even so. */
 static int take_blocks(struct eng *e, struct serve_req *r, uint64_t tokens)
 {
-    uint64_t want = blocks_for(e, tokens);
+    uint64_t want = blocks_for(e, tokens) - r->shared;
     if (want <= r->blocks)
         return 0;
+    if (want - r->blocks > e->free_blocks && e->s->prefix_caching)
+        prefix_evict(e, want - r->blocks);
     if (want - r->blocks > e->free_blocks)
         return -1;
     e->free_blocks -= want - r->blocks;
@@ -140,6 +199,7 @@ static void preempt_newest(struct eng *e)
     struct serve_req *r = &e->q[e->run[--e->nrun]];
     e->free_blocks += r->blocks;
     r->blocks = 0;
+    prefix_release(e, r);
     r->ctx = 0;
     r->preemptions++;
     r->queued_since = e->now;
@@ -263,6 +323,7 @@ static void plan_prefills(struct eng *e, uint64_t *budget)
         *budget -= c;
     }
     while (e->wlen > 0 && *budget > 0) {
+        prefix_attach(e);
         uint32_t t = todo(&e->q[e->wait[e->whead]]);
         uint64_t c = t < *budget ? t : *budget;
         if (!e->s->chunked_prefill && c < t)
@@ -313,6 +374,7 @@ static void plan_static(struct eng *e, int *wait_more)
         return;
     }
     while (e->wlen > 0) {
+        prefix_attach(e);
         const struct serve_req *r = &e->q[e->wait[e->whead]];
         if (!admit_head(e, todo(r), (uint64_t)r->input + r->output - 1))
             break;
@@ -415,6 +477,17 @@ static void finish_step(struct eng *e)
         r->ctx += e->plan[k].tokens;
         if (e->plan[k].decode)  /* speculative: its tokens but the last, counted below */
             r->generated += e->plan[k].tokens - 1;
+        /* the first of its group to hold the prefix's full blocks gives them to the cache */
+        if (e->s->prefix_caching && r->group != 0 && r->shared == 0 && e->pblocks > 0 &&
+            r->ctx >= e->pblocks * e->s->block_size && !e->pg[r->group - 1].cached) {
+            struct prefix *p = &e->pg[r->group - 1];
+            SIM_CHECK(r->blocks >= e->pblocks);
+            p->cached = 1;
+            p->refs = 1;
+            p->last_ps = e->now;
+            r->blocks -= e->pblocks;
+            r->shared = e->pblocks;
+        }
         if (r->ctx != r->input + r->generated)
             continue;
         if (++r->generated == 1)
@@ -436,6 +509,7 @@ static void finish_step(struct eng *e)
         if (r->generated == r->output && (!e->s->is_static || done == e->nrun)) {
             e->free_blocks += r->blocks;
             r->blocks = 0;
+            prefix_release(e, r);
         } else
             e->run[keep++] = e->run[k];
     }
@@ -558,6 +632,8 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     e.run = sim_xcalloc(seats, sizeof *e.run);
     e.plan = sim_xcalloc(seats, sizeof *e.plan);
     e.held = sim_xcalloc(seats, sizeof *e.held);
+    e.pg = s->prefix_groups > 0 ? sim_xcalloc(s->prefix_groups, sizeof *e.pg) : NULL;
+    e.pblocks = s->prefix_caching ? s->prefix_tokens / s->block_size : 0;
     int rc = 0;
     while (rc == 0 && e.finished < e.n)
         rc = turn(&e, d);
@@ -566,6 +642,7 @@ int serve_run(const struct serve_sched *s, struct serve_reqs *q, struct serve_st
     free(e.run);
     free(e.plan);
     free(e.held);
+    free(e.pg);
     return rc;
 }
 
@@ -578,6 +655,10 @@ static void add_result(struct serve_result *to, const struct serve_result *r)
     to->decode_steps += r->decode_steps;
     to->mixed_steps += r->mixed_steps;
     to->preemptions += r->preemptions;
+    to->prefix_hit_tokens += r->prefix_hit_tokens;
+    to->prefix_evictions += r->prefix_evictions;
+    to->spec_steps += r->spec_steps;
+    to->spec_tokens += r->spec_tokens;
     to->kv_max_blocks = r->kv_max_blocks > to->kv_max_blocks ? r->kv_max_blocks : to->kv_max_blocks;
     to->kv_block_ps += r->kv_block_ps;
     to->in_system_ps += r->in_system_ps;
@@ -615,6 +696,7 @@ static int run_pool(const struct serve_sched *s, struct serve_reqs *q, struct se
         const struct serve_req *r = &q->r[idx[j]];
         struct serve_req *x = &sub.r[c];
         x->input = r->input;
+        x->group = r->group;
         if (decode) {
             x->arrival_ps = ready_ps[idx[j]];
             x->output = r->output;

@@ -69,8 +69,10 @@ struct serve_req {
     /* state while it is in the engine */
     uint32_t ctx;               /* tokens whose KV is in the cache */
     uint32_t generated;         /* output tokens produced so far */
-    uint32_t blocks;            /* KV blocks it holds */
+    uint32_t blocks;            /* KV blocks it holds (its own: not a cached prefix's) */
     uint64_t queued_since;      /* when it last entered the queue */
+    uint32_t group;             /* 1 + its shared prefix's group (serve_sched.prefix_*), or 0 */
+    uint32_t shared;            /* blocks of its group's cached prefix it reads (0 or all) */
 };
 
 struct serve_reqs {
@@ -169,6 +171,13 @@ struct serve_sched {
                                  * draft model's steps are serve_steps.draft's */
     double spec_accept;         /* the chance a draft token is accepted, given the ones before
                                  * it were (0 < a <= 1) */
+    uint32_t prefix_groups;     /* shared prefixes: requests of group g (serve_req.group) start
+                                 * with the same prefix_tokens tokens (0: none) */
+    uint32_t prefix_tokens;
+    int prefix_caching;         /* a prefix's full blocks stay cached and later requests of its
+                                 * group start after them (vLLM's automatic prefix caching,
+                                 * SGLang's radix cache); unused ones are evicted, least
+                                 * recently used first, before anyone is preempted */
     uint32_t concurrency;       /* closed loop: clients (0: the arrivals are given) */
     int record;                 /* keep a sample of the engine a step (serve_result.samples,
                                  * for the timeline) */
@@ -188,6 +197,8 @@ struct serve_result {
     uint64_t steps;             /* engine steps */
     uint64_t prefill_steps, decode_steps, mixed_steps;
     uint64_t preemptions;
+    uint64_t prefix_hit_tokens;         /* prompt tokens found in the prefix cache */
+    uint64_t prefix_evictions;          /* cached prefixes evicted for room */
     uint64_t spec_steps, spec_tokens;   /* speculative: a sequence's verify passes, and the
                                          * tokens they produced */
     uint64_t kv_max_blocks;     /* most blocks held at once */
