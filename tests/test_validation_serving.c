@@ -57,6 +57,23 @@ int main(void)
         CHECK(isfinite(w->err) && w->err >= want[i].lo && w->err <= want[i].hi);
     }
     validate_free(&r);
+    /* shared prefixes (vLLM PR #1983's rows, 10 req/s): with the prefix
+     * cached the mean TTFT is lower, the throughput the offered rate */
+    struct validate_opts pre = o;
+    pre.data = "tests/data/serving-prefix.csv";
+    rc = serve_val_run(&pre, &r, stdout, &d);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(r.nrows, 4);
+    if (rc == 0 && r.nrows == 4) {
+        /* rows: SERVE-221 (cache) throughput, TTFT; SERVE-222 (none) throughput, TTFT */
+        CHECK(strcmp(r.rows[1].metric, "ttft_mean") == 0 && strcmp(r.rows[3].metric, "ttft_mean") == 0);
+        CHECK(r.rows[1].predicted < 0.7 * r.rows[3].predicted);
+        CHECK(fabs(r.rows[0].err) < 0.1 && fabs(r.rows[2].err) < 0.1);
+    }
+    validate_free(&r);
+    pre.data = "tests/data/serving-prefix-bad.csv";
+    rc = serve_val_run(&pre, &r, NULL, &d);
+    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "prefix_caching") != NULL);
     /* a spec that names no model is refused with its line */
     struct validate_opts bad = o;
     bad.data = "tests/data/serving-bad.csv";

@@ -16,6 +16,8 @@
  *                     once with 1/N of the requests and of the rate, and the
  *                     throughput is N times one instance's (the instances
  *                     share nothing; a load balancer's spread is ignored)
+ *   shared_prefix=G:P, prefix_caching=0|1
+ *                     as serve --shared-prefix / --prefix-caching
  *   max_num_seqs=, max_batched_tokens=, chunked_prefill=0|1, gpu_mem_util=F
  *                     the run's engine arguments, over the stack's
  *   seed=S            the requests' generator (1)
@@ -115,6 +117,8 @@ struct sv_run {
     int all_at_once;            /* rate=inf */
     uint64_t seqs, tokens, chunked; /* 0 (chunked: 2): the stack's */
     double util;
+    uint32_t prefix_groups, prefix_tokens; /* shared_prefix=G:P (0: none) */
+    uint64_t prefix_caching;    /* prefix_caching=0|1 */
 };
 
 /* The spec into *r.  0, or -1 with *d. */
@@ -143,8 +147,22 @@ static int sv_spec(const struct sv_csv *v, const char *spec, int lineno, struct 
         wl_spec_u64(&s, "max_num_seqs", 0, 0, 1, &r->seqs) != 0 ||
         wl_spec_u64(&s, "max_batched_tokens", 0, 0, 1, &r->tokens) != 0 ||
         wl_spec_u64(&s, "chunked_prefill", 0, 2, 0, &r->chunked) != 0 ||
-        wl_spec_num(&s, "gpu_mem_util", 0.9, &r->util) != 0)
+        wl_spec_num(&s, "gpu_mem_util", 0.9, &r->util) != 0 ||
+        wl_spec_u64(&s, "prefix_caching", 0, 0, 0, &r->prefix_caching) != 0)
         return -1;
+    const char *sp = wl_spec_get(&s, "shared_prefix");
+    if (sp != NULL) {
+        unsigned g, p;
+        char tail;
+        if (sscanf(sp, "%u:%u%c", &g, &p, &tail) != 2 || g < 1 || g > 1000000 || p < 1 || p > 1000000)
+            return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
+                            "shared_prefix: expected G:P, G groups of a P-token prefix, got '%s'", sp);
+        r->prefix_groups = g;
+        r->prefix_tokens = p;
+    }
+    if (r->prefix_caching > 1 || (r->prefix_caching && sp == NULL))
+        return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
+                        "prefix_caching is 0 or 1, and 1 needs shared_prefix=G:P");
     if (!(r->util > 0 && r->util <= 1) || r->chunked > 2)
         return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
                         "gpu_mem_util is a share above 0 and at most 1; chunked_prefill 0 or 1");
@@ -209,9 +227,16 @@ static int sv_serve(const struct sv_csv *v, const char *cfg, int lineno, struct 
     serve_step_templates(sp, r->dtype, (uint32_t)r->tp, &pre, &dec);
     struct serve_reqs q;
     serve_reqs_make(&r->w, &q);
+    sch.prefix_groups = r->prefix_groups;
+    sch.prefix_tokens = r->prefix_tokens;
+    sch.prefix_caching = (int)r->prefix_caching;
     for (uint32_t i = 0; i < q.n; i++) {
         if (r->all_at_once)
             q.r[i].arrival_ps = 0;
+        if (r->prefix_groups > 0) {     /* as serve --shared-prefix */
+            q.r[i].group = 1 + i % r->prefix_groups;
+            q.r[i].input += r->prefix_tokens;
+        }
         if (c.max_pos > 0 && (uint64_t)q.r[i].input + q.r[i].output > c.max_pos) {
             serve_reqs_free(&q);
             return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
