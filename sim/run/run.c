@@ -590,6 +590,10 @@ static int run_build(struct run_state *st, const struct run_opts *opts, struct d
     st->s.dev = sim_xcalloc(t->ndevices, sizeof *st->s.dev);
     fabric_init(&st->fab, &st->e, st->sys, t, st->sysdev, tl, &st->env);
     index_devices(st);
+    if (opts != NULL && opts->resident)
+        for (uint32_t i = 0; i < t->ndevices; i++)
+            if (st->ws[i] > (double)cfg_dram(cfg)->capacity_bytes)
+                st->ws[i] = (double)cfg_dram(cfg)->capacity_bytes;
     int rc = 0;
     for (uint32_t i = 0; i < t->ndevices && rc == 0; i++) {
         st->s.dev[i] = st->mops->create(&st->e, cfg, t, i, tl, &st->env, d);

@@ -82,6 +82,10 @@ struct run_opts {
                                        have a power block with limit_W */
     struct prog *progress;          /* draw the ops done on this progress line (progress.h),
                                        or NULL; only from the thread that owns it */
+    int resident;                   /* the caller holds the weights and KV in the device's
+                                       memory (a serving engine's cache, which shares a prefix's
+                                       blocks between sequences): nothing streams from the host
+                                       however large the trace's working set */
 };
 /* The default work budget of one run: about three minutes of simulation at
  * the engine's 28 M events/s (scripts/bench.sh).  Every mode that runs a

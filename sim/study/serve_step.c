@@ -113,7 +113,9 @@ static int simulate(const struct serve_steps *st, const struct llm_step *tmpl, u
     struct trace t;
     if (llm_build(st->model, &s, &t, d) != 0)
         return -1;
-    struct run_opts o = {.tl = NULL};
+    /* the engine's blocks are in the device's memory (a shared prefix's once for all
+     * its sequences, though each sequence's attention reads them) */
+    struct run_opts o = {.tl = NULL, .resident = 1};
     struct run_result r;
     int rc = run_system_opts(st->sys, &t, &o, &r, d);
     trace_free(&t);
