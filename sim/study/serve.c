@@ -267,10 +267,10 @@ static int admit_head(struct eng *e, uint32_t tokens, uint64_t reserve)
 static uint32_t spec_tokens(const struct eng *e, uint32_t i)
 {
     const struct serve_req *r = &e->q[i];
-    uint64_t h = (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15) + r->generated + UINT64_C(0x632be59bd9b4e019);
-    h = (h ^ (h >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    h = (h ^ (h >> 27)) * UINT64_C(0x94d049bb133111eb);
-    h ^= h >> 31;
+    /* splitmix64 of the request's index (times its increment) and its output so far */
+    uint64_t x = (uint64_t)i * UINT64_C(0x9e3779b97f4a7c15) + r->generated + UINT64_C(0x632be59bd9b4e019) -
+                 UINT64_C(0x9e3779b97f4a7c15);
+    uint64_t h = serve_splitmix64(&x);
     double u = (double)(h >> 11) * 0x1p-53, p = e->s->spec_accept;
     uint32_t j = 0;
     while (j < e->s->spec_k && u < p) {

@@ -126,6 +126,10 @@ struct serve_steps {
     struct serve_steps *draft;          /* speculative decoding's draft model on the same
                                          * hardware, or NULL */
 };
+/* splitmix64 (Vigna, public domain): adds its increment to *x and returns
+ * the mix of the result; seeds the requests' generator and hashes
+ * speculative decoding's draws. */
+uint64_t serve_splitmix64(uint64_t *x);
 void serve_steps_init(struct serve_steps *st, const struct llm_config *model,
                       const struct llm_step *prefill, const struct llm_step *decode,
                       const struct hw_system *sys, uint64_t cap_tokens);

@@ -22,7 +22,7 @@ struct rng {
     uint64_t s[4];
 };
 
-static uint64_t splitmix64(uint64_t *x)
+uint64_t serve_splitmix64(uint64_t *x)
 {
     uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -33,7 +33,7 @@ static uint64_t splitmix64(uint64_t *x)
 static void rng_seed(struct rng *g, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
-        g->s[i] = splitmix64(&seed);
+        g->s[i] = serve_splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k)
