@@ -176,6 +176,118 @@ static void wave_caps(struct runner *r, uint32_t cpu)
                       : u * cfg_smem(c)->bw_bytes_per_s / c->units;
 }
 
+/* Remembered reuse.  A wave group's bytes per cache come from walking its
+ * CTAs over the device's reuse scratch (reuse.c), which the kernel resets
+ * when it begins and then only reads what it wrote itself: a kernel that
+ * runs with no other kernel's walk in between finds, for a plan and the
+ * units each group began on, the same bytes every time.  The first such
+ * run of a plan is kept (memo_commit), and later runs on the same units
+ * take their groups' bytes from it without walking.  The scratch is shared
+ * by the device's runners, so when another kernel is about to use it
+ * (reuse_claim), a kernel that skipped its walks does them first, leaving
+ * the scratch as the walks would have, and walks from then on: every run
+ * gives the bytes it gave without the memo, bit for bit. */
+static struct wave_memo *memo_slot(const struct runner *r)
+{
+    uint32_t kp = r->low->off + r->kern;
+    return &r->g->memo[kp & r->g->memo_mask];
+}
+
+static int memo_holds(const struct runner *r, const struct wave_memo *m)
+{
+    return m->kp_plus1 == r->low->off + r->kern + 1;
+}
+
+/* The walks of groups 0 .. r->group - 1 that the memo stood in for. */
+static void memo_walk(struct runner *r)
+{
+    struct tdev *g = r->g;
+    const struct kplan *p = r->p;
+    uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)r->g_avail * p->ctas_per_unit;
+    for (uint32_t k = 0; k < r->group; k++)
+        for (uint32_t m = 0; m < r->g_mult[k]; m++) {
+            uint64_t a = r->g_cta0[k] + m * slots, b = umin(ctas, a + slots);
+            double m1[HW_MAX_LEVELS], l1 = 0;
+            reuse_wave(g, p, r->g_wave[k] + m, a, b, m1, &l1);
+        }
+}
+
+/* r is about to use the scratch: the kernel that used it last and skipped
+ * its walks does them now, and neither may be remembered or replay from
+ * here on (their bytes now depend on each other's). */
+static void reuse_claim(struct runner *r)
+{
+    struct tdev *g = r->g;
+    struct runner *o = g->reuse_owner;
+    if (o != NULL && o != r) {
+        if (o->replaying)
+            memo_walk(o);
+        o->replaying = o->recording = 0;
+    }
+    g->reuse_owner = r;
+}
+
+static void memo_commit(struct runner *r)
+{
+    struct wave_memo *m = memo_slot(r);
+    m->kp_plus1 = r->low->off + r->kern + 1;
+    m->n = r->group;
+    m->avail = r->g_avail;
+    for (uint32_t k = 0; k < r->group; k++) {
+        m->mult[k] = r->g_mult[k];
+        m->l2[k] = r->g_l2[k];
+        for (uint32_t ci = 0; ci < TILED_MEMO_CACHES; ci++)
+            m->miss[k][ci] = r->g_miss[k][ci];
+    }
+}
+
+/* A wave group's loop loads per cache (miss_loop) and from the first
+ * cache (l2_loop): remembered, or walked (and noted for the memo). */
+static void group_reuse(struct runner *r, uint64_t c0, uint64_t slots, double *miss_loop,
+                        double *l2_loop)
+{
+    struct tdev *g = r->g;
+    const struct kplan *p = r->p;
+    const uint32_t nc = g->cfg->ncaches;
+    uint64_t ctas = p->gm * p->gn * p->gb;
+    reuse_claim(r);
+    uint32_t k = r->group;
+    const struct wave_memo *mm = memo_slot(r);
+    if (r->replaying && memo_holds(r, mm) && k < mm->n && mm->avail == r->avail && mm->mult[k] == r->mult) {
+        for (uint32_t ci = 0; ci < nc; ci++)
+            miss_loop[ci] = mm->miss[k][ci];
+        *l2_loop = mm->l2[k];
+    } else {
+        if (r->replaying)
+            memo_walk(r);       /* off the remembered path: the scratch as the walks leave it */
+        r->replaying = 0;
+        for (uint32_t ci = 0; ci < nc; ci++)
+            miss_loop[ci] = 0;
+        *l2_loop = 0;
+        for (uint32_t m = 0; m < r->mult; m++) {
+            uint64_t a = c0 + m * slots, b = umin(ctas, a + slots);
+            double m1[HW_MAX_LEVELS], l1 = 0;
+            reuse_wave(g, p, r->wave + m, a, b, m1, &l1);
+            for (uint32_t ci = 0; ci < nc; ci++)
+                miss_loop[ci] += m1[ci];
+            *l2_loop += l1;
+        }
+    }
+    if (k >= TILED_MEMO_GROUPS || (k > 0 && r->avail != r->g_avail)) {
+        r->recording = 0;       /* too many groups to keep, or the units changed */
+        SIM_CHECK(!r->replaying); /* a remembered group is one of the first few, on the same units */
+    } else {
+        r->g_avail = r->avail;
+        r->g_wave[k] = r->wave;
+        r->g_cta0[k] = c0;
+        r->g_mult[k] = r->mult;
+        r->g_l2[k] = *l2_loop;
+        for (uint32_t ci = 0; ci < nc; ci++)
+            r->g_miss[k][ci] = miss_loop[ci];
+    }
+    r->group = k + 1;
+}
+
 static void wave_begin(struct runner *r)
 {
     struct tdev *g = r->g;
@@ -205,14 +317,7 @@ static void wave_begin(struct runner *r)
         r->mult = (uint32_t)umin(full, UINT32_MAX / (p->ksteps + 1));
     const uint32_t nc = c->ncaches;
     double miss_loop[HW_MAX_LEVELS] = {0}, l2_loop = 0;
-    for (uint32_t m = 0; m < r->mult; m++) {
-        uint64_t a = c0 + m * slots, b = umin(ctas, a + slots);
-        double m1[HW_MAX_LEVELS], l1 = 0;
-        reuse_wave(g, p, r->wave + m, a, b, m1, &l1);
-        for (uint32_t ci = 0; ci < nc; ci++)
-            miss_loop[ci] += m1[ci];
-        l2_loop += l1;
-    }
+    group_reuse(r, c0, slots, miss_loop, &l2_loop);
     double n = (double)wctas * r->mult, steps = p->ksteps;
     double reread = p->reread_step * steps * n;   /* extra passes: from DRAM */
     r->w_dram_r = miss_loop[nc - 1] + reread;
@@ -411,6 +516,10 @@ static void runner_check_wave_end(struct runner *r)
         wave_begin(r);
         return;
     }
+    /* every wave group has begun: walked alone, the kernel is remembered */
+    if (r->recording)
+        memo_commit(r);
+    r->recording = r->replaying = 0;
     r->draining = 1;
     runner_check_wave_end(r);
 }
@@ -585,6 +694,7 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
     case TILED_EV_BEGIN: {
         account(r, CAT_LAUNCH);
         const struct kplan *p = r->p;
+        r->recording = r->replaying = 0;
         if (p->fixed) {
             r->nchunks = 1;
             engine_after(r->g->e, p->fixed_ps, r->g->comp, TILED_EV_READY, 0, r);
@@ -599,6 +709,13 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
         r->cta0 = 0;
         r->store_pending = 0;
         r->store_level = (uint8_t)r->g->cfg->lv_cache[0];
+        /* the scratch is this kernel's from here: the last user's walks first */
+        reuse_claim(r);
+        r->group = 0;
+        r->recording = r->g->cfg->ncaches <= TILED_MEMO_CACHES && !r->g->memo_off;
+        r->replaying = r->recording && memo_holds(r, memo_slot(r));
+        if (r->replaying)
+            r->recording = 0;
         for (uint32_t ci = 0; ci < HW_MAX_LEVELS; ci++)
             r->g->repl[ci] = 1.0;
         r->draining = 0;

@@ -42,6 +42,9 @@
  * pair: about 4 a score, forward and again backward (the mask is drawn
  * again, not stored: FUSED_DROPOUT_SLOTS, lower_attn.c). */
 #define DROPOUT_RNG_SLOTS 20.0
+#define TILED_MEMO_GROUPS 16      /* wave groups of a kernel whose cache reuse is remembered */
+#define TILED_MEMO_CACHES 3       /* caches a remembered wave group holds misses for */
+#define TILED_MEMO_SLOTS 1024     /* kernels remembered a device (at most; a power of two) */
 
 /* One kernel as the library would launch it. */
 struct kplan {
@@ -115,6 +118,20 @@ struct lowref {
 
 struct tdev;
 
+/* A kernel's cache reuse, remembered (runner.c, "Remembered reuse").  A
+ * wave group's bytes per cache come from a walk over its CTAs
+ * (reuse_wave), a tenth to a fifth of a training step's time; a kernel of
+ * one plan on the same units gives the same bytes every time it runs
+ * alone, so the walk's results are kept by plan. */
+struct wave_memo {
+    uint32_t kp_plus1;          /* kpool index + 1 of the kernel it holds; 0 = empty */
+    uint32_t n;                 /* its wave groups */
+    uint32_t avail;             /* the units every one of them began on */
+    uint32_t mult[TILED_MEMO_GROUPS];
+    double miss[TILED_MEMO_GROUPS][TILED_MEMO_CACHES];
+    double l2[TILED_MEMO_GROUPS];
+};
+
 /* One op in flight. */
 struct runner {
     struct tdev *g;
@@ -162,6 +179,14 @@ struct runner {
     uint8_t store_level;
     uint64_t wave_start;        /* when the current wave group began */
     int draining;               /* all waves computed, waiting for stores */
+    /* remembered reuse (runner.c): the kernel's wave groups so far, each
+     * group's first wave, first CTA and waves, and what the walk found */
+    uint32_t group;             /* wave groups begun in this kernel */
+    int replaying;              /* its groups so far came from the memo, their walks not done */
+    int recording;              /* its groups so far were walked with nobody else's in between */
+    uint64_t g_wave[TILED_MEMO_GROUPS], g_cta0[TILED_MEMO_GROUPS];
+    uint32_t g_mult[TILED_MEMO_GROUPS], g_avail;
+    double g_miss[TILED_MEMO_GROUPS][TILED_MEMO_CACHES], g_l2[TILED_MEMO_GROUPS];
 };
 
 /* A tiled device: one GPU, TPU or NPU of the run (the family's YAML, not
@@ -189,6 +214,10 @@ struct tdev {
     uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     uint32_t wave_npanels;      /* wpanel entries of the current wave */
+    struct runner *reuse_owner; /* the runner whose kernel last used the scratch above */
+    struct wave_memo *memo;     /* remembered reuse, direct-mapped by kpool index */
+    uint32_t memo_mask;         /* its slots - 1 */
+    int memo_off;               /* STRATA_REUSE_MEMO=0: nothing remembered */
     struct runner *run;         /* min(TILED_MAX_RUNNING, the streams the device uses): ops of
                                  * one stream never run at once */
     uint32_t nrun;
