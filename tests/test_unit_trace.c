@@ -662,6 +662,102 @@ static void test_kind_names(void)
     CHECK(strcmp(op_kind_name(OP_ATTENTION), "attention") == 0);
 }
 
+/* ---- the ops' strings (trace_str.c) ------------------------------------- */
+
+/* A trace of the ops in ops_json (a JSON list's items), or -1 with *d. */
+static int load_ops(const char *ops_json, struct trace *t, struct diag *d)
+{
+    char *text = malloc(strlen(ops_json) + 64);
+    sprintf(text, "{\"strata_trace\": 1, \"ops\": [\n%s]}\n", ops_json);
+    int rc = trace_load_text(text, "ops.json", t, d);
+    free(text);
+    return rc;
+}
+
+/* Ids, names and kernels live in the trace's arena: an op is small, a name
+ * that is its id and a repeated kernel are stored once, the loaders keep
+ * the lengths (and messages) of the char arrays they replace, builders cut
+ * as snprintf into those arrays did, and a written trace reads back with
+ * the same strings. */
+static void test_op_strings(void)
+{
+    /* 344 bytes with the three arrays; the strings are 12 bytes of offsets
+     * now (the rest: the attention shape's 72-byte union and 8 doubles'
+     * alignment) */
+    printf("sizeof(struct op) = %zu\n", sizeof(struct op));
+    CHECK(sizeof(struct op) <= 136);
+
+    char id63[64], id64[65], name95[96], name96[97], k63[64], k64[65], ops[1024];
+    memset(id63, 'i', 63), id63[63] = '\0';
+    memset(id64, 'j', 64), id64[64] = '\0';
+    memset(name95, 'n', 95), name95[95] = '\0';
+    memset(name96, 'm', 96), name96[96] = '\0';
+    memset(k63, 'k', 63), k63[63] = '\0';
+    memset(k64, 'l', 64), k64[64] = '\0';
+    const char *gemm = "\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8, \"n\": 8, \"k\": 8";
+    snprintf(ops, sizeof ops,
+             "{\"id\": \"%s\", %s},\n"
+             "{\"id\": \"b\", \"name\": \"b\", \"kernel\": \"%s\", %s},\n"
+             "{\"id\": \"c\", \"name\": \"%s\", \"kernel\": \"%s\", %s},\n"
+             "{\"id\": 7, \"kernel\": \"sm90_gemm\", %s},\n"
+             "{\"id\": \"e\", \"kernel\": \"sm90_gemm\", %s}\n",
+             id63, gemm, k63, gemm, name95, k63, gemm, gemm, gemm);
+    struct trace t;
+    struct diag d;
+    CHECK_EQ_INT(load_ops(ops, &t, &d), 0);
+    const struct op *o = t.ops;
+    CHECK(strcmp(op_id(&t, &o[0]), id63) == 0);
+    CHECK(o[0].name_at == o[0].id_at && strcmp(op_name(&t, &o[0]), id63) == 0);
+    CHECK(o[0].kernel_at == 0 && strcmp(op_kernel(&t, &o[0]), "") == 0);
+    CHECK(o[1].name_at == o[1].id_at);              /* "name" equal to the id */
+    CHECK(strcmp(op_name(&t, &o[2]), name95) == 0 && strcmp(op_kernel(&t, &o[2]), k63) == 0);
+    CHECK(o[1].kernel_at == o[2].kernel_at && o[3].kernel_at == o[4].kernel_at);
+    CHECK(strcmp(op_id(&t, &o[3]), "7") == 0 && strcmp(op_kernel(&t, &o[4]), "sm90_gemm") == 0);
+
+    /* written and read back: the same strings */
+    char path[128];
+    snprintf(path, sizeof path, "%s/strings.json", tmpdir);
+    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
+    struct trace t2;
+    CHECK_EQ_INT(trace_load(path, &t2, &d), 0);
+    CHECK(ops_equal(&t, &t2));
+    CHECK(t2.ops[0].name_at == t2.ops[0].id_at);
+    trace_free(&t2);
+
+    /* a builder's strings are cut as snprintf into the arrays cut them,
+     * and may come from the trace's own arena while it grows */
+    char big[200];
+    memset(big, 'x', sizeof big - 1), big[sizeof big - 1] = '\0';
+    trace_op_set_id(&t, 1, big);
+    trace_op_set_name(&t, 1, big);
+    trace_op_set_kernel(&t, 1, big);
+    CHECK_EQ_INT((int)strlen(op_id(&t, &t.ops[1])), TRACE_ID_MAX - 1);
+    CHECK_EQ_INT((int)strlen(op_name(&t, &t.ops[1])), TRACE_NAME_MAX - 1);
+    CHECK_EQ_INT((int)strlen(op_kernel(&t, &t.ops[1])), TRACE_KERNEL_MAX - 1);
+    CHECK(strncmp(op_name(&t, &t.ops[1]), big, TRACE_NAME_MAX - 1) == 0);
+    for (int k = 0; k < 2000; k++) {
+        trace_op_set_name(&t, 2, op_name(&t, &t.ops[1]));   /* its own arena, cut again */
+        trace_op_set_id(&t, 3, op_name(&t, &t.ops[1]));
+    }
+    CHECK_EQ_INT((int)strlen(op_id(&t, &t.ops[3])), TRACE_ID_MAX - 1);
+    CHECK(strncmp(op_id(&t, &t.ops[3]), big, TRACE_ID_MAX - 1) == 0);
+    CHECK(strcmp(op_name(&t, &t.ops[2]), op_name(&t, &t.ops[1])) == 0);
+    trace_free(&t);
+    CHECK(t.str == NULL && strcmp(trace_str(&t, 0), "") == 0);
+
+    /* one byte more is refused, with the loader's message */
+    snprintf(ops, sizeof ops, "{\"id\": \"%s\", %s}\n", id64, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK(strcmp(d.field, "ops[0].id") == 0);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 64 bytes, at most 63 allowed");
+    snprintf(ops, sizeof ops, "{\"id\": \"a\", \"name\": \"%s\", %s}\n", name96, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 96 bytes, at most 95 allowed");
+    snprintf(ops, sizeof ops, "{\"id\": \"a\", \"kernel\": \"%s\", %s}\n", k64, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 64 bytes, at most 63 allowed");
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-unit-trace") != 0)
@@ -674,6 +770,7 @@ int main(void)
     test_load_text();
     test_topo_lowest_index_first();
     test_readme_example();
+    test_op_strings();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }
