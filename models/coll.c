@@ -281,7 +281,7 @@ int coll_check_done(const struct coll_engine *c, struct diag *d)
         return diag_set(d, DIAG_E_CYCLE, t->path, o->line, field,
                         "collective op '%s' on device '%s' never started, so the %u other ranks "
                         "wait forever: its deps or the order of its stream wait on the "
-                        "collective itself (a deadlock)", o->id, t->devices[o->device],
+                        "collective itself (a deadlock)", op_id(t, o), t->devices[o->device],
                         c->group[tc->group].nreal - 1);
     }
     return 0;

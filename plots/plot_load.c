@@ -184,7 +184,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
     const struct op_result *o = &c->r->ops[i];
     const struct op *op = &c->t->ops[i];
     memset(q, 0, sizeof *q);
-    q->name = op->name;
+    q->name = op_name(c->t, op);
     q->kind = op_kind_name(op->kind);
     q->bound = run_bound_name(c->cfg, o);
     q->tile = o->tile;

@@ -150,9 +150,9 @@ static void test_training_step(void)
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     uint32_t nfwd = (t.nops - 1) / 2;
     CHECK_EQ_INT(t.nops, 2 * nfwd + 1);
-    CHECK(strcmp(t.ops[t.nops - 1].id, "adamw") == 0);
-    CHECK(strcmp(t.ops[nfwd].id, "loss.bwd") == 0 && t.ops[nfwd].pass == PASS_BWD);
-    CHECK(strcmp(t.ops[2 * nfwd - 1].id, "embed.bwd") == 0);
+    CHECK(strcmp(op_id(&t, &t.ops[t.nops - 1]), "adamw") == 0);
+    CHECK(strcmp(op_id(&t, &t.ops[nfwd]), "loss.bwd") == 0 && t.ops[nfwd].pass == PASS_BWD);
+    CHECK(strcmp(op_id(&t, &t.ops[2 * nfwd - 1]), "embed.bwd") == 0);
     /* the resident working set of a training step: each weight once (the
      * backward's GEMMs reuse the forward's), no KV cache (a training step's
      * K and V are activations); it counted them once per pass before */
@@ -182,13 +182,13 @@ static void test_training_step(void)
     CHECK_EQ_INT(llm_build(&c, &sr, &tr, &d), 0);
     uint32_t nlayer_fwd = 0;
     for (uint32_t i = 0; i < nfwd; i++)
-        nlayer_fwd += t.ops[i].id[0] == 'L';
+        nlayer_fwd += op_id(&t, &t.ops[i])[0] == 'L';
     CHECK_EQ_INT(tr.nops, t.nops + nlayer_fwd);
     int at_rc = -1, at_bwd = -1;
     for (uint32_t i = 0; i < tr.nops; i++) {
-        if (at_rc < 0 && strcmp(tr.ops[i].id, "L31.attn_norm.recompute") == 0)
+        if (at_rc < 0 && strcmp(op_id(&tr, &tr.ops[i]), "L31.attn_norm.recompute") == 0)
             at_rc = (int)i;
-        if (at_bwd < 0 && strncmp(tr.ops[i].id, "L31.", 4) == 0 && tr.ops[i].pass == PASS_BWD)
+        if (at_bwd < 0 && strncmp(op_id(&tr, &tr.ops[i]), "L31.", 4) == 0 && tr.ops[i].pass == PASS_BWD)
             at_bwd = (int)i;
     }
     CHECK(at_rc > (int)nfwd && at_rc < at_bwd);   /* after the loss, before L31's backward */

@@ -869,7 +869,7 @@ static void test_ep_dp(void)
 static int find_op(const struct trace *t, const char *id)
 {
     for (uint32_t i = 0; i < t->nops; i++)
-        if (strcmp(t->ops[i].id, id) == 0)
+        if (strcmp(op_id(t, &t->ops[i]), id) == 0)
             return (int)i;
     return -1;
 }
@@ -947,7 +947,7 @@ static void test_zero(void)
     for (uint32_t i = 0; i < tr.nops; i++)
         if (tr.ops[i].device == 0 && tr.ops[i].kind == OP_COLLECTIVE &&
             tr.ops[i].u.coll.what == COLL_ALL_GATHER) {
-            CHECK(tr.ops[i].stream == 2 && strstr(tr.ops[i].id, "recompute") == NULL);
+            CHECK(tr.ops[i].stream == 2 && strstr(op_id(&tr, &tr.ops[i]), "recompute") == NULL);
             gathers++;
         }
     CHECK_EQ_INT(gathers, 64);
@@ -1266,20 +1266,20 @@ static void test_dcn(void)
     uint64_t rs = 0, ar = 0;
     for (uint32_t i = 0; i < two.nops; i++) {
         const struct op *o = &two.ops[i];
-        if (strcmp(o->id, "r0.L5.dp_reduce_scatter") == 0)
+        if (strcmp(op_id(&two, o), "r0.L5.dp_reduce_scatter") == 0)
             rs = o->u.coll.bytes;
-        if (strstr(o->id, "dcn_allreduce") == NULL)
+        if (strstr(op_id(&two, o), "dcn_allreduce") == NULL)
             continue;
         ndcn++;
         const struct trace_group *g = &two.groups[o->u.coll.group];
         if (o->u.coll.what != COLL_ALL_REDUCE || o->stream != 1 || g->n != 2 ||
             two.group_dev[g->off] != 0 || two.group_dev[g->off + 1] != 8)
             bad++;
-        if (strcmp(o->id, "r0.L5.dcn_allreduce") == 0) {
+        if (strcmp(op_id(&two, o), "r0.L5.dcn_allreduce") == 0) {
             ar = o->u.coll.bytes;
             /* it waits for the node's reduce-scatter of the same layer */
             const uint32_t *dp = &two.deps[o->deps_off];
-            CHECK(o->ndeps >= 1 && strcmp(two.ops[dp[0]].id, "r0.L5.dp_reduce_scatter") == 0);
+            CHECK(o->ndeps >= 1 && strcmp(op_id(&two, &two.ops[dp[0]]), "r0.L5.dp_reduce_scatter") == 0);
         }
     }
     CHECK_EQ_INT(ndcn, (uint32_t)c.layers + 1);
@@ -1330,15 +1330,15 @@ static void test_dcn(void)
     uint32_t pdcn = 0, pbad = 0;
     for (uint32_t i = 0; i < pp.nops; i++) {
         const struct op *o = &pp.ops[i];
-        if (strstr(o->id, "dcn_allreduce") == NULL)
+        if (strstr(op_id(&pp, o), "dcn_allreduce") == NULL)
             continue;
         pdcn++;
         const struct trace_group *g = &pp.groups[o->u.coll.group];
         if (g->n != 2 || pp.group_dev[g->off] != o->device || pp.group_dev[g->off + 1] != o->device + 8)
             pbad++;
-        if (strcmp(o->id, "r5.s1.L20.dcn_allreduce") == 0) {
+        if (strcmp(op_id(&pp, o), "r5.s1.L20.dcn_allreduce") == 0) {
             const uint32_t *dp = &pp.deps[o->deps_off];
-            CHECK(o->ndeps >= 1 && strcmp(pp.ops[dp[0]].id, "r5.s1.L20.dp_reduce_scatter") == 0);
+            CHECK(o->ndeps >= 1 && strcmp(op_id(&pp, &pp.ops[dp[0]]), "r5.s1.L20.dp_reduce_scatter") == 0);
             CHECK(o->u.coll.bytes * 4 <= pp.ops[dp[0]].u.coll.bytes + 8);
         }
     }

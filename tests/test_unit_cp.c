@@ -26,7 +26,7 @@ static double l0_products(const struct trace *t, uint32_t dev)
     double p = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
-        if (o->device == dev && o->kind == OP_ATTENTION && o->pass == PASS_FWD && strstr(o->id, ".L0.") != NULL) {
+        if (o->device == dev && o->kind == OP_ATTENTION && o->pass == PASS_FWD && strstr(op_id(t, o), ".L0.") != NULL) {
             double q = (double)o->u.attn.q_len, kv = (double)o->u.attn.kv_len;
             p += (o->u.attn.causal ? q * kv - q * q / 2 : q * kv) * (double)o->u.attn.heads / 32.0;
         }

@@ -163,8 +163,8 @@ static void check_kineto(const char *file)
     /* each op keeps the family of its longest kernel, through the file */
     uint32_t named = 0;
     for (uint32_t i = 0; i < t.nops && i < t2.nops; i++) {
-        named += t.ops[i].kernel[0] != '\0';
-        CHECK(strcmp(t.ops[i].kernel, t2.ops[i].kernel) == 0);
+        named += op_kernel(&t, &t.ops[i])[0] != '\0';
+        CHECK(strcmp(op_kernel(&t, &t.ops[i]), op_kernel(&t2, &t2.ops[i])) == 0);
     }
     CHECK_EQ_INT(named, t.nops);
     trace_free(&t2);
@@ -376,9 +376,9 @@ static void check_sync(void)
         char got[TRACE_NAME_MAX] = "";
         CHECK(t.ops[i].ndeps <= 1);
         if (t.ops[i].ndeps == 1)
-            snprintf(got, sizeof got, "%s", t.ops[t.deps[t.ops[i].deps_off]].name);
+            snprintf(got, sizeof got, "%s", op_name(&t, &t.ops[t.deps[t.ops[i].deps_off]]));
         if (strcmp(got, want[i]) != 0)
-            printf("  %s waits for \"%s\", want \"%s\"\n", t.ops[i].name, got, want[i]);
+            printf("  %s waits for \"%s\", want \"%s\"\n", op_name(&t, &t.ops[i]), got, want[i]);
         CHECK(strcmp(got, want[i]) == 0);
     }
     /* and the dependencies survive writing and loading */
@@ -398,10 +398,10 @@ static void summary(const struct trace *t, char *buf, size_t n)
     buf[0] = '\0';
     for (uint32_t i = 0; i < t->nops && o + 1 < n; i++) {
         const struct op *op = &t->ops[i];
-        o += (size_t)snprintf(buf + o, n - o, "%s:%s:%u:", op->id, op_kind_name(op->kind), op->stream);
+        o += (size_t)snprintf(buf + o, n - o, "%s:%s:%u:", op_id(t, op), op_kind_name(op->kind), op->stream);
         for (uint32_t j = 0; j < op->ndeps && o + 1 < n; j++)
             o += (size_t)snprintf(buf + o, n - o, "%s%s", j ? "," : "",
-                                  t->ops[t->deps[op->deps_off + j]].id);
+                                  op_id(t, &t->ops[t->deps[op->deps_off + j]]));
         if (o + 1 < n)
             buf[o++] = ';';
         buf[o] = '\0';
@@ -553,7 +553,7 @@ static void chakra_limits(const char *p)
         if (t.nops == 302) {
             CHECK_EQ_INT(t.ops[300].ndeps, 300);
             CHECK_EQ_INT(t.ops[301].ndeps, 64);
-            CHECK(strcmp(t.ops[t.deps[t.ops[301].deps_off]].id, "37") == 0);
+            CHECK(strcmp(op_id(&t, &t.ops[t.deps[t.ops[301].deps_off]]), "37") == 0);
         }
         CHECK_EQ_INT(st.deps_dropped, 36);
         trace_free(&t);
@@ -565,7 +565,7 @@ static void chakra_limits(const char *p)
     tu_write_file(p, "{\"id\": \"9223372036854775806\", \"type\": \"COMM_SEND_NODE\","
                      " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"64\"}]}\n");
     CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
-    CHECK(t.nops == 1 && strcmp(t.ops[0].id, "9223372036854775806") == 0);
+    CHECK(t.nops == 1 && strcmp(op_id(&t, &t.ops[0]), "9223372036854775806") == 0);
     trace_free(&t);
     /* a cycle is named by a node in it, not one waiting for it */
     tu_write_file(p, "{\"id\": 1, \"type\": \"COMP_NODE\", \"dataDeps\": [2]}\n"
@@ -582,7 +582,7 @@ static void chakra_limits(const char *p)
     tu_write_file(p, "{\"attr\": []}\n{\"nodes\": [{\"type\": \"COMM_SEND_NODE\","
                      " \"attr\": [{\"name\": \"comm_size\", \"int64Val\": \"64\"}]}]}\n");
     CHECK_EQ_INT(import_chakra(p, &t, &st, &d), 0);
-    CHECK(t.nops == 1 && strcmp(t.ops[0].id, "0") == 0);
+    CHECK(t.nops == 1 && strcmp(op_id(&t, &t.ops[0]), "0") == 0);
     trace_free(&t);
 }
 

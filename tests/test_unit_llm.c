@@ -122,15 +122,15 @@ static void test_tensor_parallel(void)
             CHECK_EQ_INT(t.ops[t.coll_ops[t.colls[o->u.coll.inst].ops_off + o->device]].device,
                          o->device);
         }
-        if (strcmp(o->id, "r3.L7.qkv_proj") == 0)   /* 64/8 q heads + 2 x 8/8 kv heads of 128 */
+        if (strcmp(op_id(&t, o), "r3.L7.qkv_proj") == 0)   /* 64/8 q heads + 2 x 8/8 kv heads of 128 */
             CHECK_EQ_INT(o->u.gemm.n, (8 + 2) * 128);
-        if (strcmp(o->id, "r3.L7.down_proj") == 0)
+        if (strcmp(op_id(&t, o), "r3.L7.down_proj") == 0)
             CHECK_EQ_INT(o->u.gemm.k, 28672 / 8);
-        if (strcmp(o->id, "r5.L0.attention") == 0) {
+        if (strcmp(op_id(&t, o), "r5.L0.attention") == 0) {
             CHECK_EQ_INT(o->u.attn.heads, 8);
             CHECK_EQ_INT(o->u.attn.kv_heads, 1);
         }
-        if (strcmp(o->id, "r0.lm_head") == 0)        /* replicated, as gpt-fast leaves it */
+        if (strcmp(op_id(&t, o), "r0.lm_head") == 0)        /* replicated, as gpt-fast leaves it */
             CHECK_EQ_INT(o->u.gemm.n, 128256);
     }
     CHECK_EQ_INT(colls, 8 * 160);
@@ -181,7 +181,7 @@ static void test_tensor_parallel(void)
         if (o->device != 5)
             continue;
         if (o->kind == OP_COLLECTIVE && o->stream == 0) {
-            if (strstr(o->id, "grad_allreduce") != NULL)
+            if (strstr(op_id(&t, o), "grad_allreduce") != NULL)
                 tp_bwd++;
             else
                 tp_fwd++;
@@ -191,7 +191,7 @@ static void test_tensor_parallel(void)
             CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
             CHECK(trace_group_rank(&t, o->u.coll.group, 1) >= 0);  /* gpu1, gpu3, gpu5, gpu7 */
         }
-        if (strcmp(o->id, "r5.adamw") == 0) {
+        if (strcmp(op_id(&t, o), "r5.adamw") == 0) {
             adamw++;
             CHECK_EQ_INT(o->ndeps, 2);      /* the backward and the last all-reduce */
         }
@@ -224,13 +224,13 @@ static void moe_decode(const struct llm_config *cfg, struct llm_step *step)
     int seen = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
-        if (strcmp(o->id, "L0.experts_gate_up") == 0) {     /* 1 token: its 2 experts */
+        if (strcmp(op_id(&t, o), "L0.experts_gate_up") == 0) {     /* 1 token: its 2 experts */
             CHECK_EQ_INT(o->u.gemm.batch, 2);
             CHECK_EQ_INT(o->u.gemm.m, 1);
             CHECK_EQ_INT(o->u.gemm.n, 2 * 14336);
             seen++;
         }
-        if (strcmp(o->id, "L0.router") == 0) {
+        if (strcmp(op_id(&t, o), "L0.router") == 0) {
             CHECK_EQ_INT(o->u.gemm.n, 8);
             seen++;
         }
@@ -241,7 +241,7 @@ static void moe_decode(const struct llm_config *cfg, struct llm_step *step)
     s.batch = 64;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     for (uint32_t i = 0; i < t.nops; i++)
-        if (strcmp(t.ops[i].id, "L5.experts_down") == 0) {
+        if (strcmp(op_id(&t, &t.ops[i]), "L5.experts_down") == 0) {
             CHECK_EQ_INT(t.ops[i].u.gemm.batch, 8);
             CHECK_EQ_INT(t.ops[i].u.gemm.m, 16);
         }
@@ -265,13 +265,13 @@ static void moe_decode(const struct llm_config *cfg, struct llm_step *step)
             CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
             a2a[o->device]++;
         }
-        if (strstr(o->id, ".L7.experts_gate_up") != NULL) {
+        if (strstr(op_id(&t, o), ".L7.experts_gate_up") != NULL) {
             CHECK_EQ_INT(o->u.gemm.batch, 2);
             CHECK_EQ_INT(o->u.gemm.m, 64);
             gemms++;
         }
-        if (strstr(o->id, ".L0.dispatch") != NULL && o->kind == OP_COLLECTIVE)
-            CHECK(o->ndeps == 1 && strstr(t.ops[t.deps[o->deps_off]].id, "dispatch_permute") != NULL);
+        if (strstr(op_id(&t, o), ".L0.dispatch") != NULL && o->kind == OP_COLLECTIVE)
+            CHECK(o->ndeps == 1 && strstr(op_id(&t, &t.ops[t.deps[o->deps_off]]), "dispatch_permute") != NULL);
     }
     for (int r = 0; r < 4; r++)
         CHECK_EQ_INT(a2a[r], 2 * 32);   /* two a layer, 32 layers */
@@ -310,14 +310,14 @@ static void moe_train(const struct llm_config *cfg, struct llm_step *step)
         if (o->device != 1)
             continue;
         fa2a += o->kind == OP_COLLECTIVE && o->u.coll.what == COLL_ALL_TO_ALL;
-        topk_bwd += strstr(o->id, "topk.bwd") != NULL;
-        if (strstr(o->id, ".L3.dp_allreduce") != NULL) {    /* --ep 4 alone is --dp 4 --ep 4 */
+        topk_bwd += strstr(op_id(&t, o), "topk.bwd") != NULL;
+        if (strstr(op_id(&t, o), ".L3.dp_allreduce") != NULL) {    /* --ep 4 alone is --dp 4 --ep 4 */
             CHECK(o->u.coll.what == COLL_ALL_REDUCE && o->stream == 1);
             CHECK_EQ_INT(t.groups[o->u.coll.group].n, 4);
             CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-6);
             ardp++;
         }
-        if (strcmp(o->id, "r1.adamw") == 0)
+        if (strcmp(op_id(&t, o), "r1.adamw") == 0)
             CHECK_NEAR_REL((double)o->u.ew.elements,
                            (double)llm_param_count(&c) - experts_layer * 32 * 3.0 / 4.0, 1e-6);
     }
@@ -358,12 +358,12 @@ static void moe_ep_in_dp(const struct llm_config *cfg, struct llm_step *step)
             CHECK_EQ_INT(g->n, 4);
             CHECK(t.group_dev[g->off] == 4 && t.group_dev[g->off + 3] == 7);
         }
-        if (strstr(o->id, ".L3.dp_allreduce") != NULL) {
+        if (strstr(op_id(&t, o), ".L3.dp_allreduce") != NULL) {
             CHECK_EQ_INT(g->n, 8);
             CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-6);
             dpar++;
         }
-        if (strstr(o->id, ".L3.edp_allreduce") != NULL) {
+        if (strstr(op_id(&t, o), ".L3.edp_allreduce") != NULL) {
             CHECK_EQ_INT(g->n, 2);
             CHECK(t.group_dev[g->off] == 1 && t.group_dev[g->off + 1] == 5);
             CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer / 4 * 2, 1e-6);
@@ -384,16 +384,16 @@ static void moe_ep_in_dp(const struct llm_config *cfg, struct llm_step *step)
         const struct op *o = &t.ops[i];
         if (o->device != 5)
             continue;
-        if (strstr(o->id, ".L3.edp_reduce_scatter") != NULL) {
+        if (strstr(op_id(&t, o), ".L3.edp_reduce_scatter") != NULL) {
             CHECK(o->u.coll.what == COLL_REDUCE_SCATTER && t.groups[o->u.coll.group].n == 2);
             rs++;
         }
-        if (strcmp(o->id, "r5.expert_param_allgather") == 0) {
+        if (strcmp(op_id(&t, o), "r5.expert_param_allgather") == 0) {
             CHECK(o->u.coll.what == COLL_ALL_GATHER && t.groups[o->u.coll.group].n == 2);
             CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer * 32 / 4 * 2, 1e-6);
             ags++;
         }
-        if (strcmp(o->id, "r5.adamw") == 0)
+        if (strcmp(op_id(&t, o), "r5.adamw") == 0)
             CHECK_NEAR_REL((double)o->u.ew.elements,
                            ((double)llm_param_count(&c) - experts_layer * 32) / 8 + experts_layer * 32 / 4 / 2,
                            1e-6);
@@ -421,7 +421,7 @@ static void moe_ep_slices_zero3(const struct llm_config *cfg, struct llm_step *s
     CHECK_EQ_INT(t.ndevices, 16);
     uint32_t dcns = 0;
     for (uint32_t i = 0; i < t.nops; i++)
-        if (strcmp(t.ops[i].id, "r5.L3.dcn_allreduce") == 0) {
+        if (strcmp(op_id(&t, &t.ops[i]), "r5.L3.dcn_allreduce") == 0) {
             const struct trace_group *g = &t.groups[t.ops[i].u.coll.group];
             CHECK(g->n == 2 && t.group_dev[g->off] == 5 && t.group_dev[g->off + 1] == 13);
             CHECK_NEAR_REL((double)t.ops[i].u.coll.bytes, dense_layer * 2 / 8 + experts_layer / 4 * 2 / 2, 1e-6);
@@ -439,16 +439,16 @@ static void moe_ep_slices_zero3(const struct llm_config *cfg, struct llm_step *s
     uint32_t g3 = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
-        if (strcmp(o->id, "r5.L3.param_allgather") == 0 || strcmp(o->id, "r5.L3.param_allgather.bwd") == 0) {
+        if (strcmp(op_id(&t, o), "r5.L3.param_allgather") == 0 || strcmp(op_id(&t, o), "r5.L3.param_allgather.bwd") == 0) {
             CHECK(o->u.coll.what == COLL_ALL_GATHER && o->stream == 2 && t.groups[o->u.coll.group].n == 8);
             CHECK_NEAR_REL((double)o->u.coll.bytes, dense_layer * 2, 1e-3);
             g3++;
         }
-        if (strcmp(o->id, "r5.L3.param_allgather.experts") == 0 ||
-            strcmp(o->id, "r5.L3.param_allgather.bwd.experts") == 0) {
+        if (strcmp(op_id(&t, o), "r5.L3.param_allgather.experts") == 0 ||
+            strcmp(op_id(&t, o), "r5.L3.param_allgather.bwd.experts") == 0) {
             CHECK(o->u.coll.what == COLL_ALL_GATHER && o->stream == 2 && t.groups[o->u.coll.group].n == 2);
             CHECK_NEAR_REL((double)o->u.coll.bytes, experts_layer / 4 * 2, 1e-6);
-            CHECK(o->ndeps >= 1 && strstr(t.ops[t.deps[o->deps_off]].id, "param_allgather") != NULL);
+            CHECK(o->ndeps >= 1 && strstr(op_id(&t, &t.ops[t.deps[o->deps_off]]), "param_allgather") != NULL);
             g3++;
         }
     }
@@ -470,11 +470,11 @@ static void moe_ep_dp_equal(const struct llm_config *cfg, struct llm_step *step)
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int xg = -1, qg = -1;
     for (uint32_t i = 0; i < t.nops; i++) {
-        if (strcmp(t.ops[i].id, "r1.L3.experts_gate_up") == 0)
+        if (strcmp(op_id(&t, &t.ops[i]), "r1.L3.experts_gate_up") == 0)
             xg = (int)i;
-        if (strcmp(t.ops[i].id, "r1.L3.qkv_proj") == 0)
+        if (strcmp(op_id(&t, &t.ops[i]), "r1.L3.qkv_proj") == 0)
             qg = (int)i;
-        CHECK(strstr(t.ops[i].id, "param_allgather.experts") == NULL);
+        CHECK(strstr(op_id(&t, &t.ops[i]), "param_allgather.experts") == NULL);
     }
     CHECK(xg >= 0 && qg >= 0 && !t.ops[xg].u.gemm.transient && t.ops[qg].u.gemm.transient);
     trace_free(&t);
@@ -514,13 +514,13 @@ static void moe_ep_tp(const struct llm_config *cfg, struct llm_step *step)
     uint32_t tpe = 0, tpa = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
-        if (strcmp(o->id, "r5.L4.experts_gate_up") == 0) {
+        if (strcmp(op_id(&t, o), "r5.L4.experts_gate_up") == 0) {
             CHECK_EQ_INT(o->u.gemm.batch, 2);
             CHECK_EQ_INT(o->u.gemm.n, 14336);
             CHECK_EQ_INT(o->u.gemm.m, 64);
             tpe++;
         }
-        if (strcmp(o->id, "r5.L4.dispatch") == 0) {
+        if (strcmp(op_id(&t, o), "r5.L4.dispatch") == 0) {
             const struct trace_group *g = &t.groups[o->u.coll.group];
             CHECK_EQ_INT(g->n, 4);
             CHECK(t.group_dev[g->off] == 1 && t.group_dev[g->off + 1] == 3 &&
@@ -548,8 +548,8 @@ static void moe_ep_tp(const struct llm_config *cfg, struct llm_step *step)
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
         a2as += o->kind == OP_COLLECTIVE && o->u.coll.what == COLL_ALL_TO_ALL;
-        mlp_ar += strstr(o->id, ".mlp_allreduce") != NULL;
-        if (strcmp(o->id, "r2.L4.experts_gate_up") == 0) {
+        mlp_ar += strstr(op_id(&t, o), ".mlp_allreduce") != NULL;
+        if (strcmp(op_id(&t, o), "r2.L4.experts_gate_up") == 0) {
             CHECK_EQ_INT(o->u.gemm.batch, 2);
             CHECK_EQ_INT(o->u.gemm.n, 2 * 14336);
             CHECK_EQ_INT(o->u.gemm.m, 16);
@@ -623,16 +623,16 @@ static void test_sequence_parallel(void)
             rs += o->u.coll.what == COLL_REDUCE_SCATTER;
             ar += o->u.coll.what == COLL_ALL_REDUCE;
         }
-        gar += strstr(o->id, "grad_allreduce") != NULL;
-        if (strcmp(o->id, "r1.L3.attn_norm") == 0) {
+        gar += strstr(op_id(&t, o), "grad_allreduce") != NULL;
+        if (strcmp(op_id(&t, o), "r1.L3.attn_norm") == 0) {
             CHECK_EQ_INT(o->u.rc.rows, 512);
             found++;
         }
-        if (strcmp(o->id, "r1.L3.attn_allgather") == 0 || strcmp(o->id, "r1.L3.o_reduce_scatter.bwd") == 0) {
+        if (strcmp(op_id(&t, o), "r1.L3.attn_allgather") == 0 || strcmp(op_id(&t, o), "r1.L3.o_reduce_scatter.bwd") == 0) {
             CHECK(o->u.coll.what == COLL_ALL_GATHER && o->u.coll.bytes == S && t.groups[o->u.coll.group].n == 2);
             found++;
         }
-        if (strcmp(o->id, "r1.L3.mlp_reduce_scatter") == 0 || strcmp(o->id, "r1.L3.attn_allgather.bwd") == 0) {
+        if (strcmp(op_id(&t, o), "r1.L3.mlp_reduce_scatter") == 0 || strcmp(op_id(&t, o), "r1.L3.attn_allgather.bwd") == 0) {
             CHECK(o->u.coll.what == COLL_REDUCE_SCATTER && o->u.coll.bytes == S);
             found++;
         }
@@ -670,7 +670,7 @@ static void test_sequence_parallel(void)
     CHECK_EQ_INT(llm_build(&m, &s, &t, &d), 0);
     int di = -1;
     for (uint32_t i = 0; i < t.nops && di < 0; i++)
-        if (strcmp(t.ops[i].id, "r3.L5.dispatch") == 0)
+        if (strcmp(op_id(&t, &t.ops[i]), "r3.L5.dispatch") == 0)
             di = (int)i;
     uint64_t a2a0 = di >= 0 ? t.ops[di].u.coll.bytes : 0;
     trace_free(&t);
@@ -679,19 +679,19 @@ static void test_sequence_parallel(void)
     uint32_t mf = 0;
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
-        if (strcmp(o->id, "r3.L5.dispatch") == 0) {
+        if (strcmp(op_id(&t, o), "r3.L5.dispatch") == 0) {
             CHECK(o->u.coll.bytes * 2 == a2a0 && a2a0 > 0);
             mf++;
         }
-        if (strcmp(o->id, "r3.L5.dispatch_allgather") == 0) {
+        if (strcmp(op_id(&t, o), "r3.L5.dispatch_allgather") == 0) {
             CHECK(o->u.coll.what == COLL_ALL_GATHER && o->u.coll.bytes == a2a0);
             mf++;
         }
-        if (strcmp(o->id, "r3.L5.router") == 0) {
+        if (strcmp(op_id(&t, o), "r3.L5.router") == 0) {
             CHECK_EQ_INT(o->u.gemm.m, 512);
             mf++;
         }
-        CHECK(strstr(o->id, ".L5.mlp_allgather") == NULL);
+        CHECK(strstr(op_id(&t, o), ".L5.mlp_allgather") == NULL);
     }
     CHECK_EQ_INT(mf, 3);
     trace_free(&t);
@@ -724,9 +724,9 @@ static void test_expert_load(void)
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         for (uint32_t i = 0; i < t.nops; i++) {
-            if (strcmp(t.ops[i].id, "r2.L7.dispatch") == 0)
+            if (strcmp(op_id(&t, &t.ops[i]), "r2.L7.dispatch") == 0)
                 a2a[skew] = t.ops[i].u.coll.bytes;
-            if (strcmp(t.ops[i].id, "r2.L7.experts_gate_up") == 0)
+            if (strcmp(op_id(&t, &t.ops[i]), "r2.L7.experts_gate_up") == 0)
                 rows[skew] = t.ops[i].u.gemm.m * t.ops[i].u.gemm.batch;
         }
         trace_free(&t);
@@ -884,7 +884,7 @@ static void test_decode(void)
     }
     CHECK_EQ_INT(nattn, 32);
     CHECK_EQ_INT(t.ops[0].kind, OP_EMBEDDING);
-    CHECK(strcmp(t.ops[t.nops - 2].id, "lm_head") == 0);
+    CHECK(strcmp(op_id(&t, &t.ops[t.nops - 2]), "lm_head") == 0);
     CHECK_EQ_INT(t.ops[t.nops - 2].u.gemm.m, 1);
     CHECK_EQ_INT(t.ops[t.nops - 2].u.gemm.n, 32000);
     trace_free(&t);
@@ -944,7 +944,7 @@ static void test_layer_split(void)
     for (uint32_t i = 0; i < t.nops; i++) {
         const struct op *o = &t.ops[i];
         unsigned layer;
-        if (sscanf(o->id, "L%u.", &layer) == 1 && o->kind != OP_MEMCPY)
+        if (sscanf(op_id(&t, o), "L%u.", &layer) == 1 && o->kind != OP_MEMCPY)
             CHECK_EQ_INT(o->device, layer / 8);
         if (o->kind == OP_MEMCPY) {
             copies++;

@@ -176,7 +176,7 @@ static void test_deepseek_mla(void)
                 CHECK_EQ_INT(o->u.attn.kv_heads, 16);
                 CHECK_EQ_INT(o->u.attn.head_dim, 160);
             }
-            if (strcmp(o->id, "L1.kv_b_proj") == 0) {
+            if (strcmp(op_id(&t, o), "L1.kv_b_proj") == 0) {
                 CHECK_EQ_INT(o->u.gemm.m, 512);
                 CHECK_EQ_INT(o->u.gemm.n, 16 * 256);
                 CHECK_EQ_INT(o->u.gemm.k, 512);
@@ -206,15 +206,15 @@ static void test_deepseek_v3_tp(void)
     if (t.nops > 0) {
         for (uint32_t i = 0; i < t.nops; i++) {
             const struct op *o = &t.ops[i];
-            if (strcmp(o->id, "r0.L3.qkv_a_proj") == 0)
+            if (strcmp(op_id(&t, o), "r0.L3.qkv_a_proj") == 0)
                 CHECK_EQ_INT(o->u.gemm.n, 1536 + 576);
-            if (strcmp(o->id, "r0.L3.q_b_proj") == 0)
+            if (strcmp(op_id(&t, o), "r0.L3.q_b_proj") == 0)
                 CHECK_EQ_INT(o->u.gemm.n, 16 * 192);
-            if (strcmp(o->id, "r0.L3.shared_gate_up") == 0)
+            if (strcmp(op_id(&t, o), "r0.L3.shared_gate_up") == 0)
                 CHECK_EQ_INT(o->u.gemm.n, 2 * 2048 / 8);
-            if (strcmp(o->id, "r0.L3.experts_down") == 0)
+            if (strcmp(op_id(&t, o), "r0.L3.experts_down") == 0)
                 CHECK_EQ_INT(o->u.gemm.k, 2048 / 8);
-            if (strcmp(o->id, "r0.L0.down_proj") == 0)
+            if (strcmp(op_id(&t, o), "r0.L0.down_proj") == 0)
                 CHECK_EQ_INT(o->u.gemm.k, 18432 / 8);
             if (o->kind == OP_ATTENTION)
                 CHECK_EQ_INT(o->u.attn.heads, 16);

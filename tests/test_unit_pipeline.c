@@ -43,7 +43,7 @@ static void test_1f1b(const struct llm_config *cfg, const struct llm_step *step,
     /* stage 0's backward of mb3 begins with its last layer's last op */
     int first_bwd = -1;
     for (uint32_t i = 0; i < t.nops; i++)
-        if (t.ops[i].device == 0 && strncmp(t.ops[i].id, "s0.mb3.", 7) == 0 && t.ops[i].pass == PASS_BWD) {
+        if (t.ops[i].device == 0 && strncmp(op_id(&t, &t.ops[i]), "s0.mb3.", 7) == 0 && t.ops[i].pass == PASS_BWD) {
             first_bwd = (int)i;
             break;
         }
@@ -163,9 +163,9 @@ static void test_3d_zero(const struct llm_config *cfg, const struct llm_step *st
             continue;
         const struct trace_group *gr = &t.groups[o->u.coll.group];
         uint32_t m0 = t.group_dev[gr->off], m1 = t.group_dev[gr->off + 1];
-        if (strstr(o->id, "dp_allreduce") != NULL) {
+        if (strstr(op_id(&t, o), "dp_allreduce") != NULL) {
             CHECK(m0 == 4 && m1 == 6 && o->stream == 1);   /* stage 1's TP rank 0 of both replicas */
-            CHECK(strstr(o->id, "mb3.") == NULL);
+            CHECK(strstr(op_id(&t, o), "mb3.") == NULL);
             dp_ar++;
         } else {
             CHECK(m0 == 4 && m1 == 5);                     /* stage 1, replica 0 */
@@ -208,7 +208,7 @@ static void test_3d_zero(const struct llm_config *cfg, const struct llm_step *st
             continue;
         rs += o->u.coll.what == COLL_REDUCE_SCATTER;
         ag += o->u.coll.what == COLL_ALL_GATHER;
-        ar += strstr(o->id, "dp_allreduce") != NULL;
+        ar += strstr(op_id(&t, o), "dp_allreduce") != NULL;
     }
     CHECK_EQ_INT(rs, 16 + 1);
     CHECK_EQ_INT(ag, 1);
@@ -313,7 +313,7 @@ static void test_recompute(const struct llm_config *cfg, const struct llm_step *
     CHECK(rfirst >= 0 && gs >= 0 && tu_depends_on(&t, rfirst, gs));
     uint32_t nrc = 0;
     for (uint32_t i = 0; i < t.nops; i++)
-        nrc += t.ops[i].device == 1 && strstr(t.ops[i].id, ".qkv_proj.recompute") != NULL;
+        nrc += t.ops[i].device == 1 && strstr(op_id(&t, &t.ops[i]), ".qkv_proj.recompute") != NULL;
     CHECK_EQ_INT(nrc, 8 * 8);      /* 8 layers on stage 1, 8 micro-batches */
     struct hw_system sysr;
     CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sysr, &d), 0);
@@ -399,8 +399,8 @@ static void test_grad_accum(const struct llm_config *cfg, const struct llm_step 
         CHECK(tu_find_op(&t, "r0.s0.mb3.L31.qkv_proj") >= 0 && tu_find_op(&t, "r1.s0.mb3.L0.qkv_proj.bwd") >= 0);
         uint32_t nar = 0, nq = 0;
         for (uint32_t i = 0; i < t.nops; i++) {
-            nar += t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".dp_allreduce");
-            nq += t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".qkv_proj");
+            nar += t.ops[i].device == 0 && tu_ends_with(op_id(&t, &t.ops[i]), ".dp_allreduce");
+            nq += t.ops[i].device == 0 && tu_ends_with(op_id(&t, &t.ops[i]), ".qkv_proj");
         }
         CHECK_EQ_INT(nar, 33);          /* once a layer, and the embedding's */
         CHECK_EQ_INT(nq, 4 * 32);       /* every micro-batch's forward */
@@ -471,7 +471,7 @@ static void test_refused(const struct llm_config *cfg, const struct llm_step *st
             ta.microbatches = k ? 2 : 0;
             CHECK_EQ_INT(llm_build(&tied, &ta, &t, &d), 0);
             for (uint32_t i = 0; i < t.nops; i++)
-                if (t.ops[i].device == 0 && tu_ends_with(t.ops[i].id, ".adamw"))
+                if (t.ops[i].device == 0 && tu_ends_with(op_id(&t, &t.ops[i]), ".adamw"))
                     el[k] = (double)t.ops[i].u.ew.elements;
             trace_free(&t);
         }

@@ -303,7 +303,7 @@ static char *join_lines(const char *const *lines, size_t n)
 static int find_op(const struct trace *t, const char *id)
 {
     for (uint32_t i = 0; i < t->nops; i++)
-        if (strcmp(t->ops[i].id, id) == 0)
+        if (strcmp(op_id(t, &t->ops[i]), id) == 0)
             return (int)i;
     return -1;
 }
@@ -328,8 +328,8 @@ static void check_all_kinds(const struct trace *t, int check_lines_too)
     }
 
     /* defaults */
-    CHECK(strcmp(o[0].id, "emb") == 0);
-    CHECK(strcmp(o[0].name, "emb") == 0);
+    CHECK(strcmp(op_id(t, &o[0]), "emb") == 0);
+    CHECK(strcmp(op_name(t, &o[0]), "emb") == 0);
     CHECK_EQ_INT(o[0].kind, OP_EMBEDDING);
     CHECK_EQ_INT(o[0].dtype, DT_BF16);
     CHECK_EQ_INT(o[0].device, 0);
@@ -340,8 +340,8 @@ static void check_all_kinds(const struct trace *t, int check_lines_too)
     CHECK_EQ_INT(o[0].u.emb.dim, 4096);
 
     /* numeric id and gemm default batch */
-    CHECK(strcmp(o[1].id, "7") == 0);
-    CHECK(strcmp(o[1].name, "qkv proj") == 0);
+    CHECK(strcmp(op_id(t, &o[1]), "7") == 0);
+    CHECK(strcmp(op_name(t, &o[1]), "qkv proj") == 0);
     CHECK_EQ_INT(o[1].kind, OP_GEMM);
     CHECK_EQ_INT(o[1].u.gemm.m, 128);
     CHECK_EQ_INT(o[1].u.gemm.n, 12288);
@@ -403,13 +403,13 @@ static void check_all_kinds(const struct trace *t, int check_lines_too)
     CHECK_EQ_INT(o[9].dtype, DT_INT8);
 
     /* attention defaults */
-    CHECK(strcmp(o[10].id, "100") == 0);
+    CHECK(strcmp(op_id(t, &o[10]), "100") == 0);
     CHECK_EQ_INT(o[10].dtype, DT_FP8_E4M3);
     CHECK_EQ_INT(o[10].u.attn.kv_heads, 8);
     CHECK_EQ_INT(o[10].u.attn.causal, 0);
     CHECK_EQ_INT(o[10].u.attn.impl, ATTN_FLASH);
 
-    CHECK(strcmp(o[11].id, "copy back") == 0);
+    CHECK(strcmp(op_id(t, &o[11]), "copy back") == 0);
     CHECK_EQ_INT(o[11].dtype, DT_FP32);
     CHECK_EQ_INT(o[11].u.copy.dir, MEMCPY_D2H);
     CHECK_EQ_INT(o[11].stream, 1);
@@ -462,7 +462,8 @@ static int ops_equal(const struct trace *a, const struct trace *b)
             return 0;
     for (uint32_t i = 0; i < a->nops; i++) {
         const struct op *x = &a->ops[i], *y = &b->ops[i];
-        if (strcmp(x->id, y->id) || strcmp(x->name, y->name) || x->kind != y->kind ||
+        if (strcmp(op_id(a, x), op_id(b, y)) || strcmp(op_name(a, x), op_name(b, y)) ||
+            strcmp(op_kernel(a, x), op_kernel(b, y)) || x->kind != y->kind ||
             x->dtype != y->dtype || x->device != y->device || x->stream != y->stream ||
             x->ndeps != y->ndeps || x->deps_off != y->deps_off || x->measured_s != y->measured_s ||
             memcmp(&x->u, &y->u, sizeof x->u) != 0) {
@@ -499,7 +500,7 @@ static void test_load_all_kinds_and_round_trip(void)
     }
     check_all_kinds(&t, 1);
     CHECK(strcmp(t.path, path) == 0);
-    CHECK(strcmp(t.ops[13].id, "last") == 0);
+    CHECK(strcmp(op_id(&t, &t.ops[13]), "last") == 0);
     CHECK_EQ_INT(t.topo[13], 13);
 
     CHECK_EQ_INT(trace_write(&t, out1, &d), 0);
@@ -529,19 +530,18 @@ static void test_load_all_kinds_and_round_trip(void)
     /* a name the loader would refuse (an importer's kernel name) is
      * written with U+FFFD for each bad byte, so the file loads again; a
      * valid multi-byte name is written as it is */
-    char name0[sizeof t2.ops[0].name];
-    memcpy(name0, t2.ops[0].name, sizeof name0);
-    snprintf(t2.ops[0].name, sizeof t2.ops[0].name, "k\xff\x1b[0m\xe2\x86\x92");
+    uint32_t name0 = t2.ops[0].name_at;
+    trace_op_set_name(&t2, 0, "k\xff\x1b[0m\xe2\x86\x92");
     CHECK_EQ_INT(trace_write(&t2, out2, &d), 0);
     rc = trace_load(out2, &t3, &d);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
-        CHECK(strcmp(t3.ops[0].name, "k\xef\xbf\xbd\xef\xbf\xbd[0m\xe2\x86\x92") == 0);
+        CHECK(strcmp(op_name(&t3, &t3.ops[0]), "k\xef\xbf\xbd\xef\xbf\xbd[0m\xe2\x86\x92") == 0);
         trace_free(&t3);
     } else {
         diag_print(&d, stderr);
     }
-    memcpy(t2.ops[0].name, name0, sizeof name0);
+    t2.ops[0].name_at = name0;
 
     /* overwrite an existing file */
     CHECK_EQ_INT(trace_write(&t2, out1, &d), 0);
@@ -662,6 +662,102 @@ static void test_kind_names(void)
     CHECK(strcmp(op_kind_name(OP_ATTENTION), "attention") == 0);
 }
 
+/* ---- the ops' strings (trace_str.c) ------------------------------------- */
+
+/* A trace of the ops in ops_json (a JSON list's items), or -1 with *d. */
+static int load_ops(const char *ops_json, struct trace *t, struct diag *d)
+{
+    char *text = malloc(strlen(ops_json) + 64);
+    sprintf(text, "{\"strata_trace\": 1, \"ops\": [\n%s]}\n", ops_json);
+    int rc = trace_load_text(text, "ops.json", t, d);
+    free(text);
+    return rc;
+}
+
+/* Ids, names and kernels live in the trace's arena: an op is small, a name
+ * that is its id and a repeated kernel are stored once, the loaders keep
+ * the lengths (and messages) of the char arrays they replace, builders cut
+ * as snprintf into those arrays did, and a written trace reads back with
+ * the same strings. */
+static void test_op_strings(void)
+{
+    /* 344 bytes with the three arrays; the strings are 12 bytes of offsets
+     * now (the rest: the attention shape's 72-byte union and 8 doubles'
+     * alignment) */
+    printf("sizeof(struct op) = %zu\n", sizeof(struct op));
+    CHECK(sizeof(struct op) <= 136);
+
+    char id63[64], id64[65], name95[96], name96[97], k63[64], k64[65], ops[1024];
+    memset(id63, 'i', 63), id63[63] = '\0';
+    memset(id64, 'j', 64), id64[64] = '\0';
+    memset(name95, 'n', 95), name95[95] = '\0';
+    memset(name96, 'm', 96), name96[96] = '\0';
+    memset(k63, 'k', 63), k63[63] = '\0';
+    memset(k64, 'l', 64), k64[64] = '\0';
+    const char *gemm = "\"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 8, \"n\": 8, \"k\": 8";
+    snprintf(ops, sizeof ops,
+             "{\"id\": \"%s\", %s},\n"
+             "{\"id\": \"b\", \"name\": \"b\", \"kernel\": \"%s\", %s},\n"
+             "{\"id\": \"c\", \"name\": \"%s\", \"kernel\": \"%s\", %s},\n"
+             "{\"id\": 7, \"kernel\": \"sm90_gemm\", %s},\n"
+             "{\"id\": \"e\", \"kernel\": \"sm90_gemm\", %s}\n",
+             id63, gemm, k63, gemm, name95, k63, gemm, gemm, gemm);
+    struct trace t;
+    struct diag d;
+    CHECK_EQ_INT(load_ops(ops, &t, &d), 0);
+    const struct op *o = t.ops;
+    CHECK(strcmp(op_id(&t, &o[0]), id63) == 0);
+    CHECK(o[0].name_at == o[0].id_at && strcmp(op_name(&t, &o[0]), id63) == 0);
+    CHECK(o[0].kernel_at == 0 && strcmp(op_kernel(&t, &o[0]), "") == 0);
+    CHECK(o[1].name_at == o[1].id_at);              /* "name" equal to the id */
+    CHECK(strcmp(op_name(&t, &o[2]), name95) == 0 && strcmp(op_kernel(&t, &o[2]), k63) == 0);
+    CHECK(o[1].kernel_at == o[2].kernel_at && o[3].kernel_at == o[4].kernel_at);
+    CHECK(strcmp(op_id(&t, &o[3]), "7") == 0 && strcmp(op_kernel(&t, &o[4]), "sm90_gemm") == 0);
+
+    /* written and read back: the same strings */
+    char path[128];
+    snprintf(path, sizeof path, "%s/strings.json", tmpdir);
+    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
+    struct trace t2;
+    CHECK_EQ_INT(trace_load(path, &t2, &d), 0);
+    CHECK(ops_equal(&t, &t2));
+    CHECK(t2.ops[0].name_at == t2.ops[0].id_at);
+    trace_free(&t2);
+
+    /* a builder's strings are cut as snprintf into the arrays cut them,
+     * and may come from the trace's own arena while it grows */
+    char big[200];
+    memset(big, 'x', sizeof big - 1), big[sizeof big - 1] = '\0';
+    trace_op_set_id(&t, 1, big);
+    trace_op_set_name(&t, 1, big);
+    trace_op_set_kernel(&t, 1, big);
+    CHECK_EQ_INT((int)strlen(op_id(&t, &t.ops[1])), TRACE_ID_MAX - 1);
+    CHECK_EQ_INT((int)strlen(op_name(&t, &t.ops[1])), TRACE_NAME_MAX - 1);
+    CHECK_EQ_INT((int)strlen(op_kernel(&t, &t.ops[1])), TRACE_KERNEL_MAX - 1);
+    CHECK(strncmp(op_name(&t, &t.ops[1]), big, TRACE_NAME_MAX - 1) == 0);
+    for (int k = 0; k < 2000; k++) {
+        trace_op_set_name(&t, 2, op_name(&t, &t.ops[1]));   /* its own arena, cut again */
+        trace_op_set_id(&t, 3, op_name(&t, &t.ops[1]));
+    }
+    CHECK_EQ_INT((int)strlen(op_id(&t, &t.ops[3])), TRACE_ID_MAX - 1);
+    CHECK(strncmp(op_id(&t, &t.ops[3]), big, TRACE_ID_MAX - 1) == 0);
+    CHECK(strcmp(op_name(&t, &t.ops[2]), op_name(&t, &t.ops[1])) == 0);
+    trace_free(&t);
+    CHECK(t.str == NULL && strcmp(trace_str(&t, 0), "") == 0);
+
+    /* one byte more is refused, with the loader's message */
+    snprintf(ops, sizeof ops, "{\"id\": \"%s\", %s}\n", id64, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK(strcmp(d.field, "ops[0].id") == 0);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 64 bytes, at most 63 allowed");
+    snprintf(ops, sizeof ops, "{\"id\": \"a\", \"name\": \"%s\", %s}\n", name96, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 96 bytes, at most 95 allowed");
+    snprintf(ops, sizeof ops, "{\"id\": \"a\", \"kernel\": \"%s\", %s}\n", k64, gemm);
+    CHECK_EQ_INT(load_ops(ops, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "is too long: 64 bytes, at most 63 allowed");
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-unit-trace") != 0)
@@ -674,6 +770,7 @@ int main(void)
     test_load_text();
     test_topo_lowest_index_first();
     test_readme_example();
+    test_op_strings();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -189,7 +189,7 @@ static inline int tu_ends_with(const char *s, const char *suffix)
 static inline int tu_find_op(const struct trace *t, const char *id)
 {
     for (uint32_t i = 0; i < t->nops; i++)
-        if (strcmp(t->ops[i].id, id) == 0)
+        if (strcmp(op_id(t, &t->ops[i]), id) == 0)
             return (int)i;
     return -1;
 }

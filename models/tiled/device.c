@@ -247,11 +247,11 @@ static int kernel_scratch(const struct tdev *g, const struct kplan *p, uint32_t 
      * wave; an op past these sizes is no real kernel */
     if (npd > TILED_MAX_PANELS || nwd > TILED_MAX_WAVES) {
         if (nwd > TILED_MAX_WAVES)
-            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, op_id(t, &t->ops[i]),
                      "too large to simulate on %s: %.3g waves of %s tiles (at most %.3g)",
                      cfg->name, nwd, p->tile, (double)TILED_MAX_WAVES);
         else
-            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, t->ops[i].id,
+            diag_set(d, DIAG_E_RANGE, t->path, (int)t->ops[i].line, op_id(t, &t->ops[i]),
                      "too large to simulate on %s: %.3g operand panels of %s tiles (at most %.3g)",
                      cfg->name, npd, p->tile, (double)TILED_MAX_PANELS);
         return -1;

@@ -77,8 +77,8 @@ static struct kfam *kernel_families(const struct trace *t, const double *pred, u
     uint32_t n = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *op = &t->ops[i];
-        if (op->measured_s >= COMPARE_MIN_MEASURED_S && op->fixed_s < 0 && op->kernel[0] != '\0')
-            ko[n++] = (struct kop){op->kernel, op->kind, i, op->measured_s, pred[i]};
+        if (op->measured_s >= COMPARE_MIN_MEASURED_S && op->fixed_s < 0 && op_kernel(t, op)[0] != '\0')
+            ko[n++] = (struct kop){op_kernel(t, op), op->kind, i, op->measured_s, pred[i]};
     }
     if (n > 1)
         qsort(ko, n, sizeof *ko, kop_cmp);
@@ -203,13 +203,13 @@ static void print_largest(FILE *txt, const struct trace *t, const double *pred, 
                          (unsigned long long)op->u.gemm.k, (unsigned long long)op->u.gemm.batch,
                          dtype_name(op->dtype));
             if (pass == 0) {
-                wid = (int)strlen(op->id) > wid ? (int)strlen(op->id) : wid;
-                wn = (int)strlen(op->name) > wn ? (int)strlen(op->name) : wn;
+                wid = (int)strlen(op_id(t, op)) > wid ? (int)strlen(op_id(t, op)) : wid;
+                wn = (int)strlen(op_name(t, op)) > wn ? (int)strlen(op_name(t, op)) : wn;
                 ws = (int)strlen(shape) > ws ? (int)strlen(shape) : ws;
                 continue;
             }
             fprintf(txt, "  %-*s %-*s %-*s measured %9.3f us  predicted %9.3f us  %+7.1f%%\n", wid,
-                    op->id, wn, op->name, ws, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
+                    op_id(t, op), wn, op_name(t, op), ws, shape, op->measured_s * 1e6, pred[idx[a]] * 1e6,
                     100 * (pred[idx[a]] / op->measured_s - 1));
         }
     free(idx);

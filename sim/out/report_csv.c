@@ -39,9 +39,9 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         const struct op_result *o = &r->ops[i];
         const struct op *op = &t->ops[i];
         b.n = 0;
-        csv_field(&b, op->id);
+        csv_field(&b, op_id(t, op));
         sb_putn(&b, ",", 1);
-        csv_field(&b, op->name);
+        csv_field(&b, op_name(t, op));
         sb_putn(&b, ",", 1);
         sb_puts(&b, op_kind_name(op->kind));
         sb_putn(&b, ",", 1);

@@ -228,8 +228,8 @@ static cJSON *op_json(const struct report_ctx *c, uint32_t i)
     const struct op_result *o = &c->r->ops[i];
     const struct op *op = &c->t->ops[i];
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "id", op->id);
-    cJSON_AddStringToObject(j, "name", op->name);
+    cJSON_AddStringToObject(j, "id", op_id(c->t, op));
+    cJSON_AddStringToObject(j, "name", op_name(c->t, op));
     cJSON_AddStringToObject(j, "kind", op_kind_name(op->kind));
     cJSON_AddStringToObject(j, "device", c->t->devices[op->device]);
     jout_add_num(j, "stream", op->stream);
@@ -336,8 +336,8 @@ static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
     const struct op_result *o = &c->r->ops[i];
     const struct op *op = &c->t->ops[i];
     sb_putn(f, "{", 1);
-    PUT_STR_MEMBER(f, "id", op->id);
-    PUT_STR_MEMBER(f, "name", op->name);
+    PUT_STR_MEMBER(f, "id", op_id(c->t, op));
+    PUT_STR_MEMBER(f, "name", op_name(c->t, op));
     PUT_STR_MEMBER(f, "kind", op_kind_name(op->kind));
     PUT_STR_MEMBER(f, "device", c->t->devices[op->device]);
     PUT_NUM_MEMBER(f, "stream", op->stream);

@@ -279,8 +279,8 @@ static int twin_op(const struct report_ctx *c, uint32_t i, uint32_t j)
     if (a->device == b->device || a->kind != b->kind || x->end_ps - x->start_ps != y->end_ps - y->start_ps)
         return 0;
     char ma[200], mb[200];
-    report_mask_device(a->name, a->device, ma, sizeof ma);
-    report_mask_device(b->name, b->device, mb, sizeof mb);
+    report_mask_device(op_name(c->t, a), a->device, ma, sizeof ma);
+    report_mask_device(op_name(c->t, b), b->device, mb, sizeof mb);
     return strcmp(ma, mb) == 0;
 }
 
@@ -348,9 +348,9 @@ static void text_ops(const struct report_ctx *c, FILE *out)
         numfmt_si(b3, sizeof b3, o->bytes[cfg->lv_dram], "");
         char name[64];
         if (twins > 0)
-            snprintf(name, sizeof name, "%.20s x%u", op->name, twins + 1);
+            snprintf(name, sizeof name, "%.20s x%u", op_name(t, op), twins + 1);
         else
-            snprintf(name, sizeof name, "%.63s", op->name);     /* the column shows 28 */
+            snprintf(name, sizeof name, "%.63s", op_name(t, op));     /* the column shows 28 */
         fprintf(out, "  %-28.28s %-11s %10s %5.1f%% %10s %10s %-8s", name, op_kind_name(op->kind),
                 b1, total > 0 ? 100 * ts / total : 0, b2, b3, run_bound_name(cfg, o));
         k += twins;

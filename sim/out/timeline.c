@@ -222,7 +222,7 @@ static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct 
         const struct op_result *x = &r->ops[i];
         slice_head(l, o->device + 1u, 2u * o->stream + 1u, x->start_ps, x->end_ps);
         lb_puts(l, ",\"cat\":\"op\",\"name\":");
-        lb_str(l, o->name);
+        lb_str(l, op_name(t, o));
         lb_puts(l, ",\"args\":{\"kind\":\"");
         lb_puts(l, op_kind_name(o->kind));
         lb_puts(l, "\",\"bound\":\"");
@@ -279,7 +279,7 @@ static void write_waves(struct lbuf *l, const struct timeline *tl, const struct 
             lb_u64(l, s->wave1 - 1);
         }
         lb_puts(l, "\",\"args\":{\"op\":");
-        lb_str(l, o->name);
+        lb_str(l, op_name(t, o));
         lb_puts(l, ",\"kernel\":");
         lb_u64(l, s->kern);
         lb_puts(l, ",\"sms\":");

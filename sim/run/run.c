@@ -170,7 +170,7 @@ static int sched_check_cycles(const struct sched *s, struct diag *d)
                 rc = diag_set(d, DIAG_E_CYCLE, t->path, t->ops[i].line, field,
                               "op '%s' can never start: its deps contradict the order of "
                               "ops on stream %u of device '%s'",
-                              t->ops[i].id, t->ops[i].stream, t->devices[t->ops[i].device]);
+                              op_id(t, &t->ops[i]), t->ops[i].stream, t->devices[t->ops[i].device]);
                 break;
             }
         }

@@ -258,8 +258,9 @@ static double model_flops_per_chip(const struct trace *t, const struct run_resul
 {
     double mf = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
-        size_t idn = strlen(t->ops[i].id);
-        if (idn < 10 || strcmp(t->ops[i].id + idn - 10, ".recompute") != 0)
+        const char *id = op_id(t, &t->ops[i]);
+        size_t idn = strlen(id);
+        if (idn < 10 || strcmp(id + idn - 10, ".recompute") != 0)
             mf += r->ops[i].flops;
     }
     uint32_t chips = t->ndevices > t->nmirrors ? t->ndevices - t->nmirrors : 1;

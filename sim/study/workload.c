@@ -139,9 +139,10 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
     snprintf(t->devices[0], sizeof t->devices[0], "gpu0");
     t->ndevices = 1;
     t->nops = 1;
-    t->ops[0] = *o;
-    snprintf(t->ops[0].id, sizeof t->ops[0].id, "%s", name);
-    snprintf(t->ops[0].name, sizeof t->ops[0].name, "%s", name);
+    t->ops[0] = *o;                 /* a spec's op: no strings of its own */
+    t->ops[0].kernel_at = 0;
+    trace_op_set_id(t, 0, name);
+    trace_op_set_name(t, 0, name);
     t->ops[0].measured_s = -1;
     t->ops[0].fixed_s = -1;
     snprintf(t->path, sizeof t->path, "%s", name);

@@ -13,8 +13,10 @@ struct op *llmb_op(struct llmb *b, const char *id, enum op_kind kind, enum dtype
     uint32_t i = t->nops++;
     struct op *o = &t->ops[i];
     memset(o, 0, sizeof *o);
-    snprintf(o->id, sizeof o->id, "%s%s", b->prefix, id);
-    snprintf(o->name, sizeof o->name, "%s", o->id);
+    char full[TRACE_ID_MAX];
+    snprintf(full, sizeof full, "%s%s", b->prefix, id);
+    trace_op_set_id(t, i, full);
+    o->name_at = o->id_at;
     o->kind = kind;
     o->dtype = dt;
     o->device = b->device;

@@ -53,6 +53,7 @@ struct llmb {
      * gradients waiting for it */
     uint32_t sp_ag;
     struct op sp_w[4];
+    char sp_wid[4][TRACE_ID_MAX];   /* their ids */
     uint32_t sp_nw;
 };
 

@@ -25,7 +25,8 @@ void llmb_bwd_recompute(struct llmb *b, const char *base, int in_step, char cur_
     snprintf(cur_layer, 16, "%.*s", (int)ln, key);
     for (uint32_t q = 0; q < n; q++) {
         struct op f = ops[q];
-        const char *fb = f.id + skip;
+        char fb[TRACE_ID_MAX];  /* a copy: llmb_op may move the trace's strings */
+        snprintf(fb, sizeof fb, "%s", op_id(b->t, &f) + skip);
         const char *fk = in_step && strchr(fb, '.') != NULL ? strchr(fb, '.') + 1 : fb;
         if (strncmp(fk, cur_layer, ln) != 0 || fk[ln] != '.')
             continue;
@@ -127,7 +128,7 @@ int llmb_bwd_sp(struct llmb *b, const struct op *src, const char *base, int sp)
         o->u = s0.u;
         o->pass = PASS_DGRAD;
         b->sp_w[b->sp_nw] = s0;
-        snprintf(b->sp_w[b->sp_nw].id, sizeof b->sp_w[0].id, "%.*s.wgrad", (int)sizeof id - 7, base);
+        snprintf(b->sp_wid[b->sp_nw], sizeof b->sp_wid[0], "%.*s.wgrad", (int)sizeof id - 7, base);
         b->sp_nw++;
         return 1;
     }
@@ -141,7 +142,7 @@ int llmb_bwd_sp(struct llmb *b, const struct op *src, const char *base, int sp)
         for (uint32_t i = 0; i < b->sp_nw; i++) {
             if (i == 0)
                 b->also = b->sp_ag;
-            struct op *o = llmb_op(b, b->sp_w[i].id, OP_GEMM, b->sp_w[i].dtype);
+            struct op *o = llmb_op(b, b->sp_wid[i], OP_GEMM, b->sp_w[i].dtype);
             o->u = b->sp_w[i].u;
             o->pass = PASS_WGRAD;
         }

@@ -162,7 +162,8 @@ static void step_backward(struct llmb *b, const struct llm_config *c, const stru
     int first = 1;
     char cur_layer[16] = "";
     for (uint32_t k = f1 - f0; k-- > 0;) {
-        const char *base = fwd[k].id + strlen(b->prefix);
+        char base[TRACE_ID_MAX];    /* a copy: llmb_op may move the trace's strings */
+        snprintf(base, sizeof base, "%s", op_id(t, &fwd[k]) + strlen(b->prefix));
         if (s->recompute)
             llmb_bwd_recompute(b, base, 1, cur_layer, fwd, f1 - f0, q->slot, &first);
         struct op *o = llmb_bwd_sp(b, &fwd[k], base, sp) ? &t->ops[t->nops - 1]

@@ -82,7 +82,7 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
         llmb_layer(b, c, s, l, rows, s->batch, tp);
         for (uint32_t k = first_op; zero >= 3 && k < b->t->nops; k++)
             if (b->t->ops[k].kind == OP_GEMM &&
-                !(b->ep > 1 && b->edp_group == UINT32_MAX && strstr(b->t->ops[k].id, ".experts_") != NULL))
+                !(b->ep > 1 && b->edp_group == UINT32_MAX && strstr(op_id(b->t, &b->t->ops[k]), ".experts_") != NULL))
                 b->t->ops[k].u.gemm.transient = 1;  /* gathered for this use only (a rank's
                                                      * experts stay when no other replica
                                                      * holds them) */
@@ -165,7 +165,8 @@ static void rank_backward(struct llmb *b, const struct llm_config *c, const stru
     for (uint32_t j = nfwd; j-- > first;) {
         struct op src = t->ops[j];
         /* the id without the rank prefix: llmb_op puts it back */
-        const char *base = src.id + strlen(b->prefix);
+        char base[TRACE_ID_MAX];    /* a copy: llmb_op may move the trace's strings */
+        snprintf(base, sizeof base, "%s", op_id(t, &src) + strlen(b->prefix));
         if (zero >= 3 && src.kind != OP_COLLECTIVE && base[0] == 'L') {
             /* entering a layer's backward: its weights gathered again */
             size_t ln = strcspn(base, ".");

@@ -25,6 +25,25 @@ void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride)
     x->mask = cap - 1;
     x->base = base;
     x->stride = stride;
+    x->arena = NULL;
+}
+
+void nameidx_init_at(struct nameidx *x, size_t n, char *const *arena, const uint32_t *at,
+                     size_t stride)
+{
+    nameidx_init(x, n, (const char *)at, stride);
+    x->arena = arena;
+}
+
+/* The name of entry k. */
+static const char *entry(const struct nameidx *x, uint32_t k)
+{
+    const char *p = x->base + (size_t)k * x->stride;
+    if (x->arena == NULL)
+        return p;
+    uint32_t at;
+    memcpy(&at, p, sizeof at);
+    return *x->arena != NULL ? *x->arena + at : "";
 }
 
 void nameidx_free(struct nameidx *x)
@@ -38,7 +57,7 @@ int64_t nameidx_find(const struct nameidx *x, const char *name)
     size_t i = (size_t)name_hash(name) & x->mask;
     for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
         uint32_t k = x->slot[i] - 1;
-        if (strcmp(x->base + (size_t)k * x->stride, name) == 0)
+        if (strcmp(entry(x, k), name) == 0)
             return k;
     }
     return -1;
@@ -46,11 +65,11 @@ int64_t nameidx_find(const struct nameidx *x, const char *name)
 
 int64_t nameidx_add(struct nameidx *x, uint32_t k)
 {
-    const char *name = x->base + (size_t)k * x->stride;
+    const char *name = entry(x, k);
     size_t i = (size_t)name_hash(name) & x->mask;
     for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
         uint32_t j = x->slot[i] - 1;
-        if (strcmp(x->base + (size_t)j * x->stride, name) == 0)
+        if (strcmp(entry(x, j), name) == 0)
             return j;
     }
     x->slot[i] = k + 1;

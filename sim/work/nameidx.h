@@ -1,7 +1,9 @@
 /* nameidx.h: a hash index of names stored in an array (the trace loader's
  * op ids and device names), so a lookup does not scan the array.
  *
- * Names live at base + i * stride; the index holds entry numbers only.
+ * Names live at base + i * stride, or (nameidx_init_at) at *arena plus the
+ * uint32_t offset at base + i * stride, read at each lookup so the arena may
+ * grow; the index holds entry numbers only.
  * Ownership: nameidx_init allocates, nameidx_free frees; the names stay the
  * caller's.
  */
@@ -17,10 +19,14 @@ struct nameidx {
     size_t mask;
     const char *base;
     size_t stride;
+    char *const *arena;           /* NULL: the names are at base + i * stride */
 };
 
 /* An index for up to n entries of the array at base. */
 void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride);
+/* The same for names at offsets: entry i is *arena + at[i * stride bytes]. */
+void nameidx_init_at(struct nameidx *x, size_t n, char *const *arena, const uint32_t *at,
+                     size_t stride);
 void nameidx_free(struct nameidx *x);
 /* Index of name, or -1. */
 int64_t nameidx_find(const struct nameidx *x, const char *name);

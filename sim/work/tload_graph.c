@@ -181,7 +181,7 @@ static int report_cycle(struct tload *L, const uint32_t *indeg)
     for (uint32_t s = 0; s <= clen && used < sizeof msg; s++) {
         uint32_t k = first + (best - first + s) % clen;
         int w = snprintf(msg + used, sizeof msg - used, "%s\"%s\"", s ? " -> " : "",
-                         t->ops[path[k]].id);
+                         op_id(t, &t->ops[path[k]]));
         if (w < 0)
             break;
         used += (size_t)w;
@@ -323,7 +323,7 @@ int tload_graph_colls(struct tload *L)
             snprintf(L->prefix, sizeof L->prefix, "ops[%u]", bi);
             rc = tload_err(L, DIAG_E_RANGE, NULL, b->line, what,
                            "op '%s' is the partner of op '%s' (line %d) in one collective (the same "
-                           "turn on the same group) but their %s differ", b->id, a->id, a->line, what);
+                           "turn on the same group) but their %s differ", op_id(t, b), op_id(t, a), a->line, what);
         }
     }
     return rc;

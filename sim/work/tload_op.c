@@ -39,12 +39,14 @@ static int op_id_kind(struct tload *L, const cJSON *o, uint32_t i, int line)
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, "id");
     if (it == NULL)
         return tload_err(L, DIAG_E_MISSING, NULL, line, "id", "every op needs an \"id\"");
-    if (tload_id_text(L, it, "id", op->id))
+    char id[TRACE_ID_MAX];
+    if (tload_id_text(L, it, "id", id))
         return -1;
+    trace_op_set_id(t, i, id);
     int64_t prev = nameidx_add(&L->ids, i);
     if (prev >= 0)
         return tload_err(L, DIAG_E_DUPLICATE, it, 0, "id",
-                         "id \"%s\" is already used by ops[%" PRId64 "] (line %d)", op->id, prev,
+                         "id \"%s\" is already used by ops[%" PRId64 "] (line %d)", id, prev,
                          t->ops[prev].line);
     it = cJSON_GetObjectItemCaseSensitive(o, "kind");
     char known[256], msg[400];
@@ -118,9 +120,9 @@ static int op_common(struct tload *L, struct op *op, const struct opkeys *K)
     if ((it = K->items[TF_KEY_NAME]) != NULL) {
         if (jsondoc_get_string(doc, it, L->prefix, "name", TRACE_NAME_MAX - 1, &s, L->d))
             return -1;
-        memcpy(op->name, s, strlen(s) + 1);
+        trace_op_set_name(L->t, (uint32_t)(op - L->t->ops), s);
     } else {
-        memcpy(op->name, op->id, strlen(op->id) + 1);
+        op->name_at = op->id_at;
     }
 
     op->device = 0;
@@ -202,12 +204,12 @@ static int op_timing(struct tload *L, struct op *op, const struct opkeys *K)
     op->pass = PASS_FWD;
     if ((it = K->items[TF_KEY_PASS]) != NULL && op_pass(L, op, it))
         return -1;
-    op->kernel[0] = '\0';
+    op->kernel_at = 0;
     if ((it = K->items[TF_KEY_KERNEL]) != NULL) {
         const char *s;
         if (jsondoc_get_string(doc, it, L->prefix, "kernel", TRACE_KERNEL_MAX - 1, &s, L->d))
             return -1;
-        memcpy(op->kernel, s, strlen(s) + 1);
+        trace_op_set_kernel(L->t, (uint32_t)(op - L->t->ops), s);
     }
     return 0;
 }

@@ -3,7 +3,8 @@
  * sizes keep, and freeing.  The rest of trace.h lives in: trace_load.c
  * (loading and validating, with the tload_*.c parts), trace_write.c
  * (writing), trace_coll.c (collectives and mirrors), trace_wset.c (working
- * sets); the format's schema as data in trace_field.c.
+ * sets), trace_str.c (the ops' strings); the format's schema as data in
+ * trace_field.c.
  *
  * Limits: TRACE_OPS_CAP ops, sizes <= 2^50, numeric ids <= 2^53 (exact in a
  * double), streams and tensor counts <= 65535 (trace_field.h).  The
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TRACE_LOOP_CAP ((uint64_t)1 << 34)      /* a GEMM's k, an attention's kv_len */
 
@@ -175,6 +177,10 @@ void trace_free(struct trace *t)
     free(t->colls);
     free(t->coll_ops);
     free(t->mirror);
+    free(t->str);
+    t->str = NULL;
+    t->str_len = t->str_cap = 0;
+    memset(t->str_seen, 0, sizeof t->str_seen);
     t->mirror = NULL;
     t->nmirrors = 0;
     t->ops = NULL;

@@ -21,6 +21,7 @@
 #define TRACE_NUM_CAP 1e30
 #define STRATA_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -31,6 +32,7 @@
 #define TRACE_NAME_MAX 96
 #define TRACE_DEVICE_MAX 32
 #define TRACE_KERNEL_MAX 64
+#define TRACE_STR_SEEN 64   /* slots of trace.str_seen */
 
 #define OP_KIND_MAP(X)              \
     X(GEMM, "gemm")                 \
@@ -151,8 +153,13 @@ struct trace_coll {
 };
 
 struct op {
-    char id[TRACE_ID_MAX];        /* unique id (numbers are kept as their decimal text) */
-    char name[TRACE_NAME_MAX];    /* display name; defaults to the id */
+    /* The op's strings are offsets into its trace's string arena (trace.str):
+     * read them with op_id/op_name/op_kernel, set them with trace_op_set_*
+     * (at most TRACE_ID_MAX-1, TRACE_NAME_MAX-1, TRACE_KERNEL_MAX-1 bytes). */
+    uint32_t id_at;               /* unique id (numbers are kept as their decimal text) */
+    uint32_t name_at;             /* display name; defaults to the id (then name_at == id_at) */
+    uint32_t kernel_at;           /* the family of the kernel that ran it, when a profile says
+                                   * ("cutlass_80_tensorop_s1688gemm_nt_align1"); 0 ("") if not known */
     enum op_kind kind;
     enum dtype dtype;             /* element type of the op's tensors */
     uint32_t device;              /* index into trace.devices */
@@ -163,8 +170,6 @@ struct op {
     int line;                     /* line of the op in the trace file */
     double measured_s;            /* measured time if the trace carries one, else -1 */
     double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
-    char kernel[TRACE_KERNEL_MAX];  /* the family of the kernel that ran it, when a profile says
-                                     * ("cutlass_80_tensorop_s1688gemm_nt_align1"); "" if not known */
     union op_shape {               /* the kind's fields */
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
@@ -239,7 +244,40 @@ struct trace {
     uint32_t ncolls;              /* collectives (each a set of ops, one per rank) */
     struct trace_coll *colls;
     uint32_t *coll_ops;           /* op indices, ncolls x their group's size */
+    /* The ops' strings (trace_str.c): NUL-terminated, at the offsets struct op
+     * holds; offset 0 is "".  NULL until the first string: every offset reads "". */
+    char *str;
+    size_t str_len, str_cap;      /* bytes used / allocated */
+    uint32_t str_seen[TRACE_STR_SEEN]; /* offsets of names and kernels met lately, by hash
+                                   * (0 = none): a repeated one is stored once */
 };
+
+/* An op's strings (never NULL; "" when unset). */
+static inline const char *trace_str(const struct trace *t, uint32_t at)
+{
+    return t->str != NULL ? t->str + at : "";
+}
+static inline const char *op_id(const struct trace *t, const struct op *o)
+{
+    return trace_str(t, o->id_at);
+}
+static inline const char *op_name(const struct trace *t, const struct op *o)
+{
+    return trace_str(t, o->name_at);
+}
+static inline const char *op_kernel(const struct trace *t, const struct op *o)
+{
+    return trace_str(t, o->kernel_at);
+}
+/* Set op i's id, name or kernel to s, cut to TRACE_ID_MAX-1, TRACE_NAME_MAX-1
+ * or TRACE_KERNEL_MAX-1 bytes (as a char[TRACE_*_MAX] and snprintf cut
+ * them).  s may be one of t's own strings.  A name equal to the op's id
+ * shares its storage; names and kernels met lately are stored once.  The
+ * arena grows by doubling: set strings while a trace is built, not while it
+ * runs. */
+void trace_op_set_id(struct trace *t, uint32_t i, const char *s);
+void trace_op_set_name(struct trace *t, uint32_t i, const char *s);
+void trace_op_set_kernel(struct trace *t, uint32_t i, const char *s);
 
 const char *op_kind_name(enum op_kind k);
 const char *op_attn_impl_name(enum attn_impl i);

@@ -109,8 +109,10 @@ void trace_one_collective(struct trace *t, enum coll_kind kind, enum coll_algo a
     for (uint32_t r = 0; r < n; r++) {
         snprintf(t->devices[r], sizeof t->devices[r], "rank%u", r);
         struct op *o = &t->ops[r];
-        snprintf(o->id, sizeof o->id, "rank%u", r);
-        snprintf(o->name, sizeof o->name, "%s", coll_kind_name(kind));
+        char id[TRACE_ID_MAX];
+        snprintf(id, sizeof id, "rank%u", r);
+        trace_op_set_id(t, r, id);
+        trace_op_set_name(t, r, coll_kind_name(kind));
         o->kind = OP_COLLECTIVE;
         o->dtype = dt;
         o->device = r;

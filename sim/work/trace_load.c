@@ -120,7 +120,7 @@ static int ops_pass1(struct tload *L, const cJSON *ops, int root_line)
 
     t->nops = (uint32_t)n;
     t->ops = sim_xcalloc(n, sizeof *t->ops);
-    nameidx_init(&L->ids, n, t->ops[0].id, sizeof *t->ops);
+    nameidx_init_at(&L->ids, n, &t->str, &t->ops[0].id_at, sizeof *t->ops);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
         cJSON *o = tload_elem(L, i);

@@ -58,9 +58,9 @@ static void put_double(FILE *f, double v)
 static void put_op(FILE *f, const struct trace *t, const struct op *op)
 {
     fputs("  {\"id\": ", f);
-    put_string(f, op->id, TRACE_ID_MAX);
+    put_string(f, op_id(t, op), TRACE_ID_MAX);
     fputs(", \"name\": ", f);
-    put_string(f, op->name, TRACE_NAME_MAX);
+    put_string(f, op_name(t, op), TRACE_NAME_MAX);
     fprintf(f, ", \"kind\": \"%s\", \"device\": ", op_kind_name(op->kind));
     put_string(f, t->devices[op->device], TRACE_DEVICE_MAX);
     fprintf(f, ", \"stream\": %" PRIu32 ", \"dtype\": \"%s\", \"deps\": [", op->stream,
@@ -68,7 +68,7 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
     for (uint32_t j = 0; j < op->ndeps; j++) {
         if (j)
             fputs(", ", f);
-        put_string(f, t->ops[t->deps[op->deps_off + j]].id, TRACE_ID_MAX);
+        put_string(f, op_id(t, &t->ops[t->deps[op->deps_off + j]]), TRACE_ID_MAX);
     }
     fputc(']', f);
     const struct trace_field *rows[TF_MAX_KIND];
@@ -140,9 +140,9 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
     }
     if (op->pass != PASS_FWD)
         fprintf(f, ", \"pass\": \"%s\"", trace_field_pass_name(op->pass));
-    if (op->kernel[0] != '\0') {
+    if (op_kernel(t, op)[0] != '\0') {
         fputs(", \"kernel\": ", f);
-        put_string(f, op->kernel, TRACE_KERNEL_MAX);
+        put_string(f, op_kernel(t, op), TRACE_KERNEL_MAX);
     }
     fputc('}', f);
 }
@@ -166,7 +166,7 @@ static int check_writable(const struct trace *t, const char *path, struct diag *
         char field[48];
         snprintf(field, sizeof field, "ops[%u]", i);
         if ((unsigned)op->kind >= OP_KIND_COUNT || (unsigned)op->dtype >= DT_COUNT ||
-            op->device >= t->ndevices || op->id[0] == '\0' ||
+            op->device >= t->ndevices || op_id(t, op)[0] == '\0' ||
             (uint64_t)op->deps_off + op->ndeps > t->ndeps)
             return diag_set(d, DIAG_E_RANGE, path, 0, field,
                             "kind, dtype, device, id or deps out of range");

@@ -401,7 +401,9 @@ static void node_op(struct cbuild *C, struct cnode *c, const struct cwork *W, ui
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c->item, "name");
     struct op *o = imp_build_add(&C->b, cJSON_IsString(nm) && nm->valuestring[0] ? nm->valuestring
                                                                                  : cnode_names[c->type]);
-    snprintf(o->id, sizeof o->id, "%llu", (unsigned long long)c->id);
+    char id[TRACE_ID_MAX];
+    snprintf(id, sizeof id, "%llu", (unsigned long long)c->id);
+    trace_op_set_id(C->b.t, (uint32_t)(o - C->b.t->ops), id);
     o->kind = W->kind;
     o->dtype = DT_INT8;
     if (W->shaped) {

@@ -170,8 +170,10 @@ struct op *imp_build_add(struct imp_builder *b, const char *name)
     uint32_t i = t->nops++;
     struct op *o = &t->ops[i];
     memset(o, 0, sizeof *o);
-    snprintf(o->id, sizeof o->id, "op%u", i);
-    snprintf(o->name, sizeof o->name, "%s", name);
+    char id[TRACE_ID_MAX];
+    snprintf(id, sizeof id, "op%u", i);
+    trace_op_set_id(t, i, id);
+    trace_op_set_name(t, i, name);
     o->measured_s = -1;
     o->fixed_s = -1;
     o->deps_off = t->ndeps;

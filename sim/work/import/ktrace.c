@@ -168,7 +168,9 @@ static struct op *op_of_cpu(struct kstate *S, struct imp_builder *b, struct kcpu
     struct import_stats *st = S->st;
     const char *nm = strtab_str(&S->names, c->name);
     struct op *o = imp_build_add(b, nm);
-    opmap_kernel_family(strtab_str(&S->names, c->kname), o->kernel, sizeof o->kernel);
+    char kern[TRACE_KERNEL_MAX];
+    opmap_kernel_family(strtab_str(&S->names, c->kname), kern, sizeof kern);
+    trace_op_set_kernel(b->t, (uint32_t)(o - b->t->ops), kern);
     /* each kernel is within the bound, their sum need not be */
     if (c->kern_s > TRACE_MAX_OP_S) {
         c->kern_s = TRACE_MAX_OP_S;
@@ -215,7 +217,9 @@ static struct op *op_of_dev(struct kstate *S, struct imp_builder *b, const struc
 {
     const char *nm = strtab_str(&S->names, k->name);
     struct op *o = imp_build_add(b, nm);
-    opmap_kernel_family(nm, o->kernel, sizeof o->kernel);
+    char kern[TRACE_KERNEL_MAX];
+    opmap_kernel_family(nm, kern, sizeof kern);
+    trace_op_set_kernel(b->t, (uint32_t)(o - b->t->ops), kern);
     if (k->copy == 1 && k->bytes >= 1) {
         o->kind = OP_MEMCPY;
         o->dtype = DT_INT8;

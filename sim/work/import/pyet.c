@@ -38,7 +38,6 @@ static int64_t storage_of(const cJSON *v)
 static struct op *et_op(struct imp_builder *b, const cJSON *nd, const char *nm,
                         struct import_stats *st)
 {
-    struct trace *out = b->t;
     struct opmap_in in;
     memset(&in, 0, sizeof in);
     in.name = nm;
@@ -71,10 +70,10 @@ static struct op *et_op(struct imp_builder *b, const cJSON *nd, const char *nm,
         o->u.gen.bytes = bytes > 0 ? bytes : 1;
         st->fixed_collective++;
     } else {
+        /* the id ("op<i>") and name (nm) imp_build_add gave it */
         *o = (struct op){.kind = tmp.kind, .dtype = tmp.dtype, .u = tmp.u,
-                         .measured_s = -1, .fixed_s = -1, .deps_off = o->deps_off};
-        snprintf(o->id, sizeof o->id, "op%u", out->nops - 1);
-        snprintf(o->name, sizeof o->name, "%s", nm);
+                         .measured_s = -1, .fixed_s = -1, .deps_off = o->deps_off,
+                         .id_at = o->id_at, .name_at = o->name_at};
         st->mapped++;
     }
     o->device = 0;
