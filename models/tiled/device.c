@@ -59,6 +59,7 @@ static void tdev_destroy(void *dev)
     free(g->panel_last);
     free(g->wave_cum);
     free(g->memo);
+    free(g->rec);
     free(g);
 }
 
@@ -404,16 +405,22 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
     /* kernels may run on half the units while collectives hold the rest
      * (tdev_avail_units): up to twice the waves, plus one */
     g->wave_cum = sim_xcalloc(2 * z.waves + 1, sizeof *g->wave_cum);
-    /* a slot a kernel of the pool, up to TILED_MEMO_SLOTS (160 bytes each) */
-    uint32_t slots = 1;
-    while (slots < g->nkpool && slots < TILED_MEMO_SLOTS)
-        slots *= 2;
-    g->memo = sim_xcalloc(slots, sizeof *g->memo);
-    g->memo_mask = slots - 1;
-    /* STRATA_REUSE_MEMO=0: every group walked (to show the memo changes
-     * nothing: tests/test_unit_memo.c) */
+    /* remembered reuse (runner.c), where some kernel plan runs more than
+     * once: a slot a plan of the pool, up to TILED_MEMO_SLOTS.
+     * STRATA_REUSE_MEMO=0: none, every group walked (to show the memo
+     * changes nothing: tests/test_unit_memo.c) */
+    uint64_t launches = 0;
+    for (uint32_t j = 0; j < nlocal; j++)
+        launches += g->low[j].nk;
     const char *memo_env = getenv("STRATA_REUSE_MEMO");
-    g->memo_off = memo_env != NULL && strcmp(memo_env, "0") == 0;
+    if (launches > g->nkpool && !(memo_env != NULL && strcmp(memo_env, "0") == 0)) {
+        uint32_t slots = 1;
+        while (slots < g->nkpool && slots < TILED_MEMO_SLOTS)
+            slots *= 2;
+        g->memo = sim_xcalloc(slots, sizeof *g->memo);
+        g->memo_mask = slots - 1;
+        g->rec = sim_xcalloc(1, sizeof *g->rec);
+    }
     return g;
 }
 

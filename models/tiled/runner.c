@@ -203,12 +203,12 @@ static void memo_walk(struct runner *r)
 {
     struct tdev *g = r->g;
     const struct kplan *p = r->p;
-    uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)r->g_avail * p->ctas_per_unit;
+    uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)g->rec->avail * p->ctas_per_unit;
     for (uint32_t k = 0; k < r->group; k++)
-        for (uint32_t m = 0; m < r->g_mult[k]; m++) {
-            uint64_t a = r->g_cta0[k] + m * slots, b = umin(ctas, a + slots);
+        for (uint32_t m = 0; m < g->rec->mult[k]; m++) {
+            uint64_t a = g->rec->cta0[k] + m * slots, b = umin(ctas, a + slots);
             double m1[HW_MAX_LEVELS], l1 = 0;
-            reuse_wave(g, p, r->g_wave[k] + m, a, b, m1, &l1);
+            reuse_wave(g, p, g->rec->wave[k] + m, a, b, m1, &l1);
         }
 }
 
@@ -229,15 +229,16 @@ static void reuse_claim(struct runner *r)
 
 static void memo_commit(struct runner *r)
 {
+    const struct tdev *g = r->g;
     struct wave_memo *m = memo_slot(r);
     m->kp_plus1 = r->low->off + r->kern + 1;
     m->n = r->group;
-    m->avail = r->g_avail;
+    m->avail = g->rec->avail;
     for (uint32_t k = 0; k < r->group; k++) {
-        m->mult[k] = r->g_mult[k];
-        m->l2[k] = r->g_l2[k];
+        m->mult[k] = g->rec->mult[k];
+        m->l2[k] = g->rec->l2[k];
         for (uint32_t ci = 0; ci < TILED_MEMO_CACHES; ci++)
-            m->miss[k][ci] = r->g_miss[k][ci];
+            m->miss[k][ci] = g->rec->miss[k][ci];
     }
 }
 
@@ -252,8 +253,8 @@ static void group_reuse(struct runner *r, uint64_t c0, uint64_t slots, double *m
     uint64_t ctas = p->gm * p->gn * p->gb;
     reuse_claim(r);
     uint32_t k = r->group;
-    const struct wave_memo *mm = memo_slot(r);
-    if (r->replaying && memo_holds(r, mm) && k < mm->n && mm->avail == r->avail && mm->mult[k] == r->mult) {
+    const struct wave_memo *mm = r->replaying ? memo_slot(r) : NULL;
+    if (mm != NULL && memo_holds(r, mm) && k < mm->n && mm->avail == r->avail && mm->mult[k] == r->mult) {
         for (uint32_t ci = 0; ci < nc; ci++)
             miss_loop[ci] = mm->miss[k][ci];
         *l2_loop = mm->l2[k];
@@ -273,17 +274,19 @@ static void group_reuse(struct runner *r, uint64_t c0, uint64_t slots, double *m
             *l2_loop += l1;
         }
     }
-    if (k >= TILED_MEMO_GROUPS || (k > 0 && r->avail != r->g_avail)) {
+    if (!r->recording && !r->replaying) {
+        /* walked, and nothing to note */
+    } else if (k >= TILED_MEMO_GROUPS || (k > 0 && r->avail != g->rec->avail)) {
         r->recording = 0;       /* too many groups to keep, or the units changed */
         SIM_CHECK(!r->replaying); /* a remembered group is one of the first few, on the same units */
     } else {
-        r->g_avail = r->avail;
-        r->g_wave[k] = r->wave;
-        r->g_cta0[k] = c0;
-        r->g_mult[k] = r->mult;
-        r->g_l2[k] = *l2_loop;
+        g->rec->avail = r->avail;
+        g->rec->wave[k] = r->wave;
+        g->rec->cta0[k] = c0;
+        g->rec->mult[k] = r->mult;
+        g->rec->l2[k] = *l2_loop;
         for (uint32_t ci = 0; ci < nc; ci++)
-            r->g_miss[k][ci] = miss_loop[ci];
+            g->rec->miss[k][ci] = miss_loop[ci];
     }
     r->group = k + 1;
 }
@@ -712,7 +715,7 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
         /* the scratch is this kernel's from here: the last user's walks first */
         reuse_claim(r);
         r->group = 0;
-        r->recording = r->g->cfg->ncaches <= TILED_MEMO_CACHES && !r->g->memo_off;
+        r->recording = r->g->cfg->ncaches <= TILED_MEMO_CACHES && r->g->memo != NULL;
         r->replaying = r->recording && memo_holds(r, memo_slot(r));
         if (r->replaying)
             r->recording = 0;

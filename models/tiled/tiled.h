@@ -179,14 +179,20 @@ struct runner {
     uint8_t store_level;
     uint64_t wave_start;        /* when the current wave group began */
     int draining;               /* all waves computed, waiting for stores */
-    /* remembered reuse (runner.c): the kernel's wave groups so far, each
-     * group's first wave, first CTA and waves, and what the walk found */
+    /* remembered reuse (runner.c): its groups are in tdev.rec while it
+     * replays or records (only the scratch's owner does either) */
     uint32_t group;             /* wave groups begun in this kernel */
     int replaying;              /* its groups so far came from the memo, their walks not done */
     int recording;              /* its groups so far were walked with nobody else's in between */
-    uint64_t g_wave[TILED_MEMO_GROUPS], g_cta0[TILED_MEMO_GROUPS];
-    uint32_t g_mult[TILED_MEMO_GROUPS], g_avail;
-    double g_miss[TILED_MEMO_GROUPS][TILED_MEMO_CACHES], g_l2[TILED_MEMO_GROUPS];
+};
+
+/* The wave groups of the kernel that owns a device's reuse scratch, while
+ * it records them for the memo or replays them from it: each group's first
+ * wave, first CTA and waves, and what its walk found. */
+struct memo_rec {
+    uint64_t wave[TILED_MEMO_GROUPS], cta0[TILED_MEMO_GROUPS];
+    uint32_t mult[TILED_MEMO_GROUPS], avail;
+    double miss[TILED_MEMO_GROUPS][TILED_MEMO_CACHES], l2[TILED_MEMO_GROUPS];
 };
 
 /* A tiled device: one GPU, TPU or NPU of the run (the family's YAML, not
@@ -215,9 +221,11 @@ struct tdev {
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     uint32_t wave_npanels;      /* wpanel entries of the current wave */
     struct runner *reuse_owner; /* the runner whose kernel last used the scratch above */
-    struct wave_memo *memo;     /* remembered reuse, direct-mapped by kpool index */
+    struct wave_memo *memo;     /* remembered reuse, direct-mapped by kpool index; NULL when
+                                 * no kernel plan of the device runs twice (or
+                                 * STRATA_REUSE_MEMO=0) */
     uint32_t memo_mask;         /* its slots - 1 */
-    int memo_off;               /* STRATA_REUSE_MEMO=0: nothing remembered */
+    struct memo_rec *rec;       /* the owner's groups (with memo) */
     struct runner *run;         /* min(TILED_MAX_RUNNING, the streams the device uses): ops of
                                  * one stream never run at once */
     uint32_t nrun;
