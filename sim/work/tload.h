@@ -37,6 +37,8 @@ struct tload {
     uint32_t *ghash;          /* open-addressed: group index + 1, 0 = empty */
     uint32_t ghash_cap;       /* a power of two, > 2 * t->ngroups */
     uint32_t *gscratch;       /* device indices of the group being read */
+    uint32_t *gmark;          /* per device: the last group read that listed it (gstamp) */
+    uint32_t gstamp;          /* groups read so far */
 };
 
 /* Report code at item `at` (or at fallback_line when at is NULL) for the

@@ -89,8 +89,17 @@ static int64_t group_read(struct tload *L, const cJSON *it)
         return tload_err(L, DIAG_E_TYPE, it, 0, "group",
                          "must be a list of device names like [\"gpu0\", \"gpu1\"], got %s",
                          jsondoc_type_name(it));
-    if (L->gscratch == NULL)
+    if (L->gscratch == NULL) {
         L->gscratch = sim_xcalloc(t->ndevices, sizeof *L->gscratch);
+        L->gmark = sim_xcalloc(t->ndevices, sizeof *L->gmark);
+    }
+    /* a device listed twice: its mark is this group's stamp (a scan of the
+     * devices before it was a quarter of loading a 16,384-GPU step, whose
+     * data-parallel groups list 2,048 devices) */
+    if (++L->gstamp == 0) {     /* wrapped: the marks start again */
+        memset(L->gmark, 0, t->ndevices * sizeof *L->gmark);
+        L->gstamp = 1;
+    }
     uint32_t n = 0;
     for (const cJSON *c = it->child; c != NULL; c = c->next) {
         const char *s;
@@ -99,12 +108,12 @@ static int64_t group_read(struct tload *L, const cJSON *it)
         uint32_t dev;
         if (tload_dev_find(L, c, "group", s, &dev))
             return -1;
-        for (uint32_t k = 0; k < n; k++)
-            if (L->gscratch[k] == dev)
-                return tload_err(L, DIAG_E_DUPLICATE, c, 0, "group",
-                                 "device \"%.40s\" is listed twice", s);
+        if (L->gmark[dev] == L->gstamp)
+            return tload_err(L, DIAG_E_DUPLICATE, c, 0, "group",
+                             "device \"%.40s\" is listed twice", s);
         if (n == t->ndevices) /* cannot happen: distinct and known */
             return tload_err(L, DIAG_E_RANGE, c, 0, "group", "more devices than the trace has");
+        L->gmark[dev] = L->gstamp;
         L->gscratch[n++] = dev;
     }
     if (n < 2)

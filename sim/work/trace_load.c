@@ -175,6 +175,7 @@ static int load_split(struct jsondoc_split *sp, const char *path, struct trace *
     nameidx_free(&L.devs);
     free(L.ghash);
     free(L.gscratch);
+    free(L.gmark);
     free(L.depids);
     jsondoc_split_free(sp);
     if (rc != 0) {
