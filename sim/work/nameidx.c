@@ -6,14 +6,19 @@
 
 #include "check.h"
 
-static uint64_t name_hash(const char *s)
+uint64_t nameidx_hash(const char *s, size_t n)
 {
     uint64_t h = UINT64_C(1469598103934665603); /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
         h *= UINT64_C(1099511628211);
     }
     return h ^ (h >> 31);
+}
+
+static uint64_t name_hash(const char *s)
+{
+    return nameidx_hash(s, strlen(s));
 }
 
 void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride)

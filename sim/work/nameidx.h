@@ -23,6 +23,9 @@ struct nameidx {
 };
 
 /* An index for up to n entries of the array at base. */
+/* The index's hash of the n bytes at s (FNV-1a, folded): also the trace's
+ * string arena's (trace_str.c). */
+uint64_t nameidx_hash(const char *s, size_t n);
 void nameidx_init(struct nameidx *x, size_t n, const char *base, size_t stride);
 /* The same for names at offsets: entry i is *arena + at[i * stride bytes]. */
 void nameidx_init_at(struct nameidx *x, size_t n, char *const *arena, const uint32_t *at,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "nameidx.h"
 
 /* s points into t's arena (pointers compared as integers: s may be any string). */
 static int str_inside(const struct trace *t, const char *s)
@@ -66,12 +67,7 @@ static uint32_t str_put(struct trace *t, const char *s, size_t max, size_t *len)
 
 static unsigned str_hash(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 16777619u;
-    }
-    return (unsigned)(h ^ (h >> 16)) % TRACE_STR_SEEN;
+    return (unsigned)(nameidx_hash(s, n) % TRACE_STR_SEEN);
 }
 
 /* The offset of s cut to max-1 bytes, shared with the last string of the
