@@ -277,7 +277,7 @@ static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, double spill_f
     memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
     lower_op(g->cfg, &g->t->ops[i], spill_frac, &L);
     if (g->nkpool + L.nk > *kcap) {     /* setup only: the run never allocates */
-        uint32_t kc = *kcap ? 2 * *kcap : 64;
+        uint32_t kc = *kcap ? 2 * *kcap : 4;   /* most devices of a big system run a kernel or two */
         while (kc < g->nkpool + L.nk)
             kc *= 2;
         g->kpool = sim_xrealloc(g->kpool, kc * sizeof *g->kpool);
