@@ -1,7 +1,11 @@
 /* test_unit_engine.c: the event queue (time order, FIFO ties, refusing the
- * past, cancellation, growth), the fluid bandwidth server (max-min fair
- * shares, caps, exact completion times) and a run with more concurrent
- * streams than the GPU model keeps runners for. */
+ * past, cancellation, growth), the run's arena (zeroed, aligned, blocks
+ * that never overlap, growth that keeps the bytes), the fluid bandwidth
+ * server (max-min fair shares, caps, exact completion times, storage that
+ * grows while flows are active) and a run with more concurrent streams than
+ * the GPU model keeps runners for. */
+#include <stdalign.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cfg.h"
@@ -41,6 +45,50 @@ static void test_eq(void)
     eq_destroy(&q);
 }
 
+static void test_arena(void)
+{
+    struct arena a;
+    memset(&a, 0, sizeof a);
+    /* blocks of every size up to 40 KB, past several chunks: each zeroed,
+     * aligned for any type, and none overlapping another (each filled with
+     * its own byte, all checked at the end) */
+    enum { N = 600 };
+    unsigned char *p[N];
+    size_t sz[N];
+    for (int i = 0; i < N; i++) {
+        sz[i] = (size_t)(i * 67) % 40000;
+        p[i] = arena_calloc(&a, sz[i], 1);
+        CHECK(((uintptr_t)p[i] % alignof(max_align_t)) == 0);
+        size_t nz = 0;
+        for (size_t k = 0; k < sz[i]; k++)
+            nz += p[i][k] != 0;
+        CHECK_EQ_INT(nz, 0);
+        memset(p[i], i % 251 + 1, sz[i]);
+    }
+    size_t bad = 0;
+    for (int i = 0; i < N; i++)
+        for (size_t k = 0; k < sz[i]; k++)
+            bad += p[i][k] != (unsigned char)(i % 251 + 1);
+    CHECK_EQ_INT(bad, 0);
+    /* growth keeps the old bytes and zeroes the new ones, in the arena
+     * and without one (then it is realloc) */
+    struct arena *as[2] = {&a, NULL};
+    for (int w = 0; w < 2; w++) {
+        uint32_t *v = arena_grow(as[w], NULL, 0, 3 * sizeof *v);
+        for (uint32_t k = 0; k < 3; k++)
+            v[k] = 7 + k;
+        v = arena_grow(as[w], v, 3 * sizeof *v, 100000 * sizeof *v);
+        CHECK(v[0] == 7 && v[1] == 8 && v[2] == 9 && v[3] == 0 && v[99999] == 0);
+        if (as[w] == NULL)
+            free(v);
+    }
+    /* a block larger than any chunk gets one of its own */
+    unsigned char *big = arena_calloc(&a, 48u << 20, 1);
+    CHECK(big[0] == 0 && big[(48u << 20) - 1] == 0);
+    arena_free(&a);
+    CHECK(a.head == NULL && a.used == 0);
+}
+
 struct done_log {
     uint64_t t[8];
     int n;
@@ -73,6 +121,35 @@ static void test_flow(void)
     CHECK_NEAR_REL(l.t[2], 3000, 1e-3);
     CHECK_NEAR_REL(l.t[0], 4000, 1e-3);
     CHECK_NEAR_REL(s.served, 3250, 1e-9);
+    flowsrv_destroy(&s);
+    engine_destroy(&e);
+}
+
+static void count_done(struct engine *e, void *owner, uint64_t arg)
+{
+    uint64_t *last = owner;
+    (void)arg;
+    last[0]++;
+    last[1] = e->now_ps;
+}
+
+/* 40 flows at once on a server that starts with room for 4: its storage
+ * (in the engine's arena) grows while flows are active and keeps them */
+static void test_flow_growth(void)
+{
+    struct engine e;
+    CHECK_EQ_INT(engine_init(&e, 16), 0);
+    struct flowsrv s;
+    flowsrv_init(&s, &e, "wide", 1e12);
+    uint64_t done[2] = {0, 0};
+    for (int i = 0; i < 40; i++)
+        flowsrv_start(&s, &e, 100.0 * (i + 1), 0, count_done, done, (uint64_t)i);
+    CHECK(s.grows >= 3 && s.cap >= 40);
+    CHECK_EQ_INT(s.peak_flows, 40);
+    engine_run(&e);
+    CHECK_EQ_INT(done[0], 40);
+    /* work conserving: the last finishes when all 82,000 bytes are served */
+    CHECK_NEAR_REL(done[1], 82000, 1e-4);   /* each completion rounds up to a ps */
     flowsrv_destroy(&s);
     engine_destroy(&e);
 }
@@ -114,7 +191,9 @@ static void test_many_streams(void)
 int main(void)
 {
     test_eq();
+    test_arena();
     test_flow();
+    test_flow_growth();
     test_many_streams();
     TEST_MAIN_END();
 }

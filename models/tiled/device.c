@@ -47,20 +47,7 @@ static void tdev_destroy(void *dev)
         flowsrv_destroy(srv[i]);
     for (uint32_t i = 0; g->lv != NULL && i < 2 * g->cfg->nlevels; i++)
         flowsrv_destroy(&g->lv[i]);     /* a level without a server: nothing to free */
-    free(g->lv);
-    free(g->wpanel);
-    free(g->panel_slot);
-    free(g->low);
-    free(g->kpool);
-    free(g->run);
-    free(g->route);
-    free(g->waitq);
-    free(g->waitq_res);
-    free(g->panel_last);
-    free(g->wave_cum);
-    free(g->memo);
-    free(g->rec);
-    free(g);
+    /* the rest is in the engine's arena, freed with it */
 }
 
 static void tdev_observe(void *ctx, uint64_t t0, uint64_t t1, double amount)
@@ -130,8 +117,10 @@ static int tdev_routes(struct tdev *g, struct diag *d)
             if (!p->dma_net && !env->host_over_net)
                 continue;       /* the chip's own host link */
             if (g->nroutes == cap) {
-                cap = cap ? 2 * cap : 8;
-                g->route = sim_xrealloc(g->route, cap * sizeof *g->route);
+                uint32_t nc = cap ? 2 * cap : 8;
+                g->route = arena_grow(&g->e->arena, g->route, cap * sizeof *g->route,
+                                      nc * sizeof *g->route);
+                cap = nc;
             }
             struct sys_route *rt = &g->route[g->nroutes];
             uint32_t from = env->sysdev[g->device];
@@ -206,7 +195,7 @@ static const char *level_srv_name(const struct hw_config *c, unsigned i, unsigne
 static void tdev_servers(struct tdev *g, struct engine *e, struct run_env *env)
 {
     const struct hw_config *cfg = g->cfg;
-    g->lv = sim_xcalloc(2 * (size_t)cfg->nlevels, sizeof *g->lv);
+    g->lv = arena_calloc(&e->arena, 2 * (size_t)cfg->nlevels, sizeof *g->lv);
     for (unsigned i = 0; i < cfg->nlevels; i++)
         for (unsigned dir = 0; dir < level_dirs(cfg, i); dir++)
             flowsrv_init(tdev_lv(g, (int)i, dir), e, level_srv_name(cfg, i, dir), level_rate(&cfg->level[i]));
@@ -277,10 +266,11 @@ static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, double spill_f
     memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
     lower_op(g->cfg, &g->t->ops[i], spill_frac, &L);
     if (g->nkpool + L.nk > *kcap) {     /* setup only: the run never allocates */
-        uint32_t kc = *kcap ? 2 * *kcap : 4;   /* most devices of a big system run a kernel or two */
+        uint32_t kc = *kcap ? 2 * *kcap : 1;   /* a device of a big system may run one kernel */
         while (kc < g->nkpool + L.nk)
             kc *= 2;
-        g->kpool = sim_xrealloc(g->kpool, kc * sizeof *g->kpool);
+        g->kpool = arena_grow(&g->e->arena, g->kpool, g->nkpool * sizeof *g->kpool,
+                              kc * sizeof *g->kpool);
         *kcap = kc;
     }
     g->low[j].off = g->nkpool;
@@ -367,7 +357,8 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
                         uint32_t device, struct timeline *tl, struct run_env *env,
                         struct diag *d)
 {
-    struct tdev *g = sim_xcalloc(1, sizeof *g);
+    /* the device's state lives in the run's arena (arena.h): freed with the engine */
+    struct tdev *g = arena_calloc(&e->arena, 1, sizeof *g);
     g->cfg = cfg;
     g->t = t;
     g->device = device;
@@ -380,31 +371,31 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
     if (tl != NULL)
         tdev_watch_servers(g);
     uint32_t first = env->dev_off[device], nlocal = env->dev_off[device + 1] - first;
-    g->low = sim_xcalloc(nlocal, sizeof *g->low);
+    g->low = arena_calloc(&e->arena, nlocal, sizeof *g->low);
     /* more weights and KV than the device holds: the rest streams in */
     double wbytes = env->wbytes[device], ws = env->ws[device];
     double over = ws - (double)cfg_dram(cfg)->capacity_bytes;
     double spill_frac = over > 0 && wbytes > 0 ? dmin(1.0, over / wbytes) : 0;
     g->waitq_cap = nlocal ? nlocal : 1;
-    g->waitq = sim_xcalloc(g->waitq_cap, sizeof *g->waitq);
-    g->waitq_res = sim_xcalloc(g->waitq_cap, sizeof *g->waitq_res);
+    g->waitq = arena_calloc(&e->arena, g->waitq_cap, sizeof *g->waitq);
+    g->waitq_res = arena_calloc(&e->arena, g->waitq_cap, sizeof *g->waitq_res);
     g->nrun = env->dev_streams[device] < TILED_MAX_RUNNING ? env->dev_streams[device] : TILED_MAX_RUNNING;
     if (g->nrun == 0)
         g->nrun = 1;
-    g->run = sim_xcalloc(g->nrun, sizeof *g->run);
+    g->run = arena_calloc(&e->arena, g->nrun, sizeof *g->run);
     struct scratch_size z = {1, 1, 1};
     if (tdev_lower_all(g, spill_frac, &z, d) != 0 || tdev_routes(g, d) != 0) {
         tdev_destroy(g);
         return NULL;
     }
-    g->panel_last = sim_xcalloc(z.panels, sizeof *g->panel_last);
-    g->panel_slot = sim_xcalloc(z.panels, sizeof *g->panel_slot);
+    g->panel_last = arena_calloc(&e->arena, z.panels, sizeof *g->panel_last);
+    g->panel_slot = arena_calloc(&e->arena, z.panels, sizeof *g->panel_slot);
     /* a wave fetches at most two panels per CTA, and holds at most every
      * unit's resident CTAs (or all of the kernel's, if fewer) */
-    g->wpanel = sim_xcalloc(2 * z.wave_ctas, sizeof *g->wpanel);
+    g->wpanel = arena_calloc(&e->arena, 2 * z.wave_ctas, sizeof *g->wpanel);
     /* kernels may run on half the units while collectives hold the rest
      * (tdev_avail_units): up to twice the waves, plus one */
-    g->wave_cum = sim_xcalloc(2 * z.waves + 1, sizeof *g->wave_cum);
+    g->wave_cum = arena_calloc(&e->arena, 2 * z.waves + 1, sizeof *g->wave_cum);
     /* remembered reuse (runner.c), where some kernel plan runs more than
      * once: a slot a plan of the pool, up to TILED_MEMO_SLOTS.
      * STRATA_REUSE_MEMO=0: none, every group walked (to show the memo
@@ -417,9 +408,9 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
         uint32_t slots = 1;
         while (slots < g->nkpool && slots < TILED_MEMO_SLOTS)
             slots *= 2;
-        g->memo = sim_xcalloc(slots, sizeof *g->memo);
+        g->memo = arena_calloc(&e->arena, slots, sizeof *g->memo);
         g->memo_mask = slots - 1;
-        g->rec = sim_xcalloc(1, sizeof *g->rec);
+        g->rec = arena_calloc(&e->arena, 1, sizeof *g->rec);
     }
     return g;
 }

@@ -17,6 +17,7 @@ int engine_init(struct engine *e, uint32_t capacity)
 void engine_destroy(struct engine *e)
 {
     eq_destroy(&e->q);
+    arena_free(&e->arena);
     free(e->comps);
     e->comps = NULL;
     e->ncomps = e->capcomps = 0;

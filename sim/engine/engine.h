@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "arena.h"
 #include "eq.h"
 
 /* Simulated time is kept in picoseconds in 64 bits.  A run that would pass
@@ -50,6 +51,8 @@ struct engine {
         const struct comp_ops *ops;
         void *self;
     } *comps;                           /* grows as components register (setup only) */
+    struct arena arena;                 /* what lives as long as the run: devices' state, flow
+                                           storage (arena.h); freed by engine_destroy */
 };
 
 /* capacity: events expected to be pending at once (the queue grows if needed). */

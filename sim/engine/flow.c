@@ -35,9 +35,6 @@ void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
 
 void flowsrv_destroy(struct flowsrv *s)
 {
-    free(s->flows);
-    free(s->fin);
-    free(s->order);
     s->flows = s->fin = NULL;
     s->order = NULL;
 }
@@ -117,20 +114,28 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
     s->pending = engine_after(e, dt, s->comp, FLOWSRV_EV_DONE, 0, NULL);
 }
 
+/* Room for cap flows: the flows, then the two scratch arrays (fin, order),
+ * in one block of the engine's arena (a 65,536-device run starts four
+ * servers a device); the active flows are kept, the scratch is not. */
+static void flowsrv_storage(struct flowsrv *s, struct engine *e, uint32_t cap)
+{
+    size_t nf = (size_t)cap * sizeof(struct flow);
+    char *b = arena_grow(&e->arena, s->flows, (size_t)s->nflows * sizeof(struct flow),
+                         2 * nf + (size_t)cap * sizeof(uint32_t));
+    s->flows = (struct flow *)b;
+    s->fin = (struct flow *)(b + nf);
+    s->order = (uint32_t *)(b + 2 * nf);
+    s->cap = cap;
+}
+
 void flowsrv_start(struct flowsrv *s, struct engine *e, double amount,
                    double cap_per_s, flow_done_fn done, void *owner, uint64_t arg)
 {
     SIM_CHECK(amount > 0);
     if (s->cap == 0) {          /* first use: once per server per run */
-        s->cap = FLOWSRV_INIT_FLOWS;
-        s->flows = sim_xcalloc(s->cap, sizeof *s->flows);
-        s->fin = sim_xcalloc(s->cap, sizeof *s->fin);
-        s->order = sim_xcalloc(s->cap, sizeof *s->order);
+        flowsrv_storage(s, e, FLOWSRV_INIT_FLOWS);
     } else if (s->nflows == s->cap) {
-        s->cap *= 2;
-        s->flows = sim_xrealloc(s->flows, (size_t)s->cap * sizeof *s->flows);
-        s->fin = sim_xrealloc(s->fin, (size_t)s->cap * sizeof *s->fin);
-        s->order = sim_xrealloc(s->order, (size_t)s->cap * sizeof *s->order);
+        flowsrv_storage(s, e, 2 * s->cap);
         s->grows++;
     }
     flowsrv_advance(s, e->now_ps);

@@ -15,7 +15,8 @@
  * them: a system of 65536 devices has a million servers, most never used)
  * and doubles when more flows are active at once (counted in `grows`), so
  * starting a flow allocates at most a few times per server per run, never
- * per event.  flowsrv_destroy() frees it.  Four to start: most servers
+ * per event; it comes from the engine's arena (arena.h: one block for the
+ * flows and the scratch, freed with the engine).  Four to start: most servers
  * never hold more at once, and 32 made a 65,536-device run 1.5 GB, 0.7 of
  * it flow storage no flow used (0.79 GB with four; a training step's time
  * unchanged, measured side by side).
