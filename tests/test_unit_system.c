@@ -17,9 +17,10 @@
 static char dir[64];
 
 /* Write ops (a JSON array body) as a trace over devices and run it on the
- * system file sys_path.  Fills r; returns the run's rc. */
-static int run_ops(const char *sys_path, const char *devices, const char *ops,
-                   struct run_result *r)
+ * system file sys_path, with the override set (NULL: none).  Fills r;
+ * returns the run's rc. */
+static int run_ops_set(const char *sys_path, const char *set, const char *devices, const char *ops,
+                       struct run_result *r)
 {
     char path[128], *text;
     snprintf(path, sizeof path, "%s/t.json", dir);
@@ -37,7 +38,13 @@ static int run_ops(const char *sys_path, const char *devices, const char *ops,
     int rc = tu_load_trace(path, &t);
     if (rc != 0)
         return rc;
-    rc = tu_load_hw(sys_path, NULL, &sys, &d);
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    if (set != NULL && cfg_sets_add(&sets, set, "--set", &d) != 0) {
+        trace_free(&t);
+        return -1;
+    }
+    rc = tu_load_hw(sys_path, &sets, &sys, &d);
     if (rc == 1) {              /* a chip config: the system it implies */
         struct hw_config c = sys.chip;
         rc = 0;
@@ -53,6 +60,12 @@ static int run_ops(const char *sys_path, const char *devices, const char *ops,
     }
     trace_free(&t);
     return rc;
+}
+
+static int run_ops(const char *sys_path, const char *devices, const char *ops,
+                   struct run_result *r)
+{
+    return run_ops_set(sys_path, NULL, devices, ops, r);
 }
 
 static const char *const gpus8 =
@@ -548,6 +561,20 @@ static void test_shipped_systems(void)
     CHECK(n >= 8);
 }
 
+/* hw with the override kv is refused, the error naming kv and saying want */
+static void check_refused(const char *hw, const char *kv, const char *want)
+{
+    struct cfg_sets sets;
+    struct hw_system s;
+    struct diag d;
+    memset(&sets, 0, sizeof sets);
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_sets_add(&sets, kv, "--set", &d), 0);
+    CHECK(tu_load_hw(hw, &sets, &s, &d) < 0);
+    CHECK_STR_CONTAINS(d.file, kv);
+    CHECK_STR_CONTAINS(d.msg, want);
+}
+
 /* Overrides reach a system's links (issue 33: a link what-if on a system
  * used to change the chip's level, which no system link reads): by link
  * name or level (`links.NAME.KEY`), or through the chip's link level, whose
@@ -591,14 +618,8 @@ static void test_link_sets(void)
         {"links.nvlink.ports=2", "unknown key"},
         {"links.nvlink=2", "links.NAME.KEY"},
     };
-    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        memset(&sets, 0, sizeof sets);
-        memset(&d, 0, sizeof d);
-        CHECK_EQ_INT(cfg_sets_add(&sets, bad[k].kv, "--set", &d), 0);
-        CHECK(tu_load_hw(dgx, &sets, &s, &d) < 0);
-        CHECK_STR_CONTAINS(d.file, bad[k].kv);
-        CHECK_STR_CONTAINS(d.msg, bad[k].want);
-    }
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        check_refused(dgx, bad[k].kv, bad[k].want);
     /* on a chip config, a system's links are refused */
     memset(&sets, 0, sizeof sets);
     CHECK_EQ_INT(cfg_sets_add(&sets, "links.nvlink.bandwidth=1GB/s", "--set", &d), 0);
@@ -633,11 +654,153 @@ static void test_link_sets(void)
     CHECK(t[2] > t[0] * 1.01);
 }
 
+/* Issue 32: a chip config or a system file without its optional links
+ * (`--set links.nvlink=off`): an A100 PCIe box without NVLink bridges
+ * copies over PCIe through the host, as a 4090 box does. */
+static void test_links_off_chip(void)
+{
+    const char *a100 = "configs/nvidia-a100-pcie-80gb.yaml";
+    struct hw_config base;
+    CHECK_EQ_INT(tu_load_cfg(a100, &base), 0);
+    int nv = cfg_level_index(&base, "nvlink"), pcie = cfg_level_index(&base, "pcie");
+    CHECK(nv >= 0 && nv == base.lv_peer && pcie == base.lv_host);
+    struct cfg_sets sets;
+    struct hw_system s;
+    struct diag d;
+    memset(&sets, 0, sizeof sets);
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(cfg_sets_add(&sets, "links.nvlink=off", "--set", &d), 0);
+    CHECK_EQ_INT(tu_load_hw(a100, &sets, &s, &d), 1);
+    CHECK(s.chip.lv_peer < 0 && cfg_level_index(&s.chip, "nvlink") < 0);
+    CHECK_EQ_INT(s.chip.lv_host, pcie);
+    CHECK_EQ_INT((int)s.chip.nlevels, (int)base.nlevels - 1);
+    /* a 300 MB copy: 12 NVLink ports (300 GB/s), or the 31.5 GB/s host link, as the 4090 */
+    const char *ops = "{\"id\": \"p\", \"kind\": \"memcpy\", \"device\": \"a\", "
+                      "\"direction\": \"p2p\", \"dst_device\": \"b\", \"bytes\": 300000000}";
+    struct run_result r;
+    double t[2] = {0, 0};
+    for (int off = 0; off < 2; off++) {
+        CHECK_EQ_INT(run_ops_set(a100, off ? "links.nvlink=off" : "links.nvlink=on", "\"a\", \"b\"",
+                                 ops, &r), 0);
+        if (r.nops != 1)
+            continue;
+        t[off] = op_s(&r, 0);
+        CHECK(r.ops[0].bytes[off ? pcie : nv] >= 300e6);
+        CHECK(off || r.ops[0].bytes[pcie] == 0);
+        run_result_free(&r);
+    }
+    printf("  A100 PCIe p2p 300 MB: %.3f ms over NVLink, %.3f ms with links.nvlink=off\n",
+           t[0] * 1e3, t[1] * 1e3);
+    CHECK_NEAR_REL(t[0], 300e6 / 300e9 + 2.5e-6 + 2e-6, 0.001);
+    CHECK_NEAR_REL(t[1], 300e6 / 31.5e9 + 2.5e-6 + 2e-6, 0.001);
+
+    /* the CLI: an all_reduce's bytes move from nvlink to pcie */
+    char args[600], *out = NULL, *err = NULL, js[2][128];
+    double tot[2] = {0, 0};
+    for (int off = 0; off < 2; off++) {
+        snprintf(js[off], sizeof js[off], "%s/ar%d.json", dir, off);
+        snprintf(args, sizeof args, "run --hw %s --op all_reduce:bytes=256MiB,ranks=2 %s --json '%s' --quiet",
+                 a100, off ? "--set links.nvlink=off" : "", js[off]);
+        CHECK_EQ_INT(tu_run_strata(dir, args, &out, &err), 0);
+        free(out);
+        free(err);
+        char *text = tu_read_file(js[off], NULL);
+        CHECK(text != NULL);
+        if (text == NULL)
+            continue;
+        const char *p = strstr(text, "\"total_time_s\":");
+        tot[off] = p ? strtod(p + strlen("\"total_time_s\":"), NULL) : 0;
+        /* each rank's op: half the buffer out over its link (ring, 2 ranks) */
+        CHECK_STR_CONTAINS(text, off ? "\"pcie\":268435456}" : "\"pcie\":0,\"nvlink\":268435456}");
+        CHECK(off == 0 || strstr(text, "\"nvlink\"") == NULL);
+        free(text);
+    }
+    printf("  A100 PCIe all_reduce 256 MiB x2: %.3f ms, links.nvlink=off %.3f ms\n", tot[0] * 1e3,
+           tot[1] * 1e3);
+    CHECK(tot[1] > 5 * tot[0]);
+
+    /* what a chip needs for itself, or has not, cannot be off */
+    static const struct { const char *hw, *kv, *want; } bad[] = {
+        {"configs/nvidia-a100-pcie-80gb.yaml", "links.pcie=off",
+         "link to the host, which every device needs; only a link to other devices can be off "
+         "(its links: pcie (to the host), nvlink)"},
+        {"configs/nvidia-a100-pcie-80gb.yaml", "links.dram=off", "the chip's dram level"},
+        {"configs/nvidia-a100-pcie-80gb.yaml", "links.l2=off", "the chip's cache level"},
+        {"configs/nvidia-a100-pcie-80gb.yaml", "links.nvlnk=off",
+         "no level named 'nvlnk'; its links: pcie (to the host), nvlink"},
+        {"configs/nvidia-a100-pcie-80gb.yaml", "links.nvlink=no", "takes off (or on), not 'no'"},
+        {"configs/nvidia-rtx-4090.yaml", "links.nvlink=off", "its links: pcie (to the host)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        check_refused(bad[k].hw, bad[k].kv, bad[k].want);
+}
+
+/* On a system file, `links.NAME=off` takes out every link of that name
+ * (or level): the DGX A100 without NVSwitch copies over its PCIe
+ * switches; without PCIe as well its GPUs have no path, and the run says
+ * so and writes nothing. */
+static void test_links_off_system(void)
+{
+    const char *dgx = "configs/systems/nvidia-dgx-a100.yaml";
+    struct hw_system base, s;
+    struct diag d;
+    struct cfg_sets sets;
+    memset(&d, 0, sizeof d);
+    memset(&sets, 0, sizeof sets);
+    CHECK_EQ_INT(tu_load_hw(dgx, NULL, &base, &d), 0);
+    CHECK_EQ_INT(cfg_sets_add(&sets, "links.nvlink=off", "--set", &d), 0);
+    CHECK_EQ_INT(tu_load_hw(dgx, &sets, &s, &d), 0);
+    CHECK_EQ_INT((int)s.nlinks, (int)base.nlinks - 8);
+    int nv = cfg_level_index(&s.chip, "nvlink"), pcie = cfg_level_index(&s.chip, "pcie");
+    for (uint32_t i = 0; i < s.nlinks; i++)
+        CHECK(s.links[i].level != nv);
+    sys_free(&s);
+    sys_free(&base);
+    /* gpu0 -> gpu1: 160 MB at 274 GB/s over NVSwitch, or 31.5 GB/s through plx0 */
+    const char *ops = "{\"id\": \"p\", \"kind\": \"memcpy\", \"device\": \"gpu0\", "
+                      "\"direction\": \"p2p\", \"dst_device\": \"gpu1\", \"bytes\": 160000000}";
+    struct run_result r;
+    double t[2] = {0, 0};
+    for (int off = 0; off < 2; off++) {
+        CHECK_EQ_INT(run_ops_set(dgx, off ? "links.nvlink=off" : NULL, gpus8, ops, &r), 0);
+        if (r.nops != 1)
+            continue;
+        t[off] = op_s(&r, 0);
+        CHECK(r.ops[0].bytes[off ? pcie : nv] == 160e6);
+        CHECK(r.ops[0].bytes[off ? nv : pcie] == 0);
+        run_result_free(&r);
+    }
+    printf("  DGX A100 p2p gpu0 -> gpu1 160 MB: %.3f ms, links.nvlink=off %.3f ms\n", t[0] * 1e3,
+           t[1] * 1e3);
+    CHECK_NEAR_REL(t[1], 160e6 / 31.5e9, 0.01);
+    CHECK(t[1] > 5 * t[0]);
+
+    /* no path left: the run's error, nothing written */
+    char args[600], js[128], *out = NULL, *err = NULL;
+    snprintf(js, sizeof js, "%s/none.json", dir);
+    snprintf(args, sizeof args, "run --hw %s --op all_reduce:bytes=256MiB,ranks=8 --set links.nvlink=off "
+             "--set links.pcie=off --json '%s'", dgx, js);
+    CHECK(tu_run_strata(dir, args, &out, &err) != 0);
+    CHECK_STR_CONTAINS(err, "ranks: devices 'gpu0' and 'gpu1' of the group have no path between them");
+    CHECK(!tu_exists(js));
+    free(out);
+    free(err);
+    /* a name no link has, or a value other than off and on */
+    static const struct { const char *kv, *want; } bad[] = {
+        {"links.nvswitch=off", "no link of this system is named 'nvswitch'; its links: nvlink, pcie"},
+        {"links.nvlink=0", "or taken out as links.NAME=off"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        check_refused(dgx, bad[k].kv, bad[k].want);
+}
+
 int main(void)
 {
     test_shipped_systems();
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-sys") == 0);
     test_link_sets();
+    test_links_off_chip();
+    test_links_off_system();
     test_routes();
     test_routes_big();
     test_dgx_a100_p2p_matrix();

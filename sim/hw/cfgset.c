@@ -469,6 +469,74 @@ int cfg_set_is_links(const struct cfg_set *s)
     return strncmp(s->key, "links.", 6) == 0;
 }
 
+/* A `links.NAME=` value that switches links: 0 off, 1 on (changes
+ * nothing), -1 neither. */
+static int link_switch(const char *value)
+{
+    return strcmp(value, "off") == 0 ? 0 : strcmp(value, "on") == 0 ? 1 : -1;
+}
+
+/* Scalar map.key's text, or "" */
+static const char *text_at(struct yconf *c, int map, const char *key)
+{
+    int v = yconf_lookup(c, map, key);
+    return v >= 0 && c->nodes[v].kind == YCONF_SCALAR ? yconf_text(c, v) : "";
+}
+
+/* `links.NAME=off` on a chip config.  The system a chip implies
+ * (sys_from_chip) joins its devices by their peer link through one switch
+ * and by their host link through the host; off takes the peer link level
+ * NAME out of the chip's levels, so the chip is one without it (an A100
+ * PCIe without its NVLink bridge) and devices talk through the host.  The
+ * host link, the DRAM and the caches a device needs for itself cannot be
+ * off.  `on` changes nothing.  0, or -1 with *c->d. */
+static int apply_chip_link_switch(struct yconf *c, int root, const struct cfg_set *s)
+{
+    char parts[4][96];
+    int np = split_key(c, s, parts);
+    if (np < 0)
+        return -1;
+    int on = link_switch(s->value);
+    if (np == 2 && on < 0)
+        return set_fail(c, s, DIAG_E_USAGE, "links.%s takes off (or on), not '%s'", parts[1],
+                        s->value);
+    if (np != 2)
+        return set_fail(c, s, DIAG_E_UNSUPPORTED,
+                        "links.NAME.KEY sets a system file's links, and --hw names a chip config "
+                        "(a chip's own links are levels: --set nvlink.bandwidth=...; "
+                        "--set links.nvlink=off takes its peer link away)");
+    int seq = yconf_lookup(c, root, "levels");
+    if (seq < 0 || c->nodes[seq].kind != YCONF_SEQUENCE)
+        return 0;   /* chipcfg_fill reports it */
+    char links[300] = "";
+    size_t used = 0;
+    int hit = -1;
+    for (int m = c->nodes[seq].first; m >= 0; m = c->nodes[m].next) {
+        if (c->nodes[m].kind != YCONF_MAPPING)
+            continue;
+        const char *name = text_at(c, m, "name");
+        if (strcmp(text_at(c, m, "kind"), "link") == 0 && used < sizeof links)
+            used += (size_t)snprintf(links + used, sizeof links - used, "%s%s%s", used ? ", " : "",
+                                     name, strcmp(text_at(c, m, "scope"), "host") == 0
+                                     ? " (to the host)" : "");
+        if (strcmp(name, parts[1]) == 0)
+            hit = m;
+    }
+    if (hit < 0)
+        return set_fail(c, s, DIAG_E_UNKNOWN_NAME, "the chip has no level named '%s'; its links: %s",
+                        parts[1], links);
+    const char *kind = text_at(c, hit, "kind"), *scope = text_at(c, hit, "scope");
+    if (strcmp(kind, "link") != 0 || strcmp(scope, "host") == 0)
+        return set_fail(c, s, DIAG_E_UNSUPPORTED,
+                        "'%s' is the chip's %s%s, which every device needs; only a link to other "
+                        "devices can be off (its links: %s)", parts[1],
+                        strcmp(kind, "link") != 0 ? kind : "link to the host",
+                        strcmp(kind, "link") != 0 ? " level" : "", links);
+    if (on == 0 && strcmp(scope, "system") == 0)
+        yconf_drop_item(c, seq, hit);   /* another scope: chipcfg_fill reports it */
+    return 0;
+}
+
 int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int in_system)
 {
     if (sets == NULL)
@@ -477,16 +545,16 @@ int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int i
         return 0; /* chipcfg_fill reports it */
     for (unsigned k = 0; k < sets->n; k++) {
         const struct cfg_set *s = &sets->set[k];
-        if (cfg_set_is_links(s)) {
-            if (in_system)
-                continue;   /* the system's own (cfg_sets_apply_links) */
-            return set_fail(c, s, DIAG_E_UNSUPPORTED,
-                            "links.NAME sets a system file's links, and --hw names a chip config "
-                            "(a chip's own links are levels: --set nvlink.bandwidth=...)");
-        }
+        if (cfg_set_is_links(s))
+            continue;   /* the system's own (cfg_sets_apply_links), or below */
         if (apply_set(c, root, s, (int)k, NULL, NULL, 0) != 0)
             return -1;
     }
+    /* a chip's links off last, so that a set of the level's keys (a
+     * what-if's) before or after it is not an error */
+    for (unsigned k = 0; !in_system && k < sets->n; k++)
+        if (cfg_set_is_links(&sets->set[k]) && apply_chip_link_switch(c, root, &sets->set[k]) != 0)
+            return -1;
     return 0;
 }
 
@@ -501,7 +569,8 @@ static void link_names(struct yconf *c, int m, const char **name, const char **l
     *name = nv >= 0 && c->nodes[nv].kind == YCONF_SCALAR ? yconf_text(c, nv) : *level;
 }
 
-/* One `links.NAME.KEY=VALUE` override into every link it names. */
+/* One `links.NAME.KEY=VALUE` override into every link it names, or
+ * `links.NAME=off`, which takes them out of the file (`on`: leaves them). */
 static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, int k)
 {
     const int line = -(k + 1);
@@ -509,11 +578,12 @@ static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, i
     int np = split_key(c, s, parts);
     if (np < 0)
         return -1;
-    if (np < 3 || np > 4 || (np == 4 && strcmp(parts[2], "efficiency") != 0))
+    int on = np == 2 ? link_switch(s->value) : -1;
+    if ((np == 2 && on < 0) || np > 4 || (np == 4 && strcmp(parts[2], "efficiency") != 0))
         return set_fail(c, s, DIAG_E_USAGE,
                         "a system's link is set as links.NAME.KEY, NAME a link's name or level and "
                         "KEY bandwidth, latency or efficiency.bandwidth_fraction "
-                        "(links.nvlink.bandwidth=150GB/s)");
+                        "(links.nvlink.bandwidth=150GB/s), or taken out as links.NAME=off");
     int seq = yconf_lookup(c, root, "links"), matched = 0, by_name = 0;
     int first = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
     for (int m = first; m >= 0; m = c->nodes[m].next) {    /* by name if any has it, else by level */
@@ -525,7 +595,8 @@ static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, i
     }
     char names[300] = "";
     size_t used = 0;
-    for (int m = first; m >= 0; m = c->nodes[m].next) {
+    for (int m = first, next; m >= 0; m = next) {
+        next = c->nodes[m].next;
         if (c->nodes[m].kind != YCONF_MAPPING)
             continue;       /* sysload reports it */
         const char *name, *level;
@@ -534,6 +605,12 @@ static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, i
             if (used < sizeof names && strstr(names, name) == NULL)
                 used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
                                          used ? ", " : "", name);
+            continue;
+        }
+        matched++;
+        if (np == 2) {      /* off: the system without it; a route that needs it is the run's error */
+            if (on == 0)
+                yconf_drop_item(c, seq, m);
             continue;
         }
         struct target t = {m, sys_link_set_keys, 0};
@@ -547,7 +624,6 @@ static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, i
         }
         if (set_leaf(c, s, &t, parts[np - 1], line) != 0)
             return -1;
-        matched++;
     }
     if (matched == 0)
         return set_fail(c, s, DIAG_E_UNKNOWN_NAME, "no link of this system is named '%s'; its links: %s",

@@ -51,16 +51,18 @@ struct yconf;
 /* Writes sets into the chip config's tree under root: 0, or -1 with *c->d.
  * Their nodes get line -(k + 1) for override k, so that a later check that
  * fails on one can name it (cfg_sets_name_error).  A set of a system's
- * links (`links.NAME...`) is left for cfg_sets_apply_links when in_system,
- * and refused otherwise. */
+ * links (`links.NAME...`) is left for cfg_sets_apply_links when in_system;
+ * otherwise `links.NAME=off` takes the chip's peer link level NAME out of
+ * its levels (after every other set), so the system the chip implies joins
+ * its devices through the host, and any other `links.` set is refused. */
 int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int in_system);
 /* Whether s sets a system file's links: `links.NAME.KEY`, NAME a link's
  * name (or, without one, its level), KEY bandwidth, latency or
- * efficiency.bandwidth_fraction. */
+ * efficiency.bandwidth_fraction; or `links.NAME=off` (`on` is no change). */
 int cfg_set_is_links(const struct cfg_set *s);
 /* Writes the sets of a system's links into the system file's tree under
  * root, into every link (links[i]) named NAME, or, when none is, every
- * link of level NAME: 0, or -1
+ * link of level NAME (off: takes those links out of the tree): 0, or -1
  * with *c->d (a NAME no link has is an error that lists the links). */
 int cfg_sets_apply_links(struct yconf *c, int root, const struct cfg_sets *sets);
 /* An error at such a line: names the override (--set KEY=VALUE, or the

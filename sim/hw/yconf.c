@@ -111,6 +111,26 @@ int yconf_new_node(struct yconf *c, enum yconf_kind kind, int line, int parent)
     return i;
 }
 
+void yconf_drop_item(struct yconf *c, int seq, int n)
+{
+    struct yconf_node *p = &c->nodes[seq];
+    SIM_CHECK(p->kind == YCONF_SEQUENCE);
+    int prev = -1, k = p->first;
+    while (k >= 0 && k != n) {
+        prev = k;
+        k = c->nodes[k].next;
+    }
+    SIM_CHECK(k == n);
+    if (prev < 0)
+        p->first = c->nodes[n].next;
+    else
+        c->nodes[prev].next = c->nodes[n].next;
+    if (p->last == n)
+        p->last = prev;
+    p->n_children--;
+    c->nodes[n].next = -1;
+}
+
 void yconf_set_text(struct yconf *c, int n, const char *s, size_t len)
 {
     while (c->n_text + len + 1 > c->cap_text) {

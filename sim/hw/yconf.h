@@ -75,6 +75,9 @@ void yconf_copy(struct yconf *dst, const struct yconf *src, const char *path, st
  * to parent's children (-1: none); its index, or -1 with *y->d past the
  * node cap.  yconf_set_text sets a scalar's text. */
 int yconf_new_node(struct yconf *y, enum yconf_kind kind, int line, int parent);
+/* Takes item n out of sequence seq (an override that removes a level or a
+ * link); its nodes stay allocated, reachable from nothing. */
+void yconf_drop_item(struct yconf *y, int seq, int n);
 void yconf_set_text(struct yconf *y, int n, const char *s, size_t len);
 
 /* Node access. */
