@@ -42,10 +42,15 @@ def leaves(w):
 
 def rails(n, w, gbps):
     """NIC i of every node on leaf i, gbps per direction."""
-    for k in range(n):
-        for i in range(8):
-            w(f"  - {{level: pcie, name: ib, from: nic{k}_{i}, to: leaf{i}, bandwidth_GBps: {gbps}, latency_ns: 600, "
-              "transport: network}")
+    w(f"  - repeat: {{k: {n}, i: 8}}")
+    w("    links:")
+    w(f"      - {{level: pcie, name: ib, from: \"nic{{k}}_{{i}}\", to: \"leaf{{i}}\", bandwidth_GBps: {gbps}, "
+      "latency_ns: 600, transport: network}")
+
+
+def node_gpus(first=0, count=8):
+    """A node's GPUs as names in a repeat group over its nodes k."""
+    return ", ".join(f"\"gpu{{8*k+{first + i}}}\"" for i in range(count))
 
 
 HGX = {
@@ -77,25 +82,27 @@ def h100(n, w, kind="h100"):
     w(f"chip: {chip}")
     w(f"devices: {8 * n}                 # gpu0 .. gpu{8 * n - 1}; node k holds gpu{{8k}} .. gpu{{8k+7}}")
     w("")
-    w("nodes:")
-    for k in range(n):
-        w(f"  - {{name: nvswitch{k}, kind: switch, nvls: true}}")
-        w(f"  - {{name: cpu{k}, kind: host, bandwidth_GBps: 160}}   # as {single}'s cpu0")
-        for i in range(8):
-            w(f"  - {{name: nic{k}_{i}, kind: switch}}   # ConnectX-7")
+    w("nodes:   # node k: nvswitch{k}, cpu{k}, nic{k}_0 .. nic{k}_7 (docs/systems.md, repeat groups)")
+    w(f"  - repeat: {{k: {n}}}")
+    w("    nodes:")
+    w("      - {name: \"nvswitch{k}\", kind: switch, nvls: true}")
+    w(f"      - {{name: \"cpu{{k}}\", kind: host, bandwidth_GBps: 160}}   # as {single}'s cpu0")
+    w("      - repeat: {i: 8}")
+    w("        nodes:")
+    w("          - {name: \"nic{k}_{i}\", kind: switch}   # ConnectX-7")
     leaves(w)
-    for k in range(n):
-        gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
-        w(f"  - {{level: nvlink, from: [{gpus}], to: nvswitch{k}, bandwidth_GBps: {nvbw}, latency_ns: 400, "
-          f"efficiency: {{bandwidth_fraction: {nveff}}}}}   # as {single}")
-    for k in range(n):
-        for i in range(8):
-            g = 8 * k + i
-            w(f"  - {{level: pcie, name: pcie_nic, from: gpu{g}, to: nic{k}_{i}, bandwidth_GBps: 63, latency_ns: 500}}")
-    for k in range(n):
-        gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
-        w(f"  - {{level: pcie, from: [{gpus}], to: cpu{k}, bandwidth_GBps: 63, latency_ns: 500, "
-          f"efficiency: {{bandwidth_fraction: 0.88}}}}   # as {single}")
+    w(f"  - repeat: {{k: {n}}}")
+    w("    links:")
+    w(f"      - {{level: nvlink, from: [{node_gpus()}], to: \"nvswitch{{k}}\", bandwidth_GBps: {nvbw}, "
+      f"latency_ns: 400, efficiency: {{bandwidth_fraction: {nveff}}}}}   # as {single}")
+    w(f"  - repeat: {{k: {n}, i: 8}}")
+    w("    links:")
+    w("      - {level: pcie, name: pcie_nic, from: \"gpu{8*k+i}\", to: \"nic{k}_{i}\", bandwidth_GBps: 63, "
+      "latency_ns: 500}")
+    w(f"  - repeat: {{k: {n}}}")
+    w("    links:")
+    w(f"      - {{level: pcie, from: [{node_gpus()}], to: \"cpu{{k}}\", bandwidth_GBps: 63, latency_ns: 500, "
+      f"efficiency: {{bandwidth_fraction: 0.88}}}}   # as {single}")
     rails(n, w, 50)
 
 def dgx_a100(n, w):
@@ -115,31 +122,38 @@ def dgx_a100(n, w):
     w("chip: ../nvidia-a100-sxm-80gb.yaml")
     w(f"devices: {8 * n}                 # gpu0 .. gpu{8 * n - 1}; node k holds gpu{{8k}} .. gpu{{8k+7}}")
     w("")
-    w("nodes:")
-    for k in range(n):
-        w(f"  - {{name: nvswitch{k}, kind: switch}}")
-        for j in range(4):
-            w(f"  - {{name: plx{k}_{j}, kind: switch}}")
-        for i in range(8):
-            w(f"  - {{name: nic{k}_{i}, kind: switch}}   # ConnectX-6 HDR")
-        for j in range(2):
-            w(f"  - {{name: cpu{k}_{j}, kind: host, bandwidth_GBps: 204.8}}   # EPYC 7742, 8 x DDR4-3200")
+    w("nodes:   # node k: nvswitch{k}, plx{k}_0..3, nic{k}_0..7, cpu{k}_0..1 (docs/systems.md, repeat groups)")
+    w(f"  - repeat: {{k: {n}}}")
+    w("    nodes:")
+    w("      - {name: \"nvswitch{k}\", kind: switch}")
+    w("      - repeat: {j: 4}")
+    w("        nodes:")
+    w("          - {name: \"plx{k}_{j}\", kind: switch}")
+    w("      - repeat: {i: 8}")
+    w("        nodes:")
+    w("          - {name: \"nic{k}_{i}\", kind: switch}   # ConnectX-6 HDR")
+    w("      - repeat: {j: 2}")
+    w("        nodes:")
+    w("          - {name: \"cpu{k}_{j}\", kind: host, bandwidth_GBps: 204.8}   # EPYC 7742, 8 x DDR4-3200")
     leaves(w)
-    for k in range(n):
-        gpus = ", ".join(f"gpu{8 * k + i}" for i in range(8))
-        w(f"  - {{level: nvlink, from: [{gpus}], to: nvswitch{k}, bandwidth_GBps: 300, latency_ns: 400, "
-          "efficiency: {bandwidth_fraction: 0.913}}")
-        for j in range(4):
-            w(f"  - {{level: pcie, from: [gpu{8 * k + 2 * j}, gpu{8 * k + 2 * j + 1}], to: plx{k}_{j}, "
-              "bandwidth_GBps: 31.5, latency_ns: 500}")
-        for i in range(8):
-            w(f"  - {{level: pcie, name: pcie_nic, from: gpu{8 * k + i}, to: nic{k}_{i}, bandwidth_GBps: 31.5, "
-              "latency_ns: 500}")
-        for j in range(2):
-            w(f"  - {{level: pcie, name: pcie_uplink, from: [plx{k}_{2 * j}, plx{k}_{2 * j + 1}], to: cpu{k}_{j}, "
-              "bandwidth_GBps: 31.5, latency_ns: 500}")
-        w(f"  - {{level: pcie, name: xgmi, from: cpu{k}_0, to: cpu{k}_1, bandwidth_GBps: 144, latency_ns: 500}}"
-          "   # UNSOURCED estimate, as the DGX A100 file")
+    w(f"  - repeat: {{k: {n}}}")
+    w("    links:")
+    w(f"      - {{level: nvlink, from: [{node_gpus()}], to: \"nvswitch{{k}}\", bandwidth_GBps: 300, "
+      "latency_ns: 400, efficiency: {bandwidth_fraction: 0.913}}")
+    w("      - repeat: {j: 4}")
+    w("        links:")
+    w("          - {level: pcie, from: [\"gpu{8*k+2*j}\", \"gpu{8*k+2*j+1}\"], to: \"plx{k}_{j}\", "
+      "bandwidth_GBps: 31.5, latency_ns: 500}")
+    w("      - repeat: {i: 8}")
+    w("        links:")
+    w("          - {level: pcie, name: pcie_nic, from: \"gpu{8*k+i}\", to: \"nic{k}_{i}\", bandwidth_GBps: 31.5, "
+      "latency_ns: 500}")
+    w("      - repeat: {j: 2}")
+    w("        links:")
+    w("          - {level: pcie, name: pcie_uplink, from: [\"plx{k}_{2*j}\", \"plx{k}_{2*j+1}\"], "
+      "to: \"cpu{k}_{j}\", bandwidth_GBps: 31.5, latency_ns: 500}")
+    w("      - {level: pcie, name: xgmi, from: \"cpu{k}_0\", to: \"cpu{k}_1\", bandwidth_GBps: 144, latency_ns: 500}"
+      "   # UNSOURCED estimate, as the DGX A100 file")
     rails(n, w, 25)
 
 

@@ -121,6 +121,32 @@ int main(void)
     expect("unknown system key", trace2, "sys", 4, "turbo", "unknown key");
     write_sys("nvidia-a100-sxm-80gb.yaml", "no-such-chip.yaml");
     expect("missing chip file", trace2, "sys", 2, "chip", "cannot load");
+    /* repeat groups (docs/systems.md): the entry, its variables' values */
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: \"sw{j}\", kind: switch}]}");
+    expect("unknown repeat variable", trace2, "sys", 5, "nodes[0].nodes[0] (k=0)",
+           "not a variable of a repeat group");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: \"sw{k-1}\", kind: switch}]}");
+    expect("a name's expression with '-'", trace2, "sys", 5, "nodes[0].nodes[0] (k=0)", "unexpected '-'");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: \"sw{(k+1}\", kind: switch}]}");
+    expect("a '(' without its ')'", trace2, "sys", 5, "nodes[0].nodes[0] (k=0)", "without its ')'");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: \"sw{k%0}\", kind: switch}]}");
+    expect("a remainder by 0", trace2, "sys", 5, "nodes[0].nodes[0] (k=0)", "division by 0");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: \"sw{k\", kind: switch}]}");
+    expect("a '{' without its '}'", trace2, "sys", 5, "nodes[0].nodes[0] (k=0)", "without its '}'");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: sw, kind: switch}]}");
+    expect("a repeat that names one node twice", trace2, "sys", 5, "nodes[0].nodes[0] (k=1)",
+           "'sw' is already a switch");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}}");
+    expect("a repeat group without its list", trace2, "sys", 5, "nodes[0].nodes",
+           "a repeat group lists the nodes");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 0}, nodes: [{name: sw, kind: switch}]}");
+    expect("a repeat of no copies", trace2, "sys", 5, "nodes[0].repeat.k", "");
+    write_sys("{name: sw, kind: switch}", "{repeat: 3, nodes: [{name: sw, kind: switch}]}");
+    expect("repeat not a mapping", trace2, "sys", 5, "nodes[0].repeat", "expected {VARIABLE: COUNT");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: sw, kind: switch}], size: 1}");
+    expect("unknown key in a repeat group", trace2, "sys", 5, "nodes[0].size", "unknown key");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 1000, i: 1000}, nodes: [{name: sw, kind: switch}]}");
+    expect("a repeat group too large", trace2, "sys", 5, "nodes[0].repeat.i", "1 to 262144 copies");
 
     /* traces that do not fit the system */
     write_sys(NULL, NULL);

@@ -794,11 +794,130 @@ static void test_links_off_system(void)
         check_refused(dgx, bad[k].kv, bad[k].want);
 }
 
+/* A system written with repeat groups (sysload.c) is the system written
+ * out: the same nodes and links in the same order, to the field; and a
+ * links.NAME set reaches the links inside a group. */
+static void test_repeat_groups(void)
+{
+    char cwd[512], pa[640], pb[640], text[4096];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(pa, sizeof pa, "%s/rep.yaml", dir);
+    snprintf(pb, sizeof pb, "%s/flat.yaml", dir);
+    /* the last group's `to`: first a name that is not there for i = 2 (an
+     * error naming the entry and its variables), then the GPU's switch */
+    const char *to[2] = {"nic{k}_{i*1+0*k+0}", "sw{k}"};
+    struct hw_system a, b;
+    struct diag d;
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(text, sizeof text,
+                 "name: rep\nchip: %s/configs/nvidia-h100-sxm.yaml\ndevices: 8\n"
+                 "nodes:\n"
+                 "  - repeat: {k: 2}\n"
+                 "    nodes:\n"
+                 "      - {name: \"sw{k}\", kind: switch, nvls: true}\n"
+                 "      - repeat: {i: 2}\n"
+                 "        nodes: [{name: \"nic{k}_{i}\", kind: switch}]\n"
+                 "  - {name: spine, kind: switch}\n"
+                 "links:\n"
+                 "  - repeat: {k: 2, i: 4}\n"
+                 "    links:\n"
+                 "      - {level: nvlink, from: \"gpu{4*k+i}\", to: \"sw{k}\", bandwidth_GBps: 450, latency_ns: 400}\n"
+                 "  - repeat: {k: 2}\n"
+                 "    links:\n"
+                 "      - {level: pcie, name: ib, from: [\"nic{k}_0\", \"nic{k}_1\"], to: spine, bandwidth_GBps: 50, "
+                 "latency_ns: 600, transport: network}\n"
+                 "      - repeat: {i: 4}\n"
+                 "        links: [{level: pcie, from: \"gpu{4*k+i}\", to: \"%s\", bandwidth_GBps: 63, "
+                 "latency_ns: 500}]\n", cwd, to[pass]);
+        tu_write_file(pa, text);
+        memset(&d, 0, sizeof d);
+        if (pass == 0) {
+            CHECK_EQ_INT(tu_load_hw(pa, NULL, &a, &d), -1);
+            CHECK(strstr(d.msg, "no device or node 'nic0_2'") != NULL);
+            CHECK(strcmp(d.field, "links[1].links[1].links[0] (k=0, i=2).to") == 0);
+            CHECK_EQ_INT(d.line, 19);
+        }
+    }
+    snprintf(text, sizeof text,
+             "name: rep\nchip: %s/configs/nvidia-h100-sxm.yaml\ndevices: 8\n"
+             "nodes:\n"
+             "  - {name: sw0, kind: switch, nvls: true}\n  - {name: nic0_0, kind: switch}\n"
+             "  - {name: nic0_1, kind: switch}\n  - {name: sw1, kind: switch, nvls: true}\n"
+             "  - {name: nic1_0, kind: switch}\n  - {name: nic1_1, kind: switch}\n"
+             "  - {name: spine, kind: switch}\n"
+             "links:\n"
+             "  - {level: nvlink, from: [gpu0, gpu1, gpu2, gpu3], to: sw0, bandwidth_GBps: 450, latency_ns: 400}\n"
+             "  - {level: nvlink, from: [gpu4, gpu5, gpu6, gpu7], to: sw1, bandwidth_GBps: 450, latency_ns: 400}\n"
+             "  - {level: pcie, name: ib, from: [nic0_0, nic0_1], to: spine, bandwidth_GBps: 50, latency_ns: 600, "
+             "transport: network}\n"
+             "  - {level: pcie, from: [gpu0, gpu1, gpu2, gpu3], to: sw0, bandwidth_GBps: 63, latency_ns: 500}\n"
+             "  - {level: pcie, name: ib, from: [nic1_0, nic1_1], to: spine, bandwidth_GBps: 50, latency_ns: 600, "
+             "transport: network}\n"
+             "  - {level: pcie, from: [gpu4, gpu5, gpu6, gpu7], to: sw1, bandwidth_GBps: 63, latency_ns: 500}\n",
+             cwd);
+    tu_write_file(pb, text);
+    CHECK_EQ_INT(tu_load_hw(pa, NULL, &a, &d), 0);
+    CHECK_EQ_INT(tu_load_hw(pb, NULL, &b, &d), 0);
+    CHECK_EQ_INT(a.nnodes, 15);
+    CHECK_EQ_INT(a.nnodes, b.nnodes);
+    CHECK_EQ_INT(a.nlinks, 20);
+    CHECK_EQ_INT(a.nlinks, b.nlinks);
+    int same = a.nnodes == b.nnodes && a.nlinks == b.nlinks;
+    for (uint32_t i = 0; same && i < a.nnodes; i++)
+        same = strcmp(a.nodes[i].name, b.nodes[i].name) == 0 && a.nodes[i].kind == b.nodes[i].kind &&
+               a.nodes[i].nvls == b.nodes[i].nvls;
+    for (uint32_t i = 0; same && i < a.nlinks; i++)
+        same = a.links[i].a == b.links[i].a && a.links[i].b == b.links[i].b &&
+               a.links[i].level == b.links[i].level && a.links[i].bw_bytes_per_s == b.links[i].bw_bytes_per_s &&
+               a.links[i].latency_ps == b.links[i].latency_ps && a.links[i].transport == b.links[i].transport &&
+               strcmp(a.links[i].name, b.links[i].name) == 0;
+    CHECK(same);
+    sys_free(&a);
+    sys_free(&b);
+    /* links.ib.bandwidth reaches the four ib links inside the group */
+    struct cfg_sets sets;
+    memset(&sets, 0, sizeof sets);
+    CHECK_EQ_INT(cfg_sets_add(&sets, "links.ib.bandwidth=x0.5", "--set", &d), 0);
+    CHECK_EQ_INT(tu_load_hw(pa, &sets, &a, &d), 0);
+    int halved = 0;
+    for (uint32_t i = 0; i < a.nlinks; i++)
+        halved += strcmp(a.links[i].name, "ib") == 0 && a.links[i].bw_bytes_per_s == 25e9;
+    CHECK_EQ_INT(halved, 4);
+    sys_free(&a);
+    memset(&sets, 0, sizeof sets);
+    CHECK_EQ_INT(cfg_sets_add(&sets, "links.ib=off", "--set", &d), 0);
+    CHECK_EQ_INT(tu_load_hw(pa, &sets, &a, &d), 0);
+    CHECK_EQ_INT(a.nlinks, 16);
+    sys_free(&a);
+    /* a ring's wrap and whole division: gpu x to gpu (x+1)%6, and to the
+     * switch of its pair */
+    snprintf(text, sizeof text,
+             "name: ring\nchip: %s/configs/nvidia-h100-sxm.yaml\ndevices: 6\n"
+             "nodes: [{repeat: {p: 3}, nodes: [{name: \"sw{p}\", kind: switch}]}]\n"
+             "links:\n"
+             "  - repeat: {x: 6}\n"
+             "    links:\n"
+             "      - {level: nvlink, from: \"gpu{x}\", to: \"gpu{(x+1)%%6}\", bandwidth_GBps: 100, latency_ns: 100, "
+             "forward: true}\n"
+             "      - {level: pcie, from: \"gpu{x}\", to: \"sw{x/2}\", bandwidth_GBps: 10, latency_ns: 100}\n",
+             cwd);
+    tu_write_file(pa, text);
+    CHECK_EQ_INT(tu_load_hw(pa, NULL, &a, &d), 0);
+    CHECK_EQ_INT(a.nlinks, 12);
+    int ring = a.nlinks == 12;
+    for (uint32_t x = 0; ring && x < 6; x++)
+        ring = a.links[2 * x].a == x && a.links[2 * x].b == (x + 1) % 6 &&
+               a.links[2 * x + 1].a == x && a.links[2 * x + 1].b == 6 + x / 2;
+    CHECK(ring);
+    sys_free(&a);
+}
+
 int main(void)
 {
     test_shipped_systems();
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-sys") == 0);
     test_link_sets();
+    test_repeat_groups();
     test_links_off_chip();
     test_links_off_system();
     test_routes();

@@ -569,11 +569,87 @@ static void link_names(struct yconf *c, int m, const char **name, const char **l
     *name = nv >= 0 && c->nodes[nv].kind == YCONF_SCALAR ? yconf_text(c, nv) : *level;
 }
 
+/* One links.NAME override on its way through a system file's links, into
+ * their repeat groups (sysload.c) too. */
+struct links_walk {
+    const struct cfg_set *s;
+    char (*parts)[96];
+    int np, on, line;
+    int by_name, matched;
+    char names[300];
+    size_t used;
+};
+
+/* A repeat group's list of links, or -1 (m an entry of links). */
+static int links_group(struct yconf *c, int m)
+{
+    if (c->nodes[m].kind != YCONF_MAPPING || yconf_lookup(c, m, "repeat") < 0)
+        return -1;
+    int l = yconf_lookup(c, m, "links");
+    return l >= 0 && c->nodes[l].kind == YCONF_SEQUENCE ? l : -1;
+}
+
+/* Whether any link of list seq has the name (else NAME is a level). */
+static void links_by_name(struct yconf *c, int seq, struct links_walk *w)
+{
+    for (int m = c->nodes[seq].first; m >= 0; m = c->nodes[m].next) {
+        int g = links_group(c, m);
+        if (g >= 0) {
+            links_by_name(c, g, w);
+        } else if (c->nodes[m].kind == YCONF_MAPPING) {
+            const char *name, *level;
+            link_names(c, m, &name, &level);
+            w->by_name |= strcmp(name, w->parts[1]) == 0;
+        }
+    }
+}
+
+static int links_apply(struct yconf *c, int seq, struct links_walk *w)
+{
+    const struct cfg_set *s = w->s;
+    for (int m = c->nodes[seq].first, next; m >= 0; m = next) {
+        next = c->nodes[m].next;
+        int g = links_group(c, m);
+        if (g >= 0) {
+            if (links_apply(c, g, w) != 0)
+                return -1;
+            continue;
+        }
+        if (c->nodes[m].kind != YCONF_MAPPING)
+            continue;       /* sysload reports it */
+        const char *name, *level;
+        link_names(c, m, &name, &level);
+        if (strcmp(w->by_name ? name : level, w->parts[1]) != 0) {
+            if (w->used < sizeof w->names && strstr(w->names, name) == NULL)
+                w->used += (size_t)snprintf(w->names + w->used, sizeof w->names - w->used, "%s%s",
+                                            w->used ? ", " : "", name);
+            continue;
+        }
+        w->matched++;
+        if (w->np == 2) {   /* off: the system without it; a route that needs it is the run's error */
+            if (w->on == 0)
+                yconf_drop_item(c, seq, m);
+            continue;
+        }
+        struct target t = {m, sys_link_set_keys, 0};
+        if (w->np == 4) {
+            t.map = child_map(c, m, "efficiency", w->line);
+            if (t.map == -1)
+                return set_fail(c, s, DIAG_E_TYPE, "a link's efficiency is a mapping");
+            if (t.map < -1)
+                return -1;
+            t.allowed = chipcfg_efficiency_keys(LK_LINK);
+        }
+        if (set_leaf(c, s, &t, w->parts[w->np - 1], w->line) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* One `links.NAME.KEY=VALUE` override into every link it names, or
  * `links.NAME=off`, which takes them out of the file (`on`: leaves them). */
 static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, int k)
 {
-    const int line = -(k + 1);
     char parts[4][96];
     int np = split_key(c, s, parts);
     if (np < 0)
@@ -584,50 +660,18 @@ static int apply_links_set(struct yconf *c, int root, const struct cfg_set *s, i
                         "a system's link is set as links.NAME.KEY, NAME a link's name or level and "
                         "KEY bandwidth, latency or efficiency.bandwidth_fraction "
                         "(links.nvlink.bandwidth=150GB/s), or taken out as links.NAME=off");
-    int seq = yconf_lookup(c, root, "links"), matched = 0, by_name = 0;
-    int first = seq >= 0 && c->nodes[seq].kind == YCONF_SEQUENCE ? c->nodes[seq].first : -1;
-    for (int m = first; m >= 0; m = c->nodes[m].next) {    /* by name if any has it, else by level */
-        const char *name, *level;
-        if (c->nodes[m].kind == YCONF_MAPPING) {
-            link_names(c, m, &name, &level);
-            by_name |= strcmp(name, parts[1]) == 0;
-        }
-    }
-    char names[300] = "";
-    size_t used = 0;
-    for (int m = first, next; m >= 0; m = next) {
-        next = c->nodes[m].next;
-        if (c->nodes[m].kind != YCONF_MAPPING)
-            continue;       /* sysload reports it */
-        const char *name, *level;
-        link_names(c, m, &name, &level);
-        if (strcmp(by_name ? name : level, parts[1]) != 0) {
-            if (used < sizeof names && strstr(names, name) == NULL)
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         used ? ", " : "", name);
-            continue;
-        }
-        matched++;
-        if (np == 2) {      /* off: the system without it; a route that needs it is the run's error */
-            if (on == 0)
-                yconf_drop_item(c, seq, m);
-            continue;
-        }
-        struct target t = {m, sys_link_set_keys, 0};
-        if (np == 4) {
-            t.map = child_map(c, m, "efficiency", line);
-            if (t.map == -1)
-                return set_fail(c, s, DIAG_E_TYPE, "a link's efficiency is a mapping");
-            if (t.map < -1)
-                return -1;
-            t.allowed = chipcfg_efficiency_keys(LK_LINK);
-        }
-        if (set_leaf(c, s, &t, parts[np - 1], line) != 0)
+    int seq = yconf_lookup(c, root, "links");
+    if (seq < 0 || c->nodes[seq].kind != YCONF_SEQUENCE)
+        seq = -1;
+    struct links_walk w = {s, parts, np, on, -(k + 1), 0, 0, "", 0};
+    if (seq >= 0) {
+        links_by_name(c, seq, &w);
+        if (links_apply(c, seq, &w) != 0)
             return -1;
     }
-    if (matched == 0)
+    if (w.matched == 0)
         return set_fail(c, s, DIAG_E_UNKNOWN_NAME, "no link of this system is named '%s'; its links: %s",
-                        parts[1], names);
+                        parts[1], w.names);
     return 0;
 }
 

@@ -422,10 +422,21 @@ int yconf_next_key(const struct yconf *c, int k)
 
 void yconf_field(char *buf, size_t size, const char *section, const char *key)
 {
-    if (section[0] == '\0')
-        snprintf(buf, size, "%s", key);
-    else
-        snprintf(buf, size, "%s.%s", section, key);
+    /* as snprintf("%s.%s") would, without it: a system file of thousands of
+     * links names a field per link end */
+    if (size == 0)
+        return;
+    size_t n = 0, ls = strlen(section), lk = strlen(key);
+    if (ls > 0) {
+        size_t k = ls < size - 1 ? ls : size - 1;
+        memcpy(buf, section, k);
+        n = k;
+        if (n < size - 1)
+            buf[n++] = '.';
+    }
+    size_t k = lk < size - 1 - n ? lk : size - 1 - n;
+    memcpy(buf + n, key, k);
+    buf[n + k] = '\0';
 }
 
 int yconf_key_eq(const struct yconf *c, int k, const char *s)
