@@ -147,6 +147,9 @@ int main(void)
     expect("unknown key in a repeat group", trace2, "sys", 5, "nodes[0].size", "unknown key");
     write_sys("{name: sw, kind: switch}", "{repeat: {k: 1000, i: 1000}, nodes: [{name: sw, kind: switch}]}");
     expect("a repeat group too large", trace2, "sys", 5, "nodes[0].repeat.i", "1 to 262144 copies");
+    write_sys("{name: sw, kind: switch}", "{repeat: {k: 1000}, nodes: [{repeat: {i: 1000}, nodes: []}]}");
+    expect("nested repeat groups too large", trace2, "sys", 5, "nodes[0].nodes[0].repeat.i",
+           "with the groups around it");
 
     /* traces that do not fit the system */
     write_sys(NULL, NULL);

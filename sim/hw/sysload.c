@@ -48,6 +48,7 @@ struct sysparse {
         int64_t value;
     } bind[SYS_REPEAT_DEPTH];
     int nbind;
+    uint64_t outer;             /* copies the groups around the one being read make */
     int tpl_map;                /* the link entry whose template tpl is, or -1 */
     struct sys_link tpl;
 };
@@ -496,15 +497,16 @@ static int read_group(struct sysparse *p, int m, const char *field, const char *
         if (yconf_number(c, val, vf, YCONF_COUNT, &x) != 0)
             return -1;
         total *= (uint64_t)x;
-        if (x < 1 || total > SYS_REPEAT_MAX)
+        if (x < 1 || total * p->outer > SYS_REPEAT_MAX)
             return diag_set(c->d, DIAG_E_RANGE, c->path, c->nodes[val].line, vf,
-                            "a repeat group makes 1 to %d copies, this one %.0f", SYS_REPEAT_MAX,
-                            x < 1 ? x : (double)total);
+                            "a repeat group makes 1 to %d copies with the groups around it, this "
+                            "one %.0f", SYS_REPEAT_MAX, x < 1 ? x : (double)(total * p->outer));
         snprintf(p->bind[p->nbind].var, SYS_VAR_MAX, "%s", var);
         count[p->nbind - b0] = (int64_t)x;
         p->bind[p->nbind++].value = 0;
     }
     /* every value, the last variable fastest */
+    p->outer *= total;
     for (uint64_t n = 0; n < total && rc == 0; n++) {
         rc = read_list(p, lv, lf, key, fn);
         for (int b = p->nbind - 1; b >= b0; b--) {
@@ -513,6 +515,7 @@ static int read_group(struct sysparse *p, int m, const char *field, const char *
             p->bind[b].value = 0;
         }
     }
+    p->outer /= total;
     p->nbind = b0;
     return rc;
 }
@@ -702,7 +705,7 @@ static int read_links(struct sysparse *p, int root)
 
 int sysload_body(struct yconf *c, int root, struct hw_system *s)
 {
-    struct sysparse p = {.c = c, .s = s, .tpl_map = -1};
+    struct sysparse p = {.c = c, .s = s, .outer = 1, .tpl_map = -1};
     int rc = 0;
     if (read_unified(&p, root) != 0 || read_devices(&p, root) != 0 ||
         read_nodes(&p, root) != 0 || read_links(&p, root) != 0)
