@@ -39,6 +39,11 @@ int main(void)
     snprintf(args, sizeof args,
              "gen llm --model traces/models/llama-2-7b.json --phase decode --weights q3_x -o %s/o.json", dir);
     expect("gen weights", args, 2, "--weights", "q3_x");
+    expect("gen weights list", args, 2, "int4_g128", "fp8, nvfp4, mxfp4;");   /* the formats, FP4 too */
+    expect("serve weights",
+           "serve --hw configs/nvidia-b200.yaml --model traces/models/llama-3.1-8b.json --rate 1 "
+           "--requests 4 --weights fp3",
+           2, "--weights", "nvfp4, mxfp4");
     expect("fit weights",
            "fit --hw configs/nvidia-rtx-4090.yaml --model traces/models/llama-2-7b.json --phase decode "
            "--weights q3_x",
@@ -48,6 +53,9 @@ int main(void)
     snprintf(args, sizeof args,
              "gen llm --model traces/models/llama-2-7b.json --phase decode --weights bf16+huffman -o %s/o.json", dir);
     expect("coded float", args, 2, "--weights", "no integer codes");
+    snprintf(args, sizeof args,
+             "gen llm --model traces/models/llama-2-7b.json --phase decode --weights nvfp4+huffman -o %s/o.json", dir);
+    expect("coded fp4", args, 2, "--weights", "no integer codes");
     expect("coded unmeasured",
            "fit --hw configs/nvidia-rtx-4090.yaml --model traces/models/llama-2-7b.json --phase decode "
            "--weights q5_k+huffman",

@@ -890,6 +890,60 @@ static void test_decode(void)
     trace_free(&t);
 }
 
+/* One Llama-3.1-8B decode step (batch 1, 1024 positions) with the linear
+ * layers stored as w, on chip hw: its time (s) and the DRAM bytes of the
+ * GEMMs with quantisable weights (into *wb). */
+static double fp4_decode(const char *hw, enum wfmt w, double *wb)
+{
+    struct diag d;
+    struct hw_config cfg;
+    struct llm_config c;
+    struct trace t;
+    struct run_result r;
+    struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, w, 0, LLM_FW_FUSED, 1, 1,
+                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    memset(&d, 0, sizeof d);
+    *wb = 0;
+    if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-3.1-8b.json", &c, &d) != 0 ||
+        llm_build(&c, &s, &t, &d) != 0) {
+        diag_print(&d, stderr);
+        CHECK(0);
+        return 0;
+    }
+    CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
+    for (uint32_t i = 0; i < t.nops; i++)
+        if (t.ops[i].kind == OP_GEMM) {
+            CHECK_EQ_INT(t.ops[i].u.gemm.weights, w);
+            CHECK_EQ_INT(t.ops[i].dtype, DT_BF16);          /* the activations' type stays */
+            *wb += r.ops[i].bytes[cfg.lv_dram];
+        }
+    double v = (double)r.total_ps * 1e-12;
+    run_result_free(&r);
+    trace_free(&t);
+    return v;
+}
+
+/* --weights nvfp4 / mxfp4: on B200 (an FP4 matrix path) and H100 (none) a
+ * decode step reads the weights at 4.5 / 4.25 bits, 8 for fp8 and 16 for
+ * bf16, and is faster in that order. */
+static void test_fp4_weights(void)
+{
+    static const char *const hws[] = {"configs/nvidia-b200.yaml", "configs/nvidia-h100-sxm.yaml"};
+    for (int i = 0; i < 2; i++) {
+        double b16, b8, b4, bmx;
+        double t16 = fp4_decode(hws[i], WF_NONE, &b16), t8 = fp4_decode(hws[i], WF_FP8, &b8);
+        double t4 = fp4_decode(hws[i], WF_NVFP4, &b4), tmx = fp4_decode(hws[i], WF_MXFP4, &bmx);
+        printf("  %s Llama-3.1-8B decode: bf16 %.3f ms, fp8 %.3f, nvfp4 %.3f, mxfp4 %.3f; GEMM DRAM "
+               "%.3f / %.3f / %.3f / %.3f GB\n", hws[i], t16 * 1e3, t8 * 1e3, t4 * 1e3, tmx * 1e3, b16 / 1e9,
+               b8 / 1e9, b4 / 1e9, bmx / 1e9);
+        CHECK(t4 < t8 && t8 < t16 && tmx <= t4);
+        /* the weights' bytes (a decode GEMM's activations are KBs) */
+        CHECK_NEAR_REL(b8 / b16, 8.0 / 16.0, 0.01);
+        CHECK_NEAR_REL(b4 / b16, 4.5 / 16.0, 0.01);
+        CHECK_NEAR_REL(bmx / b16, 4.25 / 16.0, 0.01);
+    }
+}
+
 static void test_prefill(void)
 {
     struct llm_config c;
@@ -1227,6 +1281,7 @@ int main(void)
     test_param_counts();
     test_plain_mlp();
     test_decode();
+    test_fp4_weights();
     test_prefill();
     test_layer_split();
     test_context_too_long();

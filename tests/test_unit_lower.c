@@ -112,9 +112,9 @@
  * for one CTA's own loads); h100mc as shipped, for test_clusters */
 static struct hw_config h100, h100mc, a100, v5e;
 
-/* A forward bf16 GEMM m x n x k lowered on chip c. */
-static void lower_gemm(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k,
-                       struct lowered *L)
+/* A forward bf16 GEMM m x n x k with weights stored as w, on chip c. */
+static void lower_gemm_w(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k, enum wfmt w,
+                         struct lowered *L)
 {
     struct op o;
     memset(&o, 0, sizeof o);
@@ -127,9 +127,16 @@ static void lower_gemm(const struct hw_config *c, uint64_t m, uint64_t n, uint64
     o.u.gemm.n = n;
     o.u.gemm.k = k;
     o.u.gemm.batch = 1;
-    o.u.gemm.weights = WF_NONE;
+    o.u.gemm.weights = w;
     memset(L, 0, sizeof *L);
     lower_op(c, &o, 0, L);
+}
+
+/* A forward bf16 GEMM m x n x k lowered on chip c. */
+static void lower_gemm(const struct hw_config *c, uint64_t m, uint64_t n, uint64_t k,
+                       struct lowered *L)
+{
+    lower_gemm_w(c, m, n, k, WF_NONE, L);
 }
 
 static uint64_t waves_of(const struct hw_config *c, const struct kplan *p)
@@ -351,6 +358,40 @@ static void test_decode_attn_per_head(void)
     CHECK_STR_CONTAINS(msg, "forward only");
 }
 
+/* Block-scaled FP4 weights: W4A4 on a chip with an FP4 matrix rate (the
+ * MMA in the format, A and B at its bits, nothing dequantised, a little
+ * vector work to quantise A), weight-only on one without (bf16 MMA, B at
+ * its bits, dequantised on the vector pipe); a GEMV dequantises on both. */
+static void test_fp4_weights(const struct hw_config *b200)
+{
+    struct lowered L;
+    unsigned tm, tn, tk;
+    static const enum wfmt fmts[] = {WF_NVFP4, WF_MXFP4};
+    for (int i = 0; i < 2; i++) {
+        enum wfmt w = fmts[i];
+        enum dtype qt = w == WF_NVFP4 ? DT_NVFP4 : DT_MXFP4;
+        double bb = wfmt_bits(w) / 8.0;
+        CHECK_NEAR_REL(bb, dtype_bytes(qt, 1.0), 1e-12);   /* one size in wfmt.h and dtype.h */
+        lower_gemm_w(b200, 2048, 4096, 4096, w, &L);
+        const struct kplan *p = &L.k[0];
+        CHECK_EQ_INT(p->mdt, qt);
+        CHECK_EQ_INT(sscanf(p->tile, "%ux%ux%u", &tm, &tn, &tk), 3);
+        CHECK_NEAR_REL(p->a_step, tm * (double)tk * bb, 1e-12);
+        CHECK_NEAR_REL(p->b_step, tn * (double)tk * bb, 1e-12);
+        /* A quantised once an element (3 ops), shared by a row of tiles; no dequantise */
+        CHECK_NEAR_REL(p->vflops_step, tm * (double)tk * 3.0 / (double)p->gn, 1e-12);
+        lower_gemm_w(&h100mc, 2048, 4096, 4096, w, &L);
+        p = &L.k[0];
+        CHECK_EQ_INT(p->mdt, DT_BF16);
+        CHECK_EQ_INT(sscanf(p->tile, "%ux%ux%u", &tm, &tn, &tk), 3);
+        CHECK_NEAR_REL(p->a_step, tm * (double)tk * 2.0, 1e-12);
+        CHECK_NEAR_REL(p->b_step, tn * (double)tk * bb, 1e-12);
+        CHECK_NEAR_REL(p->vflops_step, tn * (double)tk * wfmt_dequant_ops(w), 1e-12);
+        lower_gemm_w(b200, 1, 4096, 4096, w, &L);
+        CHECK(strcmp(L.k[0].what, "gemv") == 0);
+    }
+}
+
 int main(void)
 {
     if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100) != 0 ||
@@ -365,6 +406,10 @@ int main(void)
     test_gemv();
     test_reuse();
     test_decode_attn_per_head();
+    struct hw_config b200;
+    if (tu_load_cfg("configs/nvidia-b200.yaml", &b200) != 0)
+        return 1;
+    test_fp4_weights(&b200);
     printf("%d passed, %d failed\n", test_passed_, test_failed_);
     return test_failed_ != 0;
 }

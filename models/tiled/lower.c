@@ -48,8 +48,8 @@ static void lower_backward(const struct hw_config *c, const struct op *o, struct
     case OP_GEMM: {
         const uint64_t m = o->u.gemm.m, nn = o->u.gemm.n, k = o->u.gemm.k, b = o->u.gemm.batch;
         double ob = lower_gemm_out_bytes(o->dtype);
-        struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0, 1.0};
-        struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0, 1.0};
+        struct gemm_shape da = {m, k, nn, b, o->dtype, ob, eb, 0, 1.0, 1.0, 0};
+        struct gemm_shape db = {k, nn, m, b, o->dtype, ob, eb, 0, 1.0, 1.0, 0};
         if (c->sa_rows == 0) {
             /* dgrad dA = dC B^T reads dC along n and B^T along its k: the
              * forward's n and k; wgrad dB = A^T dC reads A^T along the

@@ -559,7 +559,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
 static void attn_bmm(const struct hw_config *c, struct kplan *k, const char *what, uint64_t m,
                      uint64_t n, uint64_t kk, uint64_t batch, enum dtype dt, double eb, double beb)
 {
-    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0, 1.0};
+    struct gemm_shape g = {m, n, kk, batch, dt, eb, beb, 0, 1.0, 1.0, 0};
     lower_gemm_plan(c, k, &g);
     snprintf(k->what, sizeof k->what, "%s", what);
 }

@@ -157,8 +157,12 @@ static void gemm_keep(const struct hw_config *c, const struct gemm_shape *s, str
         best->mflops_step = 0;
         best->vdt = unit_simt_type(c, s->dt);
     }
-    /* quantised weights are dequantised as each B tile is loaded */
+    /* quantised weights are dequantised as each B tile is loaded; W4A4
+     * activations are quantised once each, the work shared by the gn CTAs
+     * of a row of tiles (a fused prologue) */
     best->vflops_step += dmin(tn, (double)s->n) * tk * s->deq_ops;
+    if (s->aq_ops > 0)
+        best->vflops_step += dmin(tm, (double)s->m) * tk * s->aq_ops / (double)best->gn;
     best->dram_cost = 1.0;
     best->load_frac = s->load_frac;
     char cl[16] = "";
@@ -272,8 +276,34 @@ static void gemm_coded(struct kplan *p, enum wfmt wcoded, enum wfmt wdec, double
     p->code_ratio = wfmt_bits(wcoded) / wfmt_bits(wdec);
 }
 
+/* Block-scaled weights (wfmt_matrix_type: nvfp4, mxfp4) on a chip whose
+ * matrix pipe has a rate for their type run W4A4, as TensorRT-LLM and vLLM
+ * run NVFP4/MXFP4 checkpoints on Blackwell (CUTLASS block-scaled GEMMs):
+ * the activations are quantised to the same type (an absmax over each
+ * block, a scale and a convert an element: 3 vector ops, an a priori count
+ * like wfmt.h's, not fitted), A and B are read at its bits with their
+ * scales, and the MMA runs at its rate with nothing to dequantise.  The
+ * output stays 16-bit.  On any other chip (Hopper, Ampere, AMD) the format
+ * is weight-only, as the int4 formats are.  One rule, keyed on the chip's
+ * matrix rates, not on the chip. */
+#define TILED_ACT_QUANT_OPS 3.0
+
+static void gemm_w4a4(const struct hw_config *c, enum wfmt wf, struct gemm_shape *s)
+{
+    enum dtype qt = wfmt_matrix_type(wf);
+    if (qt == DT_COUNT || c->matrix_flops_per_cycle[qt] <= 0)
+        return;
+    s->dt = qt;
+    s->b_bytes = dtype_bytes(qt, 1.0);
+    s->deq_ops = 0;
+    s->aq_ops = TILED_ACT_QUANT_OPS;
+}
+
 /* A GEMM op's kernel: the tiled GEMM (lower_gemm_plan), or a GEMV for
- * M <= TILED_GEMV_MAX_M; weights may be quantised or 2:4 sparse. */
+ * M <= TILED_GEMV_MAX_M; weights may be quantised or 2:4 sparse.  A GEMV
+ * streams the weights through the vector pipe, so block-scaled weights
+ * are dequantised there on every chip (decode at batch <= 4 is bound by
+ * their bytes either way). */
 void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered *L)
 {
     double eb = dtype_bytes(o->dtype, 1.0);
@@ -285,13 +315,15 @@ void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered
     struct gemm_shape s = {o->u.gemm.m, o->u.gemm.n, o->u.gemm.k, o->u.gemm.batch,
                            o->dtype, lower_gemm_out_bytes(o->dtype),
                            wf != WF_NONE ? wfmt_bits(wf) / 8.0 : eb, wfmt_dequant_ops(wf), 1.0,
-                           1.0};
+                           1.0, 0};
+    if (s.m > TILED_GEMV_MAX_M)
+        gemm_w4a4(c, wf, &s);
     if (o->u.gemm.sparse) {
         /* 2:4 compressed B: half the values and a 2-bit index per kept
          * one (1 bit per dense element); the sparse tensor-core path
          * skips the zeros where the chip has one */
         s.b_bytes = 0.5 * s.b_bytes + 1.0 / 8.0;
-        enum dtype mt = unit_matrix_type(c, o->dtype);
+        enum dtype mt = unit_matrix_type(c, s.dt);
         if (c->sparse_matrix_flops_per_cycle[mt] > 0)
             s.math_scale = c->matrix_flops_per_cycle[mt] / c->sparse_matrix_flops_per_cycle[mt];
     }

@@ -312,6 +312,8 @@ struct gemm_shape {
     double load_frac;           /* load width / 16 B: 1 when rows are 16-byte aligned */
     double math_scale;          /* matrix-pipe time per FLOP relative to dense: dense rate /
                                  * 2:4 sparse rate for a sparse B on a chip with that path */
+    double aq_ops;              /* vector ops to quantise one A (activation) element to dt,
+                                 * once per element (0: A arrives in dt) */
 };
 
 /* lower_gemm.c: a GEMM op's kernel (into L->k[0]); the tile plan of shape

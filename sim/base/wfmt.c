@@ -9,8 +9,9 @@ static const struct {
     const char *name;
     double bits, ops;
     enum wfmt base;
+    enum dtype mma;
 } wfmt_table[WFMT_COUNT] = {
-#define WFMT_ROW_(e, n, b, d, base) {n, b, d, WF_##base},
+#define WFMT_ROW_(e, n, b, d, base, mma) {n, b, d, WF_##base, DT_##mma},
     WFMT_MAP(WFMT_ROW_)
 #undef WFMT_ROW_
 };
@@ -43,4 +44,9 @@ double wfmt_dequant_ops(enum wfmt f)
 enum wfmt wfmt_decoded(enum wfmt f)
 {
     return (unsigned)f < WFMT_COUNT ? wfmt_table[f].base : WF_NONE;
+}
+
+enum dtype wfmt_matrix_type(enum wfmt f)
+{
+    return (unsigned)f < WFMT_COUNT ? wfmt_table[f].mma : DT_COUNT;
 }

@@ -20,10 +20,19 @@
  *   int8   8              (per-channel scale, negligible)        weight-only int8
  *   nf4    4 + 8/64 + 32/(64*256) = 4.127 (double-quantised absmax)   bitsandbytes
  *   fp8    8
+ *   nvfp4  4 + 8/16 = 4.5     (e2m1 values, an e4m3 scale per 16, an fp32 scale
+ *                             per tensor, negligible)   NVIDIA technical blog
+ *                             "Introducing NVFP4 for Efficient and Accurate
+ *                             Low-Precision Inference" (2025), Table 1
+ *   mxfp4  4 + 8/32 = 4.25    (e2m1 values, an e8m0 scale per 32)   OCP
+ *                             Microscaling Formats (MX) Specification v1.0,
+ *                             MXFP4: k = 32, scale E8M0, element FP4 E2M1
+ * These two are dtype.h's DT_NVFP4 and DT_MXFP4 (the same bits, scales
+ * included), and they are the formats a matrix pipe may take as they are.
  * q4_k_m is not a format but llama.cpp's mix (q4_k, with q6_k for some
  * tensors); the LLM generator assigns it per tensor.
  *
- * Entropy-coded formats (FORMAT+huffman, the last column naming FORMAT):
+ * Entropy-coded formats (FORMAT+huffman, the fifth column naming FORMAT):
  * the integer codes of FORMAT's blocks coded losslessly, the scales kept
  * as they are, decoded on the way from DRAM by a chip's decoder level
  * (LazyWeights; docs/lazyweights.md).  Their bits per weight are what DRAM,
@@ -36,37 +45,54 @@
  * above it.  Formats with no public measurement of their codes have no
  * coded variant.  The dequantisation cost is the decoded format's.
  *
- * Dequantisation cost (last column, vector-pipe FLOP-equivalents per weight
+ * Dequantisation cost (fourth column, vector-pipe FLOP-equivalents per weight
  * on top of the 2 of the multiply-add): int8 (7.0) and int4_gN (6.0) were
  * fitted to gpt-fast's weight-only kernels on the A100 (GPTFAST-003 int8
  * and GPTFAST-005 int4 G=32, Llama-2-7B decode; docs/calibration.md); the
  * other formats' values are a priori operation counts (unpack, zero point,
- * scale), not fitted.
+ * scale), not fitted; nvfp4 and mxfp4: unpack, convert e2m1, scale.
+ *
+ * Matrix type (the sixth column; COUNT: none): a format whose values a
+ * chip's matrix pipe multiplies as they are, block scales applied in the
+ * MMA (Blackwell's block-scaled tcgen05.mma kinds mxf4 / mxf4nvf4).  On a
+ * chip with a matrix rate for that type the GEMM runs W4A4, as
+ * TensorRT-LLM and vLLM run NVFP4 and MXFP4 checkpoints there: the
+ * activations are quantised to the same type and the MMA runs at its rate,
+ * with nothing to dequantise.  Elsewhere the format is weight-only like the
+ * others (Marlin-style FP4 kernels on Hopper).  The tiled GEMM lowering
+ * decides (models/tiled/lower_gemm.c); traces and `fit` keep the op's dtype
+ * for the activations and this table's bits for the weights either way.
+ * fp8 has no matrix type here: `--weights fp8` stays weight-only (its W8A8
+ * form is `--dtype fp8_e4m3`).
  */
 #ifndef STRATA_WFMT_H
 #define STRATA_WFMT_H
 
-#define WFMT_MAP(X)                                     \
-    X(NONE, "none", 0.0, 0.0, NONE)                     \
-    X(Q4_0, "q4_0", 4.5, 3.0, NONE)                     \
-    X(Q4_1, "q4_1", 5.0, 3.0, NONE)                     \
-    X(Q5_0, "q5_0", 5.5, 4.0, NONE)                     \
-    X(Q8_0, "q8_0", 8.5, 2.0, NONE)                     \
-    X(Q4_K, "q4_k", 4.5, 4.0, NONE)                     \
-    X(Q5_K, "q5_k", 5.5, 5.0, NONE)                     \
-    X(Q6_K, "q6_k", 6.5625, 4.0, NONE)                  \
-    X(INT4_G32, "int4_g32", 5.0, 6.0, NONE)             \
-    X(INT4_G64, "int4_g64", 4.5, 6.0, NONE)             \
-    X(INT4_G128, "int4_g128", 4.25, 6.0, NONE)          \
-    X(INT8, "int8", 8.0, 7.0, NONE)                     \
-    X(NF4, "nf4", 4.127, 4.0, NONE)                     \
-    X(FP8, "fp8", 8.0, 1.0, NONE)                       \
-    X(Q4_0_H, "q4_0+huffman", 4.27, 3.0, Q4_0)          \
-    X(Q4_K_H, "q4_k+huffman", 4.365, 4.0, Q4_K)         \
-    X(Q6_K_H, "q6_k+huffman", 6.4125, 4.0, Q6_K)
+#include "dtype.h"
+
+#define WFMT_MAP(X)                                         \
+    X(NONE, "none", 0.0, 0.0, NONE, COUNT)                  \
+    X(Q4_0, "q4_0", 4.5, 3.0, NONE, COUNT)                  \
+    X(Q4_1, "q4_1", 5.0, 3.0, NONE, COUNT)                  \
+    X(Q5_0, "q5_0", 5.5, 4.0, NONE, COUNT)                  \
+    X(Q8_0, "q8_0", 8.5, 2.0, NONE, COUNT)                  \
+    X(Q4_K, "q4_k", 4.5, 4.0, NONE, COUNT)                  \
+    X(Q5_K, "q5_k", 5.5, 5.0, NONE, COUNT)                  \
+    X(Q6_K, "q6_k", 6.5625, 4.0, NONE, COUNT)               \
+    X(INT4_G32, "int4_g32", 5.0, 6.0, NONE, COUNT)          \
+    X(INT4_G64, "int4_g64", 4.5, 6.0, NONE, COUNT)          \
+    X(INT4_G128, "int4_g128", 4.25, 6.0, NONE, COUNT)       \
+    X(INT8, "int8", 8.0, 7.0, NONE, COUNT)                  \
+    X(NF4, "nf4", 4.127, 4.0, NONE, COUNT)                  \
+    X(FP8, "fp8", 8.0, 1.0, NONE, COUNT)                    \
+    X(Q4_0_H, "q4_0+huffman", 4.27, 3.0, Q4_0, COUNT)       \
+    X(Q4_K_H, "q4_k+huffman", 4.365, 4.0, Q4_K, COUNT)      \
+    X(Q6_K_H, "q6_k+huffman", 6.4125, 4.0, Q6_K, COUNT)     \
+    X(NVFP4, "nvfp4", 4.5, 3.0, NONE, NVFP4)                \
+    X(MXFP4, "mxfp4", 4.25, 3.0, NONE, MXFP4)
 
 enum wfmt {
-#define WFMT_ENUM_(e, n, b, d, base) WF_##e,
+#define WFMT_ENUM_(e, n, b, d, base, mma) WF_##e,
     WFMT_MAP(WFMT_ENUM_)
 #undef WFMT_ENUM_
     WFMT_COUNT
@@ -81,6 +107,9 @@ double wfmt_dequant_ops(enum wfmt f);
 /* An entropy-coded format's format as decoded (what a kernel reads);
  * NONE for a format that is not entropy-coded. */
 enum wfmt wfmt_decoded(enum wfmt f);
+/* The type a matrix pipe takes f's values as (block scales applied in the
+ * MMA), or DT_COUNT where it has none: the weights are dequantised. */
+enum dtype wfmt_matrix_type(enum wfmt f);
 
 _Static_assert(WFMT_COUNT <= 32, "tload_field.c keeps the format names in 32 slots");
 

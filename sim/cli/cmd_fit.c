@@ -196,7 +196,7 @@ static int fit_shape(const struct fit_args *a, struct llm_step *s)
         return 2;
     }
     if (a->weights && llm_weights_from_name(a->weights, s) != 0) {
-        char why[256];
+        char why[512];
         llm_weights_why(a->weights, why, sizeof why);
         fprintf(stderr, "strata fit: --weights: '%s': %s\n", a->weights, why);
         return 2;

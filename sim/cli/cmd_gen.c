@@ -229,7 +229,7 @@ static int gen_types(const struct gen_args *a, struct llm_step *s)
         return 2;
     }
     if (a->weights && llm_weights_from_name(a->weights, s) != 0) {
-        char why[256];
+        char why[512];
         llm_weights_why(a->weights, why, sizeof why);
         fprintf(stderr, "strata gen llm: --weights: '%s': %s\n", a->weights, why);
         return 2;

@@ -23,7 +23,8 @@
 const char cli_serve_usage[] =
     "  strata serve    --hw CONFIG.yaml --model CONFIG.json (--rate R | --concurrency C |\n"
     "                  --requests-file F.csv) [--requests N] [--isl L] [--osl L] [--seed S]\n"
-    "                  [--stack NAME] [--tp N] [--dtype bf16] [--scheduler continuous|static]\n"
+    "                  [--stack NAME] [--tp N] [--dtype bf16] [--weights FMT]\n"
+    "                  [--scheduler continuous|static]\n"
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
@@ -43,7 +44,8 @@ const char cli_serve_usage[] =
     "                  starting with the (i mod G)th; --prefix-caching: their full KV blocks stay\n"
     "                  cached for the next of their group; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
-    "                  --osl 128, --seed 1, --tp 1, --dtype bf16, then the stack's serving: block,\n"
+    "                  --osl 128, --seed 1, --tp 1, --dtype bf16, --weights as --dtype (FMT: as gen\n"
+    "                  llm --weights), then the stack's serving: block,\n"
     "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
     "                  --chunked-prefill on with --max-batched-tokens 8192 (off: the model's\n"
     "                  max_position_embeddings, at least 2048), --gpu-memory-utilization 0.9;\n"
@@ -172,8 +174,11 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
         rc = serve_run(&sch, &q, &su.steps, &res, &d) != 0 ? cli_fail(&d) : 0;
     if (rc == 0) {
         const struct hw_config *cfg = &su.sys.chip;
-        char dt[16];
-        snprintf(dt, sizeof dt, "%s", dtype_name(dec.dtype));
+        char dt[64];
+        if (a->weights != NULL)
+            snprintf(dt, sizeof dt, "%s, weights %.24s", dtype_name(dec.dtype), a->weights);
+        else
+            snprintf(dt, sizeof dt, "%s", dtype_name(dec.dtype));
         struct serve_ctx ctx = {su.sys.implied ? cfg_label(cfg) : su.sys.name, a->model, sp ? stk.name : "",
                                 dec.tp, dt, label, w.seed, &sch, util, su.kv_per_token, su.fit.weights, &q,
                                 &res, &su.steps, a->goodput != NULL ? &slo : NULL, np, nd, kvbw};
@@ -198,7 +203,8 @@ int cli_serve(int argc, char **argv)
     const struct cli_opt opts[] = {
         {"hw", 0, &a.hw, NULL},         {"model", 0, &a.model, NULL},
         {"stack", 0, &a.stack, NULL},   {"tp", 0, &a.tp, NULL},
-        {"dtype", 0, &a.dtype, NULL},   {"rate", 0, &a.rate, NULL},
+        {"dtype", 0, &a.dtype, NULL},   {"weights", 0, &a.weights, NULL},
+        {"rate", 0, &a.rate, NULL},
         {"concurrency", 0, &a.conc, NULL}, {"requests-file", 0, &a.file, NULL},
         {"requests", 0, &a.nreq, NULL}, {"isl", 0, &a.isl, NULL},
         {"osl", 0, &a.osl, NULL},       {"seed", 0, &a.seed, NULL},

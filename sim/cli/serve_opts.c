@@ -156,6 +156,16 @@ int serve_opts_step(const struct serve_args *a, const struct stack *stk, struct 
     if (serve_opts_count(a, "--tp", a->tp, 1, 65536, &tp) != 0)
         return 2;
     serve_step_templates(stk, dt, tp, pre, dec);
+    if (a->weights != NULL) {
+        /* as gen llm --weights: both phases' linear layers, and fit's weights */
+        if (llm_weights_from_name(a->weights, dec) != 0) {
+            char why[512];
+            llm_weights_why(a->weights, why, sizeof why);
+            return serve_opts_err(a, "--weights", why, a->weights);
+        }
+        pre->weights = dec->weights;
+        pre->q4_k_m = dec->q4_k_m;
+    }
     return 0;
 }
 

@@ -25,7 +25,7 @@
 /* The options as given (NULL: not given). */
 struct serve_args {
     const char *verb;           /* "serve", "plan": for the messages */
-    const char *hw, *model, *stack, *tp, *dtype;
+    const char *hw, *model, *stack, *tp, *dtype, *weights;
     const char *rate, *conc, *file, *nreq, *isl, *osl, *seed;
     const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps, *goodput, *timeline, *disagg, *kvbw;
     const char *spec_draft, *spec_k, *spec_accept;  /* speculative decoding (serve only) */
@@ -46,8 +46,9 @@ int serve_opts_workload(const struct serve_args *a, struct serve_workload *w, ch
  * 0, or 2. */
 int serve_opts_sched(const struct serve_args *a, const struct stack *stk, uint64_t max_pos,
                      struct serve_sched *s, double *util);
-/* The steps' templates: the dtype, the split (--tp) and the stack's
- * kernels and attention for each phase.  0, or 2. */
+/* The steps' templates: the dtype, the weights' format (--weights), the
+ * split (--tp) and the stack's kernels and attention for each phase.  0,
+ * or 2. */
 int serve_opts_step(const struct serve_args *a, const struct stack *stk, struct llm_step *pre,
                     struct llm_step *dec);
 /* The requests of workload w: the requests file's (its first --requests)

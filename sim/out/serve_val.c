@@ -3,6 +3,8 @@
  * A row's spec, "serve key=value ...":
  *   model=PATH        a Hugging Face config.json, relative to the data root
  *   dtype=NAME        weights, activations and KV cache
+ *   weights=FMT       the linear layers' storage instead (as serve --weights:
+ *                     sim/base/wfmt.h's formats, q4_k_m)
  *   tp=N              tensor-parallel ranks of one engine instance (1)
  *   stack=NAME        the engine's stack (configs/stacks/NAME.yaml): kernels,
  *                     attention, host loop and its serving: block
@@ -112,6 +114,7 @@ struct sv_run {
     struct stack stk;
     int has_stack;
     enum dtype dtype;
+    struct llm_step wq;         /* weights= (its weights and q4_k_m; WF_NONE: dtype) */
     uint64_t tp, instances, requests, seed;
     struct serve_workload w;    /* one instance's */
     int all_at_once;            /* rate=inf */
@@ -150,6 +153,12 @@ static int sv_spec(const struct sv_csv *v, const char *spec, int lineno, struct 
         wl_spec_num(&s, "gpu_mem_util", 0.9, &r->util) != 0 ||
         wl_spec_u64(&s, "prefix_caching", 0, 0, 0, &r->prefix_caching) != 0)
         return -1;
+    const char *wf = wl_spec_get(&s, "weights");
+    if (wf != NULL && llm_weights_from_name(wf, &r->wq) != 0) {
+        char why[512];
+        llm_weights_why(wf, why, sizeof why);
+        return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec", "weights: '%s': %.400s", wf, why);
+    }
     const char *sp = wl_spec_get(&s, "shared_prefix");
     if (sp != NULL) {
         unsigned g, p;
@@ -225,6 +234,8 @@ static int sv_serve(const struct sv_csv *v, const char *cfg, int lineno, struct 
     sch.concurrency = r->w.arrival == SERVE_CLOSED ? r->w.concurrency : 0;
     struct llm_step pre, dec;
     serve_step_templates(sp, r->dtype, (uint32_t)r->tp, &pre, &dec);
+    pre.weights = dec.weights = r->wq.weights;
+    pre.q4_k_m = dec.q4_k_m = r->wq.q4_k_m;
     struct serve_reqs q;
     serve_reqs_make(&r->w, &q);
     sch.prefix_groups = r->prefix_groups;

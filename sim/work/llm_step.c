@@ -357,8 +357,14 @@ void llm_weights_why(const char *name, char *why, size_t n)
                                 "q6_k+huffman";
     const char *plus = strchr(name, '+');
     if (plus == NULL) {
-        snprintf(why, n, "unknown weight format (q4_0, q4_1, q5_0, q8_0, q4_k, q4_k_m, q5_k, q6_k, "
-                         "int4_g32, int4_g64, int4_g128, int8, nf4, fp8; %s)", coded);
+        /* wfmt.h's formats less the coded ones, and llama.cpp's mix after q4_k */
+        char list[320] = "";
+        size_t at = 0;
+        for (unsigned f = 1; f < WFMT_COUNT && at < sizeof list; f++)
+            if (wfmt_decoded((enum wfmt)f) == WF_NONE)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s%s", at ? ", " : "",
+                                       wfmt_name((enum wfmt)f), f == WF_Q4_K ? ", q4_k_m" : "");
+        snprintf(why, n, "unknown weight format (%s; %s)", list, coded);
         return;
     }
     /* an entropy stage codes a format's integer codes */
@@ -367,7 +373,8 @@ void llm_weights_why(const char *name, char *why, size_t n)
     snprintf(base, sizeof base, "%.*s", len < 31 ? len : 31, name);
     enum wfmt b;
     enum dtype dt;
-    if (wfmt_from_name(base, &b) == 0 && b != WF_NONE && b != WF_FP8 && b != WF_NF4)
+    if (wfmt_from_name(base, &b) == 0 && b != WF_NONE && b != WF_FP8 && b != WF_NF4 &&
+        wfmt_matrix_type(b) == DT_COUNT)
         snprintf(why, n, "no public measurement of %s's codes to size it by (wfmt.h); %s", base, coded);
     else if (wfmt_from_name(base, &b) == 0 || dtype_from_name(base, &dt) == 0)
         snprintf(why, n, "%s has no integer codes to entropy-code; %s", base, coded);
