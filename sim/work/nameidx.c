@@ -59,10 +59,11 @@ void nameidx_free(struct nameidx *x)
 
 int64_t nameidx_find(const struct nameidx *x, const char *name)
 {
-    size_t i = (size_t)name_hash(name) & x->mask;
-    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
-        uint32_t k = x->slot[i] - 1;
-        if (strcmp(entry(x, k), name) == 0)
+    uint64_t h = name_hash(name);
+    uint32_t tag = (uint32_t)(h >> 32);
+    for (size_t i = (size_t)h & x->mask; x->slot[i].k1 != 0; i = (i + 1) & x->mask) {
+        uint32_t k = x->slot[i].k1 - 1;
+        if (x->slot[i].tag == tag && strcmp(entry(x, k), name) == 0)
             return k;
     }
     return -1;
@@ -71,12 +72,15 @@ int64_t nameidx_find(const struct nameidx *x, const char *name)
 int64_t nameidx_add(struct nameidx *x, uint32_t k)
 {
     const char *name = entry(x, k);
-    size_t i = (size_t)name_hash(name) & x->mask;
-    for (; x->slot[i] != 0; i = (i + 1) & x->mask) {
-        uint32_t j = x->slot[i] - 1;
-        if (strcmp(entry(x, j), name) == 0)
+    uint64_t h = name_hash(name);
+    uint32_t tag = (uint32_t)(h >> 32);
+    size_t i = (size_t)h & x->mask;
+    for (; x->slot[i].k1 != 0; i = (i + 1) & x->mask) {
+        uint32_t j = x->slot[i].k1 - 1;
+        if (x->slot[i].tag == tag && strcmp(entry(x, j), name) == 0)
             return j;
     }
-    x->slot[i] = k + 1;
+    x->slot[i].k1 = k + 1;
+    x->slot[i].tag = tag;
     return -1;
 }
