@@ -476,7 +476,7 @@ static int read_group(struct sysparse *p, int m, const char *field, const char *
     uint64_t total = 1;
     int64_t count[SYS_REPEAT_DEPTH];
     for (int k = c->nodes[rv].first; k >= 0; k = c->nodes[c->nodes[k].next].next) {
-        const char *var = yconf_text(c, k);
+        const char *var = c->nodes[k].kind == YCONF_SCALAR ? yconf_text(c, k) : "";
         int val = c->nodes[k].next;
         size_t vl = strspn(var, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
         if (p->nbind == SYS_REPEAT_DEPTH)
