@@ -141,6 +141,8 @@ int main(void)
            "a repeat group lists the nodes");
     write_sys("{name: sw, kind: switch}", "{repeat: {k: 0}, nodes: [{name: sw, kind: switch}]}");
     expect("a repeat of no copies", trace2, "sys", 5, "nodes[0].repeat.k", "");
+    write_sys("{name: sw, kind: switch}", "{repeat: {[a]: 2}, nodes: [{name: sw, kind: switch}]}");
+    expect("a repeat variable that is a list", trace2, "sys", 5, "nodes[0].repeat", "a variable is a letter");
     write_sys("{name: sw, kind: switch}", "{repeat: 3, nodes: [{name: sw, kind: switch}]}");
     expect("repeat not a mapping", trace2, "sys", 5, "nodes[0].repeat", "expected {VARIABLE: COUNT");
     write_sys("{name: sw, kind: switch}", "{repeat: {k: 2}, nodes: [{name: sw, kind: switch}], size: 1}");

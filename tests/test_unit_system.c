@@ -785,6 +785,20 @@ static void test_links_off_system(void)
     CHECK(!tu_exists(js));
     free(out);
     free(err);
+    /* run --out's what-ifs: "nvlink bandwidth x2" only while nvlink links are there */
+    for (int off = 0; off < 2; off++) {
+        char od[128], rp[160];
+        snprintf(od, sizeof od, "%s/wi%d", dir, off);
+        snprintf(rp, sizeof rp, "%s/report.json", od);
+        snprintf(args, sizeof args, "run --hw %s --op all_reduce:bytes=64MiB,ranks=8 %s --out '%s' --quiet",
+                 dgx, off ? "--set links.nvlink=off" : "", od);
+        CHECK_EQ_INT(tu_run_strata(dir, args, &out, &err), 0);
+        char *rep = tu_read_file(rp, NULL);
+        CHECK(rep != NULL && (strstr(rep, "\"link_bw_x2\"") != NULL) == !off);
+        free(rep);
+        free(out);
+        free(err);
+    }
     /* a name no link has, or a value other than off and on */
     static const struct { const char *kv, *want; } bad[] = {
         {"links.nvswitch=off", "no link of this system is named 'nvswitch'; its links: nvlink, pcie"},

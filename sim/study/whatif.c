@@ -73,6 +73,17 @@ static void *whatif_worker(void *arg)
     return NULL;
 }
 
+/* Whether any of s's links is its chip's peer link: a system file with
+ * them all taken out (--set links.nvlink=off) has no peer link to double. */
+static int has_peer_links(struct hw_system *s)
+{
+    for (uint32_t l = 0; l < s->nlinks; l++)
+        if (s->links[l].level == s->chip.lv_peer)
+            return 1;
+    sys_free(s);
+    return 0;
+}
+
 unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, const struct trace *t,
                     int sustained, struct prog *prog, struct whatif *w)
 {
@@ -118,7 +129,7 @@ unsigned whatif_run(const struct whatif_hw *h, const struct hw_config *base, con
     memset(sys, 0, sizeof sys);
     for (unsigned i = 0; i < WHATIF_COUNT; i++)
         if ((i == 6 && (base->lv_peer < 0 || t->ndevices < 2)) ||  /* no peer traffic */
-            whatif_load(h, all[i].set, t, &sys[i]) != 0)
+            whatif_load(h, all[i].set, t, &sys[i]) != 0 || (i == 6 && !has_peer_links(&sys[i])))
             memset(&sys[i], 0, sizeof sys[i]);  /* left out */
     struct whatif_job j[2] = {{sys, t, 0, 2, sustained, {0}, prog, ""},
                               {sys, t, 1, 2, sustained, {0}, NULL, ""}};
