@@ -21,6 +21,7 @@
 
 #include "check.h"
 #include "chipcfg.h"
+#include "numfmt.h"
 
 #define SYS_VAR_MAX 16          /* bytes of a repeat variable's name, NUL included */
 #define SYS_REPEAT_DEPTH 4      /* repeat groups one inside another */
@@ -76,19 +77,12 @@ static void put_text(char *buf, size_t size, size_t *n, const char *t)
     buf[*n] = '\0';
 }
 
+/* v >= 0: every repeat value and {EXPR} is (no minus) */
 static void put_int(char *buf, size_t size, size_t *n, int64_t v)
 {
     char d[24];
-    int k = (int)sizeof d - 1;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    d[k] = '\0';
-    do {
-        d[--k] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        d[--k] = '-';
-    put_text(buf, size, n, d + k);
+    numfmt_u64(d, sizeof d, (uint64_t)v);
+    put_text(buf, size, n, d);
 }
 
 /* One {EXPR} of a name, read by recursive descent: a sum of terms, a term
