@@ -303,6 +303,8 @@ static void test_flag_ranges(void)
         "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --dropout x -o OUT",
         "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --context 5 -o OUT",
         "gen llm --model traces/models/mixtral-8x7b.json --phase train --prompt 256 --microbatches x -o OUT",
+        "gen llm --model traces/models/mixtral-8x7b.json --phase decode --ubatch 512 -o OUT",
+        "gen llm --model traces/models/mixtral-8x7b.json --phase prefill --ubatch 0 -o OUT",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase decode --dropout 0.1",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --dropout 1.5",
         "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/mixtral-8x7b.json --phase train --attn nope",

@@ -140,9 +140,52 @@ static void bound_every_chip(void)
     CHECK(chips >= 20);
 }
 
+/* llama.cpp's attention without flash (ggml): two cuBLAS products into
+ * fp16, the scores to fp32 and back, a softmax on fp32: six kernels, and
+ * 24 bytes a score through DRAM where naive's three kernels move 8 (at
+ * 4096 x 4096 the scores are most of the bytes).  Forward only. */
+static void test_ggml(void)
+{
+    double by[2];
+    static const char *const impls[] = {"naive", "ggml"};
+    uint32_t nk[2];
+    for (int i = 0; i < 2; i++) {
+        char path[128], text[512];
+        snprintf(path, sizeof path, "%s/g.json", dir);
+        snprintf(text, sizeof text,
+                 "{\"strata_trace\": 1, \"ops\": [{\"id\": \"a\", \"kind\": \"attention\", \"dtype\": "
+                 "\"fp16\", \"batch\": 1, \"heads\": 32, \"kv_heads\": 8, \"q_len\": 4096, \"kv_len\": 4096, "
+                 "\"head_dim\": 128, \"causal\": true, \"impl\": \"%s\"}]}\n", impls[i]);
+        tu_write_file(path, text);
+        struct hw_config c;
+        struct trace t;
+        CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c), 0);
+        CHECK_EQ_INT(tu_load_trace(path, &t), 0);
+        struct run_result r;
+        struct diag dg;
+        memset(&dg, 0, sizeof dg);
+        CHECK_EQ_INT(run_trace(&c, &t, &r, &dg), 0);
+        by[i] = r.bytes[c.lv_dram];
+        nk[i] = r.ops[0].kernels;
+        run_result_free(&r);
+        trace_free(&t);
+    }
+    double scores = 32.0 * 4096 * 4096;
+    printf("  A100 4096^2 x 32 heads: naive %.2f GB (%u kernels), ggml %.2f GB (%u kernels) of DRAM\n",
+           by[0] / 1e9, nk[0], by[1] / 1e9, nk[1]);
+    CHECK_EQ_INT(nk[0], 3);
+    CHECK_EQ_INT(nk[1], 6);
+    CHECK(by[1] - by[0] > 0.9 * 16.0 * scores);     /* the 16 bytes a score more */
+    CHECK(by[1] - by[0] < 1.1 * 16.0 * scores);
+    struct diag dg;
+    CHECK(attn_tflops("configs/nvidia-a100-sxm-80gb.yaml", "ggml", "fwd+bwd", 128, 4096, 1, &dg) < 0);
+    CHECK_STR_CONTAINS(dg.msg, "forward only");
+}
+
 int main(void)
 {
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-attn") == 0);
+    test_ggml();
     static const char *const a100[] = {"flash", "fa1", "fa2", "triton", "xformers", "math", "naive"};
     bound_all("configs/nvidia-a100-sxm-80gb.yaml", a100, 7, 228.0, "FA2 paper: 73% of 312");
     static const char *const h100[] = {"fa3", "cudnn", "fa2", "triton", "math"};

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cfg.h"
+#include "check.h"
 #include "llm.h"
 #include "run.h"
 #include "system.h"
@@ -75,7 +76,7 @@ static void test_plain_mlp(void)
     CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &c, &d), 0);
     CHECK(!c.gated && strcmp(c.act, "relu2") == 0 && c.act_flops == 2.0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int up = tu_find_op(&t, "r0.L0.up_proj"), act = tu_find_op(&t, "r0.L0.act");
@@ -103,7 +104,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -476,7 +477,7 @@ static void moe_ep_dp_equal(const struct llm_config *cfg, struct llm_step *step)
             qg = (int)i;
         CHECK(strstr(op_id(&t, &t.ops[i]), "param_allgather.experts") == NULL);
     }
-    CHECK(xg >= 0 && qg >= 0 && !t.ops[xg].u.gemm.transient && t.ops[qg].u.gemm.transient);
+    CHECK(xg >= 0 && qg >= 0 && !t.ops[xg].transient && t.ops[qg].transient);
     trace_free(&t);
     /* --ep 4 alone is --dp 4 --ep 4, ZeRO included */
     s.dp = 1;
@@ -576,7 +577,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     moe_decode(&c, &s);
     moe_train(&c, &s);
     moe_ep_in_dp(&c, &s);
@@ -600,7 +601,7 @@ static void test_sequence_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     double ar_bytes = 0;
@@ -717,7 +718,7 @@ static void test_expert_load(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 64, 1, 256, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t a2a[2] = {0, 0}, rows[2] = {0, 0};
     for (int skew = 0; skew < 2; skew++) {
         s.expert_load = skew ? 1.5 : 0;
@@ -763,7 +764,7 @@ static void test_dropout(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_MEGATRON, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
     struct hw_system sys;
     CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &sys, &d), 0);
     uint64_t ps[2] = {0, 0};
@@ -836,7 +837,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -857,7 +858,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -901,7 +902,7 @@ static double fp4_decode(const char *hw, enum wfmt w, double *wb)
     struct trace t;
     struct run_result r;
     struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, w, 0, LLM_FW_FUSED, 1, 1,
-                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     memset(&d, 0, sizeof d);
     *wb = 0;
     if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-3.1-8b.json", &c, &d) != 0 ||
@@ -950,7 +951,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -983,7 +984,7 @@ static void test_layer_split(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 2, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 2, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     s.pp = 4;
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
@@ -1026,6 +1027,90 @@ static void test_layer_split(void)
     }
 }
 
+/* The prompt in pieces (llama.cpp's n_ubatch, gen llm --ubatch): each piece
+ * runs embedding and every layer, attending to the cache the pieces before
+ * wrote; its ops are named "uN." after the first's; the head runs once, after
+ * the last.  The working set counts the weights and the whole cache once.
+ * On one device the pieces run one after another; split by layer over two,
+ * the second piece's first stage overlaps the first piece's second stage. */
+static double ub_run(const struct hw_config *hw, const struct trace *t)
+{
+    struct run_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    SIM_CHECK(run_trace(hw, t, &r, &d) == 0);
+    double s = (double)r.total_ps * 1e-12;
+    run_result_free(&r);
+    return s;
+}
+
+static void test_ubatch(void)
+{
+    struct llm_config c;
+    struct hw_config hw;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &hw), 0);
+    struct llm_step s = {LLM_PREFILL, 1, 1024, 0, DT_FP16, ATTN_FLASH, DT_FP16, WF_Q4_0, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct trace whole, ub;
+    CHECK_EQ_INT(llm_build(&c, &s, &whole, &d), 0);
+    s.ubatch = 512;
+    CHECK_EQ_INT(llm_build(&c, &s, &ub, &d), 0);
+    CHECK_EQ_INT(ub.nops, 2 * (whole.nops - 3) + 3);   /* two pieces, one head (norm, lm_head, sample) */
+    int embeds = 0, heads = 0;
+    for (uint32_t i = 0; i < ub.nops; i++) {
+        const struct op *o = &ub.ops[i];
+        const char *id = op_id(&ub, o);
+        int second = strncmp(id, "u1.", 3) == 0;
+        embeds += o->kind == OP_EMBEDDING;
+        heads += strcmp(id, "lm_head") == 0;
+        if (o->kind == OP_EMBEDDING)
+            CHECK_EQ_INT(o->u.emb.tokens, 512);
+        if (o->kind == OP_ATTENTION) {
+            CHECK_EQ_INT(o->u.attn.q_len, 512);
+            CHECK_EQ_INT(o->u.attn.kv_len, second ? 1024 : 512);
+            CHECK_EQ_INT(o->transient, !second);       /* the second piece's cache holds it */
+        }
+        if (o->kind == OP_GEMM && strcmp(id, "lm_head") != 0) {
+            CHECK_EQ_INT(o->u.gemm.m, 512);
+            CHECK_EQ_INT(o->transient, second);        /* the first piece's weights */
+        }
+    }
+    CHECK_EQ_INT(embeds, 2);
+    CHECK_EQ_INT(heads, 1);
+    double w1, w2;
+    CHECK_NEAR_REL(trace_working_set(&ub, 0, &w2), trace_working_set(&whole, 0, &w1), 1e-12);
+    CHECK_NEAR_REL(w2, w1, 1e-12);
+    CHECK_NEAR_REL(ub.tokens, whole.tokens, 0);
+    /* one device: the second piece waits for the first */
+    double t_ub = ub_run(&hw, &ub);
+    s.prompt = 512;
+    s.ubatch = 0;
+    struct trace half;
+    CHECK_EQ_INT(llm_build(&c, &s, &half, &d), 0);
+    double t_half = ub_run(&hw, &half);
+    CHECK(t_ub > 1.9 * t_half);
+    trace_free(&half);
+    /* two stages: the pieces overlap (at most 1.5x one piece's time, ideally 1.5x) */
+    s.pp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &half, &d), 0);
+    double t_half2 = ub_run(&hw, &half);
+    s.prompt = 1024;
+    s.ubatch = 512;
+    struct trace ub2;
+    CHECK_EQ_INT(llm_build(&c, &s, &ub2, &d), 0);
+    double t_ub2 = ub_run(&hw, &ub2);
+    printf("  Llama-2-7B Q4_0 prompt on RTX 4090s: 512 tokens %.2f ms; 1024 in two pieces %.2f ms on one, "
+           "%.2f ms split over two (512: %.2f)\n", t_half * 1e3, t_ub * 1e3, t_ub2 * 1e3, t_half2 * 1e3);
+    CHECK(t_ub2 < 1.6 * t_half2);
+    CHECK(t_ub2 > 1.4 * t_half2);
+    trace_free(&half);
+    trace_free(&ub2);
+    trace_free(&ub);
+    trace_free(&whole);
+}
+
 static void test_context_too_long(void)
 {
     struct llm_config c;
@@ -1034,7 +1119,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -1182,7 +1267,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;
@@ -1215,7 +1300,7 @@ static void test_paged_kv(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 32, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace flat, paged, back;
     CHECK_EQ_INT(llm_build(&c, &s, &flat, &d), 0);
     s.page_size = 256;
@@ -1284,6 +1369,7 @@ int main(void)
     test_fp4_weights();
     test_prefill();
     test_layer_split();
+    test_ubatch();
     test_context_too_long();
     test_config_errors();
     test_tensor_parallel();

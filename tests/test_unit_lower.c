@@ -392,6 +392,37 @@ static void test_fp4_weights(const struct hw_config *b200)
     }
 }
 
+/* A stack whose library dequantises in a kernel of its own (llama.cpp's
+ * prompt path: gemm.dequant_kernel_min_m): from that many rows a quantised
+ * GEMM is a stream kernel that reads the packed weights and writes them
+ * 16-bit, then a GEMM that reads them as 16-bit weights with nothing to
+ * dequantise; below it (MMQ) and without the stack the tile loads
+ * dequantise. */
+static void test_dequant_kernel(void)
+{
+    struct hw_config c = a100;
+    c.gemm_deq_kernel_min_m = 33;
+    struct lowered L;
+    uint32_t tm, tn, tk;
+    double qb = wfmt_bits(WF_Q4_K) / 8.0;
+    lower_gemm_w(&c, 512, 4096, 4096, WF_Q4_K, &L);
+    CHECK_EQ_INT(L.nk, 2);
+    CHECK(strcmp(L.k[0].what, "dequant") == 0);
+    CHECK(strcmp(L.k[1].what, "gemm") == 0);
+    CHECK_EQ_INT(sscanf(L.k[1].tile, "%ux%ux%u", &tm, &tn, &tk), 3);
+    CHECK_NEAR_REL(L.k[1].b_step, tn * (double)tk * 2.0, 1e-12);
+    CHECK_NEAR_REL(L.k[1].vflops_step, 0.0, 0);
+    CHECK_NEAR_REL(L.flops, 2.0 * 512 * 4096 * 4096, 1e-12);
+    lower_gemm_w(&c, 32, 4096, 4096, WF_Q4_K, &L);     /* MMQ's rows: one kernel */
+    CHECK_EQ_INT(L.nk, 1);
+    CHECK_EQ_INT(sscanf(L.k[0].tile, "%ux%ux%u", &tm, &tn, &tk), 3);
+    CHECK_NEAR_REL(L.k[0].b_step, tn * (double)tk * qb, 1e-12);
+    lower_gemm_w(&c, 512, 4096, 4096, WF_NONE, &L);    /* fp16 weights: nothing to dequantise */
+    CHECK_EQ_INT(L.nk, 1);
+    lower_gemm_w(&a100, 512, 4096, 4096, WF_Q4_K, &L); /* no such stack */
+    CHECK_EQ_INT(L.nk, 1);
+}
+
 int main(void)
 {
     if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100) != 0 ||
@@ -406,6 +437,7 @@ int main(void)
     test_gemv();
     test_reuse();
     test_decode_attn_per_head();
+    test_dequant_kernel();
     struct hw_config b200;
     if (tu_load_cfg("configs/nvidia-b200.yaml", &b200) != 0)
         return 1;

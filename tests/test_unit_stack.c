@@ -115,8 +115,23 @@ static void test_chip(void)
     CHECK_STR_CONTAINS(d.msg, "stacks that run on google-tpu-v5e: none");
     c = h100;
     CHECK_EQ_INT(stack_apply_chip(&s, &c, "configs/stacks", &d), 0);
-    /* its GEMMs: the mma.sync path's fraction (0.80 on an H100) times 0.3 */
-    CHECK_NEAR_REL(c.gemm_rate_frac, h100.matrix_path_frac[MP_MMA_SYNC] * 0.3, 1e-12);
+    /* its GEMMs: the mma.sync path's fraction (0.80 on an H100) times the
+     * efficiency it gives for the chip's generation: Hopper (wgmma) 0.36,
+     * Ampere and Ada (mma_sync) 0.675 */
+    CHECK_EQ_INT(stack_native_path(&h100), MP_WGMMA);
+    CHECK_NEAR_REL(c.gemm_rate_frac, h100.matrix_path_frac[MP_MMA_SYNC] * 0.36, 1e-12);
+    CHECK_EQ_INT(c.gemm_deq_kernel_min_m, 33);      /* dequantised in a kernel of its own */
+    struct hw_config g4 = {0};
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &g4), 0);
+    CHECK_EQ_INT(stack_native_path(&g4), MP_MMA_SYNC);
+    CHECK_EQ_INT(stack_apply_chip(&s, &g4, NULL, &d), 0);
+    CHECK_NEAR_REL(g4.gemm_rate_frac, 0.675, 1e-12);
+    /* a generation the stack gives no efficiency for: Blackwell (tcgen05) */
+    struct hw_config b200;
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-b200.yaml", &b200), 0);
+    CHECK(stack_apply_chip(&s, &b200, NULL, &d) != 0);
+    CHECK(strcmp(d.field, "gemm.issue_efficiency") == 0);
+    CHECK_STR_CONTAINS(d.msg, "no efficiency for nvidia-b200's generation (tcgen05");
     /* a path the chip lacks: wgmma on an A100 */
     struct hw_config a100;
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100), 0);
@@ -137,6 +152,15 @@ static void test_chip(void)
     CHECK_NEAR_REL(g.matrix_flops_per_cycle[DT_FP16], h100.matrix_flops_per_cycle[DT_FP16], 0);
     expect_bad("acc.yaml", "host:\n", "gemm:\n  path: mma_sync\n  issue_efficiency: 0.3\n  accumulate: fp8\nhost:\n",
                6, "gemm.accumulate", "expected fp16");
+    expect_bad("generation", "host:\n", "gemm:\n  path: mma_sync\n  issue_efficiency: {ampere: 0.5}\nhost:\n", 5,
+               "gemm.issue_efficiency", "'ampere' is no chip generation");
+    expect_bad("share", "host:\n", "gemm:\n  path: mma_sync\n  issue_efficiency: {wgmma: 1.5}\nhost:\n", 5,
+               "gemm.issue_efficiency.wgmma", "");
+    expect_bad("dequant rows", "host:\n", "gemm:\n  path: mma_sync\n  issue_efficiency: 0.5\n  "
+               "dequant_kernel_min_m: 0\nhost:\n", 6, "gemm.dequant_kernel_min_m", "");
+    expect_bad("ubatch", "host:\n", "prefill:\n  ubatch: 0\nhost:\n", 4, "prefill.ubatch", "");
+    expect_bad("ubatch key", "host:\n", "prefill:\n  ubatches: 512\nhost:\n", 4, "prefill.ubatches", "did you mean 'ubatch'");
+    expect_bad("ubatch source", "host:\n", "prefill:\n  ubatch: 512\nhost:\n", 4, "prefill.ubatch", "no source");
 }
 
 /* n tiny elementwise kernels in a chain, on c; the run's total in s. */

@@ -258,6 +258,9 @@ static void test_bad_rows(const char *dir)
         {"attn typo",
          "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
          "llm model=traces/models/llama-2-7b.json phase=decode attn=flsh dtype=bf16\n", "spec", 2},
+        {"ubatch decode",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
+         "llm model=traces/models/llama-2-7b.json phase=decode ubatch=512 dtype=bf16\n", "spec", 2},
         {"pass typo",
          "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
          "gemm m=64 n=64 k=64 dtype=bf16 pass=back\n", "spec", 2},

@@ -327,7 +327,8 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
 {
     enum attn_impl impl = attn_resolve(c, o);
     enum matrix_path path;
-    if (o->u.attn.page_size > 0 && (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON)) {
+    if (o->u.attn.page_size > 0 &&
+        (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || impl == ATTN_GGML)) {
         snprintf(msg, n, "%s%s reads K and V as contiguous tensors, not a paged cache (page_size "
                          "%u): a fused impl (flash and the libraries) reads pages",
                  op_attn_impl_name(o->u.attn.impl), impl != o->u.attn.impl ? " (math here)" : "",
@@ -347,11 +348,17 @@ int lower_attn_check(const struct hw_config *c, const struct op *o, char *msg, s
         }
         return 0;
     }
-    if (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || (impl == ATTN_FLASH && c->sa_rows))
+    if (impl == ATTN_GGML && o->pass != PASS_FWD) {
+        snprintf(msg, n, "ggml is llama.cpp's inference attention (forward only); a backward pass "
+                         "needs flash, naive, math or a library's kernel");
+        return -1;
+    }
+    if (impl == ATTN_NAIVE || impl == ATTN_MATH || impl == ATTN_MEGATRON || impl == ATTN_GGML ||
+        (impl == ATTN_FLASH && c->sa_rows))
         return 0;
     if (attn_lib_on(c, impl, &path) != NULL)
         return 0;
-    char ok[192] = "naive, math, megatron, sdpa";
+    char ok[192] = "naive, math, megatron, ggml, sdpa";
     size_t used = strlen(ok);
     if (c->sa_rows)
         used += (size_t)snprintf(ok + used, sizeof ok - used, ", flash");
@@ -611,6 +618,23 @@ static uint32_t plan_attn_math(const struct hw_config *c, struct kplan *k, const
      * row, issue-bound as PyTorch's softmax is), and the output is
      * permuted back to (tokens, batch, hidden).  Dropout, when the op has
      * it, between the softmax and PV. */
+    if (impl == ATTN_GGML) {
+        /* llama.cpp without flash attention (llm_build_kqv: kq = mul_mat(k,
+         * q), soft_max_ext, kqv = mul_mat(v, kq)), as ggml-cuda runs it:
+         * each product a batched cuBLAS GEMM into fp16 (GQA by broadcast,
+         * no copies) converted to the fp32 ggml keeps; the scores' softmax
+         * (scale, mask, max, exp, sum, divide) on fp32 reading the mask;
+         * the probabilities converted back to fp16 for the second product.
+         * 24 bytes a score through memory, three times naive's 8. */
+        attn_bmm(c, &k[n++], "kq", q, kv, d, bh, o->dtype, 2.0, kvb);
+        kplan_stream(c, &k[n++], "kq_to_f32", el * 2.0, el * 4.0, 0, vdt, 0, 1, TILED_VEC_BYTES);
+        kplan_stream(c, &k[n++], "soft_max_ext", el * 4.0 + mask * 4.0, el * 4.0, 5.0 * el, vdt, bh * q, 2,
+                     TILED_VEC_BYTES);
+        kplan_stream(c, &k[n++], "kq_to_f16", el * 4.0, el * 2.0, 0, vdt, 0, 1, TILED_VEC_BYTES);
+        attn_bmm(c, &k[n++], "kqv", q, d, kv, bh, o->dtype, 2.0, kvb);
+        kplan_stream(c, &k[n++], "kqv_to_f32", elq * 2.0, elq * 4.0, 0, vdt, 0, 1, TILED_VEC_BYTES);
+        return n;
+    }
     if (pass != PASS_BWD) {
         if (!minimal && !mega)
             kplan_stream(c, &k[n++], "qkv_layout", (elq + 2.0 * elkv) * eb, (elq + 2.0 * elkv) * eb, 0,
@@ -673,11 +697,13 @@ void lower_attn_op(const struct hw_config *c, const struct op *o, struct lowered
     }
     enum matrix_path path = MP_COUNT;
     const struct attn_lib *a = attn_lib_on(c, impl, &path);
-    if (impl == ATTN_MATH || impl == ATTN_NAIVE || impl == ATTN_MEGATRON ||
+    if (impl == ATTN_MATH || impl == ATTN_NAIVE || impl == ATTN_MEGATRON || impl == ATTN_GGML ||
         (a == NULL && impl != ATTN_FLASH)) {
         /* naive: three kernels forward (as before); math: PyTorch's full
-         * list; megatron: Megatron-LM's fused softmax between the GEMMs */
-        L->nk = plan_attn_math(c, L->k, o, impl == ATTN_MATH || impl == ATTN_MEGATRON ? impl : ATTN_NAIVE);
+         * list; megatron: Megatron-LM's fused softmax between the GEMMs;
+         * ggml: llama.cpp's products and conversions */
+        L->nk = plan_attn_math(c, L->k, o,
+                               impl == ATTN_MATH || impl == ATTN_MEGATRON || impl == ATTN_GGML ? impl : ATTN_NAIVE);
         return;
     }
     if (a == NULL) {            /* flash on a systolic chip: the array's fused kernel */

@@ -345,6 +345,22 @@ void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered
         gemm_coded(&L->k[0], wcoded, wdec, wb, ab);
         return;
     }
+    if (c->gemm_deq_kernel_min_m > 0 && wf != WF_NONE && s.aq_ops == 0 && !o->u.gemm.sparse &&
+        s.m >= c->gemm_deq_kernel_min_m) {
+        /* the stack's library dequantises the weights in a kernel of its own,
+         * written out at the activations' type, and a 16-bit GEMM reads them
+         * (llama.cpp's prompt path: dequantize_block_* then cublasGemmEx) */
+        double w = (double)s.k * s.n * s.b;
+        kplan_stream(c, &L->k[0], "dequant", w * s.b_bytes, w * eb, w * s.deq_ops, vdt, 0, 1,
+                     TILED_VEC_BYTES);
+        gemm_coded(&L->k[0], wcoded, wdec, w * s.b_bytes, 0);
+        s.b_bytes = eb;
+        s.deq_ops = 0;
+        s.load_frac = c->sa_rows == 0 ? lower_gemm_load_frac(s.n, s.k, eb) : 1.0;
+        lower_gemm_plan(c, &L->k[1], &s);
+        L->nk = 2;
+        return;
+    }
     lower_gemm_plan(c, &L->k[0], &s);
     /* the tiled kernel's DRAM reads taken in the shares of its operands'
      * footprints (re-reads of either are not told apart) */

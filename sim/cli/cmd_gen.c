@@ -51,13 +51,14 @@ const char cli_gen_usage[] =
     "                  [--ep E (MoE) [--expert-load F]] [--zero 0-3 (train, --dp)] [--dcn S (train: S slices)]\n"
     "                  [--dropout P (train: attention and hidden dropout)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
+    "                  [--ubatch U (prefill: the prompt in pieces of U tokens, llama.cpp's n_ubatch)]\n"
     "                  -o|--output TRACE.json\n"
     "                  (defaults: --batch 1, --prompt 512 (prefill, train), --context 0, --dtype\n"
     "                  bf16, --attn flash, --weights and --kv-dtype as --dtype, --framework fused,\n"
     "                  --tp, --dp, --pp, --vpp, --cp, --ep, --dcn 1, --replicas-simulated all,\n"
     "                  --microbatches the batch, --zero 0, --cp-comm p2p, --expert-load 1 (uniform),\n"
-    "                  --dropout 0, --page-size 0 (a contiguous cache); --stack sets --framework\n"
-    "                  and --attn where they are not given)\n"
+    "                  --dropout 0, --page-size 0 (a contiguous cache), --ubatch the prompt; --stack\n"
+    "                  sets --framework, --attn and --ubatch where they are not given)\n"
     "  strata gen      KIND:key=value,... [KIND:key=value,... ...] -o|--output TRACE.json\n"
     "                  (the trace run --op runs, to read or edit: gen gemm:m=8192,n=8192,k=8192\n"
     "                  -o gemm.json; a collective needs ranks=N: all_reduce:bytes=1GiB,ranks=8)\n";
@@ -68,7 +69,7 @@ struct gen_args {
     const char *dtype, *attn, *outp, *weights, *kvd;
     const char *fw, *tps, *dps, *sims;
     const char *pps, *mbs, *eps, *zeros, *dcns, *pages;
-    const char *vpps, *loads, *cps, *cpcs, *drops, *stack;
+    const char *vpps, *loads, *cps, *cpcs, *drops, *stack, *ubs;
     int recompute, sp;
 };
 
@@ -105,6 +106,16 @@ static int gen_schedule(const struct gen_args *a, struct llm_step *s)
         if (parse_ranks("--pp", a->pps, &v))
             return 2;
         s->pp = (uint32_t)v;
+    }
+    if (a->ubs != NULL) {
+        uint64_t v = 0;
+        if (parse_u64("--ubatch", a->ubs, 1, &v) || v > (1u << 20) || s->phase != LLM_PREFILL) {
+            if (v > (1u << 20) || s->phase != LLM_PREFILL)
+                fprintf(stderr, "strata gen llm: --ubatch: tokens a prefill piece holds, 1 to 1048576, "
+                                "with --phase prefill\n");
+            return 2;
+        }
+        s->ubatch = (uint32_t)v;
     }
     if (a->mbs != NULL) {
         uint64_t v = 0;
@@ -309,6 +320,12 @@ static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_co
                                                 : "K and V passed round a ring of p2p copies while "
                                                   "attention runs (Transformer Engine's p2p)",
                 (s->dp > 1 ? s->dp : 1) * s->cp);
+    uint64_t U = llm_ubatch_tokens(s, s->cp);
+    if (U > 0)
+        fprintf(msg, "  the prompt in %llu ubatches of at most %llu tokens, one after another, each "
+                     "attending to the cache the ones before wrote%s\n",
+                (unsigned long long)((s->prompt + U - 1) / U), (unsigned long long)U,
+                s->pp > 1 ? "; they overlap across the stages (llama.cpp's pipeline parallelism)" : "");
     if (s->pp > 1 && s->phase != LLM_TRAIN)
         fprintf(msg, "  layers split over %u devices (%llu or %llu each), run one after another; the "
                      "activations copied p2p at each boundary (llama.cpp -sm layer, ExLlama, accelerate)\n",
@@ -431,7 +448,7 @@ int cli_gen(int argc, char **argv)
         {"dcn", 0, &a.dcns, NULL},        {"page-size", 0, &a.pages, NULL},
         {"vpp", 0, &a.vpps, NULL},        {"expert-load", 0, &a.loads, NULL},
         {"cp", 0, &a.cps, NULL},          {"cp-comm", 0, &a.cpcs, NULL},
-        {"dropout", 0, &a.drops, NULL},
+        {"dropout", 0, &a.drops, NULL},   {"ubatch", 0, &a.ubs, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -444,7 +461,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     rc = gen_step(&a, &s);
     if (rc != 0)
         return rc;

@@ -169,6 +169,11 @@ struct hw_config {
                                                    matrix pipe's rate they reach (their path's
                                                    fraction times their issue efficiency); 0 =
                                                    the chip's own (the best library's) */
+    uint32_t gemm_deq_kernel_min_m;             /* the stack dequantises a quantised GEMM's
+                                                   weights in a kernel of their own (written
+                                                   out at the activations' type, then read by
+                                                   the GEMM) when M is at least this; 0 =
+                                                   never (dequantised in the GEMM's tile loads) */
     /* collectives (NCCL-style, models/coll.c) */
     uint32_t coll_channels;                     /* channels (rings) a collective runs on; >= 1 */
     double coll_channel_bw;                     /* data bytes/s one channel's thread block copies

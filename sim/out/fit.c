@@ -183,7 +183,7 @@ static void train_activations(const struct llm_config *c, const struct llm_step 
     /* attention without a fused kernel keeps its probabilities for the
      * backward: the eq.'s 5 a s / h (softmax output, dropout mask and
      * dropout output), 2 a s / h without dropout, over the t ranks */
-    if (s->attn == ATTN_MATH || s->attn == ATTN_NAIVE || s->attn == ATTN_MEGATRON)
+    if (s->attn == ATTN_MATH || s->attn == ATTN_NAIVE || s->attn == ATTN_MEGATRON || s->attn == ATTN_GGML)
         per_tok += (masks > 0 ? 5.0 : 2.0) * (double)c->heads * (double)s->prompt / (h * t);
     f->activations = per_tok * act_tokens * h * (double)c->layers * eb / 2.0;
     if (s->recompute)

@@ -11,10 +11,11 @@
 #include "yconf.h"
 
 static const char *const top_keys[] = {"name", "description", "runs_on", "kernels", "attention",
-                                       "host", "gemm", "collectives", "serving", "sources", NULL};
+                                       "prefill", "host", "gemm", "collectives", "serving", "sources", NULL};
 static const char *const attn_keys[] = {"prefill", "decode", NULL};
+static const char *const prefill_keys[] = {"ubatch", NULL};
 static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
-static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", NULL};
+static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", "dequant_kernel_min_m", NULL};
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
 static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
                                            "block_size", "chunked_prefill", "scheduler_steps",
@@ -32,7 +33,7 @@ struct given {
     char key[48];
     int line;
 };
-#define STACK_MAX_GIVEN 24
+#define STACK_MAX_GIVEN 32
 
 struct sload {
     struct yconf y;
@@ -133,9 +134,58 @@ static int read_top(struct sload *l, int root)
     return 0;
 }
 
+/* A whole number 1 .. max into *out (absent: *out stays -1). */
+static int read_count(struct sload *l, int map, const char *section, const char *key, double max, long *out)
+{
+    double x;
+    int rc = yconf_get_number(&l->y, map, section, key, YCONF_COUNT, 0, &x);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
+        if (x > max) {
+            char field[64];
+            yconf_field(field, sizeof field, section, key);
+            return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, line, field, "at most %.0f, got %.0f", max, x);
+        }
+        *out = (long)x;
+        note_given(l, section, key, line);
+    }
+    return 0;
+}
+
+/* gemm.issue_efficiency: a share, or a mapping from chip generations (their
+ * own newest matrix path: mma_sync, wgmma, ...) to shares. */
+static int read_issue(struct sload *l, int g)
+{
+    struct stack *s = l->s;
+    int v = yconf_lookup(&l->y, g, "issue_efficiency");
+    if (v < 0 || l->y.nodes[v].kind != YCONF_MAPPING)
+        return yconf_get_number(&l->y, g, "gemm", "issue_efficiency", YCONF_FRAC, 1, &s->gemm_issue);
+    s->gemm_issue = -1;
+    for (int k = l->y.nodes[v].first; k >= 0; k = yconf_next_key(&l->y, k)) {
+        int p = 0;
+        while (p < MP_COUNT && !yconf_key_eq(&l->y, k, path_names[p]))
+            p++;
+        if (p == MP_COUNT)
+            return diag_set(l->y.d, DIAG_E_UNKNOWN_KEY, l->y.path, l->y.nodes[k].line, "gemm.issue_efficiency",
+                            "'%s' is no chip generation: a matrix path (mma_sync, wgmma, tcgen05, mfma, "
+                            "systolic), the newest a chip issues at its full rate",
+                            yconf_text(&l->y, k));
+        if (yconf_get_number(&l->y, v, "gemm.issue_efficiency", path_names[p], YCONF_FRAC, 1,
+                             &s->gemm_issue_by[p]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int read_sections(struct sload *l, int root)
 {
     struct stack *s = l->s;
+    int pf = yconf_section(&l->y, root, "prefill", 0);
+    if (pf == -1 || (pf >= 0 && (yconf_check_keys(&l->y, pf, "prefill", prefill_keys) != 0 ||
+                                 read_count(l, pf, "prefill", "ubatch", 1 << 20, &s->prefill_ubatch) != 0)))
+        return -1;
     int a = yconf_section(&l->y, root, "attention", 0);
     if (a == -1 || (a >= 0 && (yconf_check_keys(&l->y, a, "attention", attn_keys) != 0 ||
                                read_attn(l, a, "prefill", &s->has_prefill_attn, &s->prefill_attn) != 0 ||
@@ -155,19 +205,22 @@ static int read_sections(struct sload *l, int root)
     if (g == -1)
         return -1;
     if (g >= 0) {
-        char path[32];
+        char path[32] = "";
         if (yconf_check_keys(&l->y, g, "gemm", gemm_keys) != 0 ||
-            yconf_get_string(&l->y, g, "gemm", "path", 1, path, sizeof path) != 0 ||
-            yconf_get_number(&l->y, g, "gemm", "issue_efficiency", YCONF_FRAC, 1, &s->gemm_issue) != 0)
+            yconf_get_string(&l->y, g, "gemm", "path", 0, path, sizeof path) != 0 || read_issue(l, g) != 0)
             return -1;
         int pv = yconf_lookup(&l->y, g, "path");
-        for (int p = 0; p < MP_COUNT; p++)
-            if (strcmp(path, path_names[p]) == 0)
-                s->gemm_path = p;
-        if (s->gemm_path < 0)
-            return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[pv].line, "gemm.path",
-                            "unknown matrix path '%s' (mma_sync, wgmma, tcgen05, mfma, systolic)", path);
-        note_given(l, "gemm", "path", l->y.nodes[pv].line);
+        s->gemm_path = MP_COUNT;    /* not given: the chip's own newest path (stack_native_path) */
+        if (pv >= 0) {
+            s->gemm_path = -1;
+            for (int p = 0; p < MP_COUNT; p++)
+                if (strcmp(path, path_names[p]) == 0)
+                    s->gemm_path = p;
+            if (s->gemm_path < 0)
+                return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[pv].line, "gemm.path",
+                                "unknown matrix path '%s' (mma_sync, wgmma, tcgen05, mfma, systolic)", path);
+            note_given(l, "gemm", "path", l->y.nodes[pv].line);
+        }
         note_given(l, "gemm", "issue_efficiency", l->y.nodes[yconf_lookup(&l->y, g, "issue_efficiency")].line);
         char acc[16] = "";
         if (yconf_get_string(&l->y, g, "gemm", "accumulate", 0, acc, sizeof acc) != 0)
@@ -180,26 +233,18 @@ static int read_sections(struct sload *l, int root)
             s->gemm_acc16 = strcmp(acc, "fp16") == 0;
             note_given(l, "gemm", "accumulate", l->y.nodes[av].line);
         }
-    }
-    return 0;
-}
-
-/* A whole number 1 .. max into *out (absent: *out stays -1). */
-static int read_count(struct sload *l, int map, const char *key, double max, long *out)
-{
-    double x;
-    int rc = yconf_get_number(&l->y, map, "serving", key, YCONF_COUNT, 0, &x);
-    if (rc < 0)
-        return -1;
-    if (rc == 0) {
-        int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
-        if (x > max) {
-            char field[64];
-            yconf_field(field, sizeof field, "serving", key);
-            return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, line, field, "at most %.0f, got %.0f", max, x);
+        double mm;
+        int rc = yconf_get_number(&l->y, g, "gemm", "dequant_kernel_min_m", YCONF_COUNT, 0, &mm);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            int mv = yconf_lookup(&l->y, g, "dequant_kernel_min_m");
+            if (mm > 1e9)
+                return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, l->y.nodes[mv].line, "gemm.dequant_kernel_min_m",
+                                "at most 1e9 rows, got %.0f", mm);
+            s->gemm_deq_kernel_min_m = (long)mm;
+            note_given(l, "gemm", "dequant_kernel_min_m", l->y.nodes[mv].line);
         }
-        *out = (long)x;
-        note_given(l, "serving", key, line);
     }
     return 0;
 }
@@ -233,11 +278,11 @@ static int read_serving(struct sload *l, int root)
         return 0;
     return v < 0 || yconf_check_keys(&l->y, v, "serving", serving_keys) != 0 ||
                    read_choice(l, v, "scheduler", "continuous", "static", &l->s->serve_static) != 0 ||
-                   read_count(l, v, "max_num_seqs", 65536, &l->s->serve_max_num_seqs) != 0 ||
-                   read_count(l, v, "max_num_batched_tokens", 1 << 24, &l->s->serve_max_batched_tokens) != 0 ||
-                   read_count(l, v, "block_size", 65535, &l->s->serve_block_size) != 0 ||
+                   read_count(l, v, "serving", "max_num_seqs", 65536, &l->s->serve_max_num_seqs) != 0 ||
+                   read_count(l, v, "serving", "max_num_batched_tokens", 1 << 24, &l->s->serve_max_batched_tokens) != 0 ||
+                   read_count(l, v, "serving", "block_size", 65535, &l->s->serve_block_size) != 0 ||
                    read_choice(l, v, "chunked_prefill", "false", "true", &l->s->serve_chunked_prefill) != 0 ||
-                   read_count(l, v, "scheduler_steps", 1024, &l->s->serve_scheduler_steps) != 0 ||
+                   read_count(l, v, "serving", "scheduler_steps", 1024, &l->s->serve_scheduler_steps) != 0 ||
                    read_us(l, v, "serving", "host_step_us", &l->s->serve_host_step_s) != 0 ||
                    read_us(l, v, "serving", "host_seq_us", &l->s->serve_host_seq_s) != 0
                ? -1 : 0;
@@ -272,6 +317,8 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     memset(s, 0, sizeof *s);
     s->kernel_dispatch_s = s->step_s = s->launch_gap_s = s->coll_call_s = -1;
     s->gemm_path = -1;
+    s->gemm_deq_kernel_min_m = -1;
+    s->prefill_ubatch = -1;
     s->serve_static = s->serve_chunked_prefill = -1;
     s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = s->serve_scheduler_steps = -1;
     s->serve_host_step_s = s->serve_host_seq_s = -1;
@@ -290,6 +337,25 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     return rc;
 }
 
+enum matrix_path stack_native_path(const struct hw_config *c)
+{
+    int best = 0;
+    for (int p = 1; p < MP_COUNT; p++)
+        if (c->matrix_path_frac[p] >= c->matrix_path_frac[best])
+            best = p;
+    return (enum matrix_path)best;
+}
+
+/* The share of its path's rate s's GEMM kernels reach on chip c (< 0: the
+ * stack gives none for c's generation). */
+static double stack_issue(const struct stack *s, const struct hw_config *c)
+{
+    if (s->gemm_issue >= 0)
+        return s->gemm_issue;
+    double x = s->gemm_issue_by[stack_native_path(c)];
+    return x > 0 ? x : -1;
+}
+
 /* 0 if s can run on chip c, else -1 with the reason in *d. */
 static int stack_check_chip(const struct stack *s, const struct hw_config *c, struct diag *d)
 {
@@ -300,10 +366,14 @@ static int stack_check_chip(const struct stack *s, const struct hw_config *c, st
         return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "runs_on",
                         "stack %s runs on %s%s%s, not on %s (family %s)", s->name, s->runs_on[0],
                         s->nruns_on > 1 ? " and others" : "", "", c->name, c->family);
-    if (s->gemm_path >= 0 && !(c->matrix_path_frac[s->gemm_path] > 0))
+    if (s->gemm_path >= 0 && s->gemm_path < MP_COUNT && !(c->matrix_path_frac[s->gemm_path] > 0))
         return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "gemm.path",
                         "stack %s's GEMM kernels issue %s, which %s cannot (its compute.matrix_paths)",
                         s->name, path_names[s->gemm_path], c->name);
+    if (s->gemm_path >= 0 && stack_issue(s, c) < 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "gemm.issue_efficiency",
+                        "stack %s gives no efficiency for %s's generation (%s, its own newest matrix path)",
+                        s->name, c->name, path_names[stack_native_path(c)]);
     if (s->has_decode_attn && s->decode_attn == ATTN_MMHA && c->sa_rows)
         return diag_set(d, DIAG_E_UNSUPPORTED, s->path, 0, "attention.decode",
                         "stack %s's decode kernel (mmha) is a CUDA kernel; %s is a systolic chip", s->name,
@@ -387,10 +457,13 @@ int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir
     if (s->coll_call_s >= 0)
         c->coll_overhead_ps = (uint64_t)(s->coll_call_s * 1e12 + 0.5);
     if (s->gemm_path >= 0) {
-        c->gemm_rate_frac = c->matrix_path_frac[s->gemm_path] * s->gemm_issue;
+        enum matrix_path p = s->gemm_path < MP_COUNT ? (enum matrix_path)s->gemm_path : stack_native_path(c);
+        c->gemm_rate_frac = c->matrix_path_frac[p] * stack_issue(s, c);
         /* thread-block clusters and TMA multicast come with the TMA paths only */
-        c->gemm_no_tma = s->gemm_path != MP_WGMMA && s->gemm_path != MP_TCGEN05;
+        c->gemm_no_tma = p != MP_WGMMA && p != MP_TCGEN05;
     }
+    if (s->gemm_deq_kernel_min_m > 0)
+        c->gemm_deq_kernel_min_m = (uint32_t)s->gemm_deq_kernel_min_m;
     for (unsigned t = 0; s->gemm_acc16 && t < DT_COUNT; t++)   /* where the chip has a rate for it */
         if (c->acc16_matrix_flops_per_cycle[t] > 0)
             c->matrix_flops_per_cycle[t] = c->acc16_matrix_flops_per_cycle[t];
@@ -401,6 +474,8 @@ void stack_apply_llm(const struct stack *s, struct llm_step *st, int framework_g
 {
     if (s->has_kernels && !framework_given)
         st->framework = s->kernels;
+    if (s->prefill_ubatch > 0 && st->ubatch == 0 && st->phase == LLM_PREFILL)
+        st->ubatch = (uint32_t)s->prefill_ubatch;
     if (attn_given)
         return;
     if (st->phase == LLM_DECODE && s->has_decode_attn)

@@ -34,6 +34,8 @@ struct stack {
     /* the trace builder */
     int has_kernels;
     enum llm_framework kernels;             /* the kernels one layer becomes */
+    long prefill_ubatch;                    /* prompt tokens a forward pass takes at most
+                                             * (llama.cpp's n_ubatch); -1 not given */
     int has_prefill_attn, has_decode_attn;
     enum attn_impl prefill_attn, decode_attn;
     /* the run (< 0: not given, the chip's value stays) */
@@ -41,10 +43,17 @@ struct stack {
     double step_s;                          /* host CPU time before a step's first kernel */
     double launch_gap_s;                    /* the GPU-side gap between its kernels */
     double coll_call_s;                     /* host cost of one collective call */
-    int gemm_path;                          /* matrix path its GEMMs issue on (enum matrix_path), -1 */
+    int gemm_path;                          /* matrix path its GEMMs issue on (enum matrix_path); MP_COUNT:
+                                             * the chip's own newest (gemm.path not given); -1: no gemm */
     double gemm_issue;                      /* share of that path's rate they reach (with gemm_path) */
+    double gemm_issue_by[MP_COUNT];         /* or, given per chip generation (its own newest
+                                             * matrix path, stack_native_path): the share on
+                                             * such a chip; 0 where not given, gemm_issue < 0 */
     int gemm_acc16;                         /* 16-bit GEMMs accumulate in 16 bits (cuBLAS
                                              * CUBLAS_COMPUTE_16F): the chip's rate for it */
+    long gemm_deq_kernel_min_m;             /* quantised weights dequantised by a kernel of
+                                             * their own for GEMMs with at least this many
+                                             * rows (llama.cpp: above MMQ's 32); -1 not given */
     /* the serving engine's scheduler (the optional `serving:` block; `strata serve`,
      * docs/serving.md); each < 0 where the file does not give it */
     int serve_static;                       /* 1: static batching, 0: continuous */
@@ -59,6 +68,10 @@ struct stack {
     double serve_host_seq_s;                /* and a sequence in a step, every step */
 };
 
+/* A chip's generation as a stack's GEMM efficiency names it: the matrix
+ * path it issues at its full rate, the newest of them where several are
+ * (Hopper: wgmma; Ampere and Ada: mma_sync; Blackwell: tcgen05). */
+enum matrix_path stack_native_path(const struct hw_config *c);
 /* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */
 int stack_load(const char *path, struct stack *s, struct diag *d);
 /* Reads dir/NAME.yaml; an unknown name is an error naming the stacks dir

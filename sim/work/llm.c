@@ -73,8 +73,10 @@ static uint64_t op_cap(const struct llm_config *c, const struct llm_step *s, con
                          (s->dropout > 0 ? 2 : 0) +     /* the bias-dropout-adds */
                          (s->sp ? 6 : 0);   /* SP backward: input all-gathers, split wgrads */
     uint32_t nsim = tp * L->dp_sim * pp;
+    uint64_t U = llm_ubatch_tokens(s, cp);
+    uint64_t pieces = U ? (s->prompt + U - 1) / U : 1;    /* a prefill's micro-batches */
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
-                     (train ? (s->recompute ? 3 : 2) : 1) * nsim + 1;
+                     (train ? (s->recompute ? 3 : 2) : pieces) * nsim + 1;
     if (L->schedule) /* every micro-batch's steps (with TP's all-reduces), the copies, the
                       * gradient all-reduces and one scratch forward, on every TP x DP rank */
         cap64 = (((uint64_t)c->layers * (per_layer + 8) + 16) * ((s->recompute ? 3 : 2) * (uint64_t)L->mb + 1) +

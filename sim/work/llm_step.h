@@ -94,10 +94,23 @@ struct llm_step {
                                      * are in memory, inside a fused kernel otherwise) and on
                                      * each block's output before the residual add (a fused
                                      * bias-dropout-add kernel, as Megatron runs it) */
+    uint32_t ubatch;                /* prefill: the prompt is run in pieces of at most this
+                                     * many tokens a sequence, one after another, each
+                                     * attending to the cache the pieces before it wrote
+                                     * (llama.cpp's n_ubatch); with a layer split (pp) the
+                                     * pieces flow through the stages as a pipeline.  0: the
+                                     * whole prompt at once */
 };
 
 enum { LLM_CP_P2P = 0, LLM_CP_A2A = 1, LLM_CP_ALLGATHER = 2 };
 
+/* The tokens a sequence of each of a prefill's pieces (llm_step.ubatch)
+ * when the prompt is run in more than one, else 0 (cp: context-parallel
+ * ranks, which take the prompt whole). */
+static inline uint64_t llm_ubatch_tokens(const struct llm_step *s, uint32_t cp)
+{
+    return s->phase == LLM_PREFILL && cp <= 1 && s->ubatch > 0 && s->prompt > s->ubatch ? s->ubatch : 0;
+}
 /* "fused", "llama.cpp", "pytorch" or "vllm".  0, or -1 if unknown. */
 int llm_framework_from_name(const char *name, enum llm_framework *out);
 /* The attention a framework runs when --attn does not say (resolved per

@@ -46,7 +46,7 @@ void llmb_bwd_recompute(struct llmb *b, const char *base, int in_step, char cur_
         o->stream = f.stream;
         o->pass = PASS_FWD;
         if (o->kind == OP_GEMM)
-            o->u.gemm.transient = 1;    /* the forward's weights again */
+            o->transient = 1;    /* the forward's weights again */
         if (first != NULL && *first)
             llmb_slot(b, o, slot);
         if (first != NULL)

@@ -212,7 +212,7 @@ static void pp_step(struct llmb *b, const struct llm_config *c, const struct llm
      * the working set counts a stage's weights once */
     for (uint32_t k = f0; q->m > 0 && !q->bwd && k < f1; k++)
         if (t->ops[k].kind == OP_GEMM)
-            t->ops[k].u.gemm.transient = 1;
+            t->ops[k].transient = 1;
     if (q->bwd) {
         step_backward(b, c, s, P, q, f0, f1);
         return;

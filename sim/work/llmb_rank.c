@@ -49,23 +49,23 @@ static void rank_stage(struct llmb *b, const struct llm_config *c, uint64_t l, u
     b->device = st;
 }
 
-/* The forward: embedding, layers (ZeRO-3 gathering each layer's weights),
- * the final norm and the LM head, then the sampling or the loss. */
-static void rank_forward(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
-                         struct rank *R)
+/* The embedding and every layer over rows tokens of step s (the whole
+ * prompt, or one piece of it: s->prompt and s->context are the piece's;
+ * piece 1 if it is the only one or the first, last 1 if it is the last),
+ * ZeRO-3 gathering each layer's weights. */
+static void rank_layers(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
+                        struct rank *R, uint64_t rows, int first, int last)
 {
-    uint64_t rows = R->rows, h = R->h;
+    uint64_t h = R->h;
     uint32_t tp = R->tp, zero = R->zero;
     enum dtype dt = R->dt;
     double eb = R->eb;
-    int train = R->train, vpar = R->vpar, sp = R->sp;
-    uint64_t vocab = R->vocab;
     struct op *e = llmb_op(b, "embed", OP_EMBEDDING, dt);
     e->u.emb.tokens = rows;
     e->u.emb.dim = h;
-    if (sp)         /* the vocab-parallel lookups summed and scattered over the tokens */
+    if (R->sp)      /* the vocab-parallel lookups summed and scattered over the tokens */
         llmb_tp_coll(b, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
-    else if (vpar)
+    else if (R->vpar)
         llmb_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
     for (uint64_t l = 0; l < c->layers; l++) {
         if (zero >= 3) {
@@ -80,13 +80,55 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
             rank_stage(b, c, l, (uint64_t)(rows * h * eb), dt);
         uint32_t first_op = b->t->nops;
         llmb_layer(b, c, s, l, rows, s->batch, tp);
-        for (uint32_t k = first_op; zero >= 3 && k < b->t->nops; k++)
-            if (b->t->ops[k].kind == OP_GEMM &&
-                !(b->ep > 1 && b->edp_group == UINT32_MAX && strstr(op_id(b->t, &b->t->ops[k]), ".experts_") != NULL))
-                b->t->ops[k].u.gemm.transient = 1;  /* gathered for this use only (a rank's
-                                                     * experts stay when no other replica
-                                                     * holds them) */
+        for (uint32_t k = first_op; k < b->t->nops; k++) {
+            struct op *o = &b->t->ops[k];
+            /* a later piece reads the first piece's weights; an earlier
+             * piece's cache is part of the last piece's */
+            if ((o->kind == OP_GEMM && !first) || (o->kind == OP_ATTENTION && !last))
+                o->transient = 1;
+            /* gathered for this use only (a rank's experts stay when no
+             * other replica holds them) */
+            if (zero >= 3 && o->kind == OP_GEMM &&
+                !(b->ep > 1 && b->edp_group == UINT32_MAX && strstr(op_id(b->t, o), ".experts_") != NULL))
+                o->transient = 1;
+        }
     }
+}
+
+/* The forward: embedding and layers (the prompt in pieces when the step
+ * says so: llama.cpp's ubatches), the final norm and the LM head, then the
+ * sampling or the loss. */
+static void rank_forward(struct llmb *b, const struct llm_config *c, const struct llm_step *s,
+                         struct rank *R)
+{
+    uint64_t rows = R->rows, h = R->h;
+    uint32_t tp = R->tp;
+    enum dtype dt = R->dt;
+    double eb = R->eb;
+    int train = R->train, sp = R->sp, vpar = R->vpar;
+    uint64_t vocab = R->vocab;
+    /* each piece runs embedding and layers in turn, its ops named "uN."
+     * after the first's; each starts on the first stage with nothing to
+     * wait for but the stream before it, so with a layer split the pieces
+     * overlap across the stages (llama.cpp's pipeline parallelism) */
+    uint64_t U = llm_ubatch_tokens(s, b->cp);
+    if (U == 0)
+        rank_layers(b, c, s, R, rows, 1, 1);
+    uint32_t dev0 = b->device;
+    char pfx0[sizeof b->prefix];
+    snprintf(pfx0, sizeof pfx0, "%s", b->prefix);
+    for (uint64_t off = 0; U > 0 && off < s->prompt; off += U) {
+        struct llm_step piece = *s;
+        piece.prompt = s->prompt - off < U ? s->prompt - off : U;
+        piece.context = s->context + off;
+        if (off > 0) {
+            snprintf(b->prefix, sizeof b->prefix, "%su%llu.", pfx0, (unsigned long long)(off / U));
+            b->device = dev0;
+            b->prev = UINT32_MAX;
+        }
+        rank_layers(b, c, &piece, R, s->batch * piece.prompt, off == 0, off + U >= s->prompt);
+    }
+    snprintf(b->prefix, sizeof b->prefix, "%s", pfx0);
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;

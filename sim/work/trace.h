@@ -75,7 +75,11 @@ enum op_kind {
                                  * scale-mask-softmax between two GEMMs */   \
     X(ATTN_MMHA, "mmha")        /* a decode kernel a CTA per query head:    \
                                  * TensorRT-LLM's masked MHA, vLLM 0.2's    \
-                                 * paged attention (K/V read per query head) */
+                                 * paged attention (K/V read per query head) */\
+    X(ATTN_GGML, "ggml")        /* llama.cpp's attention without flash:     \
+                                 * cuBLAS products into fp16, the scores    \
+                                 * converted to fp32 for its soft_max_ext    \
+                                 * and back to fp16 for the second product */
 
 enum attn_impl {
 #define ATTN_IMPL_ENUM_(e, n) e,
@@ -168,16 +172,19 @@ struct op {
     uint32_t deps_off;            /* first dependency in trace.deps */
     uint32_t ndeps;               /* number of dependencies */
     int line;                     /* line of the op in the trace file */
+    int transient;                /* a GEMM's B, an attention's K/V cache is not resident
+                                   * on the device for this op: gathered before use
+                                   * (ZeRO-3/FSDP), or another op's (a recomputed forward's
+                                   * weights; a prompt piece's cache, which a later piece
+                                   * of the same prompt holds whole); the working set leaves
+                                   * it out, as it does a backward op's (the forward's
+                                   * weights).  "transient" in a trace, GEMM and attention */
     double measured_s;            /* measured time if the trace carries one, else -1 */
     double fixed_s;               /* >= 0: the op takes exactly this long (not simulated), else -1 */
     union op_shape {               /* the kind's fields */
         struct {
             uint64_t m, n, k, batch;    /* C[b] = A[b](m x k) * B[b](k x n) */
             enum wfmt weights;          /* storage of B when quantised (WF_NONE: dtype) */
-            int transient;              /* B is not resident on the device: gathered before
-                                         * use (ZeRO-3/FSDP) or the weights of another op (a
-                                         * recomputed forward); the working set leaves it out,
-                                         * as it does a backward op's (the forward's weights) */
             int sparse;                 /* B is 2:4 structured-sparse (compressed: half its
                                          * values plus 2-bit indices); the FLOPs stay the
                                          * dense product's, as data sheets count them */

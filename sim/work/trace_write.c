@@ -79,8 +79,7 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
             ((op->kind == OP_MEMCPY && op->u.copy.dir != MEMCPY_P2P) ||
              *(const uint32_t *)(const void *)src >= t->ndevices))
             continue;           /* not given, or not a p2p copy's */
-        if (op->kind == OP_GEMM && rows[r]->off == offsetof(struct op, u.gemm.transient) &&
-            !op->u.gemm.transient)
+        if (rows[r]->off == offsetof(struct op, transient) && !op->transient)
             continue;           /* written only when true */
         if (op->kind == OP_ATTENTION && rows[r]->off == offsetof(struct op, u.attn.page_size) &&
             op->u.attn.page_size == 0)

@@ -11,9 +11,9 @@ static void op_working_set(const struct op *o, double *w, double *kv)
 {
     if (o->fixed_s >= 0)
         return;
-    if (o->kind == OP_GEMM && (o->pass == PASS_BWD || o->pass == PASS_DGRAD || o->pass == PASS_WGRAD ||
-                               o->u.gemm.transient))
-        return;     /* the forward's weights, or none resident */
+    if (o->transient || (o->kind == OP_GEMM && (o->pass == PASS_BWD || o->pass == PASS_DGRAD ||
+                                                o->pass == PASS_WGRAD)))
+        return;     /* the forward's weights, or none resident, or a cache another op holds */
     if (o->kind == OP_GEMM) {
         double n = (double)o->u.gemm.k * (double)o->u.gemm.n * (double)o->u.gemm.batch;
         *w += o->u.gemm.weights != WF_NONE ? n * wfmt_bits(o->u.gemm.weights) / 8.0
