@@ -132,6 +132,20 @@ static void test_chip(void)
     CHECK(stack_apply_chip(&s, &b200, NULL, &d) != 0);
     CHECK(strcmp(d.field, "gemm.issue_efficiency") == 0);
     CHECK_STR_CONTAINS(d.msg, "no efficiency for nvidia-b200's generation (tcgen05");
+    /* no gemm.path: the chip's own newest (TensorRT-LLM's kernels): wgmma on an
+     * H100 at 0.55, mma.sync on an A100 at 0.7 */
+    struct stack trt;
+    CHECK_EQ_INT(stack_find("configs/stacks", "trtllm-0.6", &trt, &d), 0);
+    c = h100;
+    CHECK_EQ_INT(stack_apply_chip(&trt, &c, NULL, &d), 0);
+    CHECK_NEAR_REL(c.gemm_rate_frac, h100.matrix_path_frac[MP_WGMMA] * 0.55, 1e-12);
+    CHECK_EQ_INT(c.gemm_no_tma, 0);
+    CHECK_EQ_INT(c.launch_overhead_ps, 8000000);
+    struct hw_config a1;
+    CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a1), 0);
+    CHECK_EQ_INT(stack_apply_chip(&trt, &a1, NULL, &d), 0);
+    CHECK_NEAR_REL(a1.gemm_rate_frac, 0.7, 1e-12);
+    CHECK_EQ_INT(a1.gemm_no_tma, 1);
     /* a path the chip lacks: wgmma on an A100 */
     struct hw_config a100;
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100), 0);
