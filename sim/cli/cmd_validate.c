@@ -21,16 +21,21 @@
 const char cli_validate_usage[] =
     "  strata validate --data MEASUREMENTS.csv [--configs DIR] [--json OUT.json] [--quiet]\n"
     "                  [--rows ID,PREFIX*] [--leave-one-chip-out --fit KEY[,KEY...]]\n"
+    "  strata validate --data A.csv[,B.csv ...] --leave-one-stack-out [--configs DIR] [--rows ...]\n"
+    "                  (each stack's rows predicted with every other stack's values)\n"
     "                  (defaults: --configs configs (a row's config is DIR/CONFIG.yaml), every row)\n";
 
-/* median and worst |err| of the rows of config cfg (and group grp, if not NULL) */
-static unsigned stats(const struct validate_result *r, const char *cfg, const char *grp,
+/* median and worst |err| of the rows of r whose config is cfg (NULL: any),
+ * group grp (NULL: any) and own stack stk (NULL: any); the number of them */
+static unsigned stats(const struct validate_result *r, const char *cfg, const char *grp, const char *stk,
                       double *med, double *worst)
 {
     double *e = sim_xcalloc(r->nrows + 1, sizeof *e);
     unsigned n = 0;
     for (uint32_t i = 0; i < r->nrows; i++)
-        if (strcmp(r->rows[i].config, cfg) == 0 && (grp == NULL || strcmp(r->rows[i].group, grp) == 0))
+        if ((cfg == NULL || strcmp(r->rows[i].config, cfg) == 0) &&
+            (grp == NULL || strcmp(r->rows[i].group, grp) == 0) &&
+            (stk == NULL || strcmp(r->rows[i].stack, stk) == 0))
             e[n++] = fabs(r->rows[i].err);
     *med = *worst = 0;
     if (n > 0) {
@@ -42,6 +47,23 @@ static unsigned stats(const struct validate_result *r, const char *cfg, const ch
     return n;
 }
 
+/* The configs (by_stack 0) or own stacks (1) of r's rows, each once, in
+ * the order they first come; *n of them (free the array). */
+static char (*distinct(const struct validate_result *r, int by_stack, unsigned *n))[64]
+{
+    char (*v)[64] = sim_xcalloc(r->nrows + 1, sizeof *v);
+    *n = 0;
+    for (uint32_t i = 0; i < r->nrows; i++) {
+        const char *x = by_stack ? r->rows[i].stack : r->rows[i].config;
+        unsigned k = 0;
+        while (k < *n && strcmp(v[k], x) != 0)
+            k++;
+        if (k == *n)
+            snprintf(v[(*n)++], sizeof v[0], "%s", x);
+    }
+    return v;
+}
+
 /* Fit the keys on every chip but one, predict that one; for each chip. */
 static int leave_one_out(const struct validate_opts *vo, const char *fit, FILE *txt)
 {
@@ -50,15 +72,8 @@ static int leave_one_out(const struct validate_opts *vo, const char *fit, FILE *
     struct validate_result all;
     if (validate_run(vo, &all, &d) != 0)
         return cli_fail(&d);
-    char (*chips)[64] = sim_xcalloc(all.nrows + 1, sizeof *chips);
-    unsigned nchips = 0;
-    for (uint32_t i = 0; i < all.nrows; i++) {
-        unsigned k = 0;
-        while (k < nchips && strcmp(chips[k], all.rows[i].config) != 0)
-            k++;
-        if (k == nchips)
-            snprintf(chips[nchips++], sizeof chips[0], "%s", all.rows[i].config);
-    }
+    unsigned nchips;
+    char (*chips)[64] = distinct(&all, 0, &nchips);
     fprintf(txt, "leave one chip out: %s fitted on the other chips' rows, then the chip's rows "
                  "predicted\n\n%-28s %-22s %5s %17s %17s  %s\n", fit, "chip (held out)", "group",
             "rows", "as shipped med/max", "held out med/max", "fitted on the others");
@@ -111,8 +126,8 @@ static int leave_one_out(const struct validate_opts *vo, const char *fit, FILE *
             if (!first)
                 continue;
             double m0, w0, m1, w1;
-            unsigned n = stats(&all, chips[c], held.rows[i].group, &m0, &w0);
-            stats(&held, chips[c], held.rows[i].group, &m1, &w1);
+            unsigned n = stats(&all, chips[c], held.rows[i].group, NULL, &m0, &w0);
+            stats(&held, chips[c], held.rows[i].group, NULL, &m1, &w1);
             fprintf(txt, "%-28.28s %-22.22s %5u %7.1f%% %7.1f%%  %7.1f%% %7.1f%%  %s\n", chips[c],
                     held.rows[i].group, n, 100 * m0, 100 * w0, 100 * m1, 100 * w1, vals);
         }
@@ -124,17 +139,88 @@ static int leave_one_out(const struct validate_opts *vo, const char *fit, FILE *
     return rc;
 }
 
+/* The rows of every file of vo->data (comma-separated) into *all, each run
+ * with stack (NULL: its own). */
+static int loso_run(const struct validate_opts *vo, const char *stack, struct validate_result *all,
+                    struct diag *d)
+{
+    memset(all, 0, sizeof *all);
+    char files[1600];
+    snprintf(files, sizeof files, "%s", vo->data);
+    for (char *f = strtok(files, ","); f != NULL; f = strtok(NULL, ",")) {
+        struct validate_opts one = *vo;
+        one.data = f;
+        one.stack_override = stack;
+        struct validate_result r;
+        if (validate_run(&one, &r, d) != 0) {
+            validate_free(all);
+            return -1;
+        }
+        all->rows = sim_xrealloc(all->rows, (all->nrows + r.nrows + 1) * sizeof *all->rows);
+        for (uint32_t i = 0; i < r.nrows; i++)
+            if (r.rows[i].stack[0] != '\0')
+                all->rows[all->nrows++] = r.rows[i];
+        all->refused += r.refused;
+        validate_free(&r);
+    }
+    return 0;
+}
+
+/* Each stack's rows (the rows whose spec names it) predicted with every
+ * other stack's values instead: how much of the fit is the stack's own. */
+static int leave_one_stack_out(const struct validate_opts *vo, FILE *txt)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    struct validate_result own;
+    if (loso_run(vo, NULL, &own, &d) != 0)
+        return cli_fail(&d);
+    unsigned ns;
+    char (*stacks)[64] = distinct(&own, 1, &ns);
+    struct validate_result *with = sim_xcalloc(ns + 1, sizeof *with);
+    int rc = 0;
+    for (unsigned k = 0; k < ns && rc == 0; k++)
+        if (loso_run(vo, stacks[k], &with[k], &d) != 0)
+            rc = cli_fail(&d);
+    if (rc == 0) {
+        fprintf(txt, "leave one stack out: each stack's rows (their spec's stack=) predicted with another "
+                     "stack's values\n\n%-22s %-26s %5s %8s %8s\n", "rows of", "run with", "rows",
+                "median", "worst");
+        for (unsigned t = 0; t < ns; t++) {
+            double m, w;
+            unsigned n = stats(&own, NULL, NULL, stacks[t], &m, &w);
+            fprintf(txt, "%-22.22s %-26s %5u %7.1f%% %7.1f%%\n", stacks[t], "its own", n, 100 * m, 100 * w);
+            for (unsigned k = 0; k < ns; k++) {
+                if (k == t)
+                    continue;
+                unsigned nk = stats(&with[k], NULL, NULL, stacks[t], &m, &w);
+                if (nk == 0)
+                    fprintf(txt, "%-22s %-26.26s %5u %8s %8s  (it runs none of them)\n", "", stacks[k], 0u, "-", "-");
+                else
+                    fprintf(txt, "%-22s %-26.26s %5u %7.1f%% %7.1f%%%s\n", "", stacks[k], nk, 100 * m, 100 * w,
+                            nk < n ? "  (not all: the rest it cannot run)" : "");
+            }
+        }
+    }
+    for (unsigned k = 0; k < ns; k++)
+        validate_free(&with[k]);
+    free(with);
+    free(stacks);
+    validate_free(&own);
+    return rc;
+}
+
 int cli_validate(int argc, char **argv)
 {
     struct validate_opts vo;
     memset(&vo, 0, sizeof vo);
     const char *configs = NULL, *js = NULL, *fit = NULL;
-    int quiet = 0, loo = 0;
+    int quiet = 0, loo = 0, loso = 0;
     const struct cli_opt opts[] = {
         {"data", 0, &vo.data, NULL}, {"configs", 0, &configs, NULL},
         {"json", 0, &js, NULL},      {"quiet", 0, NULL, &quiet},
         {"rows", 0, &vo.ids, NULL},  {"leave-one-chip-out", 0, NULL, &loo},
-        {"fit", 0, &fit, NULL},
+        {"fit", 0, &fit, NULL},      {"leave-one-stack-out", 0, NULL, &loso},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("validate", cli_validate_usage, opts, argc, argv, NULL);
@@ -147,7 +233,12 @@ int cli_validate(int argc, char **argv)
     }
     /* from another folder: the data and the configs of the installed (or source) tree */
     static char data_path[1600], cfg_dir[8][1100];
-    cli_find_data(&vo.data, data_path, sizeof data_path);
+    if (strchr(vo.data, ',') != NULL && !loso) {
+        fprintf(stderr, "strata validate: several --data files go with --leave-one-stack-out\n");
+        return 2;
+    }
+    if (!loso)
+        cli_find_data(&vo.data, data_path, sizeof data_path);
     struct stat cst;
     if (configs == NULL && stat("configs", &cst) != 0 && cli_data_dirs("configs", cfg_dir, 8) > 0)
         configs = cfg_dir[0];
@@ -168,6 +259,13 @@ int cli_validate(int argc, char **argv)
                         "serving CSV\n", vo.data);
         return 2;
     }
+    if (loso && (loo || fit != NULL || serving || js != NULL)) {
+        fprintf(stderr, "strata validate: --leave-one-stack-out takes op-level and llm CSVs, without "
+                        "--leave-one-chip-out, --fit or --json\n");
+        return 2;
+    }
+    if (loso)
+        return leave_one_stack_out(&vo, stdout);
     if (loo || fit != NULL) {
         if (!loo || fit == NULL) {
             fprintf(stderr, "strata validate: --leave-one-chip-out needs --fit KEYS (and --fit "

@@ -279,6 +279,7 @@ static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int l
     char sdir[1024];
     snprintf(sdir, sizeof sdir, "%s/stacks", vo->configs);
     wi.stacks_dir = sdir;
+    wi.stack_override = vo->stack_override;
     if (wl_build(row->spec, vo->root, vo->data, lineno, &t, &wi, d) != 0)
         return -1;
     struct run_result r;
@@ -347,9 +348,21 @@ static int val_line(struct val_csv *v, char *line, size_t len, int lineno, size_
     double host_s;
     if (val_fields(v, col, lineno, &row, &host_s, d) != 0)
         return -1;
+    const char *st = strstr(row.spec, "stack=");
+    if (st != NULL && (st == row.spec || st[-1] == ' '))
+        snprintf(row.stack, sizeof row.stack, "%.*s", (int)strcspn(st + 6, " "), st + 6);
+    if (vo->stack_override != NULL && row.stack[0] == '\0')
+        return 0;
     int ci = val_config(v, row.config, lineno, d);
-    if (ci < 0 || val_predict(v, &v->cfgs[ci], lineno, host_s, &row, &res->events, d) != 0)
+    if (ci < 0)
         return -1;
+    if (val_predict(v, &v->cfgs[ci], lineno, host_s, &row, &res->events, d) != 0) {
+        if (vo->stack_override == NULL || d->code != DIAG_E_UNSUPPORTED)
+            return -1;
+        res->refused++;     /* the other stack cannot run this row's chip or step */
+        memset(d, 0, sizeof *d);
+        return 0;
+    }
     if (res->nrows == *cap) {
         *cap *= 2;
         res->rows = sim_xrealloc(res->rows, *cap * sizeof *res->rows);

@@ -17,6 +17,10 @@ struct validate_opts {
     const char *only_config;        /* run only the rows of this config column value */
     const char *skip_config;        /* run all rows but this config's */
     const char *ids;                /* comma-separated ids or prefixes ending in '*' */
+    /* for --leave-one-stack-out: only the rows whose spec names a stack, run
+     * with this stack instead of their own; a row it cannot run (another
+     * chip family, a generation it gives no value for) is skipped */
+    const char *stack_override;
 };
 
 /* One compared row; err = predicted / measured - 1. */
@@ -28,12 +32,14 @@ struct val_row {
     double measured, predicted, err;    /* err = predicted / measured - 1 */
     char config[64];
     char spec[320];
+    char stack[64];         /* the stack its spec names ("" if none) */
 };
 
 struct validate_result {
     struct val_row *rows;
     uint32_t nrows;
     uint32_t skipped;       /* rows without config/spec */
+    uint32_t refused;       /* rows the stack_override cannot run */
     uint64_t events;        /* engine events over all rows */
 };
 

@@ -405,6 +405,8 @@ int wl_build(const char *spec, const char *root, const char *file, int line, str
                         (unsigned long long)sus);
     wi->sustained = (int)sus;
     const char *stk = wl_spec_get(&s, "stack");
+    if (stk != NULL && wi->stack_override != NULL)
+        stk = wi->stack_override;
     wi->has_stack = 0;
     if (stk != NULL) {
         char dir[1024];

@@ -23,6 +23,8 @@ struct wl_info {
     int sustained;                  /* sustained=1: run at the clock the power limit holds
                                      * (run_opts.sustained; any kind of row) */
     const char *stacks_dir;         /* in: where stack=NAME looks (NULL: ROOT/configs/stacks) */
+    const char *stack_override;     /* in: a row that names a stack runs this one instead (NULL:
+                                     * its own; validate --leave-one-stack-out) */
     int has_stack;                  /* out: stack=NAME named one (stack_apply_chip it to the run's
                                      * chip; the builder has applied it to the step) */
     struct stack stack;

@@ -122,7 +122,7 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
         piece.prompt = s->prompt - off < U ? s->prompt - off : U;
         piece.context = s->context + off;
         if (off > 0) {
-            snprintf(b->prefix, sizeof b->prefix, "%su%llu.", pfx0, (unsigned long long)(off / U));
+            snprintf(b->prefix, sizeof b->prefix, "%.24su%u.", pfx0, (unsigned)(off / U));
             b->device = dev0;
             b->prev = UINT32_MAX;
         }
