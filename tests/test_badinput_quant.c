@@ -39,7 +39,8 @@ int main(void)
     snprintf(args, sizeof args,
              "gen llm --model traces/models/llama-2-7b.json --phase decode --weights q3_x -o %s/o.json", dir);
     expect("gen weights", args, 2, "--weights", "q3_x");
-    expect("gen weights list", args, 2, "int4_g128", "fp8, nvfp4, mxfp4;");   /* the formats, FP4 too */
+    expect("gen weights list", args, 2, "int4_g128", "fp8, nvfp4, mxfp4, exl2_2.5,"); /* the formats, FP4 and EXL2 too */
+    expect("gen weights list", args, 2, "exl2_8.0;", "nf4");
     expect("serve weights",
            "serve --hw configs/nvidia-b200.yaml --model traces/models/llama-3.1-8b.json --rate 1 "
            "--requests 4 --weights fp3",

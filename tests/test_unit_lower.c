@@ -423,6 +423,30 @@ static void test_dequant_kernel(void)
     CHECK_EQ_INT(L.nk, 1);
 }
 
+/* ExLlamaV2's EXL2 bitrates: a name each, its bits a weight, and a decode
+ * GEMV's weight bytes in proportion to them (2.5 bits: 2.5 / 4.25 of
+ * int4_g128's). */
+static void test_exl2(void)
+{
+    static const char *const names[] = {"exl2_2.5", "exl2_3.0", "exl2_3.5", "exl2_4.0",
+                                        "exl2_4.65", "exl2_5.0", "exl2_6.0", "exl2_8.0"};
+    static const double bits[] = {2.5, 3.0, 3.5, 4.0, 4.65, 5.0, 6.0, 8.0};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+        enum wfmt f;
+        CHECK_EQ_INT(wfmt_from_name(names[i], &f), 0);
+        CHECK_NEAR_REL(wfmt_bits(f), bits[i], 0);
+        CHECK(strcmp(wfmt_name(f), names[i]) == 0);
+    }
+    enum wfmt e25;
+    CHECK_EQ_INT(wfmt_from_name("exl2_2.5", &e25), 0);
+    struct lowered L;
+    lower_gemm_w(&a100, 1, 8192, 8192, e25, &L);
+    double b25 = L.k[0].a_step * (double)L.k[0].gm * L.k[0].ksteps;  /* the GEMV's loads */
+    lower_gemm_w(&a100, 1, 8192, 8192, WF_INT4_G128, &L);
+    CHECK(b25 > 0);
+    CHECK_NEAR_REL(b25 / (L.k[0].a_step * (double)L.k[0].gm * L.k[0].ksteps), 2.5 / 4.25, 0.01);
+}
+
 int main(void)
 {
     if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &h100) != 0 ||
@@ -438,6 +462,7 @@ int main(void)
     test_reuse();
     test_decode_attn_per_head();
     test_dequant_kernel();
+    test_exl2();
     struct hw_config b200;
     if (tu_load_cfg("configs/nvidia-b200.yaml", &b200) != 0)
         return 1;

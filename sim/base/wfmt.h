@@ -20,6 +20,14 @@
  *   int8   8              (per-channel scale, negligible)        weight-only int8
  *   nf4    4 + 8/64 + 32/(64*256) = 4.127 (double-quantised absmax)   bitsandbytes
  *   fp8    8
+ *   exl2_B   B             ExLlamaV2's EXL2 at a target average of B bits a
+ *                         weight (convert.py -b B: doc/convert.md "Target
+ *                         average number of bits per weight"; each layer's
+ *                         groups get 2-8 bits to reach it, taken to count
+ *                         their scales); the bitrates turboderp's README
+ *                         table and published quants use: 2.5, 3.0, 3.5,
+ *                         4.0, 4.65, 5.0, 6.0, 8.0.  Dequantised as the
+ *                         group-wise int4 kernels are (6 ops, int4_gN's fit)
  *   nvfp4  4 + 8/16 = 4.5     (e2m1 values, an e4m3 scale per 16, an fp32 scale
  *                             per tensor, negligible)   NVIDIA technical blog
  *                             "Introducing NVFP4 for Efficient and Accurate
@@ -89,7 +97,15 @@
     X(Q4_K_H, "q4_k+huffman", 4.365, 4.0, Q4_K, COUNT)      \
     X(Q6_K_H, "q6_k+huffman", 6.4125, 4.0, Q6_K, COUNT)     \
     X(NVFP4, "nvfp4", 4.5, 3.0, NONE, NVFP4)                \
-    X(MXFP4, "mxfp4", 4.25, 3.0, NONE, MXFP4)
+    X(MXFP4, "mxfp4", 4.25, 3.0, NONE, MXFP4)               \
+    X(EXL2_2_5, "exl2_2.5", 2.5, 6.0, NONE, COUNT)          \
+    X(EXL2_3_0, "exl2_3.0", 3.0, 6.0, NONE, COUNT)          \
+    X(EXL2_3_5, "exl2_3.5", 3.5, 6.0, NONE, COUNT)          \
+    X(EXL2_4_0, "exl2_4.0", 4.0, 6.0, NONE, COUNT)          \
+    X(EXL2_4_65, "exl2_4.65", 4.65, 6.0, NONE, COUNT)       \
+    X(EXL2_5_0, "exl2_5.0", 5.0, 6.0, NONE, COUNT)          \
+    X(EXL2_6_0, "exl2_6.0", 6.0, 6.0, NONE, COUNT)          \
+    X(EXL2_8_0, "exl2_8.0", 8.0, 6.0, NONE, COUNT)
 
 enum wfmt {
 #define WFMT_ENUM_(e, n, b, d, base, mma) WF_##e,
