@@ -118,6 +118,22 @@ static void test_best(void)
 
 /* --rank energy: the best of those meeting the SLA spends the fewest
  * joules an output token (every candidate carries its figure) */
+/* --weights, as serve's: int4 weights (a quarter of bf16's bytes) leave
+ * each decode step less to read, so the best candidate's TPOT is shorter */
+static void test_weights(void)
+{
+    cJSON *j = NULL, *w = NULL;
+    CHECK_EQ_INT(plan("tpot_p90=1s", "", "bf16", &j, NULL), 0);
+    CHECK_EQ_INT(plan("tpot_p90=1s", "--weights int4_g128", "int4", &w, NULL), 0);
+    double tb = num(cJSON_GetObjectItemCaseSensitive(j, "best"), "tpot_s", "p50");
+    double tw = num(cJSON_GetObjectItemCaseSensitive(w, "best"), "tpot_s", "p50");
+    printf("  --weights int4_g128: best's TPOT p50 %.2f ms against %.2f ms in bf16\n", tw * 1e3, tb * 1e3);
+    CHECK(tb > 0 && tw > 0);
+    CHECK(tw < 0.8 * tb);
+    cJSON_Delete(j);
+    cJSON_Delete(w);
+}
+
 static void test_rank_energy(void)
 {
     cJSON *j = NULL;
@@ -264,6 +280,7 @@ int main(void)
         return 1;
     test_best();
     test_rank_energy();
+    test_weights();
     test_threads();
     test_monotone();
     test_impossible();

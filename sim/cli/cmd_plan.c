@@ -31,7 +31,7 @@ const char cli_plan_usage[] =
     "  strata plan     --model CONFIG.json --hw HW[,HW...] [--hw HW ...] (--rate R | --concurrency C |\n"
     "                  --requests-file F.csv) [--requests N] [--isl L] [--osl L] [--seed S]\n"
     "                  [--sla KEY=TIME,...] [--tp N,N,... | --max-tp N] [--max-num-seqs N,N,...]\n"
-    "                  [--chunked-prefill on|off|on,off] [--stack NAME] [--dtype bf16]\n"
+    "                  [--chunked-prefill on|off|on,off] [--stack NAME] [--dtype bf16] [--weights FMT]\n"
     "                  [--scheduler continuous|static] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--scheduler-steps N]\n"
     "                  [--gpu-memory-utilization F] [-j|--jobs THREADS] [--top N] [--no-progress]\n"
@@ -365,6 +365,7 @@ int cli_plan(int argc, char **argv)
         {"hw", 0, pa.hw, &pa.nhw},      {"model", 0, &a.model, NULL},
         {"stack", 0, &a.stack, NULL},   {"tp", 0, &a.tp, NULL},
         {"max-tp", 0, &pa.max_tp, NULL}, {"dtype", 0, &a.dtype, NULL},
+        {"weights", 0, &a.weights, NULL},
         {"rate", 0, &a.rate, NULL},     {"concurrency", 0, &a.conc, NULL},
         {"requests-file", 0, &a.file, NULL}, {"requests", 0, &a.nreq, NULL},
         {"isl", 0, &a.isl, NULL},       {"osl", 0, &a.osl, NULL},
