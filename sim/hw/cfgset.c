@@ -469,6 +469,11 @@ int cfg_set_is_links(const struct cfg_set *s)
     return strncmp(s->key, "links.", 6) == 0;
 }
 
+int cfg_set_is_stack(const struct cfg_set *s)
+{
+    return strncmp(s->key, "stack.", 6) == 0;
+}
+
 /* A `links.NAME=` value that switches links: 0 off, 1 on (changes
  * nothing), -1 neither. */
 static int link_switch(const char *value)
@@ -545,8 +550,8 @@ int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int i
         return 0; /* chipcfg_fill reports it */
     for (unsigned k = 0; k < sets->n; k++) {
         const struct cfg_set *s = &sets->set[k];
-        if (cfg_set_is_links(s))
-            continue;   /* the system's own (cfg_sets_apply_links), or below */
+        if (cfg_set_is_links(s) || cfg_set_is_stack(s))
+            continue;   /* the system's own (cfg_sets_apply_links), or below; a stack's */
         if (apply_set(c, root, s, (int)k, NULL, NULL, 0) != 0)
             return -1;
     }

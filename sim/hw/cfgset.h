@@ -60,6 +60,10 @@ int cfg_sets_apply(struct yconf *c, int root, const struct cfg_sets *sets, int i
  * name (or, without one, its level), KEY bandwidth, latency or
  * efficiency.bandwidth_fraction; or `links.NAME=off` (`on` is no change). */
 int cfg_set_is_links(const struct cfg_set *s);
+/* A set of a software stack's value ("stack.host.launch_gap_us=8",
+ * sim/study/stack.h): not the chip config's; the run applies it to the
+ * stack a row names (stack_apply_sets). */
+int cfg_set_is_stack(const struct cfg_set *s);
 /* Writes the sets of a system's links into the system file's tree under
  * root, into every link (links[i]) named NAME, or, when none is, every
  * link of level NAME (off: takes those links out of the tree): 0, or -1

@@ -55,6 +55,10 @@ int calib_parse_keys(struct calib_opts *o, const char *list, struct diag *d)
 static double clamp_param(const char *key, double x)
 {
     size_t n = strlen(key);
+    if (strstr(key, "issue_efficiency") != NULL)   /* a stack's share of a path's rate */
+        return fmin(1.0, fmax(1e-3, x));
+    if (n > 3 && strcmp(key + n - 3, "_us") == 0)  /* a stack's host or launch time */
+        return fmin(1e6, fmax(0.0, x));
     if (n > 9 && strcmp(key + n - 9, "_fraction") == 0)
         return fmin(1.0, fmax(1e-3, x));
     if (strstr(key, "penalty") != NULL)
@@ -141,9 +145,18 @@ int calib_fit(struct calib_opts *o, struct calib_result *r, struct diag *d)
 {
     memset(r, 0, sizeof *r);
     for (unsigned i = 0; i < o->nparams; i++) {
-        if (cfg_read_value(o->start_config, o->p[i].key, &o->p[i].start, o->p[i].full_key,
-                           sizeof o->p[i].full_key, d) != 0)
+        if (strncmp(o->p[i].key, "stack.", 6) == 0) {
+            if (o->start_stack == NULL)
+                return diag_set(d, DIAG_E_USAGE, "--fit", 0, o->p[i].key, "a stack's value needs --stack NAME");
+            if (stack_get_value(o->start_stack, o->p[i].key + 6, &o->p[i].start, d) != 0)
+                return -1;
+            snprintf(o->p[i].full_key, sizeof o->p[i].full_key, "%s", o->p[i].key);
+        } else if (o->start_config == NULL) {
+            return diag_set(d, DIAG_E_USAGE, "--fit", 0, o->p[i].key, "a config key needs --hw CONFIG.yaml");
+        } else if (cfg_read_value(o->start_config, o->p[i].key, &o->p[i].start, o->p[i].full_key,
+                                  sizeof o->p[i].full_key, d) != 0) {
             return -1;
+        }
         o->p[i].value = o->p[i].start;
         o->p[i].sigma = (double)NAN;
     }

@@ -1,7 +1,9 @@
 /* calibrate.h: fit config values to measurements (`strata calibrate`,
  * `strata validate --leave-one-chip-out`).
  *
- * The parameters are config keys as --set names them; the rows are those of
+ * The parameters are config keys as --set names them, or a software
+ * stack's numbers as stack.KEY (stack_get_value: host.launch_gap_us,
+ * gemm.issue_efficiency.wgmma, ...), fitted over every row that names it; the rows are those of
  * a validate CSV (validate.h) that the filters select.  The residual of a row
  * is log(predicted / measured), so a row that is 10% high weighs what one
  * 10% low does; GSL's trust-region nonlinear least squares
@@ -16,6 +18,7 @@
 
 #include "cfg.h"
 #include "diag.h"
+#include "stack.h"
 #include "validate.h"
 
 #define CALIB_MAX_PARAMS 8
@@ -29,7 +32,9 @@ struct calib_param {
 
 struct calib_opts {
     struct validate_opts vo;    /* data, configs, root and the row filters */
-    const char *start_config;   /* the config file the start values are read from */
+    const char *start_config;   /* the config file the start values are read from (NULL:
+                                 * stack keys only) */
+    const struct stack *start_stack;    /* the stack stack.KEY start values are read from */
     const struct cfg_sets *base;/* overrides kept fixed (may be NULL) */
     unsigned nparams;
     struct calib_param p[CALIB_MAX_PARAMS];

@@ -4,10 +4,12 @@
 #include "stack.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "numfmt.h"
 #include "yconf.h"
 
 static const char *const top_keys[] = {"name", "description", "runs_on", "kernels", "attention",
@@ -335,6 +337,85 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
                  ? -1 : 0;
     yconf_free(&l.y);
     return rc;
+}
+
+/* The slot of key in s and the factor from the file's unit to the slot's
+ * (us to s), or NULL with *d. */
+static double *stack_slot(struct stack *s, const char *key, double *unit, struct diag *d)
+{
+    static const struct { const char *key; size_t off; } us[] = {
+        {"host.kernel_dispatch_us", offsetof(struct stack, kernel_dispatch_s)},
+        {"host.step_us", offsetof(struct stack, step_s)},
+        {"host.launch_gap_us", offsetof(struct stack, launch_gap_s)},
+        {"collectives.call_overhead_us", offsetof(struct stack, coll_call_s)},
+    };
+    *unit = 1.0;
+    for (size_t i = 0; i < sizeof us / sizeof us[0]; i++)
+        if (strcmp(key, us[i].key) == 0) {
+            *unit = 1e-6;
+            return (double *)(void *)((char *)s + us[i].off);
+        }
+    if (strcmp(key, "gemm.issue_efficiency") == 0 && s->gemm_issue >= 0)
+        return &s->gemm_issue;
+    if (strncmp(key, "gemm.issue_efficiency.", 22) == 0 && s->gemm_issue < 0)
+        for (int p = 0; p < MP_COUNT; p++)
+            if (strcmp(key + 22, path_names[p]) == 0)
+                return &s->gemm_issue_by[p];
+    return diag_set(d, DIAG_E_UNKNOWN_KEY, s->path, 0, key,
+                    "not a number stack %s gives that can be set or fitted (host.kernel_dispatch_us, "
+                    "host.step_us, host.launch_gap_us, collectives.call_overhead_us, "
+                    "gemm.issue_efficiency, or gemm.issue_efficiency.GENERATION where the file "
+                    "gives them by generation)", s->name),
+           (double *)NULL;
+}
+
+int stack_get_value(const struct stack *s, const char *key, double *v, struct diag *d)
+{
+    double unit;
+    struct stack c = *s;    /* stack_slot takes a writable one */
+    double *x = stack_slot(&c, key, &unit, d);
+    if (x == NULL)
+        return -1;
+    if (!(*x > 0) && !(*x == 0 && unit != 1.0))
+        return diag_set(d, DIAG_E_MISSING, s->path, 0, key, "stack %s gives no %s to start from",
+                        s->name, key);
+    *v = *x / unit;
+    return 0;
+}
+
+int stack_set_value(struct stack *s, const char *key, double v, struct diag *d)
+{
+    double unit;
+    double *x = stack_slot(s, key, &unit, d);
+    if (x == NULL)
+        return -1;
+    if (!(v >= 0) || (unit == 1.0 && !(v > 0 && v <= 1)) || v > 1e6)
+        return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%s: %g is out of range (%s)", key, v,
+                        unit == 1.0 ? "a share, above 0 and at most 1" : "0 to 1e6 us");
+    *x = v * unit;
+    return 0;
+}
+
+int stack_apply_sets(struct stack *s, const struct cfg_sets *sets, struct diag *d)
+{
+    for (unsigned k = 0; sets != NULL && k < sets->n; k++) {
+        const struct cfg_set *c = &sets->set[k];
+        if (!cfg_set_is_stack(c))
+            continue;
+        const char *key = c->key + 6;
+        double v, f;
+        if (c->value[0] == 'x') {
+            if (num_parse(c->value + 1, &f) != 0 || !(f > 0) || stack_get_value(s, key, &v, d) != 0)
+                return diag_set(d, DIAG_E_RANGE, c->origin, 0, c->key, "'%s': a factor above 0 of a value "
+                                "the stack gives", c->value);
+            v *= f;
+        } else if (num_parse(c->value, &v) != 0) {
+            return diag_set(d, DIAG_E_TYPE, c->origin, 0, c->key, "'%s' is not a number", c->value);
+        }
+        if (stack_set_value(s, key, v, d) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 enum matrix_path stack_native_path(const struct hw_config *c)

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "cfg.h"
+#include "cfgset.h"
 #include "diag.h"
 #include "llm_step.h"
 
@@ -72,6 +73,15 @@ struct stack {
  * path it issues at its full rate, the newest of them where several are
  * (Hopper: wgmma; Ampere and Ada: mma_sync; Blackwell: tcgen05). */
 enum matrix_path stack_native_path(const struct hw_config *c);
+/* A stack's number by its key as the file spells it ("host.launch_gap_us",
+ * "gemm.issue_efficiency", "gemm.issue_efficiency.wgmma", ...), in the
+ * file's units, into *v: 0, or -1 with *d (a key the fitter cannot take,
+ * or a value the stack does not give).  stack_set_value writes one. */
+int stack_get_value(const struct stack *s, const char *key, double *v, struct diag *d);
+int stack_set_value(struct stack *s, const char *key, double v, struct diag *d);
+/* The sets among sets that name a stack value ("stack.KEY=V" or "=xF",
+ * cfg_set_is_stack) applied to s: 0, or -1 with *d. */
+int stack_apply_sets(struct stack *s, const struct cfg_sets *sets, struct diag *d);
 /* Reads a stack file.  0, or -1 with *d ("file:line: field: what is wrong"). */
 int stack_load(const char *path, struct stack *s, struct diag *d);
 /* Reads dir/NAME.yaml; an unknown name is an error naming the stacks dir

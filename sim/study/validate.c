@@ -282,6 +282,10 @@ static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int l
     wi.stack_override = vo->stack_override;
     if (wl_build(row->spec, vo->root, vo->data, lineno, &t, &wi, d) != 0)
         return -1;
+    if (wi.has_stack && stack_apply_sets(&wi.stack, vo->sets, d) != 0) {    /* stack.KEY sets */
+        trace_free(&t);
+        return -1;
+    }
     struct run_result r;
     /* the stack the row names drives a copy of the chip */
     struct hw_system ssys = cfg->sys;
@@ -351,7 +355,8 @@ static int val_line(struct val_csv *v, char *line, size_t len, int lineno, size_
     const char *st = strstr(row.spec, "stack=");
     if (st != NULL && (st == row.spec || st[-1] == ' '))
         snprintf(row.stack, sizeof row.stack, "%.*s", (int)strcspn(st + 6, " "), st + 6);
-    if (vo->stack_override != NULL && row.stack[0] == '\0')
+    if ((vo->stack_override != NULL && row.stack[0] == '\0') ||
+        (vo->only_stack != NULL && strcmp(row.stack, vo->only_stack) != 0))
         return 0;
     int ci = val_config(v, row.config, lineno, d);
     if (ci < 0)

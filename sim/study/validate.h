@@ -21,6 +21,7 @@ struct validate_opts {
      * with this stack instead of their own; a row it cannot run (another
      * chip family, a generation it gives no value for) is skipped */
     const char *stack_override;
+    const char *only_stack;         /* run only the rows whose spec names this stack (calibrate --stack) */
 };
 
 /* One compared row; err = predicted / measured - 1. */
