@@ -150,7 +150,7 @@ int calib_fit(struct calib_opts *o, struct calib_result *r, struct diag *d)
                 return diag_set(d, DIAG_E_USAGE, "--fit", 0, o->p[i].key, "a stack's value needs --stack NAME");
             if (stack_get_value(o->start_stack, o->p[i].key + 6, &o->p[i].start, d) != 0)
                 return -1;
-            snprintf(o->p[i].full_key, sizeof o->p[i].full_key, "%s", o->p[i].key);
+            memcpy(o->p[i].full_key, o->p[i].key, sizeof o->p[i].key);  /* a stack's key is its own */
         } else if (o->start_config == NULL) {
             return diag_set(d, DIAG_E_USAGE, "--fit", 0, o->p[i].key, "a config key needs --hw CONFIG.yaml");
         } else if (cfg_read_value(o->start_config, o->p[i].key, &o->p[i].start, o->p[i].full_key,
