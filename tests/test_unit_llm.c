@@ -1044,6 +1044,18 @@ static double ub_run(const struct hw_config *hw, const struct trace *t)
     return s;
 }
 
+/* step s of model c built and run on hw: its time */
+static double ub_step(const struct llm_config *c, const struct llm_step *s, const struct hw_config *hw)
+{
+    struct trace t;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    SIM_CHECK(llm_build(c, s, &t, &d) == 0);
+    double x = ub_run(hw, &t);
+    trace_free(&t);
+    return x;
+}
+
 static void test_ubatch(void)
 {
     struct llm_config c;
@@ -1087,26 +1099,18 @@ static void test_ubatch(void)
     double t_ub = ub_run(&hw, &ub);
     s.prompt = 512;
     s.ubatch = 0;
-    struct trace half;
-    CHECK_EQ_INT(llm_build(&c, &s, &half, &d), 0);
-    double t_half = ub_run(&hw, &half);
+    double t_half = ub_step(&c, &s, &hw);
     CHECK(t_ub > 1.9 * t_half);
-    trace_free(&half);
     /* two stages: the pieces overlap (at most 1.5x one piece's time, ideally 1.5x) */
     s.pp = 2;
-    CHECK_EQ_INT(llm_build(&c, &s, &half, &d), 0);
-    double t_half2 = ub_run(&hw, &half);
+    double t_half2 = ub_step(&c, &s, &hw);
     s.prompt = 1024;
     s.ubatch = 512;
-    struct trace ub2;
-    CHECK_EQ_INT(llm_build(&c, &s, &ub2, &d), 0);
-    double t_ub2 = ub_run(&hw, &ub2);
+    double t_ub2 = ub_step(&c, &s, &hw);
     printf("  Llama-2-7B Q4_0 prompt on RTX 4090s: 512 tokens %.2f ms; 1024 in two pieces %.2f ms on one, "
            "%.2f ms split over two (512: %.2f)\n", t_half * 1e3, t_ub * 1e3, t_ub2 * 1e3, t_half2 * 1e3);
     CHECK(t_ub2 < 1.6 * t_half2);
     CHECK(t_ub2 > 1.4 * t_half2);
-    trace_free(&half);
-    trace_free(&ub2);
     trace_free(&ub);
     trace_free(&whole);
 }

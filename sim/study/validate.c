@@ -352,9 +352,12 @@ static int val_line(struct val_csv *v, char *line, size_t len, int lineno, size_
     double host_s;
     if (val_fields(v, col, lineno, &row, &host_s, d) != 0)
         return -1;
-    const char *st = strstr(row.spec, "stack=");
-    if (st != NULL && (st == row.spec || st[-1] == ' '))
-        snprintf(row.stack, sizeof row.stack, "%.*s", (int)strcspn(st + 6, " "), st + 6);
+    struct wl_spec sp;          /* the stack the spec names, read as wl_build reads it */
+    char kind[32];
+    if (wl_spec_parse(&sp, row.spec, kind, sizeof kind, vo->data, lineno, d) != 0)
+        return -1;
+    const char *st = wl_spec_get(&sp, "stack");
+    snprintf(row.stack, sizeof row.stack, "%s", st != NULL ? st : "");
     if ((vo->stack_override != NULL && row.stack[0] == '\0') ||
         (vo->only_stack != NULL && strcmp(row.stack, vo->only_stack) != 0))
         return 0;
