@@ -181,7 +181,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
                          struct pop *q)
 {
     const double ps = 1e-12;
-    const struct op_result *o = &c->r->ops[i];
+    const struct op_result *o = run_op_body(c->r, i);
     const struct op *op = &c->t->ops[i];
     memset(q, 0, sizeof *q);
     q->name = op_name(c->t, op);
@@ -207,7 +207,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
 
 static double run_op_time(const struct report_ctx *c, uint32_t i)
 {
-    return fin((double)(c->r->ops[i].end_ps - c->r->ops[i].start_ps) * 1e-12);
+    return fin((double)(run_op_body(c->r, i)->end_ps - run_op_body(c->r, i)->start_ps) * 1e-12);
 }
 
 /* Op i: a report's from its array; a run's made from the run when asked

@@ -104,7 +104,7 @@ static struct llm_run run_llm(const char *hw, enum llm_phase ph)
     for (uint32_t i = 0; i < t.nops; i++) {
         if (t.ops[i].kind != OP_GEMM)
             continue;
-        const struct op_result *o = &r.ops[i];
+        const struct op_result *o = run_op_body(&r, i);
         double len = (double)(o->end_ps - o->start_ps);
         gemm += len;
         int bound_busy = 1;

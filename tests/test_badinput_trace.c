@@ -521,7 +521,7 @@ static void test_zero_time_ops(void)
     struct diag d;
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
     CHECK(r.total_ps > 0);
-    CHECK(r.ops[0].end_ps == r.ops[0].start_ps);
+    CHECK(run_op_end(&r, 0) == run_op_start(&r, 0));
     run_result_free(&r);
     trace_free(&t);
 }
@@ -554,7 +554,7 @@ static void test_many_devices(void)
     struct run_result r;
     struct diag d;
     CHECK_EQ_INT(run_trace(&cfg, &t, &r, &d), 0);
-    CHECK(r.total_ps > 0 && r.ops[NDEV - 1].end_ps > 0);
+    CHECK(r.total_ps > 0 && run_op_end(&r, NDEV - 1) > 0);
     run_result_free(&r);
     trace_free(&t);
 }

@@ -54,8 +54,8 @@ static double attn_tflops(const char *cfg, const char *impl, const char *pass, u
     if (rc != 0)
         return -1;
     double tf = r.flops / ((double)r.total_ps * 1e-12) / 1e12;
-    last_kernels = r.ops[0].kernels;
-    snprintf(last_tile, sizeof last_tile, "%s", r.ops[0].tile);
+    last_kernels = run_op_body(&r, 0)->kernels;
+    snprintf(last_tile, sizeof last_tile, "%s", run_op_body(&r, 0)->tile);
     run_result_free(&r);
     return tf;
 }
@@ -166,7 +166,7 @@ static void test_ggml(void)
         memset(&dg, 0, sizeof dg);
         CHECK_EQ_INT(run_trace(&c, &t, &r, &dg), 0);
         by[i] = r.bytes[c.lv_dram];
-        nk[i] = r.ops[0].kernels;
+        nk[i] = run_op_body(&r, 0)->kernels;
         run_result_free(&r);
         trace_free(&t);
     }

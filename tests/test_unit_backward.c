@@ -44,7 +44,7 @@ static void test_gemm_backward(void)
                           A100, &b, &d), 0);
     if (f.nops == 1 && b.nops == 1) {
         CHECK_NEAR_REL(b.flops, 3.0 * f.flops, 1e-12);
-        CHECK_EQ_INT(b.ops[0].kernels, 3);
+        CHECK_EQ_INT(run_op_body(&b, 0)->kernels, 3);
         CHECK((double)b.total_ps > 2.5 * (double)f.total_ps && (double)b.total_ps < 3.5 * (double)f.total_ps);
     }
     run_result_free(&f);
@@ -63,8 +63,8 @@ static void test_gemm_backward(void)
 #undef GT
     CHECK_EQ_INT(run_text(txt, A100, &wg, &d), 0);
     if (b.nops == 1 && dg.nops == 1 && wg.nops == 1) {
-        CHECK_EQ_INT(dg.ops[0].kernels, 1);
-        CHECK_EQ_INT(wg.ops[0].kernels, 1);
+        CHECK_EQ_INT(run_op_body(&dg, 0)->kernels, 1);
+        CHECK_EQ_INT(run_op_body(&wg, 0)->kernels, 1);
         CHECK_NEAR_REL(dg.flops + wg.flops, b.flops, 1e-12);
         CHECK_NEAR_REL((double)(dg.total_ps + wg.total_ps), (double)b.total_ps, 0.02);
     }
@@ -128,7 +128,7 @@ static void test_kinds_backward(void)
         CHECK_EQ_INT(run_text(t1, A100, &f, &d), 0);
         CHECK_EQ_INT(run_text(t2, A100, &b, &d), 0);
         if (f.nops == 1 && b.nops == 1)
-            CHECK(b.ops[0].bytes[a100.lv_dram] > 0 && b.total_ps > f.total_ps / 2);
+            CHECK(run_op_body(&b, 0)->bytes[a100.lv_dram] > 0 && b.total_ps > f.total_ps / 2);
         run_result_free(&f);
         run_result_free(&b);
     }

@@ -292,12 +292,12 @@ static void test_contention(void)
             printf("  two concurrent 256 MiB all-reduces: %.2fx one\n", ratio);
             CHECK(ratio > 1.65 && ratio < 1.75);
             /* every rank's op ends when the collective does */
-            CHECK_EQ_INT(r2.ops[0].end_ps, r2.ops[7].end_ps);
+            CHECK_EQ_INT(run_op_end(&r2, 0), run_op_end(&r2, 7));
             run_result_free(&r2);
         }
         trace_free(&t);
     }
-    if (r1.ops != NULL)
+    if (r1.op != NULL)
         run_result_free(&r1);
     free(one);
     free(two);
@@ -334,9 +334,9 @@ static void test_nvls_gather_scatter(void)
             rc = run_on("configs/systems/nvidia-hgx-h100.yaml", &t, &r, msg, sizeof msg);
             CHECK_EQ_INT(rc, 0);
             if (rc == 0) {
-                t_algo[nv] = (double)(r.ops[0].end_ps - r.ops[0].start_ps) * 1e-12;
-                dram[nv] = r.ops[0].bytes[c.lv_dram];
-                CHECK_STR_CONTAINS(r.ops[0].tile, nv ? "nvls" : "ring");
+                t_algo[nv] = (double)(run_op_end(&r, 0) - run_op_start(&r, 0)) * 1e-12;
+                dram[nv] = run_op_body(&r, 0)->bytes[c.lv_dram];
+                CHECK_STR_CONTAINS(run_op_body(&r, 0)->tile, nv ? "nvls" : "ring");
                 run_result_free(&r);
             }
             trace_free(&t);
@@ -371,8 +371,8 @@ static void test_direct_and_broadcast(void)
             /* each rank sends 7/8 of its 8 MiB over NVLink */
             struct hw_config c;
             tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
-            CHECK_NEAR_REL(r.ops[3].bytes[c.lv_peer], 8388608.0 * 7 / 8, 1e-9);
-            CHECK_STR_CONTAINS(r.ops[3].tile, "direct");
+            CHECK_NEAR_REL(run_op_body(&r, 3)->bytes[c.lv_peer], 8388608.0 * 7 / 8, 1e-9);
+            CHECK_STR_CONTAINS(run_op_body(&r, 3)->tile, "direct");
             run_result_free(&r);
         }
         trace_free(&t);
@@ -392,8 +392,8 @@ static void test_direct_and_broadcast(void)
         if (rc == 0) {
             struct hw_config c;
             tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
-            CHECK_NEAR_REL(r.ops[2].bytes[c.lv_peer], 8388608.0, 1e-9);   /* the root */
-            CHECK(r.ops[1].bytes[c.lv_peer] == 0);                          /* the chain's end */
+            CHECK_NEAR_REL(run_op_body(&r, 2)->bytes[c.lv_peer], 8388608.0, 1e-9);   /* the root */
+            CHECK(run_op_body(&r, 1)->bytes[c.lv_peer] == 0);                          /* the chain's end */
             run_result_free(&r);
         }
         trace_free(&t);
@@ -518,9 +518,9 @@ static void test_exposed_comm(void)
         tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &c);
         CHECK_EQ_INT(r.ndevices, 2);
         const double *row = r.dev_time_ps;   /* gpu0 */
-        double b = (double)(r.ops[4].end_ps - r.ops[4].start_ps);
+        double b = (double)(run_op_end(&r, 4) - run_op_start(&r, 4));
         /* the exposed link time is b0's alone: a0 hid behind w0 */
-        CHECK_NEAR_REL(row[CAT_STALL + c.lv_peer], b - (double)r.ops[4].time_ps[CAT_LAUNCH], 0.01);
+        CHECK_NEAR_REL(row[CAT_STALL + c.lv_peer], b - (double)run_op_body(&r, 4)->time_ps[CAT_LAUNCH], 0.01);
         double sum = 0;
         for (unsigned k = 0; k <= RUN_IDLE; k++)
             sum += row[k];
@@ -565,7 +565,7 @@ static int gemm_beside(const char *ops, uint32_t ci, uint32_t gi, const char *wh
     if (ok1 && !ok)
         run_result_free(r);
     if (ok) {
-        const struct op_result *a = &r->ops[ci], *g = &r->ops[gi], *g0 = &r0.ops[1];
+        const struct op_result *a = run_op_body(r, ci), *g = run_op_body(r, gi), *g0 = run_op_body(&r0, 1);
         unsigned channels = tile_channels(a->tile);
         double with = (double)(g->end_ps - g->start_ps), without = (double)(g0->end_ps - g0->start_ps);
         double expect = 108.0 / (108.0 - channels);
@@ -604,8 +604,7 @@ static void test_sm_hold(void)
     }
     struct run_result r;
     if (gemm_beside(ops, 2, 1, "beside a 1 GiB all-reduce", &r)) {
-        const struct op_result *g = &r.ops[1], *a = &r.ops[2];
-        CHECK(g->start_ps < a->end_ps && g->end_ps > a->start_ps);  /* they overlap */
+        CHECK(run_op_start(&r, 1) < run_op_end(&r, 2) && run_op_end(&r, 1) > run_op_start(&r, 2));  /* they overlap */
         run_result_free(&r);
     }
 }
@@ -638,12 +637,12 @@ static void test_sm_hold_short(void)
     CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
     if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0) {
         if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0) {
-            double with = (double)(r.ops[1].end_ps - r.ops[1].start_ps);
-            double without = (double)(r0.ops[1].end_ps - r0.ops[1].start_ps);
+            double with = (double)(run_op_end(&r, 1) - run_op_start(&r, 1));
+            double without = (double)(run_op_end(&r0, 1) - run_op_start(&r0, 1));
             printf("  8192^3 bf16 GEMM on an A100 beside a 1 MiB all-reduce: %.3f ms (alone %.3f; the "
                    "all-reduce ends at %.3f ms)\n", with * 1e-9, without * 1e-9,
-                   (double)(r.ops[2].end_ps - r.ops[1].start_ps) * 1e-9);
-            CHECK(r.ops[2].end_ps < r.ops[1].end_ps);
+                   (double)(run_op_end(&r, 2) - run_op_start(&r, 1)) * 1e-9);
+            CHECK(run_op_end(&r, 2) < run_op_end(&r, 1));
             CHECK(with <= without * (1.0 + 1.0 / 19.0) * 1.01);
             run_result_free(&r0);
         }
@@ -674,7 +673,7 @@ static void test_sm_hold_wait(void)
              ar, ar);
     struct run_result r;
     if (gemm_beside(ops, 0, 2, "beside an all-reduce still waiting for its peer", &r)) {
-        CHECK(r.ops[2].end_ps <= r.ops[5].start_ps);      /* all of it before the peer arrives */
+        CHECK(run_op_end(&r, 2) <= run_op_start(&r, 5));      /* all of it before the peer arrives */
         run_result_free(&r);
     }
 }
@@ -1077,9 +1076,9 @@ static void test_nvls(void)
     CHECK_EQ_INT(run_on(hgx, &t, &r, msg, sizeof msg), 0);
     struct hw_system h;
     CHECK_EQ_INT(tu_load_hw(hgx, NULL, &h, &d), 0);
-    double nvb = r.ops[0].bytes[h.chip.lv_peer];
+    double nvb = run_op_body(&r, 0)->bytes[h.chip.lv_peer];
     CHECK(nvb > 1073741824.0 * 1.125 * 0.999 && nvb < 1073741824.0 * 1.125 * 1.001);
-    CHECK_STR_CONTAINS(r.ops[0].tile, "nvls");
+    CHECK_STR_CONTAINS(run_op_body(&r, 0)->tile, "nvls");
     sys_free(&h);
     run_result_free(&r);
     trace_free(&t);
@@ -1112,18 +1111,18 @@ static void test_send_recv(void)
     CHECK_EQ_INT(load(devs, ops, &t, msg, sizeof msg), 0);
     CHECK_EQ_INT(run_on(dgx, &t, &r, msg, sizeof msg), 0);
     /* 1 GiB at the channels' 12 x 19.6 GB/s (under the link's 274) */
-    double sec = (double)(r.ops[0].end_ps - r.ops[0].start_ps) * 1e-12;
+    double sec = (double)(run_op_end(&r, 0) - run_op_start(&r, 0)) * 1e-12;
     printf("  send_recv 1 GiB gpu3 -> gpu0 on a DGX A100: %.3f ms (%.1f GB/s)\n", sec * 1e3,
            1073741824.0 / sec * 1e-9);
     CHECK(sec > 1073741824.0 / 235.2e9 && sec < 1.05 * 1073741824.0 / 235.2e9);
-    CHECK_EQ_INT((long long)r.ops[0].end_ps, (long long)r.ops[1].end_ps);
+    CHECK_EQ_INT((long long)run_op_end(&r, 0), (long long)run_op_end(&r, 1));
     struct hw_system h;
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(tu_load_hw(dgx, NULL, &h, &d), 0);
     /* the sender's bytes crossed NVLink; the receiver sent nothing */
-    CHECK(r.ops[0].bytes[h.chip.lv_peer] == 1073741824.0);
-    CHECK(r.ops[1].bytes[h.chip.lv_peer] == 0.0);
+    CHECK(run_op_body(&r, 0)->bytes[h.chip.lv_peer] == 1073741824.0);
+    CHECK(run_op_body(&r, 1)->bytes[h.chip.lv_peer] == 0.0);
     sys_free(&h);
     run_result_free(&r);
     trace_free(&t);

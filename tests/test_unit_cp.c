@@ -103,12 +103,12 @@ static void test_ring(const struct llm_config *cfg, const struct llm_step *step,
     struct run_result r;
     CHECK_EQ_INT(run_system_opts(sysp, &t, NULL, &r, &d), 0);
     if (s1 >= 0 && b1 >= 0 && a0 >= 0) {
-        CHECK(r.ops[s0].start_ps < r.ops[a0].end_ps && r.ops[s0].end_ps > r.ops[a0].start_ps);
-        CHECK(r.ops[b1].start_ps >= r.ops[s0].end_ps);
+        CHECK(run_op_start(&r, s0) < run_op_end(&r, a0) && run_op_end(&r, s0) > run_op_start(&r, a0));
+        CHECK(run_op_start(&r, b1) >= run_op_end(&r, s0));
         printf("  Llama-3-8B, one 8192-token sequence over CP 2 on HGX H100: %.1f ms; layer 0's K, V "
                "copy %.1f us beside its own block's %.1f us\n", (double)r.total_ps * 1e-9,
-               (double)(r.ops[s0].end_ps - r.ops[s0].start_ps) * 1e-6,
-               (double)(r.ops[a0].end_ps - r.ops[a0].start_ps) * 1e-6);
+               (double)(run_op_end(&r, s0) - run_op_start(&r, s0)) * 1e-6,
+               (double)(run_op_end(&r, a0) - run_op_start(&r, a0)) * 1e-6);
     }
     run_result_free(&r);
     trace_free(&t);

@@ -97,7 +97,7 @@ static void test_bytes_and_time(void)
     double w = 8192.0 * 8192.0 * wfmt_bits(WF_Q4_K) / 8.0;     /* decoded weight bytes */
     double ratio = wfmt_bits(WF_Q4_K_H) / wfmt_bits(WF_Q4_K);
     CHECK(ratio > 0.9 && ratio < 1.0);
-    const struct op_result *p = &rp.ops[0], *c = &rc.ops[0];
+    const struct op_result *p = run_op_body(&rp, 0), *c = run_op_body(&rc, 0);
     /* plain: nothing passes the decoder */
     CHECK(p->bytes[h.lv_dec] == 0);
     /* coded: the weights pass the decoder decoded, DRAM holds them coded */
@@ -113,9 +113,9 @@ static void test_bytes_and_time(void)
     /* a decoder at 8 B a cycle (8 GB/s, far under the 87 GB/s DRAM) binds */
     CHECK_EQ_INT(load_slow(&h), 0);
     CHECK_EQ_INT(run_on(&h, gemv_trace("coded.json", "q4_k+huffman"), &tc, &rc), 0);
-    double t = (double)(rc.ops[0].end_ps - rc.ops[0].start_ps) * 1e-12;
+    double t = (double)(run_op_end(&rc, 0) - run_op_start(&rc, 0)) * 1e-12;
     CHECK(t >= w / 8e9 && t <= w / 8e9 * 1.05);
-    uint64_t wait_dec = rc.ops[0].time_ps[CAT_STALL + h.lv_dec];
+    uint64_t wait_dec = run_op_body(&rc, 0)->time_ps[CAT_STALL + h.lv_dec];
     CHECK((double)wait_dec > 0.8 * t * 1e12);
     run_result_free(&rc);
     trace_free(&tc);

@@ -168,9 +168,9 @@ static void test_accounting(void)
         return;
     double levels = 0, pipes = 0, T = (double)r.total_ps * 1e-12;
     for (uint32_t i = 0; i < r.nops; i++) {
-        pipes += r.ops[i].pipe_pj * 1e-12;
+        pipes += run_op_body(&r, i)->pipe_pj * 1e-12;
         for (unsigned l = 0; l < h.nlevels; l++)
-            levels += r.ops[i].bytes[l] * h.level[l].energy_pj_per_byte * 1e-12;
+            levels += run_op_body(&r, i)->bytes[l] * h.level[l].energy_pj_per_byte * 1e-12;
     }
     CHECK_NEAR_REL(r.energy_j[RUN_E_PIPES], pipes, 1e-9);
     CHECK_NEAR_REL(r.energy_j[RUN_E_STATIC], 88.0 * T, 1e-9);
@@ -179,11 +179,11 @@ static void test_accounting(void)
     /* the GEMM's pipes: its FLOPs at 1434 pJ a cycle / 2048 FLOP a cycle,
      * and a little more for the padded tiles and the epilogue's vector work */
     int mm = tu_find_op(&t, "mm");
-    double want = r.ops[mm].flops * 1434.0 / 2048.0;
-    CHECK(r.ops[mm].pipe_pj >= want * 0.999 && r.ops[mm].pipe_pj <= want * 1.10);
+    double want = run_op_body(&r, mm)->flops * 1434.0 / 2048.0;
+    CHECK(run_op_body(&r, mm)->pipe_pj >= want * 0.999 && run_op_body(&r, mm)->pipe_pj <= want * 1.10);
     /* the copy moves DRAM bytes only: no pipe energy */
-    CHECK(r.ops[tu_find_op(&t, "cp")].pipe_pj == 0);
-    CHECK(r.ops[tu_find_op(&t, "cp")].bytes[h.lv_dram] >= 2.0 * 268435456);
+    CHECK(run_op_body(&r, tu_find_op(&t, "cp"))->pipe_pj == 0);
+    CHECK(run_op_body(&r, tu_find_op(&t, "cp"))->bytes[h.lv_dram] >= 2.0 * 268435456);
     run_result_free(&r);
     trace_free(&t);
 

@@ -2,8 +2,9 @@
  * past, cancellation, growth), the run's arena (zeroed, aligned, blocks
  * that never overlap, growth that keeps the bytes), the fluid bandwidth
  * server (max-min fair shares, caps, exact completion times, storage that
- * grows while flows are active) and a run with more concurrent streams than
- * the GPU model keeps runners for. */
+ * grows while flows are active), a run with more concurrent streams than
+ * the GPU model keeps runners for, and the run's result store (opstore.h:
+ * equal bodies kept once, live slots reused). */
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -154,43 +155,128 @@ static void test_flow_growth(void)
     engine_destroy(&e);
 }
 
+/* A trace of n ops, op i's text from op(i, buf), written to a fresh
+ * folder, loaded into *t and run on the H100 config (*c) into *r; 0, or
+ * -1 (reported, nothing to free). */
+static int run_ops(int n, void (*op)(int i, char *buf, size_t size), struct hw_config *c,
+                   struct trace *t, struct run_result *r)
+{
+    char dir[64] = "/tmp/strata-eng-XXXXXX", path[128];
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/ops.json", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f == NULL)
+        return -1;
+    fprintf(f, "{\"strata_trace\": 1, \"ops\": [\n");
+    for (int i = 0; i < n; i++) {
+        char buf[512];
+        op(i, buf, sizeof buf);
+        fprintf(f, "%s%s\n", i ? "," : "", buf);
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    struct diag d;
+    int rc = tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, c, &d) || trace_load(path, t, &d);
+    if (rc == 0 && run_trace(c, t, r, &d) != 0) {
+        trace_free(t);
+        rc = -1;
+    }
+    CHECK_EQ_INT(rc, 0);
+    tu_rmtree(dir);
+    return rc ? -1 : 0;
+}
+
+static void wide_op(int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "{\"id\": \"e%d\", \"kind\": \"elementwise\", \"stream\": %d, \"dtype\": \"bf16\", "
+                        "\"elements\": 1048576}", i, i);
+}
+
 static void test_many_streams(void)
 {
     /* 300 ops on 300 streams, more than the model's runners and the
      * servers' initial flow storage: all must finish, the run must add up */
-    char dir[64] = "/tmp/strata-eng-XXXXXX", path[128];
-    CHECK(mkdtemp(dir) != NULL);
-    snprintf(path, sizeof path, "%s/wide.json", dir);
-    FILE *f = fopen(path, "w");
-    CHECK(f != NULL);
-    if (f == NULL)
-        return;
-    fprintf(f, "{\"strata_trace\": 1, \"ops\": [\n");
-    for (int i = 0; i < 300; i++)
-        fprintf(f, "%s{\"id\": \"e%d\", \"kind\": \"elementwise\", \"stream\": %d, \"dtype\": \"bf16\", "
-                   "\"elements\": 1048576}\n",
-                i ? "," : "", i, i);
-    fprintf(f, "]}\n");
-    fclose(f);
-    struct diag d;
     struct hw_config c;
     struct trace t;
     struct run_result r;
-    CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &c, &d), 0);
-    CHECK_EQ_INT(trace_load(path, &t, &d), 0);
-    CHECK_EQ_INT(run_trace(&c, &t, &r, &d), 0);
+    if (run_ops(300, wide_op, &c, &t, &r))
+        return;
     for (uint32_t i = 0; i < r.nops; i++)
-        CHECK(r.ops[i].end_ps > r.ops[i].start_ps);
+        CHECK(run_op_end(&r, i) > run_op_start(&r, i));
     /* 300 x 4 MiB through DRAM at no more than its peak */
     CHECK((double)r.total_ps * 1e-12 >= 300.0 * 4 * 1048576 / c.level[c.lv_dram].bw_bytes_per_s);
     run_result_free(&r);
     trace_free(&t);
-    tu_rmtree(dir);
+}
+
+/* The store by hand: two ops that did the same work at different times
+ * share a body, a third that differs by one FLOP does not; the times stay
+ * each op's own, and a freed slot is taken again before a new one. */
+static void test_opstore_unit(void)
+{
+    struct opstore s = {0};
+    struct run_op op[3];
+    for (int i = 0; i < 3; i++) {
+        uint32_t k = opstore_take(&s);
+        CHECK_EQ_INT(k, 0);             /* the one slot, reused */
+        struct op_result *r = opstore_slot(&s, k);
+        CHECK(r->flops == 0 && r->end_ps == 0);     /* zeroed for the model */
+        r->ready_ps = 100u * (unsigned)i;
+        r->start_ps = r->ready_ps + 7;
+        r->end_ps = r->start_ps + 50;
+        r->time_ps[CAT_BUSY] = 50;
+        r->flops = i == 2 ? 1e9 + 1 : 1e9;
+        snprintf(r->tile, sizeof r->tile, "128x128x64");
+        opstore_finish(&s, k, &op[i]);
+    }
+    CHECK_EQ_INT(s.nbody, 2);
+    CHECK_EQ_INT(op[0].body, op[1].body);
+    CHECK(op[2].body != op[0].body);
+    CHECK(op[1].ready_ps == 100 && op[1].start_ps == 107 && op[2].start_ps == 207);
+    CHECK(s.body[op[0].body].end_ps == 50 && s.body[op[0].body].start_ps == 0);
+    /* two at once: two slots */
+    uint32_t a = opstore_take(&s), b = opstore_take(&s);
+    CHECK(a != b && s.nslots == 2);
+    opstore_free(&s);
+}
+
+static void chain_op(int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "{\"id\": \"g%d\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": %d, "
+                        "\"n\": 512, \"k\": 512}", i, i % 2 ? 256 : 1024);
+}
+
+/* A run of 2,000 chained GEMMs of two shapes keeps a handful of bodies,
+ * not 2,000, and each op reads back whole with its own times. */
+static void test_opstore_run(void)
+{
+    struct hw_config c;
+    struct trace t;
+    struct run_result r;
+    if (run_ops(2000, chain_op, &c, &t, &r))
+        return;
+    printf("  2000 chained GEMMs of 2 shapes: %u bodies\n", r.nbody);
+    CHECK(r.nbody >= 2 && r.nbody <= 16);
+    uint64_t prev_end = 0;
+    for (uint32_t i = 0; i < r.nops; i++) {
+        struct op_result tmp;
+        const struct op_result *o = run_op_result(&r, i, &tmp);
+        CHECK(o->start_ps >= prev_end && o->end_ps > o->start_ps);  /* one stream: in order */
+        CHECK(o->end_ps == run_op_end(&r, i) && o->flops == 2.0 * (i % 2 ? 256 : 1024) * 512 * 512);
+        prev_end = o->end_ps;
+    }
+    CHECK(prev_end == r.total_ps);
+    run_result_free(&r);
+    trace_free(&t);
 }
 
 int main(void)
 {
     test_eq();
+    test_opstore_unit();
+    test_opstore_run();
     test_arena();
     test_flow();
     test_flow_growth();

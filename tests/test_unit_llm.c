@@ -916,7 +916,7 @@ static double fp4_decode(const char *hw, enum wfmt w, double *wb)
         if (t.ops[i].kind == OP_GEMM) {
             CHECK_EQ_INT(t.ops[i].u.gemm.weights, w);
             CHECK_EQ_INT(t.ops[i].dtype, DT_BF16);          /* the activations' type stays */
-            *wb += r.ops[i].bytes[cfg.lv_dram];
+            *wb += run_op_body(&r, i)->bytes[cfg.lv_dram];
         }
     double v = (double)r.total_ps * 1e-12;
     run_result_free(&r);

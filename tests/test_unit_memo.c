@@ -58,7 +58,8 @@ static void same_results(const char *cfg, const char *path)
     CHECK(a.nops == b.nops && a.total_ps == b.total_ps && a.events == b.events);
     unsigned differ = 0;
     for (uint32_t i = 0; i < a.nops && i < b.nops; i++) {
-        const struct op_result *x = &a.ops[i], *y = &b.ops[i];
+        struct op_result xa, ya;
+        const struct op_result *x = run_op_result(&a, i, &xa), *y = run_op_result(&b, i, &ya);
         int same = x->start_ps == y->start_ps && x->end_ps == y->end_ps && x->waves == y->waves &&
                    x->ctas == y->ctas && x->pipe_pj == y->pipe_pj;
         for (int l = 0; l < HW_MAX_LEVELS; l++)

@@ -182,7 +182,7 @@ static void check_wait_split(void)
         }
         for (uint32_t i = 0; i < r.nops; i++)   /* a part of each wait, never more */
             for (unsigned l = 0; l < chip.nlevels; l++)
-                CHECK(r.ops[i].lat_ps[l] <= r.ops[i].time_ps[CAT_STALL + l]);
+                CHECK(run_op_body(&r, i)->lat_ps[l] <= run_op_body(&r, i)->time_ps[CAT_STALL + l]);
         if (k == 1) {   /* the verdict's claim, re-simulated: half the latency helps, 2x bandwidth not */
             struct whatif_hw wh = {"configs/nvidia-h100-sxm.yaml", &sets, NULL, NULL};
             struct whatif w[WHATIF_COUNT];

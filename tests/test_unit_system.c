@@ -73,7 +73,7 @@ static const char *const gpus8 =
 
 static double op_s(const struct run_result *r, uint32_t i)
 {
-    return (double)(r->ops[i].end_ps - r->ops[i].start_ps) * 1e-12;
+    return (double)(run_op_end(r, i) - run_op_start(r, i)) * 1e-12;
 }
 
 /* p2pBandwidthLatencyTest on the DGX A100 (shared/data MLE-119/120,
@@ -103,10 +103,10 @@ static void test_dgx_a100_p2p_matrix(void)
     struct hw_config a100;
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-a100-sxm-80gb.yaml", &a100), 0);
     c = &a100;
-    CHECK(r.ops[0].bytes[c->lv_peer] == 160e6);
-    CHECK(r.ops[0].bytes[c->lv_dram] == 2 * 160e6);     /* read here, written there */
-    CHECK(r.ops[0].time_ps[CAT_STALL + c->lv_peer] > 0.99 * (double)(r.ops[0].end_ps -
-                                                                      r.ops[0].start_ps - 2500000));
+    CHECK(run_op_body(&r, 0)->bytes[c->lv_peer] == 160e6);
+    CHECK(run_op_body(&r, 0)->bytes[c->lv_dram] == 2 * 160e6);     /* read here, written there */
+    CHECK(run_op_body(&r, 0)->time_ps[CAT_STALL + c->lv_peer] > 0.99 * (double)(run_op_end(&r, 0) -
+                                                                      run_op_start(&r, 0) - 2500000));
     run_result_free(&r);
 }
 
@@ -685,8 +685,8 @@ static void test_links_off_chip(void)
         if (r.nops != 1)
             continue;
         t[off] = op_s(&r, 0);
-        CHECK(r.ops[0].bytes[off ? pcie : nv] >= 300e6);
-        CHECK(off || r.ops[0].bytes[pcie] == 0);
+        CHECK(run_op_body(&r, 0)->bytes[off ? pcie : nv] >= 300e6);
+        CHECK(off || run_op_body(&r, 0)->bytes[pcie] == 0);
         run_result_free(&r);
     }
     printf("  A100 PCIe p2p 300 MB: %.3f ms over NVLink, %.3f ms with links.nvlink=off\n",
@@ -766,8 +766,8 @@ static void test_links_off_system(void)
         if (r.nops != 1)
             continue;
         t[off] = op_s(&r, 0);
-        CHECK(r.ops[0].bytes[off ? pcie : nv] == 160e6);
-        CHECK(r.ops[0].bytes[off ? nv : pcie] == 0);
+        CHECK(run_op_body(&r, 0)->bytes[off ? pcie : nv] == 160e6);
+        CHECK(run_op_body(&r, 0)->bytes[off ? nv : pcie] == 0);
         run_result_free(&r);
     }
     printf("  DGX A100 p2p gpu0 -> gpu1 160 MB: %.3f ms, links.nvlink=off %.3f ms\n", t[0] * 1e3,

@@ -581,6 +581,75 @@ static void test_load_text(void)
     CHECK(strcmp(d.file, "text") == 0);
 }
 
+/* A trace of nops GEMMs, one a line, "devices" after "ops", padded with
+ * blanks to a size whose remainder by 4096 is pad_to (-1: none), into
+ * path; the text is returned (free it).  bad_last: the last op's m is 0;
+ * dup_last: the last op repeats the first's id. */
+static char *big_trace(const char *path, int nops, int bad_last, int dup_last, long pad_to)
+{
+    struct sb { char *p; size_t n, cap; } b = {0};
+    b.cap = (size_t)nops * 120 + 8192;
+    b.p = calloc(b.cap, 1);
+    b.n += (size_t)sprintf(b.p + b.n, "{\"strata_trace\": 1, \"ops\": [\n");
+    for (int i = 0; i < nops; i++) {
+        int last = i == nops - 1;
+        char id[32];
+        snprintf(id, sizeof id, "op%d", last && dup_last ? 0 : i);
+        b.n += (size_t)sprintf(b.p + b.n, "%s{\"id\": \"%s\", \"kind\": \"gemm\", \"device\": \"d%d\", "
+                               "\"dtype\": \"bf16\", \"m\": %d, \"n\": 64, \"k\": 64}\n",
+                               i ? "," : "", id, i % 2, last && bad_last ? 0 : 64 + i % 7);
+    }
+    b.n += (size_t)sprintf(b.p + b.n, "],\n\"devices\": [\"d0\", \"d1\"]}");
+    if (pad_to >= 0)
+        while ((long)((b.n + 1) % 4096) != pad_to)
+            b.p[b.n++] = ' ';
+    b.p[b.n++] = '\n';
+    b.p[b.n] = '\0';
+    tu_write_bytes(path, b.p, b.n);
+    return b.p;
+}
+
+/* A trace file of a MiB and more is mapped, not read, and given back to
+ * the file's cache as it is read: it loads as the same text in memory
+ * does, and its errors name the same line and field, whatever its size's
+ * remainder by the page (a whole page's multiple is read instead). */
+static void test_load_mapped(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/big.json", tmpdir);
+    const int nops = 30000, last_line = 1 + nops;
+    long pads[3] = {-1, 0, 17};
+    for (int k = 0; k < 3; k++) {
+        char *text = big_trace(path, nops, 0, 0, pads[k]);
+        CHECK(strlen(text) > ((size_t)1 << 20));
+        struct trace t, t2;
+        struct diag d;
+        memset(&d, 0, sizeof d);
+        CHECK_EQ_INT(trace_load(path, &t, &d), 0);
+        CHECK_EQ_INT(trace_load_text(text, path, &t2, &d), 0);
+        CHECK(t.nops == (uint32_t)nops && t.ndevices == 2);
+        CHECK(ops_equal(&t, &t2));
+        CHECK_EQ_INT(t.ops[nops - 1].line, last_line);
+        trace_free(&t);
+        trace_free(&t2);
+        free(text);
+    }
+    for (int dup = 0; dup < 2; dup++) {
+        free(big_trace(path, nops, !dup, dup, 5));
+        struct trace t;
+        struct diag d;
+        memset(&d, 0, sizeof d);
+        CHECK_EQ_INT(trace_load(path, &t, &d), -1);
+        CHECK(strcmp(d.file, path) == 0);
+        CHECK_EQ_INT(d.line, last_line);
+        char field[32];
+        snprintf(field, sizeof field, "ops[%d].%s", nops - 1, dup ? "id" : "m");
+        CHECK(strcmp(d.field, field) == 0);
+        if (dup)
+            CHECK_STR_CONTAINS(d.msg, "already used by ops[0] (line 2)");
+    }
+}
+
 static void test_topo_lowest_index_first(void)
 {
     /* A FIFO Kahn would give x z y; lowest-ready-first gives x y z. */
@@ -768,6 +837,7 @@ int main(void)
     test_kind_names();
     test_load_all_kinds_and_round_trip();
     test_load_text();
+    test_load_mapped();
     test_topo_lowest_index_first();
     test_readme_example();
     test_op_strings();

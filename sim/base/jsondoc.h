@@ -88,7 +88,10 @@ struct jsondoc_split {
     char name[512];
     char *text;                  /* the file, NUL-terminated (NULL when whole) */
     size_t n;
+    size_t mapped;               /* text is the file mapped, this many bytes (0: read) */
+    size_t dropped;              /* bytes of the mapping before this given back (jsondoc.c) */
     size_t open, close;          /* offsets of the array's '[' and ']' */
+    size_t nl_inside;            /* newlines between them */
     size_t *off;                 /* element i starts at off[i]; off[count] = close */
     int *line;                   /* line of off[i] */
     cJSON *cur;                  /* the element out, and whether its lines are in */

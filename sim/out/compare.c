@@ -120,7 +120,7 @@ static uint32_t tally(const struct trace *t, const struct run_result *r, struct 
     uint32_t nmeas = 0;
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *op = &t->ops[i];
-        const struct op_result *x = &r->ops[i];
+        const struct op_result *x = run_op_body(r, i);
         pred[i] = (double)(x->end_ps - x->start_ps - x->time_ps[CAT_LAUNCH]) * 1e-12;
         if (!(op->measured_s >= COMPARE_MIN_MEASURED_S))
             continue;

@@ -36,7 +36,7 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
      * locking was a third of a 1M-op file's time) */
     struct sb b = {0};
     for (uint32_t i = 0; i < r->nops; i++) {
-        const struct op_result *o = &r->ops[i];
+        const struct op_result *o = run_op_body(r, i);
         const struct op *op = &t->ops[i];
         b.n = 0;
         csv_field(&b, op_id(t, op));
@@ -53,7 +53,7 @@ int report_csv(const struct report_ctx *c, const char *path, struct diag *d)
         sb_puts(&b, nb);
         sb_putn(&b, ",", 1);
         sb_puts(&b, dtype_name(op->dtype));
-        const double head[3] = {(double)o->start_ps * REPORT_PS, report_op_time_s(o), o->flops};
+        const double head[3] = {(double)run_op_start(r, i) * REPORT_PS, report_op_time_s(o), o->flops};
         for (int k = 0; k < 3; k++) {
             numfmt_gp(nb, sizeof nb, head[k], 9);
             sb_putn(&b, ",", 1);

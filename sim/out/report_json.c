@@ -225,7 +225,7 @@ void *report_json_head(const struct report_ctx *c)
 /* One op of the report, as its own object. */
 static cJSON *op_json(const struct report_ctx *c, uint32_t i)
 {
-    const struct op_result *o = &c->r->ops[i];
+    const struct op_result *o = run_op_body(c->r, i);
     const struct op *op = &c->t->ops[i];
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", op_id(c->t, op));
@@ -234,7 +234,7 @@ static cJSON *op_json(const struct report_ctx *c, uint32_t i)
     cJSON_AddStringToObject(j, "device", c->t->devices[op->device]);
     jout_add_num(j, "stream", op->stream);
     cJSON_AddStringToObject(j, "dtype", dtype_name(op->dtype));
-    jout_add_num(j, "start_s", (double)o->start_ps * REPORT_PS);
+    jout_add_num(j, "start_s", (double)run_op_start(c->r, i) * REPORT_PS);
     jout_add_num(j, "time_s", report_op_time_s(o));
     jout_add_num(j, "flops", o->flops);
     cJSON_AddItemToObject(j, "bytes", info_json_levels(c->cfg, o->bytes, 1.0));
@@ -333,7 +333,7 @@ struct op_writer {
 static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
 {
     const struct report_ctx *c = w->c;
-    const struct op_result *o = &c->r->ops[i];
+    const struct op_result *o = run_op_body(c->r, i);
     const struct op *op = &c->t->ops[i];
     sb_putn(f, "{", 1);
     PUT_STR_MEMBER(f, "id", op_id(c->t, op));
@@ -342,7 +342,7 @@ static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
     PUT_STR_MEMBER(f, "device", c->t->devices[op->device]);
     PUT_NUM_MEMBER(f, "stream", op->stream);
     PUT_STR_MEMBER(f, "dtype", dtype_name(op->dtype));
-    PUT_NUM_MEMBER(f, "start_s", (double)o->start_ps * REPORT_PS);
+    PUT_NUM_MEMBER(f, "start_s", (double)run_op_start(c->r, i) * REPORT_PS);
     PUT_NUM_MEMBER(f, "time_s", report_op_time_s(o));
     PUT_NUM_MEMBER(f, "flops", o->flops);
     PUT_KEY(f, "bytes");

@@ -34,7 +34,7 @@ static void sort_ops_by_time(const struct run_result *r, uint32_t *idx, uint32_t
 static int cmp_desc_time(const void *a, const void *b, void *ctx)
 {
     const struct run_result *r = (const struct run_result *)(uintptr_t)ctx;
-    const struct op_result *x = &r->ops[*(const uint32_t *)a], *y = &r->ops[*(const uint32_t *)b];
+    const struct op_result *x = run_op_body(r, *(const uint32_t *)a), *y = run_op_body(r, *(const uint32_t *)b);
     uint64_t tx = x->end_ps - x->start_ps, ty = y->end_ps - y->start_ps;
     if (tx != ty)
         return tx > ty ? -1 : 1;
@@ -117,7 +117,7 @@ static void text_summary(const struct report_ctx *c, FILE *out)
     fprintf(out, "\n");
     uint32_t kernels = 0;
     for (uint32_t i = 0; i < r->nops; i++)
-        kernels += r->ops[i].kernels;
+        kernels += run_op_body(r, i)->kernels;
     fprintf(out, "  ops            %u (%u kernels, %llu engine events)\n", r->nops, kernels,
             (unsigned long long)r->events);
     numfmt_si(b1, sizeof b1, r->flops, "FLOP");
@@ -220,7 +220,7 @@ static void text_devices(const struct report_ctx *c, FILE *out)
     for (uint32_t i = 0; i < r->nops; i++) {
         uint32_t d = t->ops[i].device;
         if (!(t->mirror != NULL && t->mirror[d]))
-            spans += (double)(r->ops[i].end_ps - r->ops[i].start_ps);
+            spans += (double)(run_op_body(r, i)->end_ps - run_op_body(r, i)->start_ps);
     }
     for (uint32_t e = 0; e < r->ndevices; e++)
         if (!(t->mirror != NULL && t->mirror[e]))
@@ -240,7 +240,7 @@ static void text_devices(const struct report_ctx *c, FILE *out)
     uint32_t ndev = r->ndevices - t->nmirrors;
     for (uint32_t i = 0; i < r->nops; i++)
         if (t->ops[i].kind == OP_COLLECTIVE)
-            coll += (double)(r->ops[i].end_ps - r->ops[i].start_ps);
+            coll += (double)(run_op_body(r, i)->end_ps - run_op_body(r, i)->start_ps);
     for (uint32_t e = 0; e < r->ndevices; e++)
         for (unsigned l = 0; l < cfg->nlevels; l++)
             if (cfg->level[l].kind == LK_LINK && !(t->mirror != NULL && t->mirror[e]))
@@ -275,7 +275,7 @@ void report_mask_device(const char *name, uint32_t dev, char *buf, size_t n)
 static int twin_op(const struct report_ctx *c, uint32_t i, uint32_t j)
 {
     const struct op *a = &c->t->ops[i], *b = &c->t->ops[j];
-    const struct op_result *x = &c->r->ops[i], *y = &c->r->ops[j];
+    const struct op_result *x = run_op_body(c->r, i), *y = run_op_body(c->r, j);
     if (a->device == b->device || a->kind != b->kind || x->end_ps - x->start_ps != y->end_ps - y->start_ps)
         return 0;
     char ma[200], mb[200];
@@ -288,10 +288,10 @@ static int twin_op(const struct report_ctx *c, uint32_t i, uint32_t j)
  * op idx[k] on other devices; they are moved right behind it. */
 static uint32_t gather_twins(const struct report_ctx *c, uint32_t *idx, uint32_t k, uint32_t n)
 {
-    const struct op_result *o = &c->r->ops[idx[k]];
+    const struct op_result *o = run_op_body(c->r, idx[k]);
     uint32_t got = 0;
     for (uint32_t j = k + 1; j < n && j < k + 1 + 4096; j++) {
-        const struct op_result *y = &c->r->ops[idx[j]];
+        const struct op_result *y = run_op_body(c->r, idx[j]);
         if (y->end_ps - y->start_ps != o->end_ps - o->start_ps)
             break;
         if (twin_op(c, idx[k], idx[j])) {
@@ -339,7 +339,7 @@ static void text_ops(const struct report_ctx *c, FILE *out)
     unsigned rows = 0;
     uint32_t k = 0;
     for (; k < n && rows < top; k++, rows++) {
-        const struct op_result *o = &r->ops[idx[k]];
+        const struct op_result *o = run_op_body(r, idx[k]);
         const struct op *op = &t->ops[idx[k]];
         uint32_t twins = t->ndevices > 1 ? gather_twins(c, idx, k, n) : 0;
         double ts = report_op_time_s(o);

@@ -219,8 +219,8 @@ static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct 
 {
     for (uint32_t i = 0; i < t->nops; i++) {
         const struct op *o = &t->ops[i];
-        const struct op_result *x = &r->ops[i];
-        slice_head(l, o->device + 1u, 2u * o->stream + 1u, x->start_ps, x->end_ps);
+        const struct op_result *x = run_op_body(r, i);
+        slice_head(l, o->device + 1u, 2u * o->stream + 1u, run_op_start(r, i), run_op_end(r, i));
         lb_puts(l, ",\"cat\":\"op\",\"name\":");
         lb_str(l, op_name(t, o));
         lb_puts(l, ",\"args\":{\"kind\":\"");
@@ -300,10 +300,10 @@ static void write_flows(struct lbuf *l, const struct trace *t, const struct run_
                 continue;
             const struct op *so = &t->ops[src];
             flow++;
-            uint64_t ts = r->ops[src].end_ps - 1 > r->ops[src].start_ps ? r->ops[src].end_ps - 1
-                                                                          : r->ops[src].start_ps;
+            uint64_t ts = run_op_end(r, src) - 1 > run_op_start(r, src) ? run_op_end(r, src) - 1
+                                                                          : run_op_start(r, src);
             flow_event(l, ",\n{\"ph\":\"s\",\"id\":", flow, so, ts);
-            flow_event(l, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":", flow, o, r->ops[i].start_ps);
+            flow_event(l, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":", flow, o, run_op_start(r, i));
         }
     }
 }
@@ -358,9 +358,9 @@ static void write_power(struct lbuf *l, const struct timeline *tl, const struct 
     size_t nb = (size_t)(r->total_ps / bk) + 1;
     double *e = sim_xcalloc(nb, sizeof *e);
     for (uint32_t k = off[dv]; k < off[dv + 1]; k++) {
-        const struct op_result *o = &r->ops[by_dev[k]];
+        const struct op_result *o = run_op_body(r, by_dev[k]);
         double core, ej = energy_op(cfg, o, NULL, &core);
-        uint64_t s = o->start_ps, en = o->end_ps;
+        uint64_t s = run_op_start(r, by_dev[k]), en = run_op_end(r, by_dev[k]);
         if (en <= s) {
             e[s / bk < nb ? s / bk : nb - 1] += ej;
             continue;

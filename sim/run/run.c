@@ -35,23 +35,30 @@ struct sched {
     int32_t *stream_prev;           /* previous op on the same stream, -1 none */
     struct coll_engine *coll;       /* runs the trace's collectives, NULL if none */
     uint32_t ndone;                 /* ops finished (the progress line) */
+    struct opstore store;           /* the running ops' results, the finished ones' bodies */
 };
 
 static void sched_done(struct engine *e, void *ctx, uint32_t op);
 
+/* Op i's turn: a live result slot (its index in out->op[i].body until it
+ * finishes), then its device or the collective engine. */
 static void sched_release(struct engine *e, struct sched *s, uint32_t i)
 {
-    s->out->ops[i].ready_ps = e->now_ps;
+    uint32_t k = opstore_take(&s->store);
+    s->out->op[i].body = k;
+    struct op_result *res = opstore_slot(&s->store, k);
+    res->ready_ps = e->now_ps;
     if (s->t->ops[i].kind == OP_COLLECTIVE) {
-        coll_arrive(s->coll, i, &s->out->ops[i], sched_done, s);
+        coll_arrive(s->coll, i, res, sched_done, s);
         return;
     }
-    s->mops->start_op(s->dev[s->t->ops[i].device], i, &s->out->ops[i], sched_done, s);
+    s->mops->start_op(s->dev[s->t->ops[i].device], i, res, sched_done, s);
 }
 
 static void sched_done(struct engine *e, void *ctx, uint32_t op)
 {
     struct sched *s = ctx;
+    opstore_finish(&s->store, s->out->op[op].body, &s->out->op[op]);
     s->ndone++;
     for (uint32_t k = s->succ_off[op]; k < s->succ_off[op + 1]; k++) {
         uint32_t j = s->succ[k];
@@ -141,6 +148,8 @@ static void sched_successors(struct sched *s)
         }
     }
     free(cnt);
+    free(s->stream_prev);           /* in the successor lists now */
+    s->stream_prev = NULL;
 }
 
 /* 0, or -1 with *d naming an op that can never start (Kahn's algorithm
@@ -226,11 +235,11 @@ static void run_attribute(struct run_result *r)
     for (uint32_t i = 0; i < n; i++) {
         /* an op that takes no time (a fixed_s of 0 with no launch
          * overhead) shares no instant; its end would sort before its start */
-        if (r->ops[i].end_ps <= r->ops[i].start_ps)
+        if (run_op_body(r, i)->end_ps == 0)
             continue;
-        pts[npts].t = r->ops[i].start_ps;
+        pts[npts].t = run_op_start(r, i);
         pts[npts++].op = (int32_t)i + 1;
-        pts[npts].t = r->ops[i].end_ps;
+        pts[npts].t = run_op_end(r, i);
         pts[npts++].op = -(int32_t)i - 1;
     }
     /* sort by time, ends before starts at equal time, then by op (stable, deterministic) */
@@ -264,8 +273,8 @@ static void run_attribute(struct run_result *r)
     memset(r->time_ps, 0, sizeof r->time_ps);
     memset(r->lat_ps, 0, sizeof r->lat_ps);
     for (uint32_t i = 0; i < n; i++) {
-        const struct op_result *o = &r->ops[i];
-        uint64_t dur = o->end_ps - o->start_ps;
+        const struct op_result *o = run_op_body(r, i);
+        uint64_t dur = o->end_ps;
         if (dur == 0)
             continue;
         double f = share[i] / (double)dur;
@@ -306,14 +315,14 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
     uint64_t (*pts)[3] = sim_xcalloc(2 * (size_t)n + 1, sizeof *pts);
     size_t npts = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (r->ops[i].end_ps <= r->ops[i].start_ps)
+        if (run_op_body(r, i)->end_ps == 0)
             continue;
         uint64_t dv = t->ops[i].device;
         pts[npts][0] = dv;
-        pts[npts][1] = r->ops[i].start_ps;
+        pts[npts][1] = run_op_start(r, i);
         pts[npts++][2] = (uint64_t)(int64_t)(i + 1);
         pts[npts][0] = dv;
-        pts[npts][1] = r->ops[i].end_ps;
+        pts[npts][1] = run_op_end(r, i);
         pts[npts++][2] = (uint64_t)(-(int64_t)i - 1);
     }
     sort_points(pts, npts, sizeof *pts, dev_pt_cmp);
@@ -353,8 +362,8 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
         }
     }
     for (uint32_t i = 0; i < n; i++) {
-        const struct op_result *o = &r->ops[i];
-        uint64_t dur = o->end_ps - o->start_ps;
+        const struct op_result *o = run_op_body(r, i);
+        uint64_t dur = o->end_ps;
         if (dur == 0)
             continue;
         double f = share[i] / (double)dur, *row = r->dev_time_ps + (size_t)t->ops[i].device * (CAT_COUNT + 1);
@@ -384,8 +393,9 @@ static void run_energy(struct run_result *r, const struct hw_config *cfg, const 
     r->dev_energy_j = sim_xcalloc(t->ndevices ? t->ndevices : 1, sizeof *r->dev_energy_j);
     for (uint32_t i = 0; i < r->nops; i++) {
         double core;
-        r->energy_j[RUN_E_PIPES] += r->ops[i].pipe_pj * 1e-12;
-        r->dev_energy_j[t->ops[i].device] += energy_op(cfg, &r->ops[i], r->energy_j, &core);
+        const struct op_result *o = run_op_body(r, i);
+        r->energy_j[RUN_E_PIPES] += o->pipe_pj * 1e-12;
+        r->dev_energy_j[t->ops[i].device] += energy_op(cfg, o, r->energy_j, &core);
     }
     double idle = cfg->idle_w * (double)r->total_ps * 1e-12;
     for (uint32_t dv = 0; dv < t->ndevices; dv++)
@@ -625,7 +635,7 @@ static int run_simulate(struct run_state *st, const struct run_opts *opts, struc
     struct engine *e = &st->e;
     int rc = 0;
     out->nops = t->nops;
-    out->ops = sim_xcalloc(t->nops, sizeof *out->ops);
+    out->op = sim_xcalloc(t->nops, sizeof *out->op);
     for (uint32_t i = 0; i < t->nops; i++) /* ops with no predecessor, at t = 0 */
         if (st->s.waiting[i] == 0)
             sched_release(e, &st->s, i);
@@ -638,6 +648,11 @@ static int run_simulate(struct run_state *st, const struct run_opts *opts, struc
         st->progress = opts->progress;
     }
     engine_run(e);
+    /* the bodies are the result's; the live slots go */
+    opstore_end_run(&st->s.store);
+    out->body = st->s.store.body;
+    out->nbody = st->s.store.nbody;
+    st->s.store.body = NULL;
     out->events = e->events;
     out->queue_grows = e->q.grows - grows0;
     /* a run stopped early left its collectives unfinished, not stuck */
@@ -661,20 +676,22 @@ static int run_simulate(struct run_state *st, const struct run_opts *opts, struc
 }
 
 /* The run's totals from its ops: time, work, bytes, where the time went,
- * energy, the largest working set and what of it spills. */
-static void run_collect(const struct run_state *st, struct run_result *out)
+ * energy, the largest working set (ws: per device) and what of it spills. */
+static void run_collect(const struct trace *t, const struct hw_config *cfg, const double *ws,
+                        struct run_result *out)
 {
-    const struct trace *t = st->t;
-    const struct hw_config *cfg = &st->sys->chip;
-    for (uint32_t i = 0; i < t->nops; i++) {
-        const struct op_result *o = &out->ops[i];
-        SIM_CHECK(o->end_ps >= o->start_ps);
+    for (uint32_t b = 0; b < out->nbody; b++) {
+        const struct op_result *o = &out->body[b];
         uint64_t sum = 0;
         for (unsigned c = 0; c < CAT_COUNT; c++)
             sum += o->time_ps[c];
-        SIM_CHECK(sum == o->end_ps - o->start_ps);
-        if (o->end_ps > out->total_ps)
-            out->total_ps = o->end_ps;
+        SIM_CHECK(sum == o->end_ps);     /* a body's end is its duration */
+    }
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op_result *o = run_op_body(out, i);
+        uint64_t end = run_op_end(out, i);
+        if (end > out->total_ps)
+            out->total_ps = end;
         out->flops += o->flops;
         for (unsigned l = 0; l < HW_MAX_LEVELS; l++)
             out->bytes[l] += o->bytes[l];
@@ -683,9 +700,9 @@ static void run_collect(const struct run_state *st, struct run_result *out)
     run_attribute_devices(out, t);
     run_energy(out, cfg, t);
     for (uint32_t dv = 0; dv < t->ndevices; dv++) {
-        if (st->ws[dv] > out->working_set)
-            out->working_set = st->ws[dv];
-        double over = st->ws[dv] - (double)cfg_dram(cfg)->capacity_bytes;
+        if (ws[dv] > out->working_set)
+            out->working_set = ws[dv];
+        double over = ws[dv] - (double)cfg_dram(cfg)->capacity_bytes;
         if (over > out->spill)
             out->spill = over;
     }
@@ -712,6 +729,7 @@ static void run_teardown(struct run_state *st)
     free(st->s.succ_off);
     free(st->s.succ);
     free(st->s.stream_prev);
+    opstore_free(&st->s.store);
 }
 
 static int run_once(const struct hw_system *sys, const struct trace *t, const struct run_opts *opts,
@@ -742,14 +760,17 @@ static int run_once(const struct hw_system *sys, const struct trace *t, const st
     if (rc == 0)
         rc = run_simulate(&st, opts, out, d);
     if (rc == 0)
-        run_collect(&st, out);
+        SIM_CHECK(st.s.ndone == t->nops);
+    /* the devices, engine and schedule go before the totals are summed
+     * (the attribution's sort is the largest block then) */
+    double *ws = st.ws;
+    st.ws = NULL;
     run_teardown(&st);
-    if (rc != 0) {
-        free(out->ops);
-        free(out->dev_time_ps);
-        free(out->dev_energy_j);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc == 0)
+        run_collect(t, cfg, ws, out);
+    free(ws);
+    if (rc != 0)
+        run_result_free(out);
     return rc;
 }
 
@@ -798,7 +819,8 @@ static int run_at(void *ctx, double s, int record, struct sustained_view *v)
     const struct run_result *r = x->out;
     v->hot_w = run_hot_power(r, x->t, &v->hot);
     v->total_ps = r->total_ps;
-    v->ops = r->ops;
+    v->op = r->op;
+    v->body = r->body;
     v->nops = r->nops;
     v->hot_time_ps = r->dev_time_ps + (size_t)v->hot * (CAT_COUNT + 1);
     return 0;
@@ -827,7 +849,8 @@ int run_system_opts(const struct hw_system *sys, const struct trace *t, const st
 
 void run_result_free(struct run_result *r)
 {
-    free(r->ops);
+    free(r->op);
+    free(r->body);
     free(r->dev_time_ps);
     free(r->dev_energy_j);
     memset(r, 0, sizeof *r);

@@ -6,7 +6,8 @@
  * per-op results.  Everything lives in the struct run_result; no globals,
  * so any number of runs may happen in one process or on several threads.
  *
- * Ownership: run_trace allocates out->ops; free with run_result_free().
+ * Ownership: run_trace allocates out->op and out->body; free with
+ * run_result_free().
  */
 #ifndef STRATA_RUN_H
 #define STRATA_RUN_H
@@ -16,12 +17,16 @@
 #include "cfg.h"
 #include "diag.h"
 #include "model.h"
+#include "opstore.h"
 #include "system.h"
 #include "trace.h"
 
 struct run_result {
     uint32_t nops;
-    struct op_result *ops;          /* per op, trace order */
+    struct run_op *op;              /* per op, trace order: its times and body (opstore.h);
+                                       run_op_result() reads one whole */
+    struct op_result *body;         /* the distinct bodies, each as if its op began at 0 */
+    uint32_t nbody;
     uint64_t total_ps;              /* end of the last op */
     uint64_t events;                /* engine events dispatched */
     uint64_t queue_grows;           /* event-queue reallocations during the run (should be 0) */
@@ -67,6 +72,32 @@ double run_hot_power(const struct run_result *r, const struct trace *t, uint32_t
 #define RUN_IDLE CAT_COUNT
 #define RUN_E_PIPES HW_MAX_LEVELS
 #define RUN_E_STATIC (HW_MAX_LEVELS + 1)
+/* Op i's result, whole, in *tmp (returned). */
+static inline const struct op_result *run_op_result(const struct run_result *r, uint32_t i,
+                                                    struct op_result *tmp)
+{
+    const struct run_op *p = &r->op[i];
+    *tmp = r->body[p->body];
+    tmp->ready_ps = p->ready_ps;
+    tmp->start_ps = p->start_ps;
+    tmp->end_ps += p->start_ps;
+    return tmp;
+}
+/* Op i's body: its result but for the times (ready_ps and start_ps 0,
+ * end_ps its duration). */
+static inline const struct op_result *run_op_body(const struct run_result *r, uint32_t i)
+{
+    return &r->body[r->op[i].body];
+}
+static inline uint64_t run_op_start(const struct run_result *r, uint32_t i)
+{
+    return r->op[i].start_ps;
+}
+static inline uint64_t run_op_end(const struct run_result *r, uint32_t i)
+{
+    return r->op[i].start_ps + r->body[r->op[i].body].end_ps;
+}
+
 /* Sum of r->energy_j. */
 double run_energy_total(const struct run_result *r);
 

@@ -74,7 +74,7 @@ static void model_first(struct power_model *m, const struct hw_config *c, const 
     for (uint32_t i = 0; i < v->nops; i++) {
         if (t->ops[i].device != v->hot)
             continue;
-        double core, e = energy_op(c, &v->ops[i], NULL, &core);
+        double core, e = energy_op(c, &v->body[v->op[i].body], NULL, &core);
         m->ec += core;
         m->em += e - core;
     }

@@ -14,6 +14,7 @@
 
 #include "cfg.h"
 #include "model.h"
+#include "opstore.h"
 #include "trace.h"
 
 /* strata's lowest clock, as a share of the config's: a run still over the
@@ -26,7 +27,8 @@ struct sustained_view {
                                      * power, W (run_hot_power) */
     uint32_t hot;                   /* ... and its trace device */
     uint64_t total_ps;              /* the run's time */
-    const struct op_result *ops;    /* per op, trace order */
+    const struct run_op *op;        /* per op, trace order: its body's index (opstore.h) */
+    const struct op_result *body;   /* the run's distinct bodies */
     uint32_t nops;
     const double *hot_time_ps;      /* the hot device's time per category (CAT_COUNT + 1:
                                      * run_result.dev_time_ps's row) */

@@ -41,7 +41,7 @@ int collbench_run(const struct hw_system *sys, enum coll_kind kind, enum coll_al
         out->time_s = out->gpu_s + out->host_s;
         out->algbw = out->time_s > 0 ? (double)bytes / out->time_s : 0;
         out->busbw = out->algbw * coll_busbw_factor(kind, nranks);
-        snprintf(out->how, sizeof out->how, "%s", res.ops[0].tile);
+        snprintf(out->how, sizeof out->how, "%s", run_op_body(&res, 0)->tile);
         run_result_free(&res);
     }
     trace_free(&t);

@@ -261,7 +261,7 @@ static double model_flops_per_chip(const struct trace *t, const struct run_resul
         const char *id = op_id(t, &t->ops[i]);
         size_t idn = strlen(id);
         if (idn < 10 || strcmp(id + idn - 10, ".recompute") != 0)
-            mf += r->ops[i].flops;
+            mf += run_op_body(r, i)->flops;
     }
     uint32_t chips = t->ndevices > t->nmirrors ? t->ndevices - t->nmirrors : 1;
     return mf / chips;
