@@ -186,7 +186,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
     memset(q, 0, sizeof *q);
     q->name = op_name(c->t, op);
     q->kind = op_kind_name(op->kind);
-    q->bound = run_bound_name(c->cfg, o);
+    q->bound = p->body_bound[c->r->op[i].body];
     q->tile = o->tile;
     q->dtype = dtype_name(op->dtype);
     q->device = c->t->devices[op->device];
@@ -202,7 +202,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
         q->stall[l] = fin((double)o->time_ps[CAT_STALL + l] * ps);
     }
     if (p->have_energy)
-        q->energy = fin(report_op_energy_j(c->cfg, o));
+        q->energy = p->body_energy[c->r->op[i].body];
 }
 
 static double run_op_time(const struct report_ctx *c, uint32_t i)
@@ -447,6 +447,15 @@ int pload_report(const struct jsondoc *doc, const struct report_ctx *run, struct
     p->nops = run != NULL ? run->r->nops : (uint32_t)cJSON_GetArraySize(ops);
     p->run = run;
     p->ops = run != NULL ? NULL : sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->ops);
+    if (run != NULL) {              /* what each op reads of its body (opstore.h) */
+        uint32_t nb = run->r->nbody;
+        p->body_bound = sim_xcalloc(nb ? nb : 1, sizeof *p->body_bound);
+        p->body_energy = sim_xcalloc(nb ? nb : 1, sizeof *p->body_energy);
+        for (uint32_t b = 0; b < nb; b++) {
+            p->body_bound[b] = run_bound_name(run->cfg, &run->r->body[b]);
+            p->body_energy[b] = fin(report_op_energy_j(run->cfg, &run->r->body[b]));
+        }
+    }
     p->order = sim_xcalloc(p->nops ? p->nops : 1, sizeof *p->order);
     uint32_t i = 0;
     const cJSON *o;
@@ -469,6 +478,8 @@ int pload_report(const struct jsondoc *doc, const struct report_ctx *run, struct
 void pload_free(struct pdata *p)
 {
     free(p->ops);
+    free(p->body_bound);
+    free(p->body_energy);
     free(p->order);
     free(p->groups);
 }
@@ -497,11 +508,17 @@ int pload_roofs(const struct pdata *p, struct pload_roof *r, int max)
     int n = 0;
     const cJSON *mp = cJSON_GetObjectItemCaseSensitive(p->hwd, "matrix_peak_flops");
     const cJSON *vp = cJSON_GetObjectItemCaseSensitive(p->hwd, "vector_peak_flops");
+    const char *last_kind = NULL, *last_dtype = NULL;
     for (uint32_t i = 0; i < p->nops && n < max; i++) {
         struct pop ob;
         const struct pop *o = pload_op(p, i, &ob);
         if (o->flops <= 0 || o->dtype == NULL)
             continue;
+        /* the kind and dtype of the op before (the same strings): its roof is known */
+        if (o->kind == last_kind && o->dtype == last_dtype)
+            continue;
+        last_kind = o->kind;
+        last_dtype = o->dtype;
         int matrix = o->kind != NULL && (strcmp(o->kind, "gemm") == 0 || strcmp(o->kind, "attention") == 0);
         const char *dt = matrix ? o->dtype : (strcmp(o->dtype, "fp64") == 0 ? "fp64" : "fp32");
         double peak = pload_jnum(matrix ? mp : vp, dt);

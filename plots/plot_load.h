@@ -63,6 +63,8 @@ struct pdata {
     uint32_t nops;
     struct pop *ops;            /* a report's ops (NULL for a run's: see pload_op) */
     const struct report_ctx *run; /* the run whose ops these are, or NULL */
+    const char **body_bound;    /* a run's: each result body's bound and energy, made once */
+    double *body_energy;
     uint32_t *order;            /* op indices, slowest first */
     struct pgroup *groups;      /* slowest first */
     uint32_t ngroups;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bodytext.h"
 #include "plot.h"
 #include "report_json.h"
 #include "run.h"
@@ -314,8 +315,57 @@ done:
     tu_rmtree(out);
 }
 
+/* bodytext_fn: body b's text, counting the calls; a long text for body 1 */
+static unsigned fmt_calls;
+static void fmt_body(struct sb *out, const void *ctx, uint32_t b)
+{
+    (void)ctx;
+    fmt_calls++;
+    if (b == 1)
+        for (int k = 0; k < 100000; k++)
+            sb_puts(out, "0123456789");
+    else
+        sb_printf(out, ",body %u", b);
+}
+
+/* A writer's body text is made once per body and copied after; once the
+ * cache holds BODYTEXT_MAX_BYTES it is made each time, the same bytes. */
+static void test_bodytext(void)
+{
+    struct bodytext bt;
+    bodytext_init(&bt, 3);
+    struct sb out = {0};
+    fmt_calls = 0;
+    for (int k = 0; k < 5; k++)
+        bodytext_put(&bt, &out, 2, fmt_body, NULL);
+    bodytext_put(&bt, &out, 0, fmt_body, NULL);
+    CHECK_EQ_INT(fmt_calls, 2);
+    CHECK(out.s != NULL && strcmp(out.s, ",body 2,body 2,body 2,body 2,body 2,body 0") == 0);
+    /* fill the cache past its limit with body 1's megabyte */
+    while (bt.text.n < BODYTEXT_MAX_BYTES) {
+        bt.at[1] = 0;
+        size_t n;
+        bodytext_get(&bt, 1, fmt_body, NULL, &n);
+        CHECK_EQ_INT(n, 1000000);
+    }
+    fmt_calls = 0;
+    for (int k = 0; k < 3; k++) {
+        size_t n;
+        bt.at[1] = 0;
+        const char *s = bodytext_get(&bt, 1, fmt_body, NULL, &n);
+        CHECK(n == 1000000 && memcmp(s, "0123456789", 10) == 0);
+    }
+    CHECK_EQ_INT(fmt_calls, 3);     /* made each time now */
+    out.n = 0;
+    bodytext_put(&bt, &out, 2, fmt_body, NULL);     /* made before the cache filled */
+    CHECK(strcmp(out.s, ",body 2") == 0 && fmt_calls == 3);
+    free(out.s);
+    bodytext_free(&bt);
+}
+
 int main(void)
 {
+    test_bodytext();
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-report") == 0);
     setenv("STRATA_GNUPLOT", "none", 1);
     char odd[160];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "afile.h"
+#include "bodytext.h"
 #include "check.h"
 #include "info.h"
 #include "jsonout.h"
@@ -328,21 +329,15 @@ static void put_levels(struct sb *f, const struct hw_config *c, const struct lvk
 struct op_writer {
     const struct report_ctx *c;
     struct lvkeys k;
+    struct bodytext time, energy;   /* each body's "time_s" ... "tile", its ",energy_J" */
 };
 
-static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
+/* Body b's members from "time_s" to "tile" (bodytext_fn) */
+static void put_body(struct sb *f, const void *ctx, uint32_t b)
 {
+    const struct op_writer *w = ctx;
     const struct report_ctx *c = w->c;
-    const struct op_result *o = run_op_body(c->r, i);
-    const struct op *op = &c->t->ops[i];
-    sb_putn(f, "{", 1);
-    PUT_STR_MEMBER(f, "id", op_id(c->t, op));
-    PUT_STR_MEMBER(f, "name", op_name(c->t, op));
-    PUT_STR_MEMBER(f, "kind", op_kind_name(op->kind));
-    PUT_STR_MEMBER(f, "device", c->t->devices[op->device]);
-    PUT_NUM_MEMBER(f, "stream", op->stream);
-    PUT_STR_MEMBER(f, "dtype", dtype_name(op->dtype));
-    PUT_NUM_MEMBER(f, "start_s", (double)run_op_start(c->r, i) * REPORT_PS);
+    const struct op_result *o = &c->r->body[b];
     PUT_NUM_MEMBER(f, "time_s", report_op_time_s(o));
     PUT_NUM_MEMBER(f, "flops", o->flops);
     PUT_KEY(f, "bytes");
@@ -360,16 +355,38 @@ static void put_op(struct sb *f, const struct op_writer *w, uint32_t i)
     PUT_NUM_MEMBER(f, "waves", o->waves);
     PUT_KEY(f, "tile");
     sb_json(f, o->tile);
+}
+
+/* Body b's energy member, with its leading comma (bodytext_fn) */
+static void put_body_energy(struct sb *f, const void *ctx, uint32_t b)
+{
+    const struct op_writer *w = ctx;
+    sb_putn(f, ",", 1);
+    PUT_KEY(f, "energy_J");
+    put_num(f, report_op_energy_j(w->c->cfg, &w->c->r->body[b]));
+}
+
+static void put_op(struct sb *f, struct op_writer *w, uint32_t i)
+{
+    const struct report_ctx *c = w->c;
+    const struct op *op = &c->t->ops[i];
+    uint32_t b = c->r->op[i].body;
+    sb_putn(f, "{", 1);
+    PUT_STR_MEMBER(f, "id", op_id(c->t, op));
+    PUT_STR_MEMBER(f, "name", op_name(c->t, op));
+    PUT_STR_MEMBER(f, "kind", op_kind_name(op->kind));
+    PUT_STR_MEMBER(f, "device", c->t->devices[op->device]);
+    PUT_NUM_MEMBER(f, "stream", op->stream);
+    PUT_STR_MEMBER(f, "dtype", dtype_name(op->dtype));
+    PUT_NUM_MEMBER(f, "start_s", (double)run_op_start(c->r, i) * REPORT_PS);
+    bodytext_put(&w->time, f, b, put_body, w);
     if (op->measured_s >= 0) {
         sb_putn(f, ",", 1);
         PUT_KEY(f, "measured_s");
         put_num(f, op->measured_s);
     }
-    if (c->r->has_energy) {
-        sb_putn(f, ",", 1);
-        PUT_KEY(f, "energy_J");
-        put_num(f, report_op_energy_j(c->cfg, o));
-    }
+    if (c->r->has_energy)
+        bodytext_put(&w->energy, f, b, put_body_energy, w);
     sb_putn(f, "}", 1);
 }
 
@@ -414,7 +431,7 @@ static int write_layout(const char *head_text, uint32_t nops, put_op_fn put, con
 
 static void put_op_run(struct sb *b, const void *ctx, uint32_t i)
 {
-    put_op(b, (const struct op_writer *)ctx, i);
+    put_op(b, (struct op_writer *)(uintptr_t)ctx, i);
 }
 
 /* The report, written as report_json_tree's tree would print, without
@@ -427,9 +444,15 @@ int report_json_write(const struct report_ctx *c, const void *head, const char *
     char *text = cJSON_PrintBuffered((const cJSON *)head, 1 << 16, 1);
     if (text == NULL)
         sim_oom(0);
-    struct op_writer w = {c, {{{0}}, {0}}};
+    struct op_writer w;
+    memset(&w, 0, sizeof w);
+    w.c = c;
     lvkeys_init(&w.k, c->cfg);
+    bodytext_init(&w.time, c->r->nbody);
+    bodytext_init(&w.energy, c->r->nbody);
     int rc = write_layout(text, c->r->nops, put_op_run, &w, path, d);
+    bodytext_free(&w.time);
+    bodytext_free(&w.energy);
     free(text);
     return rc;
 }

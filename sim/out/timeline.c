@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "afile.h"
+#include "bodytext.h"
 #include "check.h"
 #include "energy.h"
 #include "numfmt.h"
@@ -21,13 +22,22 @@
  * time of writing a timeline. */
 struct lbuf {
     FILE *f;
+    struct sb *mem;             /* instead of f: into memory (a body's text, bodytext.h) */
     size_t n;
     char b[8192];
 };
 
+static void lb_out(struct lbuf *l, const char *s, size_t n)
+{
+    if (l->mem != NULL)
+        sb_putn(l->mem, s, n);
+    else
+        fwrite(s, 1, n, l->f);
+}
+
 static void lb_flush(struct lbuf *l)
 {
-    fwrite(l->b, 1, l->n, l->f);
+    lb_out(l, l->b, l->n);
     l->n = 0;
 }
 
@@ -36,7 +46,7 @@ static void lb_putn(struct lbuf *l, const char *s, size_t n)
     if (l->n + n > sizeof l->b) {
         lb_flush(l);
         if (n > sizeof l->b) {
-            fwrite(s, 1, n, l->f);
+            lb_out(l, s, n);
             return;
         }
     }
@@ -213,18 +223,24 @@ static void write_names(struct lbuf *l, int *first, const struct hw_config *cfg,
     free(used);
 }
 
-/* op slices */
-static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct trace *t,
-                      const struct run_result *r)
+struct body_ctx {
+    const struct hw_config *cfg;
+    const struct run_result *r;
+};
+
+/* An op slice's args from "bound" to its end, from its body alone
+ * (bodytext_fn) */
+static void op_body_args(struct sb *out, const void *ctx, uint32_t b)
 {
-    for (uint32_t i = 0; i < t->nops; i++) {
-        const struct op *o = &t->ops[i];
-        const struct op_result *x = run_op_body(r, i);
-        slice_head(l, o->device + 1u, 2u * o->stream + 1u, run_op_start(r, i), run_op_end(r, i));
-        lb_puts(l, ",\"cat\":\"op\",\"name\":");
-        lb_str(l, op_name(t, o));
-        lb_puts(l, ",\"args\":{\"kind\":\"");
-        lb_puts(l, op_kind_name(o->kind));
+    const struct body_ctx *bc = ctx;
+    const struct hw_config *cfg = bc->cfg;
+    const struct op_result *x = &bc->r->body[b];
+    struct lbuf lb;                 /* its 8 KB not zeroed: n says what is used */
+    lb.f = NULL;
+    lb.mem = out;
+    lb.n = 0;
+    struct lbuf *l = &lb;
+    {
         lb_puts(l, "\",\"bound\":\"");
         lb_puts(l, run_bound_name(cfg, x));
         lb_puts(l, "\",\"flops\":");
@@ -262,6 +278,28 @@ static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct 
         }
         lb_puts(l, "}}");
     }
+    lb_flush(l);
+}
+
+/* op slices */
+static void write_ops(struct lbuf *l, const struct hw_config *cfg, const struct trace *t,
+                      const struct run_result *r)
+{
+    struct body_ctx bc = {cfg, r};
+    struct bodytext bt;
+    bodytext_init(&bt, r->nbody);
+    for (uint32_t i = 0; i < t->nops; i++) {
+        const struct op *o = &t->ops[i];
+        slice_head(l, o->device + 1u, 2u * o->stream + 1u, run_op_start(r, i), run_op_end(r, i));
+        lb_puts(l, ",\"cat\":\"op\",\"name\":");
+        lb_str(l, op_name(t, o));
+        lb_puts(l, ",\"args\":{\"kind\":\"");
+        lb_puts(l, op_kind_name(o->kind));
+        size_t n;
+        const char *s = bodytext_get(&bt, r->op[i].body, op_body_args, &bc, &n);
+        lb_putn(l, s, n);
+    }
+    bodytext_free(&bt);
 }
 
 /* wave slices (nest inside their op's time on their own track) */
