@@ -677,6 +677,20 @@ static void test_topo_lowest_index_first(void)
     for (uint32_t i = 0; i < 5; i++)
         CHECK_EQ_INT(t.topo[i], want[i]);
     trace_free(&t);
+    /* every dep before its user: the file's order (found without the heap) */
+    tu_write_file(path, "{\"strata_trace\": 1, \"ops\": [\n"
+                        " {\"id\": \"x\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0},\n"
+                        " {\"id\": \"z\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0},\n"
+                        " {\"id\": \"y\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0, \"deps\": [\"x\"]},\n"
+                        " {\"id\": \"v\", \"kind\": \"generic\", \"flops\": 1, \"bytes\": 0, \"deps\": [\"z\", \"y\"]}\n"
+                        "]}\n");
+    rc = tu_load_trace(path, &t);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0)
+        return;
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_EQ_INT(t.topo[i], i);
+    trace_free(&t);
 }
 
 /* The worked example in traces/README.md must load. */

@@ -636,6 +636,48 @@ static void test_strided_reference(void)
     free(base);
 }
 
+/* ResNet-18's 20 conv layers on SCALE-Sim's google.cfg (256x256 ws), CALC
+ * mode, against SCALE-Sim v2 run on them (traces/scalesim/
+ * resnet18-256ws-reference.csv): every COMPUTE_REPORT column, the cycles
+ * exactly and the percentages to 1e-9 (seven layers have stride 2, whose
+ * MACs count SCALE-Sim's ceil((H - F + S) / S) output rows). */
+static void test_resnet18_reference(void)
+{
+    char *ref = tu_read_file("traces/scalesim/resnet18-256ws-reference.csv", NULL);
+    char out[160], rep[256], cmd[1024];
+    snprintf(out, sizeof out, "%s/resnet18", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' scalesim -c traces/scalesim/google-tpu-v1.cfg -t traces/scalesim/resnet18.csv "
+             "-p '%s' --quiet", STRATA_BINARY, out);
+    CHECK_EQ_INT(tu_sh(cmd), 0);
+    snprintf(rep, sizeof rep, "%s/GoogleTPU_v1_ws/COMPUTE_REPORT.csv", out);
+    char *got = tu_read_file(rep, NULL);
+    CHECK(ref != NULL && got != NULL);
+    int compared = 0;
+    for (const char *line = ref; ref != NULL && got != NULL && line != NULL && *line; line = strchr(line, '\n')) {
+        if (*line == '\n')
+            line++;
+        unsigned layer;
+        unsigned long long tot, stall;
+        double w[3];
+        if (sscanf(line, "%u,%llu,%llu,%lf,%lf,%lf", &layer, &tot, &stall, &w[0], &w[1], &w[2]) != 6)
+            continue;
+        char key[32];
+        snprintf(key, sizeof key, "\n%u, ", layer);
+        const char *row = strstr(got, key);
+        unsigned long long ht = 0, hs = 0;
+        double h[3] = {0, 0, 0};
+        if (row == NULL || sscanf(row + strlen(key), "%llu, %llu, %lf, %lf, %lf", &ht, &hs, &h[0], &h[1], &h[2]) != 5)
+            fprintf(stderr, "  layer %u: no row in strata's report\n", layer);
+        CHECK(ht == tot && hs == stall);
+        for (int k = 0; k < 3; k++)
+            CHECK(fabs(h[k] - w[k]) <= 1e-9 * fabs(w[k]));
+        compared++;
+    }
+    CHECK_EQ_INT(compared, 20);
+    free(ref);
+    free(got);
+}
+
 int main(void)
 {
     test_strided_ofmap();
@@ -643,6 +685,7 @@ int main(void)
         return 1;
     test_reference_rows();
     test_strided_reference();
+    test_resnet18_reference();
     test_user_more();
     test_reports();
     test_gpt2();

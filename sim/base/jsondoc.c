@@ -657,13 +657,23 @@ static int fp_number(struct fastp *f, cJSON *it)
     if (f->i - a > 40 || (f->i < f->n && strchr("0123456789+-eE.", f->s[f->i]) != NULL &&
                           f->s[f->i] != '\0'))
         return -1;
-    char num[48];
-    memcpy(num, f->s + a, f->i - a);
-    num[f->i - a] = '\0';
-    char *end;
-    double v = strtod(num, &end);
-    if (end != num + (f->i - a))
-        return -1;
+    double v;
+    size_t len = f->i - a;
+    if (len <= 15 && f->s[a] != '-' && strspn(f->s + a, "0123456789") >= len) {
+        /* a whole number below 10^15: exact in a double, as strtod reads it */
+        uint64_t u = 0;
+        for (size_t k = a; k < f->i; k++)
+            u = u * 10 + (uint64_t)(f->s[k] - '0');
+        v = (double)u;
+    } else {
+        char num[48];
+        memcpy(num, f->s + a, len);
+        num[len] = '\0';
+        char *end;
+        v = strtod(num, &end);
+        if (end != num + len)
+            return -1;
+    }
     it->type = cJSON_Number;
     it->valuedouble = v;
     it->valueint = v >= INT_MAX ? INT_MAX : v <= (double)INT_MIN ? INT_MIN : (int)v;

@@ -336,10 +336,11 @@ static int topo_row(char **fl, int n, int gemm, const char *path, int line, stru
                         "filter (%llu x %llu) larger than the ifmap (%llu x %llu)",
                         (unsigned long long)v[2], (unsigned long long)v[3],
                         (unsigned long long)v[0], (unsigned long long)v[1]);
-    uint64_t oh = (v[0] - v[2]) / v[6] + 1, ow = (v[1] - v[3]) / v[6] + 1;
-    L->l.ofmap_px = oh * ow;
-    L->l.filters = v[5];
+    /* SCALE-Sim's output size, ceil((H - F + S) / S) (sa_conv_ofmap_h): its
+     * MACs, and so the utilisations, count these pixels */
     L->v = (struct sa_conv){v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    L->l.ofmap_px = sa_conv_ofmap_h(&L->v) * sa_conv_ofmap_w(&L->v);
+    L->l.filters = v[5];
     L->l.window = v[2] * v[3] * v[4];
     if (L->l.window > (1ull << 32))
         return diag_set(d, DIAG_E_RANGE, path, line, "Channels",
@@ -418,12 +419,19 @@ static int ss_topology_load(const char *path, int gemm, struct ss_layer **out, s
  * ".0" on whole numbers), scientific otherwise. */
 static void py_float(char *buf, size_t n, double v)
 {
-    int prec = 1;
-    for (; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*e", prec - 1, v);
+    /* the fewest significant digits that read back as v: a binary search
+     * (more digits, correctly rounded, never read back worse; 17 always do) */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, n, "%.*e", mid - 1, v);
         if (strtod(buf, NULL) == v)
-            break;
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    int prec = lo;
+    snprintf(buf, n, "%.*e", prec - 1, v);
     if (!isfinite(v) || v == 0) {
         snprintf(buf, n, "%s", v == 0 ? (signbit(v) ? "-0.0" : "0.0") : isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
         return;
