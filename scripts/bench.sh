@@ -97,6 +97,9 @@ ms=$(timeit 50 $S scalesim -c traces/scalesim/google-tpu-v1.cfg -t traces/scales
 awk -v ms="$ms" 'BEGIN { printf "scalesim gpt2 QKT + Linear1 (256x256 ws): %.3f ms wall per run, report included; SCALE-Sim v2 204 s -> %.0fx\n", ms, 204e3 / ms }'
 ms=$(timeit 50 $S scalesim -c traces/scalesim/array32-os.cfg -t traces/scalesim/resnet18.csv -p "$T/ss")
 echo "scalesim ResNet-18, 20 conv layers, 32x32 os: $ms ms wall per run"
+# SCALE-Sim v2 took 77.7 s on this one, run here (traces/scalesim/resnet18-256ws-reference.csv)
+ms=$(timeit 50 $S scalesim -c traces/scalesim/google-tpu-v1.cfg -t traces/scalesim/resnet18.csv -p "$T/ss")
+awk -v ms="$ms" 'BEGIN { printf "scalesim ResNet-18, 20 conv layers, 256x256 ws: %.3f ms wall per run, report included; SCALE-Sim v2 77.7 s -> %.0fx\n", ms, 77.7e3 / ms }'
 # USER bandwidth mode walks every demand row through the SRAM buffers
 sed 's/InterfaceBandwidth: CALC/InterfaceBandwidth: USER/' traces/scalesim/array32-os.cfg > "$T/a32-user.cfg"
 ms=$(timeit 3 $S scalesim -c "$T/a32-user.cfg" -t traces/scalesim/resnet18.csv -p "$T/ss")
