@@ -170,6 +170,24 @@ for nodes in 16 128 2048; do
   step=$(grep -o '"total_time_s":[[:space:]]*[0-9.e+-]*' "$T/sym-r.json" | head -1 | grep -o '[0-9.e+-]*$')
   echo "llama-3.1-70b train TP 8 x DP $nodes ($((nodes * 8)) GPUs, 1 replica simulated): step $step s, $sec s wall, peak $((kb / 1024)) MB"
 done
+# every replica simulated: SmolLM-135M data-parallel on one HGX H100 (8
+# GPUs) and on 128 of them (1,024 GPUs); CPU per engine event should not
+# grow with the devices (issue 37 asks for within 1.5x)
+python3 scripts/gen_cluster.py 128 "$T/c128.yaml"
+sed -i "s#chip: ../nvidia-h100-sxm.yaml#chip: $PWD/configs/nvidia-h100-sxm.yaml#" "$T/c128.yaml"
+for dp in 8 1024; do
+  hw=configs/systems/nvidia-hgx-h100.yaml
+  [ "$dp" = 8 ] || hw="$T/c128.yaml"
+  $S gen llm --model traces/models/smollm-135m.json --phase train --batch 1 --prompt 2048 --dp "$dp" \
+     -o "$T/smol.json" >/dev/null
+  reps=1
+  [ "$dp" = 8 ] && reps=20         # a run of tens of ms: CPU over 20 runs
+  /usr/bin/time -f "%U %S %M" -o "$T/tm" bash -c "for i in \$(seq $reps); do '$S' run --hw '$hw' --trace '$T/smol.json' --quiet >/dev/null; done"
+  read -r us ss kb <"$T/tm"
+  ev=$(events $S run --hw "$hw" --trace "$T/smol.json")
+  awk -v dp="$dp" -v us="$us" -v ss="$ss" -v ev="$ev" -v n="$reps" -v kb="$kb" 'BEGIN { printf "smollm-135m train DP %d, all replicas simulated: %d events, %.3f us CPU an event (load included), peak %d MB\n", dp, ev, (us + ss) / n / ev * 1e6, kb / 1024 }'
+done
+rm -f "$T/smol.json"
 # MoE 4D: Mixtral-8x7B on 64 H100s, EP 8 inside DP 16 on each of 4
 # interleaved pipeline stages (VP 8), ZeRO-1, half the replicas simulated
 # (traces/validation/megatron-moe.csv's row)
