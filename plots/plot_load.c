@@ -207,7 +207,7 @@ static void pop_from_run(const struct pdata *p, const struct report_ctx *c, uint
 
 static double run_op_time(const struct report_ctx *c, uint32_t i)
 {
-    return fin((double)(run_op_body(c->r, i)->end_ps - run_op_body(c->r, i)->start_ps) * 1e-12);
+    return fin((double)run_op_dur_ps(c->r, i) * 1e-12);
 }
 
 /* Op i: a report's from its array; a run's made from the run when asked

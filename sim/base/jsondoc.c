@@ -635,18 +635,23 @@ static int fp_digits(struct fastp *f)
 static int fp_number(struct fastp *f, cJSON *it)
 {
     size_t a = f->i;
-    if (f->s[f->i] == '-')
+    int whole = 1;                  /* digits only: no sign, fraction or exponent */
+    if (f->s[f->i] == '-') {
         f->i++;
+        whole = 0;
+    }
     if (f->i < f->n && f->s[f->i] == '0')
         f->i++;
     else if (fp_digits(f))
         return -1;
     if (f->i < f->n && f->s[f->i] == '.') {
+        whole = 0;
         f->i++;
         if (fp_digits(f))
             return -1;
     }
     if (f->i < f->n && (f->s[f->i] == 'e' || f->s[f->i] == 'E')) {
+        whole = 0;
         f->i++;
         if (f->i < f->n && (f->s[f->i] == '+' || f->s[f->i] == '-'))
             f->i++;
@@ -659,7 +664,7 @@ static int fp_number(struct fastp *f, cJSON *it)
         return -1;
     double v;
     size_t len = f->i - a;
-    if (len <= 15 && f->s[a] != '-' && strspn(f->s + a, "0123456789") >= len) {
+    if (whole && len <= 15) {
         /* a whole number below 10^15: exact in a double, as strtod reads it */
         uint64_t u = 0;
         for (size_t k = a; k < f->i; k++)

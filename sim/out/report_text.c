@@ -220,7 +220,7 @@ static void text_devices(const struct report_ctx *c, FILE *out)
     for (uint32_t i = 0; i < r->nops; i++) {
         uint32_t d = t->ops[i].device;
         if (!(t->mirror != NULL && t->mirror[d]))
-            spans += (double)(run_op_body(r, i)->end_ps - run_op_body(r, i)->start_ps);
+            spans += (double)run_op_dur_ps(r, i);
     }
     for (uint32_t e = 0; e < r->ndevices; e++)
         if (!(t->mirror != NULL && t->mirror[e]))
@@ -240,7 +240,7 @@ static void text_devices(const struct report_ctx *c, FILE *out)
     uint32_t ndev = r->ndevices - t->nmirrors;
     for (uint32_t i = 0; i < r->nops; i++)
         if (t->ops[i].kind == OP_COLLECTIVE)
-            coll += (double)(run_op_body(r, i)->end_ps - run_op_body(r, i)->start_ps);
+            coll += (double)run_op_dur_ps(r, i);
     for (uint32_t e = 0; e < r->ndevices; e++)
         for (unsigned l = 0; l < cfg->nlevels; l++)
             if (cfg->level[l].kind == LK_LINK && !(t->mirror != NULL && t->mirror[e]))

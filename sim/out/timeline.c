@@ -240,44 +240,42 @@ static void op_body_args(struct sb *out, const void *ctx, uint32_t b)
     lb.mem = out;
     lb.n = 0;
     struct lbuf *l = &lb;
-    {
-        lb_puts(l, "\",\"bound\":\"");
-        lb_puts(l, run_bound_name(cfg, x));
-        lb_puts(l, "\",\"flops\":");
-        lb_num(l, x->flops);
-        lb_puts(l, ",\"dram_bytes\":");
-        lb_num(l, x->bytes[cfg->lv_dram]);
-        lb_puts(l, ",\"kernels\":");
-        lb_u64(l, x->kernels);
-        lb_puts(l, ",\"tile\":");
-        lb_str(l, x->tile);
-        /* where its time went, us: busy, launch, and each level's wait split
-         * into its bandwidth and its latency (op_result.lat_ps); zeros left out */
-        static const char *const what[] = {"busy_us", "launch_us", "measured_us"};
-        for (unsigned k = 0; k < CAT_STALL; k++)
-            if (x->time_ps[k] > 0) {
-                lb_puts(l, ",\"");
-                lb_puts(l, what[k]);
-                lb_puts(l, "\":");
-                lb_us(l, x->time_ps[k]);
-            }
-        for (unsigned v = 0; v < cfg->nlevels; v++) {
-            uint64_t w = x->time_ps[CAT_STALL + v], lat = x->lat_ps[v] < w ? x->lat_ps[v] : w;
-            if (w - lat > 0) {
-                lb_puts(l, ",\"wait_");
-                lb_puts(l, cfg->level[v].name);
-                lb_puts(l, "_bandwidth_us\":");
-                lb_us(l, w - lat);
-            }
-            if (lat > 0) {
-                lb_puts(l, ",\"wait_");
-                lb_puts(l, cfg->level[v].name);
-                lb_puts(l, "_latency_us\":");
-                lb_us(l, lat);
-            }
+    lb_puts(l, "\",\"bound\":\"");
+    lb_puts(l, run_bound_name(cfg, x));
+    lb_puts(l, "\",\"flops\":");
+    lb_num(l, x->flops);
+    lb_puts(l, ",\"dram_bytes\":");
+    lb_num(l, x->bytes[cfg->lv_dram]);
+    lb_puts(l, ",\"kernels\":");
+    lb_u64(l, x->kernels);
+    lb_puts(l, ",\"tile\":");
+    lb_str(l, x->tile);
+    /* where its time went, us: busy, launch, and each level's wait split
+     * into its bandwidth and its latency (op_result.lat_ps); zeros left out */
+    static const char *const what[] = {"busy_us", "launch_us", "measured_us"};
+    for (unsigned k = 0; k < CAT_STALL; k++)
+        if (x->time_ps[k] > 0) {
+            lb_puts(l, ",\"");
+            lb_puts(l, what[k]);
+            lb_puts(l, "\":");
+            lb_us(l, x->time_ps[k]);
         }
-        lb_puts(l, "}}");
+    for (unsigned v = 0; v < cfg->nlevels; v++) {
+        uint64_t w = x->time_ps[CAT_STALL + v], lat = x->lat_ps[v] < w ? x->lat_ps[v] : w;
+        if (w - lat > 0) {
+            lb_puts(l, ",\"wait_");
+            lb_puts(l, cfg->level[v].name);
+            lb_puts(l, "_bandwidth_us\":");
+            lb_us(l, w - lat);
+        }
+        if (lat > 0) {
+            lb_puts(l, ",\"wait_");
+            lb_puts(l, cfg->level[v].name);
+            lb_puts(l, "_latency_us\":");
+            lb_us(l, lat);
+        }
     }
+    lb_puts(l, "}}");
     lb_flush(l);
 }
 

@@ -235,7 +235,7 @@ static void run_attribute(struct run_result *r)
     for (uint32_t i = 0; i < n; i++) {
         /* an op that takes no time (a fixed_s of 0 with no launch
          * overhead) shares no instant; its end would sort before its start */
-        if (run_op_body(r, i)->end_ps == 0)
+        if (run_op_dur_ps(r, i) == 0)
             continue;
         pts[npts].t = run_op_start(r, i);
         pts[npts++].op = (int32_t)i + 1;
@@ -315,7 +315,7 @@ static void run_attribute_devices(struct run_result *r, const struct trace *t)
     uint64_t (*pts)[3] = sim_xcalloc(2 * (size_t)n + 1, sizeof *pts);
     size_t npts = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (run_op_body(r, i)->end_ps == 0)
+        if (run_op_dur_ps(r, i) == 0)
             continue;
         uint64_t dv = t->ops[i].device;
         pts[npts][0] = dv;

@@ -93,9 +93,14 @@ static inline uint64_t run_op_start(const struct run_result *r, uint32_t i)
 {
     return r->op[i].start_ps;
 }
+/* Op i's time from its start to its end (its body's end). */
+static inline uint64_t run_op_dur_ps(const struct run_result *r, uint32_t i)
+{
+    return r->body[r->op[i].body].end_ps;
+}
 static inline uint64_t run_op_end(const struct run_result *r, uint32_t i)
 {
-    return r->op[i].start_ps + r->body[r->op[i].body].end_ps;
+    return r->op[i].start_ps + run_op_dur_ps(r, i);
 }
 
 /* Sum of r->energy_j. */

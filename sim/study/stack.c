@@ -235,18 +235,8 @@ static int read_sections(struct sload *l, int root)
             s->gemm_acc16 = strcmp(acc, "fp16") == 0;
             note_given(l, "gemm", "accumulate", l->y.nodes[av].line);
         }
-        double mm;
-        int rc = yconf_get_number(&l->y, g, "gemm", "dequant_kernel_min_m", YCONF_COUNT, 0, &mm);
-        if (rc < 0)
+        if (read_count(l, g, "gemm", "dequant_kernel_min_m", 1e9, &s->gemm_deq_kernel_min_m) != 0)
             return -1;
-        if (rc == 0) {
-            int mv = yconf_lookup(&l->y, g, "dequant_kernel_min_m");
-            if (mm > 1e9)
-                return diag_set(l->y.d, DIAG_E_RANGE, l->y.path, l->y.nodes[mv].line, "gemm.dequant_kernel_min_m",
-                                "at most 1e9 rows, got %.0f", mm);
-            s->gemm_deq_kernel_min_m = (long)mm;
-            note_given(l, "gemm", "dequant_kernel_min_m", l->y.nodes[mv].line);
-        }
     }
     return 0;
 }
