@@ -2,7 +2,7 @@
  * past, cancellation, growth), the run's arena (zeroed, aligned, blocks
  * that never overlap, growth that keeps the bytes), the fluid bandwidth
  * server (max-min fair shares, caps, exact completion times, storage that
- * grows while flows are active), a run with more concurrent streams than
+ * grows while flows are active, rates shared out once an event), a run with more concurrent streams than
  * the GPU model keeps runners for, and the run's result store (opstore.h:
  * equal bodies kept once, live slots reused). */
 #include <stdalign.h>
@@ -43,6 +43,12 @@ static void test_eq(void)
     CHECK_EQ_INT(n, 100);
     CHECK(q.grows > 0); /* started with room for 16 */
     CHECK_EQ_INT(eq_push(&q, 3, 0, 0, 0, NULL), 0); /* now = 12: the past is refused */
+    /* a push order taken early sorts before pushes made after the take */
+    uint64_t early = eq_take_seq(&q);
+    CHECK(eq_push(&q, 20, 0, 0, 1, NULL) != 0);
+    CHECK(eq_push_seq(&q, 20, early, 0, 0, 2, NULL) != 0);
+    CHECK(eq_pop(&q, &ev) && ev.arg == 2);
+    CHECK(eq_pop(&q, &ev) && ev.arg == 1);
     eq_destroy(&q);
 }
 
@@ -153,6 +159,58 @@ static void test_flow_growth(void)
     CHECK_NEAR_REL(done[1], 82000, 1e-4);   /* each completion rounds up to a ps */
     flowsrv_destroy(&s);
     engine_destroy(&e);
+}
+
+/* Flows started in one event: the server shares its bandwidth out once,
+ * when the event is over, and its completion event keeps the place among
+ * equal times of the last start (an event pushed after that start fires
+ * after the completion, one pushed before it fires before). */
+struct defer_case {
+    struct engine e;
+    struct flowsrv s;
+    uint32_t comp;
+    int order[4], n;            /* what fired at t = 1000, in order */
+};
+
+static void defer_mark(struct engine *e, void *owner, uint64_t arg)
+{
+    struct defer_case *c = owner;
+    if (e->now_ps == 1000 && c->n < 4 && (c->n == 0 || c->order[c->n - 1] != (int)arg))
+        c->order[c->n++] = (int)arg;    /* the 40 flows' callbacks count once */
+}
+
+static void defer_handle(struct engine *e, void *self, const struct eq_event *ev)
+{
+    struct defer_case *c = self;
+    if (ev->type == 1) {        /* the kick: event 10, 40 flows, event 11 */
+        engine_after(e, 1000, c->comp, 2, 10, NULL);
+        for (int i = 0; i < 40; i++)
+            flowsrv_start(&c->s, e, 25, 0, defer_mark, c, 20);
+        engine_after(e, 1000, c->comp, 2, 11, NULL);
+        return;
+    }
+    defer_mark(e, c, ev->arg);
+}
+
+static const struct comp_ops defer_ops = {"defer", defer_handle};
+
+static void test_flow_deferred(void)
+{
+    static struct defer_case c;
+    memset(&c, 0, sizeof c);
+    CHECK_EQ_INT(engine_init(&c.e, 16), 0);
+    flowsrv_init(&c.s, &c.e, "defer", 1e12);
+    c.comp = engine_register(&c.e, &defer_ops, &c);
+    engine_at(&c.e, 0, c.comp, 1, 0, NULL);
+    engine_run(&c.e);
+    /* 40 x 25 B at 1 B/ps all end at t = 1000, shared out once */
+    CHECK_EQ_INT(c.s.shares, 1);
+    CHECK_EQ_INT(c.n, 3);
+    CHECK_EQ_INT(c.order[0], 10);
+    CHECK_EQ_INT(c.order[1], 20);
+    CHECK_EQ_INT(c.order[2], 11);
+    flowsrv_destroy(&c.s);
+    engine_destroy(&c.e);
 }
 
 /* A trace of n ops, op i's text from op(i, buf), written to a fresh
@@ -280,6 +338,7 @@ int main(void)
     test_arena();
     test_flow();
     test_flow_growth();
+    test_flow_deferred();
     test_many_streams();
     TEST_MAIN_END();
 }

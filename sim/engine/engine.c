@@ -50,6 +50,45 @@ uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t typ
     return h;
 }
 
+uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uint32_t comp,
+                          uint32_t type, uint64_t arg, void *ptr)
+{
+    if (delay_ps > ENGINE_MAX_PS - e->now_ps) {
+        e->overflow = 1;
+        return 0;
+    }
+    SIM_CHECK(comp < e->ncomps);
+    uint64_t h = eq_push_seq(&e->q, e->now_ps + delay_ps, seq, comp, type, arg, ptr);
+    SIM_CHECK(h != 0);
+    return h;
+}
+
+void engine_defer(struct engine *e, struct engine_deferred *d)
+{
+    if (d->queued)
+        return;
+    d->queued = 1;
+    d->next = NULL;
+    if (e->defer_tail != NULL)
+        e->defer_tail->next = d;
+    else
+        e->defer_head = d;
+    e->defer_tail = d;
+}
+
+/* What the last event's handler deferred (a run may defer more). */
+static void engine_flush(struct engine *e)
+{
+    while (e->defer_head != NULL) {
+        struct engine_deferred *d = e->defer_head;
+        e->defer_head = d->next;
+        if (e->defer_head == NULL)
+            e->defer_tail = NULL;
+        d->queued = 0;
+        d->run(e, d);
+    }
+}
+
 uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
                       uint32_t type, uint64_t arg, void *ptr)
 {
@@ -68,6 +107,7 @@ void engine_cancel(struct engine *e, uint64_t handle)
 void engine_run(struct engine *e)
 {
     struct eq_event ev;
+    engine_flush(e);
     while (!e->overflow && eq_pop(&e->q, &ev)) {
         if (e->events >= e->max_events) {
             e->over_budget = 1;
@@ -84,5 +124,6 @@ void engine_run(struct engine *e)
         e->now_ps = ev.time_ps;
         e->events++;
         e->comps[ev.comp].ops->handle(e, e->comps[ev.comp].self, &ev);
+        engine_flush(e);
     }
 }

@@ -33,6 +33,15 @@ struct comp_ops {
     void (*handle)(struct engine *e, void *self, const struct eq_event *ev);
 };
 
+/* Work a component asks to have done once the event now being handled is
+ * over (engine_defer): embedded in the component, linked by the engine,
+ * so deferring allocates nothing. */
+struct engine_deferred {
+    struct engine_deferred *next;
+    void (*run)(struct engine *e, struct engine_deferred *d);
+    int queued;                         /* on the engine's list now */
+};
+
 struct engine {
     struct eq q;
     uint64_t now_ps;                    /* current simulated time */
@@ -51,6 +60,7 @@ struct engine {
         const struct comp_ops *ops;
         void *self;
     } *comps;                           /* grows as components register (setup only) */
+    struct engine_deferred *defer_head, *defer_tail;   /* engine_defer's list, FIFO */
     struct arena arena;                 /* what lives as long as the run: devices' state, flow
                                            storage (arena.h); freed by engine_destroy */
 };
@@ -67,6 +77,14 @@ uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
 uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t type,
                    uint64_t arg, void *ptr);
 void engine_cancel(struct engine *e, uint64_t handle);
+/* engine_after with a push order taken before (eq_take_seq). */
+uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uint32_t comp,
+                          uint32_t type, uint64_t arg, void *ptr);
+/* Run d->run(e, d) once the event being handled has been handled (or, out
+ * of an event, when engine_run starts); a second call before then does
+ * nothing.  A flow server that several flows start on in one event
+ * shares its bandwidth out once, not once a flow. */
+void engine_defer(struct engine *e, struct engine_deferred *d);
 /* Run until no events are left. */
 void engine_run(struct engine *e);
 

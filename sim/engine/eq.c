@@ -21,6 +21,7 @@ static void eq_reserve(struct eq *q, uint32_t cap)
 {
     q->slots = sim_xrealloc(q->slots, (size_t)cap * sizeof *q->slots);
     q->heap = sim_xrealloc(q->heap, (size_t)cap * sizeof *q->heap);
+    q->pos = sim_xrealloc(q->pos, (size_t)cap * sizeof *q->pos);
     for (uint32_t i = q->cap; i < cap; i++) {
         q->slots[i].gen = 1;
         q->slots[i].dead = 0;
@@ -45,13 +46,14 @@ void eq_destroy(struct eq *q)
 {
     free(q->slots);
     free(q->heap);
+    free(q->pos);
     memset(q, 0, sizeof *q);
 }
 
 static void eq_place(struct eq *q, uint32_t i, const struct eq_key *k)
 {
     q->heap[i] = *k;
-    q->slots[k->slot].pos = i;
+    q->pos[k->slot] = i;
 }
 
 static void eq_sift_up(struct eq *q, uint32_t i)
@@ -90,6 +92,19 @@ uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
 {
     if (time_ps < q->now_ps)
         return 0;
+    return eq_push_seq(q, time_ps, q->next_seq++, comp, type, arg, ptr);
+}
+
+uint64_t eq_take_seq(struct eq *q)
+{
+    return q->next_seq++;
+}
+
+uint64_t eq_push_seq(struct eq *q, uint64_t time_ps, uint64_t seq, uint32_t comp,
+                     uint32_t type, uint64_t arg, void *ptr)
+{
+    if (time_ps < q->now_ps)
+        return 0;
     if (q->free_head == UINT32_MAX) {
         /* Only when more events are pending than eq_init was told. */
         SIM_CHECK(q->cap < UINT32_MAX / 2);
@@ -101,7 +116,7 @@ uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
     q->free_head = sl->next_free;
     sl->dead = 0;
     sl->ev.time_ps = time_ps;
-    sl->ev.seq = q->next_seq++;
+    sl->ev.seq = seq;
     sl->ev.comp = comp;
     sl->ev.type = type;
     sl->ev.arg = arg;
@@ -166,7 +181,7 @@ void eq_cancel(struct eq *q, uint64_t handle)
     s--;
     if (q->slots[s].gen != gen || q->slots[s].dead)
         return;
-    uint32_t i = q->slots[s].pos;
+    uint32_t i = q->pos[s];
     SIM_CHECK(i < q->size && q->heap[i].slot == s);
     eq_remove_at(q, i);         /* frees the slot: the handle goes stale */
 }

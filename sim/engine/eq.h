@@ -37,7 +37,6 @@ struct eq_slot {
     uint32_t gen;       /* bumped when the slot is reused, so stale handles miss */
     uint32_t dead;      /* cancelled (kept for eq_peek's check; cancelled events leave the heap) */
     uint32_t next_free; /* free-list link */
-    uint32_t pos;       /* index in the heap while pushed */
 };
 
 /* A heap entry: the event's key and where the event is. */
@@ -50,6 +49,10 @@ struct eq_key {
 struct eq {
     struct eq_slot *slots;
     struct eq_key *heap;   /* keys and slot indices, a binary min-heap on (time_ps, seq) */
+    uint32_t *pos;      /* pos[slot]: the slot's index in the heap while pushed (an array
+                           of its own: a sift moves a few entries and writes each one's
+                           pos, and 4-byte entries keep those writes in a few cache lines
+                           where the slots, 64 bytes each, spread them over megabytes) */
     uint32_t size;      /* events in the heap (live and dead) */
     uint32_t cap;
     uint32_t free_head; /* UINT32_MAX = none */
@@ -64,6 +67,12 @@ void eq_destroy(struct eq *q);
 /* Push; returns a handle (never 0) for eq_cancel, or 0 if time_ps < now. */
 uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
                  uint64_t arg, void *ptr);
+/* Take the next push order now, for an event pushed later with
+ * eq_push_seq: it sorts among equal times as if it had been pushed at the
+ * take (each taken seq pushed at most once). */
+uint64_t eq_take_seq(struct eq *q);
+uint64_t eq_push_seq(struct eq *q, uint64_t time_ps, uint64_t seq, uint32_t comp,
+                     uint32_t type, uint64_t arg, void *ptr);
 /* Pop the earliest live event into *out; returns 0 if the queue is empty. */
 int eq_pop(struct eq *q, struct eq_event *out);
 /* Earliest live event, or NULL. */

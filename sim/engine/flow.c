@@ -9,6 +9,7 @@
 #include "flow.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ enum { FLOWSRV_EV_DONE = 1 };
 
 static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *ev);
 
+static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d);
+
 static const struct comp_ops flowsrv_ops = {"flowsrv", flowsrv_handle};
 
 void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
@@ -29,6 +32,7 @@ void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
     snprintf(s->name, sizeof s->name, "%s", name);
     s->capacity = capacity_per_s * 1e-12;
     s->comp = engine_register(e, &flowsrv_ops, s);
+    s->resched.run = flowsrv_resched_run;
     /* storage comes with the first flow: most of a big system's links
      * and idle devices' servers never serve one */
 }
@@ -91,8 +95,13 @@ static void flowsrv_share(struct flowsrv *s)
     s->saturated = left <= s->capacity * 1e-9;
 }
 
-static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
+/* New rates and the next completion, once the event that changed the
+ * flows is over (flowsrv_reschedule deferred it).  The completion takes
+ * the push order of the last change, so the queue holds exactly the event
+ * it would hold had every change cancelled and pushed at once. */
+static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d)
 {
+    struct flowsrv *s = (struct flowsrv *)((char *)d - offsetof(struct flowsrv, resched));
     if (s->pending) {
         engine_cancel(e, s->pending);
         s->pending = 0;
@@ -101,6 +110,7 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
     if (s->nflows == 0)
         return;
     flowsrv_share(s);
+    s->shares++;
     double best = INFINITY;
     for (uint32_t i = 0; i < s->nflows; i++) {
         double t = s->flows[i].remaining / s->flows[i].rate;
@@ -111,7 +121,21 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
     /* past the engine's horizon: let engine_after flag the overflow (a
      * double that large does not convert to uint64_t) */
     uint64_t dt = best >= (double)ENGINE_MAX_PS ? ENGINE_MAX_PS + 1 : (uint64_t)ceil(best);
-    s->pending = engine_after(e, dt, s->comp, FLOWSRV_EV_DONE, 0, NULL);
+    s->pending = engine_after_seq(e, dt, s->pending_seq, s->comp, FLOWSRV_EV_DONE, 0, NULL);
+}
+
+/* The flows changed.  Within one event every change happens at one time
+ * and the rates matter only once time moves, so the sharing is done once,
+ * when the event is over: a collective that starts sixty flows on a link
+ * in one event shares it out once, not sixty times (three quarters of a
+ * 1,024-GPU data-parallel step's flow work went to shares undone before
+ * time moved).  A change with flows left takes the push order that its
+ * completion event would have taken. */
+static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
+{
+    if (s->nflows > 0)
+        s->pending_seq = eq_take_seq(&e->q);
+    engine_defer(e, &s->resched);
 }
 
 /* Room for cap flows: the flows, then the two scratch arrays (fin, order),

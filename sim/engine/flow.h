@@ -55,10 +55,13 @@ struct flowsrv {
     uint32_t grows;         /* times the storage grew */
     uint64_t last_ps;       /* time remaining[] was last brought up to date */
     uint64_t pending;       /* handle of the scheduled completion event, 0 = none */
+    uint64_t pending_seq;   /* push order the next completion event takes (flowsrv_reschedule) */
+    struct engine_deferred resched;   /* rates and completion set at the event's end */
     /* statistics */
     double served;          /* total amount served */
     uint64_t busy_ps;       /* time with at least one active flow */
     uint32_t peak_flows;    /* most concurrent flows seen */
+    uint64_t shares;        /* times the rates were shared out (once an event at most) */
     int saturated;          /* the active flows' rates add up to the capacity (none is held
                              * back by its own cap alone) */
     uint64_t saturated_ps;  /* time saturated, up to last_ps */
