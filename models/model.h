@@ -88,6 +88,9 @@ struct run_env {
                                      * (trace_working_set) */
     void *const *devs;              /* per trace device: its model instance (for hold_units) */
     const struct model_ops *mops;   /* the devices' model */
+    void *model_shared;             /* what the model's devices share (the tiled model: the
+                                     * shapes lowered so far), made by its first device in the
+                                     * engine's arena; NULL until then */
 };
 
 struct model_ops {

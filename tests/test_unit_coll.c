@@ -162,6 +162,60 @@ static void test_load_errors(void)
     }
 }
 
+/* Groups as the loader keeps them: one a distinct list, in its order.
+ * The loader tries each group against the one before it first (the
+ * same group is the common case); a different order, a shorter list, a
+ * longer one and a return to an earlier group must still come out as the
+ * hash of every group says, and a device listed twice after a group it
+ * matches up to there is still an error. */
+static void test_group_reuse(void)
+{
+    static const char *const seq[] = {"\"a\", \"b\", \"c\", \"d\"",
+                                      "\"d\", \"c\", \"b\", \"a\"",
+                                      "\"a\", \"b\", \"c\", \"d\"",
+                                      "\"a\", \"b\", \"c\""};
+    static const unsigned want[] = {0, 1, 0, 2};
+    char ops[8192] = "";
+    size_t used = 0;
+    const char *devs = "abcd";
+    for (unsigned dv = 0; dv < 4; dv++)
+        for (unsigned k = 0; k < 4; k++) {
+            if (k == 3 && dv == 3)
+                continue;       /* d is not in the last group */
+            used += (size_t)snprintf(ops + used, sizeof ops - used,
+                                     "%s{\"id\": \"%c%u\", \"kind\": \"collective\", "
+                                     "\"device\": \"%c\", \"collective\": \"all_reduce\", "
+                                     "\"group\": [%s], \"bytes\": 1024}",
+                                     used ? ",\n" : "", devs[dv], k, devs[dv], seq[k]);
+        }
+    struct trace t;
+    char msg[600] = "";
+    int rc = load("\"a\", \"b\", \"c\", \"d\"", ops, &t, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", msg);
+        return;
+    }
+    CHECK_EQ_INT(t.ngroups, 3);
+    for (uint32_t i = 0; i < t.nops; i++)
+        CHECK_EQ_INT(t.ops[i].u.coll.group, want[i % 4]);
+    CHECK_EQ_INT(t.groups[1].n, 4);
+    CHECK_EQ_INT(t.group_dev[t.groups[1].off], 3);      /* d first */
+    CHECK_EQ_INT(t.groups[2].n, 3);
+    trace_free(&t);
+    /* the group before lists a, b, c, d; this one a, b, b */
+    const char *dup =
+        "{\"id\": \"a0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\", \"c\", \"d\"], \"bytes\": 1024},\n"
+        "{\"id\": \"a1\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
+        "\"group\": [\"a\", \"b\", \"b\"], \"bytes\": 1024}";
+    rc = load("\"a\", \"b\", \"c\", \"d\"", dup, &t, msg, sizeof msg);
+    CHECK(rc != 0);
+    CHECK(strstr(msg, "listed twice") != NULL);
+    if (rc == 0)
+        trace_free(&t);
+}
+
 /* Pairing: the k-th collective of each member on one group is one
  * collective; a trace written and read back keeps it. */
 static void test_pairing_and_roundtrip(void)
@@ -1356,6 +1410,7 @@ int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
         return 1;
+    test_group_reuse();
     test_load_errors();
     test_pairing_and_roundtrip();
     test_ring_mechanism();

@@ -49,6 +49,17 @@ static void test_eq(void)
     CHECK(eq_push_seq(&q, 20, early, 0, 0, 2, NULL) != 0);
     CHECK(eq_pop(&q, &ev) && ev.arg == 2);
     CHECK(eq_pop(&q, &ev) && ev.arg == 1);
+    /* a moved event keeps its handle and goes where its new key says */
+    uint64_t h1 = eq_push(&q, 40, 0, 0, 1, NULL), h2 = eq_push(&q, 50, 0, 0, 2, NULL);
+    CHECK(eq_push(&q, 45, 0, 0, 3, NULL) != 0);
+    CHECK_EQ_INT(eq_move(&q, h2, 30, eq_take_seq(&q)), 0);   /* before all */
+    CHECK_EQ_INT(eq_move(&q, h1, 45, eq_take_seq(&q)), 0);   /* after 3, its time's */
+    CHECK_EQ_INT(eq_move(&q, h1, 10, 0), -1);                /* the past: refused */
+    CHECK(eq_pop(&q, &ev) && ev.arg == 2 && ev.time_ps == 30);
+    CHECK_EQ_INT(eq_move(&q, h2, 60, eq_take_seq(&q)), -1);  /* fired: stale */
+    CHECK(eq_pop(&q, &ev) && ev.arg == 3);
+    CHECK(eq_pop(&q, &ev) && ev.arg == 1 && ev.time_ps == 45);
+    CHECK(!eq_pop(&q, &ev));
     eq_destroy(&q);
 }
 

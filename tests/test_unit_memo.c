@@ -6,7 +6,8 @@
  * memo and without it (STRATA_REUSE_MEMO=0), and every op's result must be
  * the same to the bit: kernels of one plan alone, then beside a kernel of
  * another stream (the walks done late), on a chip with one L2 and on one
- * with eight L2s and a cache behind them (MI300X). */
+ * with eight L2s and a cache behind them (MI300X), and on four replicas
+ * that share one memo. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,42 @@ static const char *trace_text =
     "{\"id\": \"s1\", \"kind\": \"softmax\", \"dtype\": \"bf16\", \"rows\": 8192, \"cols\": 4096, \"deps\": [\"f2\", \"b3\"]},\n"
     "{\"id\": \"s2\", \"kind\": \"softmax\", \"dtype\": \"bf16\", \"rows\": 8192, \"cols\": 4096, \"deps\": [\"s1\"]}\n"
     "]}\n";
+
+/* Replicas: four devices run the ops of one template ('@' the device),
+ * device 1 and 3 after a softmax of their own, so the devices' kernels
+ * start at different times.  The run keeps one memo for every device
+ * (models/tiled/device.c), so a replica replays what another walked. */
+static const char *replica_ops[] = {
+    "{\"id\": \"x@\", \"device\": \"gpu@\", \"kind\": \"softmax\", \"dtype\": \"bf16\", \"rows\": 4096, \"cols\": 4096}",
+    "{\"id\": \"a1.@\", \"device\": \"gpu@\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096}",
+    "{\"id\": \"a2.@\", \"device\": \"gpu@\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"deps\": [\"a1.@\"]}",
+    "{\"id\": \"b1.@\", \"device\": \"gpu@\", \"kind\": \"gemm\", \"stream\": 1, \"dtype\": \"bf16\", \"m\": 8192, \"n\": 1024, \"k\": 2048, \"deps\": [\"a1.@\"]}",
+    "{\"id\": \"a3.@\", \"device\": \"gpu@\", \"kind\": \"gemm\", \"dtype\": \"bf16\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"deps\": [\"a2.@\"]}",
+    "{\"id\": \"b2.@\", \"device\": \"gpu@\", \"kind\": \"gemm\", \"stream\": 1, \"dtype\": \"bf16\", \"m\": 8192, \"n\": 1024, \"k\": 2048, \"deps\": [\"b1.@\"]}",
+};
+
+static void write_replicas(const char *path)
+{
+    char text[16384];
+    size_t used = (size_t)snprintf(text, sizeof text,
+                                   "{\"strata_trace\": 1, \"devices\": [\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\"], \"ops\": [\n");
+    int first = 1;
+    for (unsigned dv = 0; dv < 4; dv++)
+        for (size_t k = (dv % 2 == 1) ? 0 : 1; k < sizeof replica_ops / sizeof replica_ops[0]; k++) {
+            if (!first)
+                used += (size_t)snprintf(text + used, sizeof text - used, ",\n");
+            first = 0;
+            for (const char *p = replica_ops[k]; *p != '\0'; p++) {
+                if (*p == '@')
+                    used += (size_t)snprintf(text + used, sizeof text - used, "%u", dv);
+                else
+                    text[used++] = *p;
+            }
+            text[used] = '\0';
+        }
+    snprintf(text + used, sizeof text - used, "\n]}\n");
+    tu_write_file(path, text);
+}
 
 static int run_once(const char *cfg, const char *path, int memo, struct run_result *r)
 {
@@ -88,6 +125,9 @@ int main(void)
     same_results("configs/nvidia-h100-sxm.yaml", path);
     same_results("configs/amd-mi300x.yaml", path);
     same_results("configs/nvidia-a100-sxm-80gb.yaml", "traces/examples/llama-2-7b-prefill-2048.json");
+    snprintf(path, sizeof path, "%s/replicas.json", dir);
+    write_replicas(path);
+    same_results("configs/nvidia-h100-sxm.yaml", path);
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

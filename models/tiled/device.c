@@ -257,29 +257,121 @@ static int kernel_scratch(const struct tdev *g, const struct kplan *p, uint32_t 
     return 0;
 }
 
-/* Lowers op i (the device's j-th) into the kernel pool, its shape's
- * first time; sizes *z for its kernels.  0, or -1 with *d. */
-static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, double spill_frac, uint32_t *kcap,
-                          struct scratch_size *z, struct diag *d)
+/* The shapes a run's devices have lowered (env->model_shared), so that
+ * each is lowered once a run, not once a device: the replicas of a
+ * data-parallel run lower the same shapes on the same chip, and lowering
+ * (the GEMM tile search) was a sixth of loading a 1,024-GPU step.
+ * lower_op reads only the op's fields in its key, the chip and the spill
+ * share, so equal keys lower to equal kernels.  In the engine's arena. */
+struct lower_shared {
+    struct lsh_ent {
+        const struct hw_config *cfg;
+        uint64_t spill_bits;
+        uint64_t hash;
+        struct lkey key;
+        uint32_t off, nk;       /* kernels at k[off] */
+        double flops;
+    } *ent;
+    uint32_t n, cap;
+    uint32_t *slot;             /* entry index + 1, open addressing; 0 = empty */
+    uint32_t mask;
+    struct kplan *k;
+    uint32_t nk, kcap;
+    struct wave_memo *memo;     /* remembered reuse (runner.c), by shared kernel, for every
+                                 * device: a replica replays what the first one walked */
+};
+
+/* The lowering of op o (key, hash) on g's chip at spill_frac, lowered on
+ * its first use in the run. */
+static const struct lsh_ent *lower_shared_get(struct tdev *g, const struct op *o,
+                                              const struct lkey *key, uint64_t h,
+                                              double spill_frac)
 {
+    struct arena *a = &g->e->arena;
+    struct lower_shared *ls = g->env->model_shared;
+    if (ls == NULL) {
+        ls = g->env->model_shared = arena_calloc(a, 1, sizeof *ls);
+        ls->cap = 16;
+        ls->ent = arena_calloc(a, ls->cap, sizeof *ls->ent);
+        ls->mask = 2 * ls->cap - 1;
+        ls->slot = arena_calloc(a, (size_t)ls->mask + 1, sizeof *ls->slot);
+    }
+    uint64_t sb;
+    memcpy(&sb, &spill_frac, sizeof sb);
+    uint64_t hh = h ^ (sb * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)(uintptr_t)g->cfg >> 4);
+    uint32_t q = (uint32_t)(hh & ls->mask);
+    for (; ls->slot[q] != 0; q = (q + 1) & ls->mask) {
+        const struct lsh_ent *en = &ls->ent[ls->slot[q] - 1];
+        if (en->hash == h && en->cfg == g->cfg && en->spill_bits == sb &&
+            memcmp(&en->key, key, sizeof *key) == 0)
+            return en;
+    }
     struct lowered L;
     memset(&L, 0, sizeof L);    /* lower_op fills a zeroed plan */
-    lower_op(g->cfg, &g->t->ops[i], spill_frac, &L);
-    if (g->nkpool + L.nk > *kcap) {     /* setup only: the run never allocates */
+    lower_op(g->cfg, o, spill_frac, &L);
+    if (ls->n == ls->cap) {     /* setup only: the run never allocates */
+        ls->ent = arena_grow(a, ls->ent, ls->cap * sizeof *ls->ent, 2 * ls->cap * sizeof *ls->ent);
+        ls->cap *= 2;
+        ls->mask = 2 * ls->cap - 1;
+        ls->slot = arena_calloc(a, (size_t)ls->mask + 1, sizeof *ls->slot);
+        for (uint32_t e = 0; e < ls->n; e++) {
+            const struct lsh_ent *en = &ls->ent[e];
+            uint64_t eh = en->hash ^ (en->spill_bits * UINT64_C(0x9e3779b97f4a7c15)) ^
+                          ((uint64_t)(uintptr_t)en->cfg >> 4);
+            uint32_t r = (uint32_t)(eh & ls->mask);
+            while (ls->slot[r] != 0)
+                r = (r + 1) & ls->mask;
+            ls->slot[r] = e + 1;
+        }
+        q = (uint32_t)(hh & ls->mask);
+        while (ls->slot[q] != 0)
+            q = (q + 1) & ls->mask;
+    }
+    if (ls->nk + L.nk > ls->kcap) {
+        uint32_t kc = ls->kcap ? 2 * ls->kcap : 16;
+        while (kc < ls->nk + L.nk)
+            kc *= 2;
+        ls->k = arena_grow(a, ls->k, ls->nk * sizeof *ls->k, kc * sizeof *ls->k);
+        ls->kcap = kc;
+    }
+    struct lsh_ent *en = &ls->ent[ls->n];
+    en->cfg = g->cfg;
+    en->spill_bits = sb;
+    en->hash = h;
+    en->key = *key;
+    en->off = ls->nk;
+    en->nk = L.nk;
+    en->flops = L.flops;
+    memcpy(ls->k + ls->nk, L.k, L.nk * sizeof L.k[0]);
+    ls->nk += L.nk;
+    ls->slot[q] = ++ls->n;
+    return en;
+}
+
+/* Lowers op i (the device's j-th) into the kernel pool, its shape's
+ * first time on this device; sizes *z for its kernels.  0, or -1 with *d. */
+static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, const struct lkey *key,
+                          uint64_t h, double spill_frac, uint32_t *kcap,
+                          struct scratch_size *z, struct diag *d)
+{
+    const struct lsh_ent *en = lower_shared_get(g, &g->t->ops[i], key, h, spill_frac);
+    const struct lower_shared *ls = g->env->model_shared;
+    if (g->nkpool + en->nk > *kcap) {     /* setup only: the run never allocates */
         uint32_t kc = *kcap ? 2 * *kcap : 1;   /* a device of a big system may run one kernel */
-        while (kc < g->nkpool + L.nk)
+        while (kc < g->nkpool + en->nk)
             kc *= 2;
         g->kpool = arena_grow(&g->e->arena, g->kpool, g->nkpool * sizeof *g->kpool,
                               kc * sizeof *g->kpool);
         *kcap = kc;
     }
     g->low[j].off = g->nkpool;
-    g->low[j].nk = L.nk;
-    g->low[j].flops = L.flops;
-    memcpy(g->kpool + g->nkpool, L.k, L.nk * sizeof L.k[0]);
-    g->nkpool += L.nk;
-    for (uint32_t k = 0; k < L.nk; k++)
-        if (kernel_scratch(g, &L.k[k], i, z, d) != 0)
+    g->low[j].soff = en->off;
+    g->low[j].nk = en->nk;
+    g->low[j].flops = en->flops;
+    memcpy(g->kpool + g->nkpool, ls->k + en->off, en->nk * sizeof *g->kpool);
+    g->nkpool += en->nk;
+    for (uint32_t k = 0; k < en->nk; k++)
+        if (kernel_scratch(g, &g->kpool[g->low[j].off + k], i, z, d) != 0)
             return -1;
     return 0;
 }
@@ -347,7 +439,7 @@ static int tdev_lower_all(struct tdev *g, double spill_frac, struct scratch_size
         memo[hs].hash = h;
         memo[hs].op = i;
         memo[hs].local_plus1 = j + 1;
-        rc = tdev_lower_new(g, i, j, spill_frac, &kcap, z, d);
+        rc = tdev_lower_new(g, i, j, &key, h, spill_frac, &kcap, z, d);
     }
     free(memo);
     return rc;
@@ -404,12 +496,16 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
     for (uint32_t j = 0; j < nlocal; j++)
         launches += g->low[j].nk;
     const char *memo_env = getenv("STRATA_REUSE_MEMO");
-    if (launches > g->nkpool && !(memo_env != NULL && strcmp(memo_env, "0") == 0)) {
-        uint32_t slots = 1;
-        while (slots < g->nkpool && slots < TILED_MEMO_SLOTS)
-            slots *= 2;
-        g->memo = arena_calloc(&e->arena, slots, sizeof *g->memo);
-        g->memo_mask = slots - 1;
+    struct lower_shared *ls = env->model_shared;
+    if (ls != NULL && launches > g->nkpool && !(memo_env != NULL && strcmp(memo_env, "0") == 0)) {
+        /* one memo for the run, kept by shared kernel: a kernel's walks
+         * give the same bytes on every device of its chip (a pure
+         * function of the plan, the chip and the units), so a
+         * data-parallel run walks each kernel once, not once a replica */
+        if (ls->memo == NULL)
+            ls->memo = arena_calloc(&e->arena, TILED_MEMO_SLOTS, sizeof *ls->memo);
+        g->memo = ls->memo;
+        g->memo_mask = TILED_MEMO_SLOTS - 1;
         g->rec = arena_calloc(&e->arena, 1, sizeof *g->rec);
     }
     return g;

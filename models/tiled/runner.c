@@ -189,13 +189,13 @@ static void wave_caps(struct runner *r, uint32_t cpu)
  * gives the bytes it gave without the memo, bit for bit. */
 static struct wave_memo *memo_slot(const struct runner *r)
 {
-    uint32_t kp = r->low->off + r->kern;
+    uint32_t kp = r->low->soff + r->kern;
     return &r->g->memo[kp & r->g->memo_mask];
 }
 
 static int memo_holds(const struct runner *r, const struct wave_memo *m)
 {
-    return m->kp_plus1 == r->low->off + r->kern + 1;
+    return m->kp_plus1 == r->low->soff + r->kern + 1;
 }
 
 /* The walks of groups 0 .. r->group - 1 that the memo stood in for. */
@@ -231,7 +231,7 @@ static void memo_commit(struct runner *r)
 {
     const struct tdev *g = r->g;
     struct wave_memo *m = memo_slot(r);
-    m->kp_plus1 = r->low->off + r->kern + 1;
+    m->kp_plus1 = r->low->soff + r->kern + 1;
     m->n = r->group;
     m->avail = g->rec->avail;
     for (uint32_t k = 0; k < r->group; k++) {

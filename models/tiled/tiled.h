@@ -113,6 +113,8 @@ struct lowered {
 /* ... and as a device keeps them: nk kernels at kpool[off]. */
 struct lowref {
     uint32_t off, nk;
+    uint32_t soff;              /* the same kernels in the run's shared lowering (device.c):
+                                 * the remembered reuse is kept by it */
     double flops;
 };
 
@@ -124,7 +126,8 @@ struct tdev;
  * one plan on the same units gives the same bytes every time it runs
  * alone, so the walk's results are kept by plan. */
 struct wave_memo {
-    uint32_t kp_plus1;          /* kpool index + 1 of the kernel it holds; 0 = empty */
+    uint32_t kp_plus1;          /* shared kernel index (lowref.soff + kernel) + 1 of the kernel
+                                 * it holds; 0 = empty */
     uint32_t n;                 /* its wave groups */
     uint32_t avail;             /* the units every one of them began on */
     uint32_t mult[TILED_MEMO_GROUPS];
@@ -221,9 +224,9 @@ struct tdev {
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
     uint32_t wave_npanels;      /* wpanel entries of the current wave */
     struct runner *reuse_owner; /* the runner whose kernel last used the scratch above */
-    struct wave_memo *memo;     /* remembered reuse, direct-mapped by kpool index; NULL when
-                                 * no kernel plan of the device runs twice (or
-                                 * STRATA_REUSE_MEMO=0) */
+    struct wave_memo *memo;     /* remembered reuse, the run's (device.c), direct-mapped by
+                                 * shared kernel index; NULL when no kernel plan of the
+                                 * device runs twice (or STRATA_REUSE_MEMO=0) */
     uint32_t memo_mask;         /* its slots - 1 */
     struct memo_rec *rec;       /* the owner's groups (with memo) */
     struct runner *run;         /* min(TILED_MAX_RUNNING, the streams the device uses): ops of

@@ -63,6 +63,19 @@ uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uin
     return h;
 }
 
+uint64_t engine_move_after(struct engine *e, uint64_t handle, uint64_t delay_ps, uint64_t seq,
+                           uint32_t comp, uint32_t type, uint64_t arg, void *ptr)
+{
+    if (delay_ps > ENGINE_MAX_PS - e->now_ps) {
+        eq_cancel(&e->q, handle);
+        e->overflow = 1;
+        return 0;
+    }
+    if (handle != 0 && eq_move(&e->q, handle, e->now_ps + delay_ps, seq) == 0)
+        return handle;
+    return engine_after_seq(e, delay_ps, seq, comp, type, arg, ptr);
+}
+
 void engine_defer(struct engine *e, struct engine_deferred *d)
 {
     if (d->queued)

@@ -6,11 +6,11 @@
 
 #include "check.h"
 
+/* Without branches: which child is smaller is a coin toss the branch
+ * predictor loses half the time. */
 static int eq_less(const struct eq_key *x, const struct eq_key *y)
 {
-    if (x->time_ps != y->time_ps)
-        return x->time_ps < y->time_ps;
-    return x->seq < y->seq;
+    return (x->time_ps < y->time_ps) | ((x->time_ps == y->time_ps) & (x->seq < y->seq));
 }
 
 /* Storage for cap events.  Setup, and the rare doubling when more events
@@ -24,7 +24,6 @@ static void eq_reserve(struct eq *q, uint32_t cap)
     q->pos = sim_xrealloc(q->pos, (size_t)cap * sizeof *q->pos);
     for (uint32_t i = q->cap; i < cap; i++) {
         q->slots[i].gen = 1;
-        q->slots[i].dead = 0;
         q->slots[i].next_free = (i + 1 < cap) ? i + 1 : q->free_head;
     }
     if (cap > q->cap)
@@ -56,9 +55,9 @@ static void eq_place(struct eq *q, uint32_t i, const struct eq_key *k)
     q->pos[k->slot] = i;
 }
 
-static void eq_sift_up(struct eq *q, uint32_t i)
+/* Key x into the hole at i, moved up to where it belongs. */
+static void eq_settle(struct eq *q, uint32_t i, struct eq_key x)
 {
-    struct eq_key x = q->heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         if (!eq_less(&x, &q->heap[p]))
@@ -67,6 +66,11 @@ static void eq_sift_up(struct eq *q, uint32_t i)
         i = p;
     }
     eq_place(q, i, &x);
+}
+
+static void eq_sift_up(struct eq *q, uint32_t i)
+{
+    eq_settle(q, i, q->heap[i]);
 }
 
 static void eq_sift_down(struct eq *q, uint32_t i)
@@ -114,7 +118,6 @@ uint64_t eq_push_seq(struct eq *q, uint64_t time_ps, uint64_t seq, uint32_t comp
     uint32_t s = q->free_head;
     struct eq_slot *sl = &q->slots[s];
     q->free_head = sl->next_free;
-    sl->dead = 0;
     sl->ev.time_ps = time_ps;
     sl->ev.seq = seq;
     sl->ev.comp = comp;
@@ -150,15 +153,31 @@ static void eq_remove_at(struct eq *q, uint32_t i)
     eq_free_slot(q, s);
 }
 
+/* Take the top out, bottom-up (Floyd): the hole it leaves goes down to a
+ * leaf along the smaller children (one comparison a level, not two), and
+ * the last entry, which belongs near the bottom, goes into it and up. */
 static void eq_remove_top(struct eq *q)
 {
-    eq_remove_at(q, 0);
+    uint32_t s = q->heap[0].slot;
+    uint32_t n = --q->size;
+    if (n > 0) {
+        struct eq_key x = q->heap[n];
+        uint32_t i = 0;
+        for (;;) {
+            uint32_t l = 2 * i + 1;
+            if (l >= n)
+                break;
+            uint32_t c = l + (uint32_t)(l + 1 < n && eq_less(&q->heap[l + 1], &q->heap[l]));
+            eq_place(q, i, &q->heap[c]);
+            i = c;
+        }
+        eq_settle(q, i, x);
+    }
+    eq_free_slot(q, s);
 }
 
 const struct eq_event *eq_peek(struct eq *q)
 {
-    while (q->size > 0 && q->slots[q->heap[0].slot].dead)
-        eq_remove_top(q);
     return q->size > 0 ? &q->slots[q->heap[0].slot].ev : NULL;
 }
 
@@ -172,16 +191,43 @@ int eq_pop(struct eq *q, struct eq_event *out)
     return 1;
 }
 
-void eq_cancel(struct eq *q, uint64_t handle)
+/* The heap index of a pending handle's event, or UINT32_MAX. */
+static uint32_t eq_find(const struct eq *q, uint64_t handle)
 {
     uint32_t s = (uint32_t)(handle & 0xffffffffu);
     uint32_t gen = (uint32_t)(handle >> 32);
     if (s == 0 || s > q->cap)
-        return;
+        return UINT32_MAX;
     s--;
-    if (q->slots[s].gen != gen || q->slots[s].dead)
-        return;
+    if (q->slots[s].gen != gen)
+        return UINT32_MAX;
     uint32_t i = q->pos[s];
     SIM_CHECK(i < q->size && q->heap[i].slot == s);
-    eq_remove_at(q, i);         /* frees the slot: the handle goes stale */
+    return i;
+}
+
+int eq_move(struct eq *q, uint64_t handle, uint64_t time_ps, uint64_t seq)
+{
+    if (time_ps < q->now_ps)
+        return -1;
+    uint32_t i = eq_find(q, handle);
+    if (i == UINT32_MAX)
+        return -1;
+    struct eq_slot *sl = &q->slots[q->heap[i].slot];
+    sl->ev.time_ps = time_ps;
+    sl->ev.seq = seq;
+    q->heap[i].time_ps = time_ps;
+    q->heap[i].seq = seq;
+    if (i > 0 && eq_less(&q->heap[i], &q->heap[(i - 1) / 2]))
+        eq_sift_up(q, i);
+    else
+        eq_sift_down(q, i);
+    return 0;
+}
+
+void eq_cancel(struct eq *q, uint64_t handle)
+{
+    uint32_t i = eq_find(q, handle);
+    if (i != UINT32_MAX)
+        eq_remove_at(q, i);     /* frees the slot: the handle goes stale */
 }

@@ -35,7 +35,6 @@ struct eq_event {
 struct eq_slot {
     struct eq_event ev;
     uint32_t gen;       /* bumped when the slot is reused, so stale handles miss */
-    uint32_t dead;      /* cancelled (kept for eq_peek's check; cancelled events leave the heap) */
     uint32_t next_free; /* free-list link */
 };
 
@@ -53,7 +52,7 @@ struct eq {
                            of its own: a sift moves a few entries and writes each one's
                            pos, and 4-byte entries keep those writes in a few cache lines
                            where the slots, 64 bytes each, spread them over megabytes) */
-    uint32_t size;      /* events in the heap (live and dead) */
+    uint32_t size;      /* events in the heap (a cancelled one leaves it at once) */
     uint32_t cap;
     uint32_t free_head; /* UINT32_MAX = none */
     uint64_t next_seq;
@@ -73,6 +72,10 @@ uint64_t eq_push(struct eq *q, uint64_t time_ps, uint32_t comp, uint32_t type,
 uint64_t eq_take_seq(struct eq *q);
 uint64_t eq_push_seq(struct eq *q, uint64_t time_ps, uint64_t seq, uint32_t comp,
                      uint32_t type, uint64_t arg, void *ptr);
+/* Give a pending event a new time and push order (as eq_cancel, then
+ * eq_push_seq of the same event, but one sift; the handle stays good).
+ * 0, or -1 if the handle is stale or time_ps is in the past (nothing done). */
+int eq_move(struct eq *q, uint64_t handle, uint64_t time_ps, uint64_t seq);
 /* Pop the earliest live event into *out; returns 0 if the queue is empty. */
 int eq_pop(struct eq *q, struct eq_event *out);
 /* Earliest live event, or NULL. */

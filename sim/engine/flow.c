@@ -102,13 +102,13 @@ static void flowsrv_share(struct flowsrv *s)
 static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d)
 {
     struct flowsrv *s = (struct flowsrv *)((char *)d - offsetof(struct flowsrv, resched));
-    if (s->pending) {
-        engine_cancel(e, s->pending);
-        s->pending = 0;
-    }
     s->saturated = 0;
-    if (s->nflows == 0)
+    if (s->nflows == 0) {
+        if (s->pending)
+            engine_cancel(e, s->pending);
+        s->pending = 0;
         return;
+    }
     flowsrv_share(s);
     s->shares++;
     double best = INFINITY;
@@ -121,7 +121,8 @@ static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d)
     /* past the engine's horizon: let engine_after flag the overflow (a
      * double that large does not convert to uint64_t) */
     uint64_t dt = best >= (double)ENGINE_MAX_PS ? ENGINE_MAX_PS + 1 : (uint64_t)ceil(best);
-    s->pending = engine_after_seq(e, dt, s->pending_seq, s->comp, FLOWSRV_EV_DONE, 0, NULL);
+    s->pending = engine_move_after(e, s->pending, dt, s->pending_seq, s->comp,
+                                   FLOWSRV_EV_DONE, 0, NULL);
 }
 
 /* The flows changed.  Within one event every change happens at one time

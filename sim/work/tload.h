@@ -39,6 +39,8 @@ struct tload {
     uint32_t *gscratch;       /* device indices of the group being read */
     uint32_t *gmark;          /* per device: the last group read that listed it (gstamp) */
     uint32_t gstamp;          /* groups read so far */
+    uint32_t glast_plus1;     /* the group read last, + 1 (0: none yet): the next group is
+                               * most often the same one (tload_dev_group) */
 };
 
 /* Report code at item `at` (or at fallback_line when at is NULL) for the

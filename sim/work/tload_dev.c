@@ -81,8 +81,12 @@ static uint64_t group_hash(const uint32_t *dev, uint32_t n)
     return h ^ (h >> 29);
 }
 
-/* The group's devices into L->gscratch: how many, or -1 after an error. */
-static int64_t group_read(struct tload *L, const cJSON *it)
+/* The group's devices into L->gscratch: how many, or -1 after an error.
+ * *same: 1 when they are the last group's, in its order.  Each name is
+ * first compared with the last group's device at its place, which is
+ * most often it (every data-parallel all-reduce of a step lists the same
+ * 1,024 devices): a name compare where the hash lookup missed the cache. */
+static int64_t group_read(struct tload *L, const cJSON *it, int *same)
 {
     struct trace *t = L->t;
     if (!cJSON_IsArray(it))
@@ -100,14 +104,27 @@ static int64_t group_read(struct tload *L, const cJSON *it)
         memset(L->gmark, 0, t->ndevices * sizeof *L->gmark);
         L->gstamp = 1;
     }
+    const uint32_t *last = NULL;
+    uint32_t nlast = 0;
+    if (L->glast_plus1 != 0) {
+        const struct trace_group *g = &t->groups[L->glast_plus1 - 1];
+        last = t->group_dev + g->off;
+        nlast = g->n;
+    }
+    *same = last != NULL;
     uint32_t n = 0;
     for (const cJSON *c = it->child; c != NULL; c = c->next) {
         const char *s;
         if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
             return -1;
         uint32_t dev;
-        if (tload_dev_find(L, c, "group", s, &dev))
-            return -1;
+        if (*same && n < nlast && strcmp(s, t->devices[last[n]]) == 0) {
+            dev = last[n];
+        } else {
+            *same = 0;
+            if (tload_dev_find(L, c, "group", s, &dev))
+                return -1;
+        }
         if (L->gmark[dev] == L->gstamp)
             return tload_err(L, DIAG_E_DUPLICATE, c, 0, "group",
                              "device \"%.40s\" is listed twice", s);
@@ -144,10 +161,15 @@ static void group_hash_room(struct tload *L)
 int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
 {
     struct trace *t = L->t;
-    int64_t got = group_read(L, it);
+    int same = 0;
+    int64_t got = group_read(L, it, &same);
     if (got < 0)
         return -1;
     uint32_t n = (uint32_t)got;
+    if (same && n == t->groups[L->glast_plus1 - 1].n) {
+        *out = L->glast_plus1 - 1;
+        return 0;
+    }
     uint64_t h = group_hash(L->gscratch, n);
     group_hash_room(L);
     uint64_t k = h & (L->ghash_cap - 1);
@@ -155,6 +177,7 @@ int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
         const struct trace_group *g = &t->groups[L->ghash[k] - 1];
         if (g->n == n && memcmp(t->group_dev + g->off, L->gscratch, n * sizeof *L->gscratch) == 0) {
             *out = L->ghash[k] - 1;
+            L->glast_plus1 = *out + 1;
             return 0;
         }
     }
@@ -174,6 +197,7 @@ int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
     t->groups[t->ngroups].off = used;
     t->groups[t->ngroups].n = n;
     L->ghash[k] = t->ngroups + 1;
+    L->glast_plus1 = t->ngroups + 1;
     *out = t->ngroups++;
     return 0;
 }
