@@ -8,6 +8,7 @@
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cfg.h"
 #include "engine.h"
@@ -61,6 +62,115 @@ static void test_eq(void)
     CHECK(eq_pop(&q, &ev) && ev.arg == 1 && ev.time_ps == 45);
     CHECK(!eq_pop(&q, &ev));
     eq_destroy(&q);
+}
+
+/* The queue against a plain array: random pushes at a few times (so a
+ * time's bucket fills and empties over and over), pushes with a seq taken
+ * before others at their time, moves, cancels and pops, from a capacity
+ * that has to grow; every pop must be the least (time, seq) the array
+ * holds. */
+struct ref_ev {
+    uint64_t t, seq, h, id;
+    int live;
+};
+
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static int ref_least(const struct ref_ev *r, uint32_t n)
+{
+    int best = -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (r[i].live && (best < 0 || r[i].t < r[best].t || (r[i].t == r[best].t && r[i].seq < r[best].seq)))
+            best = (int)i;
+    return best;
+}
+
+/* A time from now on: one of six (buckets of many events) or one of
+ * thousands (many buckets: the hash's probes and deletions). */
+static uint64_t rnd_time(uint64_t *x, uint64_t now)
+{
+    uint64_t v = rnd(x);
+    return (v & 1) ? now + (v >> 8) % 6 * 10 : now + (v >> 8) % 4096;
+}
+
+static void test_eq_random(void)
+{
+    enum { N = 30000 };
+    struct ref_ev *r = calloc(N, sizeof *r);
+    CHECK(r != NULL);
+    if (r == NULL)
+        return;
+    struct eq q;
+    CHECK_EQ_INT(eq_init(&q, 4), 0);
+    uint64_t x = 88172645463325252ull, now = 0;
+    uint32_t n = 0, live = 0, bad = 0;
+    while (n + 3 < N) {
+        uint64_t c = rnd(&x) % 10;
+        if (c < 4 || live == 0) {               /* push */
+            uint64_t t = rnd_time(&x, now);
+            r[n] = (struct ref_ev){t, q.next_seq, 0, n, 1};
+            r[n].h = eq_push(&q, t, 0, 0, n, NULL);
+            n++;
+            live++;
+        } else if (c == 4) {                    /* a seq taken before two pushes at its time */
+            uint64_t t = rnd_time(&x, now), early = eq_take_seq(&q);
+            for (int k = 0; k < 2; k++) {
+                r[n] = (struct ref_ev){t, q.next_seq, 0, n, 1};
+                r[n].h = eq_push(&q, t, 0, 0, n, NULL);
+                n++;
+            }
+            r[n] = (struct ref_ev){t, early, 0, n, 1};
+            r[n].h = eq_push_seq(&q, t, early, 0, 0, n, NULL);
+            n++;
+            live += 3;
+        } else if (c <= 6) {                    /* pop */
+            struct eq_event ev;
+            int want = ref_least(r, n);
+            if (!eq_pop(&q, &ev) || want < 0 || ev.arg != (uint64_t)want)
+                bad++;
+            else {
+                r[want].live = 0;
+                live--;
+                now = ev.time_ps;
+            }
+        } else {                                /* cancel or move a live one */
+            uint32_t k = (uint32_t)(rnd(&x) % n);
+            while (!r[k].live)
+                k = (k + 1) % n;
+            if (c == 7) {
+                eq_cancel(&q, r[k].h);
+                r[k].live = 0;
+                live--;
+            } else {
+                uint64_t t = rnd_time(&x, now), seq = eq_take_seq(&q);
+                if (eq_move(&q, r[k].h, t, seq) != 0)
+                    bad++;
+                r[k].t = t;
+                r[k].seq = seq;
+            }
+        }
+        if (q.size != live)
+            bad++;
+    }
+    struct eq_event ev;
+    while (eq_pop(&q, &ev)) {
+        int want = ref_least(r, n);
+        if (want < 0 || ev.arg != (uint64_t)want)
+            bad++;
+        else
+            r[want].live = 0;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(ref_least(r, n), -1);
+    CHECK(q.grows > 0);
+    eq_destroy(&q);
+    free(r);
 }
 
 static void test_arena(void)
@@ -350,6 +460,7 @@ int main(void)
     test_flow();
     test_flow_growth();
     test_flow_deferred();
+    test_eq_random();
     test_many_streams();
     TEST_MAIN_END();
 }

@@ -1,22 +1,23 @@
 /* eq.h: the event queue.
  *
- * A binary min-heap of events keyed by (time_ps, seq).  seq is a counter
- * taken at push, so events with equal time fire in the order they were
- * pushed (FIFO).  This tie rule is what makes runs byte-for-byte
- * reproducible; do not change it.
+ * Events ordered by (time_ps, seq).  seq is a counter taken at push, so
+ * events with equal time fire in the order they were pushed (FIFO).  This
+ * tie rule is what makes runs byte-for-byte reproducible; do not change it.
+ *
+ * The events of one time are kept together, in a bucket (a list in seq
+ * order); a binary min-heap orders the buckets' times and a hash finds a
+ * time's bucket (eq.c).  Many events share a time: a data-parallel run's
+ * replicas reach the same times together, and a 1,024-GPU step fires
+ * about 600 events at each, where a heap of events sifted 12 levels per
+ * push and pop.
  *
  * Storage is preallocated by eq_init(); the queue only grows (doubling) if
  * more events are pending at once than the capacity asked for, and counts
  * how often that happened (eq.grows) so the hot path can be checked to be
  * malloc-free.  Pushing an event into the past is refused (returns 0).
- * Cancellation takes the event out of the heap at once (each slot knows its
- * heap position): a flow server reschedules its completion on every flow
- * start and end, and the cancelled events, left in the heap until their
- * time came, made it grow with the run (a third of a 64-GPU training
- * step's time went to sifting them).  The heap holds each event's key
- * (time, seq) beside its slot index, so sifting compares entries of one
- * array instead of fetching a slot per comparison: with a thousand devices
- * pending the slots are spread over megabytes (a cache miss each).
+ * Cancellation takes the event out at once (a flow server reschedules its
+ * completion on every change of its flows; cancelled events left in until
+ * their time came made the queue grow with the run).
  */
 #ifndef STRATA_EQ_H
 #define STRATA_EQ_H
@@ -35,29 +36,38 @@ struct eq_event {
 struct eq_slot {
     struct eq_event ev;
     uint32_t gen;       /* bumped when the slot is reused, so stale handles miss */
-    uint32_t next_free; /* free-list link */
+    uint32_t bucket;    /* its time's bucket while pushed; UINT32_MAX when free */
+    uint32_t prev, next;/* its bucket's list, in seq order (next: the free list's link) */
 };
 
-/* A heap entry: the event's key and where the event is. */
-struct eq_key {
+/* The events of one time. */
+struct eq_bucket {
     uint64_t time_ps;
-    uint64_t seq;
-    uint32_t slot;
+    uint32_t head, tail;    /* first and last slot, by seq */
+    uint32_t hpos;          /* index in the heap */
+    uint32_t next_free;     /* free-list link */
+};
+
+/* A heap entry: a bucket and its time. */
+struct eq_hkey {
+    uint64_t time_ps;
+    uint32_t b;
 };
 
 struct eq {
     struct eq_slot *slots;
-    struct eq_key *heap;   /* keys and slot indices, a binary min-heap on (time_ps, seq) */
-    uint32_t *pos;      /* pos[slot]: the slot's index in the heap while pushed (an array
-                           of its own: a sift moves a few entries and writes each one's
-                           pos, and 4-byte entries keep those writes in a few cache lines
-                           where the slots, 64 bytes each, spread them over megabytes) */
-    uint32_t size;      /* events in the heap (a cancelled one leaves it at once) */
+    struct eq_bucket *bk;   /* as many as slots: a bucket holds at least one event */
+    struct eq_hkey *heap;   /* the buckets in use, a binary min-heap on time */
+    uint32_t *hash;         /* time -> bucket + 1 (0 = empty), linear probing */
+    uint32_t hmask;         /* hash entries - 1 (2 x cap) */
+    uint32_t nb;            /* buckets in use (heap entries) */
+    uint32_t size;          /* events pushed and not yet popped or cancelled */
     uint32_t cap;
-    uint32_t free_head; /* UINT32_MAX = none */
+    uint32_t free_head;     /* free slots; UINT32_MAX = none */
+    uint32_t bfree;         /* free buckets */
     uint64_t next_seq;
-    uint64_t now_ps;    /* time of the last popped event */
-    uint64_t grows;     /* how many times storage had to grow */
+    uint64_t now_ps;        /* time of the last popped event */
+    uint64_t grows;         /* how many times storage had to grow */
 };
 
 /* Returns 0 (it cannot fail: out of memory aborts with the size, check.h). */
