@@ -279,6 +279,7 @@ struct lower_shared {
     uint32_t nk, kcap;
     struct wave_memo *memo;     /* remembered reuse (runner.c), by shared kernel, for every
                                  * device: a replica replays what the first one walked */
+    uint32_t memo_mask;         /* its slots - 1 */
 };
 
 /* The lowering of op o (key, hash) on g's chip at spill_frac, lowered on
@@ -502,10 +503,17 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
          * give the same bytes on every device of its chip (a pure
          * function of the plan, the chip and the units), so a
          * data-parallel run walks each kernel once, not once a replica */
-        if (ls->memo == NULL)
-            ls->memo = arena_calloc(&e->arena, TILED_MEMO_SLOTS, sizeof *ls->memo);
+        if (ls->memo == NULL) {
+            /* room for this device's kernels on every device (the run's
+             * are not all lowered yet), up to TILED_MEMO_SLOTS */
+            uint32_t slots = 1;
+            while (slots < TILED_MEMO_SLOTS && slots < (uint64_t)g->nkpool * t->ndevices)
+                slots *= 2;
+            ls->memo = arena_calloc(&e->arena, slots, sizeof *ls->memo);
+            ls->memo_mask = slots - 1;
+        }
         g->memo = ls->memo;
-        g->memo_mask = TILED_MEMO_SLOTS - 1;
+        g->memo_mask = ls->memo_mask;
         g->rec = arena_calloc(&e->arena, 1, sizeof *g->rec);
     }
     return g;
