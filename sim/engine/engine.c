@@ -20,6 +20,9 @@ void engine_destroy(struct engine *e)
     arena_free(&e->arena);
     free(e->comps);
     e->comps = NULL;
+    free(e->defer);
+    e->defer = NULL;
+    e->ndefer = e->capdefer = 0;
     e->ncomps = e->capcomps = 0;
 }
 
@@ -76,30 +79,25 @@ uint64_t engine_move_after(struct engine *e, uint64_t handle, uint64_t delay_ps,
     return engine_after_seq(e, delay_ps, seq, comp, type, arg, ptr);
 }
 
-void engine_defer(struct engine *e, struct engine_deferred *d)
+void engine_defer(struct engine *e, void (*run)(struct engine *e, void *self), void *self)
 {
-    if (d->queued)
-        return;
-    d->queued = 1;
-    d->next = NULL;
-    if (e->defer_tail != NULL)
-        e->defer_tail->next = d;
-    else
-        e->defer_head = d;
-    e->defer_tail = d;
+    if (e->ndefer == e->capdefer) {
+        uint32_t cap = e->capdefer ? 2 * e->capdefer : 64;
+        SIM_CHECK(cap > e->ndefer);
+        e->defer = sim_xrealloc(e->defer, (size_t)cap * sizeof *e->defer);
+        e->capdefer = cap;
+    }
+    e->defer[e->ndefer].run = run;
+    e->defer[e->ndefer].self = self;
+    e->ndefer++;
 }
 
-/* What the last event's handler deferred (a run may defer more). */
+/* What the last event's handler deferred (what those defer runs too). */
 static void engine_flush(struct engine *e)
 {
-    while (e->defer_head != NULL) {
-        struct engine_deferred *d = e->defer_head;
-        e->defer_head = d->next;
-        if (e->defer_head == NULL)
-            e->defer_tail = NULL;
-        d->queued = 0;
-        d->run(e, d);
-    }
+    for (uint32_t i = 0; i < e->ndefer; i++)
+        e->defer[i].run(e, e->defer[i].self);
+    e->ndefer = 0;
 }
 
 uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,

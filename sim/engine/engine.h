@@ -34,12 +34,10 @@ struct comp_ops {
 };
 
 /* Work a component asks to have done once the event now being handled is
- * over (engine_defer): embedded in the component, linked by the engine,
- * so deferring allocates nothing. */
+ * over (engine_defer). */
 struct engine_deferred {
-    struct engine_deferred *next;
-    void (*run)(struct engine *e, struct engine_deferred *d);
-    int queued;                         /* on the engine's list now */
+    void (*run)(struct engine *e, void *self);
+    void *self;
 };
 
 struct engine {
@@ -60,7 +58,8 @@ struct engine {
         const struct comp_ops *ops;
         void *self;
     } *comps;                           /* grows as components register (setup only) */
-    struct engine_deferred *defer_head, *defer_tail;   /* engine_defer's list, FIFO */
+    struct engine_deferred *defer;      /* engine_defer's list, in order */
+    uint32_t ndefer, capdefer;
     struct arena arena;                 /* what lives as long as the run: devices' state, flow
                                            storage (arena.h); freed by engine_destroy */
 };
@@ -85,11 +84,12 @@ uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uin
  * comp, type, arg and ptr. */
 uint64_t engine_move_after(struct engine *e, uint64_t handle, uint64_t delay_ps, uint64_t seq,
                            uint32_t comp, uint32_t type, uint64_t arg, void *ptr);
-/* Run d->run(e, d) once the event being handled has been handled (or, out
- * of an event, when engine_run starts); a second call before then does
- * nothing.  A flow server that several flows start on in one event
- * shares its bandwidth out once, not once a flow. */
-void engine_defer(struct engine *e, struct engine_deferred *d);
+/* Run run(e, self) once the event being handled has been handled (or, out
+ * of an event, when engine_run starts).  The caller asks once (a flow
+ * server keeps a flag): a flow server that several flows start on in one
+ * event shares its bandwidth out once, not once a flow.  The list grows
+ * (doubling) only when more are deferred in one event than ever before. */
+void engine_defer(struct engine *e, void (*run)(struct engine *e, void *self), void *self);
 /* Run until no events are left. */
 void engine_run(struct engine *e);
 

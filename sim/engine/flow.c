@@ -9,7 +9,6 @@
 #include "flow.h"
 
 #include <math.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +20,7 @@ enum { FLOWSRV_EV_DONE = 1 };
 
 static void flowsrv_handle(struct engine *e, void *self, const struct eq_event *ev);
 
-static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d);
+static void flowsrv_resched_run(struct engine *e, void *self);
 
 static const struct comp_ops flowsrv_ops = {"flowsrv", flowsrv_handle};
 
@@ -32,7 +31,6 @@ void flowsrv_init(struct flowsrv *s, struct engine *e, const char *name,
     snprintf(s->name, sizeof s->name, "%s", name);
     s->capacity = capacity_per_s * 1e-12;
     s->comp = engine_register(e, &flowsrv_ops, s);
-    s->resched.run = flowsrv_resched_run;
     /* storage comes with the first flow: most of a big system's links
      * and idle devices' servers never serve one */
 }
@@ -99,9 +97,10 @@ static void flowsrv_share(struct flowsrv *s)
  * flows is over (flowsrv_reschedule deferred it).  The completion takes
  * the push order of the last change, so the queue holds exactly the event
  * it would hold had every change cancelled and pushed at once. */
-static void flowsrv_resched_run(struct engine *e, struct engine_deferred *d)
+static void flowsrv_resched_run(struct engine *e, void *self)
 {
-    struct flowsrv *s = (struct flowsrv *)((char *)d - offsetof(struct flowsrv, resched));
+    struct flowsrv *s = self;
+    s->resched = 0;
     s->saturated = 0;
     if (s->nflows == 0) {
         if (s->pending)
@@ -136,7 +135,10 @@ static void flowsrv_reschedule(struct flowsrv *s, struct engine *e)
 {
     if (s->nflows > 0)
         s->pending_seq = eq_take_seq(&e->q);
-    engine_defer(e, &s->resched);
+    if (!s->resched) {
+        s->resched = 1;
+        engine_defer(e, flowsrv_resched_run, s);
+    }
 }
 
 /* Room for cap flows: the flows, then the two scratch arrays (fin, order),
