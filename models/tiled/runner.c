@@ -189,8 +189,17 @@ static void wave_caps(struct runner *r, uint32_t cpu)
  * gives the bytes it gave without the memo, bit for bit. */
 static struct wave_memo *memo_slot(const struct runner *r)
 {
+    return &r->g->memo[r->memo_i];
+}
+
+/* The slot of r's kernel on avail units: a kernel that runs both beside a
+ * collective holding units and without one keeps both runs (each slot
+ * holds one avail, and a slot kept by kernel alone flipped between
+ * them, walking every other run). */
+static uint32_t memo_index(const struct runner *r, uint32_t avail)
+{
     uint32_t kp = r->low->soff + r->kern;
-    return &r->g->memo[kp & r->g->memo_mask];
+    return (kp + avail * UINT32_C(0x9e3779b1)) & r->g->memo_mask;
 }
 
 static int memo_holds(const struct runner *r, const struct wave_memo *m)
@@ -716,7 +725,12 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
         reuse_claim(r);
         r->group = 0;
         r->recording = r->g->cfg->ncaches <= TILED_MEMO_CACHES && r->g->memo != NULL;
-        r->replaying = r->recording && memo_holds(r, memo_slot(r));
+        if (r->recording) {
+            /* its first wave's units: what wave_begin takes now */
+            uint32_t a0 = tdev_avail_units(r->g);
+            r->memo_i = memo_index(r, a0);
+            r->replaying = memo_holds(r, memo_slot(r)) && memo_slot(r)->avail == a0;
+        }
         if (r->replaying)
             r->recording = 0;
         for (uint32_t ci = 0; ci < HW_MAX_LEVELS; ci++)

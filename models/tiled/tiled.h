@@ -148,6 +148,7 @@ struct runner {
     const struct kplan *p;
     uint64_t wave;              /* waves begun */
     uint64_t cta0, wctas;       /* CTAs begun before the current wave, and in it */
+    uint32_t memo_i;            /* its kernel's memo slot (runner.c, memo_index) */
     uint32_t avail;             /* units the current wave runs on (the device's, less
                                  * what collectives held when it began) */
     uint32_t mult;              /* full waves simulated as this one */

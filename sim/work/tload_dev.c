@@ -114,13 +114,13 @@ static int64_t group_read(struct tload *L, const cJSON *it, int *same)
     *same = last != NULL;
     uint32_t n = 0;
     for (const cJSON *c = it->child; c != NULL; c = c->next) {
-        const char *s;
-        if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
-            return -1;
+        const char *s = cJSON_IsString(c) ? c->valuestring : NULL;
         uint32_t dev;
-        if (*same && n < nlast && strcmp(s, t->devices[last[n]]) == 0) {
-            dev = last[n];
+        if (*same && n < nlast && s != NULL && strcmp(s, t->devices[last[n]]) == 0) {
+            dev = last[n];      /* a device's name: no need to check it is a good string */
         } else {
+            if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
+                return -1;
             *same = 0;
             if (tload_dev_find(L, c, "group", s, &dev))
                 return -1;
