@@ -282,6 +282,13 @@ struct lower_shared {
     uint32_t memo_mask;         /* its slots - 1 */
 };
 
+/* Where an entry of key hash h, chip cfg and spill share bits sb starts
+ * its probe. */
+static uint64_t lsh_hash(uint64_t h, uint64_t sb, const struct hw_config *cfg)
+{
+    return h ^ (sb * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)(uintptr_t)cfg >> 4);
+}
+
 /* The lowering of op o (key, hash) on g's chip at spill_frac, lowered on
  * its first use in the run. */
 static const struct lsh_ent *lower_shared_get(struct tdev *g, const struct op *o,
@@ -299,7 +306,7 @@ static const struct lsh_ent *lower_shared_get(struct tdev *g, const struct op *o
     }
     uint64_t sb;
     memcpy(&sb, &spill_frac, sizeof sb);
-    uint64_t hh = h ^ (sb * UINT64_C(0x9e3779b97f4a7c15)) ^ ((uint64_t)(uintptr_t)g->cfg >> 4);
+    uint64_t hh = lsh_hash(h, sb, g->cfg);
     uint32_t q = (uint32_t)(hh & ls->mask);
     for (; ls->slot[q] != 0; q = (q + 1) & ls->mask) {
         const struct lsh_ent *en = &ls->ent[ls->slot[q] - 1];
@@ -317,9 +324,7 @@ static const struct lsh_ent *lower_shared_get(struct tdev *g, const struct op *o
         ls->slot = arena_calloc(a, (size_t)ls->mask + 1, sizeof *ls->slot);
         for (uint32_t e = 0; e < ls->n; e++) {
             const struct lsh_ent *en = &ls->ent[e];
-            uint64_t eh = en->hash ^ (en->spill_bits * UINT64_C(0x9e3779b97f4a7c15)) ^
-                          ((uint64_t)(uintptr_t)en->cfg >> 4);
-            uint32_t r = (uint32_t)(eh & ls->mask);
+            uint32_t r = (uint32_t)(lsh_hash(en->hash, en->spill_bits, en->cfg) & ls->mask);
             while (ls->slot[r] != 0)
                 r = (r + 1) & ls->mask;
             ls->slot[r] = e + 1;

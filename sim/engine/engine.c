@@ -39,6 +39,16 @@ uint32_t engine_register(struct engine *e, const struct comp_ops *ops, void *sel
     return e->ncomps++;
 }
 
+/* Push at at_ps (not past the horizon) with push order seq. */
+static uint64_t engine_push(struct engine *e, uint64_t at_ps, uint64_t seq, uint32_t comp,
+                            uint32_t type, uint64_t arg, void *ptr)
+{
+    SIM_CHECK(comp < e->ncomps);
+    uint64_t h = eq_push_seq(&e->q, at_ps, seq, comp, type, arg, ptr);
+    SIM_CHECK(h != 0);
+    return h;
+}
+
 uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t type,
                    uint64_t arg, void *ptr)
 {
@@ -47,23 +57,7 @@ uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t typ
         e->overflow = 1;
         return 0;                           /* a handle that cancels nothing */
     }
-    SIM_CHECK(comp < e->ncomps);
-    uint64_t h = eq_push(&e->q, at_ps, comp, type, arg, ptr);
-    SIM_CHECK(h != 0);
-    return h;
-}
-
-uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uint32_t comp,
-                          uint32_t type, uint64_t arg, void *ptr)
-{
-    if (delay_ps > ENGINE_MAX_PS - e->now_ps) {
-        e->overflow = 1;
-        return 0;
-    }
-    SIM_CHECK(comp < e->ncomps);
-    uint64_t h = eq_push_seq(&e->q, e->now_ps + delay_ps, seq, comp, type, arg, ptr);
-    SIM_CHECK(h != 0);
-    return h;
+    return engine_push(e, at_ps, eq_take_seq(&e->q), comp, type, arg, ptr);
 }
 
 uint64_t engine_move_after(struct engine *e, uint64_t handle, uint64_t delay_ps, uint64_t seq,
@@ -76,7 +70,7 @@ uint64_t engine_move_after(struct engine *e, uint64_t handle, uint64_t delay_ps,
     }
     if (handle != 0 && eq_move(&e->q, handle, e->now_ps + delay_ps, seq) == 0)
         return handle;
-    return engine_after_seq(e, delay_ps, seq, comp, type, arg, ptr);
+    return engine_push(e, e->now_ps + delay_ps, seq, comp, type, arg, ptr);
 }
 
 void engine_defer(struct engine *e, void (*run)(struct engine *e, void *self), void *self)

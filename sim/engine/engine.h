@@ -76,9 +76,6 @@ uint64_t engine_after(struct engine *e, uint64_t delay_ps, uint32_t comp,
 uint64_t engine_at(struct engine *e, uint64_t at_ps, uint32_t comp, uint32_t type,
                    uint64_t arg, void *ptr);
 void engine_cancel(struct engine *e, uint64_t handle);
-/* engine_after with a push order taken before (eq_take_seq). */
-uint64_t engine_after_seq(struct engine *e, uint64_t delay_ps, uint64_t seq, uint32_t comp,
-                          uint32_t type, uint64_t arg, void *ptr);
 /* Move a pending event to now + delay_ps with push order seq (eq_move):
  * returns its handle; a stale handle (0 included) is pushed anew with
  * comp, type, arg and ptr. */
