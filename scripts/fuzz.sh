@@ -15,6 +15,12 @@ rm -rf "$seeds" && mkdir -p build-fuzz/crashes
 for t in "${targets[@]}"; do mkdir -p "$seeds/$t"; done
 cp configs/*.yaml configs/systems/*.yaml "$seeds/cfg/"
 cp traces/examples/*.json "$seeds/trace/"
+# named collective groups (the top-level "groups"), beside a listed one
+printf '%s\n' '{"strata_trace": 1, "devices": ["a", "b", "c"], "groups": {"all": ["a", "b", "c"]},' \
+  ' "ops": [{"id": "x", "kind": "collective", "device": "a", "collective": "all_reduce", "group": "all", "bytes": 64},' \
+  '  {"id": "y", "kind": "collective", "device": "b", "collective": "all_reduce", "group": ["a", "b", "c"], "bytes": 64},' \
+  '  {"id": "z", "kind": "collective", "device": "c", "collective": "all_reduce", "group": "all", "bytes": 64}]}' \
+  >"$seeds/trace/named-groups.json"
 cp traces/models/*.json "$seeds/model/"
 # not maxtext-tpu-v4.csv: its TPU pod rows take seconds an input in this
 # Debug+ASan build (set-up of 64- and 192-chip systems), which starved the

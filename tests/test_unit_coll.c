@@ -28,24 +28,31 @@ static const char *const gpus8 =
 static const char *const group8 =
     "[\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"]";
 
-/* Writes a trace of these devices and ops; loads it.  0, or the loader's rc
- * with its message in msg. */
-static int load(const char *devices, const char *ops, struct trace *t, char *msg, size_t n)
+/* A trace's text: 0, or the loader's rc with its message in msg. */
+static int load_text(const char *text, struct trace *t, char *msg, size_t n)
 {
     char path[300];
     snprintf(path, sizeof path, "%s/t.json", dir);
-    size_t len = strlen(devices) + strlen(ops) + 128;
-    char *text = malloc(len);
-    if (text == NULL)
-        abort();
-    snprintf(text, len, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devices, ops);
     tu_write_file(path, text);
-    free(text);
     struct diag d;
     memset(&d, 0, sizeof d);
     int rc = trace_load(path, t, &d);
     if (rc != 0 && msg != NULL)
         diag_format(&d, msg, n);
+    return rc;
+}
+
+/* Writes a trace of these devices and ops; loads it.  0, or the loader's rc
+ * with its message in msg. */
+static int load(const char *devices, const char *ops, struct trace *t, char *msg, size_t n)
+{
+    size_t len = strlen(devices) + strlen(ops) + 128;
+    char *text = malloc(len);
+    if (text == NULL)
+        abort();
+    snprintf(text, len, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devices, ops);
+    int rc = load_text(text, t, msg, n);
+    free(text);
     return rc;
 }
 
@@ -214,6 +221,145 @@ static void test_group_reuse(void)
     CHECK(strstr(msg, "listed twice") != NULL);
     if (rc == 0)
         trace_free(&t);
+}
+
+/* Named groups (the top-level "groups"): an op that names one loads as
+ * the op that lists it would, first use first, so the run is the same to
+ * the bit; the writer names groups of more than 8 devices and reads back
+ * what it wrote; a bad "groups" or an unknown name is an error at its
+ * line. */
+static void test_named_groups(void)
+{
+    static const char *const devs12 =
+        "\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\", \"g6\", \"g7\", \"g8\", \"g9\", \"g10\", \"g11\"";
+    static const char *const all12 =
+        "[\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\", \"g6\", \"g7\", \"g8\", \"g9\", \"g10\", \"g11\"]";
+    static const char *const half = "[\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\"]";
+    /* per rank: an all-reduce over all 12, then one over its half */
+    char inl[16384] = "", nam[16384] = "";
+    size_t ui = 0, un = 0;
+#define NG_AR "%s{\"id\": \"a%u\", \"kind\": \"collective\", \"device\": \"g%u\", " \
+              "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 1048576}"
+#define NG_HALF ",\n{\"id\": \"h%u\", \"kind\": \"collective\", \"device\": \"g%u\", " \
+                "\"deps\": [\"a%u\"], \"collective\": \"all_reduce\", \"group\": %s, " \
+                "\"bytes\": 65536}"
+    for (unsigned r = 0; r < 12; r++) {
+        ui += (size_t)snprintf(inl + ui, sizeof inl - ui, NG_AR, r ? ",\n" : "", r, r, all12);
+        un += (size_t)snprintf(nam + un, sizeof nam - un, NG_AR, r ? ",\n" : "", r, r, "\"dp\"");
+        if (r < 6) {
+            ui += (size_t)snprintf(inl + ui, sizeof inl - ui, NG_HALF, r, r, r, half);
+            un += (size_t)snprintf(nam + un, sizeof nam - un, NG_HALF, r, r, r, "\"lo\"");
+        }
+    }
+#undef NG_AR
+#undef NG_HALF
+    size_t cap = 40000;
+    char *text = malloc(cap);
+    if (text == NULL)
+        abort();
+    struct trace a, b, c;
+    char msg[600] = "";
+    snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devs12, inl);
+    int rc = load_text(text, &a, msg, sizeof msg);
+    CHECK_EQ_INT(rc, 0);
+    /* "groups" after "ops", a group no op names, "lo" defined before "dp" */
+    snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s],\n"
+             "\"groups\": {\"unused\": [\"g3\", \"g2\"], \"lo\": %s, \"dp\": %s}}",
+             devs12, nam, half, all12);
+    int rc2 = load_text(text, &b, msg, sizeof msg);
+    CHECK_EQ_INT(rc2, 0);
+    if (rc2 != 0)
+        fprintf(stderr, "%s\n", msg);
+    if (rc == 0 && rc2 == 0) {
+        CHECK_EQ_INT(b.ngroups, a.ngroups);
+        CHECK_EQ_INT(b.ngroups, 2);
+        CHECK_EQ_INT(b.ncolls, a.ncolls);
+        for (uint32_t i = 0; i < a.nops; i++)
+            CHECK_EQ_INT(b.ops[i].u.coll.group, a.ops[i].u.coll.group);
+        CHECK_EQ_INT(b.groups[0].n, 12);
+        CHECK_EQ_INT(b.groups[1].n, 6);
+        /* 12 devices on the chip's implied system (each on one switch) */
+        struct run_result ra, rb;
+        int ok1 = run_on("configs/nvidia-a100-sxm-80gb.yaml", &a, &ra, msg, sizeof msg) == 0;
+        int ok2 = run_on("configs/nvidia-a100-sxm-80gb.yaml", &b, &rb, msg, sizeof msg) == 0;
+        CHECK(ok1 && ok2);
+        if (ok1 && ok2) {
+            CHECK(ra.total_ps > 0);
+            CHECK_EQ_INT(ra.total_ps, rb.total_ps);
+            for (uint32_t i = 0; i < a.nops; i++) {
+                struct op_result x, y;
+                CHECK_EQ_INT(run_op_result(&ra, i, &x)->end_ps, run_op_result(&rb, i, &y)->end_ps);
+            }
+        }
+        if (ok1)
+            run_result_free(&ra);
+        if (ok2)
+            run_result_free(&rb);
+    }
+    /* the writer: the 12-device group named, the 6-device one listed */
+    char path[300];
+    snprintf(path, sizeof path, "%s/named.json", dir);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    if (rc == 0) {
+        CHECK_EQ_INT(trace_write(&a, path, &d), 0);
+        char *w = tu_read_file(path, NULL);
+        CHECK(w != NULL);
+        if (w != NULL) {
+            CHECK_STR_CONTAINS(w, "\"groups\": {\n  \"g0\": [\"g0\", \"g1\"");
+            CHECK_STR_CONTAINS(w, "\"group\": \"g0\"");
+            CHECK_STR_CONTAINS(w, "\"group\": [\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\"]");
+            free(w);
+        }
+        rc = trace_load(path, &c, &d);
+        CHECK_EQ_INT(rc, 0);
+        if (rc == 0) {
+            CHECK_EQ_INT(c.ngroups, 2);
+            for (uint32_t i = 0; i < a.nops; i++)
+                CHECK_EQ_INT(c.ops[i].u.coll.group, a.ops[i].u.coll.group);
+            trace_free(&c);
+        }
+        trace_free(&a);
+    }
+    static const struct {
+        const char *what, *groups, *group, *expect;
+    } bad[] = {
+        {"unknown name", "\"dp\": [\"g0\", \"g1\"]", "\"tp\"", "ops[0].group: unknown group \"tp\" (groups: dp)"},
+        {"no groups", NULL, "\"dp\"", "(this trace has none)"},
+        {"not an object", NULL, "\"dp\"", "must be an object of named device lists"},
+        {"unknown device", "\"dp\": [\"g0\", \"z\"]", "\"dp\"", "groups.dp: unknown device \"z\""},
+        {"one device", "\"dp\": [\"g0\"]", "\"dp\"", "groups.dp: a collective needs a group of at least two"},
+        {"twice", "\"dp\": [\"g0\", \"g0\"]", "\"dp\"", "listed twice"},
+        {"empty name", "\"\": [\"g0\", \"g1\"]", "\"dp\"", "a group's name must be 1 to 31 bytes"},
+        {"not a list", "\"dp\": 3", "\"dp\"", "groups.dp: must be a list of device names"},
+        {"name given twice", "\"dp\": [\"g0\", \"g1\"], \"dp\": [\"g1\", \"g0\"]", "\"dp\"", "groups.dp: duplicate key"},
+        {"an op's device not in it", "\"dp\": [\"g1\", \"g2\"]", "\"dp\"", "not in its group"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char groups[200] = "";
+        if (bad[i].groups != NULL)
+            snprintf(groups, sizeof groups, ",\n \"groups\": {%s}", bad[i].groups);
+        else if (strcmp(bad[i].what, "not an object") == 0)
+            snprintf(groups, sizeof groups, ",\n \"groups\": [\"g0\", \"g1\"]");
+        snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [\"g0\", \"g1\", \"g2\"]%s,\n"
+                 " \"ops\": [\n{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"g0\", "
+                 "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 64},\n"
+                 "{\"id\": \"y\", \"kind\": \"collective\", \"device\": \"g1\", "
+                 "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 64}]}",
+                 groups, bad[i].group, bad[i].group);
+        msg[0] = '\0';
+        struct trace t;
+        int brc = load_text(text, &t, msg, sizeof msg);
+        CHECK(brc != 0);
+        CHECK_STR_CONTAINS(msg, bad[i].expect);
+        CHECK_STR_CONTAINS(msg, "t.json:");
+        printf("  %-24s -> %s\n", bad[i].what, msg);
+        if (brc == 0)
+            trace_free(&t);
+    }
+    if (rc2 == 0)
+        trace_free(&b);
+    free(text);
 }
 
 /* Pairing: the k-th collective of each member on one group is one
@@ -1411,6 +1557,7 @@ int main(void)
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
         return 1;
     test_group_reuse();
+    test_named_groups();
     test_load_errors();
     test_pairing_and_roundtrip();
     test_ring_mechanism();

@@ -41,6 +41,17 @@ struct tload {
     uint32_t gstamp;          /* groups read so far */
     uint32_t glast_plus1;     /* the group read last, + 1 (0: none yet): the next group is
                                * most often the same one (tload_dev_group) */
+    struct tload_named *named; /* the top-level "groups", in file order */
+    uint32_t nnamed;
+    struct nameidx namedidx;  /* over named[].name */
+};
+
+/* An entry of the top-level "groups": a device list an op's "group" may
+ * name instead of listing it (tload_dev.c). */
+struct tload_named {
+    char name[TRACE_DEVICE_MAX];
+    const cJSON *list;        /* its device list, checked when "groups" is read */
+    uint32_t g_plus1;         /* its entry of t->groups + 1, once an op used it (0: not yet) */
 };
 
 /* Report code at item `at` (or at fallback_line when at is NULL) for the

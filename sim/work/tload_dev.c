@@ -86,12 +86,13 @@ static uint64_t group_hash(const uint32_t *dev, uint32_t n)
  * first compared with the last group's device at its place, which is
  * most often it (every data-parallel all-reduce of a step lists the same
  * 1,024 devices): a name compare where the hash lookup missed the cache. */
-static int64_t group_read(struct tload *L, const cJSON *it, int *same)
+static int64_t group_read(struct tload *L, const cJSON *it, const char *key, int *same)
 {
     struct trace *t = L->t;
     if (!cJSON_IsArray(it))
-        return tload_err(L, DIAG_E_TYPE, it, 0, "group",
-                         "must be a list of device names like [\"gpu0\", \"gpu1\"], got %s",
+        return tload_err(L, DIAG_E_TYPE, it, 0, key,
+                         "must be a list of device names like [\"gpu0\", \"gpu1\"]%s, got %s",
+                         L->nnamed > 0 && strcmp(key, "group") == 0 ? " or the name of an entry of \"groups\"" : "",
                          jsondoc_type_name(it));
     if (L->gscratch == NULL) {
         L->gscratch = sim_xcalloc(t->ndevices, sizeof *L->gscratch);
@@ -119,22 +120,22 @@ static int64_t group_read(struct tload *L, const cJSON *it, int *same)
         if (*same && n < nlast && s != NULL && strcmp(s, t->devices[last[n]]) == 0) {
             dev = last[n];      /* a device's name: no need to check it is a good string */
         } else {
-            if (jsondoc_get_string(L->doc, c, L->prefix, "group", SIZE_MAX, &s, L->d))
+            if (jsondoc_get_string(L->doc, c, L->prefix, key, SIZE_MAX, &s, L->d))
                 return -1;
             *same = 0;
-            if (tload_dev_find(L, c, "group", s, &dev))
+            if (tload_dev_find(L, c, key, s, &dev))
                 return -1;
         }
         if (L->gmark[dev] == L->gstamp)
-            return tload_err(L, DIAG_E_DUPLICATE, c, 0, "group",
+            return tload_err(L, DIAG_E_DUPLICATE, c, 0, key,
                              "device \"%.40s\" is listed twice", s);
         if (n == t->ndevices) /* cannot happen: distinct and known */
-            return tload_err(L, DIAG_E_RANGE, c, 0, "group", "more devices than the trace has");
+            return tload_err(L, DIAG_E_RANGE, c, 0, key, "more devices than the trace has");
         L->gmark[dev] = L->gstamp;
         L->gscratch[n++] = dev;
     }
     if (n < 2)
-        return tload_err(L, DIAG_E_RANGE, it, 0, "group",
+        return tload_err(L, DIAG_E_RANGE, it, 0, key,
                          "a collective needs a group of at least two devices, got %u", n);
     return n;
 }
@@ -158,11 +159,12 @@ static void group_hash_room(struct tload *L)
     L->ghash_cap = cap;
 }
 
-int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
+/* A device list into t->groups (an entry already there if equal). */
+static int group_intern(struct tload *L, const cJSON *it, uint32_t *out)
 {
     struct trace *t = L->t;
     int same = 0;
-    int64_t got = group_read(L, it, &same);
+    int64_t got = group_read(L, it, "group", &same);
     if (got < 0)
         return -1;
     uint32_t n = (uint32_t)got;
@@ -199,5 +201,84 @@ int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
     L->ghash[k] = t->ngroups + 1;
     L->glast_plus1 = t->ngroups + 1;
     *out = t->ngroups++;
+    return 0;
+}
+
+int tload_dev_named_list(struct tload *L, const cJSON *groups)
+{
+    if (groups == NULL)
+        return 0;
+    L->prefix[0] = '\0';
+    if (!cJSON_IsObject(groups))
+        return tload_err(L, DIAG_E_TYPE, groups, 0, "groups",
+                         "must be an object of named device lists like {\"dp\": [\"gpu0\", "
+                         "\"gpu1\"]}, got %s", jsondoc_type_name(groups));
+    if (jsondoc_check_unique(L->doc, groups, "groups", L->d))
+        return -1;
+    uint32_t n = 0;
+    for (const cJSON *c = groups->child; c != NULL && n <= TRACE_OPS_CAP; c = c->next)
+        n++;
+    if (n > TRACE_OPS_CAP)
+        return tload_err(L, DIAG_E_RANGE, groups, 0, "groups", "names more than 50000000 groups");
+    if (n == 0)
+        return 0;
+    L->named = sim_xcalloc(n, sizeof *L->named);
+    nameidx_init(&L->namedidx, n, L->named[0].name, sizeof *L->named);
+    snprintf(L->prefix, sizeof L->prefix, "groups");
+    for (const cJSON *c = groups->child; c != NULL; c = c->next) {
+        const char *name = c->string ? c->string : "";
+        if (name[0] == '\0' || strlen(name) >= TRACE_DEVICE_MAX) {
+            L->prefix[0] = '\0';
+            return tload_err(L, DIAG_E_RANGE, c, 0, "groups",
+                             "a group's name must be 1 to %d bytes, got \"%.40s\"",
+                             TRACE_DEVICE_MAX - 1, name);
+        }
+        /* every list checked now, used or not; put in t->groups by the
+         * first op that names it, as a list given in the op would be */
+        int same;
+        if (group_read(L, c, name, &same) < 0)
+            return -1;
+        struct tload_named *e = &L->named[L->nnamed];
+        memcpy(e->name, name, strlen(name) + 1);
+        e->list = c;
+        nameidx_add(&L->namedidx, L->nnamed++);   /* names are unique (checked above) */
+    }
+    L->prefix[0] = '\0';
+    return 0;
+}
+
+int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
+{
+    if (!cJSON_IsString(it))
+        return group_intern(L, it, out);
+    const char *name = it->valuestring;
+    int64_t k = L->nnamed > 0 ? nameidx_find(&L->namedidx, name) : -1;
+    if (k < 0) {
+        char known[256], msg[400];
+        size_t used = 0;
+        known[0] = '\0';
+        for (uint32_t i = 0; i < L->nnamed && used + 40 < sizeof known; i++) {
+            int w = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                             L->named[i].name);
+            used += w > 0 ? (size_t)w : 0;
+        }
+        if (used + 40 >= sizeof known && L->nnamed > 0)
+            snprintf(known + used, sizeof known - used, ", ...");
+        if (L->nnamed == 0)
+            snprintf(msg, sizeof msg, "must be a list of device names like [\"gpu0\", \"gpu1\"], "
+                     "or the name of an entry of the top-level \"groups\" (this trace has none), "
+                     "got \"%.40s\"", name);
+        else
+            snprintf(msg, sizeof msg, "unknown group \"%.40s\" (groups: %s)", name, known);
+        return tload_err(L, DIAG_E_UNKNOWN_NAME, it, 0, "group", "%s", msg);
+    }
+    struct tload_named *e = &L->named[k];
+    if (e->g_plus1 != 0) {
+        *out = e->g_plus1 - 1;
+        return 0;
+    }
+    if (group_intern(L, e->list, out))
+        return -1;
+    e->g_plus1 = *out + 1;
     return 0;
 }

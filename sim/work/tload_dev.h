@@ -15,9 +15,13 @@ int tload_dev_list(struct tload *L, const cJSON *devs);
  * that lists the devices. */
 int tload_dev_find(struct tload *L, const cJSON *at, const char *key, const char *s,
                    uint32_t *out);
+/* The top-level "groups" (NULL: absent): named device lists, each checked
+ * as an op's "group" would be, into L->named.  0 or -1. */
+int tload_dev_named_list(struct tload *L, const cJSON *groups);
 /* A collective's "group": a list of at least two distinct devices of the
- * trace, in rank order.  Equal lists share one entry of t->groups, whose
- * index goes to *out.  0 or -1. */
+ * trace, in rank order, or the name of an entry of the top-level "groups".
+ * Equal lists share one entry of t->groups, whose index goes to *out.
+ * 0 or -1. */
 int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out);
 
 #endif

@@ -60,7 +60,7 @@ const char *const trace_field_common_keys[TF_NCOMMON] = {
     "pass"};
 
 const char *const trace_field_top_keys[TF_NTOP] = {"strata_trace", "name", "meta", "devices",
-                                                   "ops", "symmetric"};
+                                                   "ops", "symmetric", "groups"};
 
 static const char *const pass_names[] = {"fwd", "bwd", "fwd+bwd", "dgrad", "wgrad"};  /* enum attn_pass */
 static const char *const dir_names[] = {"h2d", "d2h", "d2d", "p2p"}; /* enum memcpy_dir */

@@ -55,7 +55,7 @@ extern const char *const trace_field_common_keys[TF_NCOMMON];
 #define TF_MAX_KEYS (TF_NCOMMON + TF_MAX_KIND)
 
 enum { TF_TOP_VERSION, TF_TOP_NAME, TF_TOP_META, TF_TOP_DEVICES, TF_TOP_OPS, TF_TOP_SYMMETRIC,
-       TF_NTOP };
+       TF_TOP_GROUPS, TF_NTOP };
 extern const char *const trace_field_top_keys[TF_NTOP];
 
 /* The table rows of one kind, in table order; returns how many. */

@@ -68,7 +68,7 @@ static int top_keys(struct tload *L, const cJSON *root, const cJSON **items)
     return 0;
 }
 
-/* name, meta, devices and symmetric. */
+/* name, meta, devices, groups and symmetric. */
 static int top_fields(struct tload *L, const cJSON **items)
 {
     const struct jsondoc *doc = L->doc;
@@ -89,7 +89,7 @@ static int top_fields(struct tload *L, const cJSON **items)
             jsondoc_get_number(doc, tok, "meta", "tokens", 0.0, HUGE_VAL, &t->tokens, L->d))
             return -1;
     }
-    if (tload_dev_list(L, items[TF_TOP_DEVICES]))
+    if (tload_dev_list(L, items[TF_TOP_DEVICES]) || tload_dev_named_list(L, items[TF_TOP_GROUPS]))
         return -1;
     if ((it = items[TF_TOP_SYMMETRIC]) != NULL &&
         jsondoc_get_bool(doc, it, "", "symmetric", &t->symmetric, L->d))
@@ -173,6 +173,8 @@ static int load_split(struct jsondoc_split *sp, const char *path, struct trace *
     int rc = build(&L);
     nameidx_free(&L.ids);
     nameidx_free(&L.devs);
+    nameidx_free(&L.namedidx);
+    free(L.named);
     free(L.ghash);
     free(L.gscratch);
     free(L.gmark);

@@ -15,7 +15,13 @@
 #include "trace_field.h"
 #include "utf8.h"
 
-/* A JSON string of at most max bytes of s (s need not be terminated). */
+/* A group of more devices than this is written once, in the top-level
+ * "groups", and named by its ops ("group": "g3"): a data-parallel
+ * all-reduce over 1,024 GPUs lists 10 KB of names, and every replica's
+ * every bucket listed them all (70% of a 485 MB trace).  Smaller groups
+ * stay in the op, where a reader sees them. */
+#define TRACE_WRITE_INLINE_GROUP 8
+
 static void put_string(FILE *f, const char *s, size_t max)
 {
     /* what the loader would refuse (not UTF-8, control characters: an
@@ -55,6 +61,19 @@ static void put_double(FILE *f, double v)
     fputs(buf, f);
 }
 
+/* A device list: ["gpu0", "gpu1"]. */
+static void put_group_list(FILE *f, const struct trace *t, const struct trace_group *g)
+{
+    fputc('[', f);
+    for (uint32_t k = 0; k < g->n; k++) {
+        if (k)
+            fputs(", ", f);
+        put_string(f, t->devices[t->group_dev[g->off + k]], TRACE_DEVICE_MAX);
+    }
+    fputc(']', f);
+}
+
+/* A JSON string of at most max bytes of s (s need not be terminated). */
 static void put_op(FILE *f, const struct trace *t, const struct op *op)
 {
     fputs("  {\"id\": ", f);
@@ -117,14 +136,11 @@ static void put_op(FILE *f, const struct trace *t, const struct op *op)
             fprintf(f, "\"%s\"", coll_algo_name(*(const enum coll_algo *)(const void *)src));
             break;
         case TF_GROUP: {
-            const struct trace_group *g = &t->groups[*(const uint32_t *)(const void *)src];
-            fputc('[', f);
-            for (uint32_t k = 0; k < g->n; k++) {
-                if (k)
-                    fputs(", ", f);
-                put_string(f, t->devices[t->group_dev[g->off + k]], TRACE_DEVICE_MAX);
-            }
-            fputc(']', f);
+            uint32_t gi = *(const uint32_t *)(const void *)src;
+            if (t->groups[gi].n > TRACE_WRITE_INLINE_GROUP)
+                fprintf(f, "\"g%" PRIu32 "\"", gi);
+            else
+                put_group_list(f, t, &t->groups[gi]);
             break;
         }
         }
@@ -237,7 +253,17 @@ static void put_trace(FILE *f, const struct trace *t)
             fputs(", ", f);
         put_string(f, t->devices[i], TRACE_DEVICE_MAX);
     }
-    fputs("],\n \"ops\": [\n", f);
+    fputs("],\n", f);
+    int named = 0;
+    for (uint32_t g = 0; g < t->ngroups; g++) {
+        if (t->groups[g].n <= TRACE_WRITE_INLINE_GROUP)
+            continue;
+        fprintf(f, "%s  \"g%" PRIu32 "\": ", named++ ? ",\n" : " \"groups\": {\n", g);
+        put_group_list(f, t, &t->groups[g]);
+    }
+    if (named)
+        fputs("\n },\n", f);
+    fputs(" \"ops\": [\n", f);
     for (uint32_t i = 0; i < t->nops; i++) {
         put_op(f, t, &t->ops[i]);
         fputs(i + 1 < t->nops ? ",\n" : "\n", f);
