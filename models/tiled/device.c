@@ -110,7 +110,7 @@ static int tdev_routes(struct tdev *g, struct diag *d)
     for (uint32_t j = env->dev_off[g->device]; j < env->dev_off[g->device + 1]; j++) {
         uint32_t i = env->dev_ops[j];
         const struct lowref *lr = &g->low[j - env->dev_off[g->device]];
-        for (uint32_t k = 0; k < lr->nk; k++) {
+        for (uint32_t k = 0; lr->local && k < lr->nk; k++) {
             struct kplan *p = &g->kpool[lr->off + k];
             if (!p->dma || p->routed || (p->dma_level != g->cfg->lv_host && !p->dma_net))
                 continue;
@@ -362,22 +362,36 @@ static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, const struct l
 {
     const struct lsh_ent *en = lower_shared_get(g, &g->t->ops[i], key, h, spill_frac);
     const struct lower_shared *ls = g->env->model_shared;
-    if (g->nkpool + en->nk > *kcap) {     /* setup only: the run never allocates */
-        uint32_t kc = *kcap ? 2 * *kcap : 1;   /* a device of a big system may run one kernel */
-        while (kc < g->nkpool + en->nk)
-            kc *= 2;
-        g->kpool = arena_grow(&g->e->arena, g->kpool, g->nkpool * sizeof *g->kpool,
-                              kc * sizeof *g->kpool);
-        *kcap = kc;
-    }
-    g->low[j].off = g->nkpool;
     g->low[j].soff = en->off;
     g->low[j].nk = en->nk;
     g->low[j].flops = en->flops;
-    memcpy(g->kpool + g->nkpool, ls->k + en->off, en->nk * sizeof *g->kpool);
-    g->nkpool += en->nk;
+    g->low[j].off = 0;
+    g->low[j].local = 0;
+    g->nkdist += en->nk;
+    /* a copy that leaves the device over the system's links takes a route
+     * of its own (tdev_routes): those kernels are the device's copies;
+     * the rest are the shared ones, read in place */
+    for (uint32_t k = 0; k < en->nk; k++) {
+        const struct kplan *p = &ls->k[en->off + k];
+        if (p->dma && (p->dma_level == g->cfg->lv_host || p->dma_net) &&
+            (p->dma_net || g->env->host_over_net))
+            g->low[j].local = 1;
+    }
+    if (g->low[j].local) {
+        if (g->nkpool + en->nk > *kcap) {     /* setup only: the run never allocates */
+            uint32_t kc = *kcap ? 2 * *kcap : 1;
+            while (kc < g->nkpool + en->nk)
+                kc *= 2;
+            g->kpool = arena_grow(&g->e->arena, g->kpool, g->nkpool * sizeof *g->kpool,
+                                  kc * sizeof *g->kpool);
+            *kcap = kc;
+        }
+        g->low[j].off = g->nkpool;
+        memcpy(g->kpool + g->nkpool, ls->k + en->off, en->nk * sizeof *g->kpool);
+        g->nkpool += en->nk;
+    }
     for (uint32_t k = 0; k < en->nk; k++)
-        if (kernel_scratch(g, &g->kpool[g->low[j].off + k], i, z, d) != 0)
+        if (kernel_scratch(g, &ls->k[en->off + k], i, z, d) != 0)
             return -1;
     return 0;
 }
@@ -486,6 +500,8 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
         tdev_destroy(g);
         return NULL;
     }
+    if (env->model_shared != NULL)
+        g->ks = &((struct lower_shared *)env->model_shared)->k;
     g->panel_last = arena_calloc(&e->arena, z.panels, sizeof *g->panel_last);
     g->panel_slot = arena_calloc(&e->arena, z.panels, sizeof *g->panel_slot);
     /* a wave fetches at most two panels per CTA, and holds at most every
@@ -503,7 +519,7 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
         launches += g->low[j].nk;
     const char *memo_env = getenv("STRATA_REUSE_MEMO");
     struct lower_shared *ls = env->model_shared;
-    if (ls != NULL && launches > g->nkpool && !(memo_env != NULL && strcmp(memo_env, "0") == 0)) {
+    if (ls != NULL && launches > g->nkdist && !(memo_env != NULL && strcmp(memo_env, "0") == 0)) {
         /* one memo for the run, kept by shared kernel: a kernel's walks
          * give the same bytes on every device of its chip (a pure
          * function of the plan, the chip and the units), so a
@@ -512,7 +528,7 @@ static void *tdev_create(struct engine *e, const struct hw_config *cfg, const st
             /* room for this device's kernels on every device (the run's
              * are not all lowered yet), up to TILED_MEMO_SLOTS */
             uint32_t slots = 1;
-            while (slots < TILED_MEMO_SLOTS && slots < (uint64_t)g->nkpool * t->ndevices)
+            while (slots < TILED_MEMO_SLOTS && slots < (uint64_t)g->nkdist * t->ndevices)
                 slots *= 2;
             ls->memo = arena_calloc(&e->arena, slots, sizeof *ls->memo);
             ls->memo_mask = slots - 1;
@@ -559,7 +575,7 @@ void tdev_start_op(void *dev, uint32_t op_index, struct op_result *res,
     runner_mark(r, g->e->now_ps);
     const struct lowref *L = r->low;
     /* a copy per op: snprintf here was a tenth of a million-op run */
-    const char *tile = L->nk > 0 ? g->kpool[L->off].tile : "";
+    const char *tile = L->nk > 0 ? tdev_kernel(g, L, 0)->tile : "";
     size_t tn = strnlen(tile, sizeof res->tile - 1);
     memcpy(res->tile, tile, tn);
     res->tile[tn] = '\0';

@@ -207,11 +207,23 @@ static int memo_holds(const struct runner *r, const struct wave_memo *m)
     return m->kp_plus1 == r->low->soff + r->kern + 1;
 }
 
+/* The kernel's operand panels, none used yet (-1). */
+static void panels_reset(struct runner *r)
+{
+    const struct kplan *p = r->p;
+    uint64_t npanels = p->gb * (p->gm + p->gn);
+    for (uint64_t i = 0; i < npanels; i++)
+        r->g->panel_last[i] = -1;
+    r->panels_unset = 0;
+}
+
 /* The walks of groups 0 .. r->group - 1 that the memo stood in for. */
 static void memo_walk(struct runner *r)
 {
     struct tdev *g = r->g;
     const struct kplan *p = r->p;
+    if (r->panels_unset)
+        panels_reset(r);
     uint64_t ctas = p->gm * p->gn * p->gb, slots = (uint64_t)g->rec->avail * p->ctas_per_unit;
     for (uint32_t k = 0; k < r->group; k++)
         for (uint32_t m = 0; m < g->rec->mult[k]; m++) {
@@ -681,7 +693,7 @@ void runner_next_kernel(struct runner *r)
         runner_finish(r);
         return;
     }
-    r->p = &r->g->kpool[r->low->off + r->kern];
+    r->p = tdev_kernel(r->g, r->low, r->kern);
     r->res->kernels++;
     /* the front end issues one launch at a time, each once the host loop
      * has issued it (the CPU runs ahead of the GPU: it waits only when the
@@ -737,9 +749,11 @@ void runner_handle(struct engine *e, void *self, const struct eq_event *ev)
             r->g->repl[ci] = 1.0;
         r->draining = 0;
         r->res->ctas += ctas;
-        uint64_t npanels = p->gb * (p->gm + p->gn);
-        for (uint64_t i = 0; i < npanels; i++)
-            r->g->panel_last[i] = -1;
+        /* a kernel that replays its walks reads no panel; it marks its
+         * panels unused only if it walks after all (memo_walk) */
+        r->panels_unset = r->replaying;
+        if (!r->replaying)
+            panels_reset(r);
         wave_begin(r);
         break;
     }

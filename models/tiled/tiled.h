@@ -110,11 +110,15 @@ struct lowered {
     double flops;               /* useful FLOPs of the op */
 };
 
-/* ... and as a device keeps them: nk kernels at kpool[off]. */
+/* ... and as a device keeps them: nk kernels of the run's shared
+ * lowering (device.c) at soff, or, for an op whose copies the device
+ * routes over the system's links, its own copies at kpool[off]
+ * (tdev_kernel). */
 struct lowref {
     uint32_t off, nk;
-    uint32_t soff;              /* the same kernels in the run's shared lowering (device.c):
-                                 * the remembered reuse is kept by it */
+    uint32_t soff;              /* the kernels in the shared lowering: the remembered reuse
+                                 * is kept by it */
+    uint32_t local;             /* 1: the device's own copies, kpool[off] */
     double flops;
 };
 
@@ -187,6 +191,8 @@ struct runner {
      * replays or records (only the scratch's owner does either) */
     uint32_t group;             /* wave groups begun in this kernel */
     int replaying;              /* its groups so far came from the memo, their walks not done */
+    int panels_unset;           /* replaying: its panels not yet marked unused (memo_walk
+                                 * does it before walking; nothing else reads them) */
     int recording;              /* its groups so far were walked with nobody else's in between */
 };
 
@@ -214,8 +220,12 @@ struct tdev {
     uint64_t host_issued_ps;    /* when the host loop has issued the kernels so far
                                  * (cfg host_step_ps, host_dispatch_ps) */
     struct lowref *low;         /* per op of this device (run_env.local indexes it) */
-    struct kplan *kpool;        /* every kernel of this device's ops */
+    struct kplan *const *ks;    /* the run's shared kernels (&lower_shared.k: one copy for
+                                 * every device; a data-parallel run's replicas read the
+                                 * same plans) */
+    struct kplan *kpool;        /* the kernels the device routes itself (lowref.local) */
     uint32_t nkpool;
+    uint32_t nkdist;            /* distinct kernels of this device's ops */
     /* L2 reuse scratch, sized for the largest plan */
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
@@ -247,6 +257,13 @@ struct tdev {
     struct tdev_watch { struct timeline *tl; struct tl_series *s; } watch[HW_MAX_LEVELS + 6];
     uint32_t held_units;        /* units running collectives' kernels now (hold_units) */
 };
+
+/* Kernel k of an op lowered as L on g. */
+static inline const struct kplan *tdev_kernel(const struct tdev *g, const struct lowref *L,
+                                              uint32_t k)
+{
+    return L->local ? &g->kpool[L->off + k] : &(*g->ks)[L->soff + k];
+}
 
 /* The bandwidth server of the device's memory level `level` (config
  * order) and direction dir: a link's 0 toward the device, 1 out of it;
