@@ -1,5 +1,5 @@
-/* Collectives (models/coll.c, docs/collectives.md): the trace format's
- * collective ops, their pairing across ranks, and runs on systems: ring
+/* Collectives (models/coll.c, docs/collectives.md) run on systems (the
+ * trace's groups and pairing: test_unit_groups.c): ring
  * and direct algorithms, contention, rings over several nodes, deadlocks,
  * and `strata bench collective`. */
 #include <inttypes.h>
@@ -18,42 +18,16 @@
 
 static char dir[256];
 
-static void diag_format(const struct diag *d, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s:%d: %s: %s", d->file, d->line, d->field, d->msg);
-}
-
 static const char *const gpus8 =
     "\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"";
 static const char *const group8 =
     "[\"gpu0\", \"gpu1\", \"gpu2\", \"gpu3\", \"gpu4\", \"gpu5\", \"gpu6\", \"gpu7\"]";
 
-/* A trace's text: 0, or the loader's rc with its message in msg. */
-static int load_text(const char *text, struct trace *t, char *msg, size_t n)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/t.json", dir);
-    tu_write_file(path, text);
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    int rc = trace_load(path, t, &d);
-    if (rc != 0 && msg != NULL)
-        diag_format(&d, msg, n);
-    return rc;
-}
-
-/* Writes a trace of these devices and ops; loads it.  0, or the loader's rc
- * with its message in msg. */
+/* A trace of these devices and ops, loaded: 0, or the loader's rc with its
+ * message in msg. */
 static int load(const char *devices, const char *ops, struct trace *t, char *msg, size_t n)
 {
-    size_t len = strlen(devices) + strlen(ops) + 128;
-    char *text = malloc(len);
-    if (text == NULL)
-        abort();
-    snprintf(text, len, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devices, ops);
-    int rc = load_text(text, t, msg, n);
-    free(text);
-    return rc;
+    return tu_trace_ops(dir, devices, ops, t, msg, n);
 }
 
 /* One op per rank of gpu0..gpu<n-1>: tmpl with every '@' replaced by the rank. */
@@ -78,335 +52,6 @@ static char *rank_ops(unsigned n, const char *tmpl)
     return s;
 }
 
-static int run_on(const char *sys_path, const struct trace *t, struct run_result *r, char *msg,
-                  size_t n)
-{
-    struct hw_system sys;
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    int rc = tu_load_hw(sys_path, NULL, &sys, &d);
-    if (rc == 1) {
-        struct hw_config c = sys.chip;
-        sys_from_chip(&c, t->ndevices, (const char (*)[32])t->devices, &sys);
-        rc = 0;
-    }
-    if (rc == 0) {
-        rc = run_system_opts(&sys, t, NULL, r, &d);
-        sys_free(&sys);
-    }
-    if (rc != 0 && msg != NULL)
-        diag_format(&d, msg, n);
-    return rc;
-}
-
-static void test_load_errors(void)
-{
-    struct trace t;
-    char msg[600];
-    static const struct {
-        const char *what, *devices, *ops, *expect;
-    } bad[] = {
-        {"group of one", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\"], \"bytes\": 64}",
-         "at least two devices"},
-        {"device not in its group", "\"a\", \"b\", \"c\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"c\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
-         "not in its group"},
-        {"unknown device in group", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"z\"], \"bytes\": 64}",
-         "unknown device \"z\""},
-        {"device twice", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"a\"], \"bytes\": 64}",
-         "listed twice"},
-        {"partner missing", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
-         "every member must issue each one"},
-        {"partners differ", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64},\n"
-         "{\"id\": \"y\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 128}",
-         "their bytes differ"},
-        {"unknown collective", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"allreduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64}",
-         "unknown collective \"allreduce\""},
-        {"direct all_reduce", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"algo\": \"direct\"}",
-         "all_to_all and all_gather only"},
-        {"fixed_s", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"fixed_s\": 0.001}",
-         "generic op with fixed_s"},
-        {"root of an all_reduce", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": [\"a\", \"b\"], \"bytes\": 64, \"root\": \"a\"}",
-         "only a broadcast or a send_recv has a root"},
-        {"all_gather size", "\"a\", \"b\", \"c\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_gather\", "
-         "\"group\": [\"a\", \"b\", \"c\"], \"bytes\": 64}",
-         "divisible by 3"},
-        {"group not a list", "\"a\", \"b\"",
-         "{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-         "\"group\": \"a,b\", \"bytes\": 64}",
-         "must be a list of device names"},
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        msg[0] = '\0';
-        int rc = load(bad[i].devices, bad[i].ops, &t, msg, sizeof msg);
-        CHECK(rc != 0);
-        CHECK_STR_CONTAINS(msg, bad[i].expect);
-        CHECK_STR_CONTAINS(msg, "t.json:");
-        printf("  %-24s -> %s\n", bad[i].what, msg);
-        if (rc == 0)
-            trace_free(&t);
-    }
-}
-
-/* Groups as the loader keeps them: one a distinct list, in its order.
- * The loader tries each group against the one before it first (the
- * same group is the common case); a different order, a shorter list, a
- * longer one and a return to an earlier group must still come out as the
- * hash of every group says, and a device listed twice after a group it
- * matches up to there is still an error. */
-static void test_group_reuse(void)
-{
-    static const char *const seq[] = {"\"a\", \"b\", \"c\", \"d\"",
-                                      "\"d\", \"c\", \"b\", \"a\"",
-                                      "\"a\", \"b\", \"c\", \"d\"",
-                                      "\"a\", \"b\", \"c\""};
-    static const unsigned want[] = {0, 1, 0, 2};
-    char ops[8192] = "";
-    size_t used = 0;
-    const char *devs = "abcd";
-    for (unsigned dv = 0; dv < 4; dv++)
-        for (unsigned k = 0; k < 4; k++) {
-            if (k == 3 && dv == 3)
-                continue;       /* d is not in the last group */
-            used += (size_t)snprintf(ops + used, sizeof ops - used,
-                                     "%s{\"id\": \"%c%u\", \"kind\": \"collective\", "
-                                     "\"device\": \"%c\", \"collective\": \"all_reduce\", "
-                                     "\"group\": [%s], \"bytes\": 1024}",
-                                     used ? ",\n" : "", devs[dv], k, devs[dv], seq[k]);
-        }
-    struct trace t;
-    char msg[600] = "";
-    int rc = load("\"a\", \"b\", \"c\", \"d\"", ops, &t, msg, sizeof msg);
-    CHECK_EQ_INT(rc, 0);
-    if (rc != 0) {
-        fprintf(stderr, "%s\n", msg);
-        return;
-    }
-    CHECK_EQ_INT(t.ngroups, 3);
-    for (uint32_t i = 0; i < t.nops; i++)
-        CHECK_EQ_INT(t.ops[i].u.coll.group, want[i % 4]);
-    CHECK_EQ_INT(t.groups[1].n, 4);
-    CHECK_EQ_INT(t.group_dev[t.groups[1].off], 3);      /* d first */
-    CHECK_EQ_INT(t.groups[2].n, 3);
-    trace_free(&t);
-    /* the group before lists a, b, c, d; this one a, b, b */
-    const char *dup =
-        "{\"id\": \"a0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-        "\"group\": [\"a\", \"b\", \"c\", \"d\"], \"bytes\": 1024},\n"
-        "{\"id\": \"a1\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-        "\"group\": [\"a\", \"b\", \"b\"], \"bytes\": 1024}";
-    rc = load("\"a\", \"b\", \"c\", \"d\"", dup, &t, msg, sizeof msg);
-    CHECK(rc != 0);
-    CHECK(strstr(msg, "listed twice") != NULL);
-    if (rc == 0)
-        trace_free(&t);
-}
-
-/* Named groups (the top-level "groups"): an op that names one loads as
- * the op that lists it would, first use first, so the run is the same to
- * the bit; the writer names groups of more than 8 devices and reads back
- * what it wrote; a bad "groups" or an unknown name is an error at its
- * line. */
-static void test_named_groups(void)
-{
-    static const char *const devs12 =
-        "\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\", \"g6\", \"g7\", \"g8\", \"g9\", \"g10\", \"g11\"";
-    static const char *const all12 =
-        "[\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\", \"g6\", \"g7\", \"g8\", \"g9\", \"g10\", \"g11\"]";
-    static const char *const half = "[\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\"]";
-    /* per rank: an all-reduce over all 12, then one over its half */
-    char inl[16384] = "", nam[16384] = "";
-    size_t ui = 0, un = 0;
-#define NG_AR "%s{\"id\": \"a%u\", \"kind\": \"collective\", \"device\": \"g%u\", " \
-              "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 1048576}"
-#define NG_HALF ",\n{\"id\": \"h%u\", \"kind\": \"collective\", \"device\": \"g%u\", " \
-                "\"deps\": [\"a%u\"], \"collective\": \"all_reduce\", \"group\": %s, " \
-                "\"bytes\": 65536}"
-    for (unsigned r = 0; r < 12; r++) {
-        ui += (size_t)snprintf(inl + ui, sizeof inl - ui, NG_AR, r ? ",\n" : "", r, r, all12);
-        un += (size_t)snprintf(nam + un, sizeof nam - un, NG_AR, r ? ",\n" : "", r, r, "\"dp\"");
-        if (r < 6) {
-            ui += (size_t)snprintf(inl + ui, sizeof inl - ui, NG_HALF, r, r, r, half);
-            un += (size_t)snprintf(nam + un, sizeof nam - un, NG_HALF, r, r, r, "\"lo\"");
-        }
-    }
-#undef NG_AR
-#undef NG_HALF
-    size_t cap = 40000;
-    char *text = malloc(cap);
-    if (text == NULL)
-        abort();
-    struct trace a, b, c;
-    char msg[600] = "";
-    snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devs12, inl);
-    int rc = load_text(text, &a, msg, sizeof msg);
-    CHECK_EQ_INT(rc, 0);
-    /* "groups" after "ops", a group no op names, "lo" defined before "dp" */
-    snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s],\n"
-             "\"groups\": {\"unused\": [\"g3\", \"g2\"], \"lo\": %s, \"dp\": %s}}",
-             devs12, nam, half, all12);
-    int rc2 = load_text(text, &b, msg, sizeof msg);
-    CHECK_EQ_INT(rc2, 0);
-    if (rc2 != 0)
-        fprintf(stderr, "%s\n", msg);
-    if (rc == 0 && rc2 == 0) {
-        CHECK_EQ_INT(b.ngroups, a.ngroups);
-        CHECK_EQ_INT(b.ngroups, 2);
-        CHECK_EQ_INT(b.ncolls, a.ncolls);
-        for (uint32_t i = 0; i < a.nops; i++)
-            CHECK_EQ_INT(b.ops[i].u.coll.group, a.ops[i].u.coll.group);
-        CHECK_EQ_INT(b.groups[0].n, 12);
-        CHECK_EQ_INT(b.groups[1].n, 6);
-        /* 12 devices on the chip's implied system (each on one switch) */
-        struct run_result ra, rb;
-        int ok1 = run_on("configs/nvidia-a100-sxm-80gb.yaml", &a, &ra, msg, sizeof msg) == 0;
-        int ok2 = run_on("configs/nvidia-a100-sxm-80gb.yaml", &b, &rb, msg, sizeof msg) == 0;
-        CHECK(ok1 && ok2);
-        if (ok1 && ok2) {
-            CHECK(ra.total_ps > 0);
-            CHECK_EQ_INT(ra.total_ps, rb.total_ps);
-            for (uint32_t i = 0; i < a.nops; i++) {
-                struct op_result x, y;
-                CHECK_EQ_INT(run_op_result(&ra, i, &x)->end_ps, run_op_result(&rb, i, &y)->end_ps);
-            }
-        }
-        if (ok1)
-            run_result_free(&ra);
-        if (ok2)
-            run_result_free(&rb);
-    }
-    /* the writer: the 12-device group named, the 6-device one listed */
-    char path[300];
-    snprintf(path, sizeof path, "%s/named.json", dir);
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    if (rc == 0) {
-        CHECK_EQ_INT(trace_write(&a, path, &d), 0);
-        char *w = tu_read_file(path, NULL);
-        CHECK(w != NULL);
-        if (w != NULL) {
-            CHECK_STR_CONTAINS(w, "\"groups\": {\n  \"g0\": [\"g0\", \"g1\"");
-            CHECK_STR_CONTAINS(w, "\"group\": \"g0\"");
-            CHECK_STR_CONTAINS(w, "\"group\": [\"g0\", \"g1\", \"g2\", \"g3\", \"g4\", \"g5\"]");
-            free(w);
-        }
-        rc = trace_load(path, &c, &d);
-        CHECK_EQ_INT(rc, 0);
-        if (rc == 0) {
-            CHECK_EQ_INT(c.ngroups, 2);
-            for (uint32_t i = 0; i < a.nops; i++)
-                CHECK_EQ_INT(c.ops[i].u.coll.group, a.ops[i].u.coll.group);
-            trace_free(&c);
-        }
-        trace_free(&a);
-    }
-    static const struct {
-        const char *what, *groups, *group, *expect;
-    } bad[] = {
-        {"unknown name", "\"dp\": [\"g0\", \"g1\"]", "\"tp\"", "ops[0].group: unknown group \"tp\" (groups: dp)"},
-        {"no groups", NULL, "\"dp\"", "(this trace has none)"},
-        {"not an object", NULL, "\"dp\"", "must be an object of named device lists"},
-        {"unknown device", "\"dp\": [\"g0\", \"z\"]", "\"dp\"", "groups.dp: unknown device \"z\""},
-        {"one device", "\"dp\": [\"g0\"]", "\"dp\"", "groups.dp: a collective needs a group of at least two"},
-        {"twice", "\"dp\": [\"g0\", \"g0\"]", "\"dp\"", "listed twice"},
-        {"empty name", "\"\": [\"g0\", \"g1\"]", "\"dp\"", "a group's name must be 1 to 31 bytes"},
-        {"not a list", "\"dp\": 3", "\"dp\"", "groups.dp: must be a list of device names"},
-        {"name given twice", "\"dp\": [\"g0\", \"g1\"], \"dp\": [\"g1\", \"g0\"]", "\"dp\"", "groups.dp: duplicate key"},
-        {"an op's device not in it", "\"dp\": [\"g1\", \"g2\"]", "\"dp\"", "not in its group"},
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char groups[200] = "";
-        if (bad[i].groups != NULL)
-            snprintf(groups, sizeof groups, ",\n \"groups\": {%s}", bad[i].groups);
-        else if (strcmp(bad[i].what, "not an object") == 0)
-            snprintf(groups, sizeof groups, ",\n \"groups\": [\"g0\", \"g1\"]");
-        snprintf(text, cap, "{\"strata_trace\": 1, \"devices\": [\"g0\", \"g1\", \"g2\"]%s,\n"
-                 " \"ops\": [\n{\"id\": \"x\", \"kind\": \"collective\", \"device\": \"g0\", "
-                 "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 64},\n"
-                 "{\"id\": \"y\", \"kind\": \"collective\", \"device\": \"g1\", "
-                 "\"collective\": \"all_reduce\", \"group\": %s, \"bytes\": 64}]}",
-                 groups, bad[i].group, bad[i].group);
-        msg[0] = '\0';
-        struct trace t;
-        int brc = load_text(text, &t, msg, sizeof msg);
-        CHECK(brc != 0);
-        CHECK_STR_CONTAINS(msg, bad[i].expect);
-        CHECK_STR_CONTAINS(msg, "t.json:");
-        printf("  %-24s -> %s\n", bad[i].what, msg);
-        if (brc == 0)
-            trace_free(&t);
-    }
-    if (rc2 == 0)
-        trace_free(&b);
-    free(text);
-}
-
-/* Pairing: the k-th collective of each member on one group is one
- * collective; a trace written and read back keeps it. */
-static void test_pairing_and_roundtrip(void)
-{
-    struct trace t;
-    char msg[600] = "";
-    const char *ops =
-        "{\"id\": \"a0\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"all_reduce\", "
-        "\"group\": [\"a\", \"b\"], \"bytes\": 1024},\n"
-        "{\"id\": \"a1\", \"kind\": \"collective\", \"device\": \"a\", \"collective\": \"broadcast\", "
-        "\"group\": [\"a\", \"b\"], \"bytes\": 4096, \"root\": \"b\", \"dtype\": \"bf16\"},\n"
-        "{\"id\": \"b0\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"all_reduce\", "
-        "\"group\": [\"a\", \"b\"], \"bytes\": 1024},\n"
-        "{\"id\": \"b1\", \"kind\": \"collective\", \"device\": \"b\", \"collective\": \"broadcast\", "
-        "\"group\": [\"a\", \"b\"], \"bytes\": 4096, \"root\": \"b\", \"dtype\": \"bf16\"}";
-    int rc = load("\"a\", \"b\"", ops, &t, msg, sizeof msg);
-    CHECK_EQ_INT(rc, 0);
-    if (rc != 0) {
-        fprintf(stderr, "%s\n", msg);
-        return;
-    }
-    CHECK_EQ_INT(t.ngroups, 1);
-    CHECK_EQ_INT(t.ncolls, 2);
-    CHECK_EQ_INT(t.ops[0].u.coll.inst, t.ops[2].u.coll.inst);
-    CHECK_EQ_INT(t.ops[1].u.coll.inst, t.ops[3].u.coll.inst);
-    CHECK(t.ops[0].u.coll.inst != t.ops[1].u.coll.inst);
-    CHECK_EQ_INT(t.ops[1].u.coll.root, 1);
-    char path[300];
-    snprintf(path, sizeof path, "%s/w.json", dir);
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(trace_write(&t, path, &d), 0);
-    struct trace u;
-    rc = trace_load(path, &u, &d);
-    CHECK_EQ_INT(rc, 0);
-    if (rc == 0) {
-        CHECK_EQ_INT(u.ncolls, 2);
-        CHECK_EQ_INT(u.ops[1].u.coll.what, COLL_BROADCAST);
-        CHECK_EQ_INT(u.ops[1].u.coll.root, 1);
-        CHECK_EQ_INT(u.ops[1].dtype, DT_BF16);
-        CHECK_EQ_INT(u.ops[3].u.coll.bytes, 4096);
-        trace_free(&u);
-    }
-    trace_free(&t);
-}
 
 static double allreduce_time(const char *sys, unsigned n, uint64_t bytes)
 {
@@ -467,7 +112,7 @@ static void test_contention(void)
     char *one = rank_ops(8, fmt);
     int rc = load(gpus8, one, &t, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
-    rc = rc == 0 ? run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r1, msg, sizeof msg) : rc;
+    rc = rc == 0 ? tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r1, msg, sizeof msg) : rc;
     CHECK_EQ_INT(rc, 0);
     if (rc == 0)
         trace_free(&t);
@@ -485,7 +130,7 @@ static void test_contention(void)
     if (rc == 0) {
         CHECK_EQ_INT(t.ngroups, 1);
         CHECK_EQ_INT(t.ncolls, 2);
-        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r2, msg, sizeof msg);
+        rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r2, msg, sizeof msg);
         CHECK_EQ_INT(rc, 0);
         if (rc == 0) {
             double ratio = (double)r2.total_ps / (double)r1.total_ps;
@@ -531,7 +176,7 @@ static void test_nvls_gather_scatter(void)
             CHECK_EQ_INT(rc, 0);
             if (rc != 0)
                 continue;
-            rc = run_on("configs/systems/nvidia-hgx-h100.yaml", &t, &r, msg, sizeof msg);
+            rc = tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &t, &r, msg, sizeof msg);
             CHECK_EQ_INT(rc, 0);
             if (rc == 0) {
                 t_algo[nv] = (double)(run_op_end(&r, 0) - run_op_start(&r, 0)) * 1e-12;
@@ -565,7 +210,7 @@ static void test_direct_and_broadcast(void)
     int rc = load(gpus8, ops, &t, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
-        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
         CHECK_EQ_INT(rc, 0);
         if (rc == 0) {
             /* each rank sends 7/8 of its 8 MiB over NVLink */
@@ -587,7 +232,7 @@ static void test_direct_and_broadcast(void)
     rc = load(gpus8, ops, &t, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
-        rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
         CHECK_EQ_INT(rc, 0);
         if (rc == 0) {
             struct hw_config c;
@@ -619,7 +264,7 @@ static void test_deadlock_and_unreachable(void)
     int rc = load("\"a\", \"b\"", ops, &t, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
-        rc = run_on("configs/nvidia-a100-sxm-80gb.yaml", &t, &r, msg, sizeof msg);
+        rc = tu_run_on("configs/nvidia-a100-sxm-80gb.yaml", &t, &r, msg, sizeof msg);
         CHECK(rc != 0);
         CHECK_STR_CONTAINS(msg, "deadlock");
         printf("  deadlock                 -> %s\n", msg);
@@ -638,7 +283,7 @@ static void test_deadlock_and_unreachable(void)
     rc = load("\"chip0\", \"chip9\"", ops2, &t, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
-        rc = run_on("configs/systems/google-tpu-v5e-8.yaml", &t, &r, msg, sizeof msg);
+        rc = tu_run_on("configs/systems/google-tpu-v5e-8.yaml", &t, &r, msg, sizeof msg);
         CHECK(rc != 0);
         CHECK_STR_CONTAINS(msg, "chip9");
         printf("  device not in system     -> %s\n", msg);
@@ -711,7 +356,7 @@ static void test_exposed_comm(void)
         fprintf(stderr, "%s\n", msg);
         return;
     }
-    rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+    rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
     if (rc == 0) {
         struct hw_config c;
@@ -759,8 +404,8 @@ static int gemm_beside(const char *ops, uint32_t ci, uint32_t gi, const char *wh
     char msg[600] = "";
     CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
     CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
-    int ok1 = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, r, msg, sizeof msg) == 0;
-    int ok = ok1 && run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
+    int ok1 = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, r, msg, sizeof msg) == 0;
+    int ok = ok1 && tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0;
     CHECK(ok);
     if (ok1 && !ok)
         run_result_free(r);
@@ -835,8 +480,8 @@ static void test_sm_hold_short(void)
              "\"elements\": 1048576},\n{\"id\": \"g0\", \"device\": \"gpu0\", " HOLD_GEMM ", \"deps\": [\"p0\"]}");
     CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", ops, &t, msg, sizeof msg), 0);
     CHECK_EQ_INT(load("\"gpu0\", \"gpu1\"", alone, &t0, msg, sizeof msg), 0);
-    if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0) {
-        if (run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0) {
+    if (tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) == 0) {
+        if (tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t0, &r0, msg, sizeof msg) == 0) {
             double with = (double)(run_op_end(&r, 1) - run_op_start(&r, 1));
             double without = (double)(run_op_end(&r0, 1) - run_op_start(&r0, 1));
             printf("  8192^3 bf16 GEMM on an A100 beside a 1 MiB all-reduce: %.3f ms (alone %.3f; the "
@@ -898,9 +543,9 @@ static void test_mirrors(void)
     CHECK_EQ_INT(one.nops * 4, full.nops);
     struct run_result rf, ro;
     char msg[600] = "";
-    int rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &full, &rf, msg, sizeof msg);
+    int rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &full, &rf, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
-    int rc2 = run_on("configs/systems/nvidia-dgx-a100.yaml", &one, &ro, msg, sizeof msg);
+    int rc2 = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &one, &ro, msg, sizeof msg);
     CHECK_EQ_INT(rc2, 0);
     if (rc == 0 && rc2 == 0) {
         printf("  TP 2 x DP 4 step: all replicas %.6f ms, one replica and mirrors %.6f ms\n",
@@ -937,9 +582,9 @@ static void test_expert_parallel(void)
     CHECK_EQ_INT(llm_build(&c, &s, &tp, &d), 0);
     struct run_result re, rt;
     char msg[600] = "";
-    int rc = run_on("configs/systems/nvidia-hgx-h100.yaml", &ep, &re, msg, sizeof msg);
+    int rc = tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &ep, &re, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
-    int rc2 = run_on("configs/systems/nvidia-hgx-h100.yaml", &tp, &rt, msg, sizeof msg);
+    int rc2 = tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &tp, &rt, msg, sizeof msg);
     CHECK_EQ_INT(rc2, 0);
     if (rc == 0 && rc2 == 0) {
         struct hw_config h;
@@ -978,8 +623,8 @@ static void test_expert_parallel(void)
     s.ep = 0;
     CHECK_EQ_INT(llm_build(&c, &s, &tp8, &d), 0);
     struct run_result r1, r2;
-    int ok = run_on("configs/systems/nvidia-hgx-h100.yaml", &etp, &r1, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/nvidia-hgx-h100.yaml", &tp8, &r2, msg, sizeof msg) == 0;
+    int ok = tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &etp, &r1, msg, sizeof msg) == 0;
+    ok = ok && tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &tp8, &r2, msg, sizeof msg) == 0;
     CHECK(ok);
     if (ok) {
         printf("  Mixtral decode 128 sequences: TP 8 %.3f ms, TP 8 with EP 8 %.3f ms\n",
@@ -1002,7 +647,7 @@ static void test_expert_parallel(void)
     CHECK_EQ_INT(tu_load_trace(path, &back), 0);
     struct run_result rr;
     char msg2[600] = "";
-    CHECK_EQ_INT(run_on("configs/systems/nvidia-hgx-h100.yaml", &back, &rr, msg2, sizeof msg2), 0);
+    CHECK_EQ_INT(tu_run_on("configs/systems/nvidia-hgx-h100.yaml", &back, &rr, msg2, sizeof msg2), 0);
     if (msg2[0] != '\0')
         fprintf(stderr, "%s\n", msg2);
     else
@@ -1039,10 +684,10 @@ static void test_ep_dp(void)
     CHECK_EQ_INT(half.nmirrors, 8);
     struct run_result ra, rb, rf, rh;
     char msg[600] = "";
-    int ok = run_on("configs/systems/nvidia-dgx-a100.yaml", &a, &ra, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/nvidia-dgx-a100.yaml", &b, &rb, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/two-dgx-a100-hdr.yaml", &full, &rf, msg, sizeof msg) == 0;
-    ok = ok && run_on("configs/systems/two-dgx-a100-hdr.yaml", &half, &rh, msg, sizeof msg) == 0;
+    int ok = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &a, &ra, msg, sizeof msg) == 0;
+    ok = ok && tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &b, &rb, msg, sizeof msg) == 0;
+    ok = ok && tu_run_on("configs/systems/two-dgx-a100-hdr.yaml", &full, &rf, msg, sizeof msg) == 0;
+    ok = ok && tu_run_on("configs/systems/two-dgx-a100-hdr.yaml", &half, &rh, msg, sizeof msg) == 0;
     CHECK(ok);
     if (ok) {
         printf("  Mixtral train EP 8: %.3f ms; DP 8 x EP 8: %.3f ms; DP 16 x EP 8: %.3f ms "
@@ -1119,7 +764,7 @@ static void test_zero(void)
         }
         struct run_result r;
         char msg[600] = "";
-        int rc = run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
+        int rc = tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg);
         CHECK_EQ_INT(rc, 0);
         if (rc == 0) {
             struct hw_config h;
@@ -1269,11 +914,11 @@ static void test_nvls(void)
                             "\"algo\": \"nvls\"}");
     CHECK_EQ_INT(load(gpus8, ops, &t, msg, sizeof msg), 0);
     struct run_result r;
-    CHECK(run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) != 0);
+    CHECK(tu_run_on("configs/systems/nvidia-dgx-a100.yaml", &t, &r, msg, sizeof msg) != 0);
     CHECK_STR_CONTAINS(msg, "ops[0].algo");
     CHECK_STR_CONTAINS(msg, "nvls: true");
     /* on the HGX it runs, and each rank's NVLink carries S(1 + 1/n) */
-    CHECK_EQ_INT(run_on(hgx, &t, &r, msg, sizeof msg), 0);
+    CHECK_EQ_INT(tu_run_on(hgx, &t, &r, msg, sizeof msg), 0);
     struct hw_system h;
     CHECK_EQ_INT(tu_load_hw(hgx, NULL, &h, &d), 0);
     double nvb = run_op_body(&r, 0)->bytes[h.chip.lv_peer];
@@ -1309,7 +954,7 @@ static void test_send_recv(void)
         "{\"id\": \"r\", \"kind\": \"collective\", \"device\": \"gpu0\", \"collective\": \"send_recv\", "
         "\"group\": [\"gpu0\", \"gpu3\"], \"root\": \"gpu3\", \"bytes\": 1073741824}";
     CHECK_EQ_INT(load(devs, ops, &t, msg, sizeof msg), 0);
-    CHECK_EQ_INT(run_on(dgx, &t, &r, msg, sizeof msg), 0);
+    CHECK_EQ_INT(tu_run_on(dgx, &t, &r, msg, sizeof msg), 0);
     /* 1 GiB at the channels' 12 x 19.6 GB/s (under the link's 274) */
     double sec = (double)(run_op_end(&r, 0) - run_op_start(&r, 0)) * 1e-12;
     printf("  send_recv 1 GiB gpu3 -> gpu0 on a DGX A100: %.3f ms (%.1f GB/s)\n", sec * 1e3,
@@ -1396,8 +1041,8 @@ static void check_one_replica(const char *model, struct llm_step s, const char *
     CHECK_EQ_INT(one.nmirrors, nmirrors);
     struct run_result rf, r1;
     char msg[600] = "";
-    int okf = run_on(sys, &full, &rf, msg, sizeof msg) == 0;
-    int ok1 = run_on(sys, &one, &r1, msg, sizeof msg) == 0;
+    int okf = tu_run_on(sys, &full, &rf, msg, sizeof msg) == 0;
+    int ok1 = tu_run_on(sys, &one, &r1, msg, sizeof msg) == 0;
     CHECK(okf && ok1);
     if (okf && ok1) {
         printf("  %s: %.3f ms in full, %.3f ms with one replica\n", what,
@@ -1488,9 +1133,9 @@ static void test_dcn(void)
     CHECK_EQ_INT(llm_build(&c, &s, &one, &d), 0);
     struct run_result r2, r1;
     char msg[600] = "";
-    int rc = run_on("configs/systems/two-dgx-a100-hdr.yaml", &two, &r2, msg, sizeof msg);
+    int rc = tu_run_on("configs/systems/two-dgx-a100-hdr.yaml", &two, &r2, msg, sizeof msg);
     CHECK_EQ_INT(rc, 0);
-    int rc1 = run_on("configs/systems/two-dgx-a100-hdr.yaml", &one, &r1, msg, sizeof msg);
+    int rc1 = tu_run_on("configs/systems/two-dgx-a100-hdr.yaml", &one, &r1, msg, sizeof msg);
     CHECK_EQ_INT(rc1, 0);
     if (rc == 0 && rc1 == 0) {
         printf("  ZeRO-1 DP 8 step: one node %.3f ms, two nodes (--dcn 2) %.3f ms\n",
@@ -1546,7 +1191,7 @@ static void test_dcn(void)
     CHECK_EQ_INT(pbad, 0);
     struct run_result rp;
     char pmsg[600] = "";
-    CHECK_EQ_INT(run_on("configs/systems/two-dgx-a100-hdr.yaml", &pp, &rp, pmsg, sizeof pmsg), 0);
+    CHECK_EQ_INT(tu_run_on("configs/systems/two-dgx-a100-hdr.yaml", &pp, &rp, pmsg, sizeof pmsg), 0);
     printf("  PP 2 x DP 4 x ZeRO-1 in each node, two nodes (--dcn 2): %.3f ms\n", (double)rp.total_ps * 1e-9);
     run_result_free(&rp);
     trace_free(&pp);
@@ -1556,10 +1201,6 @@ int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
         return 1;
-    test_group_reuse();
-    test_named_groups();
-    test_load_errors();
-    test_pairing_and_roundtrip();
     test_ring_mechanism();
     test_contention();
     test_direct_and_broadcast();

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "cfg.h"
+#include "run.h"
+#include "system.h"
 #include "trace.h"
 
 /* Write n bytes to path; aborts if the file cannot be written. */
@@ -153,6 +155,59 @@ static inline int tu_load_hw(const char *path, const struct cfg_sets *sets, stru
     if (hw_load(path, sets, s, &kind, d) != 0)
         return -1;
     return kind == HW_CHIP ? 1 : 0;
+}
+
+/* A trace's text written to dir/t.json and loaded: 0, or the loader's rc
+ * with its error as file:line: field: message in msg. */
+static inline int tu_trace_text(const char *dir, const char *text, struct trace *t, char *msg,
+                                size_t n)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    tu_write_file(path, text);
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = trace_load(path, t, &d);
+    if (rc != 0 && msg != NULL)
+        snprintf(msg, n, "%s:%d: %s: %s", d.file, d.line, d.field, d.msg);
+    return rc;
+}
+
+/* The same for a trace of these devices and ops (JSON list bodies). */
+static inline int tu_trace_ops(const char *dir, const char *devices, const char *ops,
+                               struct trace *t, char *msg, size_t n)
+{
+    size_t len = strlen(devices) + strlen(ops) + 128;
+    char *text = malloc(len);
+    if (text == NULL)
+        abort();
+    snprintf(text, len, "{\"strata_trace\": 1, \"devices\": [%s], \"ops\": [\n%s]}", devices, ops);
+    int rc = tu_trace_text(dir, text, t, msg, n);
+    free(text);
+    return rc;
+}
+
+/* Runs trace t on a system file, or on a chip config's implied system for
+ * the trace's devices: 0, or the error as file:line: field: message in msg. */
+static inline int tu_run_on(const char *sys_path, const struct trace *t, struct run_result *r,
+                            char *msg, size_t n)
+{
+    struct hw_system sys;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = tu_load_hw(sys_path, NULL, &sys, &d);
+    if (rc == 1) {
+        struct hw_config c = sys.chip;
+        sys_from_chip(&c, t->ndevices, (const char (*)[32])t->devices, &sys);
+        rc = 0;
+    }
+    if (rc == 0) {
+        rc = run_system_opts(&sys, t, NULL, r, &d);
+        sys_free(&sys);
+    }
+    if (rc != 0 && msg != NULL)
+        snprintf(msg, n, "%s:%d: %s: %s", d.file, d.line, d.field, d.msg);
+    return rc;
 }
 
 /* Load a hardware config, printing the diagnostic if it fails. */
