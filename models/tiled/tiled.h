@@ -229,7 +229,8 @@ struct tdev {
     /* L2 reuse scratch, sized for the largest plan */
     int64_t *panel_last;        /* last wave a panel was used, -1 = never */
     double *wave_cum;           /* bytes touched up to and including wave w */
-    /* multi-instance caches: the panels a wave fetched, with their readers */
+    /* multi-instance caches: the panels a wave fetched, with their readers
+     * (NULL on a chip whose caches have one instance each) */
     struct wpanel { double bytes; uint32_t missed; uint32_t readers; } *wpanel;
     uint32_t *panel_slot;       /* panel -> its wpanel entry in the current wave */
     double repl[HW_MAX_LEVELS]; /* copies per fetched byte the last wave made, per cache */
