@@ -44,30 +44,32 @@ struct flow {
 };
 
 struct flowsrv {
-    char name[24];
-    double capacity;        /* total rate, per ps */
+    /* what every share-out and completion reads, first (a 1,024-GPU run's
+     * servers do not stay in the caches between their events) */
     struct flow *flows;     /* active flows */
-    struct flow *fin;       /* scratch: flows finishing at one event */
     uint32_t *order;        /* scratch: water-filling order */
+    double capacity;        /* total rate, per ps */
     uint64_t last_ps;       /* time remaining[] was last brought up to date */
     uint64_t pending;       /* handle of the scheduled completion event, 0 = none */
     uint64_t pending_seq;   /* push order the next completion event takes (flowsrv_reschedule) */
-    /* statistics */
-    double served;          /* total amount served */
-    uint64_t busy_ps;       /* time with at least one active flow */
-    uint64_t shares;        /* times the rates were shared out (once an event at most) */
-    uint64_t saturated_ps;  /* time saturated, up to last_ps */
-    flow_observe_fn observe;/* NULL = nobody watches */
-    void *observe_ctx;
     uint32_t comp;          /* engine component index */
     uint32_t nflows;
-    uint32_t cap;           /* storage for this many flows */
-    uint32_t grows;         /* times the storage grew */
-    uint32_t peak_flows;    /* most concurrent flows seen */
     int saturated;          /* the active flows' rates add up to the capacity (none is held
                              * back by its own cap alone) */
     int resched;            /* its rates and completion are to be set when the event is
                              * over (engine_defer) */
+    /* statistics */
+    double served;          /* total amount served */
+    uint64_t busy_ps;       /* time with at least one active flow */
+    uint64_t saturated_ps;  /* time saturated, up to last_ps */
+    uint64_t shares;        /* times the rates were shared out (once an event at most) */
+    flow_observe_fn observe;/* NULL = nobody watches */
+    void *observe_ctx;
+    struct flow *fin;       /* scratch: flows finishing at one event */
+    uint32_t cap;           /* storage for this many flows */
+    uint32_t grows;         /* times the storage grew */
+    uint32_t peak_flows;    /* most concurrent flows seen */
+    char name[24];
 };
 
 /* capacity_per_s: amount per second.  Registers the server with e. */
