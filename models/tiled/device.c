@@ -31,6 +31,9 @@
 #define TILED_MAX_WAVES (1u << 20)   /* waves of tiles in one kernel: 200x a 65536^3 GEMM
                                     * (1214 on an A100) or a 131072-token attention of
                                     * 8 x 64 heads (4855); bounds absurd runs to seconds */
+/* a panel's last wave is an int32_t (tdev.panel_last); a kernel runs up to
+ * twice its waves while collectives hold half the units */
+_Static_assert(2 * (uint64_t)TILED_MAX_WAVES + 1 < INT32_MAX, "panel_last holds a wave");
 #define TILED_MAX_PANELS (1u << 26)  /* operand panels in one kernel */
 
 static const struct comp_ops tdev_comp_ops = {"gpu", runner_handle};

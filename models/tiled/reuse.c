@@ -110,7 +110,7 @@ static inline void wave_reuse_loop(struct tdev *g, const struct kplan *p, uint64
                         missed |= 1u << ci;
                     }
             }
-            g->panel_last[id] = (int64_t)wave;
+            g->panel_last[id] = (int32_t)wave;
             if (grouped) {
                 g->panel_slot[id] = nlist;
                 g->wpanel[nlist++] = (struct wpanel){sz[k], missed, 1};

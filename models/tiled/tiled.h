@@ -227,7 +227,8 @@ struct tdev {
     uint32_t nkpool;
     uint32_t nkdist;            /* distinct kernels of this device's ops */
     /* L2 reuse scratch, sized for the largest plan */
-    int64_t *panel_last;        /* last wave a panel was used, -1 = never */
+    int32_t *panel_last;        /* last wave a panel was used, -1 = never (a kernel has at
+                                 * most TILED_MAX_WAVES, device.c) */
     double *wave_cum;           /* bytes touched up to and including wave w */
     /* multi-instance caches: the panels a wave fetched, with their readers
      * (NULL on a chip whose caches have one instance each) */
