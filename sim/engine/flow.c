@@ -70,8 +70,10 @@ uint64_t flowsrv_saturated_at(const struct flowsrv *s, uint64_t now)
     return s->saturated_ps + (s->saturated && now > s->last_ps ? now - s->last_ps : 0);
 }
 
-/* Max-min fair rates by water filling: visit flows in increasing cap. */
-static void flowsrv_share(struct flowsrv *s)
+/* Max-min fair rates by water filling: visit flows in increasing cap.
+ * Returns the time the first of them finishes at those rates (ps): the
+ * least remaining / rate, taken as each rate is set. */
+static double flowsrv_share(struct flowsrv *s)
 {
     uint32_t *order = s->order;
     uint32_t n = s->nflows;
@@ -82,7 +84,7 @@ static void flowsrv_share(struct flowsrv *s)
         double fair = s->capacity / 1.0;
         f->rate = f->cap < fair ? f->cap : fair;
         s->saturated = s->capacity - f->rate <= s->capacity * 1e-9;
-        return;
+        return f->remaining / f->rate;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t j = i;
@@ -92,14 +94,18 @@ static void flowsrv_share(struct flowsrv *s)
         }
         order[j] = i;
     }
-    double left = s->capacity;
+    double left = s->capacity, best = INFINITY;
     for (uint32_t k = 0; k < n; k++) {
         struct flow *f = &s->flows[order[k]];
         double fair = left / (double)(n - k);
         f->rate = f->cap < fair ? f->cap : fair;
         left -= f->rate;
+        double t = f->remaining / f->rate;  /* the least of a set: any order gives it */
+        if (t < best)
+            best = t;
     }
     s->saturated = left <= s->capacity * 1e-9;
+    return best;
 }
 
 /* New rates and the next completion, once the event that changed the
@@ -117,14 +123,8 @@ static void flowsrv_resched_run(struct engine *e, void *self)
         s->pending = 0;
         return;
     }
-    flowsrv_share(s);
+    double best = flowsrv_share(s);
     s->shares++;
-    double best = INFINITY;
-    for (uint32_t i = 0; i < s->nflows; i++) {
-        double t = s->flows[i].remaining / s->flows[i].rate;
-        if (t < best)
-            best = t;
-    }
     SIM_CHECK(isfinite(best));
     /* past the engine's horizon: let engine_after flag the overflow (a
      * double that large does not convert to uint64_t) */
