@@ -103,6 +103,14 @@ static void tdev_watch_servers(struct tdev *g)
     }
 }
 
+/* Kernel p is a copy that leaves the device over the system's links (a
+ * p2p copy, or a host copy on a system file): it takes a route of its own. */
+static int kernel_routed(const struct tdev *g, const struct kplan *p)
+{
+    return p->dma && (p->dma_level == g->cfg->lv_host || p->dma_net) &&
+           (p->dma_net || g->env->host_over_net);
+}
+
 /* The system paths of device's copies that leave it: p2p copies always,
  * host copies when the run is on a system file.  0, or -1 with *d (no path). */
 static int tdev_routes(struct tdev *g, struct diag *d)
@@ -115,10 +123,8 @@ static int tdev_routes(struct tdev *g, struct diag *d)
         const struct lowref *lr = &g->low[j - env->dev_off[g->device]];
         for (uint32_t k = 0; lr->local && k < lr->nk; k++) {
             struct kplan *p = &g->kpool[lr->off + k];
-            if (!p->dma || p->routed || (p->dma_level != g->cfg->lv_host && !p->dma_net))
-                continue;
-            if (!p->dma_net && !env->host_over_net)
-                continue;       /* the chip's own host link */
+            if (p->routed || !kernel_routed(g, p))
+                continue;       /* done, not a copy, or over the chip's own host link */
             if (g->nroutes == cap) {
                 uint32_t nc = cap ? 2 * cap : 8;
                 g->route = arena_grow(&g->e->arena, g->route, cap * sizeof *g->route,
@@ -374,12 +380,8 @@ static int tdev_lower_new(struct tdev *g, uint32_t i, uint32_t j, const struct l
     /* a copy that leaves the device over the system's links takes a route
      * of its own (tdev_routes): those kernels are the device's copies;
      * the rest are the shared ones, read in place */
-    for (uint32_t k = 0; k < en->nk; k++) {
-        const struct kplan *p = &ls->k[en->off + k];
-        if (p->dma && (p->dma_level == g->cfg->lv_host || p->dma_net) &&
-            (p->dma_net || g->env->host_over_net))
-            g->low[j].local = 1;
-    }
+    for (uint32_t k = 0; k < en->nk; k++)
+        g->low[j].local |= (uint32_t)kernel_routed(g, &ls->k[en->off + k]);
     if (g->low[j].local) {
         if (g->nkpool + en->nk > *kcap) {     /* setup only: the run never allocates */
             uint32_t kc = *kcap ? 2 * *kcap : 1;

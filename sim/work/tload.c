@@ -99,12 +99,12 @@ const char *tload_dtype_list(char *buf, size_t size)
     return tload_join(buf, size, names, DT_COUNT);
 }
 
-const char *tload_device_list(const struct trace *t, char *buf, size_t size)
+const char *tload_name_list(const char *base, size_t stride, size_t n, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (uint32_t i = 0; i < t->ndevices && used + 40 < size; i++) {
-        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->devices[i]);
+    for (size_t i = 0; i < n && used + 40 < size; i++) {
+        int w = snprintf(buf + used, size - used, "%s%s", i ? ", " : "", base + i * stride);
         if (w < 0)
             break;
         used += (size_t)w;
@@ -112,4 +112,9 @@ const char *tload_device_list(const struct trace *t, char *buf, size_t size)
     if (used + 40 >= size && size > 4)
         snprintf(buf + size - 5, 5, "...");
     return buf;
+}
+
+const char *tload_device_list(const struct trace *t, char *buf, size_t size)
+{
+    return tload_name_list(t->devices[0], sizeof *t->devices, t->ndevices, buf, size);
 }

@@ -75,5 +75,7 @@ const char *tload_join(char *buf, size_t size, const char *const *names, size_t 
 const char *tload_kind_list(char *buf, size_t size);
 const char *tload_dtype_list(char *buf, size_t size);
 const char *tload_device_list(const struct trace *t, char *buf, size_t size);
+/* "a, b, c" of n names of at most 31 bytes at base + i * stride, into buf. */
+const char *tload_name_list(const char *base, size_t stride, size_t n, char *buf, size_t size);
 
 #endif

@@ -86,14 +86,14 @@ static uint64_t group_hash(const uint32_t *dev, uint32_t n)
  * first compared with the last group's device at its place, which is
  * most often it (every data-parallel all-reduce of a step lists the same
  * 1,024 devices): a name compare where the hash lookup missed the cache. */
-static int64_t group_read(struct tload *L, const cJSON *it, const char *key, int *same)
+static int64_t group_read(struct tload *L, const cJSON *it, const char *key, const char *hint,
+                          int *same)
 {
     struct trace *t = L->t;
     if (!cJSON_IsArray(it))
         return tload_err(L, DIAG_E_TYPE, it, 0, key,
                          "must be a list of device names like [\"gpu0\", \"gpu1\"]%s, got %s",
-                         L->nnamed > 0 && strcmp(key, "group") == 0 ? " or the name of an entry of \"groups\"" : "",
-                         jsondoc_type_name(it));
+                         hint, jsondoc_type_name(it));
     if (L->gscratch == NULL) {
         L->gscratch = sim_xcalloc(t->ndevices, sizeof *L->gscratch);
         L->gmark = sim_xcalloc(t->ndevices, sizeof *L->gmark);
@@ -164,7 +164,8 @@ static int group_intern(struct tload *L, const cJSON *it, uint32_t *out)
 {
     struct trace *t = L->t;
     int same = 0;
-    int64_t got = group_read(L, it, "group", &same);
+    int64_t got = group_read(L, it, "group",
+                             L->nnamed > 0 ? " or the name of an entry of \"groups\"" : "", &same);
     if (got < 0)
         return -1;
     uint32_t n = (uint32_t)got;
@@ -236,7 +237,7 @@ int tload_dev_named_list(struct tload *L, const cJSON *groups)
         /* every list checked now, used or not; put in t->groups by the
          * first op that names it, as a list given in the op would be */
         int same;
-        if (group_read(L, c, name, &same) < 0)
+        if (group_read(L, c, name, "", &same) < 0)
             return -1;
         struct tload_named *e = &L->named[L->nnamed];
         memcpy(e->name, name, strlen(name) + 1);
@@ -255,21 +256,14 @@ int tload_dev_group(struct tload *L, const cJSON *it, uint32_t *out)
     int64_t k = L->nnamed > 0 ? nameidx_find(&L->namedidx, name) : -1;
     if (k < 0) {
         char known[256], msg[400];
-        size_t used = 0;
-        known[0] = '\0';
-        for (uint32_t i = 0; i < L->nnamed && used + 40 < sizeof known; i++) {
-            int w = snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
-                             L->named[i].name);
-            used += w > 0 ? (size_t)w : 0;
-        }
-        if (used + 40 >= sizeof known && L->nnamed > 0)
-            snprintf(known + used, sizeof known - used, ", ...");
         if (L->nnamed == 0)
             snprintf(msg, sizeof msg, "must be a list of device names like [\"gpu0\", \"gpu1\"], "
                      "or the name of an entry of the top-level \"groups\" (this trace has none), "
                      "got \"%.40s\"", name);
         else
-            snprintf(msg, sizeof msg, "unknown group \"%.40s\" (groups: %s)", name, known);
+            snprintf(msg, sizeof msg, "unknown group \"%.40s\" (groups: %s)", name,
+                     tload_name_list(L->named[0].name, sizeof *L->named, L->nnamed, known,
+                                     sizeof known));
         return tload_err(L, DIAG_E_UNKNOWN_NAME, it, 0, "group", "%s", msg);
     }
     struct tload_named *e = &L->named[k];

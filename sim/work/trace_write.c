@@ -22,6 +22,7 @@
  * stay in the op, where a reader sees them. */
 #define TRACE_WRITE_INLINE_GROUP 8
 
+/* A JSON string of at most max bytes of s (s need not be terminated). */
 static void put_string(FILE *f, const char *s, size_t max)
 {
     /* what the loader would refuse (not UTF-8, control characters: an
@@ -73,7 +74,6 @@ static void put_group_list(FILE *f, const struct trace *t, const struct trace_gr
     fputc(']', f);
 }
 
-/* A JSON string of at most max bytes of s (s need not be terminated). */
 static void put_op(FILE *f, const struct trace *t, const struct op *op)
 {
     fputs("  {\"id\": ", f);
