@@ -1291,6 +1291,59 @@ static void test_frameworks(void)
     CHECK_EQ_INT(llm_framework_from_name("tensorflow", &f), -1);
 }
 
+/* hf: Hugging Face's eager LlamaForCausalLM, a kernel per torch op.  The
+ * Llama-3-8B decode step is the 1,298 kernel-owning ops the PyTorch
+ * profiler saw on the H200 (traces/validation/h200/decode-llama3-8b-b1-
+ * ctx2048.json.gz): 40 a layer (two 8-kernel fp32 RMSNorms, q, k, v, ten
+ * RoPE kernels, two cache writes, attention, o, two residual adds, gate,
+ * up, SiLU, multiply, down), the rotary table's 7, the final norm's 8, the
+ * embedding, the LM head and the sampling.  It runs on one device (a layer
+ * split too), for inference, and dense models only. */
+static void test_hf(void)
+{
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_SDPA, DT_BF16, WF_NONE, 0, LLM_FW_HF, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct trace t;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.nops, 32 * 40 + 7 + 8 + 3);
+    uint32_t norms = 0, casts = 0;
+    for (uint32_t k = 0; k < t.nops; k++) {
+        const char *id = op_id(&t, &t.ops[k]);
+        norms += strstr(id, "norm.mean") != NULL && t.ops[k].kind == OP_REDUCTION;
+        casts += strstr(id, "cast_up") != NULL && t.ops[k].dtype == DT_FP32;
+    }
+    CHECK_EQ_INT(norms, 2 * 32 + 1);
+    CHECK_EQ_INT(casts, 2 * 32 + 1);
+    trace_free(&t);
+    enum llm_framework f;
+    CHECK_EQ_INT(llm_framework_from_name("transformers", &f), 0);
+    CHECK_EQ_INT(f, LLM_FW_HF);
+    CHECK_EQ_INT(llm_framework_attn(f), ATTN_SDPA);
+    s.pp = 2;       /* accelerate's device map: the layers over two GPUs */
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ndevices, 2);
+    trace_free(&t);
+    s.pp = 1;
+    s.tp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "Hugging Face's eager model is built for one device");
+    s.tp = 1;
+    s.phase = LLM_TRAIN;
+    s.prompt = 512;
+    s.context = 0;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "hf is Hugging Face's eager inference");
+    struct llm_config m;
+    CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &m, &d), 0);
+    s.phase = LLM_DECODE;
+    s.prompt = 1;
+    CHECK_EQ_INT(llm_build(&m, &s, &t, &d), -1);
+    CHECK_STR_CONTAINS(d.msg, "Python loop over experts");
+}
+
 /* A paged KV cache (--page-size): the decode step's attention ops carry
  * the page size through a write and a load; the cache is held in whole
  * pages (4001 tokens in pages of 256: 4096 a sequence); and reading it
@@ -1367,6 +1420,7 @@ int main(void)
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llm") != 0)
         return 1;
     test_frameworks();
+    test_hf();
     test_param_counts();
     test_plain_mlp();
     test_decode();

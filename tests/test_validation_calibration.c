@@ -205,6 +205,21 @@ static void test_other_files(void)
                                       {"HAG/collective", 0.10, 0.15}};
     CHECK_EQ_INT(check_file("traces/validation/hopper-collectives.csv", 16, cb,
                             sizeof cb / sizeof cb[0]), 4);
+
+    /* The project's own H200 measurements (traces/validation/h200-device.csv,
+     * made by scripts/device/h200_validation.py; docs/validation.md): held
+     * out, but for two eager decode rows that fit transformers-eager's host
+     * time a kernel.  Bounds where the model stands, so that a change that
+     * makes it worse fails */
+    static const struct bound h2[] = {
+        {"H200G/gemm", 0.06, 0.55},              {"H200S/elementwise", 0.19, 0.31},
+        {"H200C/elementwise", 0.27, 1.85},       {"H200A/attention-fa2", 0.19, 0.37},
+        {"H200A/attention-xformers", 0.16, 0.40}, {"H200A/attention-cudnn", 0.20, 0.35},
+        {"H200D/attention-cudnn", 0.14, 0.50},   {"H200D/attention-naive", 0.15, 0.52},
+        {"H200M/decode", 0.04, 0.12},            {"H200E/decode", 0.14, 0.29},
+        {"H200E/prefill", 0.18, 0.24},           {"H200P/gemm", 0.01, 0.01},
+        {"H200P/decode", 0.05, 0.05},            {"H200P/elementwise", 0.27, 0.27}};
+    CHECK_EQ_INT(check_file("traces/validation/h200-device.csv", 414, h2, sizeof h2 / sizeof h2[0]), 14);
 }
 
 /* Bad rows: an error at the row's line, never an abort or a value. */
@@ -269,6 +284,17 @@ static void test_bad_rows(const char *dir)
         {"reduction bwd",
          "id,metric,value,unit,config,spec\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,"
          "reduction rows=64 cols=64 dtype=bf16 pass=bwd\n", "spec", 2},
+        /* a decode query against fewer keys than it has; a clock the chip's rates are not
+         * given at; two clocks */
+        {"q_len > seqlen",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,us,nvidia-h200-sxm,"
+         "attention batch=1 heads=32 kv_heads=8 seqlen=16 q_len=17 headdim=128 dtype=bf16\n", "spec", 2},
+        {"clock above",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,us,nvidia-h200-sxm,"
+         "gemm m=64 n=64 k=64 dtype=bf16 clock_mhz=1980\n", "spec", 2},
+        {"clock + sustained",
+         "id,metric,value,unit,config,spec\nX-1,latency,1,us,nvidia-h200-sxm,"
+         "gemm m=64 n=64 k=64 dtype=bf16 clock_mhz=1500 sustained=1\n", "spec", 2},
         {"duplicate column",
          "id,metric,value,unit,config,spec,value\nX-1,latency,1,ms,nvidia-a100-sxm-80gb,gemm m=64 n=64 k=64 dtype=bf16,2\n",
          "value", 1},
@@ -286,6 +312,42 @@ static void test_bad_rows(const char *dir)
         CHECK(strcmp(d.field, bad[i].field) == 0);
         validate_free(&r);
     }
+}
+
+/* clock_mhz=: the chip at the clock the measurement read.  An 8192^3 GEMM
+ * (compute-bound) at half the H200's 1830 MHz takes about twice as long; a
+ * 1 GiB copy (DRAM-bound, DRAM keeps its clock) about as long.  And q_len=:
+ * a decode query reads the whole cache, so it costs far less than the
+ * square attention over the same keys. */
+static void test_clock_and_q_len(const char *dir)
+{
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/clock.csv", dir);
+    tu_write_file(csv, "id,metric,value,unit,config,spec\n"
+                       "C-1,latency,1,us,nvidia-h200-sxm,gemm m=8192 n=8192 k=8192 dtype=bf16\n"
+                       "C-2,latency,1,us,nvidia-h200-sxm,gemm m=8192 n=8192 k=8192 dtype=bf16 clock_mhz=915\n"
+                       "C-3,latency,1,us,nvidia-h200-sxm,elementwise elements=536870912 dtype=bf16\n"
+                       "C-4,latency,1,us,nvidia-h200-sxm,elementwise elements=536870912 dtype=bf16 "
+                       "clock_mhz=915\n"
+                       "C-5,latency,1,us,nvidia-h200-sxm,attention batch=1 heads=32 kv_heads=8 seqlen=4096 "
+                       "headdim=128 causal=1 impl=fa2 dtype=bf16\n"
+                       "C-6,latency,1,us,nvidia-h200-sxm,attention batch=1 heads=32 kv_heads=8 seqlen=4096 "
+                       "q_len=1 headdim=128 impl=fa2 dtype=bf16\n");
+    struct validate_opts o = {.data = csv, .configs = "configs", .root = "."};
+    struct validate_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(validate_run(&o, &r, &d), 0);
+    CHECK_EQ_INT(r.nrows, 6);
+    if (r.nrows == 6) {
+        double g = r.rows[1].predicted / r.rows[0].predicted, e = r.rows[3].predicted / r.rows[2].predicted;
+        printf("  clock_mhz=915: GEMM x%.3f, 1 GiB stream x%.3f; decode query %.2f us against %.1f us\n", g,
+               e, r.rows[5].predicted, r.rows[4].predicted);
+        CHECK(g > 1.85 && g < 2.05);
+        CHECK(e > 0.95 && e < 1.10);
+        CHECK(r.rows[5].predicted < r.rows[4].predicted / 10);
+    }
+    validate_free(&r);
 }
 
 /* pass= and a NUL byte in a row. */
@@ -341,6 +403,7 @@ int main(void)
     CHECK(tu_mkdtemp(dir, sizeof dir, "strata-val") == 0);
     test_bad_rows(dir);
     test_pass_and_nul(dir);
+    test_clock_and_q_len(dir);
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -42,7 +42,7 @@ static int parse_ranks(const char *opt, const char *v, uint64_t *out)
 const char cli_gen_usage[] =
     "  strata gen llm  --model CONFIG.json --phase prefill|decode|train [--batch B] [--prompt P]\n"
     "                  [--context C] [--dtype bf16] [--attn IMPL] [--weights FMT]\n"
-    "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm] [--stack NAME]\n"
+    "                  [--kv-dtype D] [--framework fused|llama.cpp|pytorch|vllm|hf] [--stack NAME]\n"
     "                  [--tp N] [--dp D [--replicas-simulated K]]\n"
     "                  [--recompute] [--pp P [--vpp V]] [--microbatches M] (train)\n"
     "                  [--pp P (prefill, decode: the layers split over P devices in sequence)]\n"
@@ -250,7 +250,7 @@ static int gen_types(const struct gen_args *a, struct llm_step *s)
         return 2;
     }
     if (a->fw && llm_framework_from_name(a->fw, &s->framework) != 0) {
-        fprintf(stderr, "strata gen llm: --framework: expected fused, llama.cpp, pytorch or vllm, got '%s'\n",
+        fprintf(stderr, "strata gen llm: --framework: expected fused, llama.cpp, pytorch, vllm or hf, got '%s'\n",
                 a->fw);
         return 2;
     }

@@ -129,7 +129,7 @@ static int read_top(struct sload *l, int root)
     if (v >= 0) {
         if (llm_framework_from_name(kern, &s->kernels) != 0)
             return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, l->y.nodes[v].line, "kernels",
-                            "expected fused, llama.cpp, pytorch or vllm, got '%s'", kern);
+                            "expected fused, llama.cpp, pytorch, vllm or hf, got '%s'", kern);
         s->has_kernels = 1;
         note_given(l, "", "kernels", l->y.nodes[v].line);
     }

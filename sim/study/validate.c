@@ -295,6 +295,17 @@ static int val_predict(const struct val_csv *v, const struct val_cfg *cfg, int l
         trace_free(&t);
         return diag_set(d, d->code, vo->data, lineno, "spec", "stack: %s", msg);
     }
+    if (wi.clock_mhz > 0) {     /* the clock the measurement read */
+        double sc = wi.clock_mhz * 1e6 / ssys.chip.clock_hz;
+        if (sc > 1.0 + 1e-9) {
+            trace_free(&t);
+            return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
+                            "clock_mhz %g is above %s's clock, %g MHz (the clock its rates are given at)",
+                            wi.clock_mhz, row->config, ssys.chip.clock_hz / 1e6);
+        }
+        if (sc < 1.0)
+            cfg_at_clock(&ssys.chip, sc);
+    }
     const struct hw_config *ccfg = &ssys.chip;
     struct run_opts ro = {.sustained = wi.sustained};
     if (wi.sustained && !(ccfg->has_power && ccfg->power_limit_w > 0)) {

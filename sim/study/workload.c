@@ -332,7 +332,9 @@ static int wl_op(struct wl_spec *s, const char *kind, struct op *o, double *elem
         *elements = (double)o->u.ew.elements;
     } else if (strcmp(kind, "attention") == 0) {
         /* attention batch=B heads=H seqlen=N headdim=D [kv_heads=K] [causal=0|1]
-         * [impl=fa2] [pass=fwd|bwd|fwd+bwd]: self-attention over N tokens */
+         * [impl=fa2] [pass=fwd|bwd|fwd+bwd] [q_len=Q]: self-attention over N
+         * tokens, or Q queries (the last Q, when causal) against N keys: a
+         * decode step's is q_len=1 */
         o->kind = OP_ATTENTION;
         uint64_t n, causal;
         if (wl_spec_u64(s, "batch", 1, 0, 1, &o->u.attn.batch) ||
@@ -340,11 +342,16 @@ static int wl_op(struct wl_spec *s, const char *kind, struct op *o, double *elem
             wl_spec_u64(s, "seqlen", 1, 0, 1, &n) ||
             wl_spec_u64(s, "headdim", 1, 0, 1, &o->u.attn.head_dim) ||
             wl_spec_u64(s, "kv_heads", 0, o->u.attn.heads, 1, &o->u.attn.kv_heads) ||
-            wl_spec_u64(s, "causal", 0, 0, 0, &causal))
+            wl_spec_u64(s, "causal", 0, 0, 0, &causal) ||
+            wl_spec_u64(s, "q_len", 0, n, 1, &o->u.attn.q_len))
             return -1;
         if (o->u.attn.kv_heads == 0 || o->u.attn.heads % o->u.attn.kv_heads != 0)
             return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "kv_heads must divide heads");
-        o->u.attn.q_len = o->u.attn.kv_len = n;
+        if (o->u.attn.q_len > n)
+            return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
+                            "q_len %llu is more than seqlen %llu (the keys it attends to)",
+                            (unsigned long long)o->u.attn.q_len, (unsigned long long)n);
+        o->u.attn.kv_len = n;
         o->u.attn.causal = causal != 0;
         o->u.attn.kv_dtype = o->dtype;
         const char *impl = wl_spec_get(s, "impl");
@@ -404,6 +411,11 @@ int wl_build(const char *spec, const char *root, const char *file, int line, str
         return diag_set(d, DIAG_E_RANGE, file, line, "spec", "sustained: 0 or 1, got %llu",
                         (unsigned long long)sus);
     wi->sustained = (int)sus;
+    if (wl_spec_num(&s, "clock_mhz", 0.0, &wi->clock_mhz))
+        return -1;
+    if (wi->sustained && wi->clock_mhz > 0)
+        return diag_set(d, DIAG_E_RANGE, file, line, "spec",
+                        "clock_mhz and sustained=1 both set the clock: give one");
     const char *stk = wl_spec_get(&s, "stack");
     if (stk != NULL && wi->stack_override != NULL)
         stk = wi->stack_override;

@@ -22,6 +22,8 @@ struct wl_info {
                                      * per simulated device (as MaxText and Megatron count MFU) */
     int sustained;                  /* sustained=1: run at the clock the power limit holds
                                      * (run_opts.sustained; any kind of row) */
+    double clock_mhz;               /* clock_mhz=F: the SM clock the measurement read (0: the
+                                     * chip's own); the chip runs at F (cfg_at_clock) */
     const char *stacks_dir;         /* in: where stack=NAME looks (NULL: ROOT/configs/stacks) */
     const char *stack_override;     /* in: a row that names a stack runs this one instead (NULL:
                                      * its own; validate --leave-one-stack-out) */

@@ -31,9 +31,9 @@ int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct di
         if (ep > 65536 || c->experts % ep != 0)
             return diag_set(d, DIAG_E_RANGE, c->path, 0, ek,
                             "--ep %u does not divide the %llu experts", ep, (unsigned long long)c->experts);
-        if (s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep",
-                            "llama.cpp's graph is built for one device");
+        if (llm_fw_one_device(s->framework))
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--ep", "%s is built for one device",
+                            llm_fw_graph_name(s->framework));
         /* a token's k copies go to k distinct experts, at most E/ep of
          * them on one rank: the busiest rank holds at most min(k, E/ep) of
          * a token's k copies, against k/ep on average */
@@ -66,7 +66,7 @@ int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct di
     if (cp == 1)
         return s->cp_comm != LLM_CP_P2P ? diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp-comm",
                                                    "needs --cp 2 or more") : 0;
-    if (s->phase != LLM_TRAIN || s->framework == LLM_FW_LLAMA_CPP)
+    if (s->phase != LLM_TRAIN || llm_fw_one_device(s->framework))
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism splits a training step's sequences (--phase train)");
     if (cp > 4096)
@@ -126,9 +126,9 @@ int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct di
         if (!train)
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s", "micro-batches (gradient "
                             "accumulation) are for --phase train");
-        if (s->framework == LLM_FW_LLAMA_CPP)
+        if (llm_fw_one_device(s->framework))
             return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, flag, "%s does not combine with "
-                            "llama.cpp's graph", flag);
+                            "%s", flag, llm_fw_graph_name(s->framework));
         if (pp > c->layers)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--pp", "%u stages for %llu layers", pp,
                             (unsigned long long)c->layers);
@@ -172,9 +172,9 @@ int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct di
             return diag_set(d, DIAG_E_RANGE, c->path, 0, "intermediate_size",
                             "--tp %u does not divide intermediate_size %llu", tp,
                             (unsigned long long)c->intermediate);
-        if (s->framework == LLM_FW_LLAMA_CPP)
-            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
-                            "llama.cpp's graph is built for one device");
+        if (llm_fw_one_device(s->framework))
+            return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp", "%s is built for one device",
+                            llm_fw_graph_name(s->framework));
     }
     if (s->dp > 1 && s->phase != LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp",
@@ -195,6 +195,10 @@ static int check_family(const struct llm_config *c, const struct llm_step *s, st
         dense_layers |= !llm_layer_moe(c, l);
     int newer = c->kv_lora || (c->experts && (c->moe_inter != c->intermediate || c->shared_experts ||
                                               dense_layers));
+    if (s->framework == LLM_FW_HF && (c->experts || c->kv_lora))
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--framework",
+                        "hf builds Hugging Face's eager dense decoder (Llama, Mistral, Qwen); its %s "
+                        "is not modelled", c->kv_lora ? "latent attention" : "Python loop over experts");
     if (!newer)
         return 0;
     const char *what = c->kv_lora ? "latent attention (kv_lora_rank)"
@@ -204,9 +208,9 @@ static int check_family(const struct llm_config *c, const struct llm_step *s, st
     if (s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
                         "training a model with %s is not modelled yet: decode and prefill are", what);
-    if (s->framework == LLM_FW_LLAMA_CPP)
+    if (llm_fw_one_device(s->framework))
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--framework",
-                        "llama.cpp's graph for a model with %s is not modelled", what);
+                        "%s for a model with %s is not modelled", llm_fw_graph_name(s->framework), what);
     int ep_tp = s->ep > 1 && s->ep == tp;  /* EP over the TP group: whole experts */
     if (c->experts && !ep_tp && c->moe_inter % tp != 0)
         return diag_set(d, DIAG_E_RANGE, c->path, 0, "moe_intermediate_size",
@@ -262,6 +266,10 @@ static int check_options(const struct llm_step *s, struct diag *d)
                         "dropout is off at inference: it is for --phase train");
     if (s->dropout > 0 && s->framework == LLM_FW_LLAMA_CPP)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dropout", "llama.cpp does not train");
+    if (s->framework == LLM_FW_HF && s->phase == LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
+                        "hf is Hugging Face's eager inference (decode, prefill); a training step "
+                        "is built with fused or pytorch");
     if (s->page_size > 0 && s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--page-size",
                         "a paged KV cache is for decode and prefill, not training");
@@ -286,8 +294,9 @@ static int check_devices(const struct llm_step *s, struct diag *d)
         return diag_set(d, DIAG_E_RANGE, "", 0, "devices",
                         "--tp x --cp x --dp (or --ep) x --pp x --dcn = %llu devices, more than 65536",
                         (unsigned long long)ndev64);
-    if (dp > 1 && s->framework == LLM_FW_LLAMA_CPP)
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "llama.cpp's graph is built for one device");
+    if (dp > 1 && llm_fw_one_device(s->framework))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--dp", "%s is built for one device",
+                        llm_fw_graph_name(s->framework));
     if ((uint64_t)tp * dp > 65536)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--dp", "--tp x --dp = %llu devices, more than 65536",
                         (unsigned long long)tp * dp);
@@ -319,6 +328,8 @@ int llm_framework_from_name(const char *name, enum llm_framework *out)
         *out = LLM_FW_PYTORCH;
     else if (ascii_ieq(name, "vllm"))
         *out = LLM_FW_VLLM;
+    else if (ascii_ieq(name, "hf") || ascii_ieq(name, "transformers"))
+        *out = LLM_FW_HF;
     else
         return -1;
     return 0;
@@ -326,7 +337,7 @@ int llm_framework_from_name(const char *name, enum llm_framework *out)
 
 enum attn_impl llm_framework_attn(enum llm_framework f)
 {
-    return f == LLM_FW_PYTORCH ? ATTN_SDPA : f == LLM_FW_VLLM ? ATTN_VLLM : ATTN_FLASH;
+    return f == LLM_FW_PYTORCH || f == LLM_FW_HF ? ATTN_SDPA : f == LLM_FW_VLLM ? ATTN_VLLM : ATTN_FLASH;
 }
 
 int llm_cp_comm_from_name(const char *name, uint32_t *out)

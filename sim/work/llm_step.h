@@ -27,7 +27,22 @@ enum llm_phase { LLM_PREFILL, LLM_DECODE, LLM_TRAIN };
  * PYTORCH and VLLM: FUSED's kernels, with the attention those frameworks
  * pick on the chip of the run: `sdpa` (torch.compile'd PyTorch, as
  * gpt-fast) and `vllm` (docs/attention.md). */
-enum llm_framework { LLM_FW_FUSED = 0, LLM_FW_LLAMA_CPP = 1, LLM_FW_PYTORCH = 2, LLM_FW_VLLM = 3 };
+enum llm_framework {
+    LLM_FW_FUSED = 0, LLM_FW_LLAMA_CPP = 1, LLM_FW_PYTORCH = 2, LLM_FW_VLLM = 3,
+    LLM_FW_HF = 4   /* Hugging Face transformers' eager LlamaForCausalLM: a kernel per
+                     * torch op (fp32 RMSNorm in 8, rotate-half RoPE in 5 a tensor,
+                     * separate q/k/v and gate/up projections) */
+};
+/* A framework whose step is one device's graph (llama.cpp's, Hugging
+ * Face's eager model): no TP, DP, EP, CP or training; its name in messages. */
+static inline int llm_fw_one_device(enum llm_framework f)
+{
+    return f == LLM_FW_LLAMA_CPP || f == LLM_FW_HF;
+}
+static inline const char *llm_fw_graph_name(enum llm_framework f)
+{
+    return f == LLM_FW_HF ? "Hugging Face's eager model" : "llama.cpp's graph";
+}
 
 struct llm_step {
     enum llm_phase phase;
@@ -111,7 +126,7 @@ static inline uint64_t llm_ubatch_tokens(const struct llm_step *s, uint32_t cp)
 {
     return s->phase == LLM_PREFILL && cp <= 1 && s->ubatch > 0 && s->prompt > s->ubatch ? s->ubatch : 0;
 }
-/* "fused", "llama.cpp", "pytorch" or "vllm".  0, or -1 if unknown. */
+/* "fused", "llama.cpp", "pytorch", "vllm" or "hf".  0, or -1 if unknown. */
 int llm_framework_from_name(const char *name, enum llm_framework *out);
 /* The attention a framework runs when --attn does not say (resolved per
  * chip at run time for pytorch and vllm). */

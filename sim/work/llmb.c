@@ -64,6 +64,21 @@ void llmb_ew(struct llmb *b, const char *id, enum dtype dt, uint64_t el, uint32_
     o->u.ew.vector_bytes = 16;
 }
 
+void llmb_hf_rmsnorm(struct llmb *b, const char *stem, enum dtype dt, uint64_t rows, uint64_t h)
+{
+    char id[TRACE_ID_MAX];
+#define HF_ID(s) (snprintf(id, sizeof id, "%s.%s", stem, s), id)
+    llmb_ew(b, HF_ID("cast_up"), DT_FP32, rows * h, 1, 1, 0.0);
+    llmb_ew(b, HF_ID("pow"), DT_FP32, rows * h, 1, 1, 1.0);
+    llmb_rc(b, HF_ID("mean"), OP_REDUCTION, DT_FP32, rows, h);
+    llmb_ew(b, HF_ID("add_eps"), DT_FP32, rows, 1, 1, 1.0);
+    llmb_ew(b, HF_ID("rsqrt"), DT_FP32, rows, 1, 1, 2.0);
+    llmb_ew(b, HF_ID("mul"), DT_FP32, rows * h, 1, 1, 1.0);
+    llmb_ew(b, HF_ID("cast_down"), dt, rows * h, 1, 1, 0.0);
+    llmb_ew(b, HF_ID("weight"), dt, rows * h, 2, 1, 1.0);
+#undef HF_ID
+}
+
 /* Megatron's bias-dropout-add (one fused kernel): a block's output through
  * dropout, plus the residual; with it the residual add is no longer folded
  * into the next norm */

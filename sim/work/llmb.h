@@ -69,6 +69,10 @@ void llmb_ew(struct llmb *b, const char *id, enum dtype dt, uint64_t el, uint32_
              uint32_t out, double fpe);
 void llmb_dropout_add(struct llmb *b, const char *id, enum dtype dt, uint64_t el, double p);
 /* A softmax, norm or reduction over rows x cols. */
+/* Hugging Face's LlamaRMSNorm as eager PyTorch runs it, a kernel a torch
+ * op: x to fp32, pow, mean, + eps, rsqrt, multiply, back to dt, times the
+ * weight (ids stem.cast_up ... stem.weight). */
+void llmb_hf_rmsnorm(struct llmb *b, const char *stem, enum dtype dt, uint64_t rows, uint64_t h);
 void llmb_rc(struct llmb *b, const char *id, enum op_kind k, enum dtype dt, uint64_t rows,
              uint64_t cols);
 void llmb_coll(struct llmb *b, const char *id, enum coll_kind what, enum dtype dt, uint64_t bytes,

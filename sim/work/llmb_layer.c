@@ -143,7 +143,33 @@ static void layer_qkv(struct llmb *b, const struct llm_step *s, const struct lay
     double eb = y->eb;
     int sp = y->sp;
     char id[64];
-    if (s->framework == LLM_FW_LLAMA_CPP) {
+    if (s->framework == LLM_FW_HF) {
+        /* modeling_llama.py's LlamaAttention as eager PyTorch runs it:
+         * the fp32 RMSNorm, three projections, RoPE by rotate_half on q
+         * and k (q * cos, -x2, cat, * sin, +), the cache written in place
+         * (index_copy_, as a static cache does) */
+        llmb_hf_rmsnorm(b, ID("attn_norm"), dt, rows, h);
+        llmb_gemm(b, ID("q_proj"), dt, rows, qd, h, w);
+        llmb_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
+        llmb_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
+        if (y->qk_norm) {
+            char stem[64];
+            snprintf(stem, sizeof stem, "%s", ID("q_norm"));
+            llmb_hf_rmsnorm(b, stem, dt, rows * y->heads, y->hd);
+            snprintf(stem, sizeof stem, "%s", ID("k_norm"));
+            llmb_hf_rmsnorm(b, stem, dt, rows * y->kvh, y->hd);
+        }
+        for (int k = 0; k < 2; k++) {
+            uint64_t e = rows * (k ? kvd : qd);
+            llmb_ew(b, ID(k ? "rope_k.mul_cos" : "rope_q.mul_cos"), dt, e, 2, 1, 1.0);
+            llmb_ew(b, ID(k ? "rope_k.neg" : "rope_q.neg"), dt, e / 2, 1, 1, 1.0);
+            llmb_ew(b, ID(k ? "rope_k.cat" : "rope_q.cat"), dt, e, 1, 1, 0.0);
+            llmb_ew(b, ID(k ? "rope_k.mul_sin" : "rope_q.mul_sin"), dt, e, 2, 1, 1.0);
+            llmb_ew(b, ID(k ? "rope_k.add" : "rope_q.add"), dt, e, 2, 1, 1.0);
+        }
+        llmb_ew(b, ID("cache_k"), dt, rows * kvd, 1, 1, 0.0);
+        llmb_ew(b, ID("cache_v"), dt, rows * kvd, 1, 1, 0.0);
+    } else if (s->framework == LLM_FW_LLAMA_CPP) {
         /* ggml's graph as llama.cpp's Metal/CUDA backends ran it in
          * late 2023: one kernel per graph node */
         llmb_rc(b, ID("attn_norm"), OP_NORM, dt, rows, h);
@@ -287,6 +313,9 @@ static void layer_attn_out(struct llmb *b, const struct llm_step *s, const struc
         llmb_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
         llmb_rc(b, ID("mlp_norm"), OP_NORM, dt, rows, h);
         llmb_ew(b, ID("mlp_norm_mul"), dt, rows * h, 2, 1, 1.0);
+    } else if (s->framework == LLM_FW_HF) {
+        llmb_ew(b, ID("residual1"), dt, rows * h, 2, 1, 1.0);
+        llmb_hf_rmsnorm(b, ID("mlp_norm"), dt, rows, h);
     } else {
         llmb_rc(b, ID("mlp_norm"), OP_NORM, dt, sp ? rows / tp : rows, h);
     }
@@ -314,7 +343,7 @@ static void layer_mlp(struct llmb *b, const struct llm_config *c, const struct l
     } else if (c->gated) {
         llmb_gemm(b, ID("gate_proj"), dt, rows, inter, h, w);
         llmb_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
-        if (s->framework == LLM_FW_LLAMA_CPP) {
+        if (llm_fw_one_device(s->framework)) {   /* act_fn(gate) * up: two kernels */
             llmb_ew(b, ID("silu"), dt, rows * inter, 1, 1, c->act_flops);
             llmb_ew(b, ID("mul"), dt, rows * inter, 2, 1, 1.0);
         } else {
@@ -333,7 +362,7 @@ static void layer_mlp(struct llmb *b, const struct llm_config *c, const struct l
         llmb_allreduce(b, ID("mlp_allreduce"), dt, (uint64_t)(rows * h * eb));
     if (s->dropout > 0)
         llmb_dropout_add(b, ID("mlp_dropout_add"), dt, (sp ? rows / tp : rows) * h, s->dropout);
-    if (s->framework == LLM_FW_LLAMA_CPP)
+    if (llm_fw_one_device(s->framework))
         llmb_ew(b, ID("residual2"), dt, rows * h, 2, 1, 1.0);
 }
 

@@ -67,6 +67,18 @@ static void rank_layers(struct llmb *b, const struct llm_config *c, const struct
         llmb_tp_coll(b, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
     else if (R->vpar)
         llmb_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
+    if (s->framework == LLM_FW_HF) {
+        /* LlamaRotaryEmbedding: inv_freq times the positions in fp32
+         * (a copy and a multiply), cat, cos and sin, each cast to dt */
+        uint64_t half = rows * (c->head_dim / 2), full = rows * c->head_dim;
+        llmb_ew(b, "rotary.positions", DT_FP32, rows, 1, 1, 0.0);
+        llmb_ew(b, "rotary.freqs", DT_FP32, half, 2, 1, 1.0);
+        llmb_ew(b, "rotary.cat", DT_FP32, full, 1, 1, 0.0);
+        llmb_ew(b, "rotary.cos", DT_FP32, full, 1, 1, 10.0);
+        llmb_ew(b, "rotary.cos_cast", dt, full, 1, 1, 0.0);
+        llmb_ew(b, "rotary.sin", DT_FP32, full, 1, 1, 10.0);
+        llmb_ew(b, "rotary.sin_cast", dt, full, 1, 1, 0.0);
+    }
     for (uint64_t l = 0; l < c->layers; l++) {
         if (zero >= 3) {
             char gid[64];
@@ -132,7 +144,10 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
     /* inference samples the last token of each sequence; training takes
      * the loss (a softmax cross-entropy) over every token */
     uint64_t out_rows = train ? rows : s->batch;
-    llmb_rc(b, "final_norm", OP_NORM, dt, sp ? out_rows / tp : out_rows, h);
+    if (s->framework == LLM_FW_HF)
+        llmb_hf_rmsnorm(b, "final_norm", dt, rows, h);     /* LlamaModel's norm: every token */
+    else
+        llmb_rc(b, "final_norm", OP_NORM, dt, sp ? out_rows / tp : out_rows, h);
     if (sp)
         llmb_tp_coll(b, "final_allgather", COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
     llmb_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? llm_w_more(s) : s->weights);
