@@ -107,7 +107,7 @@ def main():
             emit("H200A", "F.scaled_dot_product_attention, %s backend, %s" % (r["impl"], ps), shape, "bf16",
                  r["batch"], "latency", g(float(r[col]) * 1e6), "us", "attn.csv", r["run"],
                  "CUDA events after warm-up; SM clock read after %s MHz" % r["sm_mhz"],
-                 base + ("" if ps == "fwd" else " pass=fwd+bwd"))
+                 base + ("" if ps == "fwd" else " pass=fwd+bwd") + clock_key(r["sm_mhz"]))
 
     for r in rows("decode_attn.csv"):
         v = r["variant"]
@@ -157,7 +157,7 @@ def main():
             emit("H200E", "Llama prefill run eagerly from Python", shape, "bf16", "1", "latency",
                  g(float(r["eager_events_s"]) * 1e3), "ms", "model.csv", r["run"],
                  lay + "; CUDA events; logits of the last token only; SM clock read after %s MHz"
-                 % r["sm_mhz"], spec + " stack=transformers-eager")
+                 % r["sm_mhz"], spec + " stack=transformers-eager" + clock_key(r["sm_mhz"]))
 
     soak = {  # power.csv case: spec, notes
         "d2d copy 2 GiB": ("elementwise elements=1073741824 inputs=1 outputs=1 flops=0 dtype=bf16 sustained=1",
