@@ -721,8 +721,19 @@ void lower_attn_op(const struct hw_config *c, const struct op *o, struct lowered
         return;
     }
     uint32_t n = 0;
-    if (pass != PASS_BWD)
+    if (pass != PASS_BWD) {
         plan_attn_fwd(c, &L->k[n++], o, a, path);
+        /* split over the keys (flash-decoding): each split wrote its partial
+         * output and softmax statistics in fp32; a kernel of their own
+         * combines them, as every library runs it (FA2's and FA3's
+         * splitkv_combine, cuDNN's lean_reduction on the H200's census) */
+        uint64_t split = L->k[0].gb / (b * o->u.attn.kv_heads);
+        if (split > 1) {
+            double rows = (double)b * h * q, eb = dtype_bytes(o->dtype, 1.0);
+            kplan_stream(c, &L->k[n++], "splitkv_combine", (double)split * rows * (d + 2.0) * 4.0,
+                         rows * d * eb, 4.0 * (double)split * rows * d, DT_FP32, 0, 1, TILED_VEC_BYTES);
+        }
+    }
     if (pass != PASS_FWD)
         n += plan_attn_bwd(c, &L->k[n], o, a, path);
     L->nk = n;
