@@ -79,6 +79,18 @@ void llmb_hf_rmsnorm(struct llmb *b, const char *stem, enum dtype dt, uint64_t r
 #undef HF_ID
 }
 
+void llmb_hf_rope(struct llmb *b, const char *stem, enum dtype dt, uint64_t el)
+{
+    char id[TRACE_ID_MAX];
+#define HF_ID(s) (snprintf(id, sizeof id, "%s.%s", stem, s), id)
+    llmb_ew(b, HF_ID("mul_cos"), dt, el, 2, 1, 1.0);
+    llmb_ew(b, HF_ID("neg"), dt, el / 2, 1, 1, 1.0);
+    llmb_ew(b, HF_ID("cat"), dt, el, 1, 1, 0.0);
+    llmb_ew(b, HF_ID("mul_sin"), dt, el, 2, 1, 1.0);
+    llmb_ew(b, HF_ID("add"), dt, el, 2, 1, 1.0);
+#undef HF_ID
+}
+
 /* Megatron's bias-dropout-add (one fused kernel): a block's output through
  * dropout, plus the residual; with it the residual add is no longer folded
  * into the next norm */

@@ -73,6 +73,10 @@ void llmb_dropout_add(struct llmb *b, const char *id, enum dtype dt, uint64_t el
  * op: x to fp32, pow, mean, + eps, rsqrt, multiply, back to dt, times the
  * weight (ids stem.cast_up ... stem.weight). */
 void llmb_hf_rmsnorm(struct llmb *b, const char *stem, enum dtype dt, uint64_t rows, uint64_t h);
+/* apply_rotary_pos_emb on one tensor of el elements, a kernel a torch op:
+ * x * cos, rotate_half's -x2 and cat, * sin, + (ids stem.mul_cos ...
+ * stem.add). */
+void llmb_hf_rope(struct llmb *b, const char *stem, enum dtype dt, uint64_t el);
 void llmb_rc(struct llmb *b, const char *id, enum op_kind k, enum dtype dt, uint64_t rows,
              uint64_t cols);
 void llmb_coll(struct llmb *b, const char *id, enum coll_kind what, enum dtype dt, uint64_t bytes,

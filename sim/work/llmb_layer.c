@@ -153,20 +153,11 @@ static void layer_qkv(struct llmb *b, const struct llm_step *s, const struct lay
         llmb_gemm(b, ID("k_proj"), dt, rows, kvd, h, w);
         llmb_gemm(b, ID("v_proj"), dt, rows, kvd, h, w);
         if (y->qk_norm) {
-            char stem[64];
-            snprintf(stem, sizeof stem, "%s", ID("q_norm"));
-            llmb_hf_rmsnorm(b, stem, dt, rows * y->heads, y->hd);
-            snprintf(stem, sizeof stem, "%s", ID("k_norm"));
-            llmb_hf_rmsnorm(b, stem, dt, rows * y->kvh, y->hd);
+            llmb_hf_rmsnorm(b, ID("q_norm"), dt, rows * y->heads, y->hd);
+            llmb_hf_rmsnorm(b, ID("k_norm"), dt, rows * y->kvh, y->hd);
         }
-        for (int k = 0; k < 2; k++) {
-            uint64_t e = rows * (k ? kvd : qd);
-            llmb_ew(b, ID(k ? "rope_k.mul_cos" : "rope_q.mul_cos"), dt, e, 2, 1, 1.0);
-            llmb_ew(b, ID(k ? "rope_k.neg" : "rope_q.neg"), dt, e / 2, 1, 1, 1.0);
-            llmb_ew(b, ID(k ? "rope_k.cat" : "rope_q.cat"), dt, e, 1, 1, 0.0);
-            llmb_ew(b, ID(k ? "rope_k.mul_sin" : "rope_q.mul_sin"), dt, e, 2, 1, 1.0);
-            llmb_ew(b, ID(k ? "rope_k.add" : "rope_q.add"), dt, e, 2, 1, 1.0);
-        }
+        llmb_hf_rope(b, ID("rope_q"), dt, rows * qd);
+        llmb_hf_rope(b, ID("rope_k"), dt, rows * kvd);
         llmb_ew(b, ID("cache_k"), dt, rows * kvd, 1, 1, 0.0);
         llmb_ew(b, ID("cache_v"), dt, rows * kvd, 1, 1, 0.0);
     } else if (s->framework == LLM_FW_LLAMA_CPP) {
