@@ -223,6 +223,8 @@ struct attn_lib {
     double sfu_serial;          /* share of its exponentials that do not overlap its GEMMs
                                  * (an overlapped kernel; 0 = all overlap) */
     int persistent;             /* its forward runs a persistent tile scheduler on an async path */
+    int wgmma_bwd;              /* on wgmma its backward is FA3's (lib_tile_bwd): FA3's tiles,
+                                 * the two MMA warpgroups sharing each tile */
 };
 
 
@@ -230,8 +232,8 @@ static const struct attn_lib attn_libs[] = {
     /* issue: scripts/fit_attention.py, median measured/predicted over at
      * most a third of each library's FA rows (seqlen 2048 and 4096) of
      * shared/data, A100, fwd+bwd; the rest are held out */
-    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0, 0},  /* 8 of 24 rows */
-    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},   /* 7 of 21 rows */
+    {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0, 0, 0},  /* 8 of 24 rows */
+    {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0, 0},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no A100 measurement; their Hopper kernels overlap the
      * softmax with the GEMMs.  cuDNN is taken at FA2's issue efficiency
      * (FA3's fitted values below would bring its Hopper rows 10.7% / 20.9%
@@ -253,16 +255,19 @@ static const struct attn_lib attn_libs[] = {
      * under its data-sheet rate: 0.80 and 0.991 (fit rows 5.6% / 11.6%,
      * the 24 held out 3.1% / 21.0%).  Its forward runs a persistent tile
      * scheduler (hopper/tile_scheduler.hpp) */
-    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80, 1},
-    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0},
+    {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80, 1, 1},
+    /* cuDNN's Hopper backward (closed source) is taken as FA3's, as its
+     * forward is: checked on the FA3 paper's cuDNN backward rows
+     * (traces/validation/hopper-attention-bwd.csv, nothing fitted) */
+    {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0, 1},
     /* Triton on Hopper is another kernel (the tutorial's, issuing wgmma):
      * its forward factor 0.66 was fitted on 4 of the 12 H100 Triton rows of
      * traces/validation/hopper-attention.csv (FA3P-014, -015, -043, -044;
      * worst of the four 3.9%); the other 8 are held out.  On the A100 the
      * factor was refitted (0.373 to 0.428) once the sequence-parallel
      * backward's dQ copies were modelled (plan_attn_bwd) */
-    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66, 0, 0}, /* 8 of 24 rows */
-    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0, 0, 0}, /* 8 of 24 rows */
+    {ATTN_TRITON, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 1, 0, DQ_COPIES, 0.428, 0.428, 0.66, 0, 0, 0}, /* 8 of 24 rows */
+    {ATTN_XFORMERS, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.355, 0.355, 0, 0, 0, 0}, /* 8 of 24 rows */
 };
 
 /* The library an impl means on chip c (flash: FlashAttention-2 on a GPU),
@@ -403,6 +408,21 @@ static void lib_tile(const struct op *o, const struct attn_lib *a, enum matrix_p
     }
 }
 
+/* FlashAttention-3's backward tile, Br query rows x Bc keys by head dim
+ * (hopper/flash_bwd_launch_template.h, run_mha_bwd_hdim*, sm90: 128 x 128
+ * at 64, 64 x 128 at 96, 80 x 128 at 128 (64 x 128 causal), 64 x 96 at
+ * 192, 64 x 80 at 256), for a library whose backward on wgmma is FA3's;
+ * the others keep plan_attn_bwd's. */
+static void lib_tile_bwd(const struct op *o, const struct attn_lib *a, enum matrix_path path,
+                         uint32_t *br, uint32_t *bc)
+{
+    uint64_t d = o->u.attn.head_dim;
+    if (!a->wgmma_bwd || path != MP_WGMMA || d > 256)
+        return;
+    *br = d <= 64 ? 128 : d <= 96 ? 64 : d <= 128 ? (o->u.attn.causal ? 64 : 80) : 64;
+    *bc = d <= 128 ? 128 : d <= 192 ? 96 : 80;
+}
+
 /* A library's fused forward kernel: plan_flash's tiles, with the library's
  * path, tile, softmax issue and O round trips. */
 static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const struct op *o,
@@ -460,11 +480,13 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
  * Bc keys of one head, keeps K_j, V_j, dK_j, dV_j on chip and walks the
  * query blocks that see it; per block five products (S = QK^T recomputed,
  * dP = dO V^T, dV += P^T dO, dK += dS^T Q, dQ += dS K), one exp per score
- * and dS = P (dP - D).  dQ is accumulated as the library's dq_mode says:
- * fp32 atomics in L2 (FA2), fp32 read and written in HBM (FA1), or a copy
- * per key block (Triton on mma_sync).  Small kernels go around it: D =
- * rowsum(dO o O) before; dQ to the input type after (or, for the copies,
- * zeroing them before and summing them after). */
+ * and dS = P (dP - D), on the library's tile (lib_tile_bwd: FA3's on
+ * wgmma; else 64 query rows by 64 keys, 128 up to head dim 64).  dQ is
+ * accumulated as the library's dq_mode says: fp32 atomics in L2 (FA2),
+ * fp32 read and written in HBM (FA1), or a copy per key block (Triton on
+ * mma_sync).  Small kernels go around it: D = rowsum(dO o O) before; dQ to
+ * the input type after (or, for the copies, zeroing them before and
+ * summing them after). */
 static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const struct op *o,
                               const struct attn_lib *a, enum matrix_path path)
 {
@@ -486,6 +508,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     /* FA1 walks blocks of its own key length (fa1_bc) */
     uint32_t bc = a->o_roundtrip ? fa1_bc(d, kv) : sp ? DQ_COPY_BLOCK : d > 64 ? 64 : 128;
     uint32_t br = sp ? DQ_COPY_BLOCK : 64;
+    lib_tile_bwd(o, a, path, &br, &bc);
     uint64_t group = h / kvh;
     uint64_t kt = ceil_div(kv, bc);
     /* query rows a key block sees: all, or (causal) those at or after it */
@@ -535,7 +558,11 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
     p->vdt = DT_FP32;
     /* dQ_i read and written back (FA1): a read/write mix */
     p->dram_cost = dq == DQ_HBM ? kplan_dram_cost(c, p->reread_step, p->store_step) : 1.0;
-    p->serial = a->serial;
+    /* FA3's backward on wgmma has no ping-pong: its two MMA warpgroups share
+     * each tile (hopper/flash_bwd_kernel_sm90.h: both run the mainloop on
+     * one block of keys), so a step's exponentials and dS wait for its
+     * products, as in FA2's */
+    p->serial = a->serial || (a->wgmma_bwd && path == MP_WGMMA);
     p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
     snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u bwd", br, bc);
