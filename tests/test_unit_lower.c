@@ -214,6 +214,34 @@ static void test_clusters(void)
     CHECK(strstr(L.k[0].tile, " c") == NULL && kplan_l2_share(&L.k[0]) == 1.0);
 }
 
+/* Blackwell's tcgen05 (test_tmem): the tensor core reads each operand tile
+ * from shared memory once a k-step ((tm + tn) x tk x 2 bytes for bf16, not
+ * a warp tile's fetches), the accumulator sits in tensor memory, and the
+ * cluster of two along m is the 2-SM MMA: each SM's port takes its own A
+ * and half of B, the L2 share.  On wgmma (H100) the port takes every byte
+ * of a multicast cluster, and the warp-tile fetches stay. */
+static void test_tmem(const struct hw_config *b200)
+{
+    struct lowered L;
+    lower_gemm(b200, 8192, 8192, 8192, &L);
+    const struct kplan *p = &L.k[0];
+    CHECK_EQ_INT(p->cl_m, 2);
+    CHECK(p->mma_pair == 1);
+    double tk = 32.0;     /* the tile string's k-step */
+    CHECK_STR_CONTAINS(p->tile, "128x256x32");
+    CHECK_NEAR_REL(p->smem_step, (128.0 + 256.0) * tk * 2.0, 1e-12);
+    CHECK_NEAR_REL(kplan_port_share(p), kplan_l2_share(p), 1e-12);
+    CHECK(kplan_port_share(p) < 1.0);
+    lower_gemm(&h100mc, 8192, 8192, 8192, &L);
+    CHECK(L.k[0].mma_pair == 0 && kplan_port_share(&L.k[0]) == 1.0);
+    CHECK(L.k[0].smem_step > 1.5 * (L.k[0].a_step + L.k[0].b_step));   /* warp tiles: twice the operands */
+    /* a stack whose kernels issue mma.sync on the B200: registers, no pair */
+    struct hw_config old = *b200;
+    old.gemm_no_tma = 1;
+    lower_gemm(&old, 8192, 8192, 8192, &L);
+    CHECK(L.k[0].mma_pair == 0 && L.k[0].cl_m <= 1);
+}
+
 static void check_gemv(const struct hw_config *c, uint64_t m, const char *tile, uint64_t ctas,
                        uint32_t steps)
 {
@@ -470,6 +498,7 @@ int main(void)
     if (tu_load_cfg("configs/nvidia-b200.yaml", &b200) != 0)
         return 1;
     test_fp4_weights(&b200);
+    test_tmem(&b200);
     printf("%d passed, %d failed\n", test_passed_, test_failed_);
     return test_failed_ != 0;
 }

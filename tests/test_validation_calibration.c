@@ -204,6 +204,16 @@ static void test_other_files(void)
         {"FA3B/attention-math", 0.05, 0.09}, {"FA3B/attention-fa2", 0.34, 0.39}};
     CHECK_EQ_INT(check_file("traces/validation/hopper-attention-bwd.csv", 46, hw, sizeof hw / sizeof hw[0]), 4);
 
+    /* GEMMs at their best (traces/validation/gemm-peak.csv, held out
+     * whole): AMD's Max-Achievable FLOPs at the clocks AMD read, cuBLAS bf16
+     * squares on a B200 (were 24-27% slow before tcgen05's operand reads, the
+     * 2-SM MMA and the B200 L2's measured bandwidth), and the MAMF table's
+     * best shapes run sustained (docs/validation.md says why its NVIDIA rows
+     * come out slow).  Bounds where the model stands. */
+    static const struct bound gp[] = {{"AMDMAF/gemm", 0.05, 0.07}, {"B200SQ/gemm", 0.05, 0.06},
+                                      {"MAMF/gemm", 0.17, 0.35}};
+    CHECK_EQ_INT(check_file("traces/validation/gemm-peak.csv", 23, gp, sizeof gp / sizeof gp[0]), 3);
+
     /* Hopper collectives (traces/validation/hopper-collectives.csv): the
      * two ring rows set the H100 NVLink's efficiency (HRING); the NVLS rows
      * on 5-8 H100s and on 8 H200s are held out (NCCL's NVLS efficiency,

@@ -90,7 +90,9 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
     double share = 1.0;
     if (p->cl_m > 1 || p->cl_n > 1)
         share = (a_step / dmax(1.0, p->cl_n) + b_step / dmax(1.0, p->cl_m)) / (a_step + b_step);
-    double t_l2 = share < 1.0 ? dmax(l2_bytes * share / cfg_first_cache(c)->bw_bytes_per_s, l2_bytes / port_bw)
+    /* a 2-SM MMA pair (tcgen05): each SM receives only its half of B */
+    double port_bytes = p->mma_pair ? l2_bytes * share : l2_bytes;
+    double t_l2 = share < 1.0 ? dmax(l2_bytes * share / cfg_first_cache(c)->bw_bytes_per_s, port_bytes / port_bw)
                               : l2_bytes / l2_bw;
     double t_split = split > 1 ? (double)ctas * tm * tn * 4.0 * 2.0 / cfg_first_cache(c)->bw_bytes_per_s : 0;
     /* pipeline fill: once per wave with one CTA per SM, once overall when
@@ -128,6 +130,19 @@ static uint32_t gemm_tk(const struct hw_config *c, uint32_t tkb, double eb)
     return tk;
 }
 
+/* A GEMM kernel on Blackwell's tcgen05 path (the chip has it and the
+ * stack's library issues on a TMA path): the tensor core reads both
+ * operand tiles from shared memory itself, once per MMA, and keeps the
+ * accumulator in tensor memory (TMEM), not in registers (PTX ISA,
+ * tcgen05.mma: A from TMEM or shared memory, B from shared memory, D in
+ * TMEM; CUTLASS's sm100 GEMMs, KernelTmaWarpSpecialized*Sm100).  A warp
+ * tile's operand fetches into registers (mma.sync, wgmma) are not there. */
+static int gemm_tmem(const struct hw_config *c, const struct gemm_shape *s)
+{
+    return c->matrix_path_frac[MP_TCGEN05] > 0 && !c->gemm_no_tma && c->sa_rows == 0 &&
+           !unit_gemm_simt(c, s->dt);
+}
+
 /* The plan of candidate cand (a tm x tn x tk tile, its stages, split sp),
  * now the best: what the estimate does not fill in. */
 static void gemm_keep(const struct hw_config *c, const struct gemm_shape *s, struct kplan *best,
@@ -141,6 +156,8 @@ static void gemm_keep(const struct hw_config *c, const struct gemm_shape *s, str
     best->pro_bytes = 0;
     double wm = dmin(64.0, tm), wn = dmin(128.0, tn);
     best->smem_step = tk * eb * (tm * (double)tn / wn + tm * (double)tn / wm);
+    if (gemm_tmem(c, s))
+        best->smem_step = tk * ((double)tm * eb + (double)tn * s->b_bytes);
     best->store_end = sp > 1 ? 0 : dmin(tm, (double)s->m) * dmin(tn, (double)s->n) * s->out_bytes;
     best->l2_only_end = sp > 1 ? tm * (double)tn * 4.0 * 2.0 : 0;
     if (sp > 1)
@@ -183,6 +200,7 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
      * (not an mma_sync library's, nor SIMT FMAs, nor a systolic array's) */
     uint32_t K = c->cluster_multicast_ctas;
     uint32_t ncl = K >= 2 && !c->gemm_no_tma && c->sa_rows == 0 && !unit_gemm_simt(c, s->dt) ? 3 : 1;
+    int tmem = gemm_tmem(c, s);
     /* relax: on a chip whose shared memory or registers hold no tile at all
      * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
      * (two stages, registers unchecked) rather than have no plan */
@@ -218,7 +236,9 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
                 stages = 2;
             if (stages == 0)
                 continue;
-            double regs = tm * (double)tn * 4.0 * 1.5 + threads * 64.0 * 4.0;
+            /* the fp32 accumulators (and the epilogue's staging) in
+             * registers; on tcgen05 they are in TMEM */
+            double regs = (tmem ? 0.0 : tm * (double)tn * 4.0 * 1.5) + threads * 64.0 * 4.0;
             struct kplan cand;
             memset(&cand, 0, sizeof cand);
             kplan_occupancy(c, &cand, threads, smem, regs);
@@ -230,6 +250,7 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
              * grid has K row or column blocks to put in it */
             cand.cl_m = cl == 1 ? K : 1;
             cand.cl_n = cl == 2 ? K : 1;
+            cand.mma_pair = tmem && cand.cl_m == 2;
             if ((cl == 1 && ceil_div(s->m, tm) < K) || (cl == 2 && ceil_div(s->n, tn) < K))
                 continue;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {

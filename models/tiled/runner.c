@@ -167,7 +167,7 @@ static void wave_caps(struct runner *r, uint32_t cpu)
     r->cap_l2 = u * cfg_first_cache(c)->port_bytes_per_cycle_per_unit * (p->load_frac > 0 ? p->load_frac : 1.0) *
                 c->clock_hz;
     double rf = p->rate_frac > 0 ? p->rate_frac : 1.0;
-    r->cap_l2_load = r->cap_l2 * kplan_l2_share(p);
+    r->cap_l2_load = r->cap_l2 * kplan_l2_share(p) / kplan_port_share(p);
     r->cap_m = u * unit_matrix_rate(c, p->mdt) * rf;
     r->cap_v = u * unit_vector_rate(c, p->vdt) * rf;
     r->cap_s = u * c->sfu_ops_per_cycle * c->clock_hz * rf;
@@ -389,7 +389,8 @@ static void wave_begin(struct runner *r)
     /* async copies land in shared memory: every byte each CTA receives (a
      * multicast L2 read lands in each CTA of its cluster) */
     res->bytes[c->lv_smem] += r->w_smem + r->w_xchg +
-                              (l2_loop / kplan_l2_share(p) + reread + r->w_pro) * (p->async_copy ? 1.0 : 0.0);
+                              (l2_loop * kplan_port_share(p) / kplan_l2_share(p) + reread + r->w_pro) *
+                                  (p->async_copy ? 1.0 : 0.0);
 
     wave_caps(r, cpu);
 

@@ -68,6 +68,10 @@ struct kplan {
     uint32_t cl_m, cl_n;        /* thread-block cluster (0 = 1): cl_m row blocks x cl_n column
                                  * blocks whose shared panels one TMA multicast L2 read feeds
                                  * (B along m, A along n) */
+    int mma_pair;               /* a 2-SM MMA (tcgen05, cta_group::2) over the cl_m = 2 pair: B
+                                 * is split between the pair's shared memories and each tensor
+                                 * core reads the other's half, so an SM receives only its own
+                                 * half (its port carries kplan_l2_share of the panel bytes) */
     double pro_bytes;           /* bytes per CTA loaded once before the loop, not shared */
     double reread_step;         /* bytes per CTA per step read again from DRAM (multi-pass kernels) */
     double store_step;          /* bytes per CTA per step written back (streaming outputs) */
@@ -302,6 +306,13 @@ static inline double kplan_l2_share(const struct kplan *p)
     if ((cm == 1 && cn == 1) || all <= 0)
         return 1.0;
     return (p->a_step / cn + p->b_step / cm) / all;
+}
+
+/* Share of the panel bytes a CTA's port (and shared memory) receives:
+ * all of them under multicast, the L2 share in a 2-SM MMA pair. */
+static inline double kplan_port_share(const struct kplan *p)
+{
+    return p->mma_pair ? kplan_l2_share(p) : 1.0;
 }
 
 /* unit.c: rates of one unit (SM, array), pipe types, systolic work */
