@@ -172,15 +172,15 @@ static void test_other_files(void)
      * path, nothing fitted, is held out whole. */
     static const struct bound hb[] = {
         {"FA3P/attention-fa3", 0.05, 0.12}, {"FA3P/attention-fa2", 0.08, 0.12},
-        {"FA3P/attention-cudnn", 0.15, 0.25}, {"FA3P/attention-triton", 0.06, 0.50},
+        {"FA3P/attention-cudnn", 0.08, 0.16}, {"FA3P/attention-triton", 0.06, 0.50},
         {"FA3P/attention-math", 0.10, 0.25}};
     check_file("traces/validation/hopper-attention.csv", 58, hb, sizeof hb / sizeof hb[0]);
 
     /* The same paper's head dim 64 and 256 figures (FA3D: held out but
      * for 8 FA3 rows, the fit above).  Standard attention and FA3
      * generalise; the others do not yet: at head dim 64 cuDNN comes out
-     * 45-75% fast, at 256 FA2 12-44% fast (docs/attention.md, "Other head
-     * dims").  These bounds are where the model stands, so that a change
+     * up to 40% fast (45-75% before it ran as FA3 on wgmma), at 256 FA2
+     * 12-44% fast (docs/attention.md, "Other head dims").  These bounds are where the model stands, so that a change
      * that makes it worse fails; the issue's 10% / 25% is not met by
      * every group here. */
     static const struct bound hd[] = {
@@ -189,7 +189,7 @@ static void test_other_files(void)
         /* and 0.3-1.7 points more since the Hopper configs' gap between kernels became the
          * 1.12 us an H200 measured (was 2.5 us a priori): these rows were fast already */
         {"FA3D/attention-math", 0.10, 0.15}, {"FA3D/attention-fa2", 0.13, 0.45},
-        {"FA3D/attention-triton", 0.23, 0.29}, {"FA3D/attention-cudnn", 0.38, 0.76},
+        {"FA3D/attention-triton", 0.23, 0.29}, {"FA3D/attention-cudnn", 0.25, 0.41},
         {"FA3D/attention-fa3", 0.06, 0.23}};
     check_file("traces/validation/hopper-attention-headdims.csv", 94, hd, sizeof hd / sizeof hd[0]);
 
@@ -235,7 +235,7 @@ static void test_other_files(void)
     static const struct bound h2[] = {
         {"H200G/gemm", 0.06, 0.55},              {"H200S/elementwise", 0.19, 0.31},
         {"H200C/elementwise", 0.27, 1.85},       {"H200A/attention-fa2", 0.19, 0.37},
-        {"H200A/attention-xformers", 0.16, 0.40}, {"H200A/attention-cudnn", 0.12, 0.34},
+        {"H200A/attention-xformers", 0.16, 0.40}, {"H200A/attention-cudnn", 0.08, 0.20},
         {"H200D/attention-cudnn", 0.12, 0.32},   {"H200D/attention-naive", 0.15, 0.52},
         {"H200M/decode", 0.04, 0.11},            {"H200E/decode", 0.14, 0.29},
         {"H200E/prefill", 0.12, 0.22},           {"H200P/gemm", 0.01, 0.01},

@@ -223,8 +223,9 @@ struct attn_lib {
     double sfu_serial;          /* share of its exponentials that do not overlap its GEMMs
                                  * (an overlapped kernel; 0 = all overlap) */
     int persistent;             /* its forward runs a persistent tile scheduler on an async path */
-    int wgmma_bwd;              /* on wgmma its backward is FA3's (lib_tile_bwd): FA3's tiles,
-                                 * the two MMA warpgroups sharing each tile */
+    int wgmma_fa3;              /* on wgmma its kernels are FA3's: the forward's issue factor
+                                 * and exponential overlap (attn_on_wgmma), the backward's
+                                 * tiles and schedule (lib_tile_bwd) */
 };
 
 
@@ -235,11 +236,13 @@ static const struct attn_lib attn_libs[] = {
     {ATTN_FA1, {MP_MMA_SYNC, MP_COUNT, MP_COUNT}, 1, 1, DQ_HBM, 0.418, 0.418, 0, 0, 0, 0},  /* 8 of 24 rows */
     {ATTN_FA2, {MP_MMA_SYNC, MP_MFMA, MP_COUNT}, 1, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0, 0},   /* 7 of 21 rows */
     /* FA3 and cuDNN: no A100 measurement; their Hopper kernels overlap the
-     * softmax with the GEMMs.  cuDNN is taken at FA2's issue efficiency
-     * (FA3's fitted values below would bring its Hopper rows 10.7% / 20.9%
-     * to 7.4% / 15.3%, but cut its B200 rate from 1.23 to 1.07 PFLOP/s at
-     * 16k tokens, under the 1.24 that FA4's "1613 TFLOP/s, up to 1.3x over
-     * cuDNN 9.13" implies, so they are not borrowed).  FA3
+     * softmax with the GEMMs.  cuDNN is taken at FA2's issue efficiency,
+     * but on wgmma its kernels are taken as FA3's (wgmma_fa3: both are
+     * warp-specialised wgmma kernels; cuDNN's are closed source), forward
+     * and backward.  FA3's forward values on the B200's tcgen05 would cut
+     * cuDNN's rate at 16k tokens from 1.23 to 1.07 PFLOP/s, under the 1.24
+     * that FA4's "1613 TFLOP/s, up to 1.3x over cuDNN 9.13" implies, so
+     * they stay on Hopper.  FA3
      * is Hopper's only (wgmma); cuDNN and Triton are taken to issue
      * Blackwell's tcgen05 where the chip has it (both ship Blackwell
      * kernels; which release first did is not pinned here, and no Blackwell
@@ -256,9 +259,11 @@ static const struct attn_lib attn_libs[] = {
      * the 24 held out 3.1% / 21.0%).  Its forward runs a persistent tile
      * scheduler (hopper/tile_scheduler.hpp) */
     {ATTN_FA3, {MP_WGMMA, MP_COUNT, MP_COUNT}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0.991, 0.80, 1, 1},
-    /* cuDNN's Hopper backward (closed source) is taken as FA3's, as its
-     * forward is: checked on the FA3 paper's cuDNN backward rows
-     * (traces/validation/hopper-attention-bwd.csv, nothing fitted) */
+    /* cuDNN on Hopper as FA3: checked on the FA3 paper's cuDNN rows
+     * (forward 10.5% / 21.0% -> 7.4% / 15.4% at head dim 128, 37.2% /
+     * 75.0% -> 24.6% / 40.3% at 64 and 256; backward 29.5% / 52.5% -> 7.1%
+     * / 12.1%) and the H200's own cuDNN forward and forward+backward rows
+     * (19.6% / 33.6% -> 7.1% / 19.4%), nothing fitted on them */
     {ATTN_CUDNN, {MP_TCGEN05, MP_WGMMA, MP_MMA_SYNC}, 0, 0, DQ_ATOMIC, 0.760, 0.760, 0, 0, 0, 1},
     /* Triton on Hopper is another kernel (the tutorial's, issuing wgmma):
      * its forward factor 0.66 was fitted on 4 of the 12 H100 Triton rows of
@@ -417,10 +422,22 @@ static void lib_tile_bwd(const struct op *o, const struct attn_lib *a, enum matr
                          uint32_t *br, uint32_t *bc)
 {
     uint64_t d = o->u.attn.head_dim;
-    if (!a->wgmma_bwd || path != MP_WGMMA || d > 256)
+    if (!a->wgmma_fa3 || path != MP_WGMMA || d > 256)
         return;
     *br = d <= 64 ? 128 : d <= 96 ? 64 : d <= 128 ? (o->u.attn.causal ? 64 : 80) : 64;
     *bc = d <= 128 ? 128 : d <= 192 ? 96 : 80;
+}
+
+/* The library whose forward values (issue factor, exponential overlap) a
+ * kernel of a on path takes: FA3's for one whose wgmma kernels are FA3's
+ * (cuDNN on Hopper), else a's own. */
+static const struct attn_lib *attn_on_wgmma(const struct attn_lib *a, enum matrix_path path)
+{
+    if (a->wgmma_fa3 && path == MP_WGMMA)
+        for (size_t i = 0; i < sizeof attn_libs / sizeof attn_libs[0]; i++)
+            if (attn_libs[i].impl == ATTN_FA3)
+                return &attn_libs[i];
+    return a;
 }
 
 /* A library's fused forward kernel: plan_flash's tiles, with the library's
@@ -447,12 +464,13 @@ static void plan_attn_fwd(const struct hw_config *c, struct kplan *p, const stru
         p->vflops_step += p->sfu_step;
         p->sfu_step = 0;
     }
+    const struct attn_lib *v = attn_on_wgmma(a, path);
     p->serial = a->serial;
-    p->sfu_serial = a->serial ? 0 : a->sfu_serial;
+    p->sfu_serial = a->serial ? 0 : v->sfu_serial;
     p->persistent = a->persistent && (path == MP_WGMMA || path == MP_TCGEN05);
     p->rate_frac = c->matrix_path_frac[path] *
-                   ((path == MP_WGMMA || path == MP_TCGEN05) && a->issue_async > 0 ? a->issue_async
-                                                                                : a->issue_fwd);
+                   ((path == MP_WGMMA || path == MP_TCGEN05) && v->issue_async > 0 ? v->issue_async
+                                                                                : v->issue_fwd);
     if (a->o_roundtrip) {
         /* FA1 rescales its output every key block (FA2 once at the end), and
          * its four warps split the key block (FMHA_kernel_traits<Bc, d, 16,
@@ -562,7 +580,7 @@ static uint32_t plan_attn_bwd(const struct hw_config *c, struct kplan *k, const 
      * each tile (hopper/flash_bwd_kernel_sm90.h: both run the mainloop on
      * one block of keys), so a step's exponentials and dS wait for its
      * products, as in FA2's */
-    p->serial = a->serial || (a->wgmma_bwd && path == MP_WGMMA);
+    p->serial = a->serial || (a->wgmma_fa3 && path == MP_WGMMA);
     p->rate_frac = c->matrix_path_frac[path] * a->issue_bwd;
     snprintf(p->what, sizeof p->what, "%s_bwd", op_attn_impl_name(a->impl));
     snprintf(p->tile, sizeof p->tile, "Br%u Bc%u bwd", br, bc);
