@@ -42,6 +42,37 @@ int main(void)
     } else {
         diag_print(&d, stderr);
     }
+    /* MaxText's TPU v5e and v5p tables (traces/validation/maxtext-tpu-v5.csv,
+     * held out): the 2023 default decoder scaled to 16-128B, FSDP over a
+     * v5e-256 (and FSDP 16 x TP 16 for 128B), FSDP 16 x TP 4 on a v5p-128;
+     * strata comes out 14-24% slow with FSDP alone and 18-52% with TP: its
+     * TPU GEMM tiles re-read HBM and XLA's overlap of the tensor-parallel
+     * collectives with the matmuls is not modelled (docs/collectives.md).
+     * Bounds where the model stands (the issue's 15% is not met). */
+    static const struct {
+        const char *group;
+        double median, worst;
+    } v5b[] = {{"MXV5E/train", 0.22, 0.25}, {"MXV5E/train-tp", 0.53, 0.53}, {"MXV5P/train-tp", 0.21, 0.22}};
+    struct validate_opts o5 = {.data = "traces/validation/maxtext-tpu-v5.csv", .configs = "configs",
+                               .root = "."};
+    rc = validate_run(&o5, &r, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc == 0) {
+        CHECK_EQ_INT(r.nrows, 12);
+        ng = validate_groups(&r, g, 32);
+        CHECK_EQ_INT(ng, 3);
+        for (int q = 0; q < ng; q++)
+            for (size_t k = 0; k < sizeof v5b / sizeof v5b[0]; k++)
+                if (strcmp(g[q].name, v5b[k].group) == 0) {
+                    printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n", g[q].name,
+                           g[q].count, 100 * g[q].median_abs_err, 100 * v5b[k].median,
+                           100 * g[q].worst_abs_err, 100 * v5b[k].worst);
+                    CHECK(g[q].median_abs_err <= v5b[k].median && g[q].worst_abs_err <= v5b[k].worst);
+                }
+        validate_free(&r);
+    } else {
+        diag_print(&d, stderr);
+    }
     struct validate_opts omo = {.data = "traces/validation/megatron-moe.csv", .configs = "configs",
                                 .root = "."};
     rc = validate_run(&omo, &r, &d);
