@@ -61,6 +61,7 @@ int main(void)
         CHECK_EQ_INT(r.nrows, 12);
         ng = validate_groups(&r, g, 32);
         CHECK_EQ_INT(ng, 3);
+        int seen = 0;
         for (int q = 0; q < ng; q++)
             for (size_t k = 0; k < sizeof v5b / sizeof v5b[0]; k++)
                 if (strcmp(g[q].name, v5b[k].group) == 0) {
@@ -68,7 +69,9 @@ int main(void)
                            g[q].count, 100 * g[q].median_abs_err, 100 * v5b[k].median,
                            100 * g[q].worst_abs_err, 100 * v5b[k].worst);
                     CHECK(g[q].median_abs_err <= v5b[k].median && g[q].worst_abs_err <= v5b[k].worst);
+                    seen++;
                 }
+        CHECK_EQ_INT(seen, 3);
         validate_free(&r);
     } else {
         diag_print(&d, stderr);

@@ -250,7 +250,8 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
              * grid has K row or column blocks to put in it */
             cand.cl_m = cl == 1 ? K : 1;
             cand.cl_n = cl == 2 ? K : 1;
-            cand.mma_pair = tmem && cand.cl_m == 2;
+            /* the 2-SM MMA takes M = 128 or 256 a pair: 64 or 128 rows an SM */
+            cand.mma_pair = tmem && cand.cl_m == 2 && (tm == 64 || tm == 128);
             if ((cl == 1 && ceil_div(s->m, tm) < K) || (cl == 2 && ceil_div(s->n, tn) < K))
                 continue;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {

@@ -298,7 +298,8 @@ static inline uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
  * thread-block cluster (kplan cl_m x cl_n) one L2 read of a shared panel
  * reaches every CTA of the cluster that needs it (TMA multicast), so A
  * panels are read once per cl_n CTAs and B panels once per cl_m; 1 without
- * a cluster.  Each SM still receives all its bytes. */
+ * a cluster.  Each SM still receives all its bytes, but in a 2-SM MMA
+ * pair (mma_pair, kplan_port_share). */
 static inline double kplan_l2_share(const struct kplan *p)
 {
     double cm = p->cl_m > 1 ? p->cl_m : 1, cn = p->cl_n > 1 ? p->cl_n : 1;
