@@ -26,12 +26,8 @@ static char tmpdir[64];
 
 static int load(const char *path, struct llm_config *c)
 {
-    struct diag d;
-    memset(&d, 0, sizeof d);
-    int rc = llm_config_load(path, c, &d);
+    int rc = tu_load_llm(path, c);
     CHECK_EQ_INT(rc, 0);
-    if (rc != 0)
-        diag_print(&d, stderr);
     return rc;
 }
 

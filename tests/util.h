@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cfg.h"
+#include "llm.h"
 #include "run.h"
 #include "system.h"
 #include "trace.h"
@@ -227,6 +228,17 @@ static inline int tu_load_trace(const char *path, struct trace *t)
     struct diag d;
     memset(&d, 0, sizeof d);
     int rc = trace_load(path, t, &d);
+    if (rc != 0)
+        diag_print(&d, stderr);
+    return rc;
+}
+
+/* Load a model's config.json; 0, or -1 with the error printed. */
+static inline int tu_load_llm(const char *path, struct llm_config *c)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    int rc = llm_config_load(path, c, &d);
     if (rc != 0)
         diag_print(&d, stderr);
     return rc;

@@ -334,7 +334,8 @@ int cli_fit(int argc, char **argv)
     memset(&d, 0, sizeof d);
     struct hw_system hs;            /* a chip config: only hs.chip */
     struct llm_config c;
-    if (hw_load(a.hw, &sets, &hs, NULL, &d) != 0 || llm_config_load(a.model, &c, &d) != 0) {
+    if (hw_load(a.hw, &sets, &hs, NULL, &d) != 0 || llm_config_load(a.model, &c, &d) != 0 ||
+        llm_config_decoder(&c, "strata fit", &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }

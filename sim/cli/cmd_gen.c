@@ -292,6 +292,18 @@ static int gen_step(const struct gen_args *a, struct llm_step *s)
 static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_config *c,
                         const struct llm_step *s, const struct trace *t)
 {
+    if (c->image) {     /* a vision encoder: its sequence is the image's */
+        fprintf(msg, "wrote %s: %u ops, %s forward, batch %llu image%s%s of %llux%llu, %llu tokens "
+                     "each (%llu patches of %llu and the class token), %.3g M params\n",
+                a->outp, t->nops, c->name, (unsigned long long)s->batch, s->batch == 1 ? "" : "s",
+                a->batch ? "" : " (default)", (unsigned long long)c->image, (unsigned long long)c->image,
+                (unsigned long long)c->max_pos, (unsigned long long)(c->max_pos - 1),
+                (unsigned long long)c->patch, (double)llm_param_count(c) / 1e6);
+        if (s->attn == ATTN_SDPA)
+            fprintf(msg, "  attention: sdpa, the kernel PyTorch's SDPA runs on the chip of the run "
+                         "(docs/attention.md)\n");
+        return;
+    }
     fprintf(msg, "wrote %s: %u ops, %s %s, batch %llu%s, %llu new tokens%s, %llu cached%s, "
                  "%.3g B params\n",
            a->outp, t->nops, c->name, s->phase == LLM_DECODE ? "decode" : s->phase == LLM_TRAIN ? "train" : "prefill",

@@ -87,6 +87,12 @@ static int convert(const char *metric, const char *unit, const struct hw_config 
         *out = tokens / time_s;
         return 0;
     }
+    /* an llm row's sequences a second (a vision encoder's images: timm's
+     * infer_samples_per_sec) */
+    if (strcmp(metric, "samples_throughput") == 0 && strcmp(unit, "samples/s") == 0 && wi->samples > 0) {
+        *out = wi->samples / time_s;
+        return 0;
+    }
     /* energy (docs/energy.md): the run's joules a token, and the first
      * device's average power, where the chip has a power block */
     if (strcmp(metric, "energy_per_token") == 0 && strcmp(unit, "J/token") == 0 && tokens > 0 &&

@@ -201,7 +201,7 @@ static int wl_llm_layout(struct wl_spec *s, struct llm_step *st)
 
 /* llm model=M phase=P [batch= prompt= context= attn= weights= kv_dtype=
  * framework= cp_comm= and the layout's keys]: one step of an LLM. */
-static int wl_llm(struct wl_spec *s, const char *root, const struct wl_info *wi, struct trace *t)
+static int wl_llm(struct wl_spec *s, const char *root, struct wl_info *wi, struct trace *t)
 {
     const char *model = wl_spec_get(s, "model"), *phase = wl_spec_get(s, "phase");
     const char *attn = wl_spec_get(s, "attn");
@@ -259,6 +259,7 @@ static int wl_llm(struct wl_spec *s, const char *root, const struct wl_info *wi,
     struct llm_config c;
     if (llm_config_load(path, &c, s->d) != 0 || llm_build(&c, &st, t, s->d) != 0)
         return -1;
+    wi->samples = (double)st.batch * (st.dp > 1 ? st.dp : 1);
     return 0;
 }
 
@@ -404,6 +405,7 @@ int wl_build(const char *spec, const char *root, const char *file, int line, str
     struct op o;
     memset(&o, 0, sizeof o);
     wi->elements = 0;
+    wi->samples = 0;
     uint64_t sus = 0;
     if (wl_spec_u64(&s, "sustained", 0, 0, 0, &sus))
         return -1;

@@ -16,6 +16,8 @@
  * collective's size and bus factor (busbw). */
 struct wl_info {
     double elements;
+    double samples;                 /* an llm row's sequences (images, for a vision encoder):
+                                     * samples_throughput's count */
     double coll_bytes, coll_busfactor;
     uint64_t gpus_per_thread;   /* a collective timed as nccl-tests -g G times it (collbench.h) */
     double model_flops_per_chip;    /* training: the step's FLOPs less the recomputed forward,

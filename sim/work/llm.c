@@ -67,7 +67,7 @@ static uint64_t op_cap(const struct llm_config *c, const struct llm_step *s, con
     int train = s->phase == LLM_TRAIN;
     /* a layer's forward ops at most (a MoE block's router, top-k, all-to-alls
      * and experts: 8 more) */
-    uint32_t per_layer = (s->framework == LLM_FW_HF ? 64 : s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
+    uint32_t per_layer = (c->image ? 24 : s->framework == LLM_FW_HF ? 64 : s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
                          (c->shared_experts ? 3 : 0) + (c->kv_lora ? 6 : 0) + (c->qk_norm ? 1 : 0) +
                          (cp > 1 ? 2 * cp + 2 : 0) +    /* the CP ring's steps and sends */
                          (s->dropout > 0 ? 2 : 0) +     /* the bias-dropout-adds */
@@ -110,6 +110,13 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
               struct diag *d)
 {
     memset(t, 0, sizeof *t);
+    /* a vision encoder's sequence is its image's patches and class token */
+    struct llm_step vis;
+    if (c->image) {
+        vis = *s;
+        vis.prompt = c->max_pos;
+        s = &vis;
+    }
     if (llm_check_step(c, s, d) != 0)
         return -1;
     struct layout L;

@@ -82,6 +82,10 @@
  * the expanded one (llmb_layer.c); those models, and MoE ones with shared
  * experts, dense layers or experts of their own width, are built for
  * decode and prefill only.
+ * Vision transformers (model_type vit, deit: a ViTConfig's image_size,
+ * patch_size, num_channels, num_labels) are built as their encoder's
+ * forward over a batch of images (llmb_vit.c, docs/vision.md): prefill on
+ * one device only.
  * Model fields strata does not model (Qwen2-MoE's gated shared expert,
  * logit soft-capping, cross-attention, linear attention, a sliding window
  * the step exceeds) are errors that name the field.

@@ -36,7 +36,7 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
     };
     static const char *const plain_types[] = {
         "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
-        "phi", "mpt", "codegen", "nemotron",
+        "phi", "mpt", "codegen", "nemotron", "vit", "deit",
     };
     static const struct { const char *name; double flops; } acts[] = {
         {"silu", 5}, {"swish", 5}, {"gelu", 10}, {"gelu_new", 10}, {"gelu_fast", 10},
@@ -81,6 +81,60 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
 }
 
 
+/* A field that is there and not null. */
+static const cJSON *field(const struct jsondoc *doc, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, key);
+    return it != NULL && !cJSON_IsNull(it) ? it : NULL;
+}
+
+/* A vision transformer's sizes (Hugging Face's ViTConfig and DeiTConfig
+ * keys and defaults): the encoder's widths, the image, its patches and
+ * the classifier.  Its sequence is the patches and the class token. */
+static int config_vision(const struct jsondoc *doc, const char *path, struct llm_config *c,
+                         struct diag *d)
+{
+    if (get_dim(doc, "hidden_size", 1, 0, &c->hidden, d) ||
+        get_dim(doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
+        get_dim(doc, "num_hidden_layers", 1, 0, &c->layers, d) ||
+        get_dim(doc, "num_attention_heads", 1, 0, &c->heads, d) ||
+        get_dim(doc, "image_size", 0, 224, &c->image, d) || get_dim(doc, "patch_size", 0, 16, &c->patch, d) ||
+        get_dim(doc, "num_channels", 0, 3, &c->channels, d))
+        return -1;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, "num_hidden_layers");
+    if (c->layers > LLM_MAX_LAYERS)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), "num_hidden_layers",
+                        "must be at most %d, got %llu", LLM_MAX_LAYERS, (unsigned long long)c->layers);
+    it = cJSON_GetObjectItemCaseSensitive(doc->root, "num_attention_heads");
+    if (c->hidden % c->heads != 0)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), "num_attention_heads",
+                        "hidden_size %llu is not divisible by num_attention_heads %llu",
+                        (unsigned long long)c->hidden, (unsigned long long)c->heads);
+    it = cJSON_GetObjectItemCaseSensitive(doc->root, "patch_size");
+    if (c->image % c->patch != 0 || c->image / c->patch > 4096)
+        return diag_set(d, DIAG_E_RANGE, path, it != NULL ? jsondoc_line(doc, it) : 1, "patch_size",
+                        "%llu must divide image_size %llu into at most 4096 patches a side",
+                        (unsigned long long)c->patch, (unsigned long long)c->image);
+    if (c->channels > 64)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(doc->root, "num_channels")),
+                        "num_channels", "at most 64, got %llu", (unsigned long long)c->channels);
+    uint64_t side = c->image / c->patch;
+    c->max_pos = side * side + 1;   /* the patches and the class token */
+    c->kv_heads = c->heads;
+    c->head_dim = c->hidden / c->heads;
+    const cJSON *nl = field(doc, "num_labels"), *ids = field(doc, "id2label");
+    if (nl != NULL) {
+        if (jsondoc_get_uint(doc, nl, "", "num_labels", 0, LLM_MAX_DIM, &c->labels, d))
+            return -1;
+    } else if (ids != NULL) {
+        if (!cJSON_IsObject(ids))
+            return diag_set(d, DIAG_E_TYPE, path, jsondoc_line(doc, ids), "id2label",
+                            "an object of class names, got %s", jsondoc_type_name(ids));
+        c->labels = (uint64_t)cJSON_GetArraySize(ids);
+    }
+    return 0;
+}
+
 /* model_type, the sizes, head_dim and the K/V heads. */
 static int config_sizes(const struct jsondoc *doc, const char *path, struct llm_config *c,
                         struct diag *d)
@@ -90,6 +144,8 @@ static int config_sizes(const struct jsondoc *doc, const char *path, struct llm_
     if (mt != NULL && jsondoc_get_string(doc, mt, "", "model_type", sizeof c->name - 1, &mname, d))
         return -1;  /* the name reaches report.json and the terminal */
     snprintf(c->name, sizeof c->name, "%s", mname);
+    if (strcmp(c->name, "vit") == 0 || strcmp(c->name, "deit") == 0)
+        return config_vision(doc, path, c, d);
     if (get_dim(doc, "hidden_size", 1, 0, &c->hidden, d) ||
         get_dim(doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
         get_dim(doc, "num_hidden_layers", 1, 0, &c->layers, d) ||
@@ -150,13 +206,6 @@ static int config_unmodelled(const struct jsondoc *doc, const char *path, struct
                         "different one", unmodelled[k].what);
     }
     return 0;
-}
-
-/* A field that is there and not null. */
-static const cJSON *field(const struct jsondoc *doc, const char *key)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, key);
-    return it != NULL && !cJSON_IsNull(it) ? it : NULL;
 }
 
 static int field_line(const struct jsondoc *doc, const char *key)
@@ -371,8 +420,31 @@ static uint64_t attn_params(const struct llm_config *c)
     return h * q + 2 * h * kv + q * h + (c->qk_norm ? 2 * c->head_dim : 0);
 }
 
+/* A vision transformer's parameters, biases and norms included (timm's
+ * and Hugging Face's counts): the patch projection, class token and
+ * position table, each layer's q/k/v/o and MLP with their biases and two
+ * LayerNorms, the final LayerNorm and the classifier. */
+static uint64_t vision_params(const struct llm_config *c)
+{
+    uint64_t h = c->hidden, i = c->intermediate;
+    uint64_t layer = 4 * h * h + 4 * h + 2 * h * i + i + h + 4 * h;
+    return c->channels * c->patch * c->patch * h + h + h + c->max_pos * h + c->layers * layer + 2 * h +
+           c->labels * h + c->labels;
+}
+
+int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d)
+{
+    if (c->image == 0)
+        return 0;
+    return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "model_type",
+                    "'%s' is a vision encoder: it has no tokens to decode, and %s is for decoder "
+                    "LLMs (strata gen llm --phase prefill builds its forward)", c->name, verb);
+}
+
 uint64_t llm_param_count(const struct llm_config *c)
 {
+    if (c->image)
+        return vision_params(c);
     uint64_t h = c->hidden, attn = attn_params(c), n = c->vocab * h + h;
     for (uint64_t l = 0; l < c->layers; l++) {
         /* (gate,) up, down; the experts' with the router and the shared experts' */

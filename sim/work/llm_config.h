@@ -57,9 +57,22 @@ struct llm_config {
     char act[24];                   /* hidden_act ("silu", "gelu", "relu2", ...) */
     double act_flops;               /* the activation's FLOPs per element (sim/work/opmap.c's
                                      * counts: gelu 10, silu 5, relu 1, relu2 2) */
+    /* A vision transformer (model_type vit or deit: Hugging Face's ViTConfig,
+     * timm's VisionTransformer): an encoder over an image's patches and a
+     * class token, bidirectional attention, no KV cache, a classifier on the
+     * class token (llmb_vit.c).  image 0: a decoder LLM.  Its sequence,
+     * (image / patch)^2 + 1 tokens, is max_pos; vocab is 0. */
+    uint64_t image;                 /* image_size, pixels a side (default 224) */
+    uint64_t patch;                 /* patch_size, pixels a side (default 16) */
+    uint64_t channels;              /* num_channels (default 3) */
+    uint64_t labels;                /* num_labels, else id2label's count: the classifier's
+                                     * classes; 0 = none (the encoder's features) */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
+/* -1 with d naming verb when c is a vision encoder, which has no tokens to
+ * decode (serve, plan and fit are for decoder LLMs); else 0. */
+int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied);
  * DeepSeek's multi-token-prediction layers (num_nextn_predict_layers) are not
  * counted: strata does not model them. */

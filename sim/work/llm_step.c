@@ -303,9 +303,34 @@ static int check_devices(const struct llm_step *s, struct diag *d)
     return 0;
 }
 
+/* A vision encoder (llm_config.image): one forward over a batch of images
+ * on one device, as timm's and Hugging Face's inference run it. */
+static int check_vision(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    if (s->phase != LLM_PREFILL)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
+                        "'%s' is a vision encoder: one forward over a batch of images is --phase "
+                        "prefill (its backward is not modelled yet, and it has nothing to decode)", c->name);
+    if (s->context != 0)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a vision encoder has no KV cache");
+    if (s->tp > 1 || s->pp > 1 || s->cp > 1 || s->ep > 1 || s->dp > 1 || s->dcn > 1 || s->ubatch > 0 ||
+        s->page_size > 0 || s->microbatches > 1 || s->vpp > 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+                        "a vision encoder is built whole on one device: --tp, --pp, --cp, --ep, --dp, "
+                        "--dcn, --ubatch and --page-size are for decoder LLMs");
+    if (s->framework == LLM_FW_LLAMA_CPP || s->framework == LLM_FW_VLLM)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
+                        "a vision encoder is built as fused kernels, or as eager PyTorch under autocast "
+                        "(pytorch, hf: timm's and Hugging Face's inference), not as %s",
+                        s->framework == LLM_FW_VLLM ? "vllm" : "llama.cpp");
+    return 0;
+}
+
 int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (c->image && check_vision(c, s, d) != 0)
+        return -1;
     if (check_shape(c, s, d) != 0 || llm_check_tp(c, s, d) != 0 || check_family(c, s, d) != 0)
         return -1;
     if (s->sp && (s->phase != LLM_TRAIN || tp < 2 || s->prompt % tp != 0))

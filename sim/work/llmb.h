@@ -7,7 +7,8 @@
  * each rank: a step without a pipeline (llmb_rank.c) or a pipeline schedule
  * (llmb_pp.c), both from one layer's forward (llmb_layer.c), its backward
  * (llmb_bwd.c), the gradients' traffic (llmb_grad.c) and the
- * context-parallel ring (llmb_cp.c).
+ * context-parallel ring (llmb_cp.c); a vision transformer's forward is
+ * llmb_vit.c's.
  */
 #ifndef STRATA_LLMB_H
 #define STRATA_LLMB_H

@@ -11,6 +11,7 @@
 #include "llmb_bwd.h"
 #include "llmb_grad.h"
 #include "llmb_layer.h"
+#include "llmb_vit.h"
 
 /* What one rank's step is sized by, and the gradients' state as the
  * backward goes. */
@@ -119,6 +120,10 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
     double eb = R->eb;
     int train = R->train, sp = R->sp, vpar = R->vpar;
     uint64_t vocab = R->vocab;
+    if (c->image) {     /* a vision encoder: its own forward, no head over a vocabulary */
+        llmb_vit(b, c, s);
+        return;
+    }
     /* each piece runs embedding and layers in turn, its ops named "uN."
      * after the first's; each starts on the first stage with nothing to
      * wait for but the stream before it, so with a layer split the pieces

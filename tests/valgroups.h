@@ -1,0 +1,49 @@
+/* valgroups.h: a validation CSV's groups against their bounds, for the
+ * test_validation_* suites (header-only, as util.h). */
+#ifndef STRATA_TEST_VALGROUPS_H
+#define STRATA_TEST_VALGROUPS_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "test.h"
+#include "validate.h"
+
+/* A group's bound on its median and worst |predicted/measured - 1|. */
+struct tu_bound {
+    const char *group;
+    double median, worst;
+};
+
+/* Runs the rows of path: nrows of them in exactly nb groups, each group
+ * within its bound. */
+static inline void tu_check_groups(const char *path, unsigned nrows, const struct tu_bound *bb, int nb)
+{
+    struct diag d;
+    struct validate_result r;
+    struct validate_group g[32];
+    struct validate_opts o = {.data = path, .configs = "configs", .root = "."};
+    memset(&d, 0, sizeof d);
+    int rc = validate_run(&o, &r, &d);
+    CHECK_EQ_INT(rc, 0);
+    if (rc != 0) {
+        diag_print(&d, stderr);
+        return;
+    }
+    CHECK_EQ_INT(r.nrows, nrows);
+    int ng = validate_groups(&r, g, 32), seen = 0;
+    CHECK_EQ_INT(ng, nb);
+    for (int q = 0; q < ng; q++)
+        for (int k = 0; k < nb; k++)
+            if (strcmp(g[q].name, bb[k].group) == 0) {
+                printf("%-22s %3u rows  median %5.1f%% (<= %.0f%%)  worst %5.1f%% (<= %.0f%%)\n", g[q].name,
+                       g[q].count, 100 * g[q].median_abs_err, 100 * bb[k].median, 100 * g[q].worst_abs_err,
+                       100 * bb[k].worst);
+                CHECK(g[q].median_abs_err <= bb[k].median && g[q].worst_abs_err <= bb[k].worst);
+                seen++;
+            }
+    CHECK_EQ_INT(seen, nb);
+    validate_free(&r);
+}
+
+#endif
