@@ -18,7 +18,7 @@ static double tok_s(const char *hw, enum wfmt w, enum llm_framework fw)
     struct trace t;
     struct run_result r;
     struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, fw == LLM_FW_LLAMA_CPP ? ATTN_NAIVE : ATTN_FLASH,
-                         DT_BF16, w, 0, fw, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         DT_BF16, w, 0, fw, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
         llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);

@@ -82,7 +82,7 @@ static struct llm_run run_llm(const char *hw, enum llm_phase ph)
     struct trace t;
     struct run_result r;
     struct llm_step s = {ph, 1, ph == LLM_PREFILL ? 2048 : 1, ph == LLM_PREFILL ? 0 : 2048,
-                         DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-2-7b.json", &c, &d) != 0 ||
         llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);
@@ -234,7 +234,7 @@ static void check_npu(void)
     struct llm_config c;
     struct trace t;
     struct run_result r;
-    struct llm_step s = {LLM_PREFILL, 1, 128, 0, DT_INT8, ATTN_FLASH, DT_INT8, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 1, 128, 0, DT_INT8, ATTN_FLASH, DT_INT8, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (tu_load_chip("configs/arm-ethos-u65-256.yaml", NULL, &cfg, &d) != 0 ||
         llm_config_load("traces/models/smollm-135m.json", &c, &d) != 0 || llm_build(&c, &s, &t, &d) != 0) {
         diag_print(&d, stderr);

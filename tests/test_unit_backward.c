@@ -145,7 +145,7 @@ static void test_training_step(void)
     /* a training step: forward, every op's backward in reverse, AdamW */
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_TRAIN, 1, 2048, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_TRAIN, 1, 2048, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     uint32_t nfwd = (t.nops - 1) / 2;

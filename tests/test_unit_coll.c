@@ -533,7 +533,7 @@ static void test_mirrors(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace full, one;
     CHECK_EQ_INT(llm_build(&c, &s, &full, &d), 0);
     s.dp_sim = 1;
@@ -573,7 +573,7 @@ static void test_expert_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace ep, tp;
     CHECK_EQ_INT(llm_build(&c, &s, &ep, &d), 0);
     s.ep = 0;
@@ -638,7 +638,7 @@ static void test_expert_parallel(void)
     /* a training step with EP: written, read back and run (the backward
      * all-to-alls pair across the ranks) */
     struct llm_step st = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                          LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace tt, back;
     CHECK_EQ_INT(llm_build(&c, &st, &tt, &d), 0);
     char path[300];
@@ -671,7 +671,7 @@ static void test_ep_dp(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace a, b, full, half;
     CHECK_EQ_INT(llm_build(&c, &s, &a, &d), 0);
     s.dp = 8;
@@ -730,7 +730,7 @@ static void test_zero(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     double nv[4] = {0};
     uint64_t time_ps[4] = {0};
     for (uint32_t z = 0; z <= 3; z++) {
@@ -1066,7 +1066,7 @@ static void check_one_replica(const char *model, struct llm_step s, const char *
 static void test_mirror_rings(void)
 {
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     check_one_replica("traces/models/smollm-135m.json", s, "configs/systems/two-dgx-a100-hdr.yaml",
                       15, "SmolLM DP 16 on two DGX A100s", 1e-3);
 }
@@ -1081,7 +1081,7 @@ static void test_mirror_rings(void)
 static void test_mirror_torus(void)
 {
     struct llm_step s = {LLM_TRAIN, 16, 64, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     check_one_replica("tests/data/tiny-gpt.json", s, "configs/systems/google-tpu-v4-128.yaml", 30,
                       "tiny GPT TP 2 x DP 16 on a v4-128", 1e-6);
 }
@@ -1101,7 +1101,7 @@ static void test_dcn(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 8, 1, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 8, 1, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace two, one;
     CHECK_EQ_INT(llm_build(&c, &s, &two, &d), 0);
     CHECK_EQ_INT(two.ndevices, 16);

@@ -303,7 +303,7 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 1, 8192, 0, DT_BF16, ATTN_FA2, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0};
     struct hw_system sys;
     CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-hgx-h100.yaml", NULL, &sys, &d), 0);
     test_ring(&c, &s, &sys);

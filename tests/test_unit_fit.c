@@ -21,7 +21,7 @@ static void budget(const char *hw, const char *model, const char *weights, uint6
     struct llm_config c;
     CHECK_EQ_INT(tu_load_chip(hw, NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load(model, &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, context, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if (weights != NULL)
         CHECK_EQ_INT(llm_weights_from_name(weights, &s), 0);
     fit_budget(&cfg, &c, &s, 0, f);
@@ -40,7 +40,7 @@ static void test_expert_parallel(void)
     CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 16, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result all, ep8;
     fit_budget(&cfg, &c, &s, 0, &all);
     s.ep = 8;
@@ -117,7 +117,7 @@ static void test_sequence_parallel(void)
     CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result tp, sp;
     fit_budget(&cfg, &c, &s, 1, &tp);
     s.sp = 1;
@@ -165,7 +165,7 @@ static void test_activation_shapes(void)
     CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/gpt3-175b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 2048, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.1, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.1, 0, 0};
     double sbhL = 2048.0 * 12288 * 96;
     struct fit_result f;
     fit_budget(&cfg, &c, &s, 1, &f);
@@ -182,7 +182,7 @@ static void test_activation_shapes(void)
     struct llm_config m;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &m, &d), 0);
     struct llm_step e = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 8, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 8, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     fit_budget(&cfg, &m, &e, 1, &f);
     /* h 4096, q 4096, 8 K/V heads of 128, 2 copies of a gated 14336 MLP */
     double tok = 8.0 * 4096 + 4.0 * 4096 + 4.0 * 1024 + 2 * (6.0 * 14336 + 2.0 * 4096);
@@ -201,7 +201,7 @@ static void test_parallel(void)
     CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
     struct llm_step s = {LLM_PREFILL, 1, 4096, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result one, split;
     fit_budget(&cfg, &c, &s, 1, &one);
     s.tp = 8;
@@ -293,7 +293,7 @@ static void test_paged(void)
     CHECK_EQ_INT(tu_load_chip("configs/nvidia-h100-sxm.yaml", NULL, &cfg, &d), 0);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 1, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct fit_result flat, paged;
     fit_budget(&cfg, &c, &s, 0, &flat);
     s.page_size = 256;
@@ -336,7 +336,7 @@ int main(void)
         struct llm_config c;
         struct trace t;
         struct run_result r;
-        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         CHECK_EQ_INT(tu_load_chip("configs/nvidia-rtx-4090.yaml", NULL, &cfg, &d), 0);
         CHECK_EQ_INT(llm_config_load("traces/models/llama-2-70b.json", &c, &d), 0);
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);

@@ -76,7 +76,7 @@ static void test_plain_mlp(void)
     CHECK_EQ_INT(llm_config_load("traces/models/nemotron-4-15b.json", &c, &d), 0);
     CHECK(!c.gated && strcmp(c.act, "relu2") == 0 && c.act_flops == 2.0);
     struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     int up = tu_find_op(&t, "r0.L0.up_proj"), act = tu_find_op(&t, "r0.L0.act");
@@ -104,7 +104,7 @@ static void test_tensor_parallel(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3.1-70b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -577,7 +577,7 @@ static void test_moe(void)
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.experts, 8);
     CHECK_EQ_INT(c.experts_per_tok, 2);
-    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 100, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     moe_decode(&c, &s);
     moe_train(&c, &s);
     moe_ep_in_dp(&c, &s);
@@ -601,7 +601,7 @@ static void test_sequence_parallel(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     double ar_bytes = 0;
@@ -718,7 +718,7 @@ static void test_expert_load(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 64, 1, 256, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint64_t a2a[2] = {0, 0}, rows[2] = {0, 0};
     for (int skew = 0; skew < 2; skew++) {
         s.expert_load = skew ? 1.5 : 0;
@@ -764,7 +764,7 @@ static void test_dropout(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 2, 512, 0, DT_BF16, ATTN_MEGATRON, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0};
     struct hw_system sys;
     CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &sys, &d), 0);
     uint64_t ps[2] = {0, 0};
@@ -837,7 +837,7 @@ static void test_sliding_window(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/mistral-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.sliding_window, 4096);
-    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4095, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     trace_free(&t);
@@ -858,7 +858,7 @@ static void test_decode(void)
     CHECK_EQ_INT(c.layers, 32);
     CHECK_EQ_INT(c.head_dim, 128);
     CHECK_EQ_INT(c.kv_heads, 32);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -902,7 +902,7 @@ static double fp4_decode(const char *hw, enum wfmt w, double *wb)
     struct trace t;
     struct run_result r;
     struct llm_step s = {LLM_DECODE, 1, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, w, 0, LLM_FW_FUSED, 1, 1,
-                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     memset(&d, 0, sizeof d);
     *wb = 0;
     if (tu_load_chip(hw, NULL, &cfg, &d) != 0 || llm_config_load("traces/models/llama-3.1-8b.json", &c, &d) != 0 ||
@@ -951,7 +951,7 @@ static void test_prefill(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 2, 128, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
     CHECK_EQ_INT(rc, 0);
@@ -984,7 +984,7 @@ static void test_layer_split(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 2, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 2, 1, 1024, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     s.pp = 4;
     struct trace t;
     int rc = llm_build(&c, &s, &t, &d);
@@ -1064,7 +1064,7 @@ static void test_ubatch(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(tu_load_cfg("configs/nvidia-rtx-4090.yaml", &hw), 0);
-    struct llm_step s = {LLM_PREFILL, 1, 1024, 0, DT_FP16, ATTN_FLASH, DT_FP16, WF_Q4_0, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_PREFILL, 1, 1024, 0, DT_FP16, ATTN_FLASH, DT_FP16, WF_Q4_0, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace whole, ub;
     CHECK_EQ_INT(llm_build(&c, &s, &whole, &d), 0);
     s.ubatch = 512;
@@ -1123,7 +1123,7 @@ static void test_context_too_long(void)
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     CHECK_EQ_INT(c.max_pos, 4096);
     /* 4096 cached + 1 new token = 4097 > 4096 */
-    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 4096, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "max_position_embeddings") == 0);
@@ -1271,7 +1271,7 @@ static void test_frameworks(void)
         CHECK_EQ_INT(f, fw[i].f);
         CHECK_EQ_INT(llm_framework_attn(f), fw[i].attn);
         struct llm_step s = {LLM_PREFILL, 1, 512, 0, DT_BF16, llm_framework_attn(f), DT_BF16, WF_NONE, 0,
-                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                             f, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         struct trace t;
         CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
         uint32_t nattn = 0;
@@ -1305,7 +1305,7 @@ static void test_hf(void)
     struct diag d;
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
-    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_SDPA, DT_BF16, WF_NONE, 0, LLM_FW_HF, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 2048, DT_BF16, ATTN_SDPA, DT_BF16, WF_NONE, 0, LLM_FW_HF, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace t;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
     CHECK_EQ_INT(t.nops, 32 * 40 + 7 + 8 + 3);
@@ -1357,7 +1357,7 @@ static void test_paged_kv(void)
     memset(&d, 0, sizeof d);
     CHECK_EQ_INT(llm_config_load("traces/models/llama-3-8b.json", &c, &d), 0);
     struct llm_step s = {LLM_DECODE, 32, 1, 4000, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct trace flat, paged, back;
     CHECK_EQ_INT(llm_build(&c, &s, &flat, &d), 0);
     s.page_size = 256;

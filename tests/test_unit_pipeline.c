@@ -242,7 +242,7 @@ static void test_moe_stages(void)
     struct llm_config moe;
     CHECK_EQ_INT(llm_config_load("traces/models/mixtral-8x7b.json", &moe, &d), 0);
     struct llm_step sm = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                          LLM_FW_FUSED, 1, 1, 0, 0, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK_EQ_INT(llm_build(&moe, &sm, &t, &d), 0);
     CHECK(tu_find_op(&t, "s2.mb1.L17.experts_gate_up") >= 0 && tu_find_op(&t, "s2.mb1.L17.experts_gate_up.bwd") >= 0);
     CHECK(tu_find_op(&t, "s2.mb1.L17.topk") >= 0 && tu_find_op(&t, "s2.mb1.L17.topk.bwd") < 0);
@@ -338,7 +338,7 @@ static void test_tied(const struct llm_config *tiedcfg)
     struct trace t;
     CHECK(tied.tied);
     struct llm_step st1 = {LLM_TRAIN, 2, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                           LLM_FW_FUSED, 1, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                           LLM_FW_FUSED, 1, 2, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK_EQ_INT(llm_build(&tied, &st1, &t, &d), 0);
     int rs1 = tu_find_op(&t, "r0.L0.dp_reduce_scatter");
     uint64_t rs_flat = rs1 >= 0 ? t.ops[rs1].u.coll.bytes : 0;
@@ -465,7 +465,7 @@ static void test_refused(const struct llm_config *cfg, const struct llm_step *st
      * micro-batches */
     {
         struct llm_step ta = {LLM_TRAIN, 4, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                              LLM_FW_FUSED, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                              LLM_FW_FUSED, 1, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         double el[2] = {0, 0};
         for (int k = 0; k < 2; k++) {
             ta.microbatches = k ? 2 : 0;
@@ -490,7 +490,7 @@ int main(void)
     struct llm_config c;
     CHECK_EQ_INT(llm_config_load("traces/models/llama-2-7b.json", &c, &d), 0);
     struct llm_step s = {LLM_TRAIN, 8, 1024, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
-                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         LLM_FW_FUSED, 1, 1, 0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     struct llm_config tied;
     CHECK_EQ_INT(llm_config_load("traces/models/smollm-135m.json", &tied, &d), 0);
     uint64_t r1total = 0;

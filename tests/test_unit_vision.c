@@ -96,7 +96,7 @@ static void test_kernels(void)
     if (load("traces/models/vision/vit-base-patch16-224.json", &c) != 0)
         return;
     CHECK_EQ_INT((int)c.max_pos, 197);
-    CHECK_EQ_INT((int)c.labels, 1000);
+    CHECK_EQ_INT((int)c.vit.labels, 1000);
     struct diag d;
     memset(&d, 0, sizeof d);
     struct llm_step s = step(4, LLM_FW_PYTORCH, ATTN_SDPA);
@@ -210,11 +210,106 @@ static void test_refused(void)
                         " \"num_attention_heads\": 2, \"intermediate_size\": 256, \"image_size\": 32,\n"
                         " \"patch_size\": 8, \"num_channels\": 1, \"id2label\": {\"0\": \"a\", \"1\": \"b\"}}\n");
     if (load(path, &c) == 0) {
-        CHECK_EQ_INT((int)c.labels, 2);
+        CHECK_EQ_INT((int)c.vit.labels, 2);
         CHECK_EQ_INT((int)c.max_pos, 17);
         /* 64 x 64 patch conv + bias, class token, 17 positions, 2 layers, final norm, 2 classes */
         uint64_t layer = 4 * 64 * 64 + 4 * 64 + 2 * 64 * 256 + 256 + 64 + 4 * 64;
         CHECK_EQ_INT((int)llm_param_count(&c), (int)(64 * 64 + 64 + 64 + 17 * 64 + 2 * layer + 128 + 2 * 64 + 2));
+    }
+}
+
+/* LLaVA-1.5-7B (traces/models/llava-1.5-7b.json): CLIP ViT-L/14 at 336
+ * pixels in front of Vicuna-7B; 7.06 B parameters (Llama-2-7B with 32,064
+ * tokens, the tower's 303.5 M, the projector's 21.0 M); an image is 576
+ * tokens (its 24 x 24 patches, the class token dropped); vLLM's build stops
+ * at the feature layer (-2: 23 of 24 layers), Hugging Face's runs all 24;
+ * the prompt the decoder sees is the images' tokens and the text's */
+static void test_llava(void)
+{
+    struct llm_config c;
+    if (load("traces/models/llava-1.5-7b.json", &c) != 0)
+        return;
+    CHECK(strcmp(c.name, "llava") == 0 && !c.encoder);
+    CHECK_EQ_INT((int)c.image_tokens, 576);
+    CHECK_EQ_INT((int)c.vit.feature_layers, 23);
+    CHECK_EQ_INT((int)c.vit.tokens, 577);
+    uint64_t tower = 3 * 14 * 14 * 1024 + 1024 + 577 * 1024 + 24 * (4 * 1024 * 1024 + 4 * 1024 + 2 * 1024 * 4096 + 4096 +
+                                                                     1024 + 4 * 1024) + 4 * 1024;
+    uint64_t proj = 1024 * 4096 + 4096 + 4096 * 4096 + 4096;
+    /* Llama-2-7B's count with 32,064 tokens (tests/test_unit_llm.c's 6.74 B at 32,000) */
+    uint64_t dec = 2 * 32064ull * 4096 + 4096 + 32 * (4ull * 4096 * 4096 + 3ull * 4096 * 11008 + 2 * 4096);
+    CHECK_EQ_INT((long long)llm_param_count(&c), (long long)(dec + tower + proj));
+    printf("llava-1.5-7b: %.4f B params (tower %.1f M, projector %.1f M)\n", llm_param_count(&c) / 1e9,
+           tower / 1e6, proj / 1e6);
+    struct llm_step s = step(2, LLM_FW_FUSED, ATTN_FLASH);
+    s.prompt = 64;
+    s.images = 2;
+    struct trace t;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    if (llm_build(&c, &s, &t, &d) != 0) {
+        diag_print(&d, stderr);
+        CHECK(0);
+        return;
+    }
+    CHECK(find(&t, "vision.V22.fc2") != NULL && find(&t, "vision.V23.norm1") == NULL);
+    const struct op *o = find(&t, "vision.V0.attention");   /* 4 images, 577 tokens each */
+    CHECK(o != NULL && o->u.attn.batch == 4 && o->u.attn.q_len == 577 && o->u.attn.causal == 0);
+    o = find(&t, "vision.pre_norm");
+    CHECK(o != NULL && o->u.rc.rows == 4 * 577);
+    o = find(&t, "mm_projector.linear_1");
+    CHECK(o != NULL && o->u.gemm.m == 4 * 576 && o->u.gemm.n == 4096 && o->u.gemm.k == 1024);
+    o = find(&t, "image_merge");
+    CHECK(o != NULL && o->u.ew.elements == 4ull * 576 * 4096);
+    o = find(&t, "L0.attention");           /* the decoder: 2 x 576 + 64 tokens a sequence, causal */
+    CHECK(o != NULL && o->u.attn.batch == 2 && o->u.attn.q_len == 1216 && o->u.attn.causal == 1);
+    CHECK_EQ_INT((int)t.tokens, 2 * 1216);
+    trace_free(&t);
+    s.framework = LLM_FW_HF;
+    s.attn = ATTN_SDPA;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK(find(&t, "vision.V23.fc2") != NULL && find(&t, "vision.V23.residual2") != NULL);
+    CHECK(find(&t, "vision.V0.qkv.w_cast") == NULL);    /* loaded in fp16: no autocast */
+    trace_free(&t);
+    /* images where they cannot go */
+    s = step(1, LLM_FW_FUSED, ATTN_FLASH);
+    s.images = 1;
+    s.phase = LLM_DECODE;
+    expect_step_refused(&c, s, "--images");
+    s.phase = LLM_PREFILL;
+    s.tp = 2;
+    expect_step_refused(&c, s, "--images");
+    struct llm_config llama;
+    if (load("traces/models/llama-2-7b.json", &llama) == 0) {
+        s.tp = 1;
+        expect_step_refused(&llama, s, "--images");
+    }
+    static const struct { const char *name, *text, *field; int line; } bad[] = {
+        {"layer", "{\"model_type\": \"llava\", \"vision_feature_layer\": -30,\n"
+                  " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+                  "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
+                  "  \"max_position_embeddings\": 4096},\n"
+                  " \"vision_config\": {\"model_type\": \"clip_vision_model\", \"hidden_size\": 64,\n"
+                  "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
+         "vision_feature_layer", 1},
+        {"tower", "{\"model_type\": \"llava\",\n"
+                  " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+                  "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
+                  "  \"max_position_embeddings\": 4096},\n"
+                  " \"vision_config\": {\"model_type\": \"siglip_vision_model\", \"hidden_size\": 64,\n"
+                  "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
+         "vision_config.model_type", 5},
+        {"text", "{\"model_type\": \"llava\",\n \"text_config\": [1]}\n", "text_config", 2},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/llava-%s.json", tmpdir, bad[i].name);
+        tu_write_file(path, bad[i].text);
+        memset(&d, 0, sizeof d);
+        CHECK_EQ_INT(llm_config_load(path, &c, &d), -1);
+        CHECK(strcmp(d.field, bad[i].field) == 0 && d.line == bad[i].line);
+        printf("refused: ");
+        diag_print(&d, stdout);
     }
 }
 
@@ -225,6 +320,7 @@ int main(void)
     test_counts();
     test_kernels();
     test_refused();
+    test_llava();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

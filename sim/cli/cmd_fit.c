@@ -325,7 +325,7 @@ int cli_fit(int argc, char **argv)
         fprintf(stderr, "strata fit: --hw, --model and --phase are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     if ((rc = fit_layout(&a, &s)) != 0 || (rc = fit_pipeline(&a, &s)) != 0 ||
         (rc = fit_train_opts(&a, &s)) != 0 || (rc = fit_shape(&a, &s)) != 0)
         return rc;

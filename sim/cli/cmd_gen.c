@@ -52,12 +52,13 @@ const char cli_gen_usage[] =
     "                  [--dropout P (train: attention and hidden dropout)]\n"
     "                  [--page-size P (decode, prefill: a paged KV cache)]\n"
     "                  [--ubatch U (prefill: the prompt in pieces of U tokens, llama.cpp's n_ubatch)]\n"
+    "                  [--images N (prefill of a VLM: images a sequence, their tokens before the prompt's)]\n"
     "                  -o|--output TRACE.json\n"
     "                  (defaults: --batch 1, --prompt 512 (prefill, train), --context 0, --dtype\n"
     "                  bf16, --attn flash, --weights and --kv-dtype as --dtype, --framework fused,\n"
     "                  --tp, --dp, --pp, --vpp, --cp, --ep, --dcn 1, --replicas-simulated all,\n"
     "                  --microbatches the batch, --zero 0, --cp-comm p2p, --expert-load 1 (uniform),\n"
-    "                  --dropout 0, --page-size 0 (a contiguous cache), --ubatch the prompt; --stack\n"
+    "                  --dropout 0, --page-size 0 (a contiguous cache), --ubatch the prompt, --images 0; --stack\n"
     "                  sets --framework, --attn and --ubatch where they are not given)\n"
     "  strata gen      KIND:key=value,... [KIND:key=value,... ...] -o|--output TRACE.json\n"
     "                  (the trace run --op runs, to read or edit: gen gemm:m=8192,n=8192,k=8192\n"
@@ -69,7 +70,7 @@ struct gen_args {
     const char *dtype, *attn, *outp, *weights, *kvd;
     const char *fw, *tps, *dps, *sims;
     const char *pps, *mbs, *eps, *zeros, *dcns, *pages;
-    const char *vpps, *loads, *cps, *cpcs, *drops, *stack, *ubs;
+    const char *vpps, *loads, *cps, *cpcs, *drops, *stack, *ubs, *imgs;
     int recompute, sp;
 };
 
@@ -116,6 +117,15 @@ static int gen_schedule(const struct gen_args *a, struct llm_step *s)
             return 2;
         }
         s->ubatch = (uint32_t)v;
+    }
+    if (a->imgs != NULL) {
+        uint64_t v = 0;
+        if (parse_u64("--images", a->imgs, 0, &v) || v > 1024) {
+            if (v > 1024)
+                fprintf(stderr, "strata gen llm: --images: at most 1024 a sequence\n");
+            return 2;
+        }
+        s->images = (uint32_t)v;
     }
     if (a->mbs != NULL) {
         uint64_t v = 0;
@@ -292,13 +302,14 @@ static int gen_step(const struct gen_args *a, struct llm_step *s)
 static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_config *c,
                         const struct llm_step *s, const struct trace *t)
 {
-    if (c->image) {     /* a vision encoder: its sequence is the image's */
+    if (c->encoder) {   /* a vision encoder: its sequence is the image's */
+        const struct llm_vit *v = &c->vit;
         fprintf(msg, "wrote %s: %u ops, %s forward, batch %llu image%s%s of %llux%llu, %llu tokens "
                      "each (%llu patches of %llu and the class token), %.3g M params\n",
                 a->outp, t->nops, c->name, (unsigned long long)s->batch, s->batch == 1 ? "" : "s",
-                a->batch ? "" : " (default)", (unsigned long long)c->image, (unsigned long long)c->image,
-                (unsigned long long)c->max_pos, (unsigned long long)(c->max_pos - 1),
-                (unsigned long long)c->patch, (double)llm_param_count(c) / 1e6);
+                a->batch ? "" : " (default)", (unsigned long long)v->image, (unsigned long long)v->image,
+                (unsigned long long)v->tokens, (unsigned long long)(v->tokens - 1),
+                (unsigned long long)v->patch, (double)llm_param_count(c) / 1e6);
         if (s->attn == ATTN_SDPA)
             fprintf(msg, "  attention: sdpa, the kernel PyTorch's SDPA runs on the chip of the run "
                          "(docs/attention.md)\n");
@@ -313,6 +324,15 @@ static void gen_summary(FILE *msg, const struct gen_args *a, const struct llm_co
            (unsigned long long)s->context,
            a->context == NULL && s->phase != LLM_TRAIN ? " (no --context)" : "",
            (double)llm_param_count(c) / 1e9);
+    if (s->images > 0 && c->image_tokens > 0)
+        fprintf(msg, "  %u image%s a sequence of %llux%llu through %llu of the image tower's %llu layers and "
+                     "the projector: %llu tokens each, in front of the prompt's %llu\n",
+                s->images, s->images == 1 ? "" : "s", (unsigned long long)c->vit.image,
+                (unsigned long long)c->vit.image,
+                (unsigned long long)(s->framework == LLM_FW_HF || s->framework == LLM_FW_PYTORCH
+                                         ? c->vit.layers : c->vit.feature_layers),
+                (unsigned long long)c->vit.layers, (unsigned long long)c->image_tokens,
+                (unsigned long long)s->prompt);
     if (s->attn == ATTN_SDPA || s->attn == ATTN_VLLM)
         fprintf(msg, "  attention: %s, the kernel %s runs on the chip of the run (docs/attention.md)\n",
                 op_attn_impl_name(s->attn), s->attn == ATTN_SDPA ? "PyTorch's SDPA" : "vLLM's default backend");
@@ -461,6 +481,7 @@ int cli_gen(int argc, char **argv)
         {"vpp", 0, &a.vpps, NULL},        {"expert-load", 0, &a.loads, NULL},
         {"cp", 0, &a.cps, NULL},          {"cp-comm", 0, &a.cpcs, NULL},
         {"dropout", 0, &a.drops, NULL},   {"ubatch", 0, &a.ubs, NULL},
+        {"images", 0, &a.imgs, NULL},
         {NULL, 0, NULL, NULL},
     };
     int rc = cli_parse("gen llm", cli_gen_usage, opts, argc - 1, argv + 1, NULL);
@@ -473,7 +494,7 @@ int cli_gen(int argc, char **argv)
         fprintf(stderr, "strata gen llm: --model, --phase and -o are required\n");
         return 2;
     }
-    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     rc = gen_step(&a, &s);
     if (rc != 0)
         return rc;

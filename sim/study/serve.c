@@ -815,7 +815,7 @@ void serve_step_templates(const struct stack *stk, enum dtype dtype, uint32_t tp
                           struct llm_step *dec)
 {
     struct llm_step s = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED,
-                         1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+                         1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     s.dtype = s.kv_dtype = dtype;
     s.tp = tp;
     *pre = s;

@@ -150,7 +150,7 @@ static void trace_one(struct trace *t, const struct op *o, const char *name)
 
 /* The parallel layout and training knobs of an llm row (tp, dp, zero,
  * recompute, replicas_simulated, dcn, page_size, pp, microbatches, vpp, ep,
- * sp, cp, expert_load, dropout, ubatch). */
+ * sp, cp, expert_load, dropout, ubatch, images). */
 static int wl_llm_layout(struct wl_spec *s, struct llm_step *st)
 {
     uint64_t tp = 1, dp = 1;
@@ -162,15 +162,18 @@ static int wl_llm_layout(struct wl_spec *s, struct llm_step *st)
     st->tp = (uint32_t)tp;
     st->dp = (uint32_t)dp;
     uint64_t zero = 0, recompute = 0, replicas = 0, dcn = 1, page = 0;
-    uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0, cpn = 1, ub = 0;
+    uint64_t pp = 1, mbs = 0, vpp = 1, ep = 1, sp = 0, cpn = 1, ub = 0, img = 0;
     if (wl_spec_u64(s, "zero", 0, 0, 0, &zero) || wl_spec_u64(s, "recompute", 0, 0, 0, &recompute) ||
         wl_spec_u64(s, "replicas_simulated", 0, 0, 0, &replicas) ||
         wl_spec_u64(s, "dcn", 0, 1, 1, &dcn) || wl_spec_u64(s, "page_size", 0, 0, 0, &page) ||
         wl_spec_u64(s, "pp", 0, 1, 1, &pp) || wl_spec_u64(s, "microbatches", 0, 0, 1, &mbs) ||
         wl_spec_u64(s, "vpp", 0, 1, 1, &vpp) || wl_spec_u64(s, "ep", 0, 1, 1, &ep) ||
         wl_spec_u64(s, "sp", 0, 0, 0, &sp) || wl_spec_u64(s, "cp", 0, 1, 1, &cpn) ||
-        wl_spec_u64(s, "ubatch", 0, 0, 1, &ub))
+        wl_spec_u64(s, "ubatch", 0, 0, 1, &ub) || wl_spec_u64(s, "images", 0, 0, 0, &img))
         return -1;
+    if (img > 1024)
+        return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec", "images: at most 1024 a sequence");
+    st->images = (uint32_t)img;
     if (ub > (1u << 20) || (ub && st->phase != LLM_PREFILL))
         return diag_set(s->d, DIAG_E_RANGE, s->file, s->line, "spec",
                         "ubatch: tokens a prefill piece holds, 1 to 1048576, with phase=prefill");
@@ -205,7 +208,7 @@ static int wl_llm(struct wl_spec *s, const char *root, struct wl_info *wi, struc
 {
     const char *model = wl_spec_get(s, "model"), *phase = wl_spec_get(s, "phase");
     const char *attn = wl_spec_get(s, "attn");
-    struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    struct llm_step st = {LLM_DECODE, 1, 1, 0, DT_BF16, ATTN_FLASH, DT_COUNT, WF_NONE, 0, LLM_FW_FUSED, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const char *weights = wl_spec_get(s, "weights"), *kvd = wl_spec_get(s, "kv_dtype");
     const char *fw = wl_spec_get(s, "framework"), *cpc = wl_spec_get(s, "cp_comm");
     if (fw != NULL && llm_framework_from_name(fw, &st.framework) != 0)

@@ -67,7 +67,7 @@ static uint64_t op_cap(const struct llm_config *c, const struct llm_step *s, con
     int train = s->phase == LLM_TRAIN;
     /* a layer's forward ops at most (a MoE block's router, top-k, all-to-alls
      * and experts: 8 more) */
-    uint32_t per_layer = (c->image ? 24 : s->framework == LLM_FW_HF ? 64 : s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
+    uint32_t per_layer = (c->encoder ? 24 : s->framework == LLM_FW_HF ? 64 : s->framework == LLM_FW_LLAMA_CPP ? 28 : 14) + (c->experts ? 8 : 0) +
                          (c->shared_experts ? 3 : 0) + (c->kv_lora ? 6 : 0) + (c->qk_norm ? 1 : 0) +
                          (cp > 1 ? 2 * cp + 2 : 0) +    /* the CP ring's steps and sends */
                          (s->dropout > 0 ? 2 : 0) +     /* the bias-dropout-adds */
@@ -75,6 +75,8 @@ static uint64_t op_cap(const struct llm_config *c, const struct llm_step *s, con
     uint32_t nsim = tp * L->dp_sim * pp;
     uint64_t U = llm_ubatch_tokens(s, cp);
     uint64_t pieces = U ? (s->prompt + U - 1) / U : 1;    /* a prefill's micro-batches */
+    if (s->images > 0)  /* a VLM's image tower and projector ahead of the decoder */
+        per_layer += (uint32_t)((c->vit.layers * 24 + 32 + c->layers - 1) / c->layers);
     uint64_t cap64 = ((uint64_t)c->layers * (per_layer + 4) + 8) *
                      (train ? (s->recompute ? 3 : 2) : pieces) * nsim + 1;
     if (L->schedule) /* every micro-batch's steps (with TP's all-reduces), the copies, the
@@ -110,11 +112,12 @@ int llm_build(const struct llm_config *c, const struct llm_step *s, struct trace
               struct diag *d)
 {
     memset(t, 0, sizeof *t);
-    /* a vision encoder's sequence is its image's patches and class token */
+    /* a vision encoder's sequence is its image's patches and class token;
+     * a VLM's prompt holds its images' tokens before its own */
     struct llm_step vis;
-    if (c->image) {
+    if (c->encoder || (s->images > 0 && c->image_tokens > 0 && s->phase == LLM_PREFILL)) {
         vis = *s;
-        vis.prompt = c->max_pos;
+        vis.prompt = c->encoder ? c->max_pos : s->prompt + (uint64_t)s->images * c->image_tokens;
         s = &vis;
     }
     if (llm_check_step(c, s, d) != 0)

@@ -11,6 +11,8 @@
 #define LLM_MAX_DIM (1ull << 24)
 #define LLM_MAX_PARAMS 2e15 /* parameters */
 
+static double act_flops_of(const char *act);
+
 static int get_dim(const struct jsondoc *doc, const char *key, int required, uint64_t def,
                    uint64_t *out, struct diag *d)
 {
@@ -38,10 +40,6 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
         "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
         "phi", "mpt", "codegen", "nemotron", "vit", "deit",
     };
-    static const struct { const char *name; double flops; } acts[] = {
-        {"silu", 5}, {"swish", 5}, {"gelu", 10}, {"gelu_new", 10}, {"gelu_fast", 10},
-        {"gelu_pytorch_tanh", 10}, {"relu", 1}, {"relu2", 2},
-    };
     const char *keys[] = {"hidden_act", "activation_function", "hidden_activation"}, *act = NULL;
     const cJSON *it = NULL;
     for (size_t k = 0; k < 3 && act == NULL; k++) {
@@ -59,10 +57,7 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
             gated = 0;
     if (act == NULL)
         act = gated == 0 ? "gelu" : "silu";     /* the family's own (HF's defaults) */
-    c->act_flops = -1;
-    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
-        if (strcmp(act, acts[k].name) == 0)
-            c->act_flops = acts[k].flops;
+    c->act_flops = act_flops_of(act);
     int line = it != NULL ? jsondoc_line(doc, it) : 1;
     if (c->act_flops < 0)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, line, "hidden_act", "'%s': an activation "
@@ -88,50 +83,90 @@ static const cJSON *field(const struct jsondoc *doc, const char *key)
     return it != NULL && !cJSON_IsNull(it) ? it : NULL;
 }
 
-/* A vision transformer's sizes (Hugging Face's ViTConfig and DeiTConfig
- * keys and defaults): the encoder's widths, the image, its patches and
- * the classifier.  Its sequence is the patches and the class token. */
-static int config_vision(const struct jsondoc *doc, const char *path, struct llm_config *c,
-                         struct diag *d)
+/* The FLOPs an element of an activation, by its hidden_act name (the
+ * counts of sim/work/opmap.c: gelu 10, silu 5, relu 1, relu2 2; CLIP's
+ * quick_gelu, x * sigmoid(1.702 x), as silu); -1 if unknown. */
+static double act_flops_of(const char *act)
 {
-    if (get_dim(doc, "hidden_size", 1, 0, &c->hidden, d) ||
-        get_dim(doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
-        get_dim(doc, "num_hidden_layers", 1, 0, &c->layers, d) ||
-        get_dim(doc, "num_attention_heads", 1, 0, &c->heads, d) ||
-        get_dim(doc, "image_size", 0, 224, &c->image, d) || get_dim(doc, "patch_size", 0, 16, &c->patch, d) ||
-        get_dim(doc, "num_channels", 0, 3, &c->channels, d))
+    static const struct { const char *name; double flops; } acts[] = {
+        {"silu", 5}, {"swish", 5}, {"gelu", 10}, {"gelu_new", 10}, {"gelu_fast", 10},
+        {"gelu_pytorch_tanh", 10}, {"relu", 1}, {"relu2", 2}, {"quick_gelu", 5},
+    };
+    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+        if (strcmp(act, acts[k].name) == 0)
+            return acts[k].flops;
+    return -1;
+}
+
+/* A vision transformer's sizes from the object doc->root (Hugging Face's
+ * ViTConfig and CLIPVisionConfig keys and defaults): the encoder's widths,
+ * the image, its patches, the activation and the classifier. */
+static int config_tower(const struct jsondoc *doc, const char *path, struct llm_vit *v, struct diag *d)
+{
+    if (get_dim(doc, "hidden_size", 1, 0, &v->hidden, d) ||
+        get_dim(doc, "intermediate_size", 1, 0, &v->inter, d) ||
+        get_dim(doc, "num_hidden_layers", 1, 0, &v->layers, d) ||
+        get_dim(doc, "num_attention_heads", 1, 0, &v->heads, d) ||
+        get_dim(doc, "image_size", 0, 224, &v->image, d) || get_dim(doc, "patch_size", 0, 16, &v->patch, d) ||
+        get_dim(doc, "num_channels", 0, 3, &v->channels, d))
         return -1;
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, "num_hidden_layers");
-    if (c->layers > LLM_MAX_LAYERS)
+    if (v->layers > LLM_MAX_LAYERS)
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), "num_hidden_layers",
-                        "must be at most %d, got %llu", LLM_MAX_LAYERS, (unsigned long long)c->layers);
+                        "must be at most %d, got %llu", LLM_MAX_LAYERS, (unsigned long long)v->layers);
     it = cJSON_GetObjectItemCaseSensitive(doc->root, "num_attention_heads");
-    if (c->hidden % c->heads != 0)
+    if (v->hidden % v->heads != 0)
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), "num_attention_heads",
                         "hidden_size %llu is not divisible by num_attention_heads %llu",
-                        (unsigned long long)c->hidden, (unsigned long long)c->heads);
+                        (unsigned long long)v->hidden, (unsigned long long)v->heads);
     it = cJSON_GetObjectItemCaseSensitive(doc->root, "patch_size");
-    if (c->image % c->patch != 0 || c->image / c->patch > 4096)
+    if (v->image % v->patch != 0 || v->image / v->patch > 4096)
         return diag_set(d, DIAG_E_RANGE, path, it != NULL ? jsondoc_line(doc, it) : 1, "patch_size",
                         "%llu must divide image_size %llu into at most 4096 patches a side",
-                        (unsigned long long)c->patch, (unsigned long long)c->image);
-    if (c->channels > 64)
+                        (unsigned long long)v->patch, (unsigned long long)v->image);
+    if (v->channels > 64)
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, cJSON_GetObjectItemCaseSensitive(doc->root, "num_channels")),
-                        "num_channels", "at most 64, got %llu", (unsigned long long)c->channels);
-    uint64_t side = c->image / c->patch;
-    c->max_pos = side * side + 1;   /* the patches and the class token */
-    c->kv_heads = c->heads;
-    c->head_dim = c->hidden / c->heads;
+                        "num_channels", "at most 64, got %llu", (unsigned long long)v->channels);
+    uint64_t side = v->image / v->patch;
+    v->tokens = side * side + 1;    /* the patches and the class token */
+    v->head_dim = v->hidden / v->heads;
+    const char *act = "gelu";
+    it = field(doc, "hidden_act");
+    if (it != NULL && jsondoc_get_string(doc, it, "", "hidden_act", 23, &act, d))
+        return -1;
+    v->act_flops = act_flops_of(act);
+    if (v->act_flops < 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, it), "hidden_act",
+                        "'%s': an activation strata does not know (gelu, quick_gelu, silu, relu, ...)", act);
     const cJSON *nl = field(doc, "num_labels"), *ids = field(doc, "id2label");
     if (nl != NULL) {
-        if (jsondoc_get_uint(doc, nl, "", "num_labels", 0, LLM_MAX_DIM, &c->labels, d))
+        if (jsondoc_get_uint(doc, nl, "", "num_labels", 0, LLM_MAX_DIM, &v->labels, d))
             return -1;
     } else if (ids != NULL) {
         if (!cJSON_IsObject(ids))
             return diag_set(d, DIAG_E_TYPE, path, jsondoc_line(doc, ids), "id2label",
                             "an object of class names, got %s", jsondoc_type_name(ids));
-        c->labels = (uint64_t)cJSON_GetArraySize(ids);
+        v->labels = (uint64_t)cJSON_GetArraySize(ids);
     }
+    return 0;
+}
+
+/* A vision transformer as the model itself (ViT, DeiT): the tower, and the
+ * decoder's fields its checks and counts read. */
+static int config_vision(const struct jsondoc *doc, const char *path, struct llm_config *c,
+                         struct diag *d)
+{
+    struct llm_vit *v = &c->vit;
+    if (config_tower(doc, path, v, d) != 0)
+        return -1;
+    c->encoder = 1;
+    c->hidden = v->hidden;
+    c->intermediate = v->inter;
+    c->layers = v->layers;
+    c->heads = c->kv_heads = v->heads;
+    c->head_dim = v->head_dim;
+    c->max_pos = v->tokens;
+    c->act_flops = v->act_flops;
     return 0;
 }
 
@@ -365,6 +400,78 @@ static int config_params(const char *path, const struct llm_config *c, struct di
     return 0;
 }
 
+/* The object under key (required) as a document of its own: the same
+ * tree, so lines stay the file's. */
+static int config_object(const struct jsondoc *doc, const char *path, const char *key, struct jsondoc *sub,
+                         struct diag *d)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(doc->root, key);
+    if (o == NULL || cJSON_IsNull(o))
+        return diag_set(d, DIAG_E_MISSING, path, 1, key, "required field is missing");
+    if (!cJSON_IsObject(o))
+        return diag_set(d, DIAG_E_TYPE, path, jsondoc_line(doc, o), key, "must be an object, got %s",
+                        jsondoc_type_name(o));
+    *sub = *doc;
+    sub->root = o;
+    return 0;
+}
+
+/* LLaVA (Hugging Face's LlavaConfig): the image tower from vision_config
+ * (CLIP's vision model: a LayerNorm before the first layer, no classifier),
+ * the layer its features come from (vision_feature_layer, -2: the
+ * penultimate's output) and which of its tokens go on
+ * (vision_feature_select_strategy: "default" drops the class token,
+ * "full" keeps it).  The projector is two Linears with an activation
+ * between (projector_hidden_act), tower width to the decoder's and the
+ * decoder's to itself. */
+static int config_llava(const struct jsondoc *doc, const char *path, struct llm_config *c, struct diag *d)
+{
+    struct jsondoc vis;
+    struct llm_vit *v = &c->vit;
+    if (config_object(doc, path, "vision_config", &vis, d) || config_tower(&vis, path, v, d))
+        return -1;
+    const cJSON *vm = field(&vis, "model_type");
+    v->pre_norm = vm != NULL && cJSON_IsString(vm) && strcmp(vm->valuestring, "clip_vision_model") == 0;
+    if (!v->pre_norm)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, vm != NULL ? jsondoc_line(doc, vm) : 1,
+                        "vision_config.model_type", "'%s': strata builds LLaVA's CLIP tower "
+                        "(clip_vision_model) only", vm != NULL && cJSON_IsString(vm) ? vm->valuestring : "");
+    v->labels = 0;
+    const cJSON *fl = field(doc, "vision_feature_layer");
+    double layer = -2;  /* LlavaConfig's default */
+    if (fl != NULL && !cJSON_IsNumber(fl))
+        return diag_set(d, DIAG_E_TYPE, path, jsondoc_line(doc, fl), "vision_feature_layer",
+                        "a layer number (negative: from the last), got %s", jsondoc_type_name(fl));
+    if (fl != NULL)
+        layer = fl->valuedouble;
+    /* hidden_states[k]: the embeddings at 0, layer k's output at k */
+    double k = layer < 0 ? (double)v->layers + 1 + layer : layer;
+    if (layer != floor(layer) || k < 1 || k > (double)v->layers)
+        return diag_set(d, DIAG_E_RANGE, path, fl != NULL ? jsondoc_line(doc, fl) : 1, "vision_feature_layer",
+                        "%g is not one of the tower's %llu layers (1 to %llu, or -1 to -%llu)", layer,
+                        (unsigned long long)v->layers, (unsigned long long)v->layers,
+                        (unsigned long long)v->layers);
+    v->feature_layers = (uint64_t)k;
+    const cJSON *st = field(doc, "vision_feature_select_strategy");
+    const char *strategy = "default";
+    if (st != NULL && jsondoc_get_string(doc, st, "", "vision_feature_select_strategy", 15, &strategy, d))
+        return -1;
+    if (strcmp(strategy, "default") != 0 && strcmp(strategy, "full") != 0)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, st), "vision_feature_select_strategy",
+                        "'%s': default (the patches) or full (and the class token)", strategy);
+    c->image_tokens = strcmp(strategy, "full") == 0 ? v->tokens : v->tokens - 1;
+    const cJSON *pa = field(doc, "projector_hidden_act");
+    const char *act = "gelu";
+    if (pa != NULL && jsondoc_get_string(doc, pa, "", "projector_hidden_act", 23, &act, d))
+        return -1;
+    c->proj_act_flops = act_flops_of(act);
+    if (c->proj_act_flops < 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, pa), "projector_hidden_act",
+                        "'%s': an activation strata does not know", act);
+    snprintf(c->name, sizeof c->name, "llava");
+    return 0;
+}
+
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
 {
     memset(c, 0, sizeof *c);
@@ -379,10 +486,19 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
     snprintf(c->path, sizeof c->path, "%s", path);
     if (jsondoc_check_unique(&doc, doc.root, "", d))
         goto out;
-    if (config_sizes(&doc, path, c, d) || config_unmodelled(&doc, path, d) ||
-        config_experts(&doc, path, c, d) || config_mla(&doc, path, c, d) ||
-        config_rest(&doc, path, c, d) ||
+    /* a vision-language model: its decoder from text_config, its image
+     * tower from vision_config (config_llava) */
+    const cJSON *mt = field(&doc, "model_type");
+    int llava = mt != NULL && cJSON_IsString(mt) && strcmp(mt->valuestring, "llava") == 0;
+    struct jsondoc text = doc;
+    if (llava && config_object(&doc, path, "text_config", &text, d))
+        goto out;
+    if (config_sizes(&text, path, c, d) || config_unmodelled(&text, path, d) ||
+        config_experts(&text, path, c, d) || config_mla(&text, path, c, d) ||
+        config_rest(&text, path, c, d) ||
         config_params(path, c, d))
+        goto out;
+    if (llava && config_llava(&doc, path, c, d))
         goto out;
     rc = 0;
 out:
@@ -423,18 +539,19 @@ static uint64_t attn_params(const struct llm_config *c)
 /* A vision transformer's parameters, biases and norms included (timm's
  * and Hugging Face's counts): the patch projection, class token and
  * position table, each layer's q/k/v/o and MLP with their biases and two
- * LayerNorms, the final LayerNorm and the classifier. */
-static uint64_t vision_params(const struct llm_config *c)
+ * LayerNorms, the final LayerNorm (CLIP's pre- and post-LayerNorms) and
+ * the classifier. */
+static uint64_t vit_params(const struct llm_vit *v)
 {
-    uint64_t h = c->hidden, i = c->intermediate;
+    uint64_t h = v->hidden, i = v->inter;
     uint64_t layer = 4 * h * h + 4 * h + 2 * h * i + i + h + 4 * h;
-    return c->channels * c->patch * c->patch * h + h + h + c->max_pos * h + c->layers * layer + 2 * h +
-           c->labels * h + c->labels;
+    return v->channels * v->patch * v->patch * h + (v->pre_norm ? 0 : h) + h + v->tokens * h +
+           v->layers * layer + (v->pre_norm ? 4 : 2) * h + v->labels * h + v->labels;
 }
 
 int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d)
 {
-    if (c->image == 0)
+    if (!c->encoder)
         return 0;
     return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "model_type",
                     "'%s' is a vision encoder: it has no tokens to decode, and %s is for decoder "
@@ -443,8 +560,8 @@ int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag
 
 uint64_t llm_param_count(const struct llm_config *c)
 {
-    if (c->image)
-        return vision_params(c);
+    if (c->encoder)
+        return vit_params(&c->vit);
     uint64_t h = c->hidden, attn = attn_params(c), n = c->vocab * h + h;
     for (uint64_t l = 0; l < c->layers; l++) {
         /* (gate,) up, down; the experts' with the router and the shared experts' */
@@ -455,5 +572,7 @@ uint64_t llm_param_count(const struct llm_config *c)
     }
     if (!c->tied)
         n += c->vocab * h;
+    if (c->vit.layers)  /* a VLM's tower and its projector (two Linears with biases) */
+        n += vit_params(&c->vit) + c->vit.hidden * h + h + h * h + h;
     return n;
 }

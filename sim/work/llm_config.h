@@ -16,6 +16,21 @@
 
 #define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
 
+/* A vision transformer's sizes (ViTConfig, CLIPVisionConfig keys). */
+struct llm_vit {
+    uint64_t image;                 /* image_size, pixels a side (default 224) */
+    uint64_t patch;                 /* patch_size, pixels a side (default 16) */
+    uint64_t channels;              /* num_channels (default 3) */
+    uint64_t hidden, inter, layers, heads, head_dim;
+    double act_flops;               /* hidden_act's FLOPs an element (gelu 10, quick_gelu 5) */
+    uint64_t tokens;                /* (image / patch)^2 patches and the class token */
+    uint64_t labels;                /* num_labels, else id2label's count: the classifier's
+                                     * classes; 0 = none (the encoder's features) */
+    uint64_t feature_layers;        /* layers up to the one a VLM takes its features from
+                                     * (vision_feature_layer -2 of 24: 23); 0 = all */
+    int pre_norm;                   /* CLIP: a LayerNorm on the embeddings before layer 0 */
+};
+
 struct llm_config {
     char path[512];
     char name[96];                  /* model_type or file stem */
@@ -58,15 +73,20 @@ struct llm_config {
     double act_flops;               /* the activation's FLOPs per element (sim/work/opmap.c's
                                      * counts: gelu 10, silu 5, relu 1, relu2 2) */
     /* A vision transformer (model_type vit or deit: Hugging Face's ViTConfig,
-     * timm's VisionTransformer): an encoder over an image's patches and a
+     * timm's VisionTransformer) is an encoder over an image's patches and a
      * class token, bidirectional attention, no KV cache, a classifier on the
-     * class token (llmb_vit.c).  image 0: a decoder LLM.  Its sequence,
-     * (image / patch)^2 + 1 tokens, is max_pos; vocab is 0. */
-    uint64_t image;                 /* image_size, pixels a side (default 224) */
-    uint64_t patch;                 /* patch_size, pixels a side (default 16) */
-    uint64_t channels;              /* num_channels (default 3) */
-    uint64_t labels;                /* num_labels, else id2label's count: the classifier's
-                                     * classes; 0 = none (the encoder's features) */
+     * class token (llmb_vit.c): encoder 1, its sizes in vit, its sequence
+     * (vit.tokens) in max_pos, vocab 0.  A vision-language model (model_type
+     * llava: text_config, vision_config) is the decoder its text_config
+     * describes with vit its image tower (CLIP's) and a two-layer projector
+     * into the decoder's width: each image becomes image_tokens tokens of
+     * the prompt. */
+    int encoder;
+    struct llm_vit vit;             /* vit.layers 0: no image tower */
+    uint64_t image_tokens;          /* llava: tokens an image gives the decoder (the tower's
+                                     * patches, and its class token under
+                                     * vision_feature_select_strategy "full") */
+    double proj_act_flops;          /* llava: projector_hidden_act's FLOPs an element */
 };
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);

@@ -303,7 +303,7 @@ static int check_devices(const struct llm_step *s, struct diag *d)
     return 0;
 }
 
-/* A vision encoder (llm_config.image): one forward over a batch of images
+/* A vision encoder (llm_config.encoder): one forward over a batch of images
  * on one device, as timm's and Hugging Face's inference run it. */
 static int check_vision(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
@@ -326,10 +326,33 @@ static int check_vision(const struct llm_config *c, const struct llm_step *s, st
     return 0;
 }
 
+/* Images in a prompt: a VLM's prefill, on one device or split by layer
+ * (the tower and projector on the first), whole (no ubatches). */
+static int check_images(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    if (c->image_tokens == 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--images",
+                        "'%s' has no image tower: --images is for a vision-language model "
+                        "(model_type llava)", c->name);
+    if (s->phase != LLM_PREFILL)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--images",
+                        "images enter with the prompt: --phase prefill (a decode step's cache holds "
+                        "their tokens: count them in --context)");
+    if (s->images > 1024)
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--images", "at most 1024 a sequence, got %u", s->images);
+    if (s->tp > 1 || s->cp > 1 || s->ep > 1 || s->ubatch > 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--images",
+                        "a VLM's images with --tp, --cp, --ep or --ubatch: not modelled yet (one device, "
+                        "or --pp)");
+    return 0;
+}
+
 int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1;
-    if (c->image && check_vision(c, s, d) != 0)
+    if (c->encoder && check_vision(c, s, d) != 0)
+        return -1;
+    if (s->images > 0 && check_images(c, s, d) != 0)
         return -1;
     if (check_shape(c, s, d) != 0 || llm_check_tp(c, s, d) != 0 || check_family(c, s, d) != 0)
         return -1;

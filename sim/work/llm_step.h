@@ -115,6 +115,10 @@ struct llm_step {
                                      * (llama.cpp's n_ubatch); with a layer split (pp) the
                                      * pieces flow through the stages as a pipeline.  0: the
                                      * whole prompt at once */
+    uint32_t images;                /* prefill of a vision-language model (llava): images a
+                                     * sequence carries, each through the image tower and the
+                                     * projector into image_tokens of the prompt, in front of
+                                     * its prompt tokens (0: text only) */
 };
 
 enum { LLM_CP_P2P = 0, LLM_CP_A2A = 1, LLM_CP_ALLGATHER = 2 };

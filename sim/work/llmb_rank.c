@@ -64,6 +64,8 @@ static void rank_layers(struct llmb *b, const struct llm_config *c, const struct
     struct op *e = llmb_op(b, "embed", OP_EMBEDDING, dt);
     e->u.emb.tokens = rows;
     e->u.emb.dim = h;
+    if (s->images > 0)  /* the projected images into their places in the prompt (masked_scatter) */
+        llmb_ew(b, "image_merge", dt, s->batch * s->images * c->image_tokens * h, 1, 1, 0.0);
     if (R->sp)      /* the vocab-parallel lookups summed and scattered over the tokens */
         llmb_tp_coll(b, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
     else if (R->vpar)
@@ -120,10 +122,12 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
     double eb = R->eb;
     int train = R->train, sp = R->sp, vpar = R->vpar;
     uint64_t vocab = R->vocab;
-    if (c->image) {     /* a vision encoder: its own forward, no head over a vocabulary */
-        llmb_vit(b, c, s);
+    if (c->encoder) {   /* a vision encoder: its own forward, no head over a vocabulary */
+        llmb_vit(b, &c->vit, s, s->batch, 0);
         return;
     }
+    if (s->images > 0)  /* a VLM: the images through the tower and the projector first */
+        llmb_vlm_images(b, c, s);
     /* each piece runs embedding and layers in turn, its ops named "uN."
      * after the first's; each starts on the first stage with nothing to
      * wait for but the stream before it, so with a layer split the pieces

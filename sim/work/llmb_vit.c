@@ -27,7 +27,17 @@
  *
  * Fused (the default framework): one kernel per op at dt, the residual
  * adds folded into the norms, no casts (TensorRT's and compiled graphs'
- * shape). */
+ * shape).
+ *
+ * A vision-language model's image tower (LLaVA: CLIP's vision model) is
+ * the same encoder in the model's dtype (no autocast: a VLM is loaded in
+ * its torch_dtype), with CLIP's LayerNorm before the first layer, run up
+ * to the layer its features come from (vLLM and SGLang stop there;
+ * Hugging Face's eager model runs every layer for output_hidden_states),
+ * no final norm or classifier; its patches' features go through the
+ * projector (two GEMMs and the activation) into the decoder's width, and
+ * the decoder's embedding output takes them in the image tokens' places
+ * (llmb_rank.c's image_merge). */
 #include "llmb_vit.h"
 
 #include <stdio.h>
@@ -60,58 +70,87 @@ static void linear(struct llmb *b, const char *stem, enum dtype dt, int amp, int
     llmb_gemm(b, stem, dt, rows, n, k, w);
 }
 
-void llmb_vit(struct llmb *b, const struct llm_config *c, const struct llm_step *s)
+void llmb_vit(struct llmb *b, const struct llm_vit *v, const struct llm_step *s, uint64_t images,
+              int tower)
 {
-    uint64_t B = s->batch, T = c->max_pos, P = T - 1, h = c->hidden, inter = c->intermediate;
-    uint64_t rows = B * T, kp = c->channels * c->patch * c->patch;
+    uint64_t B = images, T = v->tokens, P = T - 1, h = v->hidden, inter = v->inter;
+    uint64_t rows = B * T, kp = v->channels * v->patch * v->patch;
     enum dtype dt = s->dtype;
     enum wfmt w = s->weights;
-    int amp = (s->framework == LLM_FW_PYTORCH || s->framework == LLM_FW_HF) && dtype_bytes(dt, 1.0) == 2.0;
-    /* the residual stream's type: fp32 under autocast */
-    enum dtype rt = amp ? DT_FP32 : dt;
+    int eager = s->framework == LLM_FW_PYTORCH || s->framework == LLM_FW_HF;
+    /* autocast: timm's and HF's image models run from fp32 weights; a VLM
+     * is loaded in its dtype (torch_dtype, vLLM) */
+    int amp = eager && !tower && dtype_bytes(dt, 1.0) == 2.0;
+    enum dtype rt = amp ? DT_FP32 : dt;     /* the residual stream's type */
     int fused_attn = s->attn != ATTN_NAIVE && s->attn != ATTN_MATH;
+    /* a VLM's tower up to its feature layer: Hugging Face runs every layer
+     * (output_hidden_states), vLLM and SGLang only those */
+    uint64_t nl = tower && v->feature_layers && !eager ? v->feature_layers : v->layers;
+    const char *pf = tower ? "vision." : "";
     char id[64];
 #define ID(fmt, ...) (snprintf(id, sizeof id, fmt, __VA_ARGS__), id)
     /* the images (fp32 under autocast, cast for the convolution) to patches */
     if (amp)
-        ew_amp(b, "pixels_cast", dt, B * c->channels * c->image * c->image, 1, 0, 0, 1, 0.0);
-    linear(b, "patch_embed", dt, amp, 0, B * P, h, kp, WF_NONE);
+        ew_amp(b, "pixels_cast", dt, B * v->channels * v->image * v->image, 1, 0, 0, 1, 0.0);
+    linear(b, ID("%spatch_embed", pf), dt, amp, 0, B * P, h, kp, WF_NONE);
     if (amp) {
         /* cat(class token fp32, patches dt) is fp32; + the position table */
         ew_amp(b, "cls_cat", dt, rows * h, 0, 1, 1, 0, 0.0);
         llmb_ew(b, "pos_add", DT_FP32, rows * h, 1, 1, 1.0);
     } else {
-        llmb_ew(b, "cls_pos", dt, rows * h, 1, 1, 1.0);
+        llmb_ew(b, ID("%scls_pos", pf), dt, rows * h, 1, 1, 1.0);
     }
-    for (uint64_t l = 0; l < c->layers; l++) {
-        llmb_rc(b, ID("L%llu.norm1", (unsigned long long)l), OP_NORM, rt, rows, h);
-        linear(b, ID("L%llu.qkv", (unsigned long long)l), dt, amp, 1, rows, 3 * h, h, w);
-        struct op *a = llmb_op(b, ID("L%llu.attention", (unsigned long long)l), OP_ATTENTION, dt);
+    if (v->pre_norm)    /* CLIP's pre_layrnorm */
+        llmb_rc(b, ID("%spre_norm", pf), OP_NORM, rt, rows, h);
+    for (uint64_t l = 0; l < nl; l++) {
+        char L[24];
+        snprintf(L, sizeof L, "%s%s%llu", pf, tower ? "V" : "L", (unsigned long long)l);
+        llmb_rc(b, ID("%s.norm1", L), OP_NORM, rt, rows, h);
+        linear(b, ID("%s.qkv", L), dt, amp, 1, rows, 3 * h, h, w);
+        struct op *a = llmb_op(b, ID("%s.attention", L), OP_ATTENTION, dt);
         a->u.attn.batch = B;
-        a->u.attn.heads = c->heads;
-        a->u.attn.kv_heads = c->heads;
+        a->u.attn.heads = v->heads;
+        a->u.attn.kv_heads = v->heads;
         a->u.attn.q_len = T;
         a->u.attn.kv_len = T;
-        a->u.attn.head_dim = c->head_dim;
+        a->u.attn.head_dim = v->head_dim;
         a->u.attn.causal = 0;
         a->u.attn.impl = s->attn;
         a->u.attn.kv_dtype = dt;
         if (!fused_attn)    /* (B, H, T, D) to (B, T, H x D) */
-            llmb_ew(b, ID("L%llu.attn_transpose", (unsigned long long)l), dt, rows * h, 1, 1, 0.0);
-        linear(b, ID("L%llu.proj", (unsigned long long)l), dt, amp, 0, rows, h, h, w);
+            llmb_ew(b, ID("%s.attn_transpose", L), dt, rows * h, 1, 1, 0.0);
+        linear(b, ID("%s.proj", L), dt, amp, 0, rows, h, h, w);
         if (amp)
-            ew_amp(b, ID("L%llu.residual1", (unsigned long long)l), dt, rows * h, 1, 1, 1, 0, 1.0);
-        llmb_rc(b, ID("L%llu.norm2", (unsigned long long)l), OP_NORM, rt, rows, h);
-        linear(b, ID("L%llu.fc1", (unsigned long long)l), dt, amp, 1, rows, inter, h, w);
-        llmb_ew(b, ID("L%llu.act", (unsigned long long)l), dt, rows * inter, 1, 1, c->act_flops);
-        linear(b, ID("L%llu.fc2", (unsigned long long)l), dt, amp, 0, rows, h, inter, w);
+            ew_amp(b, ID("%s.residual1", L), dt, rows * h, 1, 1, 1, 0, 1.0);
+        else if (eager)
+            llmb_ew(b, ID("%s.residual1", L), dt, rows * h, 2, 1, 1.0);
+        llmb_rc(b, ID("%s.norm2", L), OP_NORM, rt, rows, h);
+        linear(b, ID("%s.fc1", L), dt, amp, 1, rows, inter, h, w);
+        llmb_ew(b, ID("%s.act", L), dt, rows * inter, 1, 1, v->act_flops);
+        linear(b, ID("%s.fc2", L), dt, amp, 0, rows, h, inter, w);
         if (amp)
-            ew_amp(b, ID("L%llu.residual2", (unsigned long long)l), dt, rows * h, 1, 1, 1, 0, 1.0);
+            ew_amp(b, ID("%s.residual2", L), dt, rows * h, 1, 1, 1, 0, 1.0);
+        else if (eager)
+            llmb_ew(b, ID("%s.residual2", L), dt, rows * h, 2, 1, 1.0);
     }
+#undef ID
+    if (tower)
+        return;
     /* the final norm on every token (timm's forward_features), then the
      * classifier on the class token */
     llmb_rc(b, "final_norm", OP_NORM, rt, rows, h);
-    if (c->labels > 0)
-        linear(b, "head", dt, amp, 1, B, c->labels, h, WF_NONE);
-#undef ID
+    if (v->labels > 0)
+        linear(b, "head", dt, amp, 1, B, v->labels, h, WF_NONE);
+}
+
+void llmb_vlm_images(struct llmb *b, const struct llm_config *c, const struct llm_step *s)
+{
+    uint64_t n = s->batch * s->images, rows = n * c->image_tokens, h = c->hidden;
+    enum dtype dt = s->dtype;
+    llmb_vit(b, &c->vit, s, n, 1);
+    /* the feature layer's tokens (the class token dropped: a view) through
+     * LLaVA's projector, two Linears with biases (epilogues) */
+    llmb_gemm(b, "mm_projector.linear_1", dt, rows, h, c->vit.hidden, s->weights);
+    llmb_ew(b, "mm_projector.act", dt, rows * h, 1, 1, c->proj_act_flops);
+    llmb_gemm(b, "mm_projector.linear_2", dt, rows, h, h, s->weights);
 }

@@ -7,7 +7,13 @@
 #include "llm_step.h"
 #include "llmb.h"
 
-/* The encoder's forward over s->batch images of model c (c->image > 0). */
-void llmb_vit(struct llmb *b, const struct llm_config *c, const struct llm_step *s);
+/* The forward of vision transformer v over `images` images: the model
+ * itself (tower 0: the final norm and the classifier), or a VLM's image
+ * tower (tower 1: ops named vision.*, up to its feature layer). */
+void llmb_vit(struct llmb *b, const struct llm_vit *v, const struct llm_step *s, uint64_t images,
+              int tower);
+/* A VLM prefill's images (s->images a sequence) through c's tower and its
+ * projector into the decoder's width. */
+void llmb_vlm_images(struct llmb *b, const struct llm_config *c, const struct llm_step *s);
 
 #endif
