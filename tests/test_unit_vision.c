@@ -159,6 +159,21 @@ static void expect_step_refused(const struct llm_config *c, struct llm_step s, c
     diag_print(&d, stdout);
 }
 
+/* The config text (written as NAME.json) refused at field and line. */
+static void expect_config_refused(const char *name, const char *text, const char *field, int line)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.json", tmpdir, name);
+    tu_write_file(path, text);
+    struct llm_config c;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_config_load(path, &c, &d), -1);
+    CHECK(strcmp(d.field, field) == 0 && d.line == line);
+    printf("refused: ");
+    diag_print(&d, stdout);
+}
+
 static void test_refused(void)
 {
     struct llm_config c;
@@ -193,16 +208,8 @@ static void test_refused(void)
         {"width", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
                   " \"num_attention_heads\": 2}\n", "intermediate_size", 1},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/%s.json", tmpdir, bad[i].name);
-        tu_write_file(path, bad[i].text);
-        memset(&d, 0, sizeof d);
-        CHECK_EQ_INT(llm_config_load(path, &c, &d), -1);
-        CHECK(strcmp(d.field, bad[i].field) == 0 && d.line == bad[i].line);
-        printf("refused: ");
-        diag_print(&d, stdout);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_config_refused(bad[i].name, bad[i].text, bad[i].field, bad[i].line);
     /* id2label's count is the classifier's width when num_labels is not given */
     char path[128];
     snprintf(path, sizeof path, "%s/ids.json", tmpdir);
@@ -285,32 +292,24 @@ static void test_llava(void)
         expect_step_refused(&llama, s, "--images");
     }
     static const struct { const char *name, *text, *field; int line; } bad[] = {
-        {"layer", "{\"model_type\": \"llava\", \"vision_feature_layer\": -30,\n"
+        {"llava-layer", "{\"model_type\": \"llava\", \"vision_feature_layer\": -30,\n"
                   " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
                   "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
                   "  \"max_position_embeddings\": 4096},\n"
                   " \"vision_config\": {\"model_type\": \"clip_vision_model\", \"hidden_size\": 64,\n"
                   "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
          "vision_feature_layer", 1},
-        {"tower", "{\"model_type\": \"llava\",\n"
+        {"llava-tower", "{\"model_type\": \"llava\",\n"
                   " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
                   "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
                   "  \"max_position_embeddings\": 4096},\n"
                   " \"vision_config\": {\"model_type\": \"siglip_vision_model\", \"hidden_size\": 64,\n"
                   "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
          "vision_config.model_type", 5},
-        {"text", "{\"model_type\": \"llava\",\n \"text_config\": [1]}\n", "text_config", 2},
+        {"llava-text", "{\"model_type\": \"llava\",\n \"text_config\": [1]}\n", "text_config", 2},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "%s/llava-%s.json", tmpdir, bad[i].name);
-        tu_write_file(path, bad[i].text);
-        memset(&d, 0, sizeof d);
-        CHECK_EQ_INT(llm_config_load(path, &c, &d), -1);
-        CHECK(strcmp(d.field, bad[i].field) == 0 && d.line == bad[i].line);
-        printf("refused: ");
-        diag_print(&d, stdout);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_config_refused(bad[i].name, bad[i].text, bad[i].field, bad[i].line);
 }
 
 int main(void)
