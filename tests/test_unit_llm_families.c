@@ -291,6 +291,90 @@ static void test_refused(void)
     }
 }
 
+/* NVIDIA-Nemotron-Nano-9B-v2 (traces/models/nemotron-nano-9b-v2.json):
+ * 27 Mamba-2, 4 attention and 25 MLP blocks; 8.89 B parameters counted by
+ * hand from the config; a decode step reads each Mamba layer's fp32 state
+ * (128 heads x 80 x N 128) once and writes it once, its KV cache only on
+ * the 4 attention layers; a prefill runs vLLM's SSD kernels in chunks of
+ * 128 tokens; and what it refuses. */
+static void test_nemotron_h(void)
+{
+    struct llm_config c;
+    if (load("traces/models/nemotron-nano-9b-v2.json", &c) != 0)
+        return;
+    CHECK(llm_hybrid(&c));
+    CHECK_EQ_INT((int)llm_attn_layers(&c), 4);
+    int nm = 0, nmlp = 0;
+    for (int l = 0; l < 56; l++) {
+        nm += c.kind[l] == LLM_LAYER_MAMBA;
+        nmlp += c.kind[l] == LLM_LAYER_MLP;
+    }
+    CHECK_EQ_INT(nm, 27);
+    CHECK_EQ_INT(nmlp, 25);
+    uint64_t h = 4480, di = 128 * 80, cd = di + 2 * 8 * 128;
+    uint64_t mamba = h + h * (di + cd + 128) + cd * 4 + cd + 3 * 128 + di + di * h;
+    uint64_t attn = h + h * 5120 + 2 * h * 1024 + 5120 * h;
+    uint64_t mlp = h + 2 * h * 15680;
+    uint64_t total = 2 * 131072ull * h + h + 27 * mamba + 4 * attn + 25 * mlp;
+    CHECK_EQ_INT((long long)llm_param_count(&c), (long long)total);
+    printf("nemotron-nano-9b-v2: %.4f B params (mamba block %.1f M, attention %.1f M, MLP %.1f M)\n",
+           total / 1e9, mamba / 1e6, attn / 1e6, mlp / 1e6);
+    CHECK_EQ_INT((long long)llm_ssm_state_elems(&c), (long long)(di * 128 + cd * 3));
+    struct trace t;
+    if (build(&c, LLM_DECODE, 4, 1, 1000, &t) != 0)
+        return;
+    int nattn = 0, nupd = 0;
+    for (uint32_t i = 0; i < t.nops; i++) {
+        const struct op *o = &t.ops[i];
+        nattn += o->kind == OP_ATTENTION;
+        if (strstr(op_id(&t, o), ".ssm_update") != NULL) {
+            nupd++;     /* each sequence's state, read and written in fp32 */
+            CHECK(o->dtype == DT_FP32 && o->u.ew.elements == 4 * di * 128 && o->u.ew.inputs == 1 &&
+                  o->u.ew.outputs == 1);
+        }
+    }
+    CHECK_EQ_INT(nattn, 4);
+    CHECK_EQ_INT(nupd, 27);
+    int i = tu_find_op(&t, "L0.in_proj");
+    CHECK(i >= 0 && t.ops[i].u.gemm.n == di + cd + 128 && t.ops[i].u.gemm.k == h);
+    i = tu_find_op(&t, "L14.attention");    /* the pattern's first attention block */
+    CHECK(i >= 0 && t.ops[i].u.attn.kv_len == 1001 && t.ops[i].u.attn.kv_heads == 8);
+    trace_free(&t);
+    if (build(&c, LLM_PREFILL, 2, 1000, 0, &t) != 0)
+        return;
+    i = tu_find_op(&t, "L0.ssd_chunk_scan");   /* ceil(1000 / 128) = 8 chunks, 2 sequences, 128 heads */
+    CHECK(i >= 0 && t.ops[i].u.gemm.batch == 2 * 8 * 128 && t.ops[i].u.gemm.m == 128 &&
+          t.ops[i].u.gemm.n == 80 && t.ops[i].u.gemm.k == 256);
+    i = tu_find_op(&t, "L0.ssd_bmm_chunk");     /* C B^T a group of heads */
+    CHECK(i >= 0 && t.ops[i].u.gemm.batch == 2 * 8 * 8 && t.ops[i].u.gemm.k == 128);
+    CHECK(tu_find_op(&t, "L0.ssm_update") < 0);
+    trace_free(&t);
+    struct llm_step s = {.phase = LLM_TRAIN, .batch = 1, .prompt = 128, .dtype = DT_BF16, .attn = ATTN_FLASH,
+                         .kv_dtype = DT_BF16, .weights = WF_NONE, .framework = LLM_FW_FUSED};
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--phase") == 0);
+    s.phase = LLM_DECODE;
+    s.tp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--tp") == 0);
+    CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", &d), -1);
+    CHECK(strcmp(d.field, "hybrid_override_pattern") == 0);
+    static const char base[] = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 64,\n"
+                               " \"intermediate_size\": 128, \"num_hidden_layers\": 3,\n"
+                               " \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
+                               " \"max_position_embeddings\": 4096, \"mamba_num_heads\": 4,\n"
+                               " \"mamba_head_dim\": 16, \"ssm_state_size\": 8,\n";
+    char text[768];
+    snprintf(text, sizeof text, "%s \"hybrid_override_pattern\": \"M*\", \"n_groups\": 2}\n", base);
+    expect_refused("hybrid-length", text, "hybrid_override_pattern");
+    snprintf(text, sizeof text, "%s \"hybrid_override_pattern\": \"M*E\", \"n_groups\": 2}\n", base);
+    expect_refused("hybrid-char", text, "hybrid_override_pattern");
+    snprintf(text, sizeof text, "%s \"hybrid_override_pattern\": \"M*-\", \"n_groups\": 3}\n", base);
+    expect_refused("hybrid-groups", text, "n_groups");
+}
+
 int main(void)
 {
     if (tu_mkdtemp(tmpdir, sizeof tmpdir, "strata-llmfam") != 0)
@@ -300,6 +384,7 @@ int main(void)
     test_deepseek_mla();
     test_deepseek_v3_tp();
     test_refused();
+    test_nemotron_h();
     tu_rmtree(tmpdir);
     TEST_MAIN_END();
 }

@@ -38,11 +38,11 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
     };
     static const char *const plain_types[] = {
         "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
-        "phi", "mpt", "codegen", "nemotron", "vit", "deit",
+        "phi", "mpt", "codegen", "nemotron", "vit", "deit", "nemotron_h",
     };
-    const char *keys[] = {"hidden_act", "activation_function", "hidden_activation"}, *act = NULL;
+    const char *keys[] = {"hidden_act", "activation_function", "hidden_activation", "mlp_hidden_act"}, *act = NULL;
     const cJSON *it = NULL;
-    for (size_t k = 0; k < 3 && act == NULL; k++) {
+    for (size_t k = 0; k < 4 && act == NULL; k++) {
         it = cJSON_GetObjectItemCaseSensitive(doc->root, keys[k]);
         if (it != NULL && !cJSON_IsNull(it) &&
             jsondoc_get_string(doc, it, "", keys[k], sizeof c->act - 1, &act, d))
@@ -400,6 +400,65 @@ static int config_params(const char *path, const struct llm_config *c, struct di
     return 0;
 }
 
+/* A Mamba-2 hybrid (model_type nemotron_h): the layer pattern
+ * (hybrid_override_pattern, one character a layer: 'M' a Mamba-2 mixer,
+ * '*' attention, '-' an MLP) and the mixer's sizes.  Any other model's
+ * layers are all attention and MLP (kind[] 0, the memset's). */
+static int config_hybrid(const struct jsondoc *doc, const char *path, struct llm_config *c, struct diag *d)
+{
+    const cJSON *pat = field(doc, "hybrid_override_pattern");
+    if (pat == NULL) {
+        if (strcmp(c->name, "nemotron_h") == 0)
+            return diag_set(d, DIAG_E_MISSING, path, 1, "hybrid_override_pattern",
+                            "required for nemotron_h: which layers are Mamba-2 ('M'), attention ('*') "
+                            "and MLP ('-')");
+        return 0;
+    }
+    const char *p;
+    if (jsondoc_get_string(doc, pat, "", "hybrid_override_pattern", LLM_MAX_LAYERS, &p, d))
+        return -1;
+    int line = jsondoc_line(doc, pat);
+    if (strlen(p) != c->layers)
+        return diag_set(d, DIAG_E_RANGE, path, line, "hybrid_override_pattern",
+                        "%zu characters for num_hidden_layers %llu: one a layer", strlen(p),
+                        (unsigned long long)c->layers);
+    int mamba = 0;
+    for (uint64_t l = 0; l < c->layers; l++) {
+        if (p[l] == 'M')
+            c->kind[l] = LLM_LAYER_MAMBA;
+        else if (p[l] == '*')
+            c->kind[l] = LLM_LAYER_ATTN;
+        else if (p[l] == '-')
+            c->kind[l] = LLM_LAYER_MLP;
+        else
+            return diag_set(d, DIAG_E_RANGE, path, line, "hybrid_override_pattern",
+                            "'%c' at layer %llu: expected M (Mamba-2), * (attention) or - (MLP)", p[l],
+                            (unsigned long long)l);
+        mamba |= p[l] == 'M';
+    }
+    if (c->experts)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, line, "hybrid_override_pattern",
+                        "a Mamba-2 hybrid with experts (Nemotron 3): not modelled yet");
+    const cJSON *g = field(doc, "n_groups") != NULL ? field(doc, "n_groups") : field(doc, "mamba_num_groups");
+    if (mamba && (get_dim(doc, "mamba_num_heads", 1, 0, &c->ssm_heads, d) ||
+                  get_dim(doc, "mamba_head_dim", 1, 0, &c->ssm_head_dim, d) ||
+                  get_dim(doc, "ssm_state_size", 1, 0, &c->ssm_state, d) ||
+                  get_dim(doc, "conv_kernel", 0, 4, &c->ssm_conv, d) ||
+                  get_dim(doc, "chunk_size", 0, 128, &c->ssm_chunk, d)))
+        return -1;
+    c->ssm_groups = 1;
+    if (mamba && g != NULL && jsondoc_get_uint(doc, g, "", "n_groups", 1, LLM_MAX_DIM, &c->ssm_groups, d))
+        return -1;
+    if (mamba && c->ssm_heads % c->ssm_groups != 0)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, g), "n_groups",
+                        "%llu does not divide mamba_num_heads %llu", (unsigned long long)c->ssm_groups,
+                        (unsigned long long)c->ssm_heads);
+    if (mamba && c->ssm_conv > 64)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, field(doc, "conv_kernel")), "conv_kernel",
+                        "at most 64, got %llu", (unsigned long long)c->ssm_conv);
+    return 0;
+}
+
 /* The object under key (required) as a document of its own: the same
  * tree, so lines stay the file's. */
 static int config_object(const struct jsondoc *doc, const char *path, const char *key, struct jsondoc *sub,
@@ -495,7 +554,7 @@ int llm_config_load(const char *path, struct llm_config *c, struct diag *d)
         goto out;
     if (config_sizes(&text, path, c, d) || config_unmodelled(&text, path, d) ||
         config_experts(&text, path, c, d) || config_mla(&text, path, c, d) ||
-        config_rest(&text, path, c, d) ||
+        config_rest(&text, path, c, d) || config_hybrid(&text, path, c, d) ||
         config_params(path, c, d))
         goto out;
     if (llava && config_llava(&doc, path, c, d))
@@ -551,6 +610,12 @@ static uint64_t vit_params(const struct llm_vit *v)
 
 int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d)
 {
+    if (llm_hybrid(c))
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "hybrid_override_pattern",
+                        "a Mamba-2 hybrid: %s sizes a KV cache a token on every layer, and this model "
+                        "keeps one on %llu of its %llu layers and a fixed SSM state on the rest: not "
+                        "modelled yet (strata gen llm builds its decode and prefill)", verb,
+                        (unsigned long long)llm_attn_layers(c), (unsigned long long)c->layers);
     if (!c->encoder)
         return 0;
     return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "model_type",
@@ -558,11 +623,65 @@ int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag
                     "LLMs (strata gen llm --phase prefill builds its forward)", c->name, verb);
 }
 
+int llm_hybrid(const struct llm_config *c)
+{
+    for (uint64_t l = 0; l < c->layers && l < LLM_MAX_LAYERS; l++)
+        if (c->kind[l] != LLM_LAYER_FULL)
+            return 1;
+    return 0;
+}
+
+uint64_t llm_attn_layers(const struct llm_config *c)
+{
+    uint64_t n = 0;
+    for (uint64_t l = 0; l < c->layers && l < LLM_MAX_LAYERS; l++)
+        n += c->kind[l] == LLM_LAYER_FULL || c->kind[l] == LLM_LAYER_ATTN;
+    return n;
+}
+
+/* A Mamba-2 mixer's widths: the inner (heads x head_dim) and the
+ * convolution's channels (x, B and C). */
+static uint64_t ssm_inner(const struct llm_config *c)
+{
+    return c->ssm_heads * c->ssm_head_dim;
+}
+
+static uint64_t ssm_conv_dim(const struct llm_config *c)
+{
+    return ssm_inner(c) + 2 * c->ssm_groups * c->ssm_state;
+}
+
+uint64_t llm_ssm_state_elems(const struct llm_config *c)
+{
+    return ssm_inner(c) * c->ssm_state + ssm_conv_dim(c) * (c->ssm_conv - 1);
+}
+
+/* One block of a hybrid: its norm and its mixer's weights (a Mamba-2
+ * mixer's in_proj to z, x, B, C and dt, the convolution with its bias,
+ * dt_bias, A_log and D, the gated norm, out_proj). */
+static uint64_t hybrid_block_params(const struct llm_config *c, uint64_t l)
+{
+    uint64_t h = c->hidden, di = ssm_inner(c), cd = ssm_conv_dim(c);
+    switch (c->kind[l]) {
+    case LLM_LAYER_MAMBA:
+        return h + h * (di + cd + c->ssm_heads) + cd * c->ssm_conv + cd + 3 * c->ssm_heads + di + di * h;
+    case LLM_LAYER_ATTN:
+        return h + attn_params(c);
+    default:
+        return h + (c->gated ? 3 : 2) * h * c->intermediate;
+    }
+}
+
 uint64_t llm_param_count(const struct llm_config *c)
 {
     if (c->encoder)
         return vit_params(&c->vit);
     uint64_t h = c->hidden, attn = attn_params(c), n = c->vocab * h + h;
+    if (llm_hybrid(c)) {
+        for (uint64_t l = 0; l < c->layers; l++)
+            n += hybrid_block_params(c, l);
+        return n + (c->tied ? 0 : c->vocab * h);
+    }
     for (uint64_t l = 0; l < c->layers; l++) {
         /* (gate,) up, down; the experts' with the router and the shared experts' */
         uint64_t ffn = llm_layer_moe(c, l)

@@ -16,6 +16,8 @@
 
 #define LLM_MAX_LAYERS 4096 /* num_hidden_layers */
 
+enum llm_layer_kind { LLM_LAYER_FULL = 0, LLM_LAYER_ATTN = 1, LLM_LAYER_MLP = 2, LLM_LAYER_MAMBA = 3 };
+
 /* A vision transformer's sizes (ViTConfig, CLIPVisionConfig keys). */
 struct llm_vit {
     uint64_t image;                 /* image_size, pixels a side (default 224) */
@@ -81,6 +83,17 @@ struct llm_config {
      * describes with vit its image tower (CLIP's) and a two-layer projector
      * into the decoder's width: each image becomes image_tokens tokens of
      * the prompt. */
+    /* A hybrid of Mamba-2 and attention (model_type nemotron_h: Nemotron-H,
+     * Nemotron Nano 2): each layer is one block of one kind, from
+     * hybrid_override_pattern ('M' Mamba-2 mixer, '*' attention, '-' MLP);
+     * kind[] all LLM_LAYER_FULL otherwise (attention and MLP, the usual). */
+    unsigned char kind[LLM_MAX_LAYERS];
+    uint64_t ssm_heads;             /* mamba_num_heads */
+    uint64_t ssm_head_dim;          /* mamba_head_dim */
+    uint64_t ssm_state;             /* ssm_state_size: N */
+    uint64_t ssm_groups;            /* n_groups (mamba_num_groups): B and C shared by heads */
+    uint64_t ssm_conv;              /* conv_kernel */
+    uint64_t ssm_chunk;             /* chunk_size: the SSD scan's chunk (default 128) */
     int encoder;
     struct llm_vit vit;             /* vit.layers 0: no image tower */
     uint64_t image_tokens;          /* llava: tokens an image gives the decoder (the tower's
@@ -91,7 +104,8 @@ struct llm_config {
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* -1 with d naming verb when c is a vision encoder, which has no tokens to
- * decode (serve, plan and fit are for decoder LLMs); else 0. */
+ * decode, or a Mamba-2 hybrid, whose memory is not a KV cache a token on
+ * every layer (serve, plan and fit size decoder LLMs'); else 0. */
 int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied);
  * DeepSeek's multi-token-prediction layers (num_nextn_predict_layers) are not
@@ -99,6 +113,14 @@ int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag
 uint64_t llm_param_count(const struct llm_config *c);
 /* 1 if layer l's MLP is the routed experts, 0 if it is dense. */
 int llm_layer_moe(const struct llm_config *c, uint64_t l);
+/* 1 if c has Mamba-2 layers (a hybrid). */
+int llm_hybrid(const struct llm_config *c);
+/* Layers of c whose block holds attention (and a KV cache). */
+uint64_t llm_attn_layers(const struct llm_config *c);
+/* A Mamba-2 layer's state a sequence, elements: the SSM state (heads x
+ * head_dim x N) and the convolution's window (kernel - 1 steps of its
+ * channels). */
+uint64_t llm_ssm_state_elems(const struct llm_config *c);
 /* Elements of K/V cache a token takes in one layer on one of tp ranks:
  * 2 x K/V heads x head_dim (K/V heads replicated below tp), or with MLA
  * the latent and the RoPE key, kv_lora + rope_dim, on every rank. */

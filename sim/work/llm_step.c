@@ -347,9 +347,29 @@ static int check_images(const struct llm_config *c, const struct llm_step *s, st
     return 0;
 }
 
+/* A Mamba-2 hybrid: inference on one device (or split by layer), its
+ * blocks as vLLM runs them. */
+static int check_hybrid(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+{
+    if (s->phase == LLM_TRAIN)
+        return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
+                        "training a Mamba-2 hybrid is not modelled yet: decode and prefill are");
+    if (s->tp > 1 || s->cp > 1 || s->ep > 1 || s->dp > 1)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+                        "a Mamba-2 hybrid on one device, or split by layer (--pp): its tensor-parallel "
+                        "mixers are not modelled yet");
+    if (llm_fw_one_device(s->framework))
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
+                        "%s for a Mamba-2 hybrid is not modelled: fused, vllm or pytorch",
+                        llm_fw_graph_name(s->framework));
+    return 0;
+}
+
 int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (llm_hybrid(c) && check_hybrid(c, s, d) != 0)
+        return -1;
     if (c->encoder && check_vision(c, s, d) != 0)
         return -1;
     if (s->images > 0 && check_images(c, s, d) != 0)

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "llmb_cp.h"
+#include "llmb_ssm.h"
 
 /* llama.cpp's use_more_bits(): the layers Q4_K_M gives more bits */
 static int more_bits(uint64_t i, uint64_t n)
@@ -366,6 +367,10 @@ void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_ste
     /* with context parallelism a rank holds 1/cp of each sequence */
     y.T = s->phase == LLM_DECODE ? 1 : s->prompt / b->cp;
     y.kv_len = s->context + y.T;
+    if (l < LLM_MAX_LAYERS && c->kind[l] != LLM_LAYER_FULL) {  /* a hybrid's block (llmb_ssm.c) */
+        llmb_hybrid_layer(b, c, s, l, rows, batch, y.T, y.kv_len);
+        return;
+    }
     y.h = c->hidden;
     y.hd = c->head_dim;
     y.dt = s->dtype;
