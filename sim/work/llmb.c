@@ -53,6 +53,23 @@ struct op *llmb_gemm(struct llmb *b, const char *id, enum dtype dt, uint64_t m, 
     return o;
 }
 
+struct op *llmb_attention(struct llmb *b, const char *id, enum dtype dt, uint64_t batch, uint64_t heads,
+                          uint64_t kv_heads, uint64_t q_len, uint64_t kv_len, uint64_t head_dim, int causal,
+                          enum attn_impl impl, enum dtype kvdt)
+{
+    struct op *a = llmb_op(b, id, OP_ATTENTION, dt);
+    a->u.attn.batch = batch;
+    a->u.attn.heads = heads;
+    a->u.attn.kv_heads = kv_heads;
+    a->u.attn.q_len = q_len;
+    a->u.attn.kv_len = kv_len;
+    a->u.attn.head_dim = head_dim;
+    a->u.attn.causal = causal;
+    a->u.attn.impl = impl;
+    a->u.attn.kv_dtype = kvdt;
+    return a;
+}
+
 void llmb_ew(struct llmb *b, const char *id, enum dtype dt, uint64_t el, uint32_t in,
              uint32_t out, double fpe)
 {

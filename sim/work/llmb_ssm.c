@@ -85,16 +85,8 @@ void llmb_hybrid_layer(struct llmb *b, const struct llm_config *c, const struct 
     uint64_t qd = c->heads * c->head_dim, kvd = c->kv_heads * c->head_dim;
     llmb_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
     llmb_ew(b, ID("cache_kv"), dt, rows * 2 * kvd, 1, 1, 0.0);
-    struct op *a = llmb_op(b, ID("attention"), OP_ATTENTION, dt);
-    a->u.attn.batch = batch;
-    a->u.attn.heads = c->heads;
-    a->u.attn.kv_heads = c->kv_heads;
-    a->u.attn.q_len = T;
-    a->u.attn.kv_len = kv_len;
-    a->u.attn.head_dim = c->head_dim;
-    a->u.attn.causal = 1;
-    a->u.attn.impl = s->attn;
-    a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+    struct op *a = llmb_attention(b, ID("attention"), dt, batch, c->heads, c->kv_heads, T, kv_len, c->head_dim, 1,
+                                  s->attn, s->kv_dtype < DT_COUNT ? s->kv_dtype : dt);
     a->u.attn.page_size = s->page_size;
     llmb_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
 }

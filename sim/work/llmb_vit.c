@@ -107,16 +107,7 @@ void llmb_vit(struct llmb *b, const struct llm_vit *v, const struct llm_step *s,
         snprintf(L, sizeof L, "%s%s%llu", pf, tower ? "V" : "L", (unsigned long long)l);
         llmb_rc(b, ID("%s.norm1", L), OP_NORM, rt, rows, h);
         linear(b, ID("%s.qkv", L), dt, amp, 1, rows, 3 * h, h, w);
-        struct op *a = llmb_op(b, ID("%s.attention", L), OP_ATTENTION, dt);
-        a->u.attn.batch = B;
-        a->u.attn.heads = v->heads;
-        a->u.attn.kv_heads = v->heads;
-        a->u.attn.q_len = T;
-        a->u.attn.kv_len = T;
-        a->u.attn.head_dim = v->head_dim;
-        a->u.attn.causal = 0;
-        a->u.attn.impl = s->attn;
-        a->u.attn.kv_dtype = dt;
+        llmb_attention(b, ID("%s.attention", L), dt, B, v->heads, v->heads, T, T, v->head_dim, 0, s->attn, dt);
         if (!fused_attn)    /* (B, H, T, D) to (B, T, H x D) */
             llmb_ew(b, ID("%s.attn_transpose", L), dt, rows * h, 1, 1, 0.0);
         linear(b, ID("%s.proj", L), dt, amp, 0, rows, h, h, w);
