@@ -103,7 +103,7 @@ void llmb_vit(struct llmb *b, const struct llm_vit *v, const struct llm_step *s,
     if (v->pre_norm)    /* CLIP's pre_layrnorm */
         llmb_rc(b, ID("%spre_norm", pf), OP_NORM, rt, rows, h);
     for (uint64_t l = 0; l < nl; l++) {
-        char L[24];
+        char L[32];
         snprintf(L, sizeof L, "%s%s%llu", pf, tower ? "V" : "L", (unsigned long long)l);
         llmb_rc(b, ID("%s.norm1", L), OP_NORM, rt, rows, h);
         linear(b, ID("%s.qkv", L), dt, amp, 1, rows, 3 * h, h, w);
