@@ -359,6 +359,10 @@ static void test_nemotron_h(void)
     s.tp = 2;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--tp") == 0);
+    s.tp = 1;
+    s.framework = LLM_FW_PYTORCH;   /* its kernels are vLLM's: eager PyTorch's are another graph */
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
+    CHECK(strcmp(d.field, "--framework") == 0);
     CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", &d), -1);
     CHECK(strcmp(d.field, "hybrid_override_pattern") == 0);
     static const char base[] = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 64,\n"
@@ -373,6 +377,8 @@ static void test_nemotron_h(void)
     expect_refused("hybrid-char", text, "hybrid_override_pattern");
     snprintf(text, sizeof text, "%s \"hybrid_override_pattern\": \"M*-\", \"n_groups\": 3}\n", base);
     expect_refused("hybrid-groups", text, "n_groups");
+    snprintf(text, sizeof text, "%s \"hybrid_override_pattern\": \"M*-\", \"mamba_num_groups\": 3}\n", base);
+    expect_refused("hybrid-groups-key", text, "mamba_num_groups");
 }
 
 int main(void)

@@ -190,6 +190,9 @@ static void test_refused(void)
     s = step(2, LLM_FW_PYTORCH, ATTN_SDPA);
     s.tp = 2;
     expect_step_refused(&c, s, "--tp");
+    s.tp = 1;
+    s.dp = 4;
+    expect_step_refused(&c, s, "--dp");
     s = step(2, LLM_FW_LLAMA_CPP, ATTN_FLASH);
     expect_step_refused(&c, s, "--framework");
     struct diag d;
@@ -200,8 +203,15 @@ static void test_refused(void)
         {"patch", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
                   " \"num_attention_heads\": 2, \"intermediate_size\": 256,\n \"patch_size\": 15}\n",
          "patch_size", 3},
-        {"heads", "{\"model_type\": \"deit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+        {"heads", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
                   " \"num_attention_heads\": 3, \"intermediate_size\": 256}\n", "num_attention_heads", 2},
+        {"deit", "{\"model_type\": \"deit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+                 " \"num_attention_heads\": 2, \"intermediate_size\": 256}\n", "model_type", 1},
+        {"qkv-bias", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+                     " \"num_attention_heads\": 2, \"intermediate_size\": 256,\n \"qkv_bias\": false}\n",
+         "qkv_bias", 3},
+        {"sizes", "{\"model_type\": \"vit\", \"hidden_size\": 16000000, \"num_hidden_layers\": 4000,\n"
+                  " \"num_attention_heads\": 2, \"intermediate_size\": 256}\n", "hidden_size", 1},
         {"labels", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
                    " \"num_attention_heads\": 2, \"intermediate_size\": 256,\n \"id2label\": [1, 2]}\n",
          "id2label", 3},
@@ -248,6 +258,22 @@ static void test_llava(void)
     CHECK_EQ_INT((long long)llm_param_count(&c), (long long)(dec + tower + proj));
     printf("llava-1.5-7b: %.4f B params (tower %.1f M, projector %.1f M)\n", llm_param_count(&c) / 1e9,
            tower / 1e6, proj / 1e6);
+    /* CLIPVisionConfig's defaults where vision_config leaves them out
+     * (llava-hf's own file gives no hidden_act): patches of 32, quick GELU */
+    char path[128];
+    snprintf(path, sizeof path, "%s/llava-defaults.json", tmpdir);
+    tu_write_file(path, "{\"model_type\": \"llava\",\n"
+                        " \"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+                        "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 100,\n"
+                        "  \"max_position_embeddings\": 4096},\n"
+                        " \"vision_config\": {\"model_type\": \"clip_vision_model\", \"hidden_size\": 64,\n"
+                        "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n");
+    struct llm_config cd;
+    if (load(path, &cd) == 0) {
+        CHECK_EQ_INT((int)cd.vit.patch, 32);
+        CHECK_EQ_INT((int)cd.image_tokens, 49);     /* (224 / 32)^2 */
+        CHECK(cd.vit.act_flops == 5.0 && cd.vit.pre_norm);
+    }
     struct llm_step s = step(2, LLM_FW_FUSED, ATTN_FLASH);
     s.prompt = 64;
     s.images = 2;
@@ -286,6 +312,10 @@ static void test_llava(void)
     s.phase = LLM_PREFILL;
     s.tp = 2;
     expect_step_refused(&c, s, "--images");
+    s.tp = 1;
+    s.dp = 2;
+    expect_step_refused(&c, s, "--images");
+    s.dp = 1;
     struct llm_config llama;
     if (load("traces/models/llama-2-7b.json", &llama) == 0) {
         s.tp = 1;
@@ -307,6 +337,12 @@ static void test_llava(void)
                   "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
          "vision_config.model_type", 5},
         {"llava-text", "{\"model_type\": \"llava\",\n \"text_config\": [1]}\n", "text_config", 2},
+        {"llava-vit-text", "{\"model_type\": \"llava\",\n"
+                           " \"text_config\": {\"model_type\": \"vit\", \"hidden_size\": 64, \"intermediate_size\": 128,\n"
+                           "  \"num_hidden_layers\": 2, \"num_attention_heads\": 2},\n"
+                           " \"vision_config\": {\"model_type\": \"clip_vision_model\", \"hidden_size\": 64,\n"
+                           "  \"intermediate_size\": 128, \"num_hidden_layers\": 4, \"num_attention_heads\": 2}}\n",
+         "text_config", 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_config_refused(bad[i].name, bad[i].text, bad[i].field, bad[i].line);

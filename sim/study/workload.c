@@ -262,7 +262,12 @@ static int wl_llm(struct wl_spec *s, const char *root, struct wl_info *wi, struc
     struct llm_config c;
     if (llm_config_load(path, &c, s->d) != 0 || llm_build(&c, &st, t, s->d) != 0)
         return -1;
-    wi->samples = (double)st.batch * (st.dp > 1 ? st.dp : 1);
+    /* the sequences the trace's tokens are of (a vision encoder's images,
+     * a VLM's prompts with their images' tokens) */
+    double per = st.phase == LLM_DECODE ? 1.0
+                 : c.encoder          ? (double)c.max_pos
+                                      : (double)st.prompt + (double)st.images * (double)c.image_tokens;
+    wi->samples = t->tokens / per;
     return 0;
 }
 

@@ -82,10 +82,15 @@
  * the expanded one (llmb_layer.c); those models, and MoE ones with shared
  * experts, dense layers or experts of their own width, are built for
  * decode and prefill only.
- * Vision transformers (model_type vit, deit: a ViTConfig's image_size,
+ * Vision transformers (model_type vit: a ViTConfig's image_size,
  * patch_size, num_channels, num_labels) are built as their encoder's
  * forward over a batch of images (llmb_vit.c, docs/vision.md): prefill on
- * one device only.
+ * one device only.  LLaVA (model_type llava: text_config, vision_config)
+ * is its decoder with a CLIP tower and projector in front: a prefill's
+ * --images run through them into image tokens ahead of the prompt's.
+ * Mamba-2 hybrids (model_type nemotron_h: hybrid_override_pattern) build
+ * each layer as one block, a Mamba-2 mixer, attention or an MLP
+ * (llmb_ssm.c, docs/ssm.md): decode and prefill.
  * Model fields strata does not model (Qwen2-MoE's gated shared expert,
  * logit soft-capping, cross-attention, linear attention, a sliding window
  * the step exceeds) are errors that name the field.

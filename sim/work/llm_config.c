@@ -38,7 +38,7 @@ static int mlp_kind(const struct jsondoc *doc, struct llm_config *c, struct diag
     };
     static const char *const plain_types[] = {
         "gpt2", "gpt3", "gpt_neox", "gptj", "gpt_bigcode", "falcon", "opt", "bloom", "starcoder2",
-        "phi", "mpt", "codegen", "nemotron", "vit", "deit", "nemotron_h",
+        "phi", "mpt", "codegen", "nemotron", "vit", "nemotron_h",
     };
     const char *keys[] = {"hidden_act", "activation_function", "hidden_activation", "mlp_hidden_act"}, *act = NULL;
     const cJSON *it = NULL;
@@ -99,17 +99,28 @@ static double act_flops_of(const char *act)
 }
 
 /* A vision transformer's sizes from the object doc->root (Hugging Face's
- * ViTConfig and CLIPVisionConfig keys and defaults): the encoder's widths,
- * the image, its patches, the activation and the classifier. */
-static int config_tower(const struct jsondoc *doc, const char *path, struct llm_vit *v, struct diag *d)
+ * ViTConfig keys and defaults, or with clip CLIPVisionConfig's: patches of
+ * 32, quick GELU): the encoder's widths, the image, its patches, the
+ * activation and the classifier. */
+static int config_tower(const struct jsondoc *doc, const char *path, int clip, struct llm_vit *v,
+                        struct diag *d)
 {
     if (get_dim(doc, "hidden_size", 1, 0, &v->hidden, d) ||
         get_dim(doc, "intermediate_size", 1, 0, &v->inter, d) ||
         get_dim(doc, "num_hidden_layers", 1, 0, &v->layers, d) ||
         get_dim(doc, "num_attention_heads", 1, 0, &v->heads, d) ||
-        get_dim(doc, "image_size", 0, 224, &v->image, d) || get_dim(doc, "patch_size", 0, 16, &v->patch, d) ||
+        get_dim(doc, "image_size", 0, 224, &v->image, d) ||
+        get_dim(doc, "patch_size", 0, clip ? 32 : 16, &v->patch, d) ||
         get_dim(doc, "num_channels", 0, 3, &v->channels, d))
         return -1;
+    v->pre_norm = clip;
+    const cJSON *qb = field(doc, "qkv_bias");
+    if (qb != NULL && cJSON_IsFalse(qb))
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, qb), "qkv_bias",
+                        "false: strata counts and builds the q/k/v bias ViT and CLIP have");
+    if (v->image > 65536)
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, field(doc, "image_size")), "image_size",
+                        "at most 65536 pixels a side, got %llu", (unsigned long long)v->image);
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(doc->root, "num_hidden_layers");
     if (v->layers > LLM_MAX_LAYERS)
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, it), "num_hidden_layers",
@@ -130,7 +141,7 @@ static int config_tower(const struct jsondoc *doc, const char *path, struct llm_
     uint64_t side = v->image / v->patch;
     v->tokens = side * side + 1;    /* the patches and the class token */
     v->head_dim = v->hidden / v->heads;
-    const char *act = "gelu";
+    const char *act = clip ? "quick_gelu" : "gelu";
     it = field(doc, "hidden_act");
     if (it != NULL && jsondoc_get_string(doc, it, "", "hidden_act", 23, &act, d))
         return -1;
@@ -148,6 +159,15 @@ static int config_tower(const struct jsondoc *doc, const char *path, struct llm_
                             "an object of class names, got %s", jsondoc_type_name(ids));
         v->labels = (uint64_t)cJSON_GetArraySize(ids);
     }
+    /* each size is at most 2^24; their products are bounded as the
+     * decoder's are (config_params) */
+    double p = (double)v->channels * v->patch * v->patch * v->hidden + (double)v->tokens * v->hidden +
+               (double)v->layers * (4.0 * v->hidden * v->hidden + 2.0 * v->hidden * v->inter) +
+               (double)v->labels * v->hidden;
+    if (!(p <= LLM_MAX_PARAMS))
+        return diag_set(d, DIAG_E_RANGE, path, 1, "hidden_size",
+                        "the image tower's sizes give %.3g parameters, more than %.0e: not a model strata "
+                        "can build", p, LLM_MAX_PARAMS);
     return 0;
 }
 
@@ -157,7 +177,7 @@ static int config_vision(const struct jsondoc *doc, const char *path, struct llm
                          struct diag *d)
 {
     struct llm_vit *v = &c->vit;
-    if (config_tower(doc, path, v, d) != 0)
+    if (config_tower(doc, path, 0, v, d) != 0)
         return -1;
     c->encoder = 1;
     c->hidden = v->hidden;
@@ -179,8 +199,12 @@ static int config_sizes(const struct jsondoc *doc, const char *path, struct llm_
     if (mt != NULL && jsondoc_get_string(doc, mt, "", "model_type", sizeof c->name - 1, &mname, d))
         return -1;  /* the name reaches report.json and the terminal */
     snprintf(c->name, sizeof c->name, "%s", mname);
-    if (strcmp(c->name, "vit") == 0 || strcmp(c->name, "deit") == 0)
+    if (strcmp(c->name, "vit") == 0)
         return config_vision(doc, path, c, d);
+    if (strcmp(c->name, "deit") == 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, mt), "model_type",
+                        "'deit': DeiT with its distillation token and second classifier is not modelled "
+                        "(DeiT checkpoints without them are model_type vit)");
     if (get_dim(doc, "hidden_size", 1, 0, &c->hidden, d) ||
         get_dim(doc, "intermediate_size", 1, 0, &c->intermediate, d) ||
         get_dim(doc, "num_hidden_layers", 1, 0, &c->layers, d) ||
@@ -439,7 +463,8 @@ static int config_hybrid(const struct jsondoc *doc, const char *path, struct llm
     if (c->experts)
         return diag_set(d, DIAG_E_UNSUPPORTED, path, line, "hybrid_override_pattern",
                         "a Mamba-2 hybrid with experts (Nemotron 3): not modelled yet");
-    const cJSON *g = field(doc, "n_groups") != NULL ? field(doc, "n_groups") : field(doc, "mamba_num_groups");
+    const char *gkey = field(doc, "n_groups") != NULL ? "n_groups" : "mamba_num_groups";
+    const cJSON *g = field(doc, gkey);
     if (mamba && (get_dim(doc, "mamba_num_heads", 1, 0, &c->ssm_heads, d) ||
                   get_dim(doc, "mamba_head_dim", 1, 0, &c->ssm_head_dim, d) ||
                   get_dim(doc, "ssm_state_size", 1, 0, &c->ssm_state, d) ||
@@ -447,15 +472,23 @@ static int config_hybrid(const struct jsondoc *doc, const char *path, struct llm
                   get_dim(doc, "chunk_size", 0, 128, &c->ssm_chunk, d)))
         return -1;
     c->ssm_groups = 1;
-    if (mamba && g != NULL && jsondoc_get_uint(doc, g, "", "n_groups", 1, LLM_MAX_DIM, &c->ssm_groups, d))
+    if (mamba && g != NULL && jsondoc_get_uint(doc, g, "", gkey, 1, LLM_MAX_DIM, &c->ssm_groups, d))
         return -1;
     if (mamba && c->ssm_heads % c->ssm_groups != 0)
-        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, g), "n_groups",
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, g), gkey,
                         "%llu does not divide mamba_num_heads %llu", (unsigned long long)c->ssm_groups,
                         (unsigned long long)c->ssm_heads);
     if (mamba && c->ssm_conv > 64)
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, field(doc, "conv_kernel")), "conv_kernel",
                         "at most 64, got %llu", (unsigned long long)c->ssm_conv);
+    /* each size is at most 2^24: a mixer's state and weights bounded as
+     * the decoder's are (config_params) */
+    double di = (double)c->ssm_heads * c->ssm_head_dim, cd = di + 2.0 * c->ssm_groups * c->ssm_state;
+    double mixer = (double)c->hidden * (di + cd + c->ssm_heads) + di * c->hidden + cd * c->ssm_conv;
+    if (mamba && (!(di * c->ssm_state <= 1e12) || !((double)c->layers * mixer <= LLM_MAX_PARAMS)))
+        return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, field(doc, "mamba_num_heads")),
+                        "mamba_num_heads", "the mixer's sizes give a state of %.3g and %.3g parameters: "
+                        "not a model strata can build", di * c->ssm_state, (double)c->layers * mixer);
     return 0;
 }
 
@@ -487,14 +520,23 @@ static int config_llava(const struct jsondoc *doc, const char *path, struct llm_
 {
     struct jsondoc vis;
     struct llm_vit *v = &c->vit;
-    if (config_object(doc, path, "vision_config", &vis, d) || config_tower(&vis, path, v, d))
+    if (c->encoder || c->experts || c->kv_lora || llm_hybrid(c))
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, 1, "text_config",
+                        "a LLaVA's decoder is a dense decoder LLM (Llama, Mistral, Qwen ...), not '%s'",
+                        c->name);
+    if (config_object(doc, path, "vision_config", &vis, d))
         return -1;
     const cJSON *vm = field(&vis, "model_type");
-    v->pre_norm = vm != NULL && cJSON_IsString(vm) && strcmp(vm->valuestring, "clip_vision_model") == 0;
-    if (!v->pre_norm)
+    if (vm == NULL || !cJSON_IsString(vm) || strcmp(vm->valuestring, "clip_vision_model") != 0)
         return diag_set(d, DIAG_E_UNSUPPORTED, path, vm != NULL ? jsondoc_line(doc, vm) : 1,
                         "vision_config.model_type", "'%s': strata builds LLaVA's CLIP tower "
                         "(clip_vision_model) only", vm != NULL && cJSON_IsString(vm) ? vm->valuestring : "");
+    if (config_tower(&vis, path, 1, v, d))
+        return -1;
+    const cJSON *pb = field(doc, "multimodal_projector_bias");
+    if (pb != NULL && cJSON_IsFalse(pb))
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, pb), "multimodal_projector_bias",
+                        "false: strata counts the projector's biases");
     v->labels = 0;
     const cJSON *fl = field(doc, "vision_feature_layer");
     double layer = -2;  /* LlavaConfig's default */

@@ -23,7 +23,11 @@ struct llm_vit {
     uint64_t image;                 /* image_size, pixels a side (default 224) */
     uint64_t patch;                 /* patch_size, pixels a side (default 16) */
     uint64_t channels;              /* num_channels (default 3) */
-    uint64_t hidden, inter, layers, heads, head_dim;
+    uint64_t hidden;                /* hidden_size */
+    uint64_t inter;                 /* intermediate_size: the MLP's width */
+    uint64_t layers;                /* num_hidden_layers */
+    uint64_t heads;                 /* num_attention_heads (as many K/V heads) */
+    uint64_t head_dim;              /* hidden / heads */
     double act_flops;               /* hidden_act's FLOPs an element (gelu 10, quick_gelu 5) */
     uint64_t tokens;                /* (image / patch)^2 patches and the class token */
     uint64_t labels;                /* num_labels, else id2label's count: the classifier's
@@ -94,8 +98,8 @@ struct llm_config {
     uint64_t ssm_groups;            /* n_groups (mamba_num_groups): B and C shared by heads */
     uint64_t ssm_conv;              /* conv_kernel */
     uint64_t ssm_chunk;             /* chunk_size: the SSD scan's chunk (default 128) */
-    int encoder;
-    struct llm_vit vit;             /* vit.layers 0: no image tower */
+    int encoder;                    /* 1: the model is a vision encoder (vit); its sizes in vit */
+    struct llm_vit vit;             /* the encoder's, or a VLM's tower; vit.layers 0: none */
     uint64_t image_tokens;          /* llava: tokens an image gives the decoder (the tower's
                                      * patches, and its class token under
                                      * vision_feature_select_strategy "full") */

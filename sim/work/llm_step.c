@@ -313,11 +313,21 @@ static int check_vision(const struct llm_config *c, const struct llm_step *s, st
                         "prefill (its backward is not modelled yet, and it has nothing to decode)", c->name);
     if (s->context != 0)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--context", "a vision encoder has no KV cache");
-    if (s->tp > 1 || s->pp > 1 || s->cp > 1 || s->ep > 1 || s->dp > 1 || s->dcn > 1 || s->ubatch > 0 ||
-        s->page_size > 0 || s->microbatches > 1 || s->vpp > 1)
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
-                        "a vision encoder is built whole on one device: --tp, --pp, --cp, --ep, --dp, "
-                        "--dcn, --ubatch and --page-size are for decoder LLMs");
+    const char *opt = s->tp > 1 ? "--tp" : s->pp > 1 ? "--pp" : s->cp > 1 ? "--cp" : s->ep > 1 ? "--ep"
+                    : s->dp > 1 ? "--dp" : s->dcn > 1 ? "--dcn" : s->ubatch > 0 ? "--ubatch"
+                    : s->page_size > 0 ? "--page-size" : s->microbatches > 1 ? "--microbatches"
+                    : s->vpp > 1 ? "--vpp" : s->images > 0 ? "--images" : s->q4_k_m ? "--weights" : NULL;
+    if (opt != NULL)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, opt,
+                        "a vision encoder is built whole on one device from its images: --tp, --pp, --cp, "
+                        "--ep, --dp, --dcn, --ubatch, --page-size, --images and llama.cpp's q4_k_m mix are "
+                        "for decoder LLMs");
+    /* the images' pixels a step: batch x channels x image^2 */
+    double px = (double)s->batch * (double)c->vit.channels * (double)c->vit.image * (double)c->vit.image;
+    if (!(px <= 1e15))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--batch", "%llu images of %llux%llu are %.3g pixels, more "
+                        "than a step strata builds (1e15)", (unsigned long long)s->batch,
+                        (unsigned long long)c->vit.image, (unsigned long long)c->vit.image, px);
     if (s->framework == LLM_FW_LLAMA_CPP || s->framework == LLM_FW_VLLM)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
                         "a vision encoder is built as fused kernels, or as eager PyTorch under autocast "
@@ -340,10 +350,14 @@ static int check_images(const struct llm_config *c, const struct llm_step *s, st
                         "their tokens: count them in --context)");
     if (s->images > 1024)
         return diag_set(d, DIAG_E_RANGE, "", 0, "--images", "at most 1024 a sequence, got %u", s->images);
-    if (s->tp > 1 || s->cp > 1 || s->ep > 1 || s->ubatch > 0)
+    if (s->tp > 1 || s->cp > 1 || s->ep > 1 || s->dp > 1 || s->ubatch > 0)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--images",
-                        "a VLM's images with --tp, --cp, --ep or --ubatch: not modelled yet (one device, "
-                        "or --pp)");
+                        "a VLM's images with --tp, --cp, --ep, --dp or --ubatch: not modelled yet (one "
+                        "device, or --pp)");
+    double px = (double)s->batch * s->images * (double)c->vit.channels * (double)c->vit.image * (double)c->vit.image;
+    if (!(px <= 1e15))
+        return diag_set(d, DIAG_E_RANGE, "", 0, "--images", "%.3g pixels a step, more than strata builds (1e15)",
+                        px);
     return 0;
 }
 
@@ -354,14 +368,16 @@ static int check_hybrid(const struct llm_config *c, const struct llm_step *s, st
     if (s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
                         "training a Mamba-2 hybrid is not modelled yet: decode and prefill are");
-    if (s->tp > 1 || s->cp > 1 || s->ep > 1 || s->dp > 1)
-        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--tp",
+    const char *opt = s->tp > 1 ? "--tp" : s->cp > 1 ? "--cp" : s->ep > 1 ? "--ep" : s->dp > 1 ? "--dp"
+                    : s->q4_k_m ? "--weights" : NULL;
+    if (opt != NULL)
+        return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, opt,
                         "a Mamba-2 hybrid on one device, or split by layer (--pp): its tensor-parallel "
-                        "mixers are not modelled yet");
-    if (llm_fw_one_device(s->framework))
+                        "mixers, expert and context layouts and llama.cpp's q4_k_m mix are not modelled yet");
+    if (s->framework != LLM_FW_FUSED && s->framework != LLM_FW_VLLM)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
-                        "%s for a Mamba-2 hybrid is not modelled: fused, vllm or pytorch",
-                        llm_fw_graph_name(s->framework));
+                        "a Mamba-2 hybrid is built as vLLM runs it (fused or vllm): eager PyTorch's and "
+                        "the one-device frameworks' kernels for it are not modelled");
     return 0;
 }
 
