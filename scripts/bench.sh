@@ -62,6 +62,24 @@ for hw in google-tpu-v5e google-tpu-v6e; do
     awk -v hw="$hw" -v w="$w" -v ms="$ms" -v ev="$ev" 'BEGIN { printf "llama-2-7b %-8s on %s: %8.2f ms wall per run, %7d events, %.2f M events/s\n", w, hw, ms, ev, ev / (ms / 1e3) / 1e6 }'
   done
 done
+# the model families of docs/vision.md and docs/ssm.md: a ViT-B/16 batch
+# under eager PyTorch's autocast on a 4090, LLaVA-1.5-7B's prefill with an
+# image on an A100, and a Mamba-2 hybrid's decode step on a 5090
+$S gen llm --model traces/models/vision/vit-base-patch16-224.json --phase prefill --batch 1024 --dtype fp16 \
+   --framework pytorch -o "$T/vit.json" >/dev/null
+$S gen llm --model traces/models/llava-1.5-7b.json --phase prefill --prompt 64 --images 1 --dtype fp16 \
+   -o "$T/llava.json" >/dev/null
+$S gen llm --model traces/models/nemotron-nano-9b-v2.json --phase decode --context 1024 --framework vllm \
+   -o "$T/hybrid.json" >/dev/null
+for c in "vit nvidia-rtx-4090 ViT-B/16 batch 1024 (autocast) on RTX 4090" \
+         "llava nvidia-a100-sxm-80gb LLaVA-1.5-7B prefill, 1 image + 64 tokens, on A100" \
+         "hybrid nvidia-rtx-5090 Nemotron Nano 9B v2 decode (Mamba-2 hybrid) on RTX 5090"; do
+  set -- $c
+  w=$1 hw=$2
+  shift 2
+  ms=$(timeit 10 $S run --hw configs/$hw.yaml --trace "$T/$w.json" --quiet)
+  awk -v n="$*" -v ms="$ms" 'BEGIN { printf "%s: %8.2f ms wall per run\n", n, ms }'
+done
 # a system: eight A100s copying to each other over NVSwitch (320 copies)
 ms=$(timeit 10 $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace traces/systems/p2p-matrix-8gpu.json --quiet)
 ev=$(events $S run --hw configs/systems/nvidia-dgx-a100.yaml --trace traces/systems/p2p-matrix-8gpu.json)
