@@ -319,7 +319,8 @@ static void test_nemotron_h(void)
     CHECK_EQ_INT((long long)llm_param_count(&c), (long long)total);
     printf("nemotron-nano-9b-v2: %.4f B params (mamba block %.1f M, attention %.1f M, MLP %.1f M)\n",
            total / 1e9, mamba / 1e6, attn / 1e6, mlp / 1e6);
-    CHECK_EQ_INT((long long)llm_ssm_state_elems(&c), (long long)(di * 128 + cd * 3));
+    CHECK_EQ_INT((long long)llm_ssm_state_elems(&c), (long long)(di * 128));
+    CHECK_EQ_INT((long long)llm_ssm_conv_elems(&c), (long long)(cd * 3));
     struct trace t;
     if (build(&c, LLM_DECODE, 4, 1, 1000, &t) != 0)
         return;
@@ -363,7 +364,24 @@ static void test_nemotron_h(void)
     s.framework = LLM_FW_PYTORCH;   /* its kernels are vLLM's: eager PyTorch's are another graph */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--framework") == 0);
-    CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", &d), -1);
+    CHECK_EQ_INT(llm_config_decoder(&c, "strata plan", 0, &d), -1);
+    CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", 1, &d), 0);
+    /* strata fit: the KV cache on the 4 attention layers only, and each
+     * sequence's state in the 27 mixers (fp32 SSM state, bf16 window:
+     * 5,316,608 bytes a mixer, vLLM's mamba page for this model) */
+    struct hw_config hw;
+    if (tu_load_cfg("configs/nvidia-h100-sxm.yaml", &hw) == 0) {
+        struct llm_step fs = {.phase = LLM_DECODE, .batch = 8, .prompt = 1, .context = 999, .dtype = DT_BF16,
+                              .attn = ATTN_FLASH, .kv_dtype = DT_BF16, .weights = WF_NONE,
+                              .framework = LLM_FW_FUSED};
+        struct fit_result f;
+        fit_budget(&hw, &c, &fs, 0, &f);
+        CHECK(fabs(f.kv_cache - 8.0 * 1000 * 4 * 2 * 8 * 128 * 2) < 1.0);
+        CHECK(fabs(f.ssm_state - 8.0 * 27 * 5316608) < 1.0);
+        CHECK(fabs(f.weights - 2.0 * (double)total) < 1e6);   /* every parameter in bf16 */
+        printf("fit: KV cache %.3f GB, SSM state %.3f GB, weights %.3f GB\n", f.kv_cache / 1e9,
+               f.ssm_state / 1e9, f.weights / 1e9);
+    }
     CHECK(strcmp(d.field, "hybrid_override_pattern") == 0);
     static const char base[] = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 64,\n"
                                " \"intermediate_size\": 128, \"num_hidden_layers\": 3,\n"

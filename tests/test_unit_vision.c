@@ -197,7 +197,7 @@ static void test_refused(void)
     expect_step_refused(&c, s, "--framework");
     struct diag d;
     memset(&d, 0, sizeof d);
-    CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", &d), -1);
+    CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", 1, &d), -1);
     CHECK(strcmp(d.field, "model_type") == 0 && strstr(d.msg, "strata serve") != NULL);
     static const struct { const char *name, *text, *field; int line; } bad[] = {
         {"patch", "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "serve_val.h"
 #include "test.h"
 #include "validate.h"
 
@@ -15,8 +16,8 @@ struct tu_bound {
     double median, worst;
 };
 
-/* Runs the rows of path: nrows of them in exactly nb groups, each group
- * within its bound. */
+/* Runs the rows of path (a serving CSV as serve runs, docs/validation.md):
+ * nrows of them in exactly nb groups, each group within its bound. */
 static inline void tu_check_groups(const char *path, unsigned nrows, const struct tu_bound *bb, int nb)
 {
     struct diag d;
@@ -24,7 +25,7 @@ static inline void tu_check_groups(const char *path, unsigned nrows, const struc
     struct validate_group g[32];
     struct validate_opts o = {.data = path, .configs = "configs", .root = "."};
     memset(&d, 0, sizeof d);
-    int rc = validate_run(&o, &r, &d);
+    int rc = serve_val_is(path) ? serve_val_run(&o, &r, NULL, &d) : validate_run(&o, &r, &d);
     CHECK_EQ_INT(rc, 0);
     if (rc != 0) {
         diag_print(&d, stderr);

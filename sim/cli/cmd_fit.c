@@ -273,6 +273,11 @@ static void fit_print(FILE *txt, const struct fit_args *a, const struct hw_confi
                          "decoded)\n", "  decoded", x, f->weights_decoded / 1073741824.0,
                     100.0 * (1.0 - f->weights / f->weights_decoded));
         }
+        if (i == 1 && f->ssm_state > 0) {   /* a hybrid's mixers: fixed a sequence */
+            numfmt_si(x, sizeof x, f->ssm_state, "B");
+            fprintf(txt, "  %-16s %12s  (%.3f GiB: the Mamba-2 mixers' state, fixed a sequence)\n",
+                    "SSM state", x, f->ssm_state / 1073741824.0);
+        }
     }
     numfmt_si(x, sizeof x, f->total, "B");
     numfmt_si(y, sizeof y, f->capacity, "B");
@@ -335,7 +340,7 @@ int cli_fit(int argc, char **argv)
     struct hw_system hs;            /* a chip config: only hs.chip */
     struct llm_config c;
     if (hw_load(a.hw, &sets, &hs, NULL, &d) != 0 || llm_config_load(a.model, &c, &d) != 0 ||
-        llm_config_decoder(&c, "strata fit", &d) != 0) {
+        llm_config_decoder(&c, "strata fit", 1, &d) != 0) {
         diag_print(&d, stderr);
         return 1;
     }

@@ -127,7 +127,7 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
     struct diag d;
     memset(&d, 0, sizeof d);
     struct llm_config c;
-    if (llm_config_load(a->model, &c, &d) != 0 || llm_config_decoder(&c, "strata serve", &d) != 0)
+    if (llm_config_load(a->model, &c, &d) != 0 || llm_config_decoder(&c, "strata serve", 1, &d) != 0)
         return cli_fail(&d);
     struct serve_sched sch;
     double util;
@@ -146,7 +146,7 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
     }
     struct llm_config dc;       /* the draft's steps point at it until the run ends */
     if (a->spec_draft != NULL) {
-        if (llm_config_load(a->spec_draft, &dc, &d) != 0 || llm_config_decoder(&dc, "strata serve", &d) != 0) {
+        if (llm_config_load(a->spec_draft, &dc, &d) != 0 || llm_config_decoder(&dc, "a draft model", 0, &d) != 0) {
             serve_setup_free(&su);
             serve_reqs_free(&q);
             return cli_fail(&d);

@@ -95,6 +95,17 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     double vshard = train ? t : 1;                          /* vocab-parallel in training */
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     const double w_embed = f->weights;
+    if (llm_hybrid(c)) {
+        /* a Mamba-2 hybrid (one device): its blocks' parameters in the
+         * weights' format, norms and the SSM's small vectors with them */
+        double head = c->tied ? 0 : (double)c->vocab * h;
+        double layers = (double)llm_param_count(c) - (double)c->vocab * h - h - head;
+        f->weights += wbytes(s, w, layers) + h * eb + (head > 0 ? wbytes(s, s->weights, head) : 0);
+        z->w_embed = w_embed;
+        z->w_layers = wbytes(s, w, layers);
+        z->w_experts = 0;
+        return;
+    }
     double w_experts = 0;                                   /* the rank's experts' share */
     for (uint64_t l = 0; l < c->layers; l++) {
         enum wfmt wdown = s->q4_k_m && more_bits(l, c->layers) ? llm_w_more(s) : w;
@@ -139,9 +150,17 @@ static void budget_cache(const struct llm_config *c, const struct llm_step *s, i
     if (c->kv_lora)     /* MLA: the latent and the RoPE key (llm_kv_elems), on every rank */
         f->kv_cache = (double)s->batch * seq * (double)c->layers * (double)llm_kv_elems(c, (uint32_t)t) *
                       dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
-    else
-        f->kv_cache = (double)s->batch * seq * (double)c->layers * 2 * kvh * hd *
+    else        /* the layers with attention: all but a hybrid's others */
+        f->kv_cache = (double)s->batch * seq * (double)llm_attn_layers(c) * 2 * kvh * hd *
                       dtype_bytes(s->kv_dtype < DT_COUNT ? s->kv_dtype : s->dtype, 1.0);
+    /* a hybrid's mixers keep a fixed state a sequence: the SSM's in fp32
+     * (vLLM's mamba_ssm_cache_dtype for these models), the convolution's
+     * window in the model's dtype */
+    f->ssm_state = 0;
+    for (uint64_t l = 0; l < c->layers && l < LLM_MAX_LAYERS; l++)
+        if (c->kind[l] == LLM_LAYER_MAMBA)
+            f->ssm_state += (double)s->batch * ((double)llm_ssm_state_elems(c) * 4.0 +
+                                                (double)llm_ssm_conv_elems(c) * eb);
     /* context parallelism: a rank holds 1/cp of each sequence, and the
      * training state is sharded over the data x context ranks */
     double cpn = train && s->cp > 1 ? s->cp : 1;
@@ -274,7 +293,7 @@ static void train_pipeline(const struct llm_config *c, const struct llm_step *s,
 static void budget_total(const struct hw_config *cfg, struct fit_result *f)
 {
     f->workspace = FIT_WORKSPACE_BYTES;
-    f->total = f->weights + f->kv_cache + f->activations + f->optimizer + f->workspace;
+    f->total = f->weights + f->kv_cache + f->ssm_state + f->activations + f->optimizer + f->workspace;
     f->capacity = (double)cfg_dram(cfg)->capacity_bytes;
     f->fits = f->total <= f->capacity;
     if (!f->fits) {
@@ -323,7 +342,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
 
 uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
                        double util, uint64_t max_tokens, uint32_t block_size, struct fit_result *f,
-                       double *per_token)
+                       double *per_token, uint32_t max_seqs)
 {
     struct llm_step one = *s;   /* one token, no context, a contiguous cache: the bytes a token */
     one.phase = LLM_DECODE;
@@ -337,7 +356,10 @@ uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, 
     pre.phase = LLM_PREFILL;
     pre.prompt = max_tokens;
     fit_budget(cfg, c, &pre, 0, f);
-    double left = util * f->capacity - f->weights - f->activations - f->workspace;
+    /* a hybrid's state for every sequence a step may hold, set aside
+     * first (vLLM gives each request its state before its cache) */
+    double left = util * f->capacity - f->weights - f->activations - f->workspace -
+                  f1.ssm_state * (double)max_seqs;
     if (!(left > 0) || !(*per_token > 0))
         return 0;
     return (uint64_t)(left / (*per_token * block_size));
@@ -352,6 +374,8 @@ int fit_json(const struct fit_result *f, const char *path, struct diag *d)
     if (f->weights_decoded != f->weights)
         cJSON_AddNumberToObject(r, "weights_decoded_bytes", f->weights_decoded);
     cJSON_AddNumberToObject(r, "kv_cache_bytes", f->kv_cache);
+    if (f->ssm_state > 0)
+        cJSON_AddNumberToObject(r, "ssm_state_bytes", f->ssm_state);
     cJSON_AddNumberToObject(r, "activation_bytes", f->activations);
     cJSON_AddNumberToObject(r, "optimizer_bytes", f->optimizer);
     cJSON_AddNumberToObject(r, "workspace_bytes", f->workspace);

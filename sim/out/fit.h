@@ -12,6 +12,8 @@ struct fit_result {
     double weights_decoded;     /* bytes as the kernels read them: entropy-coded weights after
                                  * the chip's decoder (= weights for any other format) */
     double kv_cache;            /* bytes */
+    double ssm_state;           /* a Mamba-2 hybrid's: each sequence's state in every mixer, bytes
+                                 * (fixed, whatever the context); 0 for other models */
     double activations;         /* bytes */
     double optimizer;           /* bytes (training) */
     double workspace;           /* bytes */
@@ -39,7 +41,7 @@ void fit_budget(const struct hw_config *cfg, const struct llm_config *c, const s
  * Returns the blocks of block_size tokens that fit (0: none). */
 uint64_t fit_kv_blocks(const struct hw_config *cfg, const struct llm_config *c, const struct llm_step *s,
                        double util, uint64_t max_tokens, uint32_t block_size, struct fit_result *f,
-                       double *per_token);
+                       double *per_token, uint32_t max_seqs);
 /* The budget as JSON ("strata_fit": 1).  0, or -1 with *d. */
 int fit_json(const struct fit_result *f, const char *path, struct diag *d);
 

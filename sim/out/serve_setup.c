@@ -32,7 +32,7 @@ int serve_setup_init(struct serve_setup *su, const char *hw, const struct cfg_se
         return -1;
     const struct hw_config *cfg = &su->sys.chip;
     sch->kv_blocks = fit_kv_blocks(cfg, c, dec, util, sch->max_batched_tokens, sch->block_size, &su->fit,
-                                   &su->kv_per_token);
+                                   &su->kv_per_token, sch->max_num_seqs);
     if (sch->kv_blocks == 0) {
         const struct fit_result *f = &su->fit;
         diag_set(d, DIAG_E_RANGE, "", 0, "", "the model does not fit: %.3g GB of weights a device, "
@@ -54,7 +54,7 @@ int serve_setup_draft(struct serve_setup *su, const struct llm_config *dc, const
     struct fit_result f;
     double per = 0;
     /* the draft's weights and its KV a token at the same split (its own budget is not used) */
-    (void)fit_kv_blocks(cfg, dc, dec, 1.0, 1, sch->block_size, &f, &per);
+    (void)fit_kv_blocks(cfg, dc, dec, 1.0, 1, sch->block_size, &f, &per, 0);
     double bytes = (double)sch->kv_blocks * sch->block_size * su->kv_per_token - f.weights;
     double blocks = bytes / ((double)sch->block_size * (su->kv_per_token + per));
     if (!(blocks >= 1)) {

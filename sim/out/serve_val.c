@@ -218,7 +218,7 @@ static int sv_serve(const struct sv_csv *v, const char *cfg, int lineno, struct 
 {
     const struct validate_opts *vo = v->vo;
     struct llm_config c;
-    if (llm_config_load(r->model, &c, d) != 0 || llm_config_decoder(&c, "a serving row", d) != 0)
+    if (llm_config_load(r->model, &c, d) != 0 || llm_config_decoder(&c, "a serving row", 1, d) != 0)
         return -1;
     const struct stack *sp = r->has_stack ? &r->stk : NULL;
     struct serve_sched sch;

@@ -650,14 +650,12 @@ static uint64_t vit_params(const struct llm_vit *v)
            v->layers * layer + (v->pre_norm ? 4 : 2) * h + v->labels * h + v->labels;
 }
 
-int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d)
+int llm_config_decoder(const struct llm_config *c, const char *verb, int hybrid_ok, struct diag *d)
 {
-    if (llm_hybrid(c))
+    if (llm_hybrid(c) && !hybrid_ok)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "hybrid_override_pattern",
-                        "a Mamba-2 hybrid: %s sizes a KV cache a token on every layer, and this model "
-                        "keeps one on %llu of its %llu layers and a fixed SSM state on the rest: not "
-                        "modelled yet (strata gen llm builds its decode and prefill)", verb,
-                        (unsigned long long)llm_attn_layers(c), (unsigned long long)c->layers);
+                        "a Mamba-2 hybrid as %s is not modelled yet (its tensor-parallel split and a "
+                        "draft's state are not built; strata serve and fit take it on one device)", verb);
     if (!c->encoder)
         return 0;
     return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "model_type",
@@ -695,7 +693,12 @@ static uint64_t ssm_conv_dim(const struct llm_config *c)
 
 uint64_t llm_ssm_state_elems(const struct llm_config *c)
 {
-    return ssm_inner(c) * c->ssm_state + ssm_conv_dim(c) * (c->ssm_conv - 1);
+    return ssm_inner(c) * c->ssm_state;
+}
+
+uint64_t llm_ssm_conv_elems(const struct llm_config *c)
+{
+    return ssm_conv_dim(c) * (c->ssm_conv - 1);
 }
 
 /* One block of a hybrid: its norm and its mixer's weights (a Mamba-2

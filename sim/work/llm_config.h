@@ -108,9 +108,10 @@ struct llm_config {
 
 int llm_config_load(const char *path, struct llm_config *c, struct diag *d);
 /* -1 with d naming verb when c is a vision encoder, which has no tokens to
- * decode, or a Mamba-2 hybrid, whose memory is not a KV cache a token on
- * every layer (serve, plan and fit size decoder LLMs'); else 0. */
-int llm_config_decoder(const struct llm_config *c, const char *verb, struct diag *d);
+ * decode (serve, plan and fit size decoder LLMs'), or, unless hybrid_ok,
+ * a Mamba-2 hybrid (plan's tensor-parallel candidates and a speculative
+ * draft are not modelled for one); else 0. */
+int llm_config_decoder(const struct llm_config *c, const char *verb, int hybrid_ok, struct diag *d);
 /* Parameters of the model (embeddings, all layers, final norm, LM head if untied);
  * DeepSeek's multi-token-prediction layers (num_nextn_predict_layers) are not
  * counted: strata does not model them. */
@@ -122,9 +123,10 @@ int llm_hybrid(const struct llm_config *c);
 /* Layers of c whose block holds attention (and a KV cache). */
 uint64_t llm_attn_layers(const struct llm_config *c);
 /* A Mamba-2 layer's state a sequence, elements: the SSM state (heads x
- * head_dim x N) and the convolution's window (kernel - 1 steps of its
- * channels). */
+ * head_dim x N, kept in fp32), and the convolution's window (kernel - 1
+ * steps of its channels, in the model's dtype). */
 uint64_t llm_ssm_state_elems(const struct llm_config *c);
+uint64_t llm_ssm_conv_elems(const struct llm_config *c);
 /* Elements of K/V cache a token takes in one layer on one of tp ranks:
  * 2 x K/V heads x head_dim (K/V heads replicated below tp), or with MLA
  * the latent and the RoPE key, kv_lora + rope_dim, on every rank. */
