@@ -98,6 +98,23 @@ static double act_flops_of(const char *act)
     return -1;
 }
 
+/* The activation named by key (def where the config leaves it out): its
+ * FLOPs an element into *flops.  0, or -1 with d (a name strata does not
+ * know is refused at its line). */
+static int config_act(const struct jsondoc *doc, const char *path, const char *key, const char *def,
+                      double *flops, struct diag *d)
+{
+    const char *act = def;
+    const cJSON *it = field(doc, key);
+    if (it != NULL && jsondoc_get_string(doc, it, "", key, 23, &act, d))
+        return -1;
+    *flops = act_flops_of(act);
+    if (*flops < 0)
+        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, it), key,
+                        "'%s': an activation strata does not know (gelu, quick_gelu, silu, relu, ...)", act);
+    return 0;
+}
+
 /* A vision transformer's sizes from the object doc->root (Hugging Face's
  * ViTConfig keys and defaults, or with clip CLIPVisionConfig's: patches of
  * 32, quick GELU): the encoder's widths, the image, its patches, the
@@ -141,14 +158,8 @@ static int config_tower(const struct jsondoc *doc, const char *path, int clip, s
     uint64_t side = v->image / v->patch;
     v->tokens = side * side + 1;    /* the patches and the class token */
     v->head_dim = v->hidden / v->heads;
-    const char *act = clip ? "quick_gelu" : "gelu";
-    it = field(doc, "hidden_act");
-    if (it != NULL && jsondoc_get_string(doc, it, "", "hidden_act", 23, &act, d))
+    if (config_act(doc, path, "hidden_act", clip ? "quick_gelu" : "gelu", &v->act_flops, d))
         return -1;
-    v->act_flops = act_flops_of(act);
-    if (v->act_flops < 0)
-        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, it), "hidden_act",
-                        "'%s': an activation strata does not know (gelu, quick_gelu, silu, relu, ...)", act);
     const cJSON *nl = field(doc, "num_labels"), *ids = field(doc, "id2label");
     if (nl != NULL) {
         if (jsondoc_get_uint(doc, nl, "", "num_labels", 0, LLM_MAX_DIM, &v->labels, d))
@@ -561,14 +572,8 @@ static int config_llava(const struct jsondoc *doc, const char *path, struct llm_
         return diag_set(d, DIAG_E_RANGE, path, jsondoc_line(doc, st), "vision_feature_select_strategy",
                         "'%s': default (the patches) or full (and the class token)", strategy);
     c->image_tokens = strcmp(strategy, "full") == 0 ? v->tokens : v->tokens - 1;
-    const cJSON *pa = field(doc, "projector_hidden_act");
-    const char *act = "gelu";
-    if (pa != NULL && jsondoc_get_string(doc, pa, "", "projector_hidden_act", 23, &act, d))
+    if (config_act(doc, path, "projector_hidden_act", "gelu", &c->proj_act_flops, d))
         return -1;
-    c->proj_act_flops = act_flops_of(act);
-    if (c->proj_act_flops < 0)
-        return diag_set(d, DIAG_E_UNSUPPORTED, path, jsondoc_line(doc, pa), "projector_hidden_act",
-                        "'%s': an activation strata does not know", act);
     snprintf(c->name, sizeof c->name, "llava");
     return 0;
 }

@@ -53,11 +53,9 @@ struct op *llmb_gemm(struct llmb *b, const char *id, enum dtype dt, uint64_t m, 
     return o;
 }
 
-struct op *llmb_attention(struct llmb *b, const char *id, enum dtype dt, uint64_t batch, uint64_t heads,
-                          uint64_t kv_heads, uint64_t q_len, uint64_t kv_len, uint64_t head_dim, int causal,
-                          enum attn_impl impl, enum dtype kvdt)
+void llmb_attn_shape(struct op *a, uint64_t batch, uint64_t heads, uint64_t kv_heads, uint64_t q_len,
+                     uint64_t kv_len, uint64_t head_dim, int causal, enum attn_impl impl, enum dtype kvdt)
 {
-    struct op *a = llmb_op(b, id, OP_ATTENTION, dt);
     a->u.attn.batch = batch;
     a->u.attn.heads = heads;
     a->u.attn.kv_heads = kv_heads;
@@ -67,6 +65,14 @@ struct op *llmb_attention(struct llmb *b, const char *id, enum dtype dt, uint64_
     a->u.attn.causal = causal;
     a->u.attn.impl = impl;
     a->u.attn.kv_dtype = kvdt;
+}
+
+struct op *llmb_attention(struct llmb *b, const char *id, enum dtype dt, uint64_t batch, uint64_t heads,
+                          uint64_t kv_heads, uint64_t q_len, uint64_t kv_len, uint64_t head_dim, int causal,
+                          enum attn_impl impl, enum dtype kvdt)
+{
+    struct op *a = llmb_op(b, id, OP_ATTENTION, dt);
+    llmb_attn_shape(a, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, impl, kvdt);
     return a;
 }
 

@@ -64,9 +64,12 @@ struct op *llmb_op(struct llmb *b, const char *id, enum op_kind kind, enum dtype
 /* A GEMM m x k by k x n, batch 1, weights stored as w. */
 struct op *llmb_gemm(struct llmb *b, const char *id, enum dtype dt, uint64_t m, uint64_t n,
                      uint64_t k, enum wfmt w);
-/* An attention op of batch sequences, q_len queries of heads heads each
- * against kv_len keys of kv_heads heads of head_dim, in library impl; the
- * cache in kvdt (no pages). */
+/* Sets op a's attention shape: batch sequences, q_len queries of heads
+ * heads each against kv_len keys of kv_heads heads of head_dim, in library
+ * impl, the cache in kvdt (no pages, no dropout: the caller's). */
+void llmb_attn_shape(struct op *a, uint64_t batch, uint64_t heads, uint64_t kv_heads, uint64_t q_len,
+                     uint64_t kv_len, uint64_t head_dim, int causal, enum attn_impl impl, enum dtype kvdt);
+/* An attention op of that shape added on the rank (llmb_op). */
 struct op *llmb_attention(struct llmb *b, const char *id, enum dtype dt, uint64_t batch, uint64_t heads,
                           uint64_t kv_heads, uint64_t q_len, uint64_t kv_len, uint64_t head_dim, int causal,
                           enum attn_impl impl, enum dtype kvdt);

@@ -235,15 +235,7 @@ static void layer_attention(struct llmb *b, const struct llm_step *s, const stru
     memset(a, 0, sizeof *a);
     a->kind = OP_ATTENTION;
     a->dtype = dt;
-    a->u.attn.batch = batch;
-    a->u.attn.heads = heads;
-    a->u.attn.kv_heads = kvh;
-    a->u.attn.q_len = T;
-    a->u.attn.kv_len = kv_len;
-    a->u.attn.head_dim = hd;
-    a->u.attn.causal = 1;
-    a->u.attn.impl = s->attn;
-    a->u.attn.kv_dtype = s->kv_dtype < DT_COUNT ? s->kv_dtype : dt;
+    llmb_attn_shape(a, batch, heads, kvh, T, kv_len, hd, 1, s->attn, s->kv_dtype < DT_COUNT ? s->kv_dtype : dt);
     a->u.attn.page_size = s->phase == LLM_TRAIN ? 0 : s->page_size;
     a->u.attn.dropout = s->dropout;
     if (b->cp > 1 && b->cp_comm == LLM_CP_P2P) {
