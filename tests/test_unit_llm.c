@@ -45,6 +45,16 @@ static void test_param_counts(void)
     check_params("traces/models/llama-2-7b.json", 6738415616ull, 0);
     check_params("traces/models/llama-2-13b.json", 13015864320ull, 0); /* by hand: 2 x 32000 x 5120 + 40 x 317,204,480 + 5120 */
     check_params("traces/models/llama-3-8b.json", 8030261248ull, 0);
+    /* ExLlamaV2's README models (traces/validation/stacks/exllamav2.csv), by
+     * hand as 2 x vocab x hidden + layers x layer + hidden, a layer being
+     * q and o (hidden^2 each), k and v (hidden x kv_heads x head_dim each),
+     * gate, up and down (hidden x ffn each) and two norms: LLaMA-30B (the
+     * paper's "33B", 32.5 B), OpenLLaMA-3B, CodeLlama-34B (GQA, 8 KV
+     * heads; 33.7 B) and TinyLlama-1.1B (4 KV heads) */
+    check_params("traces/models/llama-30b.json", 32528943616ull, 0);     /* 60 x 535,049,216 */
+    check_params("traces/models/open-llama-3b.json", 3426473600ull, 0);  /* 26 x 123,910,400 */
+    check_params("traces/models/codellama-34b.json", 33743970304ull, 0); /* 48 x 692,076,544 */
+    check_params("traces/models/tinyllama-1.1b.json", 1100048384ull, 0); /* 22 x 44,044,288 */
     check_params("traces/models/llama-3.2-1b.json", 1235814400ull, 1); /* 262,668,288 tied + 16 x 60,821,504 + 2048 */
     check_params("traces/models/mistral-7b.json", 7241732096ull, 0);
     check_params("traces/models/smollm-135m.json", 134515008ull, 1);

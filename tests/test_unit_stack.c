@@ -302,19 +302,55 @@ static void test_leave_one_stack_out(void)
     CHECK_EQ_INT(tu_sh(cmd), 2);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n errors (sorted in place). */
+static double median_of(double *err, int n)
+{
+    qsort(err, (size_t)n, sizeof *err, cmp_double);
+    return n % 2 ? err[n / 2] : 0.5 * (err[n / 2 - 1] + err[n / 2]);
+}
+
 /* ExLlamaV2's README table (traces/validation/stacks/exllamav2.csv, nothing
- * fitted): the EXL2 rows at their own bitrates (wfmt.h), among them
- * Llama-2-70B at 2.5 bits, which fits one 24 GB card (as int4 it spilled
- * to the host and came out 94% slow): all 10 within 25%. */
+ * fitted): 22 decode rows on a 3090 Ti and a 4090, GPTQ and EXL2 at their
+ * own bitrates (wfmt.h), TinyLlama-1.1B to Llama-2-70B.  Llama-2-70B at 2.5
+ * bits fits one 24 GB card (as int4 it spilled to the host and came out 94%
+ * slow): within 20% on both cards; the table's median within 12%. */
 static void test_exl2_rows(void)
 {
     double err[32], worst = 0;
     int n = row_errors("traces/validation/stacks/exllamav2.csv", NULL, err, 32);
     for (int i = 0; i < n; i++)
         worst = fmax(worst, err[i]);
-    printf("  ExLlamaV2 decode rows: %d, worst %.1f%%\n", n, 100 * worst);
-    CHECK_EQ_INT(n, 10);
-    CHECK(worst < 0.25);
+    double med = n > 0 ? median_of(err, n) : 1;
+    printf("  ExLlamaV2 decode rows: %d, median %.1f%%, worst %.1f%%\n", n, 100 * med, 100 * worst);
+    CHECK_EQ_INT(n, 22);
+    CHECK(med < 0.12);
+    CHECK(worst < 0.45);
+    n = row_errors("traces/validation/stacks/exllamav2.csv", "EXL2-009,EXL2-020", err, 32);
+    CHECK_EQ_INT(n, 2);
+    for (int i = 0; i < n; i++)
+        CHECK(err[i] < 0.20);
+}
+
+/* vLLM 0.2's host loop (configs/stacks/vllm-0.2.yaml): eager PyTorch from
+ * Python, 19.19 us a kernel, and 30.2 ms a step fitted on 3 of the 11
+ * batch-1 tensor-parallel rows (Llama-2-70B on A100 PCIe, A10G and 4090
+ * servers).  Without them every row came out 1.5 to 5 times too fast (a
+ * median of 160%); with them the median is within 15%. */
+static void test_vllm02_rows(void)
+{
+    double err[16];
+    int n = row_errors("traces/validation/stacks/vllm.csv", NULL, err, 16);
+    CHECK_EQ_INT(n, 11);
+    double med = n > 0 ? median_of(err, n) : 1;
+    printf("  vLLM 0.2 tensor-parallel decode rows: %d, median %.1f%%, worst %.1f%%\n", n, 100 * med,
+           100 * (n > 0 ? err[n - 1] : 0));
+    CHECK(med < 0.15);
 }
 
 /* A stack's numbers set from outside (`stack.KEY=V`, as calibrate --stack
@@ -356,6 +392,7 @@ int main(void)
     test_layer_split_rows();
     test_leave_one_stack_out();
     test_exl2_rows();
+    test_vllm02_rows();
     test_stack_sets();
     tu_rmtree(dir);
     printf("%d passed, %d failed\n", test_passed_, test_failed_);

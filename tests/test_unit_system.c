@@ -313,6 +313,23 @@ static void test_routes(void)
     CHECK_EQ_INT(rt.nhops, 1);
     CHECK_EQ_INT(rt.via_times[0], 1);
     sys_free(&s);
+    /* the A100 PCIe server does peer-to-peer: the same layout with each
+     * socket's root complex a switch, so no copy between GPUs is staged
+     * (no host on the route), and a cross-socket one crosses the socket
+     * link between the two root complexes: gpu0 -> rc0 -> rc1 -> gpu5,
+     * 0.5 + 0.5 + 0.5 us; a host copy still reaches the socket's memory */
+    CHECK_EQ_INT(tu_load_hw("configs/systems/pcie-8x-a100-80gb.yaml", NULL, &s, &d), 0);
+    memset(scratch, 0, sizeof scratch);   /* a search leaves its queue behind, past the last system's nodes */
+    CHECK_EQ_INT(sys_route(&s, 0, 1, &rt, scratch), 0);   /* gpu0 -> rc0 -> gpu1 */
+    CHECK_EQ_INT(rt.nhops, 2);
+    CHECK_EQ_INT(rt.nvia, 0);
+    CHECK_EQ_INT(sys_route(&s, 0, 5, &rt, scratch), 0);
+    CHECK_EQ_INT(rt.nhops, 3);
+    CHECK_EQ_INT(rt.nvia, 0);
+    CHECK_EQ_INT(rt.latency_ps, 1500000);
+    CHECK_EQ_INT(sys_route_host(&s, 6, &rt, scratch), 0);  /* gpu6 -> rc1 -> cpu1 */
+    CHECK_EQ_INT(rt.nhops, 2);
+    sys_free(&s);
     CHECK_EQ_INT(tu_load_hw("configs/systems/google-tpu-v5e-8.yaml", NULL, &s, &d), 0);
     CHECK_EQ_INT(sys_route(&s, 0, 7, &rt, scratch), 0);   /* corner to corner of a 2 x 4 mesh */
     CHECK_EQ_INT(rt.nhops, 4);
