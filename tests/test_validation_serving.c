@@ -1,13 +1,13 @@
 /* test_validation_serving.c: `strata validate` on a serving CSV (issue 34,
  * docs/validation.md "Serving"): five rows of traces/validation/serving/
- * serving.csv with fewer requests (tests/data/serving-small.csv; the
+ * serving.csv with fewer requests (six figures: SERVE-157 gives three) (tests/data/serving-small.csv; the
  * steady state is the same, the run a tenth as long), each a strata serve
  * run built as the verb builds it.  Nothing is fitted on these rows: the
  * bounds are where the shipped model stands today with a margin, so a
  * change that breaks serving's step times, scheduler or KV sizing fails
  * here.  TensorRT-LLM 0.17's max-throughput rows (8B FP8 on H100 and H200)
  * come out 28-31% high; SGLang 0.3's median TTFT and TPOT at 4 req/s on an
- * A100 36% and 19% low, its offline throughput 19% low (ShareGPT's lengths
+ * A100 36% and 19% low (its median end-to-end time 8% low), its offline throughput 19% low (ShareGPT's lengths
  * log-normal and the engine's fitted CPU time a sequence: before them
  * -22%, -21% and +41%; this short run's tail weighs more than the full
  * 5000-request row's, -3%; docs/validation.md). */
@@ -33,7 +33,7 @@ int main(void)
         diag_print(&d, stderr);
         TEST_MAIN_END();
     }
-    CHECK_EQ_INT(r.nrows, 5);
+    CHECK_EQ_INT(r.nrows, 6);
     CHECK_EQ_INT(r.skipped, 1);     /* SERVE-127: FP4 on B200 */
     /* each row: its id, metric and the error's range */
     static const struct {
@@ -46,10 +46,12 @@ int main(void)
         {"SERVE-073", "output_throughput", 0.05, 0.40},
         {"SERVE-157", "ttft_p50", -0.50, -0.20},
         {"SERVE-157", "tpot_p50", -0.35, -0.05},
+        /* the median request's whole time, first arrival to last token (-7.5%) */
+        {"SERVE-157", "e2e_p50", -0.25, 0.10},
         {"SERVE-165", "output_throughput", -0.35, -0.05},
         {"SERVE-079", "output_throughput", 0.05, 0.40},
     };
-    for (uint32_t i = 0; i < r.nrows && i < 5; i++) {
+    for (uint32_t i = 0; i < r.nrows && i < 6; i++) {
         const struct val_row *w = &r.rows[i];
         printf("%-10s %-18s predicted %10.4g measured %10.4g %+6.1f%% (want %+.0f%% .. %+.0f%%)\n", w->id,
                w->metric, w->predicted, w->measured, 100 * w->err, 100 * want[i].lo, 100 * want[i].hi);
@@ -74,6 +76,26 @@ int main(void)
     pre.data = "tests/data/serving-prefix-bad.csv";
     rc = serve_val_run(&pre, &r, NULL, &d);
     CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "prefix_caching") != NULL);
+    /* vLLM's ROCm build on 8x MI300X (traces/validation/serving/rocm.csv,
+     * nothing fitted): one static batch, its whole time against the median
+     * request's end-to-end time; batch 1 and 128 of Llama-3.1-70B with
+     * 2048-token prompts, 13% and 9% fast today */
+    struct validate_opts roc = o;
+    roc.data = "traces/validation/serving/rocm.csv";
+    roc.ids = "ROCMVLLM-009,ROCMVLLM-016";
+    rc = serve_val_run(&roc, &r, stdout, &d);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(r.nrows, 2);
+    for (uint32_t i = 0; rc == 0 && i < r.nrows; i++) {
+        printf("%-12s %-8s predicted %10.4g measured %10.4g %+6.1f%%\n", r.rows[i].id, r.rows[i].metric,
+               r.rows[i].predicted, r.rows[i].measured, 100 * r.rows[i].err);
+        CHECK(strcmp(r.rows[i].metric, "e2e_p50") == 0);
+        CHECK(r.rows[i].err > -0.25 && r.rows[i].err < 0.05);
+    }
+    /* a bigger batch takes longer: 128 sequences against 1 */
+    if (rc == 0 && r.nrows == 2)
+        CHECK(r.rows[1].predicted > 3 * r.rows[0].predicted);
+    validate_free(&r);
     /* a spec that names no model is refused with its line */
     struct validate_opts bad = o;
     bad.data = "tests/data/serving-bad.csv";

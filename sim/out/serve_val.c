@@ -25,7 +25,7 @@
  *   seed=S            the requests' generator (1)
  * The measured columns and what they are compared with (serve_report.h):
  * output_tok_per_s (else req_per_s) with the run's throughput,
- * ttft_p50_ms / tpot_p50_ms with its medians, ttft_mean_ms / itl_mean_ms
+ * ttft_p50_ms / tpot_p50_ms / e2e_p50_ms with its medians, ttft_mean_ms / itl_mean_ms
  * with its means (TPOT's mean: ITL and TPOT are the same mean over a
  * request's gaps when each request is weighted by its output). */
 #include "serve_val.h"
@@ -50,7 +50,7 @@
 
 /* The measured columns a run predicts: the column, the metric it is
  * reported as, its unit and the short name its group takes. */
-enum sv_metric { SV_OUT_TOK, SV_REQ, SV_TTFT50, SV_TPOT50, SV_TTFT_MEAN, SV_ITL_MEAN, SV_NMETRIC };
+enum sv_metric { SV_OUT_TOK, SV_REQ, SV_TTFT50, SV_TPOT50, SV_E2E50, SV_TTFT_MEAN, SV_ITL_MEAN, SV_NMETRIC };
 static const struct {
     const char *col, *metric, *unit, *tag;
 } sv_metrics[SV_NMETRIC] = {
@@ -58,6 +58,7 @@ static const struct {
     {"req_per_s", "request_throughput", "req/s", "tput"},
     {"ttft_p50_ms", "ttft_p50", "ms", "ttft"},
     {"tpot_p50_ms", "tpot_p50", "ms", "tpot"},
+    {"e2e_p50_ms", "e2e_p50", "ms", "e2e"},
     {"ttft_mean_ms", "ttft_mean", "ms", "ttft-mean"},
     {"itl_mean_ms", "itl_mean", "ms", "itl-mean"},
 };
@@ -293,6 +294,8 @@ static double sv_predicted(enum sv_metric m, const struct serve_summary *sm, dou
         return sm->ttft.p50 * 1e3;
     case SV_TPOT50:
         return sm->tpot.p50 * 1e3;
+    case SV_E2E50:
+        return sm->e2e.p50 * 1e3;
     case SV_TTFT_MEAN:
         return sm->ttft.mean * 1e3;
     case SV_ITL_MEAN:
