@@ -76,10 +76,11 @@ int main(void)
     pre.data = "tests/data/serving-prefix-bad.csv";
     rc = serve_val_run(&pre, &r, NULL, &d);
     CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "prefix_caching") != NULL);
-    /* vLLM's ROCm build on 8x MI300X (traces/validation/serving/rocm.csv,
-     * nothing fitted): one static batch, its whole time against the median
-     * request's end-to-end time; batch 1 and 128 of Llama-3.1-70B with
-     * 2048-token prompts, 13% and 9% fast today */
+    /* vLLM's ROCm build on 8x MI300X (traces/validation/serving/rocm.csv):
+     * one static batch, its whole time against the median request's
+     * end-to-end time; batch 1 and 128 of Llama-3.1-70B with 2048-token
+     * prompts, held out from the stack's launch-gap fit (+2.5%, -4.3%; 13%
+     * and 9% fast at the chip's a-priori gap) */
     struct validate_opts roc = o;
     roc.data = "traces/validation/serving/rocm.csv";
     roc.ids = "ROCMVLLM-009,ROCMVLLM-016";
@@ -90,7 +91,7 @@ int main(void)
         printf("%-12s %-8s predicted %10.4g measured %10.4g %+6.1f%%\n", r.rows[i].id, r.rows[i].metric,
                r.rows[i].predicted, r.rows[i].measured, 100 * r.rows[i].err);
         CHECK(strcmp(r.rows[i].metric, "e2e_p50") == 0);
-        CHECK(r.rows[i].err > -0.25 && r.rows[i].err < 0.05);
+        CHECK(fabs(r.rows[i].err) < 0.08);
     }
     /* a bigger batch takes longer: 128 sequences against 1 */
     if (rc == 0 && r.nrows == 2)
