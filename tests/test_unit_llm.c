@@ -141,7 +141,7 @@ static void test_tensor_parallel(void)
             CHECK_EQ_INT(o->u.attn.heads, 8);
             CHECK_EQ_INT(o->u.attn.kv_heads, 1);
         }
-        if (strcmp(op_id(&t, o), "r0.lm_head") == 0)        /* replicated, as gpt-fast leaves it */
+        if (strcmp(op_id(&t, o), "r0.lm_head") == 0)        /* replicated, as gpt-fast leaves it (vLLM: below) */
             CHECK_EQ_INT(o->u.gemm.n, 128256);
     }
     CHECK_EQ_INT(colls, 8 * 160);
@@ -162,6 +162,25 @@ static void test_tensor_parallel(void)
         diag_print(&d, stderr);
     }
     trace_free(&t);
+    /* vLLM's layout splits the vocabulary over the ranks too: the
+     * embedding's output all-reduced, each rank 1/8 of the LM head's 128256
+     * rows, the logits (one token x 128256 x bf16) gathered to the sampler:
+     * two more collectives, and 1/8 of the head's bytes a rank */
+    s.framework = LLM_FW_VLLM;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    CHECK_EQ_INT(t.ncolls, 2 * 80 + 2);
+    int head = tu_find_op(&t, "r0.lm_head"), emb = tu_find_op(&t, "r2.embed_allreduce"),
+        gat = tu_find_op(&t, "r7.logits_gather");
+    CHECK(head >= 0 && emb >= 0 && gat >= 0);
+    if (head >= 0 && emb >= 0 && gat >= 0) {
+        CHECK_EQ_INT(t.ops[head].u.gemm.n, 128256 / 8);
+        CHECK_EQ_INT(t.ops[emb].u.coll.what, COLL_ALL_REDUCE);
+        CHECK_EQ_INT(t.ops[emb].u.coll.bytes, 8192 * 2);
+        CHECK_EQ_INT(t.ops[gat].u.coll.what, COLL_ALL_GATHER);
+        CHECK_EQ_INT(t.ops[gat].u.coll.bytes, 128256 * 2);
+    }
+    trace_free(&t);
+    s.framework = LLM_FW_FUSED;
     /* 16 ranks: more than the 8 K/V heads, which then replicate; 3 ranks
      * divide neither the heads nor the K/V heads */
     s.tp = 16;

@@ -338,7 +338,7 @@ static void test_exl2_rows(void)
 }
 
 /* vLLM 0.2's host loop (configs/stacks/vllm-0.2.yaml): eager PyTorch from
- * Python, 19.19 us a kernel, and 30.2 ms a step fitted on 3 of the 11
+ * Python, 19.19 us a kernel, and 30.3 ms a step fitted on 3 of the 11
  * batch-1 tensor-parallel rows (Llama-2-70B on A100 PCIe, A10G and 4090
  * servers).  Without them every row came out 1.5 to 5 times too fast (a
  * median of 160%); with them the median is within 15%. */

@@ -92,7 +92,8 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     double h = z->h, hd = z->hd, inter = z->inter, q = z->q, t = z->t, kvh = z->kvh;
     enum wfmt w = z->w;
     double eb = z->eb;
-    double vshard = train ? t : 1;                          /* vocab-parallel in training */
+    /* vocab-parallel in training, and in vLLM's inference (llmb_rank.c) */
+    double vshard = train || s->framework == LLM_FW_VLLM ? t : 1;
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     const double w_embed = f->weights;
     if (llm_hybrid(c)) {

@@ -21,6 +21,7 @@ struct rank {
     enum dtype dt;
     double eb;                  /* bytes an element */
     int train, sp, vpar;        /* training, sequence parallel, vocab-parallel */
+    int vhead;                  /* inference with the vocabulary split (vLLM's layout) */
     uint64_t vocab;             /* this rank's rows of the vocabulary */
     uint64_t grad_layer;        /* a layer's gradients on this rank, bytes */
     double expert_layer;        /* a layer's expert weights (gate, up, down of each expert) */
@@ -68,7 +69,7 @@ static void rank_layers(struct llmb *b, const struct llm_config *c, const struct
         llmb_ew(b, "image_merge", dt, s->batch * s->images * c->image_tokens * h, 1, 1, 0.0);
     if (R->sp)      /* the vocab-parallel lookups summed and scattered over the tokens */
         llmb_tp_coll(b, "embed_reduce_scatter", COLL_REDUCE_SCATTER, dt, (uint64_t)(rows * h * eb), tp);
-    else if (R->vpar)
+    else if (R->vpar || R->vhead)
         llmb_allreduce(b, "embed_allreduce", dt, (uint64_t)(rows * h * eb));
     if (s->framework == LLM_FW_HF) {
         /* LlamaRotaryEmbedding: inv_freq times the positions in fp32
@@ -160,6 +161,9 @@ static void rank_forward(struct llmb *b, const struct llm_config *c, const struc
     if (sp)
         llmb_tp_coll(b, "final_allgather", COLL_ALL_GATHER, dt, (uint64_t)(rows * h * eb), tp);
     llmb_gemm(b, "lm_head", dt, out_rows, vocab, h, s->q4_k_m ? llm_w_more(s) : s->weights);
+    if (R->vhead)   /* each rank's slice of the logits to the sampler (16-bit) */
+        llmb_tp_coll(b, "logits_gather", COLL_ALL_GATHER, eb < 2 ? DT_FP16 : dt,
+                     (uint64_t)((double)out_rows * (double)c->vocab * (eb < 2 ? 2 : eb)), tp);
     if (!train) {
         llmb_rc(b, "sample", OP_REDUCTION, dt, s->batch, c->vocab);
         return;
@@ -323,9 +327,16 @@ void llmb_rank(struct llmb *b, const struct llm_config *c, const struct llm_step
     /* training with TP shards the vocabulary (Megatron's vocab-parallel
      * embedding, LM head and cross-entropy: each rank 1/tp of the rows of
      * the table, an all-reduce of the embedding's output, two of a number
-     * per token for the loss); inference keeps them whole, as gpt-fast */
+     * per token for the loss); inference keeps them whole, as gpt-fast,
+     * but for vLLM's layout (and SGLang's, which shares its layers):
+     * VocabParallelEmbedding, its output all-reduced, and ParallelLMHead,
+     * each rank 1/tp of the vocabulary (padded), the logits gathered to the
+     * sampler (vllm/model_executor/layers/vocab_parallel_embedding.py,
+     * logits_processor.py: tensor_model_parallel_gather; strata's
+     * all_gather of the same bytes) */
     R.vpar = R.train && tp > 1;
-    R.vocab = R.vpar ? c->vocab / tp : c->vocab;
+    R.vhead = !R.train && tp > 1 && s->framework == LLM_FW_VLLM;
+    R.vocab = R.vpar ? c->vocab / tp : R.vhead ? (c->vocab + tp - 1) / tp : c->vocab;
     R.sp = s->sp && tp > 1 && R.train;     /* sequence parallelism */
     /* ZeRO (train, dp > 1): stage 1 and 2 shard the optimizer state (and the
      * gradients) over the replicas, so gradients are reduce-scattered, each
