@@ -134,6 +134,37 @@ static void test_weights(void)
     cJSON_Delete(w);
 }
 
+/* A Mamba-2 hybrid is planned like any decoder: its TP candidates split
+ * the mixers' heads and groups (docs/ssm.md), so on an HGX H100 the search
+ * runs TP 1 to 8, and a wider split gives each user a faster token. */
+static void test_hybrid(void)
+{
+    char cmd[1024], path[256];
+    snprintf(path, sizeof path, "%s/hybrid.json", dir);
+    snprintf(cmd, sizeof cmd, "plan --model traces/models/nemotron-nano-9b-v2.json --hw "
+             "configs/systems/nvidia-hgx-h100.yaml --rate 10 --requests 60 --isl 500 --osl 60 --sla "
+             "tpot_p90=1s --max-num-seqs 64 --stack vllm-0.6 --no-progress --json '%s'", path);
+    CHECK_EQ_INT(run(cmd, NULL, NULL), 0);
+    char *text = tu_read_file(path, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(j, "candidates");
+    double tpu1 = -1, tpu8 = -1;
+    int n = 0;
+    for (const cJSON *c = cands ? cands->child : NULL; c != NULL; c = c->next, n++) {
+        double tp = num(c, "tp", NULL), u = num(c, "tokens_per_s_per_user", NULL);
+        if (tp == 1)
+            tpu1 = u;
+        if (tp == 8)
+            tpu8 = u;
+    }
+    printf("  Nemotron Nano 9B v2 planned: %d candidates, %.1f tokens/s a user at TP 1, %.1f at TP 8\n", n,
+           tpu1, tpu8);
+    CHECK_EQ_INT(n, 4);
+    CHECK(tpu1 > 0 && tpu8 > tpu1);
+    cJSON_Delete(j);
+}
+
 static void test_rank_energy(void)
 {
     cJSON *j = NULL;
@@ -280,6 +311,7 @@ int main(void)
         return 1;
     test_best();
     test_rank_energy();
+    test_hybrid();
     test_weights();
     test_threads();
     test_monotone();

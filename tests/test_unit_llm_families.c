@@ -357,14 +357,45 @@ static void test_nemotron_h(void)
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--phase") == 0);
     s.phase = LLM_DECODE;
+    /* tensor parallelism, as vLLM splits the blocks: TP 2 gives each rank
+     * 64 of the mixer's 128 heads and 4 of its 8 groups (in_proj 1/2 as
+     * wide, the state update 1/2 the elements), 4 of the 8 K/V heads, half
+     * the MLP; each block's output all-reduced (56 a rank), and vLLM's
+     * vocabulary split two more; 3 ranks divide neither heads nor groups */
+    s.batch = 4;
+    s.context = 1000;
+    s.framework = LLM_FW_VLLM;
+    s.attn = ATTN_VLLM;
     s.tp = 2;
+    CHECK_EQ_INT(llm_build(&c, &s, &t, &d), 0);
+    if (t.nops > 0) {
+        CHECK_EQ_INT(t.ndevices, 2);
+        CHECK_EQ_INT(t.ncolls, 56 + 2);
+        i = tu_find_op(&t, "r1.L0.in_proj");
+        CHECK(i >= 0 && t.ops[i].u.gemm.n == (di + cd + 128) / 2 && t.ops[i].u.gemm.k == h);
+        i = tu_find_op(&t, "r1.L0.out_proj");
+        CHECK(i >= 0 && t.ops[i].u.gemm.k == di / 2);
+        i = tu_find_op(&t, "r0.L0.ssm_update");
+        CHECK(i >= 0 && t.ops[i].u.ew.elements == 4 * di / 2 * 128);
+        i = tu_find_op(&t, "r0.L14.attention");
+        CHECK(i >= 0 && t.ops[i].u.attn.heads == 20 && t.ops[i].u.attn.kv_heads == 4);
+        i = tu_find_op(&t, "r0.L1.up_proj");
+        CHECK(i >= 0 && t.ops[i].u.gemm.n == 15680 / 2);
+        CHECK(tu_find_op(&t, "r0.L0.mixer_allreduce") >= 0 && tu_find_op(&t, "r0.L1.mlp_allreduce") >= 0 &&
+              tu_find_op(&t, "r1.L14.attn_allreduce") >= 0);
+        trace_free(&t);
+    }
+    s.tp = 3;
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
-    CHECK(strcmp(d.field, "--tp") == 0);
+    CHECK(strcmp(d.field, "num_attention_heads") == 0 || strcmp(d.field, "mamba_num_heads") == 0);
     s.tp = 1;
+    s.batch = 1;
+    s.context = 0;
+    s.attn = ATTN_FLASH;
     s.framework = LLM_FW_PYTORCH;   /* its kernels are vLLM's: eager PyTorch's are another graph */
     CHECK_EQ_INT(llm_build(&c, &s, &t, &d), -1);
     CHECK(strcmp(d.field, "--framework") == 0);
-    CHECK_EQ_INT(llm_config_decoder(&c, "strata plan", 0, &d), -1);
+    CHECK_EQ_INT(llm_config_decoder(&c, "a draft model", 0, &d), -1);   /* a draft's state is not built */
     CHECK_EQ_INT(llm_config_decoder(&c, "strata serve", 1, &d), 0);
     /* strata fit: the KV cache on the 4 attention layers only, and each
      * sequence's state in the 27 mixers (fp32 SSM state, bf16 window:
@@ -381,6 +412,16 @@ static void test_nemotron_h(void)
         CHECK(fabs(f.weights - 2.0 * (double)total) < 1e6);   /* every parameter in bf16 */
         printf("fit: KV cache %.3f GB, SSM state %.3f GB, weights %.3f GB\n", f.kv_cache / 1e9,
                f.ssm_state / 1e9, f.weights / 1e9);
+        /* at TP 2 a rank holds half of each: the state, the cache (4 of 8
+         * K/V heads), the blocks' weights (the embedding and head whole:
+         * fused's layout) */
+        struct fit_result f2;
+        fs.tp = 2;
+        fit_budget(&hw, &c, &fs, 0, &f2);
+        CHECK(fabs(f2.ssm_state - f.ssm_state / 2) < 1.0);
+        CHECK(fabs(f2.kv_cache - f.kv_cache / 2) < 1.0);
+        double embed_head = 2.0 * 2 * 131072.0 * 4480;
+        CHECK(fabs(f2.weights - (embed_head + (f.weights - embed_head) / 2)) < 1e6);
     }
     CHECK(strcmp(d.field, "hybrid_override_pattern") == 0);
     static const char base[] = "{\"model_type\": \"nemotron_h\", \"hidden_size\": 64,\n"

@@ -303,7 +303,7 @@ static int plan_main(const struct serve_args *a, const struct plan_args *pa, con
     struct diag d;
     memset(&d, 0, sizeof d);
     struct llm_config c;
-    if (llm_config_load(a->model, &c, &d) != 0 || llm_config_decoder(&c, "strata plan", 0, &d) != 0)
+    if (llm_config_load(a->model, &c, &d) != 0 || llm_config_decoder(&c, "strata plan", 1, &d) != 0)
         return cli_fail(&d);
     if ((rc = make_cands(a, sp, &c, &space, nhw, &p.c, &p.n)) != 0)
         return rc;

@@ -97,11 +97,14 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
     const double w_embed = f->weights;
     if (llm_hybrid(c)) {
-        /* a Mamba-2 hybrid (one device): its blocks' parameters in the
-         * weights' format, norms and the SSM's small vectors with them */
+        /* a Mamba-2 hybrid: its blocks' parameters in the weights' format,
+         * norms and the SSM's small vectors with them, a rank's 1/t of
+         * them with tensor parallelism (every block splits its heads or
+         * its width, llmb_ssm.c; the blocks' own norms, 2 x hidden a layer
+         * at most, taken as split too) */
         double head = c->tied ? 0 : (double)c->vocab * h;
-        double layers = (double)llm_param_count(c) - (double)c->vocab * h - h - head;
-        f->weights += wbytes(s, w, layers) + h * eb + (head > 0 ? wbytes(s, s->weights, head) : 0);
+        double layers = ((double)llm_param_count(c) - (double)c->vocab * h - h - head) / t;
+        f->weights += wbytes(s, w, layers) + h * eb + (head > 0 ? wbytes(s, s->weights, head) / vshard : 0);
         z->w_embed = w_embed;
         z->w_layers = wbytes(s, w, layers);
         z->w_experts = 0;
@@ -157,11 +160,11 @@ static void budget_cache(const struct llm_config *c, const struct llm_step *s, i
     /* a hybrid's mixers keep a fixed state a sequence: the SSM's in fp32
      * (vLLM's mamba_ssm_cache_dtype for these models), the convolution's
      * window in the model's dtype */
-    f->ssm_state = 0;
+    f->ssm_state = 0;       /* a rank holds 1/t of the heads and groups */
     for (uint64_t l = 0; l < c->layers && l < LLM_MAX_LAYERS; l++)
         if (c->kind[l] == LLM_LAYER_MAMBA)
             f->ssm_state += (double)s->batch * ((double)llm_ssm_state_elems(c) * 4.0 +
-                                                (double)llm_ssm_conv_elems(c) * eb);
+                                                (double)llm_ssm_conv_elems(c) * eb) / t;
     /* context parallelism: a rank holds 1/cp of each sequence, and the
      * training state is sharded over the data x context ranks */
     double cpn = train && s->cp > 1 ? s->cp : 1;

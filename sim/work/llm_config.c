@@ -659,8 +659,8 @@ int llm_config_decoder(const struct llm_config *c, const char *verb, int hybrid_
 {
     if (llm_hybrid(c) && !hybrid_ok)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "hybrid_override_pattern",
-                        "a Mamba-2 hybrid as %s is not modelled yet (its tensor-parallel split and a "
-                        "draft's state are not built; strata serve and fit take it on one device)", verb);
+                        "a Mamba-2 hybrid as %s is not modelled yet (a draft's state is not built; "
+                        "strata serve, fit and plan take it as the model served)", verb);
     if (!c->encoder)
         return 0;
     return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 1, "model_type",

@@ -368,12 +368,19 @@ static int check_hybrid(const struct llm_config *c, const struct llm_step *s, st
     if (s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
                         "training a Mamba-2 hybrid is not modelled yet: decode and prefill are");
-    const char *opt = s->tp > 1 ? "--tp" : s->cp > 1 ? "--cp" : s->ep > 1 ? "--ep" : s->dp > 1 ? "--dp"
+    const char *opt = s->cp > 1 ? "--cp" : s->ep > 1 ? "--ep" : s->dp > 1 ? "--dp"
                     : s->q4_k_m ? "--weights" : NULL;
     if (opt != NULL)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, opt,
-                        "a Mamba-2 hybrid on one device, or split by layer (--pp): its tensor-parallel "
-                        "mixers, expert and context layouts and llama.cpp's q4_k_m mix are not modelled yet");
+                        "a Mamba-2 hybrid on one device, split by layer (--pp) or by tensor (--tp): its "
+                        "expert and context layouts and llama.cpp's q4_k_m mix are not modelled yet");
+    /* vLLM's MambaMixer2 splits the heads and the groups over the ranks */
+    uint32_t tp = s->tp > 1 ? s->tp : 1;
+    if (tp > 1 && (c->ssm_heads % tp != 0 || c->ssm_groups % tp != 0))
+        return diag_set(d, DIAG_E_RANGE, c->path, 0, c->ssm_heads % tp != 0 ? "mamba_num_heads" : "n_groups",
+                        "--tp %u must divide the Mamba-2 mixers' %llu heads and %llu groups (vLLM splits "
+                        "both over the ranks)", tp, (unsigned long long)c->ssm_heads,
+                        (unsigned long long)c->ssm_groups);
     if (s->framework != LLM_FW_FUSED && s->framework != LLM_FW_VLLM)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--framework",
                         "a Mamba-2 hybrid is built as vLLM runs it (fused or vllm): eager PyTorch's and "

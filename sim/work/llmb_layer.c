@@ -360,7 +360,7 @@ void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_ste
     y.T = s->phase == LLM_DECODE ? 1 : s->prompt / b->cp;
     y.kv_len = s->context + y.T;
     if (l < LLM_MAX_LAYERS && c->kind[l] != LLM_LAYER_FULL) {  /* a hybrid's block (llmb_ssm.c) */
-        llmb_hybrid_layer(b, c, s, l, rows, batch, y.T, y.kv_len);
+        llmb_hybrid_layer(b, c, s, l, rows, batch, y.T, y.kv_len, tp);
         return;
     }
     y.h = c->hidden;

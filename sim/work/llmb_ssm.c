@@ -25,7 +25,16 @@
  * chunk_cumsum (dt's cumulative sums, heads x tokens) is left out (a
  * tenth of a per-cent of the bytes).  An attention block is the norm, the
  * q/k/v projection with the cache write (Nemotron-H has no RoPE), the
- * attention and o_proj; an MLP block the norm, up, the activation, down. */
+ * attention and o_proj; an MLP block the norm, up, the activation, down.
+ *
+ * Tensor parallelism, as vLLM splits these blocks: the mixer's in_proj is
+ * column-parallel over its heads and groups (each rank 1/tp of z, x, B, C
+ * and dt), so are the convolution's channels, the state (a rank holds
+ * heads/tp of each sequence's), the gate and the grouped norm (whole
+ * groups a rank); out_proj is row-parallel and its output all-reduced.
+ * Attention and the MLP split as in the dense layers (heads, K/V heads
+ * replicated below tp; the MLP's width), each block's last projection
+ * all-reduced.  The block's norm runs whole on every rank. */
 #include "llmb_ssm.h"
 
 #include <stdio.h>
@@ -33,13 +42,13 @@
 #define ID(suffix) (snprintf(id, sizeof id, "L%llu.%s", (unsigned long long)l, suffix), id)
 
 static void mamba_block(struct llmb *b, const struct llm_config *c, const struct llm_step *s, uint64_t l,
-                        uint64_t rows, uint64_t batch, uint64_t T)
+                        uint64_t rows, uint64_t batch, uint64_t T, uint32_t tp)
 {
     char id[64];
     enum dtype dt = s->dtype;
     enum wfmt w = s->weights;
-    uint64_t h = c->hidden, H = c->ssm_heads, P = c->ssm_head_dim, N = c->ssm_state;
-    uint64_t G = c->ssm_groups, K = c->ssm_conv, Q = c->ssm_chunk;
+    uint64_t h = c->hidden, H = c->ssm_heads / tp, P = c->ssm_head_dim, N = c->ssm_state;
+    uint64_t G = c->ssm_groups / tp, K = c->ssm_conv, Q = c->ssm_chunk;
     uint64_t di = H * P, cd = di + 2 * G * N;
     int decode = s->phase == LLM_DECODE;
     llmb_rc(b, ID("norm"), OP_NORM, dt, rows, h);
@@ -62,32 +71,41 @@ static void mamba_block(struct llmb *b, const struct llm_config *c, const struct
     llmb_ew(b, ID("gate"), dt, rows * di, 2, 1, 6.0);
     llmb_rc(b, ID("gated_norm"), OP_NORM, dt, rows * G, di / G);
     llmb_gemm(b, ID("out_proj"), dt, rows, h, di, w);
+    if (tp > 1)
+        llmb_allreduce(b, ID("mixer_allreduce"), dt, rows * h * (uint64_t)dtype_bytes(dt, 1.0));
 }
 
 void llmb_hybrid_layer(struct llmb *b, const struct llm_config *c, const struct llm_step *s, uint64_t l,
-                       uint64_t rows, uint64_t batch, uint64_t T, uint64_t kv_len)
+                       uint64_t rows, uint64_t batch, uint64_t T, uint64_t kv_len, uint32_t tp)
 {
     char id[64];
     enum dtype dt = s->dtype;
     enum wfmt w = s->weights;
-    uint64_t h = c->hidden;
+    uint64_t h = c->hidden, act_bytes = rows * h * (uint64_t)dtype_bytes(dt, 1.0);
+    tp = tp > 1 ? tp : 1;
     if (c->kind[l] == LLM_LAYER_MAMBA) {
-        mamba_block(b, c, s, l, rows, batch, T);
+        mamba_block(b, c, s, l, rows, batch, T, tp);
         return;
     }
     llmb_rc(b, ID("norm"), OP_NORM, dt, rows, h);
     if (c->kind[l] == LLM_LAYER_MLP) {
-        llmb_gemm(b, ID("up_proj"), dt, rows, c->intermediate, h, w);
-        llmb_ew(b, ID("act"), dt, rows * c->intermediate, 1, 1, c->act_flops);
-        llmb_gemm(b, ID("down_proj"), dt, rows, h, c->intermediate, w);
+        uint64_t inter = c->intermediate / tp;
+        llmb_gemm(b, ID("up_proj"), dt, rows, inter, h, w);
+        llmb_ew(b, ID("act"), dt, rows * inter, 1, 1, c->act_flops);
+        llmb_gemm(b, ID("down_proj"), dt, rows, h, inter, w);
+        if (tp > 1)
+            llmb_allreduce(b, ID("mlp_allreduce"), dt, act_bytes);
         return;
     }
-    uint64_t qd = c->heads * c->head_dim, kvd = c->kv_heads * c->head_dim;
+    uint64_t heads = c->heads / tp, kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    uint64_t qd = heads * c->head_dim, kvd = kvh * c->head_dim;
     llmb_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
     llmb_ew(b, ID("cache_kv"), dt, rows * 2 * kvd, 1, 1, 0.0);
-    struct op *a = llmb_attention(b, ID("attention"), dt, batch, c->heads, c->kv_heads, T, kv_len, c->head_dim, 1,
+    struct op *a = llmb_attention(b, ID("attention"), dt, batch, heads, kvh, T, kv_len, c->head_dim, 1,
                                   s->attn, s->kv_dtype < DT_COUNT ? s->kv_dtype : dt);
     a->u.attn.page_size = s->page_size;
     llmb_gemm(b, ID("o_proj"), dt, rows, h, qd, w);
+    if (tp > 1)
+        llmb_allreduce(b, ID("attn_allreduce"), dt, act_bytes);
 }
 #undef ID
