@@ -97,6 +97,20 @@ int main(void)
     if (rc == 0 && r.nrows == 2)
         CHECK(r.rows[1].predicted > 3 * r.rows[0].predicted);
     validate_free(&r);
+    /* scheduler_steps=N (vLLM's --num-scheduler-steps) over the stack's:
+     * a multi-step window keeps finished sequences' seats until its end,
+     * so the same 64 requests finish no sooner; 0 is refused at its line */
+    struct validate_opts st = o;
+    st.data = "tests/data/serving-steps.csv";
+    rc = serve_val_run(&st, &r, NULL, &d);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(r.nrows, 2);
+    if (rc == 0 && r.nrows == 2)
+        CHECK(r.rows[1].predicted <= r.rows[0].predicted && r.rows[1].predicted != r.rows[0].predicted);
+    validate_free(&r);
+    st.data = "tests/data/serving-steps-bad.csv";
+    rc = serve_val_run(&st, &r, NULL, &d);
+    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "scheduler_steps") != NULL);
     /* a spec that names no model is refused with its line */
     struct validate_opts bad = o;
     bad.data = "tests/data/serving-bad.csv";

@@ -20,8 +20,8 @@
  *                     share nothing; a load balancer's spread is ignored)
  *   shared_prefix=G:P, prefix_caching=0|1
  *                     as serve --shared-prefix / --prefix-caching
- *   max_num_seqs=, max_batched_tokens=, chunked_prefill=0|1, gpu_mem_util=F
- *                     the run's engine arguments, over the stack's
+ *   max_num_seqs=, max_batched_tokens=, chunked_prefill=0|1, gpu_mem_util=F,
+ *   scheduler_steps=N the run's engine arguments, over the stack's
  *   seed=S            the requests' generator (1)
  * The measured columns and what they are compared with (serve_report.h):
  * output_tok_per_s (else req_per_s) with the run's throughput,
@@ -120,6 +120,7 @@ struct sv_run {
     struct serve_workload w;    /* one instance's */
     int all_at_once;            /* rate=inf */
     uint64_t seqs, tokens, chunked; /* 0 (chunked: 2): the stack's */
+    uint64_t sched_steps;       /* scheduler_steps= (0: the stack's) */
     double util;
     uint32_t prefix_groups, prefix_tokens; /* shared_prefix=G:P (0: none) */
     uint64_t prefix_caching;    /* prefix_caching=0|1 */
@@ -151,6 +152,7 @@ static int sv_spec(const struct sv_csv *v, const char *spec, int lineno, struct 
         wl_spec_u64(&s, "max_num_seqs", 0, 0, 1, &r->seqs) != 0 ||
         wl_spec_u64(&s, "max_batched_tokens", 0, 0, 1, &r->tokens) != 0 ||
         wl_spec_u64(&s, "chunked_prefill", 0, 2, 0, &r->chunked) != 0 ||
+        wl_spec_u64(&s, "scheduler_steps", 0, 0, 1, &r->sched_steps) != 0 ||
         wl_spec_num(&s, "gpu_mem_util", 0.9, &r->util) != 0 ||
         wl_spec_u64(&s, "prefix_caching", 0, 0, 0, &r->prefix_caching) != 0)
         return -1;
@@ -232,6 +234,8 @@ static int sv_serve(const struct sv_csv *v, const char *cfg, int lineno, struct 
                                             : serve_sched_tokens(sch.chunked_prefill, c.max_pos);
     if (r->seqs > 0)
         sch.max_num_seqs = (uint32_t)r->seqs;
+    if (r->sched_steps > 0)
+        sch.scheduler_steps = (uint32_t)r->sched_steps;
     sch.concurrency = r->w.arrival == SERVE_CLOSED ? r->w.concurrency : 0;
     struct llm_step pre, dec;
     serve_step_templates(sp, r->dtype, (uint32_t)r->tp, &pre, &dec);
