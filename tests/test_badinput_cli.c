@@ -290,6 +290,12 @@ static void test_gen_fit_layouts(void)
              "fit --hw configs/nvidia-a100-sxm-80gb.yaml --model traces/models/llama-2-7b.json "
              "--phase decode --dp 4");
     expect_fail("fit-dp", args, "", 0, "--dp");
+    /* a hybrid's split as gen checks it: 40 ranks divide the 40 attention
+     * heads and the MLP but not the mixers' 128 heads and 8 groups */
+    snprintf(args, sizeof args,
+             "fit --hw configs/nvidia-h100-sxm.yaml --model traces/models/nemotron-nano-9b-v2.json "
+             "--phase decode --tp 40");
+    expect_fail("fit-hybrid-tp", args, "", 0, "mamba_num_heads");
 }
 
 /* Flag values out of range, and the layouts only gen or fit refuses. */

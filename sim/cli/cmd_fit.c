@@ -218,7 +218,8 @@ static int fit_check(const struct fit_args *a, const struct llm_config *c, const
     struct llm_step as_gen = *s;     /* fit's train is a prefill-shaped step with train set */
     if (train)
         as_gen.phase = LLM_TRAIN;
-    if (llm_check_tp(c, &as_gen, &d) != 0 || llm_check_ep(c, &as_gen, &d) != 0 ||
+    if ((llm_hybrid(c) && llm_check_hybrid(c, &as_gen, &d) != 0) ||
+        llm_check_tp(c, &as_gen, &d) != 0 || llm_check_ep(c, &as_gen, &d) != 0 ||
         llm_check_pp(c, &as_gen, &d) != 0 ||
         llm_check_cp(c, &as_gen, &d) != 0) {   /* the layouts gen llm can write */
         diag_print(&d, stderr);

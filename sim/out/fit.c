@@ -94,7 +94,8 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     double eb = z->eb;
     /* vocab-parallel in training, and in vLLM's inference (llmb_rank.c) */
     double vshard = train || s->framework == LLM_FW_VLLM ? t : 1;
-    f->weights = (double)c->vocab * h * eb / vshard;       /* embedding */
+    double vrows = vshard > 1 ? ceil((double)c->vocab / vshard) : (double)c->vocab; /* a rank's rows */
+    f->weights = vrows * h * eb;                            /* embedding */
     const double w_embed = f->weights;
     if (llm_hybrid(c)) {
         /* a Mamba-2 hybrid: its blocks' parameters in the weights' format,
@@ -104,7 +105,7 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
          * at most, taken as split too) */
         double head = c->tied ? 0 : (double)c->vocab * h;
         double layers = ((double)llm_param_count(c) - (double)c->vocab * h - h - head) / t;
-        f->weights += wbytes(s, w, layers) + h * eb + (head > 0 ? wbytes(s, s->weights, head) / vshard : 0);
+        f->weights += wbytes(s, w, layers) + h * eb + (head > 0 ? wbytes(s, s->weights, vrows * h) : 0);
         z->w_embed = w_embed;
         z->w_layers = wbytes(s, w, layers);
         z->w_experts = 0;
@@ -136,7 +137,7 @@ static void budget_weights(const struct llm_config *c, const struct llm_step *s,
     const double w_layers = f->weights - w_embed;
     f->weights += h * eb;                                   /* final norm */
     if (!c->tied)
-        f->weights += wbytes(s, s->q4_k_m ? llm_w_more(s) : s->weights, (double)c->vocab * h) / vshard;
+        f->weights += wbytes(s, s->q4_k_m ? llm_w_more(s) : s->weights, vrows * h);
     z->w_embed = w_embed;
     z->w_layers = w_layers;
     z->w_experts = w_experts;

@@ -178,6 +178,10 @@ static int sv_spec(const struct sv_csv *v, const char *spec, int lineno, struct 
     if (!(r->util > 0 && r->util <= 1) || r->chunked > 2)
         return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
                         "gpu_mem_util is a share above 0 and at most 1; chunked_prefill 0 or 1");
+    if (r->sched_steps > 1024)      /* serve --scheduler-steps' and a stack's bound */
+        return diag_set(d, DIAG_E_RANGE, vo->data, lineno, "spec",
+                        "scheduler_steps: at most 1024 decode steps a scheduler call, got %llu",
+                        (unsigned long long)r->sched_steps);
     struct serve_workload *w = &r->w;
     char why[160];
     if (serve_dist_parse(isl, &w->isl, why, sizeof why) != 0 ||

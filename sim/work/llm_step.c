@@ -363,7 +363,7 @@ static int check_images(const struct llm_config *c, const struct llm_step *s, st
 
 /* A Mamba-2 hybrid: inference on one device (or split by layer), its
  * blocks as vLLM runs them. */
-static int check_hybrid(const struct llm_config *c, const struct llm_step *s, struct diag *d)
+int llm_check_hybrid(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     if (s->phase == LLM_TRAIN)
         return diag_set(d, DIAG_E_UNSUPPORTED, c->path, 0, "--phase",
@@ -391,7 +391,7 @@ static int check_hybrid(const struct llm_config *c, const struct llm_step *s, st
 int llm_check_step(const struct llm_config *c, const struct llm_step *s, struct diag *d)
 {
     uint32_t tp = s->tp > 1 ? s->tp : 1;
-    if (llm_hybrid(c) && check_hybrid(c, s, d) != 0)
+    if (llm_hybrid(c) && llm_check_hybrid(c, s, d) != 0)
         return -1;
     if (c->encoder && check_vision(c, s, d) != 0)
         return -1;

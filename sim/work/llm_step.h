@@ -152,6 +152,10 @@ int llm_weights_from_name(const char *name, struct llm_step *s);
  * write; 0 otherwise (fit checks the same). */
 int llm_check_ep(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_tp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
+/* A Mamba-2 hybrid's step (llm_hybrid(c)): what it may run (decode or
+ * prefill, one device, --pp or a --tp that divides the mixers' heads and
+ * groups; vLLM's kernels); 0, or -1 with *d. */
+int llm_check_hybrid(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_pp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct diag *d);
 /* Every check llm_build makes of c and s before it builds (the layouts

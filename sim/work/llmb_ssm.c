@@ -72,7 +72,7 @@ static void mamba_block(struct llmb *b, const struct llm_config *c, const struct
     llmb_rc(b, ID("gated_norm"), OP_NORM, dt, rows * G, di / G);
     llmb_gemm(b, ID("out_proj"), dt, rows, h, di, w);
     if (tp > 1)
-        llmb_allreduce(b, ID("mixer_allreduce"), dt, rows * h * (uint64_t)dtype_bytes(dt, 1.0));
+        llmb_allreduce(b, ID("mixer_allreduce"), dt, (uint64_t)dtype_bytes(dt, (double)(rows * h)));
 }
 
 void llmb_hybrid_layer(struct llmb *b, const struct llm_config *c, const struct llm_step *s, uint64_t l,
@@ -81,7 +81,7 @@ void llmb_hybrid_layer(struct llmb *b, const struct llm_config *c, const struct 
     char id[64];
     enum dtype dt = s->dtype;
     enum wfmt w = s->weights;
-    uint64_t h = c->hidden, act_bytes = rows * h * (uint64_t)dtype_bytes(dt, 1.0);
+    uint64_t h = c->hidden, act_bytes = (uint64_t)dtype_bytes(dt, (double)(rows * h));
     tp = tp > 1 ? tp : 1;
     if (c->kind[l] == LLM_LAYER_MAMBA) {
         mamba_block(b, c, s, l, rows, batch, T, tp);
