@@ -19,6 +19,34 @@
 #include "test.h"
 #include "util.h"
 
+/* Runs the rows of data (ids: NULL for all) as o does, into *r (the
+ * caller frees it): 1 if the run passed with nrows compared rows. */
+static int run_rows(const struct validate_opts *o, const char *data, const char *ids, uint32_t nrows,
+                    struct validate_result *r, FILE *out)
+{
+    struct validate_opts v = *o;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    v.data = data;
+    v.ids = ids;
+    int rc = serve_val_run(&v, r, out, &d);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(r->nrows, nrows);
+    return rc == 0 && r->nrows == nrows;
+}
+
+/* data's line 2 is refused with a message holding each of the words. */
+static void refused(const struct validate_opts *o, const char *data, const char *word, const char *word2)
+{
+    struct validate_opts v = *o;
+    struct validate_result r;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    v.data = data;
+    int rc = serve_val_run(&v, &r, NULL, &d);
+    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, word) != NULL && (word2 == NULL || strstr(d.msg, word2) != NULL));
+}
+
 int main(void)
 {
     struct validate_opts o = {.data = "tests/data/serving-small.csv", .configs = "configs", .root = "."};
@@ -61,61 +89,38 @@ int main(void)
     validate_free(&r);
     /* shared prefixes (vLLM PR #1983's rows, 10 req/s): with the prefix
      * cached the mean TTFT is lower, the throughput the offered rate */
-    struct validate_opts pre = o;
-    pre.data = "tests/data/serving-prefix.csv";
-    rc = serve_val_run(&pre, &r, stdout, &d);
-    CHECK_EQ_INT(rc, 0);
-    CHECK_EQ_INT(r.nrows, 4);
-    if (rc == 0 && r.nrows == 4) {
+    if (run_rows(&o, "tests/data/serving-prefix.csv", NULL, 4, &r, stdout)) {
         /* rows: SERVE-221 (cache) throughput, TTFT; SERVE-222 (none) throughput, TTFT */
         CHECK(strcmp(r.rows[1].metric, "ttft_mean") == 0 && strcmp(r.rows[3].metric, "ttft_mean") == 0);
         CHECK(r.rows[1].predicted < 0.7 * r.rows[3].predicted);
         CHECK(fabs(r.rows[0].err) < 0.1 && fabs(r.rows[2].err) < 0.1);
     }
     validate_free(&r);
-    pre.data = "tests/data/serving-prefix-bad.csv";
-    rc = serve_val_run(&pre, &r, NULL, &d);
-    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "prefix_caching") != NULL);
+    refused(&o, "tests/data/serving-prefix-bad.csv", "prefix_caching", NULL);
     /* vLLM's ROCm build on 8x MI300X (traces/validation/serving/rocm.csv):
      * one static batch, its whole time against the median request's
      * end-to-end time; batch 1 and 128 of Llama-3.1-70B with 2048-token
      * prompts, held out from the stack's launch-gap fit (+2.8%, -2.4%; 13%
      * and 9% fast at the chip's a-priori gap) */
-    struct validate_opts roc = o;
-    roc.data = "traces/validation/serving/rocm.csv";
-    roc.ids = "ROCMVLLM-009,ROCMVLLM-016";
-    rc = serve_val_run(&roc, &r, stdout, &d);
-    CHECK_EQ_INT(rc, 0);
-    CHECK_EQ_INT(r.nrows, 2);
-    for (uint32_t i = 0; rc == 0 && i < r.nrows; i++) {
-        printf("%-12s %-8s predicted %10.4g measured %10.4g %+6.1f%%\n", r.rows[i].id, r.rows[i].metric,
-               r.rows[i].predicted, r.rows[i].measured, 100 * r.rows[i].err);
-        CHECK(strcmp(r.rows[i].metric, "e2e_p50") == 0);
-        CHECK(fabs(r.rows[i].err) < 0.08);
-    }
-    /* a bigger batch takes longer: 128 sequences against 1 */
-    if (rc == 0 && r.nrows == 2)
+    if (run_rows(&o, "traces/validation/serving/rocm.csv", "ROCMVLLM-009,ROCMVLLM-016", 2, &r, stdout)) {
+        for (uint32_t i = 0; i < r.nrows; i++) {
+            printf("%-12s %-8s predicted %10.4g measured %10.4g %+6.1f%%\n", r.rows[i].id, r.rows[i].metric,
+                   r.rows[i].predicted, r.rows[i].measured, 100 * r.rows[i].err);
+            CHECK(strcmp(r.rows[i].metric, "e2e_p50") == 0);
+            CHECK(fabs(r.rows[i].err) < 0.08);
+        }
+        /* a bigger batch takes longer: 128 sequences against 1 */
         CHECK(r.rows[1].predicted > 3 * r.rows[0].predicted);
+    }
     validate_free(&r);
     /* scheduler_steps=N (vLLM's --num-scheduler-steps) over the stack's:
      * a multi-step window keeps finished sequences' seats until its end,
      * so the same 64 requests finish no sooner; 0 is refused at its line */
-    struct validate_opts st = o;
-    st.data = "tests/data/serving-steps.csv";
-    rc = serve_val_run(&st, &r, NULL, &d);
-    CHECK_EQ_INT(rc, 0);
-    CHECK_EQ_INT(r.nrows, 2);
-    if (rc == 0 && r.nrows == 2)
+    if (run_rows(&o, "tests/data/serving-steps.csv", NULL, 2, &r, NULL))
         CHECK(r.rows[1].predicted <= r.rows[0].predicted && r.rows[1].predicted != r.rows[0].predicted);
     validate_free(&r);
-    st.data = "tests/data/serving-steps-bad.csv";
-    rc = serve_val_run(&st, &r, NULL, &d);
-    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "scheduler_steps") != NULL &&
-          strstr(d.msg, "expected an integer") != NULL);
+    refused(&o, "tests/data/serving-steps-bad.csv", "scheduler_steps", "expected an integer");
     /* a spec that names no model is refused with its line */
-    struct validate_opts bad = o;
-    bad.data = "tests/data/serving-bad.csv";
-    rc = serve_val_run(&bad, &r, NULL, &d);
-    CHECK(rc != 0 && d.line == 2 && strstr(d.msg, "model=") != NULL);
+    refused(&o, "tests/data/serving-bad.csv", "model=", NULL);
     TEST_MAIN_END();
 }
