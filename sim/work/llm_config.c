@@ -621,8 +621,13 @@ uint64_t llm_kv_elems(const struct llm_config *c, uint32_t tp)
 {
     if (c->kv_lora)     /* the latent and the shared RoPE key, whole on every rank */
         return c->kv_lora + c->rope_dim;
+    return 2 * llm_rank_kv_heads(c, tp) * c->head_dim;
+}
+
+uint64_t llm_rank_kv_heads(const struct llm_config *c, uint32_t tp)
+{
     uint64_t t = tp > 1 ? tp : 1;
-    return 2 * (c->kv_heads >= t ? c->kv_heads / t : 1) * c->head_dim;
+    return c->kv_heads >= t ? c->kv_heads / t : 1;
 }
 
 /* A layer's attention weights: q, k, v, o (and Qwen3's q/k norms), or

@@ -131,5 +131,8 @@ uint64_t llm_ssm_conv_elems(const struct llm_config *c);
  * 2 x K/V heads x head_dim (K/V heads replicated below tp), or with MLA
  * the latent and the RoPE key, kv_lora + rope_dim, on every rank. */
 uint64_t llm_kv_elems(const struct llm_config *c, uint32_t tp);
+/* K/V heads on one of tp ranks: kv_heads / tp, or 1 (replicated) when
+ * there are fewer K/V heads than ranks. */
+uint64_t llm_rank_kv_heads(const struct llm_config *c, uint32_t tp);
 
 #endif

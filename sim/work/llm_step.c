@@ -78,7 +78,7 @@ int llm_check_cp(const struct llm_config *c, const struct llm_step *s, struct di
     if (s->ep > 1)
         return diag_set(d, DIAG_E_UNSUPPORTED, "", 0, "--cp",
                         "context parallelism with expert parallelism is not modelled yet");
-    uint64_t kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    uint64_t kvh = llm_rank_kv_heads(c, tp);
     if (s->cp_comm == LLM_CP_A2A && (c->heads / tp) % cp != 0)
         return diag_set(d, DIAG_E_RANGE, c->path, 0, "num_attention_heads",
                         "--cp-comm a2a splits each TP rank's %llu heads over the %u CP ranks: they "

@@ -367,7 +367,7 @@ void llmb_layer(struct llmb *b, const struct llm_config *c, const struct llm_ste
     y.hd = c->head_dim;
     y.dt = s->dtype;
     y.heads = c->heads / tp;
-    y.kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    y.kvh = llm_rank_kv_heads(c, tp);
     y.inter = c->intermediate / tp;
     y.eb = dtype_bytes(y.dt, 1.0);
     y.sp = s->sp && tp > 1 && s->phase == LLM_TRAIN;     /* sequence parallelism */

@@ -97,7 +97,7 @@ void llmb_hybrid_layer(struct llmb *b, const struct llm_config *c, const struct 
             llmb_allreduce(b, ID("mlp_allreduce"), dt, act_bytes);
         return;
     }
-    uint64_t heads = c->heads / tp, kvh = c->kv_heads >= tp ? c->kv_heads / tp : 1;
+    uint64_t heads = c->heads / tp, kvh = llm_rank_kv_heads(c, tp);
     uint64_t qd = heads * c->head_dim, kvd = kvh * c->head_dim;
     llmb_gemm(b, ID("qkv_proj"), dt, rows, qd + 2 * kvd, h, w);
     llmb_ew(b, ID("cache_kv"), dt, rows * 2 * kvd, 1, 1, 0.0);
