@@ -454,6 +454,30 @@ static void test_dequant_kernel(void)
     CHECK_EQ_INT(L.nk, 1);
 }
 
+/* A stack's matrix-vector kernel for 16-bit weights keeping fewer bytes in
+ * flight (gemm.float_matvec_inflight_bytes_per_unit; llama.cpp's
+ * dequantize_mul_mat_vec, a warp a row): the decode GEMV's CTAs hold that
+ * many an SM between them (A100: 256-thread CTAs, 8 an SM, 4096 B each by
+ * the grid-stride loop's 16 B a thread; 9728 / 8 = 1216 B each with the
+ * stack), so by Little's law its DRAM rate falls; quantised weights (MMVQ)
+ * and GEMMs of more rows keep their own. */
+static void test_float_matvec_inflight(void)
+{
+    struct hw_config c = a100;
+    struct lowered L;
+    lower_gemm_w(&c, 1, 4096, 4096, WF_NONE, &L);
+    CHECK(strcmp(L.k[0].what, "gemv") == 0);
+    CHECK_EQ_INT(L.k[0].ctas_per_unit, 8);
+    CHECK_NEAR_REL(L.k[0].inflight_cta, 4096.0, 0);
+    c.gemv_inflight_bytes_per_unit = 9728;
+    lower_gemm_w(&c, 1, 4096, 4096, WF_NONE, &L);
+    CHECK_NEAR_REL(L.k[0].inflight_cta, 1216.0, 1e-12);
+    lower_gemm_w(&c, 1, 4096, 4096, WF_Q4_K, &L);
+    CHECK_NEAR_REL(L.k[0].inflight_cta, 4096.0, 0);
+    lower_gemm_w(&c, 512, 4096, 4096, WF_NONE, &L);
+    CHECK(strcmp(L.k[0].what, "gemv") != 0);
+}
+
 /* ExLlamaV2's EXL2 bitrates: a name each, its bits a weight, and a decode
  * GEMV's weight bytes in proportion to them (2.5 bits: 2.5 / 4.25 of
  * int4_g128's). */
@@ -493,6 +517,7 @@ int main(void)
     test_reuse();
     test_decode_attn_per_head();
     test_dequant_kernel();
+    test_float_matvec_inflight();
     test_exl2();
     struct hw_config b200;
     if (tu_load_cfg("configs/nvidia-b200.yaml", &b200) != 0)

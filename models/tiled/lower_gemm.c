@@ -364,6 +364,14 @@ void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered
         double ab = (double)s.m * s.k * eb * s.b, ob = (double)s.m * s.n * s.out_bytes * s.b;
         kplan_stream(c, &L->k[0], "gemv", wb + ab, ob, L->flops + w * s.deq_ops, vdt, 0, 1,
                      TILED_VEC_BYTES);
+        /* a stack's own matrix-vector kernel for 16-bit weights (llama.cpp's
+         * dequantize_mul_mat_vec: a warp a row, two values a thread a
+         * step) keeps fewer bytes in flight than the grid-stride loop
+         * does; by Little's law it then streams at units x that / the
+         * loaded latency.  Quantised weights' kernels keep their own. */
+        if (c->gemv_inflight_bytes_per_unit > 0 && wf == WF_NONE)
+            L->k[0].inflight_cta = dmin(L->k[0].inflight_cta,
+                                        c->gemv_inflight_bytes_per_unit / L->k[0].ctas_per_unit);
         gemm_coded(&L->k[0], wcoded, wdec, wb, ab);
         return;
     }

@@ -79,6 +79,12 @@ int cli_find_stack(const char *verb, const char *name, char *out, size_t n);
  * name the others) into dir[n].  0, or 1 after printing why not. */
 struct stack;
 int cli_load_stack(const char *verb, const char *name, struct stack *s, char *dir, size_t n);
+/* cli_load_stack, then the --set stack.KEY=V values applied to it; with no
+ * stack (name NULL) a stack.KEY set is an error.  0, 1 (load or value) or 2
+ * (a stack set without --stack). */
+struct cfg_sets;
+int cli_load_stack_sets(const char *verb, const char *name, const struct cfg_sets *sets, struct stack *s,
+                        char *dir, size_t n);
 /* Prints *d to stderr and returns 1 (a verb's "bad input" status). */
 struct diag;
 int cli_fail(const struct diag *d);

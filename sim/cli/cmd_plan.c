@@ -292,8 +292,8 @@ static int plan_main(const struct serve_args *a, const struct plan_args *pa, con
         return rc;
     struct stack stk;
     char sdir[1600] = "";
-    if (a->stack != NULL && cli_load_stack("plan", a->stack, &stk, sdir, sizeof sdir) != 0)
-        return 1;
+    if ((rc = cli_load_stack_sets("plan", a->stack, sets, &stk, sdir, sizeof sdir)) != 0)
+        return rc;
     const struct stack *sp = a->stack != NULL ? &stk : NULL;
     struct serve_workload w;
     char label[1200];

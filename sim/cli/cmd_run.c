@@ -367,7 +367,7 @@ int cli_run(int argc, char **argv)
     struct stack stk;
     char sdir[1600];
     struct whatif_hw wh = {a.hw, &sets, a.stack != NULL ? &stk : NULL, sdir};
-    if ((a.stack != NULL && cli_load_stack("run", a.stack, &stk, sdir, sizeof sdir) != 0) ||
+    if (cli_load_stack_sets("run", a.stack, &sets, &stk, sdir, sizeof sdir) != 0 ||
         whatif_build(&wh, kind, &t, &sys, &d) != 0) {
         trace_free(&t);
         if (d.msg[0] == '\0')  /* the stack file: whatif_build has not freed it */

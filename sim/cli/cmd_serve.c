@@ -81,8 +81,9 @@ static int serve_main(const struct serve_args *a, const struct cfg_sets *sets)
 {
     struct stack stk;
     char sdir[1600];
-    if (a->stack != NULL && cli_load_stack("serve", a->stack, &stk, sdir, sizeof sdir) != 0)
-        return 1;
+    int src = cli_load_stack_sets("serve", a->stack, sets, &stk, sdir, sizeof sdir);
+    if (src != 0)
+        return src;
     const struct stack *sp = a->stack != NULL ? &stk : NULL;
     struct serve_workload w;
     char label[1200];

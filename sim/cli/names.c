@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cfgset.h"
 #include "cli.h"
 #include "diag.h"
 #include "dtype.h"
@@ -323,6 +324,27 @@ int cli_load_stack(const char *verb, const char *name, struct stack *s, char *di
         *slash = '\0';
     else
         snprintf(dir, n, ".");
+    return 0;
+}
+
+int cli_load_stack_sets(const char *verb, const char *name, const struct cfg_sets *sets, struct stack *s,
+                        char *dir, size_t n)
+{
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    if (name == NULL) {
+        for (unsigned k = 0; sets != NULL && k < sets->n; k++)
+            if (cfg_set_is_stack(&sets->set[k])) {
+                fprintf(stderr, "strata %s: %s: %s: sets a software stack's value, but no --stack names one\n",
+                        verb, sets->set[k].origin, sets->set[k].key);
+                return 2;
+            }
+        return 0;
+    }
+    if (cli_load_stack(verb, name, s, dir, n) != 0)
+        return 1;
+    if (stack_apply_sets(s, sets, &d) != 0)
+        return cli_fail(&d);
     return 0;
 }
 

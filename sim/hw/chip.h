@@ -174,6 +174,11 @@ struct hw_config {
                                                    out at the activations' type, then read by
                                                    the GEMM) when M is at least this; 0 =
                                                    never (dequantised in the GEMM's tile loads) */
+    double gemv_inflight_bytes_per_unit;        /* the stack's matrix-vector kernel for 16-bit
+                                                   weights keeps at most this many load bytes
+                                                   in flight a unit (its DRAM rate: units x
+                                                   this / loaded latency); 0 = the streaming
+                                                   kernel's own */
     /* collectives (NCCL-style, models/coll.c) */
     uint32_t coll_channels;                     /* channels (rings) a collective runs on; >= 1 */
     double coll_channel_bw;                     /* data bytes/s one channel's thread block copies

@@ -4,6 +4,7 @@
 #include "stack.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@ static const char *const top_keys[] = {"name", "description", "runs_on", "kernel
 static const char *const attn_keys[] = {"prefill", "decode", NULL};
 static const char *const prefill_keys[] = {"ubatch", NULL};
 static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
-static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", "dequant_kernel_min_m", NULL};
+static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", "dequant_kernel_min_m",
+                                        "float_matvec_inflight_bytes_per_unit", NULL};
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
 static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
                                            "block_size", "chunked_prefill", "scheduler_steps",
@@ -237,6 +239,12 @@ static int read_sections(struct sload *l, int root)
         }
         if (read_count(l, g, "gemm", "dequant_kernel_min_m", 1e9, &s->gemm_deq_kernel_min_m) != 0)
             return -1;
+        long inflight = -1;
+        if (read_count(l, g, "gemm", "float_matvec_inflight_bytes_per_unit", STACK_MAX_INFLIGHT,
+                       &inflight) != 0)
+            return -1;
+        if (inflight > 0)
+            s->gemm_matvec_inflight = (double)inflight;
     }
     return 0;
 }
@@ -310,6 +318,7 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     s->kernel_dispatch_s = s->step_s = s->launch_gap_s = s->coll_call_s = -1;
     s->gemm_path = -1;
     s->gemm_deq_kernel_min_m = -1;
+    s->gemm_matvec_inflight = -1;
     s->prefill_ubatch = -1;
     s->serve_static = s->serve_chunked_prefill = -1;
     s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = s->serve_scheduler_steps = -1;
@@ -340,6 +349,10 @@ static double *stack_slot(struct stack *s, const char *key, double *unit, struct
         {"collectives.call_overhead_us", offsetof(struct stack, coll_call_s)},
     };
     *unit = 1.0;
+    if (strcmp(key, "gemm.float_matvec_inflight_bytes_per_unit") == 0) {
+        *unit = 0.0;    /* bytes: neither a time nor a share */
+        return &s->gemm_matvec_inflight;
+    }
     for (size_t i = 0; i < sizeof us / sizeof us[0]; i++)
         if (strcmp(key, us[i].key) == 0) {
             *unit = 1e-6;
@@ -354,7 +367,8 @@ static double *stack_slot(struct stack *s, const char *key, double *unit, struct
     return diag_set(d, DIAG_E_UNKNOWN_KEY, s->path, 0, key,
                     "not a number stack %s gives that can be set or fitted (host.kernel_dispatch_us, "
                     "host.step_us, host.launch_gap_us, collectives.call_overhead_us, "
-                    "gemm.issue_efficiency, or gemm.issue_efficiency.GENERATION where the file "
+                    "gemm.float_matvec_inflight_bytes_per_unit, gemm.issue_efficiency, or "
+                    "gemm.issue_efficiency.GENERATION where the file "
                     "gives them by generation)", s->name),
            (double *)NULL;
 }
@@ -366,10 +380,10 @@ int stack_get_value(const struct stack *s, const char *key, double *v, struct di
     double *x = stack_slot(&c, key, &unit, d);
     if (x == NULL)
         return -1;
-    if (!(*x > 0) && !(*x == 0 && unit != 1.0))
+    if (!(*x > 0) && !(*x == 0 && unit != 1.0 && unit != 0.0))
         return diag_set(d, DIAG_E_MISSING, s->path, 0, key, "stack %s gives no %s to start from",
                         s->name, key);
-    *v = *x / unit;
+    *v = unit != 0.0 ? *x / unit : *x;
     return 0;
 }
 
@@ -379,6 +393,13 @@ int stack_set_value(struct stack *s, const char *key, double v, struct diag *d)
     double *x = stack_slot(s, key, &unit, d);
     if (x == NULL)
         return -1;
+    if (unit == 0.0) {      /* bytes in flight: a whole number of them */
+        if (!(v >= 1 && v <= STACK_MAX_INFLIGHT))
+            return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%s: %g is out of range (1 to %.0f bytes)",
+                            key, v, (double)STACK_MAX_INFLIGHT);
+        *x = floor(v + 0.5);
+        return 0;
+    }
     if (!(v >= 0) || (unit == 1.0 && !(v > 0 && v <= 1)) || v > 1e6)
         return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%s: %g is out of range (%s)", key, v,
                         unit == 1.0 ? "a share, above 0 and at most 1" : "0 to 1e6 us");
@@ -535,6 +556,8 @@ int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir
     }
     if (s->gemm_deq_kernel_min_m > 0)
         c->gemm_deq_kernel_min_m = (uint32_t)s->gemm_deq_kernel_min_m;
+    if (s->gemm_matvec_inflight > 0)
+        c->gemv_inflight_bytes_per_unit = s->gemm_matvec_inflight;
     for (unsigned t = 0; s->gemm_acc16 && t < DT_COUNT; t++)   /* where the chip has a rate for it */
         if (c->acc16_matrix_flops_per_cycle[t] > 0)
             c->matrix_flops_per_cycle[t] = c->acc16_matrix_flops_per_cycle[t];

@@ -55,6 +55,9 @@ struct stack {
     long gemm_deq_kernel_min_m;             /* quantised weights dequantised by a kernel of
                                              * their own for GEMMs with at least this many
                                              * rows (llama.cpp: above MMQ's 32); -1 not given */
+    double gemm_matvec_inflight;            /* load bytes a unit keeps in flight in the library's
+                                             * matrix-vector kernel for 16-bit weights (decode
+                                             * GEMMs of a few rows); -1 not given */
     /* the serving engine's scheduler (the optional `serving:` block; `strata serve`,
      * docs/serving.md); each < 0 where the file does not give it */
     int serve_static;                       /* 1: static batching, 0: continuous */
@@ -68,6 +71,9 @@ struct stack {
     double serve_host_step_s;               /* the engine's CPU time a scheduler call */
     double serve_host_seq_s;                /* and a sequence in a step, every step */
 };
+
+/* the most bytes in flight a unit a stack may give (gemm.float_matvec_inflight_bytes_per_unit) */
+#define STACK_MAX_INFLIGHT (1 << 24)
 
 /* A chip's generation as a stack's GEMM efficiency names it: the matrix
  * path it issues at its full rate, the newest of them where several are
