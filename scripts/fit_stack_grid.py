@@ -24,7 +24,7 @@ section, name = key.split(".", 1)
 strata = os.environ.get("STRATA", "build/strata")
 src = os.path.join("configs", "stacks", stack + ".yaml")
 text = open(src).read()
-pat = re.compile(r"(\n%s:\n(?:  [^\n]*\n)*?  %s: )([^\s#]+)" % (re.escape(section), re.escape(name)))
+pat = re.compile(r"(\n%s:[ \t]*(?:#[^\n]*)?\n(?:  [^\n]*\n)*?  %s: )([^\s#]+)" % (re.escape(section), re.escape(name)))
 if not pat.search(text):
     sys.exit(f"{src}: no {key} to fit (give it a value and a source first)")
 tmp = tempfile.mkdtemp(prefix="strata-fit-stack-")

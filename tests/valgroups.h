@@ -22,7 +22,6 @@ static inline void tu_check_groups(const char *path, unsigned nrows, const struc
 {
     struct diag d;
     struct validate_result r;
-    struct validate_group g[32];
     struct validate_opts o = {.data = path, .configs = "configs", .root = "."};
     memset(&d, 0, sizeof d);
     int rc = serve_val_is(path) ? serve_val_run(&o, &r, NULL, &d) : validate_run(&o, &r, &d);
@@ -32,7 +31,8 @@ static inline void tu_check_groups(const char *path, unsigned nrows, const struc
         return;
     }
     CHECK_EQ_INT(r.nrows, nrows);
-    int ng = validate_groups(&r, g, 32), seen = 0;
+    int ng, seen = 0;
+    struct validate_group *g = validate_groups(&r, &ng);
     CHECK_EQ_INT(ng, nb);
     for (int q = 0; q < ng; q++)
         for (int k = 0; k < nb; k++)
@@ -44,6 +44,7 @@ static inline void tu_check_groups(const char *path, unsigned nrows, const struc
                 seen++;
             }
     CHECK_EQ_INT(seen, nb);
+    free(g);
     validate_free(&r);
 }
 

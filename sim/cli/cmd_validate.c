@@ -300,8 +300,8 @@ int cli_validate(int argc, char **argv)
                     wm, w->metric, wu, w->unit, w->predicted, w->measured, 100 * w->err);
         }
     }
-    struct validate_group g[32];
-    int ng = validate_groups(&res, g, 32);
+    int ng;
+    struct validate_group *g = validate_groups(&res, &ng);
     int wg = 5;
     for (int k = 0; k < ng; k++)
         wg = (int)strlen(g[k].name) > wg ? (int)strlen(g[k].name) : wg;
@@ -309,6 +309,7 @@ int cli_validate(int argc, char **argv)
     for (int k = 0; k < ng; k++)
         fprintf(txt, "%-*s %5u %13.1f%% %13.1f%%\n", wg, g[k].name, g[k].count,
                 100 * g[k].median_abs_err, 100 * g[k].worst_abs_err);
+    free(g);
     if (res.skipped && serving)
         fprintf(txt, "(%u rows skipped, each named above with its reason)\n", res.skipped);
     else if (res.skipped)

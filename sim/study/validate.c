@@ -445,8 +445,10 @@ void validate_free(struct validate_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int validate_groups(const struct validate_result *r, struct validate_group *g, int max)
+struct validate_group *validate_groups(const struct validate_result *r, int *ngroups)
 {
+    /* at most a group a row: every group is counted, however many */
+    struct validate_group *g = sim_xcalloc(r->nrows > 0 ? r->nrows : 1, sizeof *g);
     int n = 0;
     for (uint32_t i = 0; i < r->nrows; i++) {
         int k;
@@ -454,9 +456,6 @@ int validate_groups(const struct validate_result *r, struct validate_group *g, i
             if (strcmp(g[k].name, r->rows[i].group) == 0)
                 break;
         if (k == n) {
-            if (n == max)
-                continue;
-            memset(&g[n], 0, sizeof g[n]);
             snprintf(g[n].name, sizeof g[n].name, "%s", r->rows[i].group);
             n++;
         }
@@ -473,7 +472,8 @@ int validate_groups(const struct validate_result *r, struct validate_group *g, i
         g[k].worst_abs_err = e[m - 1];
         free(e);
     }
-    return n;
+    *ngroups = n;
+    return g;
 }
 
 int validate_json(const struct validate_result *r, const char *path, struct diag *d)
@@ -496,8 +496,8 @@ int validate_json(const struct validate_result *r, const char *path, struct diag
         jout_add_num(j, "error", w->err);
         cJSON_AddItemToArray(rows, j);
     }
-    struct validate_group g[32];
-    int ng = validate_groups(r, g, 32);
+    int ng;
+    struct validate_group *g = validate_groups(r, &ng);
     cJSON *groups = cJSON_AddObjectToObject(root, "groups");
     for (int k = 0; k < ng; k++) {
         cJSON *j = cJSON_AddObjectToObject(groups, g[k].name);
@@ -505,6 +505,7 @@ int validate_json(const struct validate_result *r, const char *path, struct diag
         jout_add_num(j, "median_abs_error", g[k].median_abs_err);
         jout_add_num(j, "worst_abs_error", g[k].worst_abs_err);
     }
+    free(g);
     jout_add_num(root, "skipped", r->skipped);
     int rc = jout_write(root, path, d);
     cJSON_Delete(root);

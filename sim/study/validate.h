@@ -56,8 +56,9 @@ struct validate_group {
 int validate_id_match(const char *list, const char *id);
 int validate_run(const struct validate_opts *o, struct validate_result *r, struct diag *d);
 void validate_free(struct validate_result *r);
-/* Per group (id prefix) statistics; returns the number of groups filled. */
-int validate_groups(const struct validate_result *r, struct validate_group *g, int max);
+/* Per group (id prefix) statistics, every group in the order its first row
+ * comes: an array the caller frees, its length in *ngroups. */
+struct validate_group *validate_groups(const struct validate_result *r, int *ngroups);
 /* JSON report of rows and groups. */
 int validate_json(const struct validate_result *r, const char *path, struct diag *d);
 
