@@ -183,6 +183,23 @@ static void test_preemption(void)
     CHECK_EQ_INT(rows, 96);
     CHECK_EQ_INT(sum, (long)pre);
     free(text);
+    /* TensorRT-LLM's default capacity policy: a request waits until the
+     * blocks for its prompt and its whole output are free, and takes them
+     * all at once, so the same cache preempts nobody */
+    snprintf(args, sizeof args, "--set dram.capacity=22GB --concurrency 32 --requests 96 --isl 512 --osl 256 "
+             "--capacity-policy guaranteed_no_evict");
+    cJSON *g = serve(args, "noevict.json");
+    CHECK(g != NULL);
+    printf("  22 GB, no eviction: %.0f preemptions, max occupancy %.3f, %.2f requests/s (evicting %.2f)\n",
+           num(g, "preemptions", NULL), num(g, "kv_cache", "max_occupancy"), num(g, "requests_per_s", NULL),
+           num(j, "requests_per_s", NULL));
+    CHECK_EQ_INT(num(g, "preemptions", NULL), 0);
+    CHECK_EQ_INT(num(g, "workload", "requests"), 96);
+    CHECK(num(g, "kv_cache", "max_occupancy") <= 1.0);
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(g, "scheduler");
+    const cJSON *cp = cJSON_GetObjectItemCaseSensitive(sc, "capacity_policy");
+    CHECK(cJSON_IsString(cp) && strcmp(cp->valuestring, "guaranteed_no_evict") == 0);
+    cJSON_Delete(g);
     cJSON_Delete(j);
 }
 
@@ -217,6 +234,16 @@ static void test_stack(void)
     sc = cJSON_GetObjectItemCaseSensitive(j, "scheduler");
     CHECK(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sc, "chunked_prefill")));
     CHECK_EQ_INT(num(j, "kv_cache", "block_size"), 32);
+    CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(sc, "capacity_policy")->valuestring, "max_utilization") == 0);
+    cJSON_Delete(j);
+    /* TensorRT-LLM's stacks reserve a request's whole KV (its default policy); an option overrides */
+    j = serve("--stack trtllm-0.17 --rate 4 --requests 20", "stack3.json");
+    sc = cJSON_GetObjectItemCaseSensitive(j, "scheduler");
+    CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(sc, "capacity_policy")->valuestring, "guaranteed_no_evict") == 0);
+    cJSON_Delete(j);
+    j = serve("--stack trtllm-0.17 --rate 4 --requests 20 --capacity-policy max_utilization", "stack4.json");
+    sc = cJSON_GetObjectItemCaseSensitive(j, "scheduler");
+    CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(sc, "capacity_policy")->valuestring, "max_utilization") == 0);
     cJSON_Delete(j);
 }
 
@@ -536,6 +563,8 @@ static void test_bad_input(void)
     refused("--rate 5 --isl uniform:9..3", 2, "serve: --isl:");
     refused("--rate 5 --concurrency 4", 2, "give one of --rate");
     refused("--rate 5 --chunked-prefill maybe", 2, "serve: --chunked-prefill:");
+    refused("--rate 5 --capacity-policy no_evict", 2, "serve: --capacity-policy: expected max_utilization or "
+            "guaranteed_no_evict");
     refused("--rate 5 --scheduler-steps 0", 2, "serve: --scheduler-steps: at least 1");
     refused("--rate 5 --goodput ttft=0ms", 2, "serve: --goodput: ttft: expected a time above 0");
     refused("--rate 5 --disagg 0:1 --kv-bandwidth 1GB/s", 2, "serve: --disagg: expected P:D");
@@ -578,6 +607,10 @@ static void test_bad_input(void)
     refused_file("bad-stack.yaml", "--stack", "name: bad\nruns_on: [gpu]\nserving:\n  block_size: 0\nsources:\n"
                  "  runs_on: \"a test of the loader\"\n  serving.block_size: \"a test of the loader\"\n",
                  ":4: serving.block_size");
+    /* a capacity policy TensorRT-LLM does not have */
+    refused_file("bad-policy.yaml", "--stack", "name: bad\nruns_on: [gpu]\nserving:\n  capacity_policy: "
+                 "no_evict\nsources:\n  runs_on: \"a test of the loader\"\n  serving.capacity_policy: \"a test "
+                 "of the loader\"\n", ":4: serving.capacity_policy: expected max_utilization or guaranteed_no_evict");
 
     /* a good file runs, and its times are kept */
     snprintf(path, sizeof path, "%s/good.csv", dir);

@@ -27,6 +27,7 @@ const char cli_serve_usage[] =
     "                  [--scheduler continuous|static]\n"
     "                  [--max-num-seqs N] [--max-batched-tokens N] [--block-size N]\n"
     "                  [--chunked-prefill on|off] [--scheduler-steps N] [--gpu-memory-utilization F]\n"
+    "                  [--capacity-policy max_utilization|guaranteed_no_evict]\n"
     "                  [--goodput ttft=T,tpot=T,e2e=T] [--json OUT.json] [--csv REQUESTS.csv]\n"
     "                  [--timeline OUT.json] [--disagg P:D --kv-bandwidth BW]\n"
     "                  [--spec-draft DRAFT.json --spec-k K --spec-accept A]\n"
@@ -42,11 +43,14 @@ const char cli_serve_usage[] =
     "                  speculative decoding, K draft tokens a step, each accepted with chance A\n"
     "                  given the ones before; --shared-prefix: G prompts of P tokens, request i\n"
     "                  starting with the (i mod G)th; --prefix-caching: their full KV blocks stay\n"
-    "                  cached for the next of their group; --csv: a row a\n"
+    "                  cached for the next of their group; --capacity-policy: guaranteed_no_evict\n"
+    "                  admits a request only with its whole output's KV free (TensorRT-LLM's\n"
+    "                  default), never preempting; --csv: a row a\n"
     "                  request. defaults: --requests 1000 (a file: all of it), --isl 1024,\n"
     "                  --osl 128, --seed 1, --tp 1, --dtype bf16, --weights as --dtype (FMT: as gen\n"
     "                  llm --weights), then the stack's serving: block,\n"
-    "                  else vLLM's: --scheduler continuous, --max-num-seqs 256, --block-size 16,\n"
+    "                  else vLLM's: --scheduler continuous, --capacity-policy max_utilization,\n"
+    "                  --max-num-seqs 256, --block-size 16,\n"
     "                  --chunked-prefill on with --max-batched-tokens 8192 (off: the model's\n"
     "                  max_position_embeddings, at least 2048), --gpu-memory-utilization 0.9;\n"
     "                  docs/serving.md)\n";
@@ -217,7 +221,7 @@ int cli_serve(int argc, char **argv)
         {"spec-accept", 0, &a.spec_accept, NULL},
         {"shared-prefix", 0, &a.prefix, NULL}, {"prefix-caching", 0, &a.pcache, NULL},
         {"max-batched-tokens", 0, &a.tokens, NULL}, {"block-size", 0, &a.block, NULL},
-        {"chunked-prefill", 0, &a.chunked, NULL},
+        {"chunked-prefill", 0, &a.chunked, NULL}, {"capacity-policy", 0, &a.capacity, NULL},
         {"gpu-memory-utilization", 0, &a.util, NULL},
         {"json", 0, &a.js, NULL},       {"csv", 0, &a.csv, NULL},
         {NULL, 0, NULL, NULL},

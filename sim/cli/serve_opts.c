@@ -107,6 +107,8 @@ int serve_opts_sched(const struct serve_args *a, const struct stack *stk, uint64
     serve_sched_defaults(stk, max_pos, s, &tokens_given);
     if (choice_opt(a, "--scheduler", a->sched, "continuous", "static", &s->is_static) != 0 ||
         choice_opt(a, "--chunked-prefill", a->chunked, "off", "on", &s->chunked_prefill) != 0 ||
+        choice_opt(a, "--capacity-policy", a->capacity, "max_utilization", "guaranteed_no_evict",
+                   &s->no_evict) != 0 ||
         serve_opts_count(a, "--max-num-seqs", a->seqs, 1, 65536, &s->max_num_seqs) != 0 ||
         serve_opts_count(a, "--block-size", a->block, 1, 65535, &s->block_size) != 0 ||
         serve_opts_count(a, "--scheduler-steps", a->msteps, 1, 1024, &s->scheduler_steps) != 0 ||

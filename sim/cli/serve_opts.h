@@ -27,7 +27,7 @@ struct serve_args {
     const char *verb;           /* "serve", "plan": for the messages */
     const char *hw, *model, *stack, *tp, *dtype, *weights;
     const char *rate, *conc, *file, *nreq, *isl, *osl, *seed;
-    const char *sched, *seqs, *tokens, *block, *chunked, *util, *msteps, *goodput, *timeline, *disagg, *kvbw;
+    const char *sched, *seqs, *tokens, *block, *chunked, *capacity, *util, *msteps, *goodput, *timeline, *disagg, *kvbw;
     const char *spec_draft, *spec_k, *spec_accept;  /* speculative decoding (serve only) */
     const char *prefix, *pcache;                    /* --shared-prefix G:P, --prefix-caching */
     const char *js, *csv;

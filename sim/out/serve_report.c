@@ -166,6 +166,8 @@ void serve_report_text(const struct serve_ctx *c, const struct serve_summary *s,
     if (!k->is_static)
         fprintf(f, ", %u tokens a step, chunked prefill %s", k->max_batched_tokens,
                 k->chunked_prefill ? "on" : "off");
+    if (!k->is_static && k->no_evict)
+        fprintf(f, ", a request's whole KV reserved at admission (no eviction)");
     if (!k->is_static && k->scheduler_steps > 1)
         fprintf(f, ", %u decode steps a scheduler call", k->scheduler_steps);
     if (k->host_step_ps > 0 || k->host_seq_ps > 0)
@@ -275,6 +277,7 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(sc, "max_num_seqs", k->max_num_seqs);
     jout_add_num(sc, "max_batched_tokens", k->max_batched_tokens);
     cJSON_AddBoolToObject(sc, "chunked_prefill", k->chunked_prefill);
+    cJSON_AddStringToObject(sc, "capacity_policy", k->no_evict ? "guaranteed_no_evict" : "max_utilization");
     jout_add_num(sc, "scheduler_steps", k->scheduler_steps);
     jout_add_num(sc, "host_step_us", (double)k->host_step_ps * 1e-6);
     jout_add_num(sc, "host_seq_us", (double)k->host_seq_ps * 1e-6);

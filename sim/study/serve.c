@@ -20,6 +20,11 @@
  *     token each, then the running sequences still in their prompt, then
  *     the queue FCFS, each taking what is left of the step's token budget
  *     (a prompt may be split over several steps);
+ *   continuous with no eviction (TensorRT-LLM's default capacity policy,
+ *     GUARANTEED_NO_EVICT): as above, but the queue's head is admitted only
+ *     when the blocks for its prompt and its whole output are free, and
+ *     takes them all at once, so no running sequence ever needs a block it
+ *     has not got and none is preempted;
  *   static (trtllm-bench's old mode, Hugging Face generate): a batch of
  *     max_num_seqs (or whatever is waiting when no more can arrive without
  *     it) runs its prompts in one step and then decodes until its longest
@@ -328,7 +333,8 @@ static void plan_prefills(struct eng *e, uint64_t *budget)
         uint64_t c = t < *budget ? t : *budget;
         if (!e->s->chunked_prefill && c < t)
             break;              /* the whole prompt in one step, or wait */
-        if (!admit_head(e, (uint32_t)c, 0))
+        const struct serve_req *h = &e->q[e->wait[e->whead]];
+        if (!admit_head(e, (uint32_t)c, e->s->no_evict ? (uint64_t)h->input + h->output - 1 : 0))
             break;
         *budget -= c;
     }
@@ -798,6 +804,8 @@ void serve_sched_defaults(const struct stack *stk, uint64_t max_pos, struct serv
             s->block_size = (uint32_t)stk->serve_block_size;
         if (stk->serve_chunked_prefill >= 0)
             s->chunked_prefill = stk->serve_chunked_prefill;
+        if (stk->serve_no_evict >= 0)
+            s->no_evict = stk->serve_no_evict;
         tokens = stk->serve_max_batched_tokens;
         if (stk->serve_scheduler_steps > 0)
             s->scheduler_steps = (uint32_t)stk->serve_scheduler_steps;

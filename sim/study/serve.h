@@ -159,6 +159,12 @@ struct serve_sched {
                                  * from its prefill to its longest output, no one joins */
     uint32_t max_num_seqs;      /* sequences a step may hold */
     uint32_t max_batched_tokens;/* tokens a step may compute (continuous) */
+    int no_evict;               /* continuous: a request is admitted only with the KV blocks of
+                                 * its prompt and its whole output free, and holds them from
+                                 * then on, so nothing is ever preempted (TensorRT-LLM's
+                                 * GUARANTEED_NO_EVICT capacity policy); 0: the blocks are
+                                 * taken as the steps need them (vLLM; TRT-LLM's
+                                 * MAX_UTILIZATION) */
     uint32_t block_size;        /* tokens a KV block holds */
     int chunked_prefill;        /* prompts split over steps, sharing each step's tokens with
                                  * the decodes (decodes first); else a step is all prompts

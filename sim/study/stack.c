@@ -23,7 +23,7 @@ static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate"
 static const char *const coll_keys[] = {"call_overhead_us", NULL};
 static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
                                            "block_size", "chunked_prefill", "scheduler_steps",
-                                           "host_step_us", "host_seq_us", NULL};
+                                           "host_step_us", "host_seq_us", "capacity_policy", NULL};
 
 static const char *const path_names[MP_COUNT] = {
 #define STACK_PATH_NAME_(e, n) n,
@@ -252,7 +252,7 @@ static int read_sections(struct sload *l, int root)
 /* One of two words into *out (0 for no, 1 for yes; absent: stays -1). */
 static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
 {
-    char w[16] = "";
+    char w[32] = "";
     if (yconf_get_string(&l->y, map, "serving", key, 0, w, sizeof w) != 0)
         return -1;
     if (w[0] == '\0')
@@ -282,6 +282,8 @@ static int read_serving(struct sload *l, int root)
                    read_count(l, v, "serving", "max_num_batched_tokens", 1 << 24, &l->s->serve_max_batched_tokens) != 0 ||
                    read_count(l, v, "serving", "block_size", 65535, &l->s->serve_block_size) != 0 ||
                    read_choice(l, v, "chunked_prefill", "false", "true", &l->s->serve_chunked_prefill) != 0 ||
+                   read_choice(l, v, "capacity_policy", "max_utilization", "guaranteed_no_evict",
+                               &l->s->serve_no_evict) != 0 ||
                    read_count(l, v, "serving", "scheduler_steps", 1024, &l->s->serve_scheduler_steps) != 0 ||
                    read_us(l, v, "serving", "host_step_us", &l->s->serve_host_step_s) != 0 ||
                    read_us(l, v, "serving", "host_seq_us", &l->s->serve_host_seq_s) != 0
@@ -320,7 +322,7 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     s->gemm_deq_kernel_min_m = -1;
     s->gemm_matvec_inflight = -1;
     s->prefill_ubatch = -1;
-    s->serve_static = s->serve_chunked_prefill = -1;
+    s->serve_static = s->serve_chunked_prefill = s->serve_no_evict = -1;
     s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = s->serve_scheduler_steps = -1;
     s->serve_host_step_s = s->serve_host_seq_s = -1;
     snprintf(s->path, sizeof s->path, "%s", path);

@@ -64,6 +64,9 @@ struct stack {
     long serve_max_num_seqs;                /* sequences a step may hold */
     long serve_max_batched_tokens;          /* tokens a step may compute */
     long serve_block_size;                  /* tokens a KV-cache block holds */
+    int serve_no_evict;                     /* 1: capacity_policy guaranteed_no_evict (a
+                                             * request's whole KV taken at admission), 0:
+                                             * max_utilization */
     int serve_chunked_prefill;              /* 1: prompts split over steps, sharing them
                                              * with the decodes */
     long serve_scheduler_steps;             /* decode steps a scheduler call runs (vLLM's
