@@ -2,15 +2,18 @@
  * docs/validation.md "Serving"): five rows of traces/validation/serving/
  * serving.csv with fewer requests (six figures: SERVE-157 gives three) (tests/data/serving-small.csv; the
  * steady state is the same, the run a tenth as long), each a strata serve
- * run built as the verb builds it.  Nothing is fitted on these rows: the
- * bounds are where the shipped model stands today with a margin, so a
- * change that breaks serving's step times, scheduler or KV sizing fails
- * here.  TensorRT-LLM 0.17's max-throughput rows (8B FP8 on H200 and H100)
- * come out 33% and 30% high; SGLang 0.3's median TTFT and TPOT at 4 req/s on an
- * A100 36% and 19% low (its median end-to-end time 8% low), its offline throughput 19% low (ShareGPT's lengths
- * log-normal and the engine's fitted CPU time a sequence: before them
- * -22%, -21% and +41%; this short run's tail weighs more than the full
- * 5000-request row's, -3%; docs/validation.md). */
+ * run built as the verb builds it.  The bounds are where the shipped model
+ * stands today with a margin, so a change that breaks serving's step
+ * times, scheduler or KV sizing fails here.  TensorRT-LLM 0.17's
+ * max-throughput rows (8B FP8 on H200 and H100) come out 33% and 30% high
+ * (nothing fitted on them).  SGLang 0.3's 4 req/s row on an A100
+ * (SERVE-157) is one of the three its two host times were fitted on
+ * (configs/stacks/sglang-0.3.yaml): median TTFT 24% low, TPOT within 1%,
+ * end-to-end 13% high in this short run (+7.5% in the full one; 36%, 19%
+ * and 8% low before the 2 ms a forward pass); its offline throughput
+ * (SERVE-165, held out) 24% low (ShareGPT's lengths log-normal; this short
+ * run's tail weighs more than the full 5000-request row's, -7%;
+ * docs/validation.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,11 +77,11 @@ int main(void)
          * recomputed prompts); the engine's per-step CPU time is not modelled yet
          * (docs/validation.md) */
         {"SERVE-073", "output_throughput", 0.05, 0.40},
-        {"SERVE-157", "ttft_p50", -0.50, -0.20},
-        {"SERVE-157", "tpot_p50", -0.35, -0.05},
-        /* the median request's whole time, first arrival to last token (-7.5%) */
-        {"SERVE-157", "e2e_p50", -0.25, 0.10},
-        {"SERVE-165", "output_throughput", -0.35, -0.05},
+        {"SERVE-157", "ttft_p50", -0.40, -0.10},
+        {"SERVE-157", "tpot_p50", -0.12, 0.12},
+        /* the median request's whole time, first arrival to last token (+12.7%) */
+        {"SERVE-157", "e2e_p50", -0.10, 0.25},
+        {"SERVE-165", "output_throughput", -0.35, -0.10},
         {"SERVE-079", "output_throughput", 0.05, 0.40},
     };
     for (uint32_t i = 0; i < r.nrows && i < 6; i++) {
