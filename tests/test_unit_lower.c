@@ -460,7 +460,7 @@ static void test_dequant_kernel(void)
  * many an SM between them (A100: 256-thread CTAs, 8 an SM, 4096 B each by
  * the grid-stride loop's 16 B a thread; 9728 / 8 = 1216 B each with the
  * stack), so by Little's law its DRAM rate falls; quantised weights (MMVQ)
- * and GEMMs of more rows keep their own. */
+ * and GEMMs of two rows or more keep their own. */
 static void test_float_matvec_inflight(void)
 {
     struct hw_config c = a100;
@@ -476,6 +476,9 @@ static void test_float_matvec_inflight(void)
     CHECK_NEAR_REL(L.k[0].inflight_cta, 4096.0, 0);
     lower_gemm_w(&c, 512, 4096, 4096, WF_NONE, &L);
     CHECK(strcmp(L.k[0].what, "gemv") != 0);
+    lower_gemm_w(&c, 2, 4096, 4096, WF_NONE, &L);      /* two rows: llama.cpp's cuBLAS path */
+    CHECK(strcmp(L.k[0].what, "gemv") == 0);
+    CHECK_NEAR_REL(L.k[0].inflight_cta, 4096.0, 0);
 }
 
 /* ExLlamaV2's EXL2 bitrates: a name each, its bits a weight, and a decode

@@ -387,6 +387,19 @@ static void test_run_stack_set(void)
     CHECK_STR_CONTAINS(err, "no --stack names one");
     free(out);
     free(err);
+    /* a verb that takes no --stack at all refuses it too */
+    CHECK_EQ_INT(tu_run_strata(dir, "info --hw configs/nvidia-h100-sxm.yaml --set stack.host.step_us=5", &out,
+                               &err), 2);
+    CHECK_STR_CONTAINS(err, "info takes no --stack");
+    free(out);
+    free(err);
+    /* a value out of range is blamed on the --set that gave it */
+    snprintf(args, sizeof args, "run --hw configs/nvidia-a100-pcie-80gb.yaml --trace '%s' --stack llama.cpp-b2843 "
+             "--set stack.gemm.float_matvec_inflight_bytes_per_unit=0.5", path_in("d.json"));
+    CHECK(tu_run_strata(dir, args, &out, &err) != 0);
+    CHECK_STR_CONTAINS(err, "--set: stack.gemm.float_matvec_inflight_bytes_per_unit: 0.5 is out of range");
+    free(out);
+    free(err);
 }
 
 /* vLLM 0.2's host loop (configs/stacks/vllm-0.2.yaml): eager PyTorch from

@@ -368,8 +368,9 @@ void lower_gemm_op(const struct hw_config *c, const struct op *o, struct lowered
          * dequantize_mul_mat_vec: a warp a row, two values a thread a
          * step) keeps fewer bytes in flight than the grid-stride loop
          * does; by Little's law it then streams at units x that / the
-         * loaded latency.  Quantised weights' kernels keep their own. */
-        if (c->gemv_inflight_bytes_per_unit > 0 && wf == WF_NONE)
+         * loaded latency.  One row only (llama.cpp sends batches of 2-4 to
+         * cuBLAS); quantised weights' kernels keep their own. */
+        if (c->gemv_inflight_bytes_per_unit > 0 && wf == WF_NONE && s.m == 1 && eb == 2.0)
             L->k[0].inflight_cta = dmin(L->k[0].inflight_cta,
                                         c->gemv_inflight_bytes_per_unit / L->k[0].ctas_per_unit);
         gemm_coded(&L->k[0], wcoded, wdec, wb, ab);

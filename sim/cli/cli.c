@@ -228,6 +228,18 @@ int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *set
         if ((is_ov ? cfg_sets_load_overlay(sets, v, &d) : cfg_sets_add(sets, v, "--set", &d)) != 0)
             return d.code == DIAG_E_USAGE ? (diag_print(&d, stderr), 2) : cli_fail(&d);
     }
+    /* a software stack's value: only the verbs that take --stack apply it
+     * (cli_load_stack_sets); elsewhere it would change nothing */
+    static const char *const with_stack[] = {"run", "serve", "plan", "calibrate", NULL};
+    int takes = 0;
+    for (int k = 0; with_stack[k] != NULL; k++)
+        takes |= strcmp(verb, with_stack[k]) == 0;
+    for (unsigned k = 0; !takes && k < sets->n; k++)
+        if (cfg_set_is_stack(&sets->set[k])) {
+            fprintf(stderr, "strata %s: %s: %s: a software stack's value; %s takes no --stack (run, serve, "
+                    "plan and calibrate do)\n", verb, sets->set[k].origin, sets->set[k].key, verb);
+            return 2;
+        }
     *argc = out;
     argv[out] = NULL;
     return -1;

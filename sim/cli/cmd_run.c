@@ -367,12 +367,12 @@ int cli_run(int argc, char **argv)
     struct stack stk;
     char sdir[1600];
     struct whatif_hw wh = {a.hw, &sets, a.stack != NULL ? &stk : NULL, sdir};
-    if (cli_load_stack_sets("run", a.stack, &sets, &stk, sdir, sizeof sdir) != 0 ||
-        whatif_build(&wh, kind, &t, &sys, &d) != 0) {
+    int src = cli_load_stack_sets("run", a.stack, &sets, &stk, sdir, sizeof sdir);
+    if (src != 0 || whatif_build(&wh, kind, &t, &sys, &d) != 0) {
         trace_free(&t);
         if (d.msg[0] == '\0')  /* the stack file: whatif_build has not freed it */
             sys_free(&sys);
-        return d.msg[0] ? run_fail(&a, &d) : 1;
+        return d.msg[0] ? run_fail(&a, &d) : src;
     }
     const struct hw_config cfg = sys.chip;
     struct kept kept[8];

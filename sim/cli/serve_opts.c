@@ -114,6 +114,10 @@ int serve_opts_sched(const struct serve_args *a, const struct stack *stk, uint64
         serve_opts_count(a, "--scheduler-steps", a->msteps, 1, 1024, &s->scheduler_steps) != 0 ||
         choice_opt(a, "--prefix-caching", a->pcache, "off", "on", &s->prefix_caching) != 0)
         return 2;
+    if (s->is_static && a->capacity != NULL && !s->no_evict)
+        return serve_opts_err(a, "--capacity-policy", "static batching reserves each request's whole output "
+                              "at admission (guaranteed_no_evict); max_utilization is for continuous",
+                              a->capacity);
     if (!tokens_given)
         s->max_batched_tokens = serve_sched_tokens(s->chunked_prefill, max_pos);
     if (serve_opts_count(a, "--max-batched-tokens", a->tokens, 1, 1u << 24, &s->max_batched_tokens) != 0)

@@ -277,7 +277,9 @@ int serve_report_json(const struct serve_ctx *c, const struct serve_summary *s, 
     jout_add_num(sc, "max_num_seqs", k->max_num_seqs);
     jout_add_num(sc, "max_batched_tokens", k->max_batched_tokens);
     cJSON_AddBoolToObject(sc, "chunked_prefill", k->chunked_prefill);
-    cJSON_AddStringToObject(sc, "capacity_policy", k->no_evict ? "guaranteed_no_evict" : "max_utilization");
+    /* static batching reserves the whole output too */
+    cJSON_AddStringToObject(sc, "capacity_policy",
+                            k->no_evict || k->is_static ? "guaranteed_no_evict" : "max_utilization");
     jout_add_num(sc, "scheduler_steps", k->scheduler_steps);
     jout_add_num(sc, "host_step_us", (double)k->host_step_ps * 1e-6);
     jout_add_num(sc, "host_seq_us", (double)k->host_seq_ps * 1e-6);

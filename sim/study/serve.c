@@ -115,6 +115,14 @@ static uint64_t blocks_for(const struct eng *e, uint64_t tokens)
     return (tokens + e->s->block_size - 1) / e->s->block_size;
 }
 
+/* The most tokens request r's KV ever holds: its prompt and its output but
+ * the last token (never fed back), and that one too when speculative
+ * decoding checks draft tokens up to the end. */
+static uint64_t kv_last(const struct eng *e, const struct serve_req *r)
+{
+    return (uint64_t)r->input + r->output - (e->s->spec_k > 0 ? 0 : 1);
+}
+
 /* Frees cached prefixes no request reads, least recently used first,
  * until `need` blocks are free or none is left to evict. */
 static void prefix_evict(struct eng *e, uint64_t need)
@@ -334,7 +342,7 @@ static void plan_prefills(struct eng *e, uint64_t *budget)
         if (!e->s->chunked_prefill && c < t)
             break;              /* the whole prompt in one step, or wait */
         const struct serve_req *h = &e->q[e->wait[e->whead]];
-        if (!admit_head(e, (uint32_t)c, e->s->no_evict ? (uint64_t)h->input + h->output - 1 : 0))
+        if (!admit_head(e, (uint32_t)c, e->s->no_evict ? kv_last(e, h) : 0))
             break;
         *budget -= c;
     }
@@ -528,18 +536,21 @@ static int check_fits(const struct eng *e, struct diag *d)
 {
     for (uint32_t i = 0; i < e->n; i++) {
         const struct serve_req *r = &e->q[i];
-        uint64_t last = (uint64_t)r->input + r->output - 1;
+        uint64_t last = kv_last(e, r);
         if (blocks_for(e, last) > e->s->kv_blocks)
             return diag_set(d, DIAG_E_RANGE, "", 0, "serve",
                             "request %u needs %llu KV blocks of %u tokens (%u in, %u out), and the cache "
                             "holds %llu: a larger device, more --tp or a smaller model", i,
                             (unsigned long long)blocks_for(e, last), e->s->block_size, r->input, r->output,
                             (unsigned long long)e->s->kv_blocks);
-        if (!e->s->is_static && !e->s->chunked_prefill && last > e->s->max_batched_tokens)
+        /* a prompt runs in one step without chunked prefill, and so does a
+         * recompute after a preemption (none without eviction) */
+        uint64_t one = e->s->no_evict ? r->input : (uint64_t)r->input + r->output - 1;
+        if (!e->s->is_static && !e->s->chunked_prefill && one > e->s->max_batched_tokens)
             return diag_set(d, DIAG_E_RANGE, "", 0, "--max-batched-tokens",
                             "%u is below request %u's %llu tokens (its prompt, or its recompute after a "
                             "preemption, runs in one step without chunked prefill): raise it or "
-                            "--chunked-prefill on", e->s->max_batched_tokens, i, (unsigned long long)last);
+                            "--chunked-prefill on", e->s->max_batched_tokens, i, (unsigned long long)one);
     }
     return 0;
 }

@@ -397,16 +397,25 @@ int stack_set_value(struct stack *s, const char *key, double v, struct diag *d)
         return -1;
     if (unit == 0.0) {      /* bytes in flight: a whole number of them */
         if (!(v >= 1 && v <= STACK_MAX_INFLIGHT))
-            return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%s: %g is out of range (1 to %.0f bytes)",
-                            key, v, (double)STACK_MAX_INFLIGHT);
+            return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%g is out of range (1 to %.0f bytes)", v,
+                            (double)STACK_MAX_INFLIGHT);
         *x = floor(v + 0.5);
         return 0;
     }
     if (!(v >= 0) || (unit == 1.0 && !(v > 0 && v <= 1)) || v > 1e6)
-        return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%s: %g is out of range (%s)", key, v,
+        return diag_set(d, DIAG_E_RANGE, s->path, 0, key, "%g is out of range (%s)", v,
                         unit == 1.0 ? "a share, above 0 and at most 1" : "0 to 1e6 us");
     *x = v * unit;
     return 0;
+}
+
+/* *d, from a stack's own check, blamed on the set c that gave the value. */
+static int blame_set(struct diag *d, const struct cfg_set *c)
+{
+    snprintf(d->file, sizeof d->file, "%s", c->origin);
+    d->line = 0;
+    snprintf(d->field, sizeof d->field, "%s", c->key);
+    return -1;
 }
 
 int stack_apply_sets(struct stack *s, const struct cfg_sets *sets, struct diag *d)
@@ -418,15 +427,17 @@ int stack_apply_sets(struct stack *s, const struct cfg_sets *sets, struct diag *
         const char *key = c->key + 6;
         double v, f;
         if (c->value[0] == 'x') {
-            if (num_parse(c->value + 1, &f) != 0 || !(f > 0) || stack_get_value(s, key, &v, d) != 0)
+            if (num_parse(c->value + 1, &f) != 0 || !(f > 0))
                 return diag_set(d, DIAG_E_RANGE, c->origin, 0, c->key, "'%s': a factor above 0 of a value "
                                 "the stack gives", c->value);
+            if (stack_get_value(s, key, &v, d) != 0)
+                return blame_set(d, c);
             v *= f;
         } else if (num_parse(c->value, &v) != 0) {
             return diag_set(d, DIAG_E_TYPE, c->origin, 0, c->key, "'%s' is not a number", c->value);
         }
         if (stack_set_value(s, key, v, d) != 0)
-            return -1;
+            return blame_set(d, c);
     }
     return 0;
 }
