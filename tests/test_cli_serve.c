@@ -288,6 +288,49 @@ static void test_lognormal(void)
     free(text);
 }
 
+/* gamma:MEAN,CV,MAX: the kept lengths have mean MEAN and that spread, none
+ * above MAX; at CV 1 (an exponential) the median is ln 2 of the mean, and
+ * the tail is lighter than a log-normal's of the same mean and CV: of
+ * 2000 exponential lengths of mean 179 about 12 exceed 900 (e^-5.03),
+ * where the log-normal gives about 29. */
+static void test_gamma(void)
+{
+    char args[512], path[256];
+    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 4000 --requests 2000 "
+             "--isl gamma:179,1.0,2048 --osl 2 --csv '%s/gamma.csv'", dir);
+    CHECK_EQ_INT(run(args, NULL), 0);
+    snprintf(path, sizeof path, "%s/gamma.csv", dir);
+    char *text = tu_read_file(path, NULL);
+    CHECK(text != NULL);
+    static unsigned v[2000];
+    double sum = 0, sq = 0;
+    int n = 0, over = 0, tail = 0;
+    for (const char *l = text ? strchr(text, '\n') : NULL; l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
+        unsigned id, in;
+        double at;
+        if (sscanf(l + 1, "%u,%lf,%u,", &id, &at, &in) != 3 || n == 2000)
+            break;
+        v[n++] = in;
+        sum += in;
+        sq += (double)in * in;
+        over += in > 2048;
+        tail += in > 900;
+    }
+    double mean = n ? sum / n : 0, cv = n ? sqrt(sq / n - mean * mean) / mean : 0;
+    int below = 0;
+    for (int i = 0; i < n; i++)
+        below += v[i] <= 0.693 * 179;
+    printf("  gamma:179,1.0,2048: %d requests, mean %.1f, CV %.2f, %d at or below ln 2 x 179, %d above 900\n",
+           n, mean, cv, below, tail);
+    CHECK_EQ_INT(n, 2000);
+    CHECK_NEAR_REL(mean, 179, 0.05);
+    CHECK_NEAR_REL(cv, 1.0, 0.08);
+    CHECK(below > 900 && below < 1100);     /* the median near ln 2 of the mean */
+    CHECK_EQ_INT(over, 0);
+    CHECK(tail >= 3 && tail <= 25);
+    free(text);
+}
+
 /* The engine's CPU time: a stack's host_seq_us adds exactly that much to
  * each step of one sequence; multi-step scheduling makes a new prompt wait
  * for the window of decodes to end (a longer TTFT), the tokens the same. */
@@ -586,6 +629,8 @@ static void test_bad_input(void)
     refused("--rate 5 --goodput ttft_p90=1s", 2, "serve: --goodput: 'ttft_p90=1s': expected ttft=TIME");
     refused("--rate 5 --goodput tpot=1s,tpot=2s", 2, "serve: --goodput: tpot: given twice");
     refused("--rate 5 --isl lognormal:200,0", 2, "serve: --isl: expected lognormal:MEAN,CV[,MAX]");
+    refused("--rate 5 --isl gamma:200,0", 2, "serve: --isl: expected gamma:MEAN,CV[,MAX]");
+    refused("--rate 5 --osl gamma:200,1,150", 2, "serve: --osl: expected gamma:MEAN,CV[,MAX]");
     refused("--rate 5 --spec-k 3", 2, "serve: --spec-k: only with --spec-draft");
     refused("--rate 5 --spec-draft " L1B " --spec-accept 0.7", 2, "serve: --spec-k: with --spec-draft");
     refused("--rate 5 --spec-draft " L1B " --spec-k 17 --spec-accept 0.7", 2, "serve: --spec-k: expected a count, got '17' (at most 16)");
@@ -644,6 +689,7 @@ int main(void)
     test_static();
     test_stack();
     test_lognormal();
+    test_gamma();
     test_host_and_window();
     test_goodput();
     test_timeline();

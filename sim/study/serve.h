@@ -35,13 +35,17 @@
  * at least 1) or lognormal:MEAN,CV[,MAX] (a log-normal of that mean and
  * coefficient of variation, rounded, at least 1; with MAX, lengths above
  * MAX are drawn again, as a benchmark's length filter drops them, and the
- * log-normal is shifted so that what is kept still has mean MEAN). */
-enum serve_dist_kind { SERVE_FIXED, SERVE_UNIFORM, SERVE_NORMAL, SERVE_LOGNORMAL };
+ * log-normal is shifted so that what is kept still has mean MEAN), or
+ * gamma:MEAN,CV[,MAX] (a gamma distribution of that mean and coefficient
+ * of variation, shape 1/CV^2: a lighter tail than the log-normal's; MAX as
+ * for the log-normal, the scale solved so the kept mean is MEAN). */
+enum serve_dist_kind { SERVE_FIXED, SERVE_UNIFORM, SERVE_NORMAL, SERVE_LOGNORMAL, SERVE_GAMMA };
 struct serve_dist {
     enum serve_dist_kind kind;
     double a, b;                /* the value; the ends; mu and sigma (tokens); mean and CV */
-    double max;                 /* lognormal: the filter's bound (0: none) */
-    double mu, sigma;           /* lognormal: the parameters of the log, as solved */
+    double max;                 /* lognormal, gamma: the filter's bound (0: none) */
+    double mu, sigma;           /* lognormal: the parameters of the log, as solved;
+                                 * gamma: its shape and scale, as solved */
 };
 /* 0 with *out, or -1 with what is wrong in why[n]. */
 int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t n);

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_sf_gamma.h>
+
 #include "afile.h"
 #include "check.h"
 #include "csv.h"
@@ -105,6 +108,53 @@ static int lognormal_parse(const char *text, char *rest, struct serve_dist *out,
     return -1;
 }
 
+/* The mean of a gamma (shape k, scale t) with what lies above max dropped
+ * (max 0: none): k t P(k + 1, max / t) / P(k, max / t), P the regularised
+ * lower incomplete gamma function (GSL's, without its error handler). */
+static double gamma_kept_mean(double k, double t, double max)
+{
+    if (max <= 0)
+        return k * t;
+    gsl_sf_result p0, p1;
+    if (gsl_sf_gamma_inc_P_e(k, max / t, &p0) != GSL_SUCCESS ||
+        gsl_sf_gamma_inc_P_e(k + 1, max / t, &p1) != GSL_SUCCESS || !(p0.val > 1e-300))
+        return max;     /* almost nothing kept: all of it just under max */
+    return k * t * p1.val / p0.val;
+}
+
+/* gamma:MEAN,CV[,MAX]: shape 1 / CV^2, the scale solved (bisection on its
+ * log: the kept mean grows with it) so the kept lengths' mean is MEAN. */
+static int gamma_parse(const char *text, char *rest, struct serve_dist *out, char *why, size_t n)
+{
+    char *c1 = strchr(rest, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    out->kind = SERVE_GAMMA;
+    if (c1 != NULL) {
+        *c1 = '\0';
+        if (c2 != NULL)
+            *c2 = '\0';
+        if (num_parse(rest, &out->a) == 0 && num_parse(c1 + 1, &out->b) == 0 &&
+            (c2 == NULL || num_parse(c2 + 1, &out->max) == 0) && out->a >= 1 && out->a <= 1e7 &&
+            out->b >= 0.05 && out->b <= 10 && (c2 == NULL || (out->max > out->a && out->max <= 1e7))) {
+            gsl_error_handler_t *old = gsl_set_error_handler_off();
+            out->mu = 1.0 / (out->b * out->b);
+            double lo = log(out->a / out->mu) - 50, hi = log(out->a / out->mu) + 50;
+            for (int i = 0; i < 200; i++) {
+                double mid = (lo + hi) / 2;
+                if (gamma_kept_mean(out->mu, exp(mid), out->max) < out->a)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            out->sigma = exp((lo + hi) / 2);
+            gsl_set_error_handler(old);
+            return 0;
+        }
+    }
+    snprintf(why, n, "expected gamma:MEAN,CV[,MAX]: 1 <= MEAN <= 1e7 tokens, 0.05 <= CV <= 10, "
+             "MEAN < MAX <= 1e7, got '%s'", text);
+    return -1;
+}
+
 int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t n)
 {
     memset(out, 0, sizeof *out);
@@ -137,12 +187,42 @@ int serve_dist_parse(const char *text, struct serve_dist *out, char *why, size_t
     }
     if (strncmp(buf, "lognormal:", 10) == 0)
         return lognormal_parse(text, buf + 10, out, why, n);
+    if (strncmp(buf, "gamma:", 6) == 0)
+        return gamma_parse(text, buf + 6, out, why, n);
     out->kind = SERVE_FIXED;
     if (num_parse(buf, &out->a) == 0 && out->a >= 1 && out->a <= 1e7 && out->a == floor(out->a))
         return 0;
-    snprintf(why, n, "expected a token count (1 to 1e7), uniform:A..B, normal:MU,SIGMA or "
-             "lognormal:MEAN,CV[,MAX], got '%s'", text);
+    snprintf(why, n, "expected a token count (1 to 1e7), uniform:A..B, normal:MU,SIGMA, "
+             "lognormal:MEAN,CV[,MAX] or gamma:MEAN,CV[,MAX], got '%s'", text);
     return -1;
+}
+
+/* A standard normal: Box-Muller, one of the pair. */
+static double normal_draw(struct rng *g)
+{
+    double u1 = rng_unit(g), u2 = rng_unit(g);
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
+}
+
+/* A gamma of shape k and scale 1: Marsaglia and Tsang's method (ACM TOMS
+ * 26(3), 2000), for k < 1 through a gamma of k + 1 times U^(1/k). */
+static double gamma_draw(double k, struct rng *g)
+{
+    double boost = 1;
+    if (k < 1) {
+        boost = pow(rng_unit(g), 1.0 / k);
+        k += 1;
+    }
+    double dd = k - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * dd);
+    for (;;) {
+        double z = normal_draw(g), v = 1 + c * z;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        double u = rng_unit(g);
+        if (log(u) < 0.5 * z * z + dd - dd * v + dd * log(v))
+            return dd * v * boost;
+    }
 }
 
 /* One length from d: a whole number >= 1 (and at most 1e7, the parse's bound). */
@@ -161,6 +241,10 @@ static uint32_t draw_len(const struct serve_dist *d, struct rng *g)
             double u1 = rng_unit(g), u2 = rng_unit(g);
             double z = sqrt(-2.0 * log(u1)) * cos(2.0 * 3.14159265358979323846 * u2);
             x = floor(exp(d->mu + d->sigma * z) + 0.5);
+        } while (d->max > 0 && x > d->max);
+    else if (d->kind == SERVE_GAMMA)
+        do {    /* a length over max is drawn again, as above */
+            x = floor(gamma_draw(d->mu, g) * d->sigma + 0.5);
         } while (d->max > 0 && x > d->max);
     if (x < 1)
         x = 1;
