@@ -256,6 +256,23 @@ static void test_stack(void)
     cJSON_Delete(j);
 }
 
+/* The input lengths of a --csv file's rows into v[max]: how many. */
+static int csv_inputs(const char *path, unsigned *v, int max)
+{
+    char *text = tu_read_file(path, NULL);
+    CHECK(text != NULL);
+    int n = 0;
+    for (const char *l = text ? strchr(text, '\n') : NULL; l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
+        unsigned id, in;
+        double at;
+        if (n == max || sscanf(l + 1, "%u,%lf,%u,", &id, &at, &in) != 3)
+            break;
+        v[n++] = in;
+    }
+    free(text);
+    return n;
+}
+
 /* lognormal:MEAN,CV,MAX: the kept lengths have mean MEAN (the log-normal
  * shifted for what the bound drops), none above MAX, and a long tail. */
 static void test_lognormal(void)
@@ -265,19 +282,13 @@ static void test_lognormal(void)
              "--isl lognormal:200,1.5,600 --osl 2 --csv '%s/logn.csv'", dir);
     CHECK_EQ_INT(run(args, NULL), 0);
     snprintf(path, sizeof path, "%s/logn.csv", dir);
-    char *text = tu_read_file(path, NULL);
-    CHECK(text != NULL);
+    static unsigned v[2000];
+    int n = csv_inputs(path, v, 2000), over = 0, tail = 0;
     double sum = 0;
-    int n = 0, over = 0, tail = 0;
-    for (const char *l = text ? strchr(text, '\n') : NULL; l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
-        unsigned id, in;
-        double at;
-        if (sscanf(l + 1, "%u,%lf,%u,", &id, &at, &in) != 3)
-            break;
-        sum += in;
-        n++;
-        over += in > 600;
-        tail += in > 400;
+    for (int i = 0; i < n; i++) {
+        sum += v[i];
+        over += v[i] > 600;
+        tail += v[i] > 400;
     }
     printf("  lognormal:200,1.5,600: %d requests, mean %.1f, %d above 400, %d above 600\n", n, n ? sum / n : 0,
            tail, over);
@@ -285,7 +296,6 @@ static void test_lognormal(void)
     CHECK_NEAR_REL(sum / n, 200, 0.05);
     CHECK_EQ_INT(over, 0);
     CHECK(tail > 40);
-    free(text);
 }
 
 /* gamma:MEAN,CV,MAX: the kept lengths have mean MEAN and that spread, none
@@ -300,21 +310,14 @@ static void test_gamma(void)
              "--isl gamma:179,1.0,2048 --osl 2 --csv '%s/gamma.csv'", dir);
     CHECK_EQ_INT(run(args, NULL), 0);
     snprintf(path, sizeof path, "%s/gamma.csv", dir);
-    char *text = tu_read_file(path, NULL);
-    CHECK(text != NULL);
     static unsigned v[2000];
+    int n = csv_inputs(path, v, 2000), over = 0, tail = 0;
     double sum = 0, sq = 0;
-    int n = 0, over = 0, tail = 0;
-    for (const char *l = text ? strchr(text, '\n') : NULL; l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
-        unsigned id, in;
-        double at;
-        if (sscanf(l + 1, "%u,%lf,%u,", &id, &at, &in) != 3 || n == 2000)
-            break;
-        v[n++] = in;
-        sum += in;
-        sq += (double)in * in;
-        over += in > 2048;
-        tail += in > 900;
+    for (int i = 0; i < n; i++) {
+        sum += v[i];
+        sq += (double)v[i] * v[i];
+        over += v[i] > 2048;
+        tail += v[i] > 900;
     }
     double mean = n ? sum / n : 0, cv = n ? sqrt(sq / n - mean * mean) / mean : 0;
     int below = 0;
@@ -328,7 +331,6 @@ static void test_gamma(void)
     CHECK(below > 900 && below < 1100);     /* the median near ln 2 of the mean */
     CHECK_EQ_INT(over, 0);
     CHECK(tail >= 3 && tail <= 25);
-    free(text);
 }
 
 /* The engine's CPU time: a stack's host_seq_us adds exactly that much to

@@ -76,32 +76,41 @@ static double lognormal_kept_mean(double mu, double sigma, double max)
     return m * erfc(-(z - sigma) / sqrt(2.0)) / erfc(-z / sqrt(2.0));
 }
 
+/* MEAN,CV[,MAX] (rest, written into) into out->a, ->b, ->max: 0 when
+ * 1 <= MEAN <= 1e7, min_cv <= CV <= 10 and MEAN < MAX <= 1e7; else -1. */
+static int mean_cv_max(char *rest, double min_cv, struct serve_dist *out)
+{
+    char *c1 = strchr(rest, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+    if (c1 == NULL)
+        return -1;
+    *c1 = '\0';
+    if (c2 != NULL)
+        *c2 = '\0';
+    return num_parse(rest, &out->a) == 0 && num_parse(c1 + 1, &out->b) == 0 &&
+                   (c2 == NULL || num_parse(c2 + 1, &out->max) == 0) && out->a >= 1 && out->a <= 1e7 &&
+                   out->b >= min_cv && out->b > 0 && out->b <= 10 &&
+                   (c2 == NULL || (out->max > out->a && out->max <= 1e7))
+               ? 0 : -1;
+}
+
 /* lognormal:MEAN,CV[,MAX] (rest: what follows the colon): solves mu so the
  * kept lengths' mean is MEAN (bisection: the kept mean grows with mu). */
 static int lognormal_parse(const char *text, char *rest, struct serve_dist *out, char *why, size_t n)
 {
-    char *c1 = strchr(rest, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
     out->kind = SERVE_LOGNORMAL;
-    if (c1 != NULL) {
-        *c1 = '\0';
-        if (c2 != NULL)
-            *c2 = '\0';
-        if (num_parse(rest, &out->a) == 0 && num_parse(c1 + 1, &out->b) == 0 &&
-            (c2 == NULL || num_parse(c2 + 1, &out->max) == 0) && out->a >= 1 && out->a <= 1e7 &&
-            out->b > 0 && out->b <= 10 && (c2 == NULL || (out->max > out->a && out->max <= 1e7))) {
-            out->sigma = sqrt(log(1 + out->b * out->b));
-            double lo = log(out->a) - 40 * out->sigma - 1;
-            double hi = log(out->max > 0 ? out->max : out->a) + 40 * out->sigma + 1;
-            for (int i = 0; i < 200; i++) {
-                double mid = (lo + hi) / 2;
-                if (lognormal_kept_mean(mid, out->sigma, out->max) < out->a)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            out->mu = (lo + hi) / 2;
-            return 0;
+    if (mean_cv_max(rest, 0, out) == 0) {
+        out->sigma = sqrt(log(1 + out->b * out->b));
+        double lo = log(out->a) - 40 * out->sigma - 1;
+        double hi = log(out->max > 0 ? out->max : out->a) + 40 * out->sigma + 1;
+        for (int i = 0; i < 200; i++) {
+            double mid = (lo + hi) / 2;
+            if (lognormal_kept_mean(mid, out->sigma, out->max) < out->a)
+                lo = mid;
+            else
+                hi = mid;
         }
+        out->mu = (lo + hi) / 2;
+        return 0;
     }
     snprintf(why, n, "expected lognormal:MEAN,CV[,MAX]: 1 <= MEAN <= 1e7 tokens, 0 < CV <= 10, "
              "MEAN < MAX <= 1e7, got '%s'", text);
@@ -126,29 +135,21 @@ static double gamma_kept_mean(double k, double t, double max)
  * log: the kept mean grows with it) so the kept lengths' mean is MEAN. */
 static int gamma_parse(const char *text, char *rest, struct serve_dist *out, char *why, size_t n)
 {
-    char *c1 = strchr(rest, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
     out->kind = SERVE_GAMMA;
-    if (c1 != NULL) {
-        *c1 = '\0';
-        if (c2 != NULL)
-            *c2 = '\0';
-        if (num_parse(rest, &out->a) == 0 && num_parse(c1 + 1, &out->b) == 0 &&
-            (c2 == NULL || num_parse(c2 + 1, &out->max) == 0) && out->a >= 1 && out->a <= 1e7 &&
-            out->b >= 0.05 && out->b <= 10 && (c2 == NULL || (out->max > out->a && out->max <= 1e7))) {
-            gsl_error_handler_t *old = gsl_set_error_handler_off();
-            out->mu = 1.0 / (out->b * out->b);
-            double lo = log(out->a / out->mu) - 50, hi = log(out->a / out->mu) + 50;
-            for (int i = 0; i < 200; i++) {
-                double mid = (lo + hi) / 2;
-                if (gamma_kept_mean(out->mu, exp(mid), out->max) < out->a)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            out->sigma = exp((lo + hi) / 2);
-            gsl_set_error_handler(old);
-            return 0;
+    if (mean_cv_max(rest, 0.05, out) == 0) {
+        gsl_error_handler_t *old = gsl_set_error_handler_off();
+        out->mu = 1.0 / (out->b * out->b);
+        double lo = log(out->a / out->mu) - 50, hi = log(out->a / out->mu) + 50;
+        for (int i = 0; i < 200; i++) {
+            double mid = (lo + hi) / 2;
+            if (gamma_kept_mean(out->mu, exp(mid), out->max) < out->a)
+                lo = mid;
+            else
+                hi = mid;
         }
+        out->sigma = exp((lo + hi) / 2);
+        gsl_set_error_handler(old);
+        return 0;
     }
     snprintf(why, n, "expected gamma:MEAN,CV[,MAX]: 1 <= MEAN <= 1e7 tokens, 0.05 <= CV <= 10, "
              "MEAN < MAX <= 1e7, got '%s'", text);
