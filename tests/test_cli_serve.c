@@ -273,17 +273,24 @@ static int csv_inputs(const char *path, unsigned *v, int max)
     return n;
 }
 
+/* The input lengths of 2000 requests drawn from --isl dist, into v[2000]:
+ * how many (a quick model, outputs of 2 tokens). */
+static int draw_inputs(const char *dist, const char *name, unsigned *v)
+{
+    char args[512], path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 4000 --requests 2000 "
+             "--isl %s --osl 2 --csv '%s'", dist, path);
+    CHECK_EQ_INT(run(args, NULL), 0);
+    return csv_inputs(path, v, 2000);
+}
+
 /* lognormal:MEAN,CV,MAX: the kept lengths have mean MEAN (the log-normal
  * shifted for what the bound drops), none above MAX, and a long tail. */
 static void test_lognormal(void)
 {
-    char args[512], path[256];
-    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 4000 --requests 2000 "
-             "--isl lognormal:200,1.5,600 --osl 2 --csv '%s/logn.csv'", dir);
-    CHECK_EQ_INT(run(args, NULL), 0);
-    snprintf(path, sizeof path, "%s/logn.csv", dir);
     static unsigned v[2000];
-    int n = csv_inputs(path, v, 2000), over = 0, tail = 0;
+    int n = draw_inputs("lognormal:200,1.5,600", "logn.csv", v), over = 0, tail = 0;
     double sum = 0;
     for (int i = 0; i < n; i++) {
         sum += v[i];
@@ -305,13 +312,8 @@ static void test_lognormal(void)
  * where the log-normal gives about 29. */
 static void test_gamma(void)
 {
-    char args[512], path[256];
-    snprintf(args, sizeof args, "serve --hw " H100 " --model " SMOL " --rate 4000 --requests 2000 "
-             "--isl gamma:179,1.0,2048 --osl 2 --csv '%s/gamma.csv'", dir);
-    CHECK_EQ_INT(run(args, NULL), 0);
-    snprintf(path, sizeof path, "%s/gamma.csv", dir);
     static unsigned v[2000];
-    int n = csv_inputs(path, v, 2000), over = 0, tail = 0;
+    int n = draw_inputs("gamma:179,1.0,2048", "gamma.csv", v), over = 0, tail = 0;
     double sum = 0, sq = 0;
     for (int i = 0; i < n; i++) {
         sum += v[i];

@@ -357,6 +357,20 @@ static void test_llamacpp_f16_decode(void)
     }
 }
 
+/* `strata args` fails (with status rc; -1: any but 0) saying want. */
+static void cli_refused(const char *args, int rc, const char *want)
+{
+    char *out = NULL, *err = NULL;
+    int got = tu_run_strata(dir, args, &out, &err);
+    if (rc < 0)
+        CHECK(got != 0);
+    else
+        CHECK_EQ_INT(got, rc);
+    CHECK_STR_CONTAINS(err, want);
+    free(out);
+    free(err);
+}
+
 /* `--set stack.KEY=V` on run: the value reaches the run (fewer bytes in
  * flight, a slower fp16 decode on an A100), and without --stack it is an
  * error rather than a set that changes nothing. */
@@ -383,23 +397,13 @@ static void test_run_stack_set(void)
     CHECK(ms[1] > 1.5 * ms[0]);     /* latency-bound: about twice */
     snprintf(args, sizeof args, "run --hw configs/nvidia-a100-pcie-80gb.yaml --trace '%s' "
              "--set stack.gemm.float_matvec_inflight_bytes_per_unit=4096", path_in("d.json"));
-    CHECK(tu_run_strata(dir, args, &out, &err) != 0);
-    CHECK_STR_CONTAINS(err, "no --stack names one");
-    free(out);
-    free(err);
+    cli_refused(args, -1, "no --stack names one");
     /* a verb that takes no --stack at all refuses it too */
-    CHECK_EQ_INT(tu_run_strata(dir, "info --hw configs/nvidia-h100-sxm.yaml --set stack.host.step_us=5", &out,
-                               &err), 2);
-    CHECK_STR_CONTAINS(err, "info takes no --stack");
-    free(out);
-    free(err);
+    cli_refused("info --hw configs/nvidia-h100-sxm.yaml --set stack.host.step_us=5", 2, "info takes no --stack");
     /* a value out of range is blamed on the --set that gave it */
     snprintf(args, sizeof args, "run --hw configs/nvidia-a100-pcie-80gb.yaml --trace '%s' --stack llama.cpp-b2843 "
              "--set stack.gemm.float_matvec_inflight_bytes_per_unit=0.5", path_in("d.json"));
-    CHECK(tu_run_strata(dir, args, &out, &err) != 0);
-    CHECK_STR_CONTAINS(err, "--set: stack.gemm.float_matvec_inflight_bytes_per_unit: 0.5 is out of range");
-    free(out);
-    free(err);
+    cli_refused(args, -1, "--set: stack.gemm.float_matvec_inflight_bytes_per_unit: 0.5 is out of range");
 }
 
 /* vLLM 0.2's host loop (configs/stacks/vllm-0.2.yaml): eager PyTorch from
