@@ -234,12 +234,12 @@ int cli_take_sets(const char *verb, int *argc, char **argv, struct cfg_sets *set
     int takes = 0;
     for (int k = 0; with_stack[k] != NULL; k++)
         takes |= strcmp(verb, with_stack[k]) == 0;
-    for (unsigned k = 0; !takes && k < sets->n; k++)
-        if (cfg_set_is_stack(&sets->set[k])) {
-            fprintf(stderr, "strata %s: %s: %s: a software stack's value; %s takes no --stack (run, serve, "
-                    "plan and calibrate do)\n", verb, sets->set[k].origin, sets->set[k].key, verb);
-            return 2;
-        }
+    const struct cfg_set *st = takes ? NULL : cfg_sets_first_stack(sets);
+    if (st != NULL) {
+        fprintf(stderr, "strata %s: %s: %s: a software stack's value; %s takes no --stack (run, serve, "
+                "plan and calibrate do)\n", verb, st->origin, st->key, verb);
+        return 2;
+    }
     *argc = out;
     argv[out] = NULL;
     return -1;

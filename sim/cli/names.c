@@ -333,13 +333,12 @@ int cli_load_stack_sets(const char *verb, const char *name, const struct cfg_set
     struct diag d;
     memset(&d, 0, sizeof d);
     if (name == NULL) {
-        for (unsigned k = 0; sets != NULL && k < sets->n; k++)
-            if (cfg_set_is_stack(&sets->set[k])) {
-                fprintf(stderr, "strata %s: %s: %s: sets a software stack's value, but no --stack names one\n",
-                        verb, sets->set[k].origin, sets->set[k].key);
-                return 2;
-            }
-        return 0;
+        const struct cfg_set *st = cfg_sets_first_stack(sets);
+        if (st == NULL)
+            return 0;
+        fprintf(stderr, "strata %s: %s: %s: sets a software stack's value, but no --stack names one\n", verb,
+                st->origin, st->key);
+        return 2;
     }
     if (cli_load_stack(verb, name, s, dir, n) != 0)
         return 1;

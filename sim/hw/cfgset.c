@@ -474,6 +474,14 @@ int cfg_set_is_stack(const struct cfg_set *s)
     return strncmp(s->key, "stack.", 6) == 0;
 }
 
+const struct cfg_set *cfg_sets_first_stack(const struct cfg_sets *sets)
+{
+    for (unsigned k = 0; sets != NULL && k < sets->n; k++)
+        if (cfg_set_is_stack(&sets->set[k]))
+            return &sets->set[k];
+    return NULL;
+}
+
 /* A `links.NAME=` value that switches links: 0 off, 1 on (changes
  * nothing), -1 neither. */
 static int link_switch(const char *value)

@@ -64,6 +64,8 @@ int cfg_set_is_links(const struct cfg_set *s);
  * sim/study/stack.h): not the chip config's; the run applies it to the
  * stack a row names (stack_apply_sets). */
 int cfg_set_is_stack(const struct cfg_set *s);
+/* The first of sets that is a stack's (stack.KEY), or NULL. */
+const struct cfg_set *cfg_sets_first_stack(const struct cfg_sets *sets);
 /* Writes the sets of a system's links into the system file's tree under
  * root, into every link (links[i]) named NAME, or, when none is, every
  * link of level NAME (off: takes those links out of the tree): 0, or -1
