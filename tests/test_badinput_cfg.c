@@ -400,6 +400,9 @@ static void test_bad_families(void)
                    DIAG_E_TYPE, 11, "systolic", "expected a mapping");
     expect_variant("systolic too wide", "levels:\n", "systolic: {rows: 8, cols: 70000}\nlevels:\n",
                    DIAG_E_RANGE, 11, "systolic.cols", "at most 65536 PEs, got 70000");
+    expect_variant("systolic unknown dataflow", "levels:\n",
+                   "systolic: {rows: 8, cols: 8, dataflow: is}\nlevels:\n",
+                   DIAG_E_RANGE, 11, "systolic.dataflow", "'is' is not a dataflow the tiled model runs");
     expect_variant("gpu systolic with tiles", "levels:\n",
                    "systolic: {rows: 8, cols: 8, max_tiles_per_unit: 1}\nlevels:\n",
                    DIAG_E_UNKNOWN_KEY, 11, "systolic.max_tiles_per_unit", "threads block");

@@ -148,9 +148,15 @@ static uint32_t flash_bc(uint64_t d)
     return d > 128 ? 32 : 64;
 }
 
+/* On a systolic chip the fused kernel's key block spans the array's
+ * columns at least: S = Q K^T puts a block's keys across them, and a
+ * narrower block would leave columns idle on every fold */
 static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
 {
-    plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 0);
+    uint32_t bc = flash_bc(o->u.attn.head_dim);
+    if (c->sa_rows && c->sa_cols > bc)
+        bc = c->sa_cols;
+    plan_flash_bc(c, p, o, bc, 0);
 }
 
 /* A per-query-head decode kernel (mmha): TensorRT-LLM's masked multi-head

@@ -158,6 +158,13 @@ static void gemm_keep(const struct hw_config *c, const struct gemm_shape *s, str
     best->smem_step = tk * eb * (tm * (double)tn / wn + tm * (double)tn / wm);
     if (gemm_tmem(c, s))
         best->smem_step = tk * ((double)tm * eb + (double)tn * s->b_bytes);
+    /* a systolic array reads its operands from the staging buffers once a
+     * fold: ws, the k x n weights once and the streamed rows once a fold
+     * column; os, each operand once a block of outputs it feeds (models/
+     * systolic.c's SRAM reads); no warp tiles re-read them */
+    if (c->sa_rows && !unit_gemm_simt(c, s->dt))
+        best->smem_step = cand->a_step * ceil((double)tn / c->sa_cols) +
+                          cand->b_step * (c->sa_os ? ceil(dmin(tm, (double)s->m) / c->sa_rows) : 1.0);
     best->store_end = sp > 1 ? 0 : dmin(tm, (double)s->m) * dmin(tn, (double)s->n) * s->out_bytes;
     best->l2_only_end = sp > 1 ? tm * (double)tn * 4.0 * 2.0 : 0;
     if (sp > 1)
@@ -197,9 +204,10 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
     double eb = dtype_bytes(s->dt, 1.0);
     double best_t = INFINITY;
     /* thread-block clusters: on a chip with TMA multicast, for kernels on a TMA path
-     * (not an mma_sync library's, nor SIMT FMAs, nor a systolic array's) */
+     * (not an mma_sync library's, nor SIMT FMAs); on a systolic chip that
+     * says compute.cluster_multicast_ctas, arrays sharing an operand read */
     uint32_t K = c->cluster_multicast_ctas;
-    uint32_t ncl = K >= 2 && !c->gemm_no_tma && c->sa_rows == 0 && !unit_gemm_simt(c, s->dt) ? 3 : 1;
+    uint32_t ncl = K >= 2 && !c->gemm_no_tma && !unit_gemm_simt(c, s->dt) ? 3 : 1;
     int tmem = gemm_tmem(c, s);
     /* relax: on a chip whose shared memory or registers hold no tile at all
      * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
@@ -250,8 +258,12 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
              * grid has K row or column blocks to put in it */
             cand.cl_m = cl == 1 ? K : 1;
             cand.cl_n = cl == 2 ? K : 1;
-            /* the 2-SM MMA takes M = 128 or 256 a pair: 64 or 128 rows an SM */
-            cand.mma_pair = tmem && cand.cl_m == 2 && (tm == 64 || tm == 128);
+            /* the 2-SM MMA takes M = 128 or 256 a pair: 64 or 128 rows an SM;
+             * on a systolic chip a cluster is arrays that take one read of
+             * the operand they share through one port (a Gaudi MME engine's
+             * two cores), so each receives only its share as well */
+            cand.mma_pair = (tmem && cand.cl_m == 2 && (tm == 64 || tm == 128)) ||
+                            (c->sa_rows && cl != 0);
             if ((cl == 1 && ceil_div(s->m, tm) < K) || (cl == 2 && ceil_div(s->n, tn) < K))
                 continue;
             for (size_t k = 0; k < sizeof splits / sizeof splits[0]; k++) {

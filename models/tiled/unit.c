@@ -79,6 +79,12 @@ double unit_systolic_flops(const struct hw_config *c, double rows, double k, dou
     if (c->sa_rows == 0)
         return 2.0 * rows * k * n;
     double R = c->sa_rows, C = c->sa_cols;
+    /* output stationary (systolic.dataflow: os): the rows x n outputs are
+     * cut into ceil(rows/R) x ceil(n/C) blocks held in the accumulators, and
+     * each takes one cycle a k; no weights are loaded, so a short product
+     * costs the idle rows of its block */
+    if (c->sa_os)
+        return 2.0 * R * C * ceil(rows / R) * ceil(n / C) * k;
     double folds = ceil(k / R) * ceil(n / C);
     return 2.0 * R * C * folds * sa_fold_cycles(R, C, SA_WS, rows, 1);
 }
@@ -86,7 +92,9 @@ double unit_systolic_flops(const struct hw_config *c, double rows, double k, dou
 /* The array's fill and drain once per tile (the same rule), as FLOPs. */
 double unit_systolic_fill_flops(const struct hw_config *c)
 {
-    return c->sa_rows == 0 ? 0
+    /* os: the accumulators are double-buffered, so a tile's drain runs
+     * under the next tile's accumulation, as ws's weight loads do */
+    return c->sa_rows == 0 || c->sa_os ? 0
                            : 2.0 * c->sa_rows * (double)c->sa_cols *
                                  sa_fill_cycles(c->sa_rows, c->sa_cols, 1);
 }

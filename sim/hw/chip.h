@@ -130,6 +130,9 @@ struct hw_config {
      * PEs, weight stationary (TPU MXU, NPU MAC array); 0 = not systolic
      * (a GPU tensor core: no fold or fill cost) */
     uint32_t sa_rows, sa_cols;
+    int sa_os;                                  /* 1: the array is output stationary
+                                                   (systolic.dataflow: os), accumulators
+                                                   double-buffered; 0: weight stationary */
     uint32_t max_ctas_per_unit;                 /* resident thread blocks (tiles) per unit */
     double sfu_ops_per_cycle;                   /* special-function results (exp2, rsqrt) per cycle
                                                    per unit; 0 = they issue on the vector pipe */
@@ -183,6 +186,8 @@ struct hw_config {
     uint32_t coll_channels;                     /* channels (rings) a collective runs on; >= 1 */
     double coll_channel_bw;                     /* data bytes/s one channel's thread block copies
                                                    and reduces; 0 = no limit but the links' */
+    int coll_one_ring;                          /* a stack's collectives keep one ring on a full
+                                                   mesh (collectives.rings: one; models/coll_topo.c) */
     uint64_t coll_overhead_ps;                  /* host-side cost of one collective call
                                                    (enqueue, launch), ps */
     uint8_t coll_protocols;                     /* bit per protocol NCCL may pick (LL, LL128,

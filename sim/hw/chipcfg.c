@@ -86,7 +86,7 @@ static const char *const matrix_path_names[MP_COUNT] = {
 #undef MATRIX_PATH_NAME_
 };
 static const char *const threads_keys[] = {"max_threads_per_unit", "max_ctas_per_unit", NULL};
-static const char *const systolic_keys[] = {"rows", "cols", "max_tiles_per_unit", NULL};
+static const char *const systolic_keys[] = {"rows", "cols", "max_tiles_per_unit", "dataflow", NULL};
 static const char *const launch_keys[] = {"kernel_overhead_ns", NULL};
 static const char *const efficiency_keys[] = {
     "matrix_pipe_fraction", "vector_pipe_fraction", "inflight_bytes_per_unit", NULL};
@@ -174,6 +174,16 @@ static int fill_family_block(struct yconf *c, int root, struct hw_config *h)
                             rows ? "systolic.rows" : "systolic.cols", "at most 65536 PEs, got %u",
                             rows ? h->sa_rows : h->sa_cols);
         }
+        /* systolic.dataflow (optional): ws, a TPU MXU's, unless the chip says os */
+        char df[16] = "ws";
+        if (yconf_get_string(c, sy, "systolic", "dataflow", 0, df, sizeof df) != 0)
+            return -1;
+        if (strcmp(df, "ws") != 0 && strcmp(df, "os") != 0)
+            return diag_set(c->d, DIAG_E_RANGE, c->path,
+                            c->nodes[yconf_lookup(c, sy, "dataflow")].line, "systolic.dataflow",
+                            "'%s' is not a dataflow the tiled model runs (ws: weight "
+                            "stationary, os: output stationary)", df);
+        h->sa_os = strcmp(df, "os") == 0;
     }
     return 0;
 }

@@ -139,6 +139,11 @@ static int part_time(struct serve_steps *st, enum llm_phase phase, uint32_t n, u
     uint64_t cb = serve_bucket(ctx);
     if (st->cap_tokens > 0 && (cb + per) * n > st->cap_tokens && st->cap_tokens / n > ctx + per)
         cb = st->cap_tokens / n - per;
+    /* nor past the model's positions: a request that fits them exactly (a
+     * 2048-token prompt and 2048 new on a 4096-position model) is not
+     * refused for its bucket */
+    if (cb + per > st->model->max_pos && ctx + per <= st->model->max_pos)
+        cb = st->model->max_pos - per;
     uint32_t ph = 1u + (uint32_t)phase;
     struct serve_entry *e = slot(st->e, st->ncap, ph, n, tokens, cb);
     if (e->phase != 0) {
