@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "coll_int.h"
@@ -88,8 +89,101 @@ static void group_alloc(struct coll_group *cg, uint32_t nrings, uint32_t n)
     cg->transport = ST_PEER;
 }
 
+/* Whether every pair of the group's devices has a link of its own, one hop
+ * with no switch between (an AMD MI300X platform's xGMI, an HLS-Gaudi2's
+ * RoCE ports): a ring in the group's order then uses two of a device's
+ * links, and the others idle. */
+static int group_full_mesh(struct coll_engine *c, uint32_t g)
+{
+    const struct trace *t = c->t;
+    const struct trace_group *gr = &t->groups[g];
+    const struct run_env *env = c->env;
+    for (uint32_t i = 0; i < gr->n; i++)
+        for (uint32_t j = 0; j < gr->n; j++) {
+            if (i == j)
+                continue;
+            struct sys_route rt;
+            uint32_t a = t->group_dev[gr->off + i], b = t->group_dev[gr->off + j];
+            if (sys_route(env->sys, env->sysdev[a], env->sysdev[b], &rt, env->net->scratch) != 0 ||
+                rt.nhops != 1 || rt.nvia != 0 || env->sys->links[rt.link[0]].transport != ST_PEER)
+                return 0;
+        }
+    return 1;
+}
+
+/* Hamiltonian cycle of positions 0..n-1 over the directed hops not yet
+ * used (used[a * n + b]), depth first from 0 taking the nearest next
+ * position first; 1 with it in ring[], 0 if none within *budget steps. */
+static int mesh_cycle(uint32_t n, const uint8_t *used, uint8_t *vis, uint32_t *ring, uint32_t depth,
+                      uint32_t *budget)
+{
+    if (*budget == 0)
+        return 0;
+    (*budget)--;
+    uint32_t u = ring[depth - 1];
+    if (depth == n)
+        return !used[(size_t)u * n + ring[0]];
+    for (uint32_t d = 1; d < n; d++) {
+        uint32_t v = (u + d) % n;
+        if (vis[v] || used[(size_t)u * n + v])
+            continue;
+        vis[v] = 1;
+        ring[depth] = v;
+        if (mesh_cycle(n, used, vis, ring, depth + 1, budget))
+            return 1;
+        vis[v] = 0;
+    }
+    return 0;
+}
+
+#define MESH_MAX_RANKS 64       /* a node's devices; larger groups keep one ring */
+#define MESH_SEARCH_STEPS 100000u
+
+/* On a full mesh of n >= 3, rings that share no link direction, as many
+ * as a depth-first search finds one after another (n - 2 for even n up to
+ * 16, n - 1 for odd: 6 over eight devices), so each link direction carries
+ * one ring and the data splits over them, as RCCL's and HCCL's channels
+ * spread over every link of such a platform.  0 with them built (and
+ * cg->min_bw their total), -1 to keep the one ring. */
+static int mesh_rings(struct coll_engine *c, uint32_t g)
+{
+    uint32_t n = c->t->groups[g].n;
+    if (n < 3 || n > MESH_MAX_RANKS || c->cfg->coll_one_ring || !group_full_mesh(c, g))
+        return -1;
+    uint8_t *used = sim_xcalloc((size_t)n * n, 1), *vis = sim_xcalloc(n, 1);
+    uint32_t *rings = sim_xcalloc((size_t)(n - 1) * n, sizeof *rings), nr = 0;
+    for (; nr < n - 1; nr++) {
+        uint32_t *ring = rings + (size_t)nr * n, budget = MESH_SEARCH_STEPS;
+        memset(vis, 0, n);
+        vis[0] = 1;
+        ring[0] = 0;
+        if (!mesh_cycle(n, used, vis, ring, 1, &budget))
+            break;
+        for (uint32_t p = 0; p < n; p++)
+            used[(size_t)ring[p] * n + ring[(p + 1) % n]] = 1;
+    }
+    int rc = -1;
+    if (nr >= 2) {
+        struct coll_group *cg = &c->group[g];
+        group_alloc(cg, nr, n);
+        memcpy(cg->ring, rings, (size_t)nr * n * sizeof *rings);
+        double total = 0, bw;
+        rc = 0;
+        for (uint32_t k = 0; k < nr && rc == 0; k++) {
+            rc = ring_routes(c, g, k, &bw, 0);
+            total += bw;
+        }
+        cg->min_bw = total;
+    }
+    free(used);
+    free(vis);
+    free(rings);
+    return rc;
+}
+
 /* The rings NCCL would build.  The group's order when every hop has a
- * path (one node: a single ring already has every link).  Else the group
+ * path (one node: a single ring already has every link), or on a full
+ * mesh the link-disjoint rings of mesh_rings.  Else the group
  * falls into islands (runs joined without a network hop: nodes); with
  * islands of equal size K, K rings, ring k entering and leaving every
  * node on rail k (forward from local rank k in even islands, backward from
@@ -108,6 +202,13 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         cg->ring[r] = r;
     if (ring_routes(c, g, 0, &bw, 0) == 0) {
         cg->min_bw = bw;
+        if (mesh_rings(c, g) != 0) {        /* back to the one ring */
+            group_alloc(cg, 1, n);
+            for (uint32_t r = 0; r < n; r++)
+                cg->ring[r] = r;
+            SIM_CHECK(ring_routes(c, g, 0, &bw, 0) == 0);
+            cg->min_bw = bw;
+        }
         return 0;
     }
     /* islands: starts of runs without a network hop between neighbours */

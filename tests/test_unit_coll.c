@@ -1197,6 +1197,38 @@ static void test_dcn(void)
     trace_free(&pp);
 }
 
+/* A full mesh (every pair of GPUs on a link of its own, no switch): rings
+ * that share no link direction split the data (six over eight devices), so
+ * a large all-reduce runs near six links' rate, where one ring in the
+ * group's order uses two of a GPU's seven links; a stack that keeps one
+ * ring (collectives.rings: one) gets one link's rate.  Two devices, or
+ * devices behind a switch, keep the one ring. */
+static void test_mesh_rings(void)
+{
+    struct hw_system s;
+    struct diag d;
+    memset(&d, 0, sizeof d);
+    CHECK_EQ_INT(tu_load_hw("configs/systems/intel-hls-gaudi2.yaml", NULL, &s, &d), 0);
+    struct collbench_pt six, one, two;
+    uint64_t bytes = (uint64_t)1 << 30;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_BF16, 8, 1, bytes, &six, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_BF16, 2, 1, bytes, &two, &d), 0);
+    s.chip.coll_one_ring = 1;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_BF16, 8, 1, bytes, &one, &d), 0);
+    printf("  HLS-Gaudi2, 1 GiB all-reduce over 8: %s busbw %.1f GB/s; one ring %s %.1f GB/s; over 2: %s %.1f GB/s\n",
+           six.how, six.busbw * 1e-9, one.how, one.busbw * 1e-9, two.how, two.busbw * 1e-9);
+    CHECK(strstr(six.how, "6 rings") != NULL);
+    CHECK(six.busbw > 0.9 * 6 * 37.5e9 && six.busbw <= 6 * 37.5e9);
+    CHECK(one.busbw > 0.9 * 37.5e9 && one.busbw <= 37.5e9);
+    CHECK(strstr(two.how, "rings") == NULL);
+    sys_free(&s);
+    /* the DGX A100's GPUs meet through NVSwitches: no mesh, one ring */
+    CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &s, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_RING, DT_BF16, 8, 1, bytes, &one, &d), 0);
+    CHECK(strstr(one.how, "rings") == NULL);
+    sys_free(&s);
+}
+
 int main(void)
 {
     if (tu_mkdtemp(dir, sizeof dir, "coll") != 0)
@@ -1223,6 +1255,7 @@ int main(void)
     test_send_recv();
     test_tree();
     test_dcn();
+    test_mesh_rings();
     tu_rmtree(dir);
     TEST_MAIN_END();
 }

@@ -98,6 +98,16 @@ static void test_load(void)
     expect_bad("negative time", "kernel_dispatch_us: 5", "kernel_dispatch_us: -5", 4,
                "host.kernel_dispatch_us", ">= 0");
     expect_bad("no families", "runs_on: [gpu]", "runs_on: gpu", 2, "runs_on", "a list");
+    expect_bad("unknown rings", "host:\n", "collectives: {rings: two}\nhost:\n", 3, "collectives.rings",
+               "expected all_links or one, got 'two'");
+    expect_bad("rings without a source", "host:\n", "collectives: {rings: one}\nhost:\n", 3,
+               "collectives.rings", "no source");
+    /* the shipped ROCm stack keeps one ring; the Optimum Habana one runs on Gaudi (npu) */
+    CHECK_EQ_INT(stack_find("configs/stacks", "vllm-0.7-rocm", &s, &d), 0);
+    CHECK_EQ_INT(s.coll_one_ring, 1);
+    CHECK_EQ_INT(stack_find("configs/stacks", "optimum-habana-1.16", &s, &d), 0);
+    CHECK_EQ_INT(s.coll_one_ring, -1);
+    CHECK(s.serve_static == 1);
 }
 
 static void test_chip(void)

@@ -20,7 +20,7 @@ static const char *const prefill_keys[] = {"ubatch", NULL};
 static const char *const host_keys[] = {"kernel_dispatch_us", "step_us", "launch_gap_us", NULL};
 static const char *const gemm_keys[] = {"path", "issue_efficiency", "accumulate", "dequant_kernel_min_m",
                                         "float_matvec_inflight_bytes_per_unit", NULL};
-static const char *const coll_keys[] = {"call_overhead_us", NULL};
+static const char *const coll_keys[] = {"call_overhead_us", "rings", NULL};
 static const char *const serving_keys[] = {"scheduler", "max_num_seqs", "max_num_batched_tokens",
                                            "block_size", "chunked_prefill", "scheduler_steps",
                                            "host_step_us", "host_seq_us", "capacity_policy", NULL};
@@ -53,6 +53,9 @@ static void note_given(struct sload *l, const char *section, const char *key, in
         l->given[l->ngiven++].line = line;
     }
 }
+
+static int read_choice_in(struct sload *l, int map, const char *section, const char *key, const char *no,
+                          const char *yes, int *out);
 
 /* An attention impl by name into *out; 0, -1 with the error. */
 static int read_attn(struct sload *l, int map, const char *key, int *has, enum attn_impl *out)
@@ -203,7 +206,9 @@ static int read_sections(struct sload *l, int root)
         return -1;
     int c = yconf_section(&l->y, root, "collectives", 0);
     if (c == -1 || (c >= 0 && (yconf_check_keys(&l->y, c, "collectives", coll_keys) != 0 ||
-                               read_us(l, c, "collectives", "call_overhead_us", &s->coll_call_s) != 0)))
+                               read_us(l, c, "collectives", "call_overhead_us", &s->coll_call_s) != 0 ||
+                               read_choice_in(l, c, "collectives", "rings", "all_links", "one",
+                                              &s->coll_one_ring) != 0)))
         return -1;
     int g = yconf_section(&l->y, root, "gemm", 0);
     if (g == -1)
@@ -250,23 +255,29 @@ static int read_sections(struct sload *l, int root)
 }
 
 /* One of two words into *out (0 for no, 1 for yes; absent: stays -1). */
-static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
+static int read_choice_in(struct sload *l, int map, const char *section, const char *key, const char *no,
+                          const char *yes, int *out)
 {
     char w[32] = "";
-    if (yconf_get_string(&l->y, map, "serving", key, 0, w, sizeof w) != 0)
+    if (yconf_get_string(&l->y, map, section, key, 0, w, sizeof w) != 0)
         return -1;
     if (w[0] == '\0')
         return 0;
     int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
     if (strcmp(w, no) != 0 && strcmp(w, yes) != 0) {
         char field[64];
-        yconf_field(field, sizeof field, "serving", key);
+        yconf_field(field, sizeof field, section, key);
         return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, line, field, "expected %s or %s, got '%s'",
                         no, yes, w);
     }
     *out = strcmp(w, yes) == 0;
-    note_given(l, "serving", key, line);
+    note_given(l, section, key, line);
     return 0;
+}
+
+static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
+{
+    return read_choice_in(l, map, "serving", key, no, yes, out);
 }
 
 /* The serving engine's scheduler (docs/serving.md): the bounds are vLLM's own checks' orders
@@ -323,6 +334,7 @@ int stack_load(const char *path, struct stack *s, struct diag *d)
     s->gemm_matvec_inflight = -1;
     s->prefill_ubatch = -1;
     s->serve_static = s->serve_chunked_prefill = s->serve_no_evict = -1;
+    s->coll_one_ring = -1;
     s->serve_max_num_seqs = s->serve_max_batched_tokens = s->serve_block_size = s->serve_scheduler_steps = -1;
     s->serve_host_step_s = s->serve_host_seq_s = -1;
     snprintf(s->path, sizeof s->path, "%s", path);
@@ -561,6 +573,8 @@ int stack_apply_chip(const struct stack *s, struct hw_config *c, const char *dir
         c->launch_overhead_ps = (uint64_t)(s->launch_gap_s * 1e12 + 0.5);
     if (s->coll_call_s >= 0)
         c->coll_overhead_ps = (uint64_t)(s->coll_call_s * 1e12 + 0.5);
+    if (s->coll_one_ring >= 0)
+        c->coll_one_ring = s->coll_one_ring;
     if (s->gemm_path >= 0) {
         enum matrix_path p = s->gemm_path < MP_COUNT ? (enum matrix_path)s->gemm_path : stack_native_path(c);
         c->gemm_rate_frac = c->matrix_path_frac[p] * stack_issue(s, c);

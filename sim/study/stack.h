@@ -44,6 +44,7 @@ struct stack {
     double step_s;                          /* host CPU time before a step's first kernel */
     double launch_gap_s;                    /* the GPU-side gap between its kernels */
     double coll_call_s;                     /* host cost of one collective call */
+    int coll_one_ring;                      /* collectives.rings: one (1), all_links (0), -1 unset */
     int gemm_path;                          /* matrix path its GEMMs issue on (enum matrix_path); MP_COUNT:
                                              * the chip's own newest (gemm.path not given); -1: no gemm */
     double gemm_issue;                      /* share of that path's rate they reach (with gemm_path) */
