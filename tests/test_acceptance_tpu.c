@@ -27,6 +27,7 @@
 #include "llm.h"
 #include "run.h"
 #include "test.h"
+#include "../models/tiled/tiled.h"
 #include "util.h"
 
 static void check_peaks(void)
@@ -258,6 +259,44 @@ static void check_npu(void)
     CHECK(gs > vec && gs < 3.0 * vec);
 }
 
+/* Intel Gaudi 2 (configs/intel-gaudi2.yaml, docs/gaudi.md): four MME cores,
+ * each a 128 x 256 output-stationary array.  A short product costs its
+ * idle rows but loads no weights: a 16-row product streams 256 weights a
+ * cycle a core (3.4 TB/s of bf16 over the chip), above the HBM, so it runs
+ * at the memory's rate; a large square GEMM reaches most of the 432.5
+ * TFLOPS peak (no fill a tile: the accumulators are double-buffered); the
+ * same chip with its array weight stationary pays a fill each tile and is
+ * slower on it. */
+static void check_gaudi(void)
+{
+    struct diag d;
+    struct hw_config h;
+    CHECK_EQ_INT(tu_load_chip("configs/intel-gaudi2.yaml", NULL, &h, &d), 0);
+    CHECK(h.sa_os == 1 && h.sa_rows == 128 && h.sa_cols == 256 && h.units == 4);
+    double peak = h.units * h.matrix_flops_per_cycle[DT_BF16] * h.clock_hz;
+    CHECK(fabs(peak / 432.5e12 - 1) < 0.01);
+    double sq = gemm_time_mnk(&h, 8192, 8192, 8192, "bf16");
+    double gemv = gemm_time_mnk(&h, 16, 8192, 8192, "bf16");
+    double hbm = level_rate(cfg_dram(&h));
+    printf("  Gaudi 2: bf16 8192^3 %.0f TFLOP/s (%.0f%% of peak); 16 x 8192 x 8192 %.0f GB/s of weights "
+           "(%.0f%% of the reachable HBM)\n",
+           2.0 * 8192 * 8192 * 8192 / sq * 1e-12, 100 * 2.0 * 8192 * 8192 * 8192 / sq / peak,
+           8192.0 * 8192 * 2 / gemv * 1e-9, 100 * 8192.0 * 8192 * 2 / gemv / hbm);
+    CHECK(2.0 * 8192 * 8192 * 8192 / sq > 0.85 * peak);
+    CHECK(8192.0 * 8192 * 2 / gemv > 0.85 * hbm);
+    /* the unit's cost of a 200-row product: two blocks of 128 rows (os),
+     * against one fold held 200 cycles (ws) */
+    double os = unit_systolic_flops(&h, 200, 128, 256);
+    CHECK(fabs(os - 2.0 * 128 * 256 * 2 * 128) < 1);
+    CHECK(unit_systolic_fill_flops(&h) == 0);
+    h.sa_os = 0;
+    CHECK(fabs(unit_systolic_flops(&h, 200, 128, 256) - 2.0 * 128 * 256 * 200) < 1);
+    CHECK(unit_systolic_fill_flops(&h) > 0);
+    double sq_ws = gemm_time_mnk(&h, 8192, 8192, 8192, "bf16");
+    printf("  the same chip weight stationary: 8192^3 %.0f TFLOP/s\n", 2.0 * 8192 * 8192 * 8192 / sq_ws * 1e-12);
+    CHECK(sq_ws > sq);
+}
+
 int main(void)
 {
     check_peaks();
@@ -265,5 +304,6 @@ int main(void)
     check_mechanism();
     check_npu();
     check_narrow_loads();
+    check_gaudi();
     TEST_MAIN_END();
 }
