@@ -3,7 +3,8 @@
  * coll_int.h and docs/collectives.md.
  *
  * What it models.  Within a node one ring in the group's order (it already
- * has every link).  Across nodes the data splits over one ring per rail,
+ * has every link), or on a full mesh without a switch rings that share no
+ * link direction (mesh_rings).  Across nodes the data splits over one ring per rail,
  * each entering and leaving every node on its own rail (ring_order), as
  * NCCL's rings do.  Trees (all_reduce over several nodes): NCCL's double
  * binary trees, two per rail, a chain in each node; every edge carries its
@@ -140,16 +141,17 @@ static int mesh_cycle(uint32_t n, const uint8_t *used, uint8_t *vis, uint32_t *r
 #define MESH_SEARCH_STEPS 100000u
 
 /* On a full mesh of n >= 3, rings that share no link direction, as many
- * as a depth-first search finds one after another (n - 2 for even n up to
- * 16, n - 1 for odd: 6 over eight devices), so each link direction carries
- * one ring and the data splits over them, as RCCL's and HCCL's channels
- * spread over every link of such a platform.  0 with them built (and
- * cg->min_bw their total), -1 to keep the one ring. */
+ * as a depth-first search finds one after another (n - 2 or n - 1 of the
+ * n - 1 possible: 6 over eight devices, 13 over 14 or 15), so each link
+ * direction carries at most one ring and the data splits over them, as
+ * RCCL's and HCCL's channels spread over every link of such a platform.
+ * 0 with them built (and cg->min_bw their total); 1 where they do not
+ * apply (cg untouched); -1 if a ring found has no route (cg rebuilt). */
 static int mesh_rings(struct coll_engine *c, uint32_t g)
 {
     uint32_t n = c->t->groups[g].n;
     if (n < 3 || n > MESH_MAX_RANKS || c->cfg->coll_one_ring || !group_full_mesh(c, g))
-        return -1;
+        return 1;
     uint8_t *used = sim_xcalloc((size_t)n * n, 1), *vis = sim_xcalloc(n, 1);
     uint32_t *rings = sim_xcalloc((size_t)(n - 1) * n, sizeof *rings), nr = 0;
     for (; nr < n - 1; nr++) {
@@ -162,7 +164,7 @@ static int mesh_rings(struct coll_engine *c, uint32_t g)
         for (uint32_t p = 0; p < n; p++)
             used[(size_t)ring[p] * n + ring[(p + 1) % n]] = 1;
     }
-    int rc = -1;
+    int rc = 1;
     if (nr >= 2) {
         struct coll_group *cg = &c->group[g];
         group_alloc(cg, nr, n);
@@ -202,7 +204,7 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         cg->ring[r] = r;
     if (ring_routes(c, g, 0, &bw, 0) == 0) {
         cg->min_bw = bw;
-        if (mesh_rings(c, g) != 0) {        /* back to the one ring */
+        if (mesh_rings(c, g) < 0) {         /* back to the one ring */
             group_alloc(cg, 1, n);
             for (uint32_t r = 0; r < n; r++)
                 cg->ring[r] = r;

@@ -396,6 +396,19 @@ static void test_goodput(void)
     cJSON_Delete(b);
 }
 
+/* A request that fills the model's positions exactly (2048 + 2048 on
+ * Llama-2's 4096) runs: its last decode steps' context bucket is held to
+ * the positions (it was refused as 4097 > 4096). */
+static void test_full_context(void)
+{
+    cJSON *a = serve_model("traces/models/llama-2-7b.json", "--concurrency 2 --requests 2 --isl 2048 --osl 2048",
+                           "full-context.json");
+    CHECK(a != NULL);
+    /* both requests' 2048 tokens in the run's time */
+    CHECK_NEAR_REL(num(a, "output_tokens_per_s", NULL) * num(a, "duration_s", NULL), 4096.0, 1e-6);
+    cJSON_Delete(a);
+}
+
 /* The timeline: a step slice for each engine step, and each request's
  * slices (queued, prefill, decode) adding up to its end-to-end time; the
  * KV counter's peak is the run's; a timeline that cannot be written
@@ -696,6 +709,7 @@ int main(void)
     test_gamma();
     test_host_and_window();
     test_goodput();
+    test_full_context();
     test_timeline();
     test_disagg();
     test_speculative();

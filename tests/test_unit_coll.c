@@ -1221,6 +1221,15 @@ static void test_mesh_rings(void)
     CHECK(six.busbw > 0.9 * 6 * 37.5e9 && six.busbw <= 6 * 37.5e9);
     CHECK(one.busbw > 0.9 * 37.5e9 && one.busbw <= 37.5e9);
     CHECK(strstr(two.how, "rings") == NULL);
+    /* five of the eight: an odd mesh, n - 1 = 4 rings */
+    s.chip.coll_one_ring = 0;
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_BF16, 5, 1, bytes, &two, &d), 0);
+    CHECK(strstr(two.how, "4 rings") != NULL);
+    sys_free(&s);
+    /* the MI300X platform's xGMI is a full mesh too */
+    CHECK_EQ_INT(tu_load_hw("configs/systems/amd-mi300x-8.yaml", NULL, &s, &d), 0);
+    CHECK_EQ_INT(collbench_run(&s, COLL_ALL_REDUCE, COLL_AUTO, DT_BF16, 8, 1, bytes, &six, &d), 0);
+    CHECK(strstr(six.how, "6 rings") != NULL);
     sys_free(&s);
     /* the DGX A100's GPUs meet through NVSwitches: no mesh, one ring */
     CHECK_EQ_INT(tu_load_hw("configs/systems/nvidia-dgx-a100.yaml", NULL, &s, &d), 0);

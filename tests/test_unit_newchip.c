@@ -138,7 +138,7 @@ static void test_shipped(void)
     }
     printf("  %d chips regenerated and checked, %d architecture families, %d with a power "
            "block\n", nchips, nfams, npower);
-    CHECK(nchips >= 19);
+    CHECK(nchips >= 28); /* every generated config: one whose header changed would drop out here */
     CHECK(npower >= nchips - 1); /* all but the A10G, whose board power AWS does not publish */
     static const char *const want[] = {"ampere-ga100", "ampere-ga102", "ada", "hopper",
                                        "blackwell", "orin", "thor", "cdna2", "cdna3"};

@@ -148,15 +148,19 @@ static uint32_t flash_bc(uint64_t d)
     return d > 128 ? 32 : 64;
 }
 
-/* On a systolic chip the fused kernel's key block spans the array's
- * columns at least: S = Q K^T puts a block's keys across them, and a
- * narrower block would leave columns idle on every fold */
+/* The fused kernel's key block: FlashAttention-2's on a GPU; on a
+ * systolic chip it spans the array's columns at least (S = Q K^T puts a
+ * block's keys across them, and a narrower block would leave columns idle
+ * on every fold), forward and backward alike */
+static uint32_t fused_bc(const struct hw_config *c, uint64_t d)
+{
+    uint32_t bc = flash_bc(d);
+    return c->sa_rows && c->sa_cols > bc ? c->sa_cols : bc;
+}
+
 static void plan_flash(const struct hw_config *c, struct kplan *p, const struct op *o)
 {
-    uint32_t bc = flash_bc(o->u.attn.head_dim);
-    if (c->sa_rows && c->sa_cols > bc)
-        bc = c->sa_cols;
-    plan_flash_bc(c, p, o, bc, 0);
+    plan_flash_bc(c, p, o, fused_bc(c, o->u.attn.head_dim), 0);
 }
 
 /* A per-query-head decode kernel (mmha): TensorRT-LLM's masked multi-head
@@ -764,7 +768,7 @@ void lower_attn_op(const struct hw_config *c, const struct op *o, struct lowered
         if (pass != PASS_FWD) {
             /* its backward (plan_flash_bc's bwd) */
             struct kplan *p = &L->k[n++];
-            plan_flash_bc(c, p, o, flash_bc(o->u.attn.head_dim), 1);
+            plan_flash_bc(c, p, o, fused_bc(c, o->u.attn.head_dim), 1);
             p->store_end *= 3.0;            /* dQ, dK, dV */
             snprintf(p->what, sizeof p->what, "flash_bwd");
         }

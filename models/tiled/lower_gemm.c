@@ -116,9 +116,10 @@ static double gemm_estimate(const struct hw_config *c, const struct gemm_shape *
 }
 
 /* The k-step of a tile, elements, for a k-step of tkb bytes of eb-byte
- * elements.  A systolic unit takes one array height of k per step (a
- * shorter step would leave rows of the array idle), or as much of it as the
- * unit's buffers hold for the smallest tile (16 x 64, two stages). */
+ * elements.  A systolic unit takes one array height of k per step (ws: a
+ * shorter step would leave rows of the array idle; os: a block's drain
+ * takes that long), or as much of it as the unit's buffers hold for the
+ * smallest tile (16 x 64, two stages). */
 static uint32_t gemm_tk(const struct hw_config *c, uint32_t tkb, double eb)
 {
     uint32_t tk = (uint32_t)dmax(16.0, tkb / eb);
@@ -207,7 +208,7 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
      * (not an mma_sync library's, nor SIMT FMAs); on a systolic chip that
      * says compute.cluster_multicast_ctas, arrays sharing an operand read */
     uint32_t K = c->cluster_multicast_ctas;
-    uint32_t ncl = K >= 2 && !c->gemm_no_tma && !unit_gemm_simt(c, s->dt) ? 3 : 1;
+    uint32_t ncl = K >= 2 && (c->sa_rows || !c->gemm_no_tma) && !unit_gemm_simt(c, s->dt) ? 3 : 1;
     int tmem = gemm_tmem(c, s);
     /* relax: on a chip whose shared memory or registers hold no tile at all
      * (a config typo, or a tiny NPU buffer), take the tiles as if they fit

@@ -66,8 +66,8 @@ enum dtype unit_matrix_type(const struct hw_config *c, enum dtype t)
 }
 
 /* Matrix-pipe work of one tile step on a systolic unit (the `systolic`
- * block): a (rows x k) x (k x n) product with the k x n operand held in the
- * array (weight stationary).  It is cut into ceil(k/R) x ceil(n/C) folds;
+ * block): a (rows x k) x (k x n) product; weight stationary unless the
+ * chip says os (below), the k x n operand held in the array.  It is cut into ceil(k/R) x ceil(n/C) folds;
  * each streams the `rows` rows through the array.  The timing of a fold is
  * models/systolic.c's rule (the one `strata scalesim` uses) with the
  * weights double-buffered, as the TPU's MXU loads the next fold's while the
@@ -80,11 +80,12 @@ double unit_systolic_flops(const struct hw_config *c, double rows, double k, dou
         return 2.0 * rows * k * n;
     double R = c->sa_rows, C = c->sa_cols;
     /* output stationary (systolic.dataflow: os): the rows x n outputs are
-     * cut into ceil(rows/R) x ceil(n/C) blocks held in the accumulators, and
-     * each takes one cycle a k; no weights are loaded, so a short product
-     * costs the idle rows of its block */
+     * cut into ceil(rows/R) x ceil(n/C) blocks held in the accumulators,
+     * each streaming its k, one a cycle, while the last block drains (the
+     * same fold rule, overlapped: max(k, R) cycles); no weights are
+     * loaded, so a short product costs the idle rows of its block */
     if (c->sa_os)
-        return 2.0 * R * C * ceil(rows / R) * ceil(n / C) * k;
+        return 2.0 * R * C * ceil(rows / R) * ceil(n / C) * sa_fold_cycles(R, C, SA_OS, k, 1);
     double folds = ceil(k / R) * ceil(n / C);
     return 2.0 * R * C * folds * sa_fold_cycles(R, C, SA_WS, rows, 1);
 }

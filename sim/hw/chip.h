@@ -127,7 +127,8 @@ struct hw_config {
     /* family block: `threads` (gpu) or `systolic` (tpu, npu) */
     uint32_t max_threads_per_unit;              /* resident threads per unit */
     /* the matrix pipe of a unit is a systolic array of sa_rows x sa_cols
-     * PEs, weight stationary (TPU MXU, NPU MAC array); 0 = not systolic
+     * PEs, weight stationary (TPU MXU, NPU MAC array) or output stationary
+     * (sa_os: a Gaudi MME core); 0 = not systolic
      * (a GPU tensor core: no fold or fill cost) */
     uint32_t sa_rows, sa_cols;
     int sa_os;                                  /* 1: the array is output stationary
