@@ -206,9 +206,10 @@ void lower_gemm_plan(const struct hw_config *c, struct kplan *best, const struct
     double best_t = INFINITY;
     /* thread-block clusters: on a chip with TMA multicast, for kernels on a TMA path
      * (not an mma_sync library's, nor SIMT FMAs); on a systolic chip that
-     * says compute.cluster_multicast_ctas, arrays sharing an operand read */
+     * says compute.cluster_multicast_ctas, arrays sharing an operand read;
+     * none on a chip with fewer units than a cluster (a what-if) */
     uint32_t K = c->cluster_multicast_ctas;
-    uint32_t ncl = K >= 2 && (c->sa_rows || !c->gemm_no_tma) && !unit_gemm_simt(c, s->dt) ? 3 : 1;
+    uint32_t ncl = K >= 2 && K <= c->units && (c->sa_rows || !c->gemm_no_tma) && !unit_gemm_simt(c, s->dt) ? 3 : 1;
     int tmem = gemm_tmem(c, s);
     /* relax: on a chip whose shared memory or registers hold no tile at all
      * (a config typo, or a tiny NPU buffer), take the tiles as if they fit
