@@ -1086,6 +1086,19 @@ static void test_mirror_torus(void)
                       "tiny GPT TP 2 x DP 16 on a v4-128", 1e-6);
 }
 
+/* Symmetric ranks on a full mesh: SmolLM DP 8 on an HLS-Gaudi2, one
+ * replica simulated.  The gradients' all-reduces split over the mesh's six
+ * link-disjoint rings, every ring's hops but the simulated rank's between
+ * two mirrors; each ring's narrowest hop is run, so the step is the full
+ * run's. */
+static void test_mirror_mesh(void)
+{
+    struct llm_step s = {LLM_TRAIN, 1, 256, 0, DT_BF16, ATTN_FLASH, DT_BF16, WF_NONE, 0,
+                         LLM_FW_FUSED, 1, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    check_one_replica("traces/models/smollm-135m.json", s, "configs/systems/intel-hls-gaudi2.yaml", 7,
+                      "SmolLM DP 8 on an HLS-Gaudi2 (6 rings)", 1e-3);
+}
+
 /* Data parallelism across slices (--dcn): TP 1 x DP 8 with ZeRO-1 in each
  * node of two DGX A100s, the nodes as two slices joined by InfiniBand.
  * Each layer's reduce-scattered gradients (this rank's 1/8) are all-reduced
@@ -1258,6 +1271,7 @@ int main(void)
     test_nvls_gather_scatter();
     test_mirror_rings();
     test_mirror_torus();
+    test_mirror_mesh();
     test_zero();
     test_nvls();
     test_uneven_islands();
