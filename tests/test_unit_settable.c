@@ -226,8 +226,21 @@ static void each_file(const char *dir, int systems, unsigned *nfiles, unsigned *
     }
 }
 
+/* A key that takes a word: --set systolic.dataflow=os makes a TPU's MXUs
+ * output stationary (the loader checks the word as a file's: 'is' is
+ * refused), and the run changes. */
+static void check_word_key(void)
+{
+    struct hw_config ws, os, bad;
+    CHECK_EQ_INT(load_with("configs/google-tpu-v5e.yaml", "clock", "x1", &ws), 0);
+    CHECK_EQ_INT(load_with("configs/google-tpu-v5e.yaml", "systolic.dataflow", "os", &os), 0);
+    CHECK(ws.sa_os == 0 && os.sa_os == 1);
+    CHECK(load_with("configs/google-tpu-v5e.yaml", "systolic.dataflow", "is", &bad) != 0);
+}
+
 int main(void)
 {
+    check_word_key();
     unsigned nchips = 0, nsys = 0, nkeys = 0, nref = 0, unused = 0;
     each_file("configs", 0, &nchips, &nkeys, &nref);
     each_file("configs/systems", 1, &nsys, &unused, &unused);

@@ -438,10 +438,16 @@ static int apply_set(struct yconf *c, int root, const struct cfg_set *s, int k,
     return set_leaf(c, s, &t, leaf, line);
 }
 
+/* Leaves that take a word, not a number: written as given, and checked
+ * by the config loader as a file's would be (systolic.dataflow: ws, os). */
+static const char *const word_leaves[] = {"dataflow", NULL};
+
 /* s's value written as leaf of t->map (scaling it, for a relative value) */
 static int set_leaf(struct yconf *c, const struct cfg_set *s, const struct target *t,
                     const char *leaf, int line)
 {
+    if (in_list(word_leaves, leaf) && (t->allowed == NULL || in_list(t->allowed, leaf)))
+        return write_leaf(c, s, t->map, leaf, s->value, line);
     double f;
     if (relative_factor(s->value, &f))
         return scale_leaf(c, s, t->map, leaf, f, line);
