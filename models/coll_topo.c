@@ -145,13 +145,13 @@ static int mesh_cycle(uint32_t n, const uint8_t *used, uint8_t *vis, uint32_t *r
  * n - 1 possible: 6 over eight devices, 13 over 14 or 15), so each link
  * direction carries at most one ring and the data splits over them, as
  * RCCL's and HCCL's channels spread over every link of such a platform.
- * 0 with them built (and cg->min_bw their total); 1 where they do not
- * apply (cg untouched); -1 if a ring found has no route (cg rebuilt). */
-static int mesh_rings(struct coll_engine *c, uint32_t g)
+ * Built in cg (cg->min_bw their total) where they apply; else cg keeps its
+ * one ring.  Every hop of them is a link group_full_mesh routed. */
+static void mesh_rings(struct coll_engine *c, uint32_t g)
 {
     uint32_t n = c->t->groups[g].n;
     if (n < 3 || n > MESH_MAX_RANKS || c->cfg->coll_one_ring || !group_full_mesh(c, g))
-        return 1;
+        return;
     uint8_t *used = sim_xcalloc((size_t)n * n, 1), *vis = sim_xcalloc(n, 1);
     uint32_t *rings = sim_xcalloc((size_t)(n - 1) * n, sizeof *rings), nr = 0;
     for (; nr < n - 1; nr++) {
@@ -164,15 +164,13 @@ static int mesh_rings(struct coll_engine *c, uint32_t g)
         for (uint32_t p = 0; p < n; p++)
             used[(size_t)ring[p] * n + ring[(p + 1) % n]] = 1;
     }
-    int rc = 1;
     if (nr >= 2) {
         struct coll_group *cg = &c->group[g];
         group_alloc(cg, nr, n);
         memcpy(cg->ring, rings, (size_t)nr * n * sizeof *rings);
         double total = 0, bw;
-        rc = 0;
-        for (uint32_t k = 0; k < nr && rc == 0; k++) {
-            rc = ring_routes(c, g, k, &bw, 0);
+        for (uint32_t k = 0; k < nr; k++) {
+            SIM_CHECK(ring_routes(c, g, k, &bw, 0) == 0);
             total += bw;
         }
         cg->min_bw = total;
@@ -180,7 +178,6 @@ static int mesh_rings(struct coll_engine *c, uint32_t g)
     free(used);
     free(vis);
     free(rings);
-    return rc;
 }
 
 /* The rings NCCL would build.  The group's order when every hop has a
@@ -204,13 +201,7 @@ static int ring_order(struct coll_engine *c, uint32_t g)
         cg->ring[r] = r;
     if (ring_routes(c, g, 0, &bw, 0) == 0) {
         cg->min_bw = bw;
-        if (mesh_rings(c, g) < 0) {         /* back to the one ring */
-            group_alloc(cg, 1, n);
-            for (uint32_t r = 0; r < n; r++)
-                cg->ring[r] = r;
-            SIM_CHECK(ring_routes(c, g, 0, &bw, 0) == 0);
-            cg->min_bw = bw;
-        }
+        mesh_rings(c, g);
         return 0;
     }
     /* islands: starts of runs without a network hop between neighbours */

@@ -66,9 +66,9 @@ enum dtype unit_matrix_type(const struct hw_config *c, enum dtype t)
 }
 
 /* Matrix-pipe work of one tile step on a systolic unit (the `systolic`
- * block): a (rows x k) x (k x n) product; weight stationary unless the
- * chip says os (below), the k x n operand held in the array.  It is cut into ceil(k/R) x ceil(n/C) folds;
- * each streams the `rows` rows through the array.  The timing of a fold is
+ * block): a (rows x k) x (k x n) product.  Weight stationary unless the
+ * chip says os (below): the k x n operand is held in the array, cut into
+ * ceil(k/R) x ceil(n/C) folds; each streams the `rows` rows through it.  The timing of a fold is
  * models/systolic.c's rule (the one `strata scalesim` uses) with the
  * weights double-buffered, as the TPU's MXU loads the next fold's while the
  * current one streams: max(rows, R) cycles a fold.  Returned as FLOPs at

@@ -55,7 +55,29 @@ static void note_given(struct sload *l, const char *section, const char *key, in
 }
 
 static int read_choice_in(struct sload *l, int map, const char *section, const char *key, const char *no,
-                          const char *yes, int *out);
+                          const char *yes, int *out)
+{
+    char w[32] = "";
+    if (yconf_get_string(&l->y, map, section, key, 0, w, sizeof w) != 0)
+        return -1;
+    if (w[0] == '\0')
+        return 0;
+    int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
+    if (strcmp(w, no) != 0 && strcmp(w, yes) != 0) {
+        char field[64];
+        yconf_field(field, sizeof field, section, key);
+        return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, line, field, "expected %s or %s, got '%s'",
+                        no, yes, w);
+    }
+    *out = strcmp(w, yes) == 0;
+    note_given(l, section, key, line);
+    return 0;
+}
+
+static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
+{
+    return read_choice_in(l, map, "serving", key, no, yes, out);
+}
 
 /* An attention impl by name into *out; 0, -1 with the error. */
 static int read_attn(struct sload *l, int map, const char *key, int *has, enum attn_impl *out)
@@ -255,31 +277,6 @@ static int read_sections(struct sload *l, int root)
 }
 
 /* One of two words into *out (0 for no, 1 for yes; absent: stays -1). */
-static int read_choice_in(struct sload *l, int map, const char *section, const char *key, const char *no,
-                          const char *yes, int *out)
-{
-    char w[32] = "";
-    if (yconf_get_string(&l->y, map, section, key, 0, w, sizeof w) != 0)
-        return -1;
-    if (w[0] == '\0')
-        return 0;
-    int line = l->y.nodes[yconf_lookup(&l->y, map, key)].line;
-    if (strcmp(w, no) != 0 && strcmp(w, yes) != 0) {
-        char field[64];
-        yconf_field(field, sizeof field, section, key);
-        return diag_set(l->y.d, DIAG_E_UNKNOWN_NAME, l->y.path, line, field, "expected %s or %s, got '%s'",
-                        no, yes, w);
-    }
-    *out = strcmp(w, yes) == 0;
-    note_given(l, section, key, line);
-    return 0;
-}
-
-static int read_choice(struct sload *l, int map, const char *key, const char *no, const char *yes, int *out)
-{
-    return read_choice_in(l, map, "serving", key, no, yes, out);
-}
-
 /* The serving engine's scheduler (docs/serving.md): the bounds are vLLM's own checks' orders
  * of magnitude, wide enough for any engine's setting */
 static int read_serving(struct sload *l, int root)
